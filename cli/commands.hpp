@@ -1,0 +1,20 @@
+// The CLI surface in one place: each subcommand registers its flags on the app and, when chosen,
+// leaves the action to run in `action` (parsing stays separate from work, so main() can send every
+// error through one funnel).
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace dtrain::cli {
+
+using Action = std::function<int()>;
+
+void register_submit(CLI::App& app, Action& action);
+void register_stats(CLI::App& app, Action& action);
+void register_run_rank(CLI::App& app, Action& action);
+
+}  // namespace dtrain::cli

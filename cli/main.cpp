@@ -1,0 +1,31 @@
+// dtrain: one error funnel for every subcommand. Exit codes (docs/errors.md): 0 success; the
+// job's own status for a local run; 2 a bad spec, flag or input; 1 another failure; 70 a bug.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "commands.hpp"
+#include "dtrain/config.hpp"
+#include "exit_codes.hpp"
+#include "plan/errors.hpp"
+
+int main(int argc, char** argv) {
+  using namespace dtrain::cli;
+  CLI::App app{"dtrain: data-parallel training jobs from one spec, on Slurm, PBS or this machine"};
+  app.set_version_flag("--version", std::string("dtrain ") + DTRAIN_VERSION);
+  app.require_subcommand(1);
+  Action action;
+  register_submit(app, action);
+  register_stats(app, action);
+  register_run_rank(app, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints help/version and its own messages; we keep our documented exit codes.
+    const int cli_status = app.exit(e);
+    return cli_status == 0 ? 0 : kExitUsage;
+  }
+  return run_guarded(action);
+}

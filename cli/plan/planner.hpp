@@ -1,0 +1,32 @@
+// Spec + machine facts + run inputs -> LaunchPlan. Pure: everything it needs (job id, paths, the
+// template text, whether we run as root) is passed in, so the same inputs give the same script.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "plan/job_spec.hpp"
+#include "plan/launch_plan.hpp"
+
+namespace dtrain::plan {
+
+// Facts about the machine a local run starts on.
+struct LocalMachine {
+  std::string hostname = "localhost";
+  int cores = 1;
+  bool is_root = false;
+};
+
+struct PlanInputs {
+  std::string job_id;
+  std::string run_dir;     // absolute
+  std::string workdir;     // absolute; the job runs there, as sbatch jobs run in the submit dir
+  std::string dtrain_exe;  // absolute path of the dtrain executable ranks call back into
+  std::string version;
+};
+
+// `local_template` is the text of templates/local.sh.tmpl.
+LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
+                      std::string_view local_template);
+
+}  // namespace dtrain::plan

@@ -1,0 +1,71 @@
+#include "plan/render.hpp"
+
+#include <set>
+#include <stdexcept>
+
+namespace dtrain::plan {
+
+std::string shell_quote(std::string_view word) {
+  auto is_safe = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' ||
+           c == '%' || c == '=';
+  };
+  bool safe = !word.empty() && word.front() != '=';
+  for (char c : word) safe = safe && is_safe(c);
+  if (safe) return std::string(word);
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string shell_join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(w);
+  }
+  return out;
+}
+
+std::string render_template(std::string_view tmpl,
+                            const std::map<std::string, std::string>& values) {
+  std::string out;
+  std::set<std::string> used;
+  std::size_t pos = 0;
+  while (pos < tmpl.size()) {
+    std::size_t open = tmpl.find("{{", pos);
+    if (open == std::string_view::npos) {
+      out.append(tmpl.substr(pos));
+      break;
+    }
+    std::size_t close = tmpl.find("}}", open + 2);
+    if (close == std::string_view::npos) {
+      throw std::logic_error("dtrain: template: unterminated placeholder at offset " +
+                             std::to_string(open));
+    }
+    out.append(tmpl.substr(pos, open - pos));
+    std::string key(tmpl.substr(open + 2, close - open - 2));
+    auto it = values.find(key);
+    if (it == values.end()) {
+      throw std::logic_error("dtrain: template: no value for placeholder {{" + key + "}}");
+    }
+    used.insert(key);
+    out += it->second;
+    pos = close + 2;
+  }
+  for (const auto& [key, value] : values) {
+    if (!used.count(key)) {
+      throw std::logic_error("dtrain: template: value for {{" + key + "}} has no placeholder");
+    }
+  }
+  return out;
+}
+
+}  // namespace dtrain::plan

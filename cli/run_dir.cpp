@@ -1,0 +1,116 @@
+#include "run_dir.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "plan/errors.hpp"
+#include "plan/job_spec.hpp"
+
+namespace dtrain::cli {
+namespace fs = std::filesystem;
+
+std::string read_spec_file(const std::string& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    throw plan::UsageError("dtrain: " + path + ": no such file; expected a job spec (YAML)");
+  }
+  if (!fs::is_regular_file(status)) {
+    throw plan::UsageError("dtrain: " + path + ": expected a job spec file, got a " +
+                           (fs::is_directory(status) ? "directory" : "special file"));
+  }
+  auto size = fs::file_size(path, ec);
+  if (!ec && size > plan::kMaxSpecBytes) {
+    throw plan::SpecError(
+        {{path, 0, "",
+          "expected a job spec of at most " + std::to_string(plan::kMaxSpecBytes) + " bytes, got " +
+              std::to_string(size) + " bytes"}});
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw plan::UsageError("dtrain: " + path + ": cannot read: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+namespace {
+
+void write_file(const fs::path& path, const std::string& text, fs::perms perms) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    throw std::runtime_error("dtrain: cannot write " + path.string() + ": " + std::strerror(errno));
+  }
+  fs::permissions(path, perms);
+}
+
+}  // namespace
+
+void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text) {
+  const fs::path dir(plan.run_dir);
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
+    throw plan::UsageError("dtrain: run directory " + plan.run_dir +
+                           " already exists and is not empty; expected a new directory "
+                           "(a previous run's files are never overwritten)");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw std::runtime_error("dtrain: cannot create run directory " + plan.run_dir + ": " +
+                             ec.message());
+  }
+  using fs::perms;
+  const auto rw = perms::owner_read | perms::owner_write | perms::group_read | perms::others_read;
+  write_file(dir / "job.yaml", spec_text, rw);
+  write_file(dir / plan::kScriptName, plan.script,
+             rw | perms::owner_exec | perms::group_exec | perms::others_exec);
+  write_file(dir / "plan.json", plan::plan_to_json(plan).dump(2) + "\n", rw);
+}
+
+std::vector<plan::MetricRecord> read_metric_records(const std::string& run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) {
+    throw plan::UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
+                           (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
+  }
+  static const std::regex kMetricFile("rank-[0-9]{5,}\\.jsonl");
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(run_dir)) {
+    if (entry.is_regular_file() &&
+        std::regex_match(entry.path().filename().string(), kMetricFile)) {
+      files.push_back(entry.path());
+    }
+  }
+  if (files.empty()) {
+    throw plan::UsageError("dtrain: " + run_dir +
+                           ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
+                           "job whose ranks record metrics with libdtrain's Meter");
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<plan::MetricRecord> records;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (line.empty()) continue;
+      records.push_back(
+          plan::parse_metric_record(line, file.filename().string() + ":" + std::to_string(lineno)));
+    }
+  }
+  return records;
+}
+
+}  // namespace dtrain::cli

@@ -1,0 +1,22 @@
+// The run directory on disk: runs/<name>-<job id>/ with job.yaml, launch.sh, plan.json and the
+// ranks' rank-NNNNN.log / rank-NNNNN.jsonl. The only CLI code that reads or writes those files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/launch_plan.hpp"
+#include "plan/stats.hpp"
+
+namespace dtrain::cli {
+
+// Reads a spec file, refusing directories, unreadable files and files over the size limit.
+std::string read_spec_file(const std::string& path);
+
+// Creates `run_dir` (which must not exist or be empty) and writes job.yaml, launch.sh, plan.json.
+void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text);
+
+// Every record of every rank-NNNNN.jsonl in `run_dir`; throws when there is none.
+std::vector<plan::MetricRecord> read_metric_records(const std::string& run_dir);
+
+}  // namespace dtrain::cli

@@ -1,0 +1,131 @@
+#include "affinity/launcher_env.hpp"
+
+#include <charconv>
+#include <string_view>
+
+extern char** environ;
+
+namespace dtrain::affinity {
+namespace {
+
+struct Scheme {
+  const char* launcher;
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* local_size;  // may be null: then derived elsewhere or left at 1
+};
+
+// Order matters: mpirun inside an sbatch allocation inherits SLURM_PROCID=0 from the batch step,
+// so the MPI launcher's own variables must win over Slurm's.
+constexpr Scheme kSchemes[] = {
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"pals", "PALS_RANKID", "PMI_SIZE", "PALS_LOCAL_RANKID", "PALS_LOCAL_SIZE"},
+    {"pmi", "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE"},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", nullptr},
+};
+
+std::optional<std::string_view> lookup(const Environment& env, const char* name) {
+  if (name == nullptr) return std::nullopt;
+  auto it = env.find(std::string_view(name));
+  if (it == env.end()) return std::nullopt;
+  return std::string_view(it->second);
+}
+
+int parse_count(std::string_view name, std::string_view value, int min) {
+  int out = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, out);
+  if (value.empty() || ec != std::errc() || ptr != end || out < min) {
+    throw LauncherEnvError("dtrain: launcher environment: " + std::string(name) +
+                           ": expected an integer >= " + std::to_string(min) + ", got \"" +
+                           std::string(value) + "\"");
+  }
+  return out;
+}
+
+// SLURM_STEP_TASKS_PER_NODE looks like "4", "2(x3)" or "3(x2),1": the count on this node is the
+// entry for SLURM_NODEID.
+std::optional<int> slurm_local_size(const Environment& env) {
+  auto spec = lookup(env, "SLURM_STEP_TASKS_PER_NODE");
+  if (!spec) spec = lookup(env, "SLURM_TASKS_PER_NODE");
+  if (!spec) return std::nullopt;
+  int node = 0;
+  if (auto id = lookup(env, "SLURM_NODEID")) node = parse_count("SLURM_NODEID", *id, 0);
+  std::string_view rest = *spec;
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    int repeat = 1;
+    auto paren = item.find("(x");
+    std::string_view count_text = item.substr(0, paren);
+    if (paren != std::string_view::npos) {
+      if (item.back() != ')') break;
+      repeat = parse_count("SLURM_STEP_TASKS_PER_NODE",
+                           item.substr(paren + 2, item.size() - paren - 3), 1);
+    }
+    int count = parse_count("SLURM_STEP_TASKS_PER_NODE", count_text, 1);
+    if (node < repeat) return count;
+    node -= repeat;
+  }
+  throw LauncherEnvError(
+      "dtrain: launcher environment: SLURM_STEP_TASKS_PER_NODE: expected an entry for "
+      "SLURM_NODEID, got \"" +
+      std::string(*spec) + "\"");
+}
+
+}  // namespace
+
+const std::vector<std::string>& launcher_variables() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& s : kSchemes) out.emplace_back(s.rank);
+    return out;
+  }();
+  return names;
+}
+
+std::optional<LauncherInfo> detect_launcher(const Environment& env) {
+  for (const auto& scheme : kSchemes) {
+    auto rank = lookup(env, scheme.rank);
+    if (!rank) continue;
+    LauncherInfo info;
+    info.launcher = scheme.launcher;
+    info.rank = parse_count(scheme.rank, *rank, 0);
+    if (auto size = lookup(env, scheme.size)) info.size = parse_count(scheme.size, *size, 1);
+    if (auto local = lookup(env, scheme.local_rank)) {
+      info.local_rank = parse_count(scheme.local_rank, *local, 0);
+    }
+    if (auto local_size = lookup(env, scheme.local_size)) {
+      info.local_size = parse_count(scheme.local_size, *local_size, 1);
+    } else if (std::string_view(scheme.launcher) == "slurm") {
+      info.local_size = slurm_local_size(env).value_or(info.size);
+    } else {
+      info.local_size = info.size;
+    }
+    if (info.rank >= info.size || info.local_rank >= info.local_size) {
+      throw LauncherEnvError("dtrain: launcher environment: " + std::string(scheme.launcher) +
+                             ": rank " + std::to_string(info.rank) + " of " +
+                             std::to_string(info.size) + ", local rank " +
+                             std::to_string(info.local_rank) + " of " +
+                             std::to_string(info.local_size) + " is inconsistent");
+    }
+    return info;
+  }
+  return std::nullopt;
+}
+
+Environment current_environment() {
+  Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return env;
+}
+
+}  // namespace dtrain::affinity

@@ -1,0 +1,39 @@
+// Who am I? A process started by mpirun, srun, mpiexec (Hydra/PALS) or a PMIx launcher learns its
+// rank and its place on the node from variables that each launcher spells differently. This turns
+// them into one value, parsed strictly: a malformed value is an error, never a silent 0.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dtrain::affinity {
+
+using Environment = std::map<std::string, std::string, std::less<>>;
+
+struct LauncherInfo {
+  std::string launcher;  // "openmpi", "pals", "pmi", "slurm"
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+};
+
+class LauncherEnvError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Names of the variables consulted, in the order they are tried, for error messages and docs.
+const std::vector<std::string>& launcher_variables();
+
+// Returns nullopt when no launcher variables are present (a bare process); throws
+// LauncherEnvError when a launcher's variables are present but malformed or inconsistent.
+std::optional<LauncherInfo> detect_launcher(const Environment& env);
+
+// The process environment as a value, for the adapters that feed the pure functions above.
+Environment current_environment();
+
+}  // namespace dtrain::affinity
