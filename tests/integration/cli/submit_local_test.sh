@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# dtrain submit on the local site: the run directory, each rank's timestamped log and
+# environment, exit status passthrough, --dry-run, and spec errors.
+set -euo pipefail
+DTRAIN=$1
+source "$(dirname "$0")/lib.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-cli-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+echo "== a 4-rank job: run directory, rank logs, rank environment, verbatim arguments"
+cat > job.yaml <<YAML
+name: envcheck
+ranks_per_node: 4
+command: [bash, -c, 'echo "rank=\$DTRAIN_RANK size=\$DTRAIN_WORLD_SIZE local=\$DTRAIN_LOCAL_RANK/\$DTRAIN_LOCAL_SIZE run_dir=\$DTRAIN_RUN_DIR greeting=\$GREETING"; printf "arg=%s\n" "\$1" >&2', x, "\$(touch $work/pwned) a'b\"c"]
+env:
+  GREETING: hello world
+YAML
+out=$("$DTRAIN" submit job.yaml) || fail "submit exited $?: $out"
+run_dir=$(ls -d "$work"/runs/envcheck-*)
+expect_contains "$out" "run directory $run_dir" "submit output"
+for f in job.yaml launch.sh plan.json rank-00000.log rank-00001.log rank-00002.log rank-00003.log; do
+  [[ -f "$run_dir/$f" ]] || fail "expected $run_dir/$f"
+done
+cmp job.yaml "$run_dir/job.yaml" || fail "run directory's job.yaml differs from the spec"
+[[ ! -e "$work/pwned" ]] || fail "a command word was executed by the shell"
+for r in 0 1 2 3; do
+  log="$run_dir/rank-0000$r.log"
+  expect_eq 2 "$(wc -l < "$log")" "line count of $log"
+  while IFS= read -r line; do
+    [[ "$line" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z\  ]] ||
+      fail "$log: expected an RFC 3339 UTC timestamp with microseconds, got [$line]"
+  done < "$log"
+  expect_contains "$(cat "$log")" "rank=$r size=4 local=$r/4 run_dir=$run_dir greeting=hello world" "$log"
+  expect_contains "$(cat "$log")" "arg=\$(touch $work/pwned) a'b\"c" "$log"
+done
+python3 - "$run_dir/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert plan["world_size"] == 4, plan
+assert [r["rank"] for r in plan["ranks"]] == [0, 1, 2, 3], plan["ranks"]
+assert plan["job"]["name"] == "envcheck"
+assert plan["env"]["GREETING"] == "hello world"
+PY
+
+echo "== the job's exit status is submit's"
+cat > fail.yaml <<'YAML'
+name: failing
+ranks_per_node: 2
+command: [bash, -c, 'if [ "$DTRAIN_RANK" = 1 ]; then echo "rank 1 fails" >&2; exit 3; fi']
+YAML
+set +e
+"$DTRAIN" submit fail.yaml > fail.out 2>&1
+status=$?
+set -e
+expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3"
+expect_contains "$(cat runs/failing-*/rank-00001.log)" "rank 1 fails" "rank 1 log"
+
+echo "== --dry-run prints the script and writes nothing"
+rm -rf runs
+script=$("$DTRAIN" submit --dry-run job.yaml)
+expect_contains "$script" "#!/usr/bin/env bash" "dry-run output"
+expect_contains "$script" "export GREETING='hello world'" "dry-run output"
+[[ ! -e runs ]] || fail "--dry-run created $(ls -R runs)"
+
+echo "== a bad spec exits 2 naming file, line and field, and launches nothing"
+printf 'name: x\ncommand: [true]\nranks_per_node: four\nnodez: 1\n' > bad.yaml
+set +e
+err=$("$DTRAIN" submit bad.yaml 2>&1)
+status=$?
+set -e
+expect_eq 2 "$status" "exit status for a bad spec"
+expect_contains "$err" 'bad.yaml:3: ranks_per_node: expected an integer from 1 to 1024, got "four"' "error"
+expect_contains "$err" 'bad.yaml:4: nodez: unknown field; did you mean "nodes"?' "error"
+[[ ! -e runs ]] || fail "a bad spec created a run directory"
+
+set +e
+err=$("$DTRAIN" submit missing.yaml 2>&1)
+status=$?
+set -e
+expect_eq 2 "$status" "exit status for a missing spec"
+expect_contains "$err" "missing.yaml: no such file" "error"
+
+echo "== run-rank outside a launcher names the variables it looked for"
+set +e
+err=$(env -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID -u PMI_RANK -u PALS_RANKID "$DTRAIN" run-rank --run-dir x -- true 2>&1)
+status=$?
+set -e
+expect_eq 2 "$status" "run-rank exit status without a launcher"
+expect_contains "$err" "OMPI_COMM_WORLD_RANK, PALS_RANKID, PMI_RANK, SLURM_PROCID is set" "error"
+echo "PASS"

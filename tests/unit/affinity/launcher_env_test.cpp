@@ -1,0 +1,79 @@
+#include "affinity/launcher_env.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtrain::affinity {
+namespace {
+
+TEST(DetectLauncher, BareProcessHasNone) {
+  EXPECT_FALSE(detect_launcher({{"HOME", "/root"}}).has_value());
+}
+
+TEST(DetectLauncher, OpenMpi) {
+  auto info = detect_launcher({{"OMPI_COMM_WORLD_RANK", "5"},
+                               {"OMPI_COMM_WORLD_SIZE", "8"},
+                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                               {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "openmpi");
+  EXPECT_EQ(info->rank, 5);
+  EXPECT_EQ(info->size, 8);
+  EXPECT_EQ(info->local_rank, 1);
+  EXPECT_EQ(info->local_size, 4);
+}
+
+TEST(DetectLauncher, MpirunInsideSlurmBatchStepIsOpenMpi) {
+  // The batch step's SLURM_PROCID=0 is inherited by every rank mpirun starts.
+  auto info = detect_launcher({{"SLURM_PROCID", "0"},
+                               {"SLURM_NTASKS", "4"},
+                               {"SLURM_LOCALID", "0"},
+                               {"OMPI_COMM_WORLD_RANK", "3"},
+                               {"OMPI_COMM_WORLD_SIZE", "4"},
+                               {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                               {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "openmpi");
+  EXPECT_EQ(info->rank, 3);
+}
+
+TEST(DetectLauncher, SlurmLocalSizeFromTasksPerNode) {
+  auto info = detect_launcher({{"SLURM_PROCID", "7"},
+                               {"SLURM_NTASKS", "8"},
+                               {"SLURM_LOCALID", "2"},
+                               {"SLURM_NODEID", "2"},
+                               {"SLURM_STEP_TASKS_PER_NODE", "2(x2),3,1"}});
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->launcher, "slurm");
+  EXPECT_EQ(info->local_size, 3);
+}
+
+TEST(DetectLauncher, PalsAndHydra) {
+  auto pals = detect_launcher({{"PALS_RANKID", "6"},
+                               {"PMI_SIZE", "8"},
+                               {"PALS_LOCAL_RANKID", "2"},
+                               {"PALS_LOCAL_SIZE", "4"}});
+  ASSERT_TRUE(pals);
+  EXPECT_EQ(pals->launcher, "pals");
+  EXPECT_EQ(pals->local_rank, 2);
+  auto hydra = detect_launcher({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}});
+  ASSERT_TRUE(hydra);
+  EXPECT_EQ(hydra->launcher, "pmi");
+  EXPECT_EQ(hydra->local_size, 2);
+}
+
+TEST(DetectLauncher, MalformedValuesAreErrorsNotZero) {
+  try {
+    detect_launcher({{"OMPI_COMM_WORLD_RANK", "1x"}, {"OMPI_COMM_WORLD_SIZE", "2"}});
+    FAIL() << "no error";
+  } catch (const LauncherEnvError& e) {
+    EXPECT_STREQ(e.what(),
+                 "dtrain: launcher environment: OMPI_COMM_WORLD_RANK: expected an integer >= 0, "
+                 "got \"1x\"");
+  }
+  EXPECT_THROW(detect_launcher({{"OMPI_COMM_WORLD_RANK", "4"}, {"OMPI_COMM_WORLD_SIZE", "4"}}),
+               LauncherEnvError);
+  EXPECT_THROW(detect_launcher({{"SLURM_PROCID", "-1"}}), LauncherEnvError);
+}
+
+}  // namespace
+}  // namespace dtrain::affinity

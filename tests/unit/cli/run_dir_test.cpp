@@ -1,0 +1,105 @@
+#include "run_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "plan/errors.hpp"
+#include "plan/job_spec.hpp"
+
+namespace dtrain::cli {
+namespace {
+namespace fs = std::filesystem;
+
+class RunDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dtrain-run-dir-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+  fs::path dir_;
+};
+
+TEST_F(RunDirTest, WritesSpecScriptAndPlan) {
+  plan::LaunchPlan plan;
+  plan.name = "pi";
+  plan.site = "local";
+  plan.job_id = "7";
+  plan.run_dir = (dir_ / "runs" / "pi-7").string();
+  plan.script = "#!/bin/sh\necho hi\n";
+  plan.ranks = {{0, 0, 0, "h"}, {1, 0, 1, "h"}};
+  write_run_dir(plan, "name: pi\n");
+  EXPECT_EQ(read(dir_ / "runs/pi-7/job.yaml"), "name: pi\n");
+  EXPECT_EQ(read(dir_ / "runs/pi-7/launch.sh"), plan.script);
+  EXPECT_TRUE((fs::status(dir_ / "runs/pi-7/launch.sh").permissions() & fs::perms::owner_exec) !=
+              fs::perms::none);
+  auto json = nlohmann::json::parse(read(dir_ / "runs/pi-7/plan.json"));
+  EXPECT_EQ(json["world_size"], 2);
+  EXPECT_EQ(json["ranks"][1]["local_rank"], 1);
+}
+
+TEST_F(RunDirTest, NeverOverwritesAPreviousRun) {
+  plan::LaunchPlan plan;
+  plan.run_dir = dir_.string();
+  write(dir_ / "rank-00000.log", "precious\n");
+  EXPECT_THROW(write_run_dir(plan, ""), plan::UsageError);
+  EXPECT_EQ(read(dir_ / "rank-00000.log"), "precious\n");
+}
+
+TEST_F(RunDirTest, ReadsEveryRanksMetricRecords) {
+  write(dir_ / "rank-00000.jsonl",
+        "{\"v\":1,\"rank\":0,\"step\":0,\"samples\":10,\"seconds\":1}\n"
+        "{\"v\":1,\"rank\":0,\"step\":1,\"samples\":10,\"seconds\":1}\n");
+  write(dir_ / "rank-00001.jsonl", "{\"v\":1,\"rank\":1,\"step\":0,\"samples\":5,\"seconds\":1}\n");
+  write(dir_ / "rank-00001.log", "not metrics\n");
+  auto records = read_metric_records(dir_.string());
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[2].rank, 1);
+  EXPECT_EQ(records[2].samples, 5);
+}
+
+TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
+  try {
+    read_metric_records(dir_.string());
+    FAIL();
+  } catch (const plan::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no rank-NNNNN.jsonl metric files"), std::string::npos);
+  }
+  write(dir_ / "rank-00003.jsonl",
+        "{\"v\":1,\"rank\":3,\"step\":0,\"samples\":5,\"seconds\":1}\n{oops\n");
+  try {
+    read_metric_records(dir_.string());
+    FAIL();
+  } catch (const plan::MetricFormatError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "dtrain: stats: rank-00003.jsonl:2: expected one JSON object per line");
+  }
+}
+
+TEST_F(RunDirTest, SpecFileProblemsAreUsageErrors) {
+  EXPECT_THROW(read_spec_file((dir_ / "missing.yaml").string()), plan::UsageError);
+  EXPECT_THROW(read_spec_file(dir_.string()), plan::UsageError);
+  write(dir_ / "big.yaml", std::string(plan::kMaxSpecBytes + 1, '#'));
+  EXPECT_THROW(read_spec_file((dir_ / "big.yaml").string()), plan::SpecError);
+}
+
+}  // namespace
+}  // namespace dtrain::cli
