@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The dependency rules of docs/architecture.md, checked on #include lines:
+#   runtime/ (libdtrain and affinity) never includes the CLI or the planner;
+#   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;
+#   cli/plan/ (pure) includes nothing of the CLI around it;
+#   spank-plugin/ uses only runtime/affinity of dtrain.
+# Each third-party C header has one including file.
+set -euo pipefail
+cd "$1"
+status=0
+violation() {
+  echo "layering: $1" >&2
+  status=1
+}
+check() {  # dir regex why
+  local hits
+  hits=$(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($2)" "$1" \
+    --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.c' || true)
+  [[ -z "$hits" ]] || violation "$3:"$'\n'"$hits"
+}
+check runtime 'plan/|commands\.hpp|run_dir\.hpp|embedded_templates' "runtime/ must not include the CLI or planner"
+check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
+check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure"
+check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
+for header in hwloc.h mpi.h pmix.h nccl.h; do
+  n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)
+  ((n <= 1)) || violation "<$header> is included by $n files; expected one wrapper"
+done
+((status == 0)) && echo "layering rules hold"
+exit $status
