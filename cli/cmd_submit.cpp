@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "dtrain/config.hpp"
 #include "embedded_templates.hpp"
+#include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/planner.hpp"
 #include "plan/stats.hpp"
@@ -26,6 +27,8 @@ namespace fs = std::filesystem;
 struct SubmitOptions {
   std::string spec_path;
   bool dry_run = false;
+  std::string site;
+  std::vector<std::string> overrides;
 };
 
 // Local job ids sort by submission time and stay unique across concurrent submits on one host.
@@ -59,8 +62,16 @@ void print_throughput(const std::string& run_dir) {
 }
 
 int run_submit(const SubmitOptions& opts) {
-  const std::string text = read_spec_file(opts.spec_path);
+  std::vector<std::string> overrides = opts.overrides;
+  if (!opts.site.empty()) overrides.push_back("site=" + opts.site);
+  const std::string text =
+      plan::apply_overrides(read_spec_file(opts.spec_path), opts.spec_path, overrides);
   const plan::JobSpec spec = plan::parse_job_spec(text, opts.spec_path);
+  if (spec.site != "local") {
+    throw plan::UsageError("dtrain: site " + spec.site +
+                           ": only the local site can be submitted by this version; expected "
+                           "site: local");
+  }
 
   plan::PlanInputs inputs;
   inputs.job_id = local_job_id();
@@ -73,6 +84,8 @@ int run_submit(const SubmitOptions& opts) {
   const plan::LaunchPlan plan =
       plan::plan_local(spec, this_machine(), inputs, embedded_template("local.sh.tmpl"));
 
+  for (const auto& warning : plan.warnings)
+    std::fprintf(stderr, "dtrain: warning: %s\n", warning.c_str());
   if (opts.dry_run) {
     std::fputs(plan.script.c_str(), stdout);
     return 0;
@@ -95,6 +108,9 @@ void register_submit(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("submit", "Plan a job from its spec and run or submit it");
   cmd->add_option("spec", opts->spec_path, "Job spec (YAML)")->required();
   cmd->add_flag("--dry-run", opts->dry_run, "Print the launch script; write and run nothing");
+  cmd->add_option("--set", opts->overrides,
+                  "Override a spec field: KEY=VALUE (VALUE is YAML; KEY may be a.b)");
+  cmd->add_option("--site", opts->site, "Run on this site instead of the spec's");
   cmd->callback([opts, &action] { action = [opts] { return run_submit(*opts); }; });
 }
 

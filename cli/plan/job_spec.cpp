@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <limits>
+#include <map>
 #include <regex>
 #include <set>
 #include <utility>
@@ -13,8 +15,6 @@
 
 namespace dtrain::plan {
 namespace {
-
-const std::vector<std::string> kSites = {"local"};
 
 class Collector {
  public:
@@ -67,39 +67,192 @@ std::string describe(const YAML::Node& node) {
   }
 }
 
-bool parse_int(const std::string& text, long long& out) {
-  std::string_view v = text;
+std::string one_of(const std::vector<std::string>& names) {
+  std::string out = "one of: ";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  return out;
+}
+
+bool parse_int(std::string_view v, long long& out) {
   if (!v.empty() && v.front() == '+') v.remove_prefix(1);
   const char* end = v.data() + v.size();
   auto [ptr, ec] = std::from_chars(v.data(), end, out);
   return !v.empty() && ec == std::errc() && ptr == end;
 }
 
-void read_string(const YAML::Node& node, const std::string& field, Collector& errors,
-                 std::string& out) {
-  if (!node.IsScalar()) {
-    errors.add(node, field, "expected a string, got " + describe(node));
-    return;
+// Field readers: each checks one shape and records a precise message when it does not fit.
+struct Reader {
+  Collector& errors;
+
+  bool string(const YAML::Node& node, const std::string& field, std::string& out) {
+    if (!node.IsScalar()) {
+      errors.add(node, field, "expected a string, got " + describe(node));
+      return false;
+    }
+    if (node.Scalar().find('\0') != std::string::npos ||
+        node.Scalar().find('\n') != std::string::npos) {
+      errors.add(node, field, "expected one line of text, got " + describe(node));
+      return false;
+    }
+    out = node.Scalar();
+    return true;
   }
-  out = node.Scalar();
+
+  void token(const YAML::Node& node, const std::string& field, const std::string& what,
+             std::string& out) {
+    static const std::regex kToken("[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}");
+    std::string value;
+    if (!string(node, field, value)) return;
+    if (!std::regex_match(value, kToken)) {
+      errors.add(node, field,
+                 "expected " + what + " (letters, digits, '.', '_', '@', '+' or '-'), got " +
+                     describe(node));
+      return;
+    }
+    out = value;
+  }
+
+  void choice(const YAML::Node& node, const std::string& field,
+              const std::vector<std::string>& choices, std::string& out) {
+    std::string value;
+    if (!string(node, field, value)) return;
+    if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
+      std::string message = "expected " + one_of(choices) + ", got " + describe(node);
+      if (auto near = closest_match(value, choices); !near.empty()) {
+        message += " (did you mean \"" + near + "\"?)";
+      }
+      errors.add(node, field, message);
+      return;
+    }
+    out = value;
+  }
+
+  void integer(const YAML::Node& node, const std::string& field, long long min, long long max,
+               long long& out) {
+    long long value = 0;
+    if (!node.IsScalar() || !parse_int(node.Scalar(), value) || value < min || value > max) {
+      errors.add(node, field,
+                 "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                     ", got " + describe(node));
+      return;
+    }
+    out = value;
+  }
+
+  template <typename T>
+  void integer(const YAML::Node& node, const std::string& field, long long min, long long max,
+               T& out) {
+    long long value = -1;
+    integer(node, field, min, max, value);
+    if (value >= min) out = static_cast<T>(value);
+  }
+
+  void boolean(const YAML::Node& node, const std::string& field, bool& out) {
+    static const std::set<std::string> kTrue = {"true", "yes", "on"};
+    static const std::set<std::string> kFalse = {"false", "no", "off"};
+    if (node.IsScalar() && kTrue.count(node.Scalar())) {
+      out = true;
+    } else if (node.IsScalar() && kFalse.count(node.Scalar())) {
+      out = false;
+    } else {
+      errors.add(node, field, "expected true or false, got " + describe(node));
+    }
+  }
+
+  // A list of one-line strings; `check` may reject an element with a message.
+  void string_list(const YAML::Node& node, const std::string& field, std::vector<std::string>& out,
+                   const std::function<std::string(const std::string&)>& check = nullptr) {
+    if (!node.IsSequence()) {
+      errors.add(node, field, "expected a list of strings, got " + describe(node));
+      return;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string item_field = field + "[" + std::to_string(i) + "]";
+      std::string value;
+      if (!string(node[i], item_field, value)) continue;
+      if (check) {
+        if (std::string problem = check(value); !problem.empty()) {
+          errors.add(node[i], item_field, problem + ", got " + describe(node[i]));
+          continue;
+        }
+      }
+      out.push_back(value);
+    }
+  }
+
+  // A mapping whose keys are checked against `fields` (unknown ones get a suggestion).
+  void mapping(const YAML::Node& node, const std::string& field,
+               const std::vector<std::string>& fields,
+               const std::function<void(const std::string& key, const YAML::Node& value,
+                                        const std::string& path)>& each) {
+    if (!node.IsMap()) {
+      errors.add(node, field,
+                 "expected a mapping with " + one_of(fields) + ", got " + describe(node));
+      return;
+    }
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) {
+        errors.add(kv.first, field, "expected a field name, got " + describe(kv.first));
+        continue;
+      }
+      const std::string key = kv.first.Scalar();
+      const std::string path = field.empty() ? key : field + "." + key;
+      if (!seen.insert(key).second) {
+        errors.add(kv.first, path, "expected each field once, got it twice");
+        continue;
+      }
+      if (std::find(fields.begin(), fields.end(), key) == fields.end()) {
+        std::string message = "unknown field; expected " + one_of(fields);
+        if (auto near = closest_match(key, fields); !near.empty()) {
+          message = "unknown field; did you mean \"" + near + "\"?";
+        }
+        errors.add(kv.first, path, message);
+        continue;
+      }
+      each(key, kv.second, path);
+    }
+  }
+};
+
+const std::vector<std::string> kFrameworks = {"none", "torch", "tensorflow", "jax", "horovod"};
+const std::vector<std::string> kAffinityFields = {"gpu", "gpu_visibility", "cpu", "nic"};
+const std::vector<std::string> kCheckpointFields = {"signal", "grace", "requeue"};
+const std::vector<std::string> kSignals = {"USR1", "USR2", "TERM", "INT", "HUP", "URG", "XCPU"};
+
+Framework to_framework(const std::string& name) {
+  if (name == "torch") return Framework::kTorch;
+  if (name == "tensorflow") return Framework::kTensorflow;
+  if (name == "jax") return Framework::kJax;
+  if (name == "horovod") return Framework::kHorovod;
+  return Framework::kNone;
 }
 
-void read_int(const YAML::Node& node, const std::string& field, long long min, long long max,
-              Collector& errors, int& out) {
-  const std::string expected =
-      "expected an integer from " + std::to_string(min) + " to " + std::to_string(max);
-  long long value = 0;
-  if (!node.IsScalar() || !parse_int(node.Scalar(), value) || value < min || value > max) {
-    errors.add(node, field, expected + ", got " + describe(node));
-    return;
-  }
-  out = static_cast<int>(value);
+bool looks_like_profile_path(const std::string& site) {
+  auto ends_with = [&](std::string_view suffix) {
+    return site.size() >= suffix.size() &&
+           site.compare(site.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".yaml") || ends_with(".yml");
 }
 
-void read_command(const YAML::Node& node, Collector& errors, std::vector<std::string>& out) {
+void read_command(const YAML::Node& node, Collector& errors, JobSpec& spec) {
+  Reader read{errors};
+  if (node.IsScalar()) {
+    std::string line;
+    if (!read.string(node, "command", line)) return;
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      errors.add(node, "command", "expected a command line, got an empty string");
+      return;
+    }
+    spec.command = {line};
+    spec.command_is_shell = true;
+    return;
+  }
   if (!node.IsSequence()) {
     errors.add(node, "command",
-               "expected a list of words such as [\"./train\", \"--epochs\", \"3\"], got " +
+               "expected a list of words such as [\"./train\", \"--epochs\", \"3\"] or a command "
+               "line string, got " +
                    describe(node));
     return;
   }
@@ -118,9 +271,9 @@ void read_command(const YAML::Node& node, Collector& errors, std::vector<std::st
       errors.add(word, field, "expected a string without NUL bytes");
       continue;
     }
-    out.push_back(word.Scalar());
+    spec.command.push_back(word.Scalar());
   }
-  if (!out.empty() && out.front().empty()) {
+  if (!spec.command.empty() && spec.command.front().empty()) {
     errors.add(node[0], "command[0]", "expected the program to run, got an empty string");
   }
 }
@@ -152,6 +305,10 @@ void read_env(const YAML::Node& node, Collector& errors,
                  "expected a string, number or boolean, got " + describe(kv.second));
       continue;
     }
+    if (kv.second.Scalar().find('\0') != std::string::npos) {
+      errors.add(kv.second, field, "expected a value without NUL bytes");
+      continue;
+    }
     out.emplace_back(key, kv.second.Scalar());
   }
 }
@@ -172,12 +329,94 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+YAML::Node load_yaml(std::string_view text, Collector& errors) {
+  if (text.size() > kMaxSpecBytes) {
+    errors.add_at(0, "",
+                  "expected a job spec of at most " + std::to_string(kMaxSpecBytes) +
+                      " bytes, got " + std::to_string(text.size()) + " bytes");
+    errors.raise();
+  }
+  if (auto nul = text.find('\0'); nul != std::string_view::npos) {
+    errors.add_at(
+        0, "",
+        "expected YAML text, got binary data (a NUL byte at offset " + std::to_string(nul) + ")");
+    errors.raise();
+  }
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp guards its recursion depth (DeepRecursion), so deeply nested input lands here too.
+    errors.add_at(e.mark.is_null() ? 0 : e.mark.line + 1, "", "invalid YAML: " + e.msg);
+    errors.raise();
+  }
+}
+
 }  // namespace
 
+std::string_view framework_name(Framework f) {
+  switch (f) {
+    case Framework::kTorch:
+      return "torch";
+    case Framework::kTensorflow:
+      return "tensorflow";
+    case Framework::kJax:
+      return "jax";
+    case Framework::kHorovod:
+      return "horovod";
+    case Framework::kNone:
+      break;
+  }
+  return "none";
+}
+
+const std::vector<std::string>& builtin_sites() {
+  static const std::vector<std::string> sites = {"local",   "slurm",    "perlmutter",
+                                                 "polaris", "thetagpu", "pbs"};
+  return sites;
+}
+
 const std::vector<std::string>& job_spec_fields() {
-  static const std::vector<std::string> fields = {"name",    "site", "nodes",  "ranks_per_node",
-                                                  "command", "env",  "run_dir"};
+  static const std::vector<std::string> fields = {
+      "name",       "site",      "nodes",     "ranks_per_node", "gpus_per_rank", "cpus_per_rank",
+      "walltime",   "account",   "queue",     "partition",      "filesystems",   "modules",
+      "setup",      "env",       "framework", "affinity",       "command",       "run_dir",
+      "checkpoint", "directives"};
   return fields;
+}
+
+std::optional<long> parse_walltime(std::string_view text) {
+  long days = 0;
+  if (auto dash = text.find('-'); dash != std::string_view::npos) {
+    long long d = 0;
+    if (!parse_int(text.substr(0, dash), d) || d < 0 || d > 365) return std::nullopt;
+    days = static_cast<long>(d);
+    text.remove_prefix(dash + 1);
+    if (text.find(':') == std::string_view::npos) text = std::string_view();  // "D-HH" unsupported
+  }
+  std::vector<long long> parts;
+  while (true) {
+    auto colon = text.find(':');
+    long long v = 0;
+    if (!parse_int(text.substr(0, colon), v) || v < 0) return std::nullopt;
+    parts.push_back(v);
+    if (colon == std::string_view::npos) break;
+    text.remove_prefix(colon + 1);
+  }
+  long long seconds = 0;
+  if (parts.size() == 1 && days == 0) {
+    seconds = parts[0] * 60;  // plain minutes, as sbatch -t and Cobalt -t read them
+  } else if (parts.size() == 2 && days == 0) {
+    if (parts[1] > 59) return std::nullopt;
+    seconds = parts[0] * 60 + parts[1];
+  } else if (parts.size() == 3) {
+    if (parts[1] > 59 || parts[2] > 59 || (days > 0 && parts[0] > 23)) return std::nullopt;
+    seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
+  } else {
+    return std::nullopt;
+  }
+  seconds += days * 86400LL;
+  if (seconds <= 0 || seconds > 366LL * 86400) return std::nullopt;
+  return static_cast<long>(seconds);
 }
 
 std::string closest_match(std::string_view given, const std::vector<std::string>& candidates) {
@@ -196,27 +435,7 @@ std::string closest_match(std::string_view given, const std::vector<std::string>
 
 JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
   Collector errors(source_name);
-  if (text.size() > kMaxSpecBytes) {
-    errors.add_at(0, "",
-                  "expected a job spec of at most " + std::to_string(kMaxSpecBytes) +
-                      " bytes, got " + std::to_string(text.size()) + " bytes");
-    errors.raise();
-  }
-  if (auto nul = text.find('\0'); nul != std::string_view::npos) {
-    errors.add_at(
-        0, "",
-        "expected YAML text, got binary data (a NUL byte at offset " + std::to_string(nul) + ")");
-    errors.raise();
-  }
-
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp guards its recursion depth (DeepRecursion), so deeply nested input lands here too.
-    errors.add_at(e.mark.is_null() ? 0 : e.mark.line + 1, "", "invalid YAML: " + e.msg);
-    errors.raise();
-  }
+  YAML::Node root = load_yaml(text, errors);
   if (!root.IsMap()) {
     errors.add(root, "",
                "expected a mapping of job fields (name, command, ...), got " +
@@ -225,56 +444,128 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
   }
 
   JobSpec spec;
+  Reader read{errors};
   std::set<std::string> seen;
-  for (const auto& kv : root) {
-    if (!kv.first.IsScalar()) {
-      errors.add(kv.first, "", "expected a field name, got " + describe(kv.first));
-      continue;
-    }
-    const std::string key = kv.first.Scalar();
-    const YAML::Node& value = kv.second;
-    if (!seen.insert(key).second) {
-      errors.add(kv.first, key, "expected each field once, got it twice");
-      continue;
-    }
-    if (key == "name") {
-      read_string(value, key, errors, spec.name);
-      static const std::regex kJobName("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
-      if (value.IsScalar() && !std::regex_match(spec.name, kJobName)) {
-        errors.add(value, key,
-                   "expected 1 to 64 letters, digits, '.', '_' or '-' (it names the run "
-                   "directory and the scheduler job), got " +
-                       describe(value));
-      }
-    } else if (key == "site") {
-      read_string(value, key, errors, spec.site);
-      if (value.IsScalar() && std::find(kSites.begin(), kSites.end(), spec.site) == kSites.end()) {
-        errors.add(value, key, "expected one of: local, got " + describe(value));
-      }
-    } else if (key == "nodes") {
-      read_int(value, key, 1, kMaxNodes, errors, spec.nodes);
-    } else if (key == "ranks_per_node") {
-      read_int(value, key, 1, kMaxRanksPerNode, errors, spec.ranks_per_node);
-    } else if (key == "command") {
-      read_command(value, errors, spec.command);
-    } else if (key == "env") {
-      read_env(value, errors, spec.env);
-    } else if (key == "run_dir") {
-      read_string(value, key, errors, spec.run_dir);
-      if (value.IsScalar() && spec.run_dir.empty()) {
-        errors.add(value, key, "expected a directory path, got an empty string");
-      }
-    } else {
-      std::string message = "unknown field; expected one of: ";
-      for (std::size_t i = 0; i < job_spec_fields().size(); ++i) {
-        message += (i ? ", " : "") + job_spec_fields()[i];
-      }
-      if (auto near = closest_match(key, job_spec_fields()); !near.empty()) {
-        message = "unknown field; did you mean \"" + near + "\"?";
-      }
-      errors.add(kv.first, key, message);
-    }
-  }
+  read.mapping(
+      root, "", job_spec_fields(),
+      [&](const std::string& key, const YAML::Node& value, const std::string&) {
+        seen.insert(key);
+        if (key == "name") {
+          static const std::regex kJobName("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+          if (read.string(value, key, spec.name) && !std::regex_match(spec.name, kJobName)) {
+            errors.add(value, key,
+                       "expected 1 to 64 letters, digits, '.', '_' or '-' (it names the run "
+                       "directory and the scheduler job), got " +
+                           describe(value));
+          }
+        } else if (key == "site") {
+          if (read.string(value, key, spec.site) &&
+              std::find(builtin_sites().begin(), builtin_sites().end(), spec.site) ==
+                  builtin_sites().end() &&
+              !looks_like_profile_path(spec.site)) {
+            std::string message = "expected " + one_of(builtin_sites()) +
+                                  ", or a site profile file (.yaml), got " + describe(value);
+            if (auto near = closest_match(spec.site, builtin_sites()); !near.empty()) {
+              message += " (did you mean \"" + near + "\"?)";
+            }
+            errors.add(value, key, message);
+          }
+        } else if (key == "nodes") {
+          read.integer(value, key, 1, kMaxNodes, spec.nodes);
+        } else if (key == "ranks_per_node") {
+          read.integer(value, key, 1, kMaxRanksPerNode, spec.ranks_per_node);
+        } else if (key == "gpus_per_rank") {
+          read.integer(value, key, 0, 64, spec.gpus_per_rank);
+        } else if (key == "cpus_per_rank") {
+          read.integer(value, key, 1, 4096, spec.cpus_per_rank);
+        } else if (key == "walltime") {
+          std::string text_value;
+          if (value.IsScalar()) text_value = value.Scalar();
+          auto seconds = value.IsScalar() ? parse_walltime(text_value) : std::nullopt;
+          if (!seconds) {
+            errors.add(value, key,
+                       "expected a duration such as \"01:30:00\" (HH:MM:SS), \"1-00:00:00\" "
+                       "(D-HH:MM:SS) or 90 (minutes), up to 366 days, got " +
+                           describe(value));
+          } else {
+            spec.walltime_seconds = *seconds;
+          }
+        } else if (key == "account") {
+          read.token(value, key, "an account or project name", spec.account);
+        } else if (key == "queue") {
+          read.token(value, key, "a queue or QOS name", spec.queue);
+        } else if (key == "partition") {
+          read.token(value, key, "a partition name", spec.partition);
+        } else if (key == "filesystems") {
+          static const std::regex kFs("[A-Za-z0-9_-]{1,64}");
+          read.string_list(value, key, spec.filesystems, [](const std::string& v) {
+            return std::regex_match(v, kFs)
+                       ? std::string()
+                       : std::string("expected a filesystem name such as eagle");
+          });
+        } else if (key == "modules") {
+          static const std::regex kModule("[A-Za-z0-9][A-Za-z0-9._/@+:-]{0,127}");
+          read.string_list(value, key, spec.modules, [](const std::string& v) {
+            return std::regex_match(v, kModule)
+                       ? std::string()
+                       : std::string("expected a module name such as conda/2024-04-29");
+          });
+        } else if (key == "setup") {
+          read.string_list(value, key, spec.setup);
+        } else if (key == "env") {
+          read_env(value, errors, spec.env);
+        } else if (key == "framework") {
+          std::string name = "none";
+          read.choice(value, key, kFrameworks, name);
+          spec.framework = to_framework(name);
+        } else if (key == "affinity") {
+          read.mapping(value, key, kAffinityFields,
+                       [&](const std::string& field, const YAML::Node& v, const std::string& path) {
+                         if (field == "gpu")
+                           read.choice(v, path, {"closest", "identity", "none"}, spec.affinity.gpu);
+                         if (field == "gpu_visibility") {
+                           read.choice(v, path, {"own", "own-first"}, spec.affinity.gpu_visibility);
+                         }
+                         if (field == "cpu")
+                           read.choice(v, path, {"numa", "none"}, spec.affinity.cpu);
+                         if (field == "nic")
+                           read.choice(v, path, {"closest", "all", "none"}, spec.affinity.nic);
+                       });
+        } else if (key == "command") {
+          read_command(value, errors, spec);
+        } else if (key == "run_dir") {
+          if (read.string(value, key, spec.run_dir) && spec.run_dir.empty()) {
+            errors.add(value, key, "expected a directory path, got an empty string");
+          }
+        } else if (key == "checkpoint") {
+          spec.checkpoint.enabled = true;
+          if (value.IsNull()) return;  // "checkpoint:" alone turns the defaults on
+          read.mapping(
+              value, key, kCheckpointFields,
+              [&](const std::string& field, const YAML::Node& v, const std::string& path) {
+                if (field == "signal") {
+                  std::string name = v.IsScalar() ? v.Scalar() : std::string();
+                  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+                  if (std::find(kSignals.begin(), kSignals.end(), name) == kSignals.end()) {
+                    errors.add(v, path, "expected " + one_of(kSignals) + ", got " + describe(v));
+                  } else {
+                    spec.checkpoint.signal = name;
+                  }
+                }
+                if (field == "grace")
+                  read.integer(v, path, 10, 86400, spec.checkpoint.grace_seconds);
+                if (field == "requeue") read.boolean(v, path, spec.checkpoint.requeue);
+              });
+        } else if (key == "directives") {
+          read.string_list(value, key, spec.directives, [](const std::string& v) {
+            return !v.empty() && v.front() == '-'
+                       ? std::string()
+                       : std::string(
+                             "expected a scheduler option starting with '-' such as "
+                             "\"--exclusive\" or \"-l place=scatter\"");
+          });
+        }
+      });
   if (!seen.count("name")) errors.add_at(0, "name", "required field is missing");
   if (!seen.count("command")) errors.add_at(0, "command", "required field is missing");
   if (spec.site == "local" && spec.nodes != 1 && seen.count("nodes")) {
@@ -285,6 +576,58 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
   }
   if (!errors.empty()) errors.raise();
   return spec;
+}
+
+std::string apply_overrides(std::string_view text, const std::string& source_name,
+                            const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return std::string(text);
+  Collector errors(source_name);
+  YAML::Node root = load_yaml(text, errors);
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) return std::string(text);  // parse_job_spec reports the shape problem
+  for (const auto& override_text : overrides) {
+    const std::string where = "--set " + override_text;
+    auto eq = override_text.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("dtrain: " + where + ": expected KEY=VALUE such as ranks_per_node=4");
+    }
+    const std::string key = override_text.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(override_text.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw UsageError("dtrain: " + where + ": the value is not valid YAML: " + e.msg);
+    }
+    // Walk a dotted path, creating mappings on the way (affinity.gpu=identity).
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+      auto dot = key.find('.', start);
+      parts.push_back(key.substr(start, dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (std::find(job_spec_fields().begin(), job_spec_fields().end(), parts[0]) ==
+        job_spec_fields().end()) {
+      std::string message = "dtrain: " + where + ": unknown field \"" + parts[0] + "\"";
+      if (auto near = closest_match(parts[0], job_spec_fields()); !near.empty()) {
+        message += "; did you mean \"" + near + "\"?";
+      }
+      throw UsageError(message);
+    }
+    YAML::Node node = root;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      YAML::Node child = node[parts[i]];
+      if (!child.IsMap()) {
+        child = YAML::Node(YAML::NodeType::Map);
+        node[parts[i]] = child;
+      }
+      node.reset(child);
+    }
+    node[parts.back()] = value;
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace dtrain::plan

@@ -1,8 +1,10 @@
 // The job spec: the scheduler-neutral description of a training job that `dtrain submit` and
-// `dtrain plan` read from YAML. Parsing is pure (text in, value out) and strict: unknown fields,
-// wrong types and out-of-range values are all collected and thrown together as one SpecError.
+// `dtrain plan` read from YAML (every field: docs/spec.md). Parsing is pure (text in, value out)
+// and strict: unknown fields, wrong types and out-of-range values are all collected and thrown
+// together as one SpecError.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,16 +12,51 @@
 
 namespace dtrain::plan {
 
+// Which rendezvous environment `dtrain bind` exports to each rank.
+enum class Framework { kNone, kTorch, kTensorflow, kJax, kHorovod };
+std::string_view framework_name(Framework f);
+
+// The affinity solver's policies (docs/affinity.md); names are validated here.
+struct AffinityPolicy {
+  std::string gpu = "closest";         // closest | identity | none
+  std::string gpu_visibility = "own";  // own | own-first
+  std::string cpu = "numa";            // numa | none
+  std::string nic = "closest";         // closest | all | none
+
+  bool operator==(const AffinityPolicy&) const = default;
+};
+
+struct CheckpointSpec {
+  bool enabled = false;         // true when the spec has a checkpoint: section
+  std::string signal = "USR1";  // sent by the scheduler before the end, without "SIG"
+  int grace_seconds = 120;      // how long before the end the signal comes
+  bool requeue = false;         // the job asks to be requeued after saving
+};
+
 struct JobSpec {
   std::string name;
-  std::string site = "local";
+  std::string site = "local";  // a built-in site name or a path to a site profile
   int nodes = 1;
-  int ranks_per_node = 1;
-  std::vector<std::string> command;
+  std::optional<int> ranks_per_node;  // unset: the site's GPUs per node, or 1
+  std::optional<int> gpus_per_rank;
+  std::optional<int> cpus_per_rank;
+  std::optional<long> walltime_seconds;
+  std::string account;
+  std::string queue;
+  std::string partition;
+  std::vector<std::string> filesystems;
+  std::vector<std::string> modules;
+  std::vector<std::string> setup;  // shell lines run before launch, verbatim (they are code)
   std::vector<std::pair<std::string, std::string>> env;  // in file order
-  std::string run_dir;  // empty: runs/<name>-<job id> under the submit directory
+  Framework framework = Framework::kNone;
+  AffinityPolicy affinity;
+  std::vector<std::string> command;  // words, each passed verbatim
+  bool command_is_shell = false;     // command was a string: one line run by `bash -c`
+  std::string run_dir;               // empty: runs/<name>-<job id> under the submit directory
+  CheckpointSpec checkpoint;
+  std::vector<std::string> directives;  // extra scheduler directives, verbatim
 
-  int world_size() const { return nodes * ranks_per_node; }
+  int ranks_per_node_or(int fallback) const { return ranks_per_node.value_or(fallback); }
 };
 
 // Largest spec accepted; a job spec is a few hundred bytes, so anything near this is a mistake
@@ -28,10 +65,22 @@ inline constexpr std::size_t kMaxSpecBytes = 1 << 20;
 inline constexpr int kMaxRanksPerNode = 1024;
 inline constexpr int kMaxNodes = 100000;
 
+// The built-in sites; any other site must be a path to a profile (.yaml).
+const std::vector<std::string>& builtin_sites();
+
 JobSpec parse_job_spec(std::string_view text, const std::string& source_name);
+
+// Applies `key=value` overrides (`dtrain submit --set ranks_per_node=4`) to the spec text before
+// parsing, so the value is validated exactly like one written in the file. `value` is YAML
+// (`--set command='[a, b]'`); `key` may be a dotted path (`affinity.gpu=identity`).
+std::string apply_overrides(std::string_view text, const std::string& source_name,
+                            const std::vector<std::string>& overrides);
 
 // The known field names, in documentation order.
 const std::vector<std::string>& job_spec_fields();
+
+// "1-02:03:04", "02:03:04", "03:04" (MM:SS) or "90" (minutes) -> seconds; nullopt if malformed.
+std::optional<long> parse_walltime(std::string_view text);
 
 // The closest candidate within a small edit distance, or "" when none is close.
 std::string closest_match(std::string_view given, const std::vector<std::string>& candidates);

@@ -28,6 +28,7 @@ struct LaunchPlan {
   std::vector<std::string> command;
   std::vector<RankEntry> ranks;
   std::vector<std::pair<std::string, std::string>> env;  // exported to every rank, in order
+  std::vector<std::string> warnings;  // spec settings this site cannot honour, said out loud
 
   int world_size() const { return static_cast<int>(ranks.size()); }
 };

@@ -5,6 +5,25 @@
 #include "plan/render.hpp"
 
 namespace dtrain::plan {
+namespace {
+
+// Fields that only mean something to a batch scheduler.
+std::vector<const char*> ignored_by_local(const JobSpec& spec) {
+  std::vector<const char*> out;
+  if (!spec.account.empty()) out.push_back("account");
+  if (!spec.queue.empty()) out.push_back("queue");
+  if (!spec.partition.empty()) out.push_back("partition");
+  if (!spec.filesystems.empty()) out.push_back("filesystems");
+  if (!spec.directives.empty()) out.push_back("directives");
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> rank_command(const JobSpec& spec) {
+  if (spec.command_is_shell) return {"bash", "-c", spec.command.at(0)};
+  return spec.command;
+}
 
 LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
                       std::string_view local_template) {
@@ -14,9 +33,12 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const Pl
   plan.job_id = inputs.job_id;
   plan.run_dir = inputs.run_dir;
   plan.nodes = 1;
-  plan.ranks_per_node = spec.ranks_per_node;
-  plan.command = spec.command;
-  for (int r = 0; r < spec.ranks_per_node; ++r) {
+  plan.ranks_per_node = spec.ranks_per_node_or(1);
+  plan.command = rank_command(spec);
+  for (const char* field : ignored_by_local(spec)) {
+    plan.warnings.push_back(std::string("site local runs on this machine; ignoring ") + field);
+  }
+  for (int r = 0; r < plan.ranks_per_node; ++r) {
     plan.ranks.push_back({r, 0, r, machine.hostname});
   }
   // The user's variables first, then ours, so a spec cannot point the run directory elsewhere
@@ -34,7 +56,22 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const Pl
   // Open MPI refuses to start as root unless told; containers and CI run as root.
   if (machine.is_root) mpirun_flags.emplace_back("--allow-run-as-root");
   // Open MPI counts one slot per core and refuses more ranks than slots.
-  if (spec.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
+  if (plan.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
+
+  std::string setup;
+  if (!spec.modules.empty()) {
+    setup += "module load " + shell_join(spec.modules) + "\n";
+  }
+  // Setup lines are the user's own shell code (conda activate, ...): they go in verbatim.
+  for (const auto& line : spec.setup) setup += line + "\n";
+  if (!setup.empty()) setup = "\n# setup from the job spec\n" + setup;
+
+  // The walltime is enforced here as a scheduler would: TERM at the limit, KILL 30 s later.
+  std::string time_limit;
+  if (spec.walltime_seconds) {
+    time_limit =
+        "timeout --signal=TERM --kill-after=30 " + std::to_string(*spec.walltime_seconds) + " ";
+  }
 
   const std::map<std::string, std::string> values = {
       {"version", inputs.version},
@@ -45,7 +82,9 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const Pl
       {"env_exports", exports},
       {"mpirun_flags", mpirun_flags.empty() ? "" : " " + shell_join(mpirun_flags)},
       {"dtrain", shell_quote(inputs.dtrain_exe)},
-      {"command", shell_join(spec.command)},
+      {"command", shell_join(rank_command(spec))},
+      {"setup", setup},
+      {"time_limit", time_limit},
   };
   plan.script = render_template(local_template, values);
   return plan;

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plan/job_spec.hpp"
 #include "plan/launch_plan.hpp"
@@ -24,6 +25,9 @@ struct PlanInputs {
   std::string dtrain_exe;  // absolute path of the dtrain executable ranks call back into
   std::string version;
 };
+
+// The words each rank runs: the spec's words, or `bash -c LINE` for a command line string.
+std::vector<std::string> rank_command(const JobSpec& spec);
 
 // `local_template` is the text of templates/local.sh.tmpl.
 LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,

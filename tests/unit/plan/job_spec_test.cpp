@@ -34,7 +34,7 @@ run_dir: out/run1
                                       "job.yaml");
   EXPECT_EQ(spec.name, "resnet");
   EXPECT_EQ(spec.site, "local");
-  EXPECT_EQ(spec.world_size(), 4);
+  EXPECT_EQ(spec.ranks_per_node, 4);
   EXPECT_EQ(spec.command, (std::vector<std::string>{"./train", "--epochs", "3"}));
   ASSERT_EQ(spec.env.size(), 2u);
   EXPECT_EQ(spec.env[0], (std::pair<std::string, std::string>{"NCCL_DEBUG", "WARN"}));
@@ -46,16 +46,20 @@ TEST(JobSpec, DefaultsSiteNodesAndRanks) {
   const JobSpec spec = parse_job_spec("name: x\ncommand: [true]\n", "job.yaml");
   EXPECT_EQ(spec.site, "local");
   EXPECT_EQ(spec.nodes, 1);
-  EXPECT_EQ(spec.ranks_per_node, 1);
+  EXPECT_FALSE(spec.ranks_per_node.has_value());
+  EXPECT_EQ(spec.ranks_per_node_or(1), 1);
   EXPECT_TRUE(spec.env.empty());
+  EXPECT_EQ(spec.framework, Framework::kNone);
+  EXPECT_EQ(spec.affinity, AffinityPolicy{});
+  EXPECT_FALSE(spec.checkpoint.enabled);
 }
 
 TEST(JobSpec, WrongTypeNamesFileLineFieldExpectedAndGot) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nranks_per_node: four\n"),
             "job.yaml:3: ranks_per_node: expected an integer from 1 to 1024, got \"four\"");
-  EXPECT_EQ(errors_of("name: x\ncommand: ./train --fast\n"),
+  EXPECT_EQ(errors_of("name: x\ncommand: {a: b}\n"),
             "job.yaml:2: command: expected a list of words such as [\"./train\", \"--epochs\", "
-            "\"3\"], got \"./train --fast\"");
+            "\"3\"] or a command line string, got a mapping");
   EXPECT_EQ(errors_of("name: [a]\ncommand: [a]\n"),
             "job.yaml:1: name: expected a string, got a list");
 }
@@ -75,12 +79,15 @@ TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
             "job.yaml:3: rank_per_node: unknown field; did you mean \"ranks_per_node\"?");
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nqueue_depth: 2\n"),
             "job.yaml:3: queue_depth: unknown field; expected one of: name, site, nodes, "
-            "ranks_per_node, command, env, run_dir");
+            "ranks_per_node, gpus_per_rank, cpus_per_rank, walltime, account, queue, partition, "
+            "filesystems, modules, setup, env, framework, affinity, command, run_dir, checkpoint, "
+            "directives");
 }
 
 TEST(JobSpec, ReportsEveryErrorOfTheFileAtOnce) {
   EXPECT_EQ(errors_of("site: slurmm\nranks_per_node: 0\nenv: {1A: x}\n"),
-            "job.yaml:1: site: expected one of: local, got \"slurmm\"\n"
+            "job.yaml:1: site: expected one of: local, slurm, perlmutter, polaris, thetagpu, pbs, "
+            "or a site profile file (.yaml), got \"slurmm\" (did you mean \"slurm\"?)\n"
             "job.yaml:2: ranks_per_node: expected an integer from 1 to 1024, got \"0\"\n"
             "job.yaml:3: env.1A: expected a variable name of letters, digits and '_' not starting "
             "with a digit, got \"1A\"\n"
@@ -119,6 +126,109 @@ TEST(JobSpec, HostileInputGetsAClearErrorNotACrash) {
   const std::string deep = "name: " + std::string(100000, '[') + std::string(100000, ']');
   EXPECT_NE(errors_of(deep).find("job.yaml:1: invalid YAML"), std::string::npos) << errors_of(deep);
   EXPECT_NE(errors_of("name: [unclosed\n").find("job.yaml:"), std::string::npos);
+}
+
+TEST(JobSpec, ParsesEveryField) {
+  const JobSpec spec = parse_job_spec(R"(
+name: bert
+site: polaris
+nodes: 8
+ranks_per_node: 4
+gpus_per_rank: 1
+cpus_per_rank: 8
+walltime: "01:30:00"
+account: MyProj
+queue: debug-scaling
+partition: gpu
+filesystems: [home, eagle]
+modules: [conda/2024-04-29]
+setup: ["conda activate base", "cd $PBS_O_WORKDIR"]
+env: {NCCL_DEBUG: WARN}
+framework: torch
+affinity: {gpu: identity, gpu_visibility: own-first, cpu: none, nic: all}
+command: python train.py --epochs 3
+checkpoint: {signal: SIGUSR1, grace: 300, requeue: true}
+directives: ["-l place=scatter:group=tier1"]
+)",
+                                      "job.yaml");
+  EXPECT_EQ(spec.site, "polaris");
+  EXPECT_EQ(spec.nodes, 8);
+  EXPECT_EQ(spec.gpus_per_rank, 1);
+  EXPECT_EQ(spec.cpus_per_rank, 8);
+  EXPECT_EQ(spec.walltime_seconds, 5400);
+  EXPECT_EQ(spec.account, "MyProj");
+  EXPECT_EQ(spec.queue, "debug-scaling");
+  EXPECT_EQ(spec.partition, "gpu");
+  EXPECT_EQ(spec.filesystems, (std::vector<std::string>{"home", "eagle"}));
+  EXPECT_EQ(spec.modules, (std::vector<std::string>{"conda/2024-04-29"}));
+  EXPECT_EQ(spec.setup.size(), 2u);
+  EXPECT_EQ(spec.framework, Framework::kTorch);
+  EXPECT_EQ(spec.affinity, (AffinityPolicy{"identity", "own-first", "none", "all"}));
+  EXPECT_TRUE(spec.command_is_shell);
+  EXPECT_EQ(spec.command, (std::vector<std::string>{"python train.py --epochs 3"}));
+  EXPECT_TRUE(spec.checkpoint.enabled);
+  EXPECT_EQ(spec.checkpoint.signal, "USR1");
+  EXPECT_EQ(spec.checkpoint.grace_seconds, 300);
+  EXPECT_TRUE(spec.checkpoint.requeue);
+  EXPECT_EQ(spec.directives, (std::vector<std::string>{"-l place=scatter:group=tier1"}));
+}
+
+TEST(JobSpec, NestedFieldsAreCheckedWithTheirPath) {
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\naffinity: {gpu: closet, numa: 1}\n"),
+            "job.yaml:3: affinity.gpu: expected one of: closest, identity, none, got \"closet\" "
+            "(did you mean \"closest\"?)\n"
+            "job.yaml:3: affinity.numa: unknown field; expected one of: gpu, gpu_visibility, cpu, "
+            "nic");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\ncheckpoint:\n  signal: KILL\n  grace: 5\n"),
+            "job.yaml:4: checkpoint.signal: expected one of: USR1, USR2, TERM, INT, HUP, URG, "
+            "XCPU, got \"KILL\"\n"
+            "job.yaml:5: checkpoint.grace: expected an integer from 10 to 86400, got \"5\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nframework: pytorch\n"),
+            "job.yaml:3: framework: expected one of: none, torch, tensorflow, jax, horovod, got "
+            "\"pytorch\" (did you mean \"torch\"?)");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nfilesystems: [home, \"a b\"]\n"),
+            "job.yaml:3: filesystems[1]: expected a filesystem name such as eagle, got \"a b\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\ndirectives: [exclusive]\n"),
+            "job.yaml:3: directives[0]: expected a scheduler option starting with '-' such as "
+            "\"--exclusive\" or \"-l place=scatter\", got \"exclusive\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\naccount: \"proj; rm -rf /\"\n"),
+            "job.yaml:3: account: expected an account or project name (letters, digits, '.', '_', "
+            "'@', '+' or '-'), got \"proj; rm -rf /\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nwalltime: 25:00:00:00\n"),
+            "job.yaml:3: walltime: expected a duration such as \"01:30:00\" (HH:MM:SS), "
+            "\"1-00:00:00\" (D-HH:MM:SS) or 90 (minutes), up to 366 days, got \"25:00:00:00\"");
+}
+
+TEST(Walltime, AcceptsTheSchedulerFormats) {
+  EXPECT_EQ(parse_walltime("90"), 5400);
+  EXPECT_EQ(parse_walltime("05:30"), 330);
+  EXPECT_EQ(parse_walltime("1:00:00"), 3600);
+  EXPECT_EQ(parse_walltime("2-01:00:00"), 2 * 86400 + 3600);
+  EXPECT_EQ(parse_walltime("48:00:00"), 48 * 3600);
+  EXPECT_FALSE(parse_walltime("1:60:00"));
+  EXPECT_FALSE(parse_walltime("0"));
+  EXPECT_FALSE(parse_walltime("1-25:00:00"));
+  EXPECT_FALSE(parse_walltime("abc"));
+  EXPECT_FALSE(parse_walltime(""));
+  EXPECT_FALSE(parse_walltime("400-00:00:00"));
+}
+
+TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {
+  const std::string text = "name: x\ncommand: [a]\n";
+  const JobSpec spec = parse_job_spec(
+      apply_overrides(text, "job.yaml",
+                      {"ranks_per_node=4", "affinity.gpu=identity", "command=[b, c]", "env.A=1"}),
+      "job.yaml");
+  EXPECT_EQ(spec.ranks_per_node, 4);
+  EXPECT_EQ(spec.affinity.gpu, "identity");
+  EXPECT_EQ(spec.command, (std::vector<std::string>{"b", "c"}));
+  ASSERT_EQ(spec.env.size(), 1u);
+  EXPECT_EQ(spec.env[0].second, "1");
+  EXPECT_NE(errors_of(apply_overrides(text, "job.yaml", {"ranks_per_node=lots"}))
+                .find("ranks_per_node: expected an integer from 1 to 1024, got \"lots\""),
+            std::string::npos);
+  EXPECT_THROW(apply_overrides(text, "job.yaml", {"rank_per_node=4"}), UsageError);
+  EXPECT_THROW(apply_overrides(text, "job.yaml", {"novalue"}), UsageError);
 }
 
 TEST(ClosestMatch, OnlySuggestsNearNames) {

@@ -97,3 +97,26 @@ TEST(PlanLocal, UserStringsAreQuotedAndOurVariablesComeLast) {
 
 }  // namespace
 }  // namespace dtrain::plan
+
+namespace dtrain::plan {
+namespace {
+
+TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\ncommand: python train.py | tee out\nmodules: [conda/2024]\n"
+      "setup: [\"source venv/bin/activate\"]\nwalltime: 10\naccount: proj\n",
+      "job.yaml");
+  const LaunchPlan plan = plan_local(spec, {"h", 2, false}, fixed_inputs(), kTemplate);
+  EXPECT_NE(plan.script.find("module load conda/2024\nsource venv/bin/activate\n"),
+            std::string::npos)
+      << plan.script;
+  EXPECT_NE(plan.script.find("exec timeout --signal=TERM --kill-after=30 600 mpirun -n 1"),
+            std::string::npos)
+      << plan.script;
+  EXPECT_NE(plan.script.find("-- bash -c 'python train.py | tee out'\n"), std::string::npos);
+  EXPECT_EQ(plan.warnings,
+            std::vector<std::string>{"site local runs on this machine; ignoring account"});
+}
+
+}  // namespace
+}  // namespace dtrain::plan
