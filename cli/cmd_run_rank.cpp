@@ -215,7 +215,9 @@ void register_run_rank(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "run-rank",
       "Run one rank of a job: log its output to RUN_DIR/rank-NNNNN.log (used by job scripts)");
-  cmd->add_option("--run-dir", opts->run_dir, "Run directory for the rank's log")->required();
+  cmd->add_option("--run-dir", opts->run_dir, "Run directory for the rank's log")
+      ->envname("DTRAIN_RUN_DIR")
+      ->required();
   cmd->add_option("command", opts->command, "The rank's command and its arguments, after --")
       ->required();
   cmd->callback([opts, &action] { action = [opts] { return run_rank(*opts); }; });

@@ -12,208 +12,16 @@
 #include <utility>
 
 #include "plan/errors.hpp"
+#include "plan/yaml_fields.hpp"
 
 namespace dtrain::plan {
 namespace {
 
-class Collector {
- public:
-  explicit Collector(const std::string& source) : source_(source) {}
-
-  void add(const YAML::Node& node, const std::string& field, std::string message) {
-    int line = 0;
-    if (node.IsDefined()) line = node.Mark().line + 1;
-    issues_.push_back({source_, line, field, std::move(message)});
-  }
-  void add_at(int line, const std::string& field, std::string message) {
-    issues_.push_back({source_, line, field, std::move(message)});
-  }
-  bool empty() const { return issues_.empty(); }
-  [[noreturn]] void raise() { throw SpecError(std::move(issues_)); }
-
- private:
-  std::string source_;
-  std::vector<SpecIssue> issues_;
-};
-
-std::string quote_short(const std::string& s) {
-  std::string shown = s.size() > 40 ? s.substr(0, 37) + "..." : s;
-  std::string out = "\"";
-  for (char c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') {
-      const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[(static_cast<unsigned char>(c) >> 4) & 0xf];
-      out += hex[static_cast<unsigned char>(c) & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
-      return quote_short(node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "an undefined value";
-  }
-}
-
-std::string one_of(const std::vector<std::string>& names) {
-  std::string out = "one of: ";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
-  return out;
-}
-
-bool parse_int(std::string_view v, long long& out) {
-  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
-  const char* end = v.data() + v.size();
-  auto [ptr, ec] = std::from_chars(v.data(), end, out);
-  return !v.empty() && ec == std::errc() && ptr == end;
-}
-
-// Field readers: each checks one shape and records a precise message when it does not fit.
-struct Reader {
-  Collector& errors;
-
-  bool string(const YAML::Node& node, const std::string& field, std::string& out) {
-    if (!node.IsScalar()) {
-      errors.add(node, field, "expected a string, got " + describe(node));
-      return false;
-    }
-    if (node.Scalar().find('\0') != std::string::npos ||
-        node.Scalar().find('\n') != std::string::npos) {
-      errors.add(node, field, "expected one line of text, got " + describe(node));
-      return false;
-    }
-    out = node.Scalar();
-    return true;
-  }
-
-  void token(const YAML::Node& node, const std::string& field, const std::string& what,
-             std::string& out) {
-    static const std::regex kToken("[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}");
-    std::string value;
-    if (!string(node, field, value)) return;
-    if (!std::regex_match(value, kToken)) {
-      errors.add(node, field,
-                 "expected " + what + " (letters, digits, '.', '_', '@', '+' or '-'), got " +
-                     describe(node));
-      return;
-    }
-    out = value;
-  }
-
-  void choice(const YAML::Node& node, const std::string& field,
-              const std::vector<std::string>& choices, std::string& out) {
-    std::string value;
-    if (!string(node, field, value)) return;
-    if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
-      std::string message = "expected " + one_of(choices) + ", got " + describe(node);
-      if (auto near = closest_match(value, choices); !near.empty()) {
-        message += " (did you mean \"" + near + "\"?)";
-      }
-      errors.add(node, field, message);
-      return;
-    }
-    out = value;
-  }
-
-  void integer(const YAML::Node& node, const std::string& field, long long min, long long max,
-               long long& out) {
-    long long value = 0;
-    if (!node.IsScalar() || !parse_int(node.Scalar(), value) || value < min || value > max) {
-      errors.add(node, field,
-                 "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                     ", got " + describe(node));
-      return;
-    }
-    out = value;
-  }
-
-  template <typename T>
-  void integer(const YAML::Node& node, const std::string& field, long long min, long long max,
-               T& out) {
-    long long value = -1;
-    integer(node, field, min, max, value);
-    if (value >= min) out = static_cast<T>(value);
-  }
-
-  void boolean(const YAML::Node& node, const std::string& field, bool& out) {
-    static const std::set<std::string> kTrue = {"true", "yes", "on"};
-    static const std::set<std::string> kFalse = {"false", "no", "off"};
-    if (node.IsScalar() && kTrue.count(node.Scalar())) {
-      out = true;
-    } else if (node.IsScalar() && kFalse.count(node.Scalar())) {
-      out = false;
-    } else {
-      errors.add(node, field, "expected true or false, got " + describe(node));
-    }
-  }
-
-  // A list of one-line strings; `check` may reject an element with a message.
-  void string_list(const YAML::Node& node, const std::string& field, std::vector<std::string>& out,
-                   const std::function<std::string(const std::string&)>& check = nullptr) {
-    if (!node.IsSequence()) {
-      errors.add(node, field, "expected a list of strings, got " + describe(node));
-      return;
-    }
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      const std::string item_field = field + "[" + std::to_string(i) + "]";
-      std::string value;
-      if (!string(node[i], item_field, value)) continue;
-      if (check) {
-        if (std::string problem = check(value); !problem.empty()) {
-          errors.add(node[i], item_field, problem + ", got " + describe(node[i]));
-          continue;
-        }
-      }
-      out.push_back(value);
-    }
-  }
-
-  // A mapping whose keys are checked against `fields` (unknown ones get a suggestion).
-  void mapping(const YAML::Node& node, const std::string& field,
-               const std::vector<std::string>& fields,
-               const std::function<void(const std::string& key, const YAML::Node& value,
-                                        const std::string& path)>& each) {
-    if (!node.IsMap()) {
-      errors.add(node, field,
-                 "expected a mapping with " + one_of(fields) + ", got " + describe(node));
-      return;
-    }
-    std::set<std::string> seen;
-    for (const auto& kv : node) {
-      if (!kv.first.IsScalar()) {
-        errors.add(kv.first, field, "expected a field name, got " + describe(kv.first));
-        continue;
-      }
-      const std::string key = kv.first.Scalar();
-      const std::string path = field.empty() ? key : field + "." + key;
-      if (!seen.insert(key).second) {
-        errors.add(kv.first, path, "expected each field once, got it twice");
-        continue;
-      }
-      if (std::find(fields.begin(), fields.end(), key) == fields.end()) {
-        std::string message = "unknown field; expected " + one_of(fields);
-        if (auto near = closest_match(key, fields); !near.empty()) {
-          message = "unknown field; did you mean \"" + near + "\"?";
-        }
-        errors.add(kv.first, path, message);
-        continue;
-      }
-      each(key, kv.second, path);
-    }
-  }
-};
+using detail::Collector;
+using detail::describe;
+using detail::one_of;
+using detail::parse_int;
+using detail::Reader;
 
 const std::vector<std::string> kFrameworks = {"none", "torch", "tensorflow", "jax", "horovod"};
 const std::vector<std::string> kAffinityFields = {"gpu", "gpu_visibility", "cpu", "nic"};
@@ -313,44 +121,6 @@ void read_env(const YAML::Node& node, Collector& errors,
   }
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-YAML::Node load_yaml(std::string_view text, Collector& errors) {
-  if (text.size() > kMaxSpecBytes) {
-    errors.add_at(0, "",
-                  "expected a job spec of at most " + std::to_string(kMaxSpecBytes) +
-                      " bytes, got " + std::to_string(text.size()) + " bytes");
-    errors.raise();
-  }
-  if (auto nul = text.find('\0'); nul != std::string_view::npos) {
-    errors.add_at(
-        0, "",
-        "expected YAML text, got binary data (a NUL byte at offset " + std::to_string(nul) + ")");
-    errors.raise();
-  }
-  try {
-    return YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp guards its recursion depth (DeepRecursion), so deeply nested input lands here too.
-    errors.add_at(e.mark.is_null() ? 0 : e.mark.line + 1, "", "invalid YAML: " + e.msg);
-    errors.raise();
-  }
-}
-
 }  // namespace
 
 std::string_view framework_name(Framework f) {
@@ -377,10 +147,10 @@ const std::vector<std::string>& builtin_sites() {
 
 const std::vector<std::string>& job_spec_fields() {
   static const std::vector<std::string> fields = {
-      "name",       "site",      "nodes",     "ranks_per_node", "gpus_per_rank", "cpus_per_rank",
-      "walltime",   "account",   "queue",     "partition",      "filesystems",   "modules",
-      "setup",      "env",       "framework", "affinity",       "command",       "run_dir",
-      "checkpoint", "directives"};
+      "name",     "site",       "nodes",     "ranks_per_node", "gpus_per_rank", "cpus_per_rank",
+      "walltime", "account",    "queue",     "partition",      "filesystems",   "modules",
+      "setup",    "env",        "site_env",  "framework",      "affinity",      "command",
+      "run_dir",  "checkpoint", "directives"};
   return fields;
 }
 
@@ -419,23 +189,9 @@ std::optional<long> parse_walltime(std::string_view text) {
   return static_cast<long>(seconds);
 }
 
-std::string closest_match(std::string_view given, const std::vector<std::string>& candidates) {
-  std::string best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (const auto& c : candidates) {
-    std::size_t d = edit_distance(given, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  const std::size_t allowed = std::max<std::size_t>(2, given.size() / 3);
-  return best_distance <= allowed ? best : std::string();
-}
-
 JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
   Collector errors(source_name);
-  YAML::Node root = load_yaml(text, errors);
+  YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
   if (!root.IsMap()) {
     errors.add(root, "",
                "expected a mapping of job fields (name, command, ...), got " +
@@ -514,6 +270,8 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
           read.string_list(value, key, spec.setup);
         } else if (key == "env") {
           read_env(value, errors, spec.env);
+        } else if (key == "site_env") {
+          read.boolean(value, key, spec.site_env);
         } else if (key == "framework") {
           std::string name = "none";
           read.choice(value, key, kFrameworks, name);
@@ -582,7 +340,7 @@ std::string apply_overrides(std::string_view text, const std::string& source_nam
                             const std::vector<std::string>& overrides) {
   if (overrides.empty()) return std::string(text);
   Collector errors(source_name);
-  YAML::Node root = load_yaml(text, errors);
+  YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) return std::string(text);  // parse_job_spec reports the shape problem
   for (const auto& override_text : overrides) {

@@ -48,6 +48,7 @@ struct JobSpec {
   std::vector<std::string> modules;
   std::vector<std::string> setup;  // shell lines run before launch, verbatim (they are code)
   std::vector<std::pair<std::string, std::string>> env;  // in file order
+  bool site_env = true;  // false: drop the site profile's recommended environment
   Framework framework = Framework::kNone;
   AffinityPolicy affinity;
   std::vector<std::string> command;  // words, each passed verbatim
@@ -64,6 +65,8 @@ struct JobSpec {
 inline constexpr std::size_t kMaxSpecBytes = 1 << 20;
 inline constexpr int kMaxRanksPerNode = 1024;
 inline constexpr int kMaxNodes = 100000;
+// The exit status with which a training code that saved a checkpoint asks to be requeued.
+inline constexpr int kExitRequeue = 85;
 
 // The built-in sites; any other site must be a path to a profile (.yaml).
 const std::vector<std::string>& builtin_sites();

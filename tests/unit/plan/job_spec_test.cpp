@@ -80,7 +80,8 @@ TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nqueue_depth: 2\n"),
             "job.yaml:3: queue_depth: unknown field; expected one of: name, site, nodes, "
             "ranks_per_node, gpus_per_rank, cpus_per_rank, walltime, account, queue, partition, "
-            "filesystems, modules, setup, env, framework, affinity, command, run_dir, checkpoint, "
+            "filesystems, modules, setup, env, site_env, framework, affinity, command, run_dir, "
+            "checkpoint, "
             "directives");
 }
 

@@ -1,9 +1,14 @@
 #include "plan/planner.hpp"
 
+#include "plan/batch_planner.hpp"
+#include "plan/errors.hpp"
+#include "plan/site_profile.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -116,6 +121,98 @@ TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
   EXPECT_NE(plan.script.find("-- bash -c 'python train.py | tee out'\n"), std::string::npos);
   EXPECT_EQ(plan.warnings,
             std::vector<std::string>{"site local runs on this machine; ignoring account"});
+}
+
+}  // namespace
+}  // namespace dtrain::plan
+
+namespace dtrain::plan {
+namespace {
+
+std::string_view template_text(std::string_view name) {
+  static std::map<std::string, std::string, std::less<>> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    it = cache.emplace(std::string(name), read(DTRAIN_TEMPLATE_DIR "/" + std::string(name))).first;
+  }
+  return it->second;
+}
+
+SiteProfile builtin_profile(const std::string& name) {
+  return parse_site_profile(template_text("sites/" + name + ".yaml"), name);
+}
+
+class BatchGolden : public ::testing::TestWithParam<std::string> {};
+
+// One spec per site, its script and plan.json reviewed against the site's documented conventions
+// (research/site-conventions.md) and kept as golden files.
+TEST_P(BatchGolden, ScriptAndPlanJson) {
+  const std::string dir = DTRAIN_FIXTURE_DIR "/golden/" + GetParam();
+  const JobSpec spec = parse_job_spec(read(dir + "/job.yaml"), "job.yaml");
+  const LaunchPlan plan =
+      plan_batch(spec, "job.yaml", builtin_profile(spec.site), fixed_inputs(), template_text);
+  expect_golden(dir + "/expected.sh", plan.script);
+  expect_golden(dir + "/expected.plan.json", plan_to_json(plan).dump(2) + "\n");
+  const std::string check = "bash -n '" + dir + "/expected.sh'";
+  EXPECT_EQ(std::system(check.c_str()), 0)
+      << "bash finds a syntax error in " << dir << "/expected.sh";
+}
+
+INSTANTIATE_TEST_SUITE_P(Sites, BatchGolden,
+                         ::testing::Values("slurm", "perlmutter", "polaris", "thetagpu", "pbs"));
+
+TEST(PlanBatch, BuiltInProfilesParse) {
+  for (const auto& site : builtin_sites()) {
+    EXPECT_EQ(builtin_profile(site).name, site);
+  }
+}
+
+TEST(PlanBatch, MissingRequiredFieldsAreNamed) {
+  const JobSpec spec = parse_job_spec("name: x\nsite: polaris\ncommand: [a]\n", "job.yaml");
+  try {
+    plan_batch(spec, "job.yaml", builtin_profile("polaris"), fixed_inputs(), template_text);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(),
+                 "job.yaml: account: site polaris requires it; expected it in the job spec or "
+                 "through --set account=...\n"
+                 "job.yaml: walltime: site polaris requires it; expected it in the job spec or "
+                 "through --set walltime=...");
+  }
+}
+
+TEST(PlanBatch, TooManyGpusPerNodeIsAnError) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\nsite: perlmutter\naccount: a\nwalltime: 10\nranks_per_node: 4\n"
+      "gpus_per_rank: 2\ncommand: [a]\n",
+      "job.yaml");
+  EXPECT_THROW(
+      plan_batch(spec, "job.yaml", builtin_profile("perlmutter"), fixed_inputs(), template_text),
+      SpecError);
+}
+
+TEST(PlanBatch, DefaultsComeFromTheSite) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\nsite: perlmutter\naccount: a\nwalltime: 10\nnodes: 3\ncommand: [a]\n", "job.yaml");
+  const LaunchPlan plan =
+      plan_batch(spec, "job.yaml", builtin_profile("perlmutter"), fixed_inputs(), template_text);
+  EXPECT_EQ(plan.ranks_per_node, 4);  // the site's GPUs per node
+  EXPECT_EQ(plan.world_size(), 12);
+  EXPECT_EQ(plan.ranks[5].node, 1);
+  EXPECT_EQ(plan.ranks[5].local_rank, 1);
+  EXPECT_NE(plan.script.find("#SBATCH --qos=debug\n"), std::string::npos);
+  EXPECT_NE(plan.script.find("#SBATCH --cpus-per-task=32\n"), std::string::npos);
+}
+
+TEST(SiteProfile, StrictLikeTheSpec) {
+  try {
+    parse_site_profile("name: x\nscheduler: pbspro\nlauncher: srun\ngpu_per_node: 4\n", "my.yaml");
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(),
+                 "my.yaml:4: gpu_per_node: unknown field; did you mean \"gpus_per_node\"?\n"
+                 "my.yaml:3: launcher: launcher srun is not supported with scheduler pbspro");
+  }
 }
 
 }  // namespace

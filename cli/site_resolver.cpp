@@ -1,0 +1,92 @@
+#include "site_resolver.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "affinity/topology.hpp"
+#include "dtrain/config.hpp"
+#include "embedded_templates.hpp"
+#include "plan/batch_planner.hpp"
+#include "plan/errors.hpp"
+#include "plan/planner.hpp"
+#include "process.hpp"
+#include "run_dir.hpp"
+
+namespace dtrain::cli {
+namespace {
+namespace fs = std::filesystem;
+
+// Local job ids sort by submission time and stay unique across concurrent submits on one host.
+std::string local_job_id() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02d-%02d%02d%02d-%d", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(getpid()));
+  return buf;
+}
+
+plan::LocalMachine this_machine() {
+  plan::LocalMachine m;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  m.cores = affinity::load_live_topology().cores;
+  m.is_root = geteuid() == 0;
+  return m;
+}
+
+}  // namespace
+
+plan::SiteProfile resolve_site(const std::string& site) {
+  const auto& builtins = plan::builtin_sites();
+  if (std::find(builtins.begin(), builtins.end(), site) != builtins.end()) {
+    return plan::parse_site_profile(embedded_template("sites/" + site + ".yaml"),
+                                    "(built-in site " + site + ")");
+  }
+  std::ifstream in(site);
+  if (!in) {
+    throw plan::UsageError("dtrain: site " + site +
+                           ": no such site profile file; expected a built-in site or a readable "
+                           ".yaml profile");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return plan::parse_site_profile(text.str(), site);
+}
+
+PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
+                          const std::vector<std::string>& overrides) {
+  std::vector<std::string> all = overrides;
+  if (!site_override.empty()) all.push_back("site=" + site_override);
+  PlannedJob job;
+  job.spec_text = plan::apply_overrides(read_spec_file(spec_path), spec_path, all);
+  job.spec = plan::parse_job_spec(job.spec_text, spec_path);
+  job.site = resolve_site(job.spec.site);
+
+  plan::PlanInputs inputs;
+  inputs.job_id = local_job_id();
+  inputs.workdir = fs::current_path().string();
+  inputs.run_dir =
+      job.spec.run_dir.empty()
+          ? (fs::current_path() / "runs" / (job.spec.name + "-" + inputs.job_id)).string()
+          : fs::absolute(job.spec.run_dir).lexically_normal().string();
+  inputs.dtrain_exe = self_executable();
+  inputs.version = DTRAIN_VERSION;
+  if (job.site.scheduler == plan::Scheduler::kLocal) {
+    job.plan =
+        plan::plan_local(job.spec, this_machine(), inputs, embedded_template("local.sh.tmpl"));
+  } else {
+    job.plan = plan::plan_batch(job.spec, spec_path, job.site, inputs,
+                                [](std::string_view name) { return embedded_template(name); });
+  }
+  return job;
+}
+
+}  // namespace dtrain::cli
