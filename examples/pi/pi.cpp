@@ -95,6 +95,7 @@ int main(int argc, char** argv) try {
   Xoshiro256Plus rng(opts.seed * 1000003ULL + static_cast<std::uint64_t>(world.rank));
   std::int64_t hits = 0;
   std::int64_t drawn = 0;
+  const auto started = std::chrono::steady_clock::now();
   for (std::int64_t step = 0; step < opts.steps; ++step) {
     const std::int64_t n = share * (step + 1) / opts.steps - drawn;
     const auto start = std::chrono::steady_clock::now();
@@ -109,6 +110,11 @@ int main(int argc, char** argv) try {
     drawn += n;
     meter.record(step, n, took.count());
   }
+
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  std::printf("rank %d/%d: %lld samples in %.3f s\n", world.rank, world.size,
+              static_cast<long long>(drawn), took.count());
+  std::fflush(stdout);
 
   std::int64_t totals[2] = {hits, drawn};
   ctx.comm().allreduce(std::span<std::int64_t>(totals), dtrain::ReduceOp::kSum);
