@@ -17,5 +17,7 @@ void register_submit(CLI::App& app, Action& action);
 void register_plan(CLI::App& app, Action& action);
 void register_stats(CLI::App& app, Action& action);
 void register_run_rank(CLI::App& app, Action& action);
+void register_topo(CLI::App& app, Action& action);
+void register_bind(CLI::App& app, Action& action);
 
 }  // namespace dtrain::cli

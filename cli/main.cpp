@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   register_plan(app, action);
   register_stats(app, action);
   register_run_rank(app, action);
+  register_topo(app, action);
+  register_bind(app, action);
 
   try {
     app.parse(argc, argv);

@@ -1,25 +1,31 @@
-// What a Context owns, in the order it must be torn down: the communicator (MPI_Finalize) before
-// the bootstrap session (PMIx_Finalize). Internal to libdtrain.
+// What a Context owns. Internal to libdtrain.
 #pragma once
 
 #include <memory>
-#include <string>
+#include <optional>
 
+#include "comm/communicator.hpp"
 #include "dtrain/dtrain.hpp"
 
-namespace dtrain::detail {
+namespace dtrain::runtime {
 
-// A bootstrap method's live state (a PMIx session); destroyed last.
+// A bootstrap method's live state (a PMIx session), released when the Context goes.
 class BootstrapSession {
  public:
+  BootstrapSession() = default;
+  BootstrapSession(const BootstrapSession&) = delete;
+  BootstrapSession& operator=(const BootstrapSession&) = delete;
   virtual ~BootstrapSession() = default;
 };
 
+// Members are destroyed in reverse order: the Comm handle, then the communicator (MPI_Finalize),
+// then the bootstrap session (PMIx_Finalize). Open MPI holds its own reference on the PMIx
+// library; releasing ours last keeps PMIx up for as long as MPI may use it.
 struct ContextState {
-  std::unique_ptr<BootstrapSession> session;  // declared first: destroyed last
+  std::unique_ptr<BootstrapSession> session;
   WorldInfo world;
-  std::string run_dir;
-  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<Communicator> communicator;
+  std::optional<Comm> comm;  // the public handle on `communicator`
 };
 
-}  // namespace dtrain::detail
+}  // namespace dtrain::runtime

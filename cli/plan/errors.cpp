@@ -16,9 +16,15 @@ std::string join_issues(const std::vector<SpecIssue>& issues) {
 
 std::string format_issue(const SpecIssue& issue) {
   std::string out = issue.source;
-  if (issue.line > 0) out += ":" + std::to_string(issue.line);
+  if (issue.line > 0) {
+    out += ':';
+    out += std::to_string(issue.line);
+  }
   out += ": ";
-  if (!issue.field.empty()) out += issue.field + ": ";
+  if (!issue.field.empty()) {
+    out += issue.field;
+    out += ": ";
+  }
   out += issue.message;
   return out;
 }

@@ -167,7 +167,9 @@ std::optional<long> parse_walltime(std::string_view text) {
   while (true) {
     auto colon = text.find(':');
     long long v = 0;
-    if (!parse_int(text.substr(0, colon), v) || v < 0) return std::nullopt;
+    // Bounding each part keeps the arithmetic below far from overflow; no valid walltime has a
+    // part this large (366 days is 527040 minutes).
+    if (!parse_int(text.substr(0, colon), v) || v < 0 || v > 100'000'000) return std::nullopt;
     parts.push_back(v);
     if (colon == std::string_view::npos) break;
     text.remove_prefix(colon + 1);

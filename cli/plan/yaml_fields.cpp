@@ -1,5 +1,7 @@
 #include "plan/yaml_fields.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -54,10 +56,36 @@ YAML::Node load_yaml(std::string_view text, std::size_t max_bytes, const std::st
         "expected YAML text, got binary data (a NUL byte at offset " + std::to_string(nul) + ")");
     errors.raise();
   }
+  // Job specs nest two or three levels; refuse deep flow nesting up front with a plain message
+  // (yaml-cpp's own depth guard reports it only as "bad file").
+  constexpr int kMaxDepth = 64;
+  int depth = 0;
+  int line = 1;
+  for (char c : text) {
+    if (c == '\n') ++line;
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        errors.add_at(line, "",
+                      "expected at most " + std::to_string(kMaxDepth) +
+                          " levels of nested [ ] or { }, got more");
+        errors.raise();
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
   try {
     return YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    // Deep block nesting (indentation, "- - - -") reaches yaml-cpp's own guard, whose message is
+    // only "bad file".
+    errors.add_at(
+        e.mark.is_null() ? 0 : e.mark.line + 1, "",
+        "expected " + what +
+            " nested a few levels deep, got nesting deeper than the YAML parser's limit of " +
+            std::to_string(e.depth()) + " levels");
+    errors.raise();
   } catch (const YAML::Exception& e) {
-    // yaml-cpp guards its recursion depth (DeepRecursion), so deeply nested input lands here too.
     errors.add_at(e.mark.is_null() ? 0 : e.mark.line + 1, "", "invalid YAML: " + e.msg);
     errors.raise();
   }

@@ -14,6 +14,9 @@ struct Scheme {
   const char* size;
   const char* local_rank;
   const char* local_size;  // may be null: then derived elsewhere or left at 1
+  // Second spelling of local_size, tried when the first is absent: Cray PALS leaves the local
+  // size to Cray PMI's PMI_LOCAL_SIZE (ALCF's Polaris scripts read that one).
+  const char* local_size_alt = nullptr;
 };
 
 // Order matters: mpirun inside an sbatch allocation inherits SLURM_PROCID=0 from the batch step,
@@ -21,7 +24,7 @@ struct Scheme {
 constexpr Scheme kSchemes[] = {
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
      "OMPI_COMM_WORLD_LOCAL_SIZE"},
-    {"pals", "PALS_RANKID", "PMI_SIZE", "PALS_LOCAL_RANKID", "PALS_LOCAL_SIZE"},
+    {"pals", "PALS_RANKID", "PMI_SIZE", "PALS_LOCAL_RANKID", "PALS_LOCAL_SIZE", "PMI_LOCAL_SIZE"},
     {"pmi", "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE"},
     {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", nullptr},
 };
@@ -87,6 +90,15 @@ const std::vector<std::string>& launcher_variables() {
   return names;
 }
 
+const std::vector<std::string>& local_rank_variables() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& s : kSchemes) out.emplace_back(s.local_rank);
+    return out;
+  }();
+  return names;
+}
+
 std::optional<LauncherInfo> detect_launcher(const Environment& env) {
   for (const auto& scheme : kSchemes) {
     auto rank = lookup(env, scheme.rank);
@@ -95,16 +107,26 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
     info.launcher = scheme.launcher;
     info.rank = parse_count(scheme.rank, *rank, 0);
     if (auto size = lookup(env, scheme.size)) info.size = parse_count(scheme.size, *size, 1);
+    bool local_rank_known = false;
+    bool local_size_known = false;
     if (auto local = lookup(env, scheme.local_rank)) {
       info.local_rank = parse_count(scheme.local_rank, *local, 0);
+      local_rank_known = true;
     }
     if (auto local_size = lookup(env, scheme.local_size)) {
       info.local_size = parse_count(scheme.local_size, *local_size, 1);
+      local_size_known = true;
+    } else if (auto alt = lookup(env, scheme.local_size_alt)) {
+      info.local_size = parse_count(scheme.local_size_alt, *alt, 1);
+      local_size_known = true;
     } else if (std::string_view(scheme.launcher) == "slurm") {
-      info.local_size = slurm_local_size(env).value_or(info.size);
+      const auto per_node = slurm_local_size(env);
+      info.local_size = per_node.value_or(info.size);
+      local_size_known = per_node.has_value();
     } else {
       info.local_size = info.size;
     }
+    info.local_known = local_rank_known && local_size_known;
     if (info.rank >= info.size || info.local_rank >= info.local_size) {
       throw LauncherEnvError("dtrain: launcher environment: " + std::string(scheme.launcher) +
                              ": rank " + std::to_string(info.rank) + " of " +

@@ -19,6 +19,11 @@ struct LauncherInfo {
   int size = 1;
   int local_rank = 0;
   int local_size = 1;
+  // True when the launcher told this process its place on the node (a local rank variable, and a
+  // local size or Slurm's tasks-per-node). False means local_rank/local_size are guesses (0, and
+  // the world size) that only hold on one node: per-node decisions such as binding must refuse
+  // them.
+  bool local_known = false;
 };
 
 class LauncherEnvError : public std::runtime_error {
@@ -28,6 +33,8 @@ class LauncherEnvError : public std::runtime_error {
 
 // Names of the variables consulted, in the order they are tried, for error messages and docs.
 const std::vector<std::string>& launcher_variables();
+// The local-rank variable of each launcher, same order ("OMPI_COMM_WORLD_LOCAL_RANK", ...).
+const std::vector<std::string>& local_rank_variables();
 
 // Returns nullopt when no launcher variables are present (a bare process); throws
 // LauncherEnvError when a launcher's variables are present but malformed or inconsistent.

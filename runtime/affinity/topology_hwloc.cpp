@@ -1,9 +1,14 @@
-// The only file that includes hwloc.h.
+// The only file that includes hwloc.h: turns an hwloc topology (this machine, an lstopo XML
+// export or a synthetic description) into the plain Node value of topology.hpp.
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <string_view>
 
 #include "affinity/topology.hpp"
 
@@ -15,44 +20,293 @@ struct TopologyDeleter {
 };
 using TopologyPtr = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 
-int count(hwloc_topology_t t, hwloc_obj_type_t type) {
-  int n = hwloc_get_nbobjs_by_type(t, type);
-  return n < 0 ? 0 : n;
+enum class Source { kLive, kXml, kSynthetic };
+
+CpuSet to_cpuset(hwloc_const_bitmap_t bitmap) {
+  CpuSet out;
+  if (bitmap == nullptr || hwloc_bitmap_weight(bitmap) < 0) return out;  // infinite: not a cpuset
+  for (int i = hwloc_bitmap_first(bitmap); i >= 0; i = hwloc_bitmap_next(bitmap, i)) out.add(i);
+  return out;
 }
 
-NodeSummary load(const std::string* xml_path) {
+int os_index_of(hwloc_obj_t obj, int fallback) {
+  return obj->os_index == HWLOC_UNKNOWN_INDEX ? fallback : static_cast<int>(obj->os_index);
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Compute devices announce themselves through these OS devices. DRM devices (card0, renderD128)
+// are GPU osdevs too, but a BMC's VGA chip has them as well, so they do not make a GPU.
+bool is_compute_osdev(hwloc_obj_t osdev) {
+  const auto type = osdev->attr->osdev.type;
+  if (type != HWLOC_OBJ_OSDEV_GPU && type != HWLOC_OBJ_OSDEV_COPROC) return false;
+  const std::string_view name = osdev->name ? osdev->name : "";
+  const std::string_view subtype = osdev->subtype ? osdev->subtype : "";
+  for (std::string_view known : {"CUDA", "NVML", "RSMI", "LevelZero", "OpenCL"}) {
+    if (subtype == known) return true;
+  }
+  // hwloc 2.2 wrote nvml osdevs without a subtype (Lassen's export), so the name decides too.
+  for (std::string_view prefix : {"cuda", "nvml", "rsmi", "opencl", "ze"}) {
+    if (starts_with(name, prefix)) return true;
+  }
+  return false;
+}
+
+// Without CUDA/NVML/ROCm osdevs (hwloc built without them, or an export made on a login node) a
+// GPU is still a PCI display controller: a 3D controller (0302), "other display" (0380, AMD
+// Instinct, Intel Max), or a VGA controller (0300) from NVIDIA or AMD. Other VGA chips (ASPEED,
+// Matrox) are BMC consoles.
+bool is_gpu_class(std::uint32_t pci_class, std::uint32_t vendor) {
+  if (pci_class == 0x0302 || pci_class == 0x0380) return true;
+  return pci_class == 0x0300 && (vendor == 0x10de || vendor == 0x1002);
+}
+
+GpuVendor gpu_vendor(std::uint32_t vendor) {
+  switch (vendor) {
+    case 0x10de:
+      return GpuVendor::kNvidia;
+    case 0x1002:
+      return GpuVendor::kAmd;
+    case 0x8086:
+      return GpuVendor::kIntel;
+    default:
+      return GpuVendor::kOther;
+  }
+}
+
+struct PciEntry {
+  hwloc_obj_t pci = nullptr;
+  std::vector<hwloc_obj_t> osdevs;
+};
+
+PciDevice describe_pci(hwloc_topology_t topo, hwloc_obj_t pci) {
+  PciDevice d;
+  const auto& a = pci->attr->pcidev;
+  d.pci.domain = static_cast<std::uint32_t>(a.domain);
+  d.pci.bus = a.bus;
+  d.pci.device = a.dev;
+  d.pci.function = a.func;
+  d.vendor_id = a.vendor_id;
+  d.device_id = a.device_id;
+  d.pci_class = a.class_id;
+  hwloc_obj_t cpu_parent = hwloc_get_non_io_ancestor_obj(topo, pci);
+  d.locality = to_cpuset(cpu_parent ? cpu_parent->cpuset : nullptr);
+  for (hwloc_obj_t p = pci->parent; p != nullptr && p->type == HWLOC_OBJ_BRIDGE; p = p->parent) {
+    const auto id = static_cast<std::int64_t>(p->gp_index);
+    if (p->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
+      d.host_bridge = id;
+    } else {
+      d.bridges.insert(d.bridges.begin(), id);
+    }
+  }
+  return d;
+}
+
+void place(const Node& node, PciDevice& d) {
+  const int first = d.locality.first();
+  for (const auto& n : node.numa) {
+    if (n.cpus.contains(first)) d.numa = n.os_index;
+  }
+  for (const auto& p : node.packages) {
+    if (p.cpus.contains(first)) d.package = p.os_index;
+  }
+}
+
+std::string first_info(const std::vector<hwloc_obj_t>& objs, const char* key) {
+  for (hwloc_obj_t o : objs) {
+    if (const char* v = hwloc_obj_get_info_by_name(o, key)) return v;
+  }
+  return {};
+}
+
+void add_gpu(hwloc_topology_t topo, const PciEntry& e, Node& node) {
+  Gpu g;
+  static_cast<PciDevice&>(g) = describe_pci(topo, e.pci);
+  g.vendor = gpu_vendor(g.vendor_id);
+  g.name = first_info(e.osdevs, "GPUModel");
+  if (g.name.empty()) g.name = first_info({e.pci}, "PCIDevice");
+  for (hwloc_obj_t o : e.osdevs) {
+    if (o->name && is_compute_osdev(o)) g.os_names.emplace_back(o->name);
+  }
+  std::sort(g.os_names.begin(), g.os_names.end());
+  place(node, g);
+  node.gpus.push_back(std::move(g));
+}
+
+void add_nic(hwloc_topology_t topo, const PciEntry& e, Node& node) {
+  Nic n;
+  static_cast<PciDevice&>(n) = describe_pci(topo, e.pci);
+  std::string verbs;
+  for (hwloc_obj_t o : e.osdevs) {
+    if (o->name == nullptr) continue;
+    if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && verbs.empty()) verbs = o->name;
+    if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && n.netdev.empty()) n.netdev = o->name;
+  }
+  n.name = verbs.empty() ? n.netdev : verbs;
+  if (n.vendor_id == 0x17db) {
+    n.kind = NicKind::kSlingshot;  // HPE Cassini: Ethernet class, but the Slingshot fabric
+  } else if (!verbs.empty()) {
+    n.kind = (n.pci_class == 0x0208 || starts_with(verbs, "hfi1")) ? NicKind::kOmniPath
+                                                                   : NicKind::kInfiniBand;
+  } else {
+    n.kind = NicKind::kEthernet;
+  }
+  n.high_speed = n.kind != NicKind::kEthernet;
+  place(node, n);
+  node.nics.push_back(std::move(n));
+}
+
+void read_cpus(hwloc_topology_t topo, Node& node) {
+  const int npackages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  for (int i = 0; i < npackages; ++i) {
+    hwloc_obj_t p = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    node.packages.push_back({os_index_of(p, i), to_cpuset(p->cpuset)});
+  }
+  if (node.packages.empty()) {
+    // Some VMs expose no package level; one package holding everything keeps the model simple.
+    node.packages.push_back({0, to_cpuset(hwloc_get_root_obj(topo)->cpuset)});
+  }
+  const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < nnuma; ++i) {
+    hwloc_obj_t n = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    CpuSet cpus = to_cpuset(n->cpuset);
+    if (cpus.empty()) continue;  // memory-only (HBM, CXL, GPU memory): no cores to place ranks on
+    NumaDomain d{os_index_of(n, i), node.packages.front().os_index, cpus};
+    for (const auto& p : node.packages) {
+      if (p.cpus.contains(cpus.first())) d.package = p.os_index;
+    }
+    node.numa.push_back(std::move(d));
+  }
+  if (node.numa.empty()) {
+    node.numa.push_back(
+        {0, node.packages.front().os_index, to_cpuset(hwloc_get_root_obj(topo)->cpuset)});
+  }
+  // Cores in logical order; a machine reporting PUs but no cores gets one core per PU.
+  hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
+  if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) <= 0) unit = HWLOC_OBJ_PU;
+  const int ncores = hwloc_get_nbobjs_by_type(topo, unit);
+  for (int i = 0; i < ncores; ++i) {
+    hwloc_obj_t c = hwloc_get_obj_by_type(topo, unit, static_cast<unsigned>(i));
+    Core core{to_cpuset(c->cpuset), node.numa.front().os_index, node.packages.front().os_index};
+    if (core.pus.empty()) continue;
+    const int first = core.pus.first();
+    for (const auto& n : node.numa) {
+      if (n.cpus.contains(first)) core.numa = n.os_index;
+    }
+    for (const auto& p : node.packages) {
+      if (p.cpus.contains(first)) core.package = p.os_index;
+    }
+    node.cores.push_back(std::move(core));
+  }
+}
+
+void read_devices(hwloc_topology_t topo, Node& node) {
+  // One PCI function carries several OS devices (cuda0 + nvml0 + opencl0d0; mlx5_0 + ib0): group
+  // them by their PCI device, so each GPU and NIC is counted once.
+  std::map<std::uint64_t, PciEntry> entries;  // by gp_index: stable across runs, unlike pointers
+  for (hwloc_obj_t o = hwloc_get_next_osdev(topo, nullptr); o != nullptr;
+       o = hwloc_get_next_osdev(topo, o)) {
+    hwloc_obj_t pci = o->parent;
+    while (pci != nullptr && pci->type == HWLOC_OBJ_OS_DEVICE) pci = pci->parent;
+    if (pci == nullptr || pci->type != HWLOC_OBJ_PCI_DEVICE) continue;  // virtual: no PCI place
+    auto& e = entries[pci->gp_index];
+    e.pci = pci;
+    e.osdevs.push_back(o);
+  }
+  for (hwloc_obj_t p = hwloc_get_next_pcidev(topo, nullptr); p != nullptr;
+       p = hwloc_get_next_pcidev(topo, p)) {
+    if (is_gpu_class(p->attr->pcidev.class_id, p->attr->pcidev.vendor_id)) {
+      entries[p->gp_index].pci = p;
+    }
+  }
+  for (const auto& [id, e] : entries) {
+    const bool compute = std::any_of(e.osdevs.begin(), e.osdevs.end(), is_compute_osdev);
+    const bool net = std::any_of(e.osdevs.begin(), e.osdevs.end(), [](hwloc_obj_t o) {
+      return o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
+             o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+    });
+    if (compute || is_gpu_class(e.pci->attr->pcidev.class_id, e.pci->attr->pcidev.vendor_id)) {
+      add_gpu(topo, e, node);
+    } else if (net) {
+      add_nic(topo, e, node);
+    }
+  }
+  std::sort(node.gpus.begin(), node.gpus.end(),
+            [](const Gpu& a, const Gpu& b) { return a.pci < b.pci; });
+  std::sort(node.nics.begin(), node.nics.end(), [](const Nic& a, const Nic& b) {
+    return a.pci != b.pci ? a.pci < b.pci : a.name < b.name;
+  });
+}
+
+// hwloc refuses a topology whose allowed cpuset is empty ("does not contain any PU"); loading it
+// again with the disallowed PUs included tells that case apart from a malformed file.
+bool loads_with_disallowed(const std::string& path) {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) return false;
+  TopologyPtr topo(raw);
+  return hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) == 0 &&
+         hwloc_topology_set_xml(raw, path.c_str()) == 0 && hwloc_topology_load(raw) == 0;
+}
+
+Node load(Source source, const std::string& input) {
+  const std::string name = source == Source::kLive        ? std::string("this machine")
+                           : source == Source::kSynthetic ? "synthetic topology \"" + input + "\""
+                                                          : input;
+  if (source == Source::kXml) {
+    std::ifstream probe(input);
+    if (!probe) {
+      throw TopologyError("dtrain: topology: " + input + ": cannot open it: " +
+                          std::strerror(errno) + "; expected a readable hwloc XML file");
+    }
+  }
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
-    throw TopologyError(std::string("dtrain: topology: hwloc_topology_init failed: ") +
-                        std::strerror(errno));
+    throw TopologyError("dtrain: topology: " + name +
+                        ": hwloc_topology_init failed: " + std::strerror(errno));
   }
   TopologyPtr topo(raw);
-  const std::string source = xml_path ? *xml_path : std::string("this machine");
-  if (xml_path && hwloc_topology_set_xml(raw, xml_path->c_str()) != 0) {
-    throw TopologyError("dtrain: topology: " + *xml_path +
-                        ": cannot read as an hwloc XML file: " + std::strerror(errno));
+  // Bridges and PCI devices are filtered out by default; the NIC choice needs the PCI tree.
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (source == Source::kXml && hwloc_topology_set_xml(raw, input.c_str()) != 0) {
+    throw TopologyError("dtrain: topology: " + input + ": hwloc cannot use it: " +
+                        std::strerror(errno) + "; expected an hwloc XML file");
+  }
+  if (source == Source::kSynthetic && hwloc_topology_set_synthetic(raw, input.c_str()) != 0) {
+    throw TopologyError("dtrain: topology: " + name +
+                        ": not a valid description; expected e.g. \"package:2 core:4 pu:2\"");
   }
   if (hwloc_topology_load(raw) != 0) {
-    throw TopologyError("dtrain: topology: " + source +
-                        ": hwloc could not load it: " + std::strerror(errno));
+    if (source == Source::kXml && loads_with_disallowed(input)) {
+      throw TopologyError("dtrain: topology: " + name +
+                          ": no cores found; expected at least one allowed core or PU, got an "
+                          "empty allowed cpuset");
+    }
+    throw TopologyError("dtrain: topology: " + name +
+                        ": hwloc could not load it; expected an hwloc v2 XML export (lstopo "
+                        "--of xml) with at least one PU, got a file hwloc rejects");
   }
-  NodeSummary s;
-  s.packages = count(raw, HWLOC_OBJ_PACKAGE);
-  s.numa_domains = count(raw, HWLOC_OBJ_NUMANODE);
-  s.cores = count(raw, HWLOC_OBJ_CORE);
-  s.pus = count(raw, HWLOC_OBJ_PU);
-  s.is_this_machine = hwloc_topology_is_thissystem(raw) != 0;
-  if (s.cores == 0 && s.pus > 0) s.cores = s.pus;  // some VMs expose PUs without cores
-  if (s.cores == 0) {
-    throw TopologyError("dtrain: topology: " + source +
+  Node node;
+  node.source = name;
+  // An XML or synthetic topology describes some other machine even when HWLOC_THISSYSTEM=1 says
+  // otherwise: never let it bind this one.
+  node.is_this_machine = source == Source::kLive && hwloc_topology_is_thissystem(raw) != 0;
+  read_cpus(raw, node);
+  if (node.cores.empty()) {
+    throw TopologyError("dtrain: topology: " + name +
                         ": no cores found; expected at least one core or PU");
   }
-  return s;
+  read_devices(raw, node);
+  return node;
 }
 
 }  // namespace
 
-NodeSummary load_live_topology() { return load(nullptr); }
-NodeSummary load_topology_xml(const std::string& path) { return load(&path); }
+Node load_live_node() { return load(Source::kLive, {}); }
+Node load_node_xml(const std::string& path) { return load(Source::kXml, path); }
+Node load_node_synthetic(const std::string& description) {
+  return load(Source::kSynthetic, description);
+}
 
 }  // namespace dtrain::affinity

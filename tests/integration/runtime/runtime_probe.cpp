@@ -1,44 +1,77 @@
-// One rank of the runtime integration tests: prints where init() placed it, then checks every
-// allreduce exactly on integer-valued data (nccl-tests' verifiable idea: the expected sum is
-// known in closed form) and exits non-zero naming the first mismatch.
+// One rank of the runtime integration tests. Prints where init() placed it, one line:
+//   rank=R size=S local_rank=L local_size=LS bootstrap=B
+// then checks collectives exactly on integer-valued data (nccl-tests' verifiable idea: the result
+// is known in closed form and exactly representable, so any difference is a bug, not rounding),
+// and exits non-zero naming the first mismatches.
 #include <cstdint>
 #include <cstdio>
 #include <dtrain/dtrain.hpp>
 #include <exception>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
 
 int failures = 0;
+int rank_for_messages = -1;
 
 template <typename T>
-void expect_eq(const char* what, std::size_t i, T got, T want) {
-  if (got != want && failures++ < 10) {
-    std::fprintf(stderr, "probe: %s[%zu]: expected %.17g, got %.17g\n", what, i,
-                 static_cast<double>(want), static_cast<double>(got));
+void expect_eq(const std::string& what, std::size_t i, T got, T want) {
+  if (got == want) return;
+  if (failures++ < 10) {
+    std::fprintf(stderr, "runtime_probe: rank %d: %s[%zu]: expected %.17g, got %.17g\n",
+                 rank_for_messages, what.c_str(), i, static_cast<double>(want),
+                 static_cast<double>(got));
   }
 }
 
+// Element i of rank r is i*(r+1), and a second buffer holds r+1 everywhere. Over p ranks the sum
+// is i*p(p+1)/2, the minimum i, the maximum i*p, the average i*(p+1)/2 and (p+1)/2. With
+// i < 2^20 and p <= 8 every value fits float's 24-bit mantissa, so all of them are exact.
 template <typename T>
-void check_sum_and_avg(dtrain::Context& ctx, const char* name, std::size_t n) {
-  const int r = ctx.world().rank;
-  const int p = ctx.world().size;
-  // Rank r contributes (i % 97 + 1) * (r + 1): the sum over ranks is (i % 97 + 1) * p(p+1)/2.
-  std::vector<T> in(n), out(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<T>((i % 97 + 1) * (r + 1));
-  ctx.comm().allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kSum);
-  const long long tri = static_cast<long long>(p) * (p + 1) / 2;
+void check_type(dtrain::Comm& comm, int r, int p, std::size_t n) {
+  const std::string name =
+      std::string(dtrain::to_string(dtrain::dtype_of<T>())) + "(n=" + std::to_string(n) + ")";
+  std::vector<T> in(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<T>(i * static_cast<std::size_t>(r + 1));
+  const auto tri = static_cast<std::size_t>(p) * static_cast<std::size_t>(p + 1) / 2;
+
+  std::vector<T> out(n);
+  comm.allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kSum);
+  for (std::size_t i = 0; i < n; ++i) expect_eq(name + " sum", i, out[i], static_cast<T>(i * tri));
+
+  comm.allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kMin);
+  for (std::size_t i = 0; i < n; ++i) expect_eq(name + " min", i, out[i], static_cast<T>(i));
+
+  std::vector<T> inplace = in;  // in place: MPI_IN_PLACE under MPI
+  comm.allreduce(std::span<T>(inplace), dtrain::ReduceOp::kMax);
   for (std::size_t i = 0; i < n; ++i)
-    expect_eq(name, i, out[i], static_cast<T>((i % 97 + 1) * tri));
-  // In place, max: every element becomes the last rank's value.
-  ctx.comm().allreduce(std::span<T>(in), dtrain::ReduceOp::kMax);
-  for (std::size_t i = 0; i < n; ++i) expect_eq(name, i, in[i], static_cast<T>((i % 97 + 1) * p));
+    expect_eq(name + " max in place", i, inplace[i],
+              static_cast<T>(i * static_cast<std::size_t>(p)));
+
   if constexpr (std::is_floating_point_v<T>) {
-    // Average of r+1 over ranks is (p+1)/2: exact in binary floating point for these sizes.
-    std::vector<T> v(n, static_cast<T>(r + 1));
-    ctx.comm().allreduce(std::span<T>(v), dtrain::ReduceOp::kAvg);
-    for (std::size_t i = 0; i < n; ++i) expect_eq(name, i, v[i], static_cast<T>(p + 1) / 2);
+    comm.allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kAvg);
+    for (std::size_t i = 0; i < n; ++i) {
+      expect_eq(name + " avg", i, out[i], static_cast<T>(i) * static_cast<T>(p + 1) / T{2});
+    }
+    std::vector<T> ones(n, static_cast<T>(r + 1));
+    comm.allreduce(std::span<T>(ones), dtrain::ReduceOp::kAvg);
+    for (std::size_t i = 0; i < n; ++i)
+      expect_eq(name + " avg in place", i, ones[i], static_cast<T>(p + 1) / T{2});
+  } else {
+    // Not every backend may average integers; all must refuse it the same way.
+    bool refused = false;
+    try {
+      comm.allreduce(std::span<T>(in), dtrain::ReduceOp::kAvg);
+    } catch (const dtrain::Error& e) {
+      refused = e.code() == dtrain::Error::Code::kInvalid;
+    }
+    if (!refused && failures++ < 10) {
+      std::fprintf(stderr, "runtime_probe: rank %d: %s avg: expected an Error, got none\n",
+                   rank_for_messages, name.c_str());
+    }
   }
 }
 
@@ -46,27 +79,42 @@ void check_sum_and_avg(dtrain::Context& ctx, const char* name, std::size_t n) {
 
 int main() try {
   dtrain::Context ctx = dtrain::init();
-  const auto& w = ctx.world();
-  std::printf("rank=%d size=%d local_rank=%d local_size=%d bootstrap=%s backend=%s\n", w.rank,
-              w.size, w.local_rank, w.local_size, w.bootstrap.c_str(),
-              ctx.comm().backend().c_str());
+  const dtrain::WorldInfo& w = ctx.world();
+  rank_for_messages = w.rank;
+  std::printf("rank=%d size=%d local_rank=%d local_size=%d bootstrap=%s\n", w.rank, w.size,
+              w.local_rank, w.local_size, w.bootstrap.c_str());
   std::fflush(stdout);
-  for (std::size_t n : {1u, 1000u, 1u << 20}) {
-    check_sum_and_avg<float>(ctx, "float32", n);
-    check_sum_and_avg<double>(ctx, "float64", n);
-    check_sum_and_avg<std::int32_t>(ctx, "int32", n);
-    check_sum_and_avg<std::int64_t>(ctx, "int64", n);
+
+  // Several ranks must mean the MPI backend; one rank the copy.
+  const std::string_view want_backend = w.size > 1 ? "mpi" : "single";
+  if (ctx.comm().backend() != want_backend) {
+    std::fprintf(stderr, "runtime_probe: rank %d: backend: expected %s, got %s\n", w.rank,
+                 std::string(want_backend).c_str(), std::string(ctx.comm().backend()).c_str());
+    ++failures;
   }
-  std::vector<std::int64_t> token = {w.rank == 0 ? 424242 : 0};
-  ctx.comm().broadcast(std::span<std::int64_t>(token), 0);
-  expect_eq("broadcast", 0, token[0], std::int64_t{424242});
-  ctx.comm().barrier();
+
+  dtrain::Comm& comm = ctx.comm();
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
+    check_type<float>(comm, w.rank, w.size, n);
+    check_type<double>(comm, w.rank, w.size, n);
+    check_type<std::int32_t>(comm, w.rank, w.size, n);
+    check_type<std::int64_t>(comm, w.rank, w.size, n);
+  }
+
+  // Broadcast from the last rank: every rank ends with its values.
+  const int root = w.size - 1;
+  std::vector<std::int64_t> token(3, w.rank == root ? 4242 + root : -1);
+  comm.broadcast(std::span<std::int64_t>(token), root);
+  for (std::size_t i = 0; i < token.size(); ++i)
+    expect_eq("broadcast", i, token[i], std::int64_t{4242} + root);
+  comm.barrier();
+
   if (failures > 0) {
-    std::fprintf(stderr, "probe: rank %d: %d mismatches\n", w.rank, failures);
+    std::fprintf(stderr, "runtime_probe: rank %d: %d mismatches\n", w.rank, failures);
     return 1;
   }
   return 0;
 } catch (const std::exception& e) {
-  std::fprintf(stderr, "probe: %s\n", e.what());
+  std::fprintf(stderr, "runtime_probe: rank %d: %s\n", rank_for_messages, e.what());
   return 1;
 }

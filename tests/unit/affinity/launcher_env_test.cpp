@@ -75,5 +75,48 @@ TEST(DetectLauncher, MalformedValuesAreErrorsNotZero) {
   EXPECT_THROW(detect_launcher({{"SLURM_PROCID", "-1"}}), LauncherEnvError);
 }
 
+TEST(DetectLauncher, LocalPlaceIsKnownOnlyWhenTheLauncherSaysSo) {
+  auto ompi = detect_launcher({{"OMPI_COMM_WORLD_RANK", "5"},
+                               {"OMPI_COMM_WORLD_SIZE", "8"},
+                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                               {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  EXPECT_TRUE(ompi->local_known);
+  // Hydra without PMI_LOCAL_*: 0 of the world size is a single-node guess.
+  auto hydra = detect_launcher({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}});
+  EXPECT_FALSE(hydra->local_known);
+  auto slurm = detect_launcher({{"SLURM_PROCID", "3"},
+                                {"SLURM_NTASKS", "4"},
+                                {"SLURM_LOCALID", "3"},
+                                {"SLURM_STEP_TASKS_PER_NODE", "4"}});
+  EXPECT_TRUE(slurm->local_known);
+  EXPECT_EQ(slurm->local_size, 4);
+  auto bare_slurm = detect_launcher({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}});
+  EXPECT_FALSE(bare_slurm->local_known);
+}
+
+TEST(DetectLauncher, PalsTakesTheLocalSizeFromCrayPmi) {
+  // Polaris: PALS gives the local rank, Cray PMI the local size (ALCF's scripts read both).
+  auto pals = detect_launcher({{"PALS_RANKID", "5"},
+                               {"PMI_SIZE", "8"},
+                               {"PALS_LOCAL_RANKID", "1"},
+                               {"PMI_LOCAL_RANK", "1"},
+                               {"PMI_LOCAL_SIZE", "4"}});
+  ASSERT_TRUE(pals);
+  EXPECT_EQ(pals->launcher, "pals");
+  EXPECT_EQ(pals->local_size, 4);
+  EXPECT_TRUE(pals->local_known);
+}
+
+TEST(DetectLauncher, SrunWithPmixIsSlurm) {
+  // srun --mpi=pmix sets PMIX_RANK too; PMIx's local rank is a PMIx_Get key, not a variable, so
+  // Slurm's own variables are the ones to read.
+  auto srun = detect_launcher({{"PMIX_RANK", "1"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}});
+  ASSERT_TRUE(srun);
+  EXPECT_EQ(srun->launcher, "slurm");
+  EXPECT_EQ(local_rank_variables(),
+            (std::vector<std::string>{"OMPI_COMM_WORLD_LOCAL_RANK", "PALS_LOCAL_RANKID",
+                                      "PMI_LOCAL_RANK", "SLURM_LOCALID"}));
+}
+
 }  // namespace
 }  // namespace dtrain::affinity

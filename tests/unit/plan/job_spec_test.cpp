@@ -125,7 +125,13 @@ TEST(JobSpec, HostileInputGetsAClearErrorNotACrash) {
             "job.yaml: expected a job spec of at most 1048576 bytes, got 1048577 bytes");
   // Deep nesting must be refused by the parser's depth guard, not overflow the stack.
   const std::string deep = "name: " + std::string(100000, '[') + std::string(100000, ']');
-  EXPECT_NE(errors_of(deep).find("job.yaml:1: invalid YAML"), std::string::npos) << errors_of(deep);
+  EXPECT_EQ(errors_of(deep),
+            "job.yaml:1: expected at most 64 levels of nested [ ] or { }, got more");
+  std::string deep_block = "name: x\ncommand: [a]\nenv:\n";
+  for (int level = 1; level < 1000; ++level) deep_block += std::string(level, ' ') + "k:\n";
+  EXPECT_EQ(errors_of(deep_block),
+            "job.yaml:501: expected a job spec nested a few levels deep, got nesting deeper than "
+            "the YAML parser's limit of 500 levels");
   EXPECT_NE(errors_of("name: [unclosed\n").find("job.yaml:"), std::string::npos);
 }
 
@@ -212,6 +218,9 @@ TEST(Walltime, AcceptsTheSchedulerFormats) {
   EXPECT_FALSE(parse_walltime("abc"));
   EXPECT_FALSE(parse_walltime(""));
   EXPECT_FALSE(parse_walltime("400-00:00:00"));
+  // Found by the fuzzer: huge parts once overflowed the seconds arithmetic.
+  EXPECT_FALSE(parse_walltime("00000000000000000841426139107353486:00"));
+  EXPECT_FALSE(parse_walltime("9223372036854775807:00:00"));
 }
 
 TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {

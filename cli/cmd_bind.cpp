@@ -1,0 +1,211 @@
+// `dtrain bind [--topology FILE] [policy flags] [--dry-run [--json]] -- CMD ARGS...`: the exec
+// wrapper for launchers without dtrain's SPANK plugin (mpirun, mpiexec/PALS, srun without the
+// plugin). It learns its local rank and size from the launcher's variables, takes its entry of the
+// rank map, binds its CPUs (only when the topology is this machine's), exports the rank's
+// environment and execs CMD, so CMD's exit status is the wrapper's. Binding happens here, at
+// process birth, before any runtime thread exists to inherit the wrong mask.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "affinity/affinity.hpp"
+#include "affinity/grant.hpp"
+#include "affinity/launcher_env.hpp"
+#include "affinity/process_binding.hpp"
+#include "affinity/rank_env.hpp"
+#include "affinity/report.hpp"
+#include "affinity/topology.hpp"
+#include "commands.hpp"
+#include "plan/errors.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+struct BindOptions {
+  std::string topology;  // empty: this machine
+  std::string gpu = "closest";
+  std::string gpu_visibility = "own";
+  std::string cpu = "numa";
+  std::string nic = "closest";
+  std::string gpus_allowed;
+  std::string cpus_allowed;
+  int local_rank = -1;  // -1: from the launcher
+  int local_size = 0;   // 0: from the launcher
+  bool dry_run = false;
+  bool json = false;
+  std::vector<std::string> command;
+};
+
+struct Place {
+  std::string launcher;
+  int local_rank = 0;
+  int local_size = 1;
+};
+
+std::string names(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
+  if (opts.local_rank >= 0 || opts.local_size > 0) {
+    if (opts.local_rank < 0 || opts.local_size <= 0 || opts.local_rank >= opts.local_size) {
+      throw plan::UsageError(
+          "dtrain: bind: --local-rank/--local-size: expected both, with 0 <= rank < size, got " +
+          std::to_string(opts.local_rank) + " and " + std::to_string(opts.local_size));
+    }
+    return {"command line", opts.local_rank, opts.local_size};
+  }
+  const auto info = affinity::detect_launcher(env);
+  if (!info) {
+    throw affinity::LauncherEnvError(
+        "dtrain: bind: no launcher found; expected one of " +
+        names(affinity::launcher_variables()) +
+        " (srun, mpirun, mpiexec set them) or --local-rank and --local-size, got none");
+  }
+  if (!info->local_known) {
+    throw affinity::LauncherEnvError(
+        "dtrain: bind: " + info->launcher +
+        ": the launcher does not say where this process sits on the node; expected a local rank "
+        "and size (one of " +
+        names(affinity::local_rank_variables()) +
+        " with its size), got only the global rank; pass --local-rank and --local-size");
+  }
+  return {info->launcher, info->local_rank, info->local_size};
+}
+
+std::string text_report(const affinity::Node& node, const affinity::RankMap& map,
+                        const Place& place, const affinity::Environment& env, bool bind_cpus,
+                        const std::vector<std::string>& command) {
+  const auto& r = map.ranks[static_cast<std::size_t>(place.local_rank)];
+  const auto j = affinity::rank_to_json(node, map, place.local_rank);
+  std::string out = "dtrain bind: local rank " + std::to_string(place.local_rank) + " of " +
+                    std::to_string(place.local_size) + " (" + place.launcher + ") on " +
+                    node.source + "\n";
+  out += "  gpus: " +
+         (r.gpus.empty() ? std::string("-") : j["gpus"].dump() + " " + j["gpu_pci"].dump()) +
+         "\n  cpus: " + r.cpus.to_list() + " (numa " + std::to_string(r.numa) + ")" +
+         "\n  nics: " + (r.nics.empty() ? std::string("-") : j["nics"].dump()) + "\n";
+  out += bind_cpus
+             ? "  would bind the CPU affinity to " + r.cpus.to_list() + "\n"
+             : std::string("  would not bind CPUs (") +
+                   (node.is_this_machine ? "--cpu none" : "the topology is not this machine") +
+                   ")\n";
+  for (const auto& [k, v] : env) out += "  export " + k + "=" + v + "\n";
+  if (!command.empty()) {
+    out += "  exec";
+    for (const auto& w : command) out += " " + w;
+    out += "\n";
+  }
+  return out;
+}
+
+int run_bind(const BindOptions& opts) {
+  if (!opts.dry_run && opts.command.empty()) {
+    throw plan::UsageError("dtrain: bind: no command; expected -- CMD ARGS..., got nothing");
+  }
+  affinity::Policy policy;
+  policy.gpu = affinity::parse_gpu_policy(opts.gpu, "--gpu");
+  policy.gpu_visibility = affinity::parse_gpu_visibility(opts.gpu_visibility, "--gpu-visibility");
+  policy.cpu = affinity::parse_cpu_policy(opts.cpu, "--cpu");
+  policy.nic = affinity::parse_nic_policy(opts.nic, "--nic");
+
+  const affinity::Environment env = affinity::current_environment();
+  const Place place = place_on_node(opts, env);
+  const bool live = opts.topology.empty();
+  const affinity::Node node =
+      live ? affinity::load_live_node() : affinity::load_node_xml(opts.topology);
+
+  affinity::Restriction restriction;
+  affinity::RankEnvInputs inputs;
+  if (!opts.gpus_allowed.empty()) {
+    restriction.gpus = affinity::parse_index_list(opts.gpus_allowed, "--gpus-allowed");
+  } else if (live && policy.gpu != affinity::GpuPolicy::kNone) {
+    // The scheduler's GPU grant describes this machine; for an XML file it would describe the
+    // wrong one, so it is only honoured live.
+    auto grant = affinity::gpu_grant_from_environment(env);
+    restriction.gpus = std::move(grant.gpus);
+    inputs.inherited_visible_devices = std::move(grant.inherited_visible_devices);
+  }
+  if (!opts.cpus_allowed.empty()) {
+    restriction.cpus = affinity::CpuSet::parse(opts.cpus_allowed, "--cpus-allowed");
+  }
+
+  const affinity::RankMap map = affinity::solve(node, place.local_size, policy, restriction);
+  const affinity::Environment rank_env =
+      affinity::rank_environment(node, map, place.local_rank, inputs);
+  const auto& rank = map.ranks[static_cast<std::size_t>(place.local_rank)];
+  const bool bind_cpus = node.is_this_machine && policy.cpu == affinity::CpuPolicy::kNuma;
+
+  if (opts.dry_run) {
+    std::string out;
+    if (opts.json) {
+      nlohmann::ordered_json j;
+      j["launcher"] = place.launcher;
+      j["local_rank"] = place.local_rank;
+      j["local_size"] = place.local_size;
+      j["topology"] = node.source;
+      j["this_machine"] = node.is_this_machine;
+      j["bind_cpus"] = bind_cpus;
+      j["rank"] = affinity::rank_to_json(node, map, place.local_rank);
+      j["env"] = affinity::environment_to_json(rank_env);
+      j["command"] = opts.command;
+      out = j.dump() + "\n";  // one line per rank: ranks printing at once do not interleave
+    } else {
+      out = text_report(node, map, place, rank_env, bind_cpus, opts.command);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+
+  if (bind_cpus) affinity::bind_this_process(rank.cpus);
+  for (const auto& [k, v] : rank_env) ::setenv(k.c_str(), v.c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& w : opts.command) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  ::execvp(argv[0], argv.data());
+  const int err = errno;
+  std::fprintf(stderr, "dtrain: bind: cannot run %s: %s\n", opts.command[0].c_str(),
+               std::strerror(err));
+  return err == ENOENT ? 127 : 126;  // the shell's codes for "not found" and "cannot execute"
+}
+
+}  // namespace
+
+void register_bind(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<BindOptions>();
+  auto* cmd = app.add_subcommand(
+      "bind", "Run CMD with this rank's GPUs, CPUs and NICs (under mpirun, mpiexec or srun)");
+  cmd->add_option("--topology", opts->topology,
+                  "An hwloc XML export to solve on (no CPU binding then); default: this machine");
+  cmd->add_option("--gpu", opts->gpu, "GPU policy: closest, identity or none")
+      ->capture_default_str();
+  cmd->add_option("--gpu-visibility", opts->gpu_visibility,
+                  "CUDA_VISIBLE_DEVICES: own, or own-first (all GPUs, the rank's first)")
+      ->capture_default_str();
+  cmd->add_option("--cpu", opts->cpu, "CPU policy: numa or none")->capture_default_str();
+  cmd->add_option("--nic", opts->nic, "NIC policy: closest, all or none")->capture_default_str();
+  cmd->add_option("--gpus-allowed", opts->gpus_allowed,
+                  "Only these GPUs (node indices, PCI order); default: the scheduler's grant");
+  cmd->add_option("--cpus-allowed", opts->cpus_allowed, "Only these CPUs (list form, 0-15,64-79)");
+  cmd->add_option("--local-rank", opts->local_rank,
+                  "This process's rank on the node; default: from the launcher");
+  cmd->add_option("--local-size", opts->local_size,
+                  "Ranks on this node; default: from the launcher");
+  cmd->add_flag("--dry-run", opts->dry_run, "Print what would be done; run nothing");
+  cmd->add_flag("--json", opts->json, "With --dry-run: one JSON object per rank");
+  cmd->add_option("command", opts->command, "The command and its arguments, after --");
+  cmd->callback([opts, &action] { action = [opts] { return run_bind(*opts); }; });
+}
+
+}  // namespace dtrain::cli

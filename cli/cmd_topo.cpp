@@ -1,0 +1,88 @@
+// `dtrain topo [--topology FILE] [--ranks-per-node N] [policy flags] [--json]`: the node as hwloc
+// sees it (GPUs, NICs, NUMA domains with their cores) and the rank map the affinity solver makes
+// for it. Thin: load, solve, print (runtime/affinity/ holds every decision and both formats).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "affinity/affinity.hpp"
+#include "affinity/grant.hpp"
+#include "affinity/report.hpp"
+#include "affinity/topology.hpp"
+#include "commands.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+struct TopoOptions {
+  std::string topology;    // empty: this machine
+  int ranks_per_node = 0;  // 0: one per GPU (one in all when the node has none)
+  std::string gpu = "closest";
+  std::string gpu_visibility = "own";
+  std::string cpu = "numa";
+  std::string nic = "closest";
+  std::string gpus_allowed;
+  std::string cpus_allowed;
+  bool json = false;
+};
+
+int run_topo(const TopoOptions& opts) {
+  affinity::Policy policy;
+  policy.gpu = affinity::parse_gpu_policy(opts.gpu, "--gpu");
+  policy.gpu_visibility = affinity::parse_gpu_visibility(opts.gpu_visibility, "--gpu-visibility");
+  policy.cpu = affinity::parse_cpu_policy(opts.cpu, "--cpu");
+  policy.nic = affinity::parse_nic_policy(opts.nic, "--nic");
+  affinity::Restriction restriction;
+  if (!opts.gpus_allowed.empty()) {
+    restriction.gpus = affinity::parse_index_list(opts.gpus_allowed, "--gpus-allowed");
+  }
+  if (!opts.cpus_allowed.empty()) {
+    restriction.cpus = affinity::CpuSet::parse(opts.cpus_allowed, "--cpus-allowed");
+  }
+  const affinity::Node node =
+      opts.topology.empty() ? affinity::load_live_node() : affinity::load_node_xml(opts.topology);
+  int ranks = opts.ranks_per_node;
+  if (ranks == 0) {
+    const std::size_t gpus = restriction.gpus ? restriction.gpus->size() : node.gpus.size();
+    ranks = gpus > 0 && policy.gpu != affinity::GpuPolicy::kNone ? static_cast<int>(gpus) : 1;
+  }
+  const affinity::RankMap map = affinity::solve(node, ranks, policy, restriction);
+  if (opts.json) {
+    std::printf("%s\n", affinity::topology_to_json(node, map).dump(2).c_str());
+  } else {
+    std::printf("%s\n%s", affinity::node_to_text(node).c_str(),
+                affinity::rank_map_to_text(node, map).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_topo(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<TopoOptions>();
+  auto* cmd = app.add_subcommand(
+      "topo", "Show the node's GPUs, NICs and NUMA domains and the rank map dtrain would use");
+  cmd->add_option("--topology", opts->topology,
+                  "An hwloc XML export (lstopo --of xml); default: this machine");
+  cmd->add_option("--ranks-per-node", opts->ranks_per_node,
+                  "Local ranks to place; default: one per GPU")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu", opts->gpu, "GPU policy: closest, identity or none")
+      ->capture_default_str();
+  cmd->add_option("--gpu-visibility", opts->gpu_visibility,
+                  "CUDA_VISIBLE_DEVICES: own, or own-first (all GPUs, the rank's first)")
+      ->capture_default_str();
+  cmd->add_option("--cpu", opts->cpu, "CPU policy: numa or none")->capture_default_str();
+  cmd->add_option("--nic", opts->nic, "NIC policy: closest, all or none")->capture_default_str();
+  cmd->add_option("--gpus-allowed", opts->gpus_allowed,
+                  "Only these GPUs (node indices in PCI order, e.g. 0,2-3), as a scheduler grants");
+  cmd->add_option("--cpus-allowed", opts->cpus_allowed,
+                  "Only these CPUs (list form, e.g. 0-15,64-79), as a scheduler grants");
+  cmd->add_flag("--json", opts->json, "Print JSON (schema in docs/affinity.md)");
+  cmd->callback([opts, &action] { action = [opts] { return run_topo(*opts); }; });
+}
+
+}  // namespace dtrain::cli
