@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "affinity/affinity.hpp"
+#include "affinity/framework_env.hpp"
 #include "affinity/grant.hpp"
 #include "affinity/launcher_env.hpp"
 #include "affinity/process_binding.hpp"
@@ -35,6 +36,7 @@ struct BindOptions {
   std::string gpu_visibility = "own";
   std::string cpu = "numa";
   std::string nic = "closest";
+  std::string framework = "none";
   std::string gpus_allowed;
   std::string cpus_allowed;
   int local_rank = -1;  // -1: from the launcher
@@ -48,6 +50,8 @@ struct Place {
   std::string launcher;
   int local_rank = 0;
   int local_size = 1;
+  // Where the rank sits in the whole job, for the framework's rendezvous variables.
+  affinity::LauncherInfo job;
 };
 
 std::string names(const std::vector<std::string>& list) {
@@ -63,7 +67,13 @@ Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
           "dtrain: bind: --local-rank/--local-size: expected both, with 0 <= rank < size, got " +
           std::to_string(opts.local_rank) + " and " + std::to_string(opts.local_size));
     }
-    return {"command line", opts.local_rank, opts.local_size};
+    // The global rank still comes from the launcher when there is one; alone, the command line
+    // describes a one-node job.
+    auto job = affinity::detect_launcher(env).value_or(affinity::LauncherInfo{
+        "command line", opts.local_rank, opts.local_size, opts.local_rank, opts.local_size, true});
+    job.local_rank = opts.local_rank;
+    job.local_size = opts.local_size;
+    return {"command line", opts.local_rank, opts.local_size, job};
   }
   const auto info = affinity::detect_launcher(env);
   if (!info) {
@@ -80,7 +90,7 @@ Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
         names(affinity::local_rank_variables()) +
         " with its size), got only the global rank; pass --local-rank and --local-size");
   }
-  return {info->launcher, info->local_rank, info->local_size};
+  return {info->launcher, info->local_rank, info->local_size, *info};
 }
 
 std::string text_report(const affinity::Node& node, const affinity::RankMap& map,
@@ -118,6 +128,7 @@ int run_bind(const BindOptions& opts) {
   policy.gpu_visibility = affinity::parse_gpu_visibility(opts.gpu_visibility, "--gpu-visibility");
   policy.cpu = affinity::parse_cpu_policy(opts.cpu, "--cpu");
   policy.nic = affinity::parse_nic_policy(opts.nic, "--nic");
+  const affinity::Framework framework = affinity::parse_framework(opts.framework, "--framework");
 
   const affinity::Environment env = affinity::current_environment();
   const Place place = place_on_node(opts, env);
@@ -141,8 +152,12 @@ int run_bind(const BindOptions& opts) {
   }
 
   const affinity::RankMap map = affinity::solve(node, place.local_size, policy, restriction);
-  const affinity::Environment rank_env =
-      affinity::rank_environment(node, map, place.local_rank, inputs);
+  affinity::Environment rank_env = affinity::rank_environment(node, map, place.local_rank, inputs);
+  if (framework != affinity::Framework::kNone) {
+    const auto placement =
+        affinity::placement_from_environment(env, place.job, affinity::this_hostname());
+    rank_env.merge(affinity::framework_environment(framework, placement));
+  }
   const auto& rank = map.ranks[static_cast<std::size_t>(place.local_rank)];
   const bool bind_cpus = node.is_this_machine && policy.cpu == affinity::CpuPolicy::kNuma;
 
@@ -195,6 +210,10 @@ void register_bind(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--cpu", opts->cpu, "CPU policy: numa or none")->capture_default_str();
   cmd->add_option("--nic", opts->nic, "NIC policy: closest, all or none")->capture_default_str();
+  cmd->add_option("--framework", opts->framework,
+                  "Export this framework's rendezvous variables: torch, tensorflow, jax, horovod "
+                  "or none")
+      ->capture_default_str();
   cmd->add_option("--gpus-allowed", opts->gpus_allowed,
                   "Only these GPUs (node indices, PCI order); default: the scheduler's grant");
   cmd->add_option("--cpus-allowed", opts->cpus_allowed, "Only these CPUs (list form, 0-15,64-79)");

@@ -1,9 +1,11 @@
-// `dtrain submit SPEC [--dry-run]`: spec -> plan -> run directory -> launch. For the local site
-// the job runs now, in the foreground, and its exit status is dtrain's.
+// `dtrain submit SPEC [--dry-run] [--wait]`: spec -> plan -> run directory -> launch. For the
+// local site the job runs now, in the foreground, and its exit status is dtrain's; batch sites get
+// sbatch/qsub, and --wait follows the job to its end and returns its exit status.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 
+#include "batch_job.hpp"
 #include "commands.hpp"
 #include "plan/errors.hpp"
 #include "plan/stats.hpp"
@@ -17,6 +19,7 @@ namespace {
 struct SubmitOptions {
   std::string spec_path;
   bool dry_run = false;
+  bool wait = false;
   std::string site;
   std::vector<std::string> overrides;
 };
@@ -32,7 +35,7 @@ void print_throughput(const std::string& run_dir) {
 }
 
 int run_submit(const SubmitOptions& opts) {
-  const PlannedJob job = plan_from_file(opts.spec_path, opts.site, opts.overrides);
+  PlannedJob job = plan_from_file(opts.spec_path, opts.site, opts.overrides);
   const plan::LaunchPlan& plan = job.plan;
   for (const auto& w : plan.warnings) std::fprintf(stderr, "dtrain: warning: %s\n", w.c_str());
   if (opts.dry_run) {
@@ -40,10 +43,19 @@ int run_submit(const SubmitOptions& opts) {
     return 0;
   }
   if (job.site.scheduler != plan::Scheduler::kLocal) {
-    throw plan::UsageError("dtrain: site " + job.site.name + ": submitting to " +
-                           std::string(plan::scheduler_name(job.site.scheduler)) +
-                           " is not available in this version; `dtrain plan` and `dtrain submit "
-                           "--dry-run` show the script to submit by hand");
+    const SubmittedJob submitted = submit_batch(job);
+    std::printf("dtrain: submitted job %s to %s (site %s, %d ranks), run directory %s\n",
+                submitted.job_id.c_str(),
+                std::string(plan::scheduler_name(job.site.scheduler)).c_str(), plan.site.c_str(),
+                plan.world_size(), submitted.run_dir.c_str());
+    std::fflush(stdout);
+    if (!opts.wait) return 0;
+    const int status = wait_for_batch(submitted);
+    print_throughput(submitted.run_dir);
+    std::printf("dtrain: job %s %s (exit status %d); logs and metrics in %s\n",
+                submitted.job_id.c_str(), status == 0 ? "completed" : "FAILED", status,
+                submitted.run_dir.c_str());
+    return status;
   }
   write_run_dir(plan, job.spec_text);
   std::printf("dtrain: job %s (%s, %d ranks), run directory %s\n", plan.job_id.c_str(),
@@ -63,6 +75,9 @@ void register_submit(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("submit", "Plan a job from its spec and run or submit it");
   cmd->add_option("spec", opts->spec_path, "Job spec (YAML)")->required();
   cmd->add_flag("--dry-run", opts->dry_run, "Print the launch script; write and run nothing");
+  cmd->add_flag("--wait", opts->wait,
+                "Batch sites: follow the job to its end (state, time, steps/s) and return its "
+                "exit status");
   cmd->add_option("--set", opts->overrides,
                   "Override a spec field: KEY=VALUE (VALUE is YAML; KEY may be a.b)");
   cmd->add_option("--site", opts->site, "Run on this site instead of the spec's");

@@ -78,6 +78,12 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text) {
   write_file(dir / "plan.json", plan::plan_to_json(plan).dump(2) + "\n", rw);
 }
 
+void write_plan_json(const plan::LaunchPlan& plan) {
+  using fs::perms;
+  write_file(fs::path(plan.run_dir) / "plan.json", plan::plan_to_json(plan).dump(2) + "\n",
+             perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
+}
+
 std::vector<plan::MetricRecord> read_metric_records(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) {

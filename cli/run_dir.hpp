@@ -16,6 +16,9 @@ std::string read_spec_file(const std::string& path);
 // Creates `run_dir` (which must not exist or be empty) and writes job.yaml, launch.sh, plan.json.
 void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text);
 
+// Rewrites plan.json in plan.run_dir (a batch job's id is known only after submission).
+void write_plan_json(const plan::LaunchPlan& plan);
+
 // Every record of every rank-NNNNN.jsonl in `run_dir`; throws when there is none.
 std::vector<plan::MetricRecord> read_metric_records(const std::string& run_dir);
 

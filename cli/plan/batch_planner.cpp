@@ -282,13 +282,17 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
   std::string launcher_text = shell_join(launcher);
   if (site.scheduler == Scheduler::kCobalt) {
     launcher_text += " -hostfile \"$COBALT_NODEFILE\"";
-    std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "DTRAIN_JOB_ID",
-                                          "DTRAIN_RUN_DIR"};
-    for (const auto& kv : plan.env) forwarded.push_back(kv.first);
-    for (const auto& name : forwarded) launcher_text += " -x " + name;
   } else if (site.scheduler == Scheduler::kPbs ||
              (site.scheduler == Scheduler::kPbsPro && site.launcher == "mpirun")) {
     launcher_text += " --hostfile \"$PBS_NODEFILE\"";
+  }
+  if (!launcher.empty() && launcher.front() == "mpirun") {
+    // Open MPI starts remote ranks with its own variables only; everything the job script set
+    // for the ranks must be named.
+    std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "DTRAIN_JOB_ID",
+                                          "DTRAIN_RUN_DIR", "DTRAIN_HOSTS"};
+    for (const auto& kv : plan.env) forwarded.push_back(kv.first);
+    for (const auto& name : forwarded) launcher_text += " -x " + name;
   }
 
   std::vector<std::string> bind = {inputs.dtrain_exe, "bind"};

@@ -1,5 +1,8 @@
 #include "affinity/launcher_env.hpp"
 
+#include <unistd.h>
+
+#include <array>
 #include <charconv>
 #include <string_view>
 
@@ -148,6 +151,12 @@ Environment current_environment() {
     env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
   }
   return env;
+}
+
+std::string this_hostname() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') return "localhost";
+  return std::string(name.data());
 }
 
 }  // namespace dtrain::affinity

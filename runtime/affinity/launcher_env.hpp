@@ -43,4 +43,7 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env);
 // The process environment as a value, for the adapters that feed the pure functions above.
 Environment current_environment();
 
+// This machine's host name (gethostname), "localhost" if it has none.
+std::string this_hostname();
+
 }  // namespace dtrain::affinity

@@ -1,0 +1,240 @@
+#include "batch_job.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "plan/errors.hpp"
+#include "plan/scheduler_commands.hpp"
+#include "process.hpp"
+#include "run_dir.hpp"
+
+namespace dtrain::cli {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kJobIdPlaceholder = "<job id>";
+
+std::string command_line(const plan::Argv& argv) {
+  std::string out;
+  for (const auto& w : argv) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+std::string output_of(const Captured& c) {
+  std::string text = c.err;
+  if (!c.out.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + c.out;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text.empty() ? "(no output)" : text;
+}
+
+[[noreturn]] void fail(const plan::Argv& argv, const Captured& c, const std::string& extra = "") {
+  throw plan::SubmitError("dtrain: `" + command_line(argv) + "` exited with status " +
+                          std::to_string(c.status) + extra + ":\n" + output_of(c));
+}
+
+Captured run_scheduler_command(plan::Scheduler s, const plan::Argv& argv) {
+  Captured c = run_capturing(argv);
+  if (c.status == 127) {
+    throw plan::UsageError("dtrain: " + argv[0] + " not found on PATH; expected to submit from a " +
+                           std::string(plan::scheduler_name(s)) +
+                           " login node (or choose another site with --site)");
+  }
+  return c;
+}
+
+// Cancels a job whose submission could not be completed, so no held job is left behind.
+void cancel_quietly(plan::Scheduler s, const std::string& job_id) {
+  try {
+    run_capturing(plan::cancel_command(s, job_id));
+  } catch (const std::exception&) {
+  }
+}
+
+std::string unique_staging_dir(const std::string& prefix) {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return prefix + "submitting-" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
+std::string format_elapsed(std::chrono::seconds s) {
+  const auto total = s.count();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(total / 3600),
+                static_cast<long long>(total / 60 % 60), static_cast<long long>(total % 60));
+  return buf;
+}
+
+// Steps per second over rank 0's most recent step records, read incrementally.
+class StepRate {
+ public:
+  explicit StepRate(std::string path) : path_(std::move(path)) {}
+
+  std::optional<double> update() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return std::nullopt;
+    in.seekg(static_cast<std::streamoff>(offset_));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a partial last line: read it whole next time
+      offset_ += line.size() + 1;
+      auto record = nlohmann::json::parse(line, nullptr, false);
+      if (!record.is_object() || !record.contains("time") || !record["time"].is_number()) continue;
+      if (record.contains("type") && record["type"] != "step") continue;
+      times_.push_back(record["time"].get<double>());
+      if (times_.size() > 50) times_.pop_front();
+    }
+    if (times_.size() < 2 || times_.back() <= times_.front()) return std::nullopt;
+    return static_cast<double>(times_.size() - 1) / (times_.back() - times_.front());
+  }
+
+ private:
+  std::string path_;
+  std::size_t offset_ = 0;
+  std::deque<double> times_;
+};
+
+std::optional<int> exit_status_file(const std::string& run_dir) {
+  std::ifstream in(fs::path(run_dir) / "exit-status");
+  int status = 0;
+  if (in >> status) return status;
+  return std::nullopt;
+}
+
+}  // namespace
+
+SubmittedJob submit_batch(PlannedJob& job) {
+  plan::LaunchPlan& plan = job.plan;
+  const plan::Scheduler scheduler = job.site.scheduler;
+  // The directory is named after the job id, known only once submitted: stage it under a
+  // temporary name and rename it while the job is held.
+  const bool named_after_job = plan.run_dir.ends_with(kJobIdPlaceholder);
+  const std::string prefix = plan.run_dir.substr(
+      0, plan.run_dir.size() - (named_after_job ? kJobIdPlaceholder.size() : 0));
+  if (named_after_job) {
+    const fs::path parent = fs::path(prefix).parent_path();
+    plan.run_dir = (parent / ("." + fs::path(prefix).filename().string())).string();
+    plan.run_dir = unique_staging_dir(plan.run_dir);
+  }
+  write_run_dir(plan, job.spec_text);
+  const std::string script = plan.run_dir + "/" + plan::kScriptName;
+
+  const plan::Argv submit = plan::submit_held_command(scheduler, script);
+  Captured submitted;
+  try {
+    submitted = run_scheduler_command(scheduler, submit);
+  } catch (...) {
+    if (named_after_job) fs::remove_all(plan.run_dir);
+    throw;
+  }
+  if (submitted.status != 0) {
+    if (named_after_job) fs::remove_all(plan.run_dir);
+    fail(submit, submitted);
+  }
+  std::string job_id;
+  try {
+    job_id = plan::parse_submitted_job_id(scheduler, submitted.out);
+  } catch (const plan::SubmitError& e) {
+    if (named_after_job) fs::remove_all(plan.run_dir);
+    throw plan::SubmitError("dtrain: `" + command_line(submit) + "`: " + e.what());
+  }
+
+  SubmittedJob result{scheduler, job_id, plan.run_dir};
+  try {
+    if (named_after_job) {
+      result.run_dir = prefix + plan::job_number(job_id);
+      std::error_code ec;
+      if (fs::exists(result.run_dir, ec)) {
+        throw plan::SubmitError("dtrain: run directory " + result.run_dir +
+                                " already exists; expected a new directory for job " + job_id);
+      }
+      fs::rename(plan.run_dir, result.run_dir, ec);
+      if (ec) {
+        throw plan::SubmitError("dtrain: cannot rename " + plan.run_dir + " to " + result.run_dir +
+                                ": " + ec.message());
+      }
+      plan.run_dir = result.run_dir;
+    }
+    plan.job_id = plan::job_number(job_id);
+    write_plan_json(plan);
+    const plan::Argv release = plan::release_command(scheduler, job_id);
+    const Captured released = run_scheduler_command(scheduler, release);
+    if (released.status != 0) fail(release, released, " (job " + job_id + " was cancelled)");
+  } catch (...) {
+    cancel_quietly(scheduler, job_id);
+    throw;
+  }
+  return result;
+}
+
+int wait_for_batch(const SubmittedJob& job) {
+  using Clock = std::chrono::steady_clock;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const plan::Argv query = plan::status_command(job.scheduler, job.job_id);
+  StepRate rate(job.run_dir + "/rank-00000.jsonl");
+  std::string last_state;
+  std::optional<Clock::time_point> running_since;
+  int failures = 0;
+  while (true) {
+    const Captured c = run_capturing(query);
+    const auto status = plan::parse_job_status(job.scheduler, c.out);
+    if (!status) {
+      // The scheduler forgot the job (it ended a while ago), or the query itself failed.
+      const std::string text = c.out + c.err;
+      const bool unknown = text.find("Invalid job id") != std::string::npos ||
+                           text.find("Unknown Job") != std::string::npos ||
+                           (job.scheduler == plan::Scheduler::kCobalt && c.status == 0);
+      if (!unknown && ++failures < 10) {
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        continue;
+      }
+      if (!unknown) fail(query, c, " ten times in a row while waiting for job " + job.job_id);
+      if (tty) std::fputs("\n", stderr);
+      if (auto from_file = exit_status_file(job.run_dir)) return *from_file;
+      std::fprintf(stderr,
+                   "dtrain: job %s ended, but neither the scheduler nor %s/exit-status says with "
+                   "what status\n",
+                   job.job_id.c_str(), job.run_dir.c_str());
+      return 1;
+    }
+    failures = 0;
+    if (!running_since &&
+        (status->state == "RUNNING" || status->state == "R" || status->state == "running")) {
+      running_since = Clock::now();
+    }
+    std::string line = "dtrain: job " + job.job_id + " " + status->state;
+    if (!status->reason.empty() && !status->finished) line += " (" + status->reason + ")";
+    if (running_since) {
+      line += ", running " + format_elapsed(std::chrono::duration_cast<std::chrono::seconds>(
+                                 Clock::now() - *running_since));
+      if (auto steps = rate.update()) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, ", %.3g steps/s", *steps);
+        line += buf;
+      }
+    }
+    if (tty) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    } else if (status->state != last_state) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    last_state = status->state;
+    if (status->finished) {
+      if (tty) std::fputs("\n", stderr);
+      if (status->exit_status) return *status->exit_status;
+      if (auto from_file = exit_status_file(job.run_dir)) return *from_file;
+      std::fprintf(stderr, "dtrain: job %s ended (%s) without an exit status\n", job.job_id.c_str(),
+                   status->state.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+}
+
+}  // namespace dtrain::cli

@@ -1,0 +1,170 @@
+#include "affinity/framework_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "affinity/errors.hpp"
+
+namespace dtrain::affinity {
+namespace {
+
+JobPlacement two_nodes_of_four(int rank) {
+  JobPlacement p;
+  p.rank = rank;
+  p.size = 8;
+  p.local_rank = rank % 4;
+  p.local_size = 4;
+  p.node_rank = rank / 4;
+  p.hosts = {"nid001", "nid002"};
+  p.job_id = "4242";
+  return p;
+}
+
+std::string message_of(auto&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Framework, ParsesEveryNameAndNamesTheFlagOnAMistake) {
+  for (auto name : framework_names()) EXPECT_EQ(to_string(parse_framework(name)), name);
+  EXPECT_EQ(message_of([] { parse_framework("pytorch", "--dtrain-framework"); }),
+            "dtrain: --dtrain-framework: unknown framework \"pytorch\"; expected torch, "
+            "tensorflow, jax, horovod or none, got \"pytorch\"");
+  EXPECT_THROW(parse_framework("Torch"), PolicyError);
+}
+
+TEST(Framework, TorchGetsTheTorchrunContract) {
+  const Environment env = framework_environment(Framework::kTorch, two_nodes_of_four(6));
+  const Environment expected = {{"GROUP_RANK", "1"},       {"LOCAL_RANK", "2"},
+                                {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "nid001"},
+                                {"MASTER_PORT", "65242"},  // 61000 + 4242 % 4536
+                                {"NODE_RANK", "1"},        {"RANK", "6"},
+                                {"WORLD_SIZE", "8"}};
+  EXPECT_EQ(env, expected);
+}
+
+TEST(Framework, PortsDependOnTheJobSoJobsSharingANodeDoNotCollide) {
+  EXPECT_EQ(rendezvous_port(""), 29500);
+  EXPECT_NE(rendezvous_port("100"), rendezvous_port("101"));
+  EXPECT_EQ(rendezvous_port("4536"), 61000);
+  // Non-numeric ids (local runs) hash, deterministically, into the same range.
+  EXPECT_EQ(rendezvous_port("local-abc"), rendezvous_port("local-abc"));
+  std::set<int> tf_ports;
+  for (const char* job : {"100", "101", "102"}) {
+    const int port = rendezvous_port(job);
+    EXPECT_GE(port, 61000);
+    EXPECT_LT(port, 65536);
+    for (int local = 0; local < 128; ++local) {
+      const int tf = tensorflow_worker_port(job, local);
+      EXPECT_GE(tf, 20000);
+      EXPECT_LT(tf, 32768);  // below Linux's default ephemeral range
+      EXPECT_TRUE(tf_ports.insert(tf).second) << "job " << job << " local rank " << local;
+    }
+  }
+  EXPECT_THROW(tensorflow_worker_port("1", 128), std::invalid_argument);
+}
+
+TEST(Framework, TensorflowListsEveryWorkerAndThisTask) {
+  const Environment env = framework_environment(Framework::kTensorflow, two_nodes_of_four(5));
+  ASSERT_EQ(env.size(), 1U);
+  // 4242 % 96 = 18 → ports 20000 + 18 * 128 = 22304 onwards, one per local rank.
+  EXPECT_EQ(env.at("TF_CONFIG"),
+            R"({"cluster":{"worker":["nid001:22304","nid001:22305","nid001:22306","nid001:22307",)"
+            R"("nid002:22304","nid002:22305","nid002:22306","nid002:22307"]},)"
+            R"("task":{"type":"worker","index":5}})");
+}
+
+TEST(Framework, TensorflowRefusesALayoutItCannotDescribe) {
+  JobPlacement cyclic = two_nodes_of_four(1);
+  cyclic.node_rank = 1;  // rank 1 on the second node: a cyclic distribution
+  EXPECT_EQ(message_of([&] { framework_environment(Framework::kTensorflow, cyclic); }),
+            "dtrain: framework tensorflow: TF_CONFIG needs ranks laid out in blocks of equal size "
+            "per node (rank = node * ranks_per_node + local rank); expected 2 node(s) x 4 = 8 "
+            "ranks with rank 5 here, got rank 1 of 8");
+}
+
+TEST(Framework, JaxGetsTheCoordinatorAndProcessIds) {
+  const Environment env = framework_environment(Framework::kJax, two_nodes_of_four(3));
+  const Environment expected = {{"JAX_COORDINATOR_ADDRESS", "nid001:65242"},
+                                {"JAX_LOCAL_PROCESS_ID", "3"},
+                                {"JAX_NUM_PROCESSES", "8"},
+                                {"JAX_PROCESS_ID", "3"}};
+  EXPECT_EQ(env, expected);
+}
+
+TEST(Framework, HorovodAndNoneAddNothing) {
+  EXPECT_TRUE(framework_environment(Framework::kHorovod, two_nodes_of_four(0)).empty());
+  EXPECT_TRUE(framework_environment(Framework::kNone, JobPlacement{}).empty());
+}
+
+TEST(Framework, InconsistentPlacementIsACallerBug) {
+  JobPlacement p = two_nodes_of_four(0);
+  p.node_rank = 2;
+  EXPECT_THROW(framework_environment(Framework::kTorch, p), std::invalid_argument);
+}
+
+TEST(Hostlist, ExpandsSlurmRangesKeepingZeroPadding) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(expand_hostlist("nid[001-003,007],login1", "X"),
+            (V{"nid001", "nid002", "nid003", "nid007", "login1"}));
+  EXPECT_EQ(expand_hostlist("gpu[8-10]-ib", "X"), (V{"gpu8-ib", "gpu9-ib", "gpu10-ib"}));
+  EXPECT_EQ(expand_hostlist("n[08-10]", "X"), (V{"n08", "n09", "n10"}));
+  EXPECT_EQ(expand_hostlist("localhost", "X"), (V{"localhost"}));
+}
+
+TEST(Hostlist, MalformedListsNameTheVariable) {
+  EXPECT_EQ(message_of([] { expand_hostlist("nid[1-", "SLURM_JOB_NODELIST"); }),
+            "dtrain: launcher environment: SLURM_JOB_NODELIST: unbalanced brackets; expected a "
+            "host list such as \"nid[001-004,007],login1\", got \"nid[1-\"");
+  for (const char* bad : {"a[]", "a[3-1]", "a,,b", "a,", "", "a[1]b[2]", "a[x]", "a]"}) {
+    EXPECT_THROW(expand_hostlist(bad, "X"), LauncherEnvError) << bad;
+  }
+  EXPECT_THROW(expand_hostlist("n[0-99999999]", "X"), LauncherEnvError);
+}
+
+LauncherInfo launcher(std::string name, int rank, int size, int local_rank, int local_size) {
+  return {std::move(name), rank, size, local_rank, local_size, true};
+}
+
+TEST(Placement, SrunSaysWhichNodeAndTheStepNodeList) {
+  const Environment env = {{"SLURM_STEP_NODELIST", "gpu[03-04]"},
+                           {"SLURM_JOB_NODELIST", "gpu[01-04]"},
+                           {"SLURM_NODEID", "1"},
+                           {"SLURM_JOB_ID", "77"}};
+  const JobPlacement p = placement_from_environment(env, launcher("slurm", 5, 8, 1, 4), "other");
+  EXPECT_EQ(p.hosts, (std::vector<std::string>{"gpu03", "gpu04"}));
+  EXPECT_EQ(p.node_rank, 1);
+  EXPECT_EQ(p.job_id, "77");
+}
+
+TEST(Placement, NodeFileHostsAreDeduplicatedAndThisHostIsFound) {
+  const Environment env = {{"DTRAIN_HOSTS", "x3001,x3001,x3002,x3002"},
+                           {"PBS_JOBID", "1234.polaris-pbs-01"}};
+  const JobPlacement p = placement_from_environment(env, launcher("pals", 2, 4, 0, 2), "x3002");
+  EXPECT_EQ(p.hosts, (std::vector<std::string>{"x3001", "x3002"}));
+  EXPECT_EQ(p.node_rank, 1);
+  EXPECT_EQ(p.job_id, "1234");
+}
+
+TEST(Placement, WithoutAHostListThisHostIsTheJob) {
+  const JobPlacement p = placement_from_environment({}, launcher("openmpi", 1, 2, 1, 2), "box");
+  EXPECT_EQ(p.hosts, (std::vector<std::string>{"box"}));
+  EXPECT_EQ(p.node_rank, 0);
+  EXPECT_EQ(p.job_id, "");
+}
+
+TEST(Placement, ANodeBeyondTheListIsAnError) {
+  const Environment env = {{"DTRAIN_HOSTS", "a"}};
+  EXPECT_EQ(message_of([&] { placement_from_environment(env, launcher("pmi", 3, 4, 1, 2), "z"); }),
+            "dtrain: launcher environment: DTRAIN_HOSTS: this process is on node 1 of the job "
+            "(counting from 0); expected at least 2 hosts in the list, got 1");
+}
+
+}  // namespace
+}  // namespace dtrain::affinity
