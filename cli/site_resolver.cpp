@@ -44,9 +44,15 @@ plan::LocalMachine this_machine() {
 
 }  // namespace
 
-plan::SiteProfile resolve_site(const std::string& site) {
+namespace {
+bool profile_is_builtin(const std::string& site) {
   const auto& builtins = plan::builtin_sites();
-  if (std::find(builtins.begin(), builtins.end(), site) != builtins.end()) {
+  return std::find(builtins.begin(), builtins.end(), site) != builtins.end();
+}
+}  // namespace
+
+plan::SiteProfile resolve_site(const std::string& site) {
+  if (profile_is_builtin(site)) {
     return plan::parse_site_profile(embedded_template("sites/" + site + ".yaml"),
                                     "(built-in site " + site + ")");
   }
@@ -59,6 +65,29 @@ plan::SiteProfile resolve_site(const std::string& site) {
   std::ostringstream text;
   text << in.rdbuf();
   return plan::parse_site_profile(text.str(), site);
+}
+
+std::string resolve_site_topology(const std::string& site, const plan::SiteProfile& profile) {
+  if (profile.topology.empty()) return "";
+  const fs::path named(profile.topology);
+  std::vector<fs::path> candidates;
+  if (named.is_absolute()) {
+    candidates.push_back(named);
+  } else if (profile_is_builtin(site)) {
+    const fs::path exe_dir = fs::path(self_executable()).parent_path();
+    candidates.push_back(exe_dir / ".." / DTRAIN_INSTALL_TEMPLATES_SUBDIR / named);
+    candidates.push_back(fs::path(DTRAIN_SOURCE_TEMPLATES_DIR) / named);
+  } else {
+    candidates.push_back(fs::absolute(site).parent_path() / named);
+  }
+  std::string tried;
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
+    tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
+  }
+  throw plan::UsageError("dtrain: site " + profile.name + ": topology " + profile.topology +
+                         ": no such file; expected an hwloc XML at " + tried);
 }
 
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,

@@ -13,6 +13,12 @@ namespace dtrain::cli {
 
 plan::SiteProfile resolve_site(const std::string& site);
 
+// Where the profile's `topology:` file is: absolute as given; relative to dtrain's templates
+// (installed share/dtrain/templates, or the source tree's when run from the build tree) for a
+// built-in site; relative to the profile's directory for a profile file. Throws UsageError naming
+// the places tried when it is nowhere.
+std::string resolve_site_topology(const std::string& site, const plan::SiteProfile& profile);
+
 // Reads the spec, applies --site/--set, parses, resolves the site and plans. `job_id` and
 // `run_dir` name a local run (ignored for batch sites, whose job id comes from the scheduler).
 struct PlannedJob {
