@@ -183,18 +183,6 @@ std::vector<std::string> pbs_directives(const JobSpec& spec, const SiteProfile& 
   return d;
 }
 
-std::vector<std::string> policy_flags(const JobSpec& spec, const std::string& prefix,
-                                      bool with_framework) {
-  const auto& a = spec.affinity;
-  std::vector<std::string> f = {prefix + "gpu=" + a.gpu,
-                                prefix + "gpu-visibility=" + a.gpu_visibility,
-                                prefix + "cpu=" + a.cpu, prefix + "nic=" + a.nic};
-  if (with_framework && spec.framework != Framework::kNone) {
-    f.push_back(prefix + "framework=" + std::string(framework_name(spec.framework)));
-  }
-  return f;
-}
-
 }  // namespace
 
 LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
@@ -296,10 +284,10 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
   }
 
   std::vector<std::string> bind = {inputs.dtrain_exe, "bind"};
-  for (const auto& f : policy_flags(spec, "--", true)) bind.push_back(f);
+  for (const auto& f : bind_policy_flags(spec, "--", spec.affinity.cpu)) bind.push_back(f);
   bind.push_back("--");
   std::vector<std::string> plugin = {"--dtrain"};
-  for (const auto& f : policy_flags(spec, "--dtrain-", true)) plugin.push_back(f);
+  for (const auto& f : bind_policy_flags(spec, "--dtrain-", spec.affinity.cpu)) plugin.push_back(f);
   std::vector<std::string> rank = {inputs.dtrain_exe, "run-rank", "--"};
   for (const auto& w : plan.command) rank.push_back(w);
 

@@ -25,6 +25,18 @@ std::vector<std::string> rank_command(const JobSpec& spec) {
   return spec.command;
 }
 
+std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::string& prefix,
+                                           const std::string& cpu) {
+  const auto& a = spec.affinity;
+  std::vector<std::string> f = {prefix + "gpu=" + a.gpu,
+                                prefix + "gpu-visibility=" + a.gpu_visibility,
+                                prefix + "cpu=" + cpu, prefix + "nic=" + a.nic};
+  if (spec.framework != Framework::kNone) {
+    f.push_back(prefix + "framework=" + std::string(framework_name(spec.framework)));
+  }
+  return f;
+}
+
 LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
                       std::string_view local_template) {
   LaunchPlan plan;
@@ -58,6 +70,20 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const Pl
   // Open MPI counts one slot per core and refuses more ranks than slots.
   if (plan.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
 
+  // Every rank goes through `dtrain bind`, as on a cluster: its GPU, cores and NIC from this
+  // machine's topology, and the framework's rendezvous variables.
+  std::string cpu = spec.affinity.cpu;
+  if (cpu == "numa" && plan.ranks_per_node > machine.cores) {
+    cpu = "none";
+    plan.warnings.push_back("affinity.cpu numa needs a core per rank, and this machine has " +
+                            std::to_string(machine.cores) + " for " +
+                            std::to_string(plan.ranks_per_node) +
+                            " ranks; the ranks are not bound to cores");
+  }
+  std::vector<std::string> bind = {inputs.dtrain_exe, "bind"};
+  for (const auto& f : bind_policy_flags(spec, "--", cpu)) bind.push_back(f);
+  bind.emplace_back("--");
+
   std::string setup;
   if (!spec.modules.empty()) {
     setup += "module load " + shell_join(spec.modules) + "\n";
@@ -82,6 +108,7 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const Pl
       {"env_exports", exports},
       {"mpirun_flags", mpirun_flags.empty() ? "" : " " + shell_join(mpirun_flags)},
       {"dtrain", shell_quote(inputs.dtrain_exe)},
+      {"bind", shell_join(bind)},
       {"command", shell_join(rank_command(spec))},
       {"setup", setup},
       {"time_limit", time_limit},

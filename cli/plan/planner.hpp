@@ -29,6 +29,12 @@ struct PlanInputs {
 // The words each rank runs: the spec's words, or `bash -c LINE` for a command line string.
 std::vector<std::string> rank_command(const JobSpec& spec);
 
+// The affinity policies and the framework as flags of `dtrain bind` (prefix "--") or of the SPANK
+// plugin ("--dtrain-"); `cpu` is the CPU policy to pass (the spec's, unless the planner had to
+// relax it).
+std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::string& prefix,
+                                           const std::string& cpu);
+
 // `local_template` is the text of templates/local.sh.tmpl.
 LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
                       std::string_view local_template);

@@ -88,4 +88,23 @@ status=$?
 set -e
 expect_eq 2 "$status" "run-rank exit status without a launcher"
 expect_contains "$err" "OMPI_COMM_WORLD_RANK, PALS_RANKID, PMI_RANK, SLURM_PROCID is set" "error"
+echo "== framework torch on the local site: rendezvous variables and a core per rank"
+cat > torch.yaml <<'YAML'
+name: torchcheck
+ranks_per_node: 2
+framework: torch
+command: [bash, -c, 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $NODE_RANK $MASTER_ADDR $MASTER_PORT $DTRAIN_CPUSET"']
+YAML
+out=$("$DTRAIN" submit torch.yaml) || fail "submit exited $?: $out"
+run_dir=$(ls -d "$work"/runs/torchcheck-*)
+read -r _ _ _ _ _ _ port0 cpus0 < <(cut -d' ' -f2- "$run_dir/rank-00000.log")
+read -r _ _ _ _ _ _ port1 cpus1 < <(cut -d' ' -f2- "$run_dir/rank-00001.log")
+for r in 0 1; do
+  line=$(cut -d' ' -f2-6 "$run_dir/rank-0000$r.log")
+  expect_eq "$r $r 2 2 0" "$line" "rank $r RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK"
+  expect_eq "$(hostname)" "$(cut -d' ' -f7 "$run_dir/rank-0000$r.log")" "rank $r MASTER_ADDR"
+done
+expect_eq "$port0" "$port1" "MASTER_PORT agrees across ranks"
+((port0 >= 61000 && port0 < 65536)) || fail "MASTER_PORT $port0 outside 61000-65535"
+[[ -n $cpus0 && -n $cpus1 && $cpus0 != "$cpus1" ]] || fail "expected one distinct cpuset per rank, got [$cpus0] [$cpus1]"
 echo "PASS"
