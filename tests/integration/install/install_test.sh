@@ -11,7 +11,7 @@ source "$src/tests/integration/cli/lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-install-test.XXXXXX")
 deb_installed_here=0
 cleanup() {
-  if ((deb_installed_here)); then apt-get remove -y -qq dtrain >/dev/null 2>&1 || true; fi
+  if ((deb_installed_here)); then apt-get purge -y -qq dtrain >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -121,7 +121,7 @@ for f in ./usr/bin/dtrain ./usr/lib/libdtrain.so.0 ./usr/include/dtrain/dtrain.h
   ./usr/share/modulefiles/dtrain/$version; do
   grep -qxF "$f" <<<"$contents" || fail "$(basename "$deb") lacks $f"
 done
-if [[ $(id -u) -eq 0 ]] && ! dpkg-query -W dtrain >/dev/null 2>&1; then
+if [[ $(id -u) -eq 0 ]] && ! dpkg-query -W -f='${Status}' dtrain 2>/dev/null | grep -q 'ok installed'; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >"$work/apt.log" 2>&1 ||
     fail "apt-get install $deb failed: $(tail -20 "$work/apt.log")"
   deb_installed_here=1
