@@ -12,7 +12,7 @@
 #   DIR/env.sh  source it to talk to this cluster (exports SLURM_CONF)
 #
 # Usage:
-#   cluster.sh start DIR [--plugin SPANK_SO] [--fake-cpus N] [--gpus N]
+#   cluster.sh start DIR [--plugin SPANK_SO [--plugin-arg KEY=VALUE]...] [--fake-cpus N] [--gpus N]
 #   cluster.sh stop DIR
 #   cluster.sh status DIR
 #
@@ -35,7 +35,7 @@ readonly CLIENT_TIMEOUT=10
 
 usage() {
   cat >&2 <<'EOF'
-usage: cluster.sh start DIR [--plugin SPANK_SO] [--fake-cpus N] [--gpus N]
+usage: cluster.sh start DIR [--plugin SPANK_SO [--plugin-arg KEY=VALUE]...] [--fake-cpus N] [--gpus N]
        cluster.sh stop DIR
        cluster.sh status DIR
 EOF
@@ -264,11 +264,18 @@ cmd_start() {
   local dir=$1
   shift
   local plugin="" fake_cpus="" gpus=0
+  local -a plugin_args=()
   while (($# > 0)); do
     case $1 in
       --plugin)
         (($# >= 2)) || usage
         plugin=$2
+        shift 2
+        ;;
+      --plugin-arg)
+        (($# >= 2)) || usage
+        [[ $2 =~ ^[A-Za-z_]+=[^[:space:]]*$ ]] || die "--plugin-arg wants KEY=VALUE without spaces, got '$2'"
+        plugin_args+=("$2")
         shift 2
         ;;
       --fake-cpus)
@@ -432,7 +439,7 @@ EOF
 
   {
     if [[ -n $plugin ]]; then
-      echo "required $plugin"
+      echo "required $plugin${plugin_args[*]:+ ${plugin_args[*]}}"
     fi
     # PBS_* variables in jobs, for the Torque (qsub) compatibility tests.
     if [[ -f $PLUGIN_DIR/spank_pbs.so ]]; then

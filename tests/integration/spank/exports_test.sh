@@ -4,7 +4,9 @@
 set -euo pipefail
 so=$1
 actual=$(nm -D --defined-only "$so" | awk '{print $3}' | sort)
-expected=$(printf '%s\n' plugin_name plugin_type plugin_version slurm_spank_init spank_plugin_version | sort)
+expected=$(printf '%s\n' plugin_name plugin_type plugin_version spank_plugin_version slurm_spank_init \
+  slurm_spank_init_post_opt slurm_spank_user_init slurm_spank_task_init_privileged \
+  slurm_spank_task_init | sort)
 if [[ "$actual" != "$expected" ]]; then
   echo "FAIL: $so exports"$'\n'"$actual"$'\n'"expected"$'\n'"$expected" >&2
   exit 1

@@ -1,0 +1,17 @@
+#include "client.hpp"
+
+#include "errors.hpp"
+
+namespace dtrain::spank {
+
+int client_init_post_opt(PluginState& state) {
+  try {
+    (void)resolve_settings(state.options, affinity::current_environment(), state.config);
+  } catch (const OptionError& e) {
+    log_error(e.what());
+    return -1;
+  }
+  return 0;
+}
+
+}  // namespace dtrain::spank

@@ -1,0 +1,56 @@
+// Thin typed wrappers over the SPANK calls the plugin makes (spank_get_item, spank_getenv,
+// spank_setenv, slurm_error...), so the context files deal in std::string and exceptions and only
+// this file and plugin.cpp see <slurm/spank.h>.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "affinity/launcher_env.hpp"
+
+struct spank_handle;  // spank_t is `struct spank_handle*` (slurm/spank.h)
+
+namespace dtrain::spank {
+
+enum class Context { kLocal, kRemote, kAllocator, kSlurmd, kJobScript, kOther };
+
+// spank_context() as a value.
+Context current_context();
+
+// A SPANK call that failed where it must not; the message names the call and Slurm's error text.
+class SpankCallError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Spank {
+ public:
+  explicit Spank(spank_handle* handle) : handle_(handle) {}
+
+  // The job's environment (S_JOB_ENV; remote context), as a value for the pure functions.
+  affinity::Environment job_environment() const;
+  void setenv(const std::string& name, const std::string& value) const;
+
+  std::uint32_t job_id() const;
+  std::uint32_t step_id() const;
+  std::uint32_t node_id() const;
+  std::uint32_t local_task_count() const;
+  std::uint32_t total_task_count() const;
+  int task_id() const;                   // local id; task callbacks only
+  std::uint32_t task_global_id() const;  // task callbacks only
+
+  // The batch script, the extern step and salloc's interactive step run no training tasks: an
+  // #SBATCH --dtrain is meant for the srun steps inside the job.
+  bool is_job_step() const;
+
+ private:
+  spank_handle* handle_;
+};
+
+// Slurm's logging: errors reach the user's srun/sbatch stderr; debug only the daemon logs. (Never
+// slurm_info in srun/sbatch: Torque's qsub parses sbatch's output for the job id.)
+void log_error(const std::string& message);
+void log_debug(const std::string& message);
+
+}  // namespace dtrain::spank

@@ -1,0 +1,103 @@
+#include "task_output.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace dtrain::spank {
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class TaskOutput : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("dtrain-task-output-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Forks a "task" with stdout/stderr on files, runs `task` after tee_task_output in it, and
+  // returns the wait status of the process Slurm would wait for.
+  template <typename Task>
+  int run(Task task) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int out = ::open((dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err = ::open((dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(err, STDERR_FILENO);
+      tee_task_output((dir_ / "logs").string(), 7);
+      task();
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(TaskOutput, LinesPassThroughAndLandInTheRankLogWithTimestamps) {
+  const int status = run([] {
+    const char out[] = "hello\nworld\n";
+    const char err[] = "oops\nno newline at the end";
+    (void)!::write(STDOUT_FILENO, out, sizeof out - 1);
+    (void)!::write(STDERR_FILENO, err, sizeof err - 1);
+    ::_exit(3);
+  });
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);  // the task's status, through the logger
+  EXPECT_EQ(slurp(dir_ / "stdout"), "hello\nworld\n");
+  EXPECT_EQ(slurp(dir_ / "stderr"), "oops\nno newline at the end\n");
+  const std::string log = slurp(dir_ / "logs" / "rank-00007.log");
+  const std::regex stamp(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z )");
+  std::istringstream lines(log);
+  std::vector<std::string> texts;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m, stamp) && m.position(0) == 0) << line;
+    texts.push_back(line.substr(m.length(0)));
+  }
+  std::sort(texts.begin(), texts.end());  // stdout and stderr interleave in any order
+  EXPECT_EQ(texts, (std::vector<std::string>{"hello", "no newline at the end", "oops", "world"}));
+}
+
+TEST_F(TaskOutput, TaskKilledBySignalIsReportedAsSuch) {
+  const int status = run([] { ::kill(::getpid(), SIGTERM); });
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+}
+
+TEST_F(TaskOutput, UnwritableDirectoryIsNamed) {
+  const auto file = dir_ / "a-file";
+  std::ofstream(file) << "x";
+  try {
+    tee_task_output((file / "sub").string(), 0);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("dtrain: --dtrain-run-dir: cannot create " +
+                                         (file / "sub").string()),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dtrain::spank
