@@ -1,7 +1,10 @@
 // `dtrain run-rank --run-dir DIR -- CMD ARGS...`: what every rank of a dtrain job script runs.
 // It learns its rank from the launcher, exports the DTRAIN_* rank variables, runs CMD with its
 // stdout and stderr on pipes, writes each line with a timestamp to DIR/rank-NNNNN.log while
-// passing it through unchanged, forwards termination signals, and exits with CMD's status.
+// passing it through unchanged, forwards termination signals, and exits with CMD's status. The log
+// starts with a line naming the rank, its host and the command and ends with one saying how the
+// command ended (rundir/rank_lines.hpp), so `dtrain logs` can tell a rank that exited from one
+// that went silent.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +25,7 @@
 #include "commands.hpp"
 #include "plan/errors.hpp"
 #include "rank_log.hpp"
+#include "rundir/rank_lines.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -33,8 +37,12 @@ struct RunRankOptions {
 
 // A signal handler can only reach the child through a global.
 volatile sig_atomic_t g_child_pid = 0;
+// Set when the launcher or scheduler is stopping the job (not for USR1/USR2, the checkpoint
+// signals): it will send SIGKILL soon, so the exit line must not wait for stray output.
+volatile sig_atomic_t g_stopping = 0;
 
 void forward_signal(int sig) {
+  if (sig != SIGUSR1 && sig != SIGUSR2) g_stopping = 1;
   if (g_child_pid > 0) kill(static_cast<pid_t>(g_child_pid), sig);
 }
 
@@ -82,6 +90,23 @@ struct Stream {
   int passthrough_fd;
   std::unique_ptr<LineSplitter> splitter;
 };
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";
+  return name;
+}
+
+rundir::RankExit rank_exit(int rank, int status) {
+  rundir::RankExit e;
+  e.rank = rank;
+  if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+  } else {
+    e.status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  return e;
+}
 
 int wait_status_to_exit_code(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -133,6 +158,9 @@ int run_rank(const RunRankOptions& opts) {
     ::_exit(127);
   }
   g_child_pid = pid;
+  log.line(rundir::format_rank_start({info->rank, info->size, host_name(), info->local_rank,
+                                      info->local_size, static_cast<long>(pid),
+                                      rundir::join_command(opts.command)}));
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT}) {
@@ -162,9 +190,11 @@ int run_rank(const RunRankOptions& opts) {
   int open_streams = 2;
   char buf[65536];
   // Once the command has exited, a grandchild it left behind may hold the pipes open; give the
-  // remaining output a short grace period instead of waiting for that grandchild.
+  // remaining output a short grace period instead of waiting for that grandchild. While the job is
+  // being stopped, one idle poll is enough: Open MPI follows SIGTERM with SIGKILL after about a
+  // second, and the exit line must be written before that.
   int idle_after_exit_ms = 0;
-  while (open_streams > 0 && idle_after_exit_ms < 500) {
+  while (open_streams > 0 && idle_after_exit_ms < (g_stopping ? 100 : 500)) {
     pollfd fds[2];
     nfds_t n = 0;
     Stream* order[2];
@@ -205,6 +235,7 @@ int run_rank(const RunRankOptions& opts) {
       throw system_error("waitpid");
   }
   g_child_pid = 0;
+  log.line(rundir::format_rank_exit(rank_exit(info->rank, status)));
   return wait_status_to_exit_code(status);
 }
 

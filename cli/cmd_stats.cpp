@@ -1,31 +1,120 @@
-// `dtrain stats RUNDIR [--json]`: per-rank and total samples/s from the ranks' metric records.
+// `dtrain stats RUNDIR [RUNDIR...] [--json] [--plot FILE.svg]`: per-rank and total throughput,
+// stragglers, and across runs of one job at different scales, the scaling table. docs/metrics.md.
+#include <yaml-cpp/yaml.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "plan/errors.hpp"
+#include "plan/scaling.hpp"
 #include "plan/stats.hpp"
-#include "run_dir.hpp"
+#include "run_dir_reader.hpp"
 
 namespace dtrain::cli {
 namespace {
 
 struct StatsOptions {
-  std::string run_dir;
+  std::vector<std::string> run_dirs;
   bool json = false;
+  std::string plot;
+  double straggler_threshold = plan::kDefaultStragglerThreshold;
 };
 
-int run_stats(const StatsOptions& opts) {
-  const auto stats = plan::compute_stats(read_metric_records(opts.run_dir));
-  if (opts.json) {
-    auto out = plan::stats_to_json(stats);
-    out["run_dir"] = opts.run_dir;
-    std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    std::printf("# run directory: %s\n%s", opts.run_dir.c_str(),
-                plan::format_stats_table(stats).c_str());
+plan::RunStats read_run_stats(const std::string& run_dir, double threshold) {
+  plan::StatsBuilder builder;
+  for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
+  for_each_metric_record(run_dir, [&](const plan::MetricRecord& r) { builder.add(r); });
+  return builder.finish(threshold);
+}
+
+// What the run directory says about the job: its name (plan.json) and GPUs per rank (job.yaml).
+plan::ScalingRun describe_run(const std::string& run_dir, const plan::RunStats& stats) {
+  plan::ScalingRun run;
+  run.label = std::filesystem::path(run_dir).lexically_normal().filename().string();
+  if (run.label.empty())
+    run.label = std::filesystem::path(run_dir).parent_path().filename().string();
+  run.ranks = static_cast<int>(stats.ranks.size());
+  run.samples_per_second = stats.total_samples_per_second;
+  std::ifstream plan_file(std::filesystem::path(run_dir) / "plan.json");
+  if (plan_file) {
+    const auto j = nlohmann::json::parse(plan_file, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("job") && j["job"].is_object() && j["job"].contains("name") &&
+        j["job"]["name"].is_string()) {
+      run.job = j["job"]["name"].get<std::string>();
+    }
   }
+  try {
+    const YAML::Node spec = YAML::LoadFile((std::filesystem::path(run_dir) / "job.yaml").string());
+    if (spec["gpus_per_rank"]) run.gpus = run.ranks * spec["gpus_per_rank"].as<int>();
+  } catch (const YAML::Exception&) {
+    // No job.yaml (a run directory made by hand) or no readable GPU count: the column shows "-".
+  }
+  return run;
+}
+
+void write_plot(const std::string& path, const std::string& svg) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << svg;
+  out.close();
+  if (!out) {
+    throw plan::UsageError("dtrain: stats: --plot " + path +
+                           ": cannot write it: " + std::strerror(errno));
+  }
+}
+
+int run_stats(const StatsOptions& opts) {
+  if (!(opts.straggler_threshold > 0)) {
+    throw plan::UsageError("dtrain: stats: --straggler-threshold: expected a fraction > 0, got " +
+                           std::to_string(opts.straggler_threshold));
+  }
+  std::vector<plan::RunStats> stats;
+  for (const auto& dir : opts.run_dirs)
+    stats.push_back(read_run_stats(dir, opts.straggler_threshold));
+
+  if (opts.run_dirs.size() == 1) {
+    if (!opts.plot.empty()) {
+      write_plot(opts.plot,
+                 plan::ranks_svg(stats[0], "samples/s per rank: " +
+                                               describe_run(opts.run_dirs[0], stats[0]).label));
+    }
+    if (opts.json) {
+      auto out = plan::stats_to_json(stats[0]);
+      out["run_dir"] = opts.run_dirs[0];
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("# run directory: %s\n%s", opts.run_dirs[0].c_str(),
+                  plan::format_stats_table(stats[0]).c_str());
+    }
+    return 0;
+  }
+  std::vector<plan::ScalingRun> runs;
+  for (std::size_t i = 0; i < stats.size(); ++i)
+    runs.push_back(describe_run(opts.run_dirs[i], stats[i]));
+  const auto table = plan::scaling_table(runs);
+  if (!opts.plot.empty()) write_plot(opts.plot, plan::scaling_svg(table));
+  if (opts.json) {
+    nlohmann::json out = {{"runs", nlohmann::json::array()},
+                          {"scaling", plan::scaling_to_json(table)}};
+    for (std::size_t i = 0; i < stats.size(); ++i) {
+      auto j = plan::stats_to_json(stats[i]);
+      j["run_dir"] = opts.run_dirs[i];
+      out["runs"].push_back(std::move(j));
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    std::printf("# run directory: %s\n%s\n", opts.run_dirs[i].c_str(),
+                plan::format_stats_table(stats[i]).c_str());
+  }
+  std::printf("%s", plan::format_scaling_table(table).c_str());
   return 0;
 }
 
@@ -33,9 +122,16 @@ int run_stats(const StatsOptions& opts) {
 
 void register_stats(CLI::App& app, Action& action) {
   auto opts = std::make_shared<StatsOptions>();
-  auto* cmd = app.add_subcommand("stats", "Per-rank and total throughput of a run");
-  cmd->add_option("run_dir", opts->run_dir, "Run directory (runs/<name>-<id>)")->required();
-  cmd->add_flag("--json", opts->json, "Print JSON instead of a table");
+  auto* cmd = app.add_subcommand(
+      "stats", "Per-rank and total throughput of a run, stragglers; scaling across runs");
+  cmd->add_option("run_dir", opts->run_dirs,
+                  "Run directories (runs/<name>-<id>); several compare one job at different scales")
+      ->required();
+  cmd->add_flag("--json", opts->json, "Print JSON instead of tables");
+  cmd->add_option("--plot", opts->plot,
+                  "Write an SVG plot: per-rank samples/s for one run, scaling for several");
+  cmd->add_option("--straggler-threshold", opts->straggler_threshold,
+                  "Fraction over the median time per sample that makes a straggler (default 0.1)");
   cmd->callback([opts, &action] { action = [opts] { return run_stats(*opts); }; });
 }
 

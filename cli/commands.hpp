@@ -16,8 +16,11 @@ using Action = std::function<int()>;
 void register_submit(CLI::App& app, Action& action);
 void register_plan(CLI::App& app, Action& action);
 void register_stats(CLI::App& app, Action& action);
+void register_logs(CLI::App& app, Action& action);
+void register_timeline(CLI::App& app, Action& action);
 void register_run_rank(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);
 void register_bind(CLI::App& app, Action& action);
+void register_doctor(CLI::App& app, Action& action);
 
 }  // namespace dtrain::cli

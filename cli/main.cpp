@@ -19,9 +19,12 @@ int main(int argc, char** argv) {
   register_submit(app, action);
   register_plan(app, action);
   register_stats(app, action);
+  register_logs(app, action);
+  register_timeline(app, action);
   register_run_rank(app, action);
   register_topo(app, action);
   register_bind(app, action);
+  register_doctor(app, action);
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,8 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "comm/communicator.hpp"
+#include "comm/nccl_communicator.hpp"
+#include "comm/tcp_communicator.hpp"
 #include "context_state.hpp"
 
 namespace dtrain {
@@ -35,6 +37,37 @@ Comm& Context::comm() {
   return *state_->comm;
 }
 
+Comm& Context::device_comm() {
+  if (!state_) throw_moved_from();
+  runtime::ContextState& s = *state_;
+  if (!s.device_comm) {
+    const std::chrono::milliseconds timeout = runtime::collective_timeout();
+    s.device_engine = std::make_unique<runtime::Engine>(
+        runtime::make_nccl_communicator(*s.store, s.world, timeout), s.world.rank, s.world.size,
+        timeout);
+    s.device_comm.emplace(*s.device_engine);
+  }
+  return *s.device_comm;
+}
+
+void Context::store_set(const std::string& key, const std::string& value) {
+  if (!state_) throw_moved_from();
+  state_->store->set("user/" + key, value);
+}
+
+std::string Context::store_get(const std::string& key) {
+  if (!state_) throw_moved_from();
+  try {
+    return state_->store->get("user/" + key, runtime::collective_timeout());
+  } catch (const Error& e) {
+    // Name the key as the caller wrote it.
+    std::string text = e.what();
+    for (auto at = text.find("\"user/"); at != std::string::npos; at = text.find("\"user/"))
+      text.erase(at + 1, 5);
+    throw Error(e.code(), text);
+  }
+}
+
 Context init() {
   auto state = std::make_unique<runtime::ContextState>();
   runtime::Bootstrapped found;
@@ -47,10 +80,30 @@ Context init() {
   }
   state->session = std::move(found.session);
   state->world = std::move(found.world);
-  // Several ranks need a transport; MPI is the one every launcher we support can start.
-  state->communicator = state->world.size > 1 ? runtime::make_mpi_communicator(state->world)
-                                              : runtime::make_single_communicator();
-  state->comm.emplace(*state->communicator, state->world.size);
+  const WorldInfo& w = state->world;
+  const std::chrono::milliseconds timeout = runtime::collective_timeout();
+  // Several ranks need a transport: MPI when an MPI-capable launcher started us (PMIx or MPI
+  // bootstrap), our own TCP sockets after a torchrun-style (environment) bootstrap.
+  std::unique_ptr<runtime::Communicator> backend;
+  if (w.size == 1) {
+    backend = runtime::make_single_communicator();
+  } else if (w.bootstrap == "tcp") {
+    backend = runtime::make_tcp_communicator(*found.store, w.rank, w.size, timeout);
+  } else {
+    backend = runtime::make_mpi_communicator(w, found.owns_mpi);
+  }
+  state->engine = std::make_unique<runtime::Engine>(std::move(backend), w.rank, w.size, timeout);
+  state->comm.emplace(*state->engine);
+  state->store = found.store;
+  if (!state->store) {
+    // The MPI bootstrap's store runs over the communicator itself, under the same deadline.
+    Comm* comm = &*state->comm;
+    state->store = runtime::make_comm_store(
+        [comm](const void* in, void* out, std::size_t bytes) {
+          comm->allgather(in, out, bytes, DType::kUInt8);
+        },
+        w.size, "mpi");
+  }
   return Context(std::move(state));
 }
 

@@ -4,7 +4,9 @@
 #include <memory>
 #include <optional>
 
+#include "bootstrap/store.hpp"
 #include "comm/communicator.hpp"
+#include "comm/engine.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -18,14 +20,18 @@ class BootstrapSession {
   virtual ~BootstrapSession() = default;
 };
 
-// Members are destroyed in reverse order: the Comm handle, then the communicator (MPI_Finalize),
-// then the bootstrap session (PMIx_Finalize). Open MPI holds its own reference on the PMIx
-// library; releasing ours last keeps PMIx up for as long as MPI may use it.
+// Members are destroyed in reverse order: the device communicator (NCCL), the Comm handle, the
+// store, then the engine with its communicator (MPI_Finalize), then the bootstrap session
+// (PMIx_Finalize). Open MPI holds its own reference on the PMIx library; releasing ours last keeps
+// PMIx up for as long as MPI may use it.
 struct ContextState {
   std::unique_ptr<BootstrapSession> session;
   WorldInfo world;
-  std::unique_ptr<Communicator> communicator;
-  std::optional<Comm> comm;  // the public handle on `communicator`
+  std::unique_ptr<Engine> engine;         // owns the communicator
+  std::shared_ptr<Store> store;           // the job's rendezvous store (NCCL ids, TCP addresses)
+  std::optional<Comm> comm;               // the public handle on `engine`
+  std::unique_ptr<Engine> device_engine;  // NCCL, created by the first device_comm()
+  std::optional<Comm> device_comm;
 };
 
 }  // namespace dtrain::runtime

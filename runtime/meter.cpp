@@ -12,30 +12,27 @@
 #include <string>
 #include <utility>
 
+#include "context_state.hpp"
 #include "dtrain/dtrain.hpp"
+#include "meter_file.hpp"
 
 namespace dtrain {
+namespace runtime {
 namespace {
 
-constexpr int kSchemaVersion = 1;
-// A record is ~100 bytes: one write() per ~600 steps keeps I/O out of the step time, and at most
-// this much is lost if the process dies without flushing.
+constexpr int kSchemaVersion = 2;
+// A step record is ~150 bytes, a heartbeat ~110: past this the buffer is written at once, and the
+// flusher writes whatever is there at least once a second.
 constexpr std::size_t kFlushBytes = 64 * 1024;
+constexpr auto kFlushPeriod = std::chrono::milliseconds(500);
 
-std::string rank_file(const std::string& dir, int rank) {
-  char name[32];
-  std::snprintf(name, sizeof name, "rank-%05d.jsonl", rank);
-  return dir + "/" + name;
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
-Meter::Meter(const Context& ctx, std::string run_dir) : rank_(ctx.world().rank) {
-  if (run_dir.empty()) {
-    if (const char* env = std::getenv("DTRAIN_RUN_DIR")) run_dir = env;
-  }
-  if (run_dir.empty()) return;  // not in a dtrain run: disabled
-  path_ = rank_file(run_dir, rank_);
+MeterFile::MeterFile(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
   // Appending: a restarted run continues the same file, and every record stays a whole line.
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
@@ -45,69 +42,76 @@ Meter::Meter(const Context& ctx, std::string run_dir) : rank_(ctx.world().rank) 
                                           "; expected an existing, writable run directory");
   }
   buffer_.reserve(kFlushBytes + 512);
+  flusher_ = std::thread([this] { run_flusher(); });
 }
 
-Meter::Meter(Meter&& other) noexcept
-    : rank_(other.rank_),
-      fd_(std::exchange(other.fd_, -1)),
-      path_(std::move(other.path_)),
-      buffer_(std::move(other.buffer_)) {
-  other.path_.clear();
-  other.buffer_.clear();
-}
+MeterFile::~MeterFile() { close(); }
 
-Meter& Meter::operator=(Meter&& other) noexcept {
-  if (this != &other) {
-    close_file();
-    rank_ = other.rank_;
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
-    buffer_ = std::move(other.buffer_);
-    other.path_.clear();
-    other.buffer_.clear();
+void MeterFile::run_flusher() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    wake_.wait_for(lock, kFlushPeriod);
+    try {
+      flush_locked();
+    } catch (const Error&) {
+      // Kept in the buffer; the next record or flush() reports it to the caller.
+    }
   }
-  return *this;
 }
 
-Meter::~Meter() { close_file(); }
-
-void Meter::close_file() noexcept {
+void MeterFile::append_locked(const std::string& line) {
   if (fd_ < 0) return;
-  try {
-    flush();
-  } catch (...) {
-    // A destructor cannot throw and core code does not print: the last records are lost. A
-    // caller that must know calls flush() itself first.
-  }
-  ::close(fd_);
-  fd_ = -1;
+  buffer_ += line;
+  buffer_ += '\n';
+  if (buffer_.size() >= kFlushBytes) flush_locked();
 }
 
-void Meter::record(std::int64_t step, std::int64_t samples, double seconds) {
-  if (samples < 0 || !std::isfinite(seconds) || seconds < 0) {
-    // A negative or non-finite value is a bug in the caller's timing, and JSON has no NaN.
-    char got[96];
-    std::snprintf(got, sizeof got, "samples=%lld seconds=%g", static_cast<long long>(samples),
-                  seconds);
-    throw Error(Error::Code::kInvalid,
-                std::string("dtrain: meter: record: bad measurement; expected samples >= 0 and "
-                            "finite seconds >= 0, got ") +
-                    got);
-  }
-  if (fd_ < 0) return;
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds) {
+  std::lock_guard lock(mutex_);
   // ordered_json keeps the documented field order; dump() writes the shortest text that reads
   // back as the same double.
-  const nlohmann::ordered_json line = {{"v", kSchemaVersion}, {"time", now},
-                                       {"rank", rank_},       {"step", step},
-                                       {"samples", samples},  {"seconds", seconds}};
-  buffer_ += line.dump();
-  buffer_ += '\n';
-  if (buffer_.size() >= kFlushBytes) flush();
+  nlohmann::ordered_json line = {{"v", kSchemaVersion}, {"type", "step"},
+                                 {"time", unix_now()},  {"rank", rank_},
+                                 {"step", step},        {"samples", samples},
+                                 {"seconds", seconds},  {"comm_seconds", comm_seconds_}};
+  if (data_seconds >= 0) line["data_seconds"] = data_seconds;
+  comm_seconds_ = 0;
+  append_locked(line.dump());
 }
 
-void Meter::flush() {
+void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t bytes,
+                              bool enter) noexcept {
+  // snprintf, not a JSON object: this runs for every collective and must stay far below 1 % of a
+  // step (bench/meter_bench.cpp). op names are fixed identifiers, so no escaping is needed.
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "{\"v\":%d,\"type\":\"coll\",\"time\":%.6f,\"rank\":%d,\"seq\":%llu,\"op\":\"%s\","
+                "\"bytes\":%zu,\"phase\":\"%s\"}",
+                kSchemaVersion, unix_now(), rank_, static_cast<unsigned long long>(seq), op, bytes,
+                enter ? "enter" : "exit");
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (enter) {
+    entered_ = now;
+  } else {
+    comm_seconds_ += std::chrono::duration<double>(now - entered_).count();
+  }
+  try {
+    append_locked(line);
+    // An enter may be the last thing this process ever does: wake the flusher so it reaches the
+    // file now rather than at the next period.
+    if (enter) wake_.notify_one();
+  } catch (...) {
+    // A failed write stays in the buffer; flush() reports it.
+  }
+}
+
+void MeterFile::flush() {
+  std::lock_guard lock(mutex_);
+  flush_locked();
+}
+
+void MeterFile::flush_locked() {
   std::size_t done = 0;
   while (fd_ >= 0 && done < buffer_.size()) {
     const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
@@ -121,6 +125,109 @@ void Meter::flush() {
     done += static_cast<std::size_t>(n);
   }
   buffer_.clear();
+}
+
+void MeterFile::close() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  std::lock_guard lock(mutex_);
+  try {
+    flush_locked();
+  } catch (...) {
+    // A destructor cannot throw and core code does not print: the last records are lost. A
+    // caller that must know calls flush() itself first.
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace runtime
+
+namespace {
+
+std::string rank_file(const std::string& dir, int rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%05d.jsonl", rank);
+  return dir + "/" + name;
+}
+
+void check_seconds(const char* field, double v) {
+  if (!std::isfinite(v) || v < 0) {
+    char got[64];
+    std::snprintf(got, sizeof got, "%g", v);
+    throw Error(Error::Code::kInvalid, std::string("dtrain: meter: record: bad measurement; "
+                                                   "expected finite ") +
+                                           field + " >= 0, got " + got);
+  }
+}
+
+}  // namespace
+
+Meter::Meter(Context& ctx, std::string run_dir) {
+  if (run_dir.empty()) {
+    if (const char* env = std::getenv("DTRAIN_RUN_DIR")) run_dir = env;
+  }
+  if (run_dir.empty()) return;  // not in a dtrain run: disabled
+  file_ =
+      std::make_shared<runtime::MeterFile>(rank_file(run_dir, ctx.world().rank), ctx.world().rank);
+  // The engine holds the file too, so heartbeats never reach a destroyed Meter.
+  ctx.comm().engine().set_observer(file_);
+}
+
+Meter::Meter(Meter&& other) noexcept = default;
+Meter& Meter::operator=(Meter&& other) noexcept {
+  if (this != &other) {
+    if (file_) file_->close();
+    file_ = std::move(other.file_);
+    data_seconds_ = other.data_seconds_;
+  }
+  return *this;
+}
+
+Meter::~Meter() {
+  if (file_) file_->close();
+}
+
+bool Meter::enabled() const { return file_ != nullptr; }
+
+const std::string& Meter::path() const {
+  static const std::string none;
+  return file_ ? file_->path() : none;
+}
+
+void Meter::record(std::int64_t step, std::int64_t samples, double seconds) {
+  if (samples < 0 || !std::isfinite(seconds) || seconds < 0) {
+    // A negative or non-finite value is a bug in the caller's timing, and JSON has no NaN.
+    char got[96];
+    std::snprintf(got, sizeof got, "samples=%lld seconds=%g", static_cast<long long>(samples),
+                  seconds);
+    throw Error(Error::Code::kInvalid,
+                std::string("dtrain: meter: record: bad measurement; expected samples >= 0 and "
+                            "finite seconds >= 0, got ") +
+                    got);
+  }
+  const double data = std::exchange(data_seconds_, -1.0);
+  if (file_) file_->step(step, samples, seconds, data);
+}
+
+void Meter::record(std::int64_t step, std::int64_t samples, double seconds, double data_seconds) {
+  check_seconds("data_seconds", data_seconds);
+  data_seconds_ = data_seconds;
+  record(step, samples, seconds);
+}
+
+void Meter::add_data_seconds(double seconds) {
+  check_seconds("data_seconds", seconds);
+  data_seconds_ = (data_seconds_ < 0 ? 0.0 : data_seconds_) + seconds;
+}
+
+void Meter::flush() {
+  if (file_) file_->flush();
 }
 
 }  // namespace dtrain

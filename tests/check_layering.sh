@@ -2,7 +2,7 @@
 # The dependency rules of docs/architecture.md, checked on #include lines:
 #   runtime/ (libdtrain and affinity) never includes the CLI or the planner;
 #   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;
-#   cli/plan/ (pure) includes nothing of the CLI around it;
+#   cli/plan/ and cli/rundir/ (pure) include nothing of the CLI around them;
 #   spank-plugin/ uses only runtime/affinity of dtrain.
 # Each third-party C header has one including file.
 set -euo pipefail
@@ -20,6 +20,7 @@ check() {  # dir regex why
 }
 check runtime 'plan/|commands\.hpp|run_dir\.hpp|embedded_templates' "runtime/ must not include the CLI or planner"
 check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
+check cli/rundir 'commands\.hpp|run_dir\.hpp|run_dir_reader\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/rundir must stay pure"
 check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure"
 check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
 for header in hwloc.h mpi.h pmix.h nccl.h; do

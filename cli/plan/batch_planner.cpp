@@ -279,6 +279,7 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
     // for the ranks must be named.
     std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "DTRAIN_JOB_ID",
                                           "DTRAIN_RUN_DIR", "DTRAIN_HOSTS"};
+    if (spec.checkpoint.enabled) forwarded.push_back("DTRAIN_PREEMPT_SIGNALS");
     for (const auto& kv : plan.env) forwarded.push_back(kv.first);
     for (const auto& name : forwarded) launcher_text += " -x " + name;
   }

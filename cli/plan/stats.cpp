@@ -1,27 +1,12 @@
 #include "plan/stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
 
 namespace dtrain::plan {
 namespace {
-
-constexpr int kMetricSchemaVersion = 1;
-
-template <typename T>
-T field(const nlohmann::json& record, const char* name, const std::string& where) {
-  auto it = record.find(name);
-  if (it == record.end()) {
-    throw MetricFormatError("dtrain: stats: " + where + ": missing field \"" + name + "\"");
-  }
-  if (!it->is_number()) {
-    throw MetricFormatError("dtrain: stats: " + where + ": field \"" + name +
-                            "\": expected a number, got " + it->dump());
-  }
-  return it->get<T>();
-}
 
 std::string rate(double samples_per_second) {
   char buf[64];
@@ -29,85 +14,269 @@ std::string rate(double samples_per_second) {
   return buf;
 }
 
-}  // namespace
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
-MetricRecord parse_metric_record(std::string_view line, const std::string& where) {
-  nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (record.is_discarded() || !record.is_object()) {
-    throw MetricFormatError("dtrain: stats: " + where + ": expected one JSON object per line");
+// Seconds per sample of a rank or node, split by where the time went.
+struct PerSample {
+  double step = 0;     // all of it
+  double comm = 0;     // waiting in collectives
+  double data = 0;     // loading data
+  double compute = 0;  // the rest
+  double busy() const { return step - comm; }
+};
+
+PerSample per_sample(const std::vector<const RankStats*>& ranks) {
+  PerSample p;
+  long long samples = 0;
+  for (const RankStats* r : ranks) {
+    samples += r->samples;
+    p.step += r->seconds;
+    p.comm += r->comm_seconds;
+    p.data += r->data_seconds;
   }
-  const int version = field<int>(record, "v", where);
-  if (version != kMetricSchemaVersion) {
-    throw MetricFormatError("dtrain: stats: " + where + ": schema version " +
-                            std::to_string(version) + " is not supported; expected " +
-                            std::to_string(kMetricSchemaVersion));
+  if (samples == 0) return p;
+  p.step /= static_cast<double>(samples);
+  p.comm /= static_cast<double>(samples);
+  p.data /= static_cast<double>(samples);
+  p.compute = std::max(0.0, p.step - p.comm - p.data);
+  return p;
+}
+
+// Compares each group's time per sample with the median over groups. In a synchronous job every
+// rank's step takes as long as the slowest one's, so the straggler shows as more busy time
+// (compute or data) while the others show as more waiting; both are checked.
+std::vector<Straggler> find_stragglers(const std::vector<std::vector<const RankStats*>>& groups,
+                                       const std::string& kind, double threshold) {
+  std::vector<PerSample> ps;
+  for (const auto& g : groups) ps.push_back(per_sample(g));
+  std::vector<double> step, busy, comm, data, compute;
+  for (const auto& p : ps) {
+    step.push_back(p.step);
+    busy.push_back(p.busy());
+    comm.push_back(p.comm);
+    data.push_back(p.data);
+    compute.push_back(p.compute);
   }
-  MetricRecord out;
-  out.rank = field<int>(record, "rank", where);
-  out.step = field<long long>(record, "step", where);
-  out.samples = field<long long>(record, "samples", where);
-  out.seconds = field<double>(record, "seconds", where);
-  if (out.rank < 0 || out.samples < 0 || out.seconds < 0) {
-    throw MetricFormatError("dtrain: stats: " + where +
-                            ": expected rank, samples and seconds >= 0");
+  const PerSample m{median(step), median(comm), median(data), median(compute)};
+  const double m_busy = median(busy);
+  std::vector<Straggler> out;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const PerSample& p = ps[i];
+    const double by_busy = m_busy > 0 ? p.busy() / m_busy - 1 : 0;
+    const double by_step = m.step > 0 ? p.step / m.step - 1 : 0;
+    if (by_busy <= threshold && by_step <= threshold) continue;
+    Straggler s;
+    s.kind = kind;
+    s.slower_by = std::max(by_busy, by_step);
+    const double excess_compute = p.compute - m.compute;
+    const double excess_data = p.data - m.data;
+    const double excess_comm = p.comm - m.comm;
+    if (excess_data >= excess_compute && excess_data >= excess_comm) {
+      s.cause = "data loading";
+      s.cause_seconds_per_sample = p.data;
+      s.median_cause_seconds_per_sample = m.data;
+    } else if (excess_compute >= excess_comm) {
+      s.cause = "compute";
+      s.cause_seconds_per_sample = p.compute;
+      s.median_cause_seconds_per_sample = m.compute;
+    } else {
+      s.cause = "waiting in collectives";
+      s.cause_seconds_per_sample = p.comm;
+      s.median_cause_seconds_per_sample = m.comm;
+    }
+    for (const RankStats* r : groups[i]) s.ranks.push_back(r->rank);
+    s.host = groups[i].front()->host;
+    if (kind == "rank") s.rank = groups[i].front()->rank;
+    out.push_back(std::move(s));
   }
+  std::stable_sort(out.begin(), out.end(), [](const Straggler& a, const Straggler& b) {
+    return a.slower_by > b.slower_by;
+  });
   return out;
 }
 
-RunStats compute_stats(const std::vector<MetricRecord>& records) {
-  std::map<int, RankStats> by_rank;
-  for (const auto& r : records) {
-    RankStats& s = by_rank[r.rank];
-    s.rank = r.rank;
-    s.steps += 1;
-    s.samples += r.samples;
-    s.seconds += r.seconds;
+std::string duration(double seconds) {
+  char buf[64];
+  if (seconds >= 1)
+    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
+  else if (seconds >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g us", seconds * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
+  const auto index = static_cast<std::size_t>(std::max(1.0, rank)) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+void StatsBuilder::add(const MetricRecord& r) {
+  if (r.type != RecordType::kStep) return;
+  Acc& acc = ranks_[r.rank];
+  RankStats& s = acc.stats;
+  s.rank = r.rank;
+  s.steps += 1;
+  s.samples += r.samples;
+  s.seconds += r.seconds;
+  if (r.comm_seconds) {
+    s.has_comm = true;
+    s.comm_seconds += *r.comm_seconds;
   }
+  if (r.data_seconds) {
+    s.has_data = true;
+    s.data_seconds += *r.data_seconds;
+  }
+  if (r.seconds > 0) acc.rates.push_back(static_cast<double>(r.samples) / r.seconds);
+}
+
+void StatsBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::move(host); }
+
+RunStats StatsBuilder::finish(double straggler_threshold) const {
   RunStats out;
-  for (auto& [rank, s] : by_rank) {
-    s.samples_per_second = s.seconds > 0 ? static_cast<double>(s.samples) / s.seconds : 0;
+  out.straggler_threshold = straggler_threshold;
+  for (const auto& [rank, acc] : ranks_) {
+    RankStats s = acc.stats;
+    if (auto it = hosts_.find(rank); it != hosts_.end()) s.host = it->second;
+    if (s.seconds > 0) {
+      s.samples_per_second = static_cast<double>(s.samples) / s.seconds;
+      s.comm_share = s.comm_seconds / s.seconds;
+      s.data_share = s.data_seconds / s.seconds;
+    }
+    s.p50_samples_per_second = percentile(acc.rates, 50);
+    s.p95_samples_per_second = percentile(acc.rates, 95);
     out.total_samples += s.samples;
     out.slowest_rank_seconds = std::max(out.slowest_rank_seconds, s.seconds);
-    out.ranks.push_back(s);
+    out.ranks.push_back(std::move(s));
   }
   if (out.slowest_rank_seconds > 0) {
     out.total_samples_per_second =
         static_cast<double>(out.total_samples) / out.slowest_rank_seconds;
   }
+  std::vector<std::vector<const RankStats*>> rank_groups;
+  std::map<std::string, std::vector<const RankStats*>> by_host;
+  for (const auto& r : out.ranks) {
+    if (r.samples == 0) continue;
+    rank_groups.push_back({&r});
+    by_host[r.host].push_back(&r);
+  }
+  if (rank_groups.size() >= 2) {
+    out.stragglers = find_stragglers(rank_groups, "rank", straggler_threshold);
+  }
+  if (by_host.size() >= 2 && by_host.count("?") == 0) {
+    std::vector<std::vector<const RankStats*>> node_groups;
+    for (auto& [host, ranks] : by_host) node_groups.push_back(ranks);
+    for (auto& s : find_stragglers(node_groups, "node", straggler_threshold)) {
+      out.stragglers.push_back(std::move(s));
+    }
+  }
   return out;
 }
 
+RunStats compute_stats(const std::vector<MetricRecord>& records, double straggler_threshold) {
+  StatsBuilder b;
+  for (const auto& r : records) b.add(r);
+  return b.finish(straggler_threshold);
+}
+
 std::string format_stats_table(const RunStats& stats) {
+  const bool comm = std::any_of(stats.ranks.begin(), stats.ranks.end(),
+                                [](const RankStats& r) { return r.has_comm; });
+  const bool data = std::any_of(stats.ranks.begin(), stats.ranks.end(),
+                                [](const RankStats& r) { return r.has_data; });
   std::string out;
-  char line[160];
-  std::snprintf(line, sizeof line, "%6s %8s %14s %10s %12s\n", "rank", "steps", "samples",
-                "seconds", "samples/s");
+  char line[256];
+  std::snprintf(line, sizeof line, "%6s %-12s %7s %12s %10s %11s %11s %11s", "rank", "host",
+                "steps", "samples", "seconds", "samples/s", "p50", "p95");
   out += line;
+  if (comm) out += "   comm %";
+  if (data) out += "     data s";
+  out += "\n";
   for (const auto& r : stats.ranks) {
-    std::snprintf(line, sizeof line, "%6d %8lld %14lld %10.3f %12s\n", r.rank, r.steps, r.samples,
-                  r.seconds, rate(r.samples_per_second).c_str());
+    std::snprintf(line, sizeof line, "%6d %-12s %7lld %12lld %10.3f %11s %11s %11s", r.rank,
+                  r.host.c_str(), r.steps, r.samples, r.seconds, rate(r.samples_per_second).c_str(),
+                  rate(r.p50_samples_per_second).c_str(), rate(r.p95_samples_per_second).c_str());
     out += line;
+    if (comm) {
+      std::snprintf(line, sizeof line, " %9.1f", r.comm_share * 100);
+      out += line;
+    }
+    if (data) {
+      std::snprintf(line, sizeof line, " %10.3f", r.data_seconds);
+      out += line;
+    }
+    out += "\n";
   }
-  std::snprintf(line, sizeof line, "%6s %8s %14lld %10.3f %12s\n", "total", "", stats.total_samples,
-                stats.slowest_rank_seconds, rate(stats.total_samples_per_second).c_str());
+  std::snprintf(line, sizeof line, "%6s %-12s %7s %12lld %10.3f %11s\n", "total", "", "",
+                stats.total_samples, stats.slowest_rank_seconds,
+                rate(stats.total_samples_per_second).c_str());
   out += line;
+  if (!stats.stragglers.empty()) {
+    std::snprintf(line, sizeof line,
+                  "stragglers (more than %g %% slower per sample than the median):\n",
+                  stats.straggler_threshold * 100);
+    out += line;
+    for (const auto& s : stats.stragglers) {
+      std::string who = s.kind == "rank"
+                            ? "rank " + std::to_string(s.rank) + " on " + s.host
+                            : "node " + s.host + " (" + std::to_string(s.ranks.size()) + " ranks)";
+      std::snprintf(line, sizeof line,
+                    "  %s: %.0f %% slower; cause: %s (%s per sample, median %s)\n", who.c_str(),
+                    s.slower_by * 100, s.cause.c_str(),
+                    duration(s.cause_seconds_per_sample).c_str(),
+                    duration(s.median_cause_seconds_per_sample).c_str());
+      out += line;
+    }
+  }
   return out;
 }
 
 nlohmann::json stats_to_json(const RunStats& stats) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : stats.ranks) {
-    ranks.push_back({{"rank", r.rank},
-                     {"steps", r.steps},
-                     {"samples", r.samples},
-                     {"seconds", r.seconds},
-                     {"samples_per_second", r.samples_per_second}});
+    nlohmann::json j = {{"rank", r.rank},
+                        {"host", r.host},
+                        {"steps", r.steps},
+                        {"samples", r.samples},
+                        {"seconds", r.seconds},
+                        {"samples_per_second", r.samples_per_second},
+                        {"p50_samples_per_second", r.p50_samples_per_second},
+                        {"p95_samples_per_second", r.p95_samples_per_second}};
+    j["comm_seconds"] = r.has_comm ? nlohmann::json(r.comm_seconds) : nlohmann::json(nullptr);
+    j["comm_share"] = r.has_comm ? nlohmann::json(r.comm_share) : nlohmann::json(nullptr);
+    j["data_seconds"] = r.has_data ? nlohmann::json(r.data_seconds) : nlohmann::json(nullptr);
+    j["data_share"] = r.has_data ? nlohmann::json(r.data_share) : nlohmann::json(nullptr);
+    ranks.push_back(std::move(j));
+  }
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const auto& s : stats.stragglers) {
+    nlohmann::json j = {{"kind", s.kind},
+                        {"host", s.host},
+                        {"ranks", s.ranks},
+                        {"slower_by", s.slower_by},
+                        {"cause", s.cause},
+                        {"cause_seconds_per_sample", s.cause_seconds_per_sample},
+                        {"median_cause_seconds_per_sample", s.median_cause_seconds_per_sample}};
+    if (s.kind == "rank") j["rank"] = s.rank;
+    stragglers.push_back(std::move(j));
   }
   return {{"ranks", ranks},
           {"total",
            {{"samples", stats.total_samples},
             {"slowest_rank_seconds", stats.slowest_rank_seconds},
-            {"samples_per_second", stats.total_samples_per_second}}}};
+            {"samples_per_second", stats.total_samples_per_second}}},
+          {"straggler_threshold", stats.straggler_threshold},
+          {"stragglers", stragglers}};
 }
 
 }  // namespace dtrain::plan

@@ -1,28 +1,49 @@
-// Throughput from the per-rank metric records (rank-NNNNN.jsonl) that libdtrain's Meter writes.
-// Pure: the command reads the files and hands the lines here.
+// Throughput from the per-rank metric records (rank-NNNNN.jsonl) that libdtrain's Meter writes:
+// per-rank samples/s (mean, p50, p95), the share of time spent waiting in collectives and loading
+// data, the job's total, and stragglers with their cause. Pure: the command reads the files and
+// hands the records here, one at a time.
 #pragma once
 
+#include <map>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "plan/metric_record.hpp"
+
 namespace dtrain::plan {
 
-struct MetricRecord {
-  int rank = 0;
-  long long step = 0;
-  long long samples = 0;
-  double seconds = 0;
-};
+// A rank (or node) whose time per sample exceeds the median by more than this is a straggler.
+inline constexpr double kDefaultStragglerThreshold = 0.10;
 
 struct RankStats {
   int rank = 0;
+  std::string host = "?";
   long long steps = 0;
   long long samples = 0;
-  double seconds = 0;
-  double samples_per_second = 0;
+  double seconds = 0;                 // sum of step seconds
+  double samples_per_second = 0;      // mean: samples / seconds
+  double p50_samples_per_second = 0;  // percentiles of the per-step rates (nearest rank)
+  double p95_samples_per_second = 0;
+  bool has_comm = false;  // v2 records carry comm_seconds
+  double comm_seconds = 0;
+  double comm_share = 0;  // comm_seconds / seconds
+  bool has_data = false;  // some step reported data_seconds
+  double data_seconds = 0;
+  double data_share = 0;
+};
+
+struct Straggler {
+  std::string kind;        // "rank" or "node"
+  int rank = -1;           // for a rank
+  std::string host;        // the rank's host, or the node
+  std::vector<int> ranks;  // for a node: its ranks
+  double slower_by = 0;    // fraction over the median time per sample (0.25 = 25 % slower)
+  std::string cause;       // "compute", "data loading" or "waiting in collectives"
+  // Seconds per sample of the cause, this one and the median.
+  double cause_seconds_per_sample = 0;
+  double median_cause_seconds_per_sample = 0;
 };
 
 struct RunStats {
@@ -31,17 +52,32 @@ struct RunStats {
   // The job moves at the pace of its slowest rank: total samples over the longest rank time.
   double slowest_rank_seconds = 0;
   double total_samples_per_second = 0;
+  double straggler_threshold = kDefaultStragglerThreshold;
+  std::vector<Straggler> stragglers;  // ranks, then nodes, slowest first
 };
 
-class MetricFormatError : public std::runtime_error {
+// Adds step records one at a time (collective heartbeats are ignored here), so a run's records
+// never have to be in memory together; only each step's rate is kept, for the percentiles.
+class StatsBuilder {
  public:
-  using std::runtime_error::runtime_error;
+  void add(const MetricRecord& record);
+  void set_host(int rank, std::string host);
+  RunStats finish(double straggler_threshold = kDefaultStragglerThreshold) const;
+
+ private:
+  struct Acc {
+    RankStats stats;
+    std::vector<double> rates;
+  };
+  std::map<int, Acc> ranks_;
+  std::map<int, std::string> hosts_;
 };
 
-// Parses one JSON Lines record; `where` ("rank-00001.jsonl:12") prefixes any error.
-MetricRecord parse_metric_record(std::string_view line, const std::string& where);
+RunStats compute_stats(const std::vector<MetricRecord>& records,
+                       double straggler_threshold = kDefaultStragglerThreshold);
 
-RunStats compute_stats(const std::vector<MetricRecord>& records);
+// Nearest-rank percentile (p in 0..100) of unsorted values; 0 for none.
+double percentile(std::vector<double> values, double p);
 
 std::string format_stats_table(const RunStats& stats);
 nlohmann::json stats_to_json(const RunStats& stats);

@@ -130,6 +130,8 @@ std::string_view to_string(PciDistance distance);
 // Loaders (topology_hwloc.cpp). They throw TopologyError naming the source: a missing or
 // malformed file, or a topology without cores.
 Node load_live_node();
+// The hwloc library in use (hwloc_get_api_version), e.g. "2.9.0".
+std::string hwloc_runtime_version();
 Node load_node_xml(const std::string& path);
 // An hwloc synthetic description such as "package:2 numa:2 core:4 pu:2" (CPU only, no devices),
 // for tests and experiments.

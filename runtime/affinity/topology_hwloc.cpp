@@ -309,4 +309,10 @@ Node load_node_synthetic(const std::string& description) {
   return load(Source::kSynthetic, description);
 }
 
+std::string hwloc_runtime_version() {
+  const unsigned v = hwloc_get_api_version();
+  return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
+         std::to_string(v & 0xff);
+}
+
 }  // namespace dtrain::affinity

@@ -1,10 +1,12 @@
-// Finding this process's place in the job. One function per method; select.cpp picks one. A
-// bootstrap only learns who is where: moving data is the communicators' job.
+// Finding this process's place in the job, and the store its ranks share. One function per
+// method; select.cpp picks one. A bootstrap only learns who is where and opens the store: moving
+// data is the communicators' job.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "bootstrap/store.hpp"
 #include "context_state.hpp"
 
 namespace dtrain::runtime {
@@ -12,22 +14,31 @@ namespace dtrain::runtime {
 struct Bootstrapped {
   WorldInfo world;
   std::unique_ptr<BootstrapSession> session;  // null when the method keeps no state
+  // Null for the MPI bootstrap: its store runs over the communicator, built after it.
+  std::shared_ptr<Store> store;
+  bool owns_mpi = false;  // the MPI bootstrap started MPI: the communicator finalizes it
 };
 
 // True when a PMIx server started this process: Open MPI's mpirun and srun --mpi=pmix both
 // export PMIX_NAMESPACE and PMIX_RANK to their tasks.
 bool pmix_launched();
+// True when an MPI launcher without PMIx started it (MPICH/Hydra PMI_*, Open MPI OMPI_COMM_WORLD_*,
+// MVAPICH MV2_*).
+bool mpi_launched();
+// True when torchrun-style variables are all set: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE.
+bool env_launched();
 
-// Throws Error (kComm) naming PMIx and the failing call.
+// Each throws Error naming its method and the failing call or variable.
 Bootstrapped bootstrap_pmix();
-
+Bootstrapped bootstrap_mpi();
+Bootstrapped bootstrap_env();
 Bootstrapped bootstrap_single();
 
 // gethostname(), "" if it fails.
 std::string local_hostname();
 
-// `forced` is DTRAIN_BOOTSTRAP (null or empty: choose automatically). Throws Error (kInvalid)
-// for an unknown method or a forced one that cannot work here.
+// `forced` is DTRAIN_BOOTSTRAP (null or empty: choose automatically, PMIx > MPI > env/TCP >
+// single). Throws Error (kInvalid) for an unknown method or a forced one that cannot work here.
 Bootstrapped bootstrap_select(const char* forced);
 
 }  // namespace dtrain::runtime

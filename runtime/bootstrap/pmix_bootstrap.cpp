@@ -8,10 +8,12 @@
 // (tests/integration/runtime).
 #include <pmix.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/store_errors.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -110,6 +112,88 @@ class PmixSession final : public BootstrapSession {
   pmix_proc_t proc_;
 };
 
+// The PMIx store: set() is PMIx_Put + PMIx_Commit; wait() is a PMIx_Fence that collects the data
+// (collective, with PMIX_TIMEOUT), then PMIx_Get of each key from the rank that put it.
+class PmixStore final : public Store {
+ public:
+  PmixStore(const pmix_proc_t& self, int size) : self_(self), size_(size) {}
+
+  void set(const std::string& key, const std::string& value) override {
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = const_cast<char*>(value.data());
+    v.data.bo.size = value.size();
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &v);
+    if (rc != PMIX_SUCCESS) throw store_error("PMIx_Put(" + key + ")", rc);
+    rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) throw store_error("PMIx_Commit", rc);
+  }
+
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    pmix_proc_t all;
+    PMIX_PROC_CONSTRUCT(&all);
+    PMIX_LOAD_PROCID(&all, self_.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t info[2];
+    PMIX_INFO_CONSTRUCT(&info[0]);
+    PMIX_INFO_CONSTRUCT(&info[1]);
+    bool collect = true;
+    int seconds = static_cast<int>((timeout.count() + 999) / 1000);
+    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &seconds, PMIX_INT);
+    const pmix_status_t rc = PMIx_Fence(&all, 1, info, 2);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc == PMIX_ERR_TIMEOUT) throw_store_timeout(method(), keys, timeout);
+    if (rc != PMIX_SUCCESS) throw store_error("PMIx_Fence", rc);
+    std::vector<std::string> missing;
+    for (const auto& k : keys)
+      if (!lookup(k)) missing.push_back(k);
+    if (!missing.empty()) throw_store_timeout(method(), missing, timeout);
+  }
+
+  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
+    wait({key}, timeout);
+    return *lookup(key);
+  }
+  std::string_view method() const override { return "pmix"; }
+
+ private:
+  static Error store_error(const std::string& call, pmix_status_t rc) {
+    return Error(Error::Code::kComm, "dtrain: store: pmix: " + call +
+                                         " failed; expected PMIX_SUCCESS, got " +
+                                         PMIx_Error_string(rc) + " (" + std::to_string(rc) + ")");
+  }
+
+  // After the fence every rank's data is local: ask each rank (only locally, never the server)
+  // until one has the key.
+  std::optional<std::string> lookup(const std::string& key) {
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    bool local_only = true;
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &local_only, PMIX_BOOL);
+    std::optional<std::string> out;
+    for (int r = 0; r < size_ && !out; ++r) {
+      pmix_proc_t target;
+      PMIX_PROC_CONSTRUCT(&target);
+      PMIX_LOAD_PROCID(&target, self_.nspace, static_cast<pmix_rank_t>(r));
+      pmix_value_t* value = nullptr;
+      if (PMIx_Get(&target, key.c_str(), &info, 1, &value) == PMIX_SUCCESS && value != nullptr) {
+        if (value->type == PMIX_BYTE_OBJECT) out.emplace(value->data.bo.bytes, value->data.bo.size);
+        PMIX_VALUE_RELEASE(value);
+      }
+    }
+    PMIX_INFO_DESTRUCT(&info);
+    if (out) cache_[key] = *out;
+    return out;
+  }
+
+  pmix_proc_t self_;
+  int size_;
+  std::map<std::string, std::string> cache_;
+};
+
 int required(PmixSession& s, const char* key, bool job_level) {
   return static_cast<int>(*s.get_integer(key, job_level, false));
 }
@@ -138,7 +222,11 @@ Bootstrapped bootstrap_pmix() {
                     std::to_string(w.rank) + " size=" + std::to_string(w.size) + " local_rank=" +
                     std::to_string(w.local_rank) + " local_size=" + std::to_string(w.local_size));
   }
-  return Bootstrapped{std::move(w), std::move(session)};
+  Bootstrapped out;
+  out.store = std::make_shared<PmixStore>(session->proc(), w.size);
+  out.world = std::move(w);
+  out.session = std::move(session);
+  return out;
 }
 
 }  // namespace dtrain::runtime

@@ -1,12 +1,35 @@
-// The bootstrap order, in one place: PMIx when a PMIx launcher started us, else one process.
+// The bootstrap order, in one place: PMIx > MPI > environment/TCP > one process, or what
+// DTRAIN_BOOTSTRAP names.
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
+#include "comm/communicator.hpp"
 
 namespace dtrain::runtime {
+namespace {
+
+bool any_set(std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (std::getenv(n) != nullptr) return true;
+  return false;
+}
+
+// Wraps a method's failure so the message says which method was tried and why it was chosen.
+template <typename F>
+Bootstrapped attempt(const std::string& method, const std::string& because, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    std::string text = e.what();
+    if (text.rfind("dtrain: ", 0) == 0) text.erase(0, 8);
+    throw Error(e.code(), "dtrain: bootstrap: tried " + method + " (" + because + "): " + text);
+  }
+}
+
+}  // namespace
 
 std::string local_hostname() {
   char name[256] = {};
@@ -18,21 +41,43 @@ bool pmix_launched() {
   return std::getenv("PMIX_NAMESPACE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
+bool mpi_launched() {
+  return any_set({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "MV2_COMM_WORLD_SIZE"});
+}
+
+bool env_launched() {
+  for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"})
+    if (std::getenv(n) == nullptr) return false;
+  return true;
+}
+
 Bootstrapped bootstrap_single() {
   Bootstrapped out;
   out.world.hostname = local_hostname();
   out.world.bootstrap = "single";
+  out.store = make_memory_store();
+  return out;
+}
+
+Bootstrapped bootstrap_mpi() {
+  Bootstrapped out;
+  out.world = mpi_world(&out.owns_mpi);
   return out;
 }
 
 Bootstrapped bootstrap_select(const char* forced) {
   if (forced == nullptr || *forced == '\0') {
-    // Without a PMIx launcher there is nobody to ask, so this process is the whole job. With one,
-    // a PMIx failure is an error, never a silent fallback: N processes that each believed they
-    // were rank 0 of 1 would train N unsynchronized models.
-    return pmix_launched() ? bootstrap_pmix() : bootstrap_single();
+    // A launcher's failure is an error, never a silent fallback to one process: N processes
+    // that each believed they were rank 0 of 1 would train N unsynchronized models.
+    if (pmix_launched()) return attempt("pmix", "PMIX_NAMESPACE/PMIX_RANK set", bootstrap_pmix);
+    if (mpi_launched())
+      return attempt("mpi", "an MPI launcher's PMI_*/OMPI_* variables set", bootstrap_mpi);
+    if (env_launched())
+      return attempt("tcp", "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE set", bootstrap_env);
+    return bootstrap_single();
   }
   const std::string method = forced;
+  const std::string because = "DTRAIN_BOOTSTRAP=" + method;
   if (method == "single") return bootstrap_single();
   if (method == "pmix") {
     if (!pmix_launched()) {
@@ -41,12 +86,15 @@ Bootstrapped bootstrap_select(const char* forced) {
                   "process; expected PMIX_NAMESPACE and PMIX_RANK (set by mpirun or srun "
                   "--mpi=pmix), got neither");
     }
-    return bootstrap_pmix();
+    return attempt("pmix", because, bootstrap_pmix);
   }
+  if (method == "mpi") return attempt("mpi", because, bootstrap_mpi);
+  if (method == "tcp" || method == "env") return attempt("tcp", because, bootstrap_env);
   const std::string got = "\"" + method + "\"";
-  throw Error(
-      Error::Code::kInvalid,
-      "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix or single, got " + got);
+  throw Error(Error::Code::kInvalid,
+              "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env "
+              "or single, got " +
+                  got);
 }
 
 }  // namespace dtrain::runtime

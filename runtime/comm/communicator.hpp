@@ -12,6 +12,12 @@
 
 namespace dtrain::runtime {
 
+inline bool is_floating(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
+         t == DType::kBFloat16;
+}
+inline bool is_16bit_float(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
 class Communicator {
  public:
   Communicator() = default;
@@ -22,8 +28,26 @@ class Communicator {
   // `in == out` is in place. kAvg arrives only for floating types.
   virtual void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) = 0;
   virtual void broadcast(void* buf, std::size_t count, DType type, int root) = 0;
+  // `out` holds size * count elements, rank r's `count` at r * count. `in` may be out + rank *
+  // count (in place).
+  virtual void allgather(const void* in, void* out, std::size_t count, DType type) = 0;
+  // `in` holds size * count elements; `out` receives this rank's block of the reduction, `count`
+  // elements. `in == out` is in place (the result lands at the start of the buffer).
+  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                              ReduceOp op) = 0;
   virtual void barrier() = 0;
   virtual std::string_view backend() const = 0;
+
+  // False when no call can wait on another process (one rank): the Engine then runs calls inline.
+  virtual bool remote() const { return true; }
+  // After a timeout: a call is stuck for good, so release nothing that would call into the
+  // library again (no MPI_Finalize).
+  virtual void abandon() noexcept {}
+  // True when every call gives up by itself at the deadline (sockets with poll): the Engine then
+  // waits a little longer, so that the backend's message, which names the peer, wins.
+  virtual bool enforces_deadline() const { return false; }
+  // The ranks a stuck collective waits for, when the transport can tell ("" when it cannot).
+  virtual std::string missing_ranks() const { return ""; }
 };
 
 // One rank: an allreduce copies `in` to `out`, a broadcast and a barrier do nothing.
@@ -32,7 +56,20 @@ std::unique_ptr<Communicator> make_single_communicator();
 // MPI over host memory, for a world of more than one rank. Initializes MPI when the process has
 // not (and then finalizes it on destruction); checks that MPI sees the same rank and size as the
 // bootstrap. Throws Error (kComm) when MPI fails.
-std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world);
+// `owns_mpi`: MPI was initialized by the MPI bootstrap (mpi_world) and is finalized with the
+// communicator.
+std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world, bool owns_mpi = false);
+
+// The MPI bootstrap (for MPI launchers without PMIx): initializes MPI and reads the world from it
+// (the local rank and size from MPI_Comm_split_type). Lives beside the MPI communicator because
+// mpi.h is included by one file only. `initialized_here`: whether this call started MPI.
+WorldInfo mpi_world(bool* initialized_here);
+
+// Reduces `count` elements of `src` into `dst` (dst = dst op src), for host-side reductions of the
+// TCP backend. kAvg sums (the caller divides). float16/bfloat16 go through float.
+void reduce_into(void* dst, const void* src, std::size_t count, DType type, ReduceOp op);
+// Divides `count` floating elements by `n` (the kAvg step).
+void divide_by(void* buf, std::size_t count, DType type, int n);
 
 // True once MPI_Finalize has run in this process: MPI cannot start again, so neither can a
 // multi-rank Context (nor, in practice, a PMIx session: its job data are gone).

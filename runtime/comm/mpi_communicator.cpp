@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/half.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -23,6 +26,12 @@ MPI_Datatype mpi_type(DType type) {
       return MPI_INT32_T;
     case DType::kInt64:
       return MPI_INT64_T;
+    case DType::kUInt8:
+      return MPI_UINT8_T;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      // Moved as bit patterns; reductions widen to float first (half.hpp).
+      return MPI_UINT16_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -36,6 +45,8 @@ MPI_Op mpi_op(ReduceOp op) {
       return MPI_MIN;
     case ReduceOp::kMax:
       return MPI_MAX;
+    case ReduceOp::kProduct:
+      return MPI_PROD;
   }
   return MPI_OP_NULL;
 }
@@ -50,8 +61,13 @@ void check(int rc, const char* op, const char* call) {
                                       (len > 0 ? " (" + std::string(text, len) + ")" : ""));
 }
 
-// MPI counts are int: larger buffers go in pieces of this many elements.
-constexpr std::size_t kMaxChunk = INT_MAX;
+// Large messages go to MPI in pieces of at most this many bytes. Open MPI 4.1 allocates a
+// temporary buffer the size of the message on every large allreduce, and glibc serves big ones
+// with fresh mmaps (or, on the progress thread's arena, trims them back) so every call pays page
+// faults: ~0.45 GB/s instead of 4-6 (docs/benchmarks.md). Pieces of 1 MiB stay below glibc's
+// dynamic mmap and trim thresholds in every arena, so the same heap memory is reused call after
+// call, and they stay cache-resident.
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
 template <typename T>
 void divide(void* out, std::size_t count, int size) {
@@ -64,7 +80,8 @@ void divide(void* out, std::size_t count, int size) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(const WorldInfo& world) : size_(world.size) {
+  MpiCommunicator(const WorldInfo& world, bool owns_mpi)
+      : rank_(world.rank), size_(world.size), owns_mpi_(owns_mpi) {
     if (mpi_finalized()) throw_finalized("");
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -101,9 +118,15 @@ class MpiCommunicator final : public Communicator {
   ~MpiCommunicator() override { release(); }
 
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
+    if (is_16bit_float(type)) {
+      allreduce_16bit(static_cast<const std::uint16_t*>(in), static_cast<std::uint16_t*>(out),
+                      count, type == DType::kFloat16, op);
+      return;
+    }
     const std::size_t elem = dtype_size(type);
+    const std::size_t chunk = kChunkBytes / elem;
     for (std::size_t done = 0; done < count;) {
-      const std::size_t n = std::min(kMaxChunk, count - done);
+      const std::size_t n = std::min(chunk, count - done);
       const void* src = in == out ? MPI_IN_PLACE : static_cast<const char*>(in) + done * elem;
       void* dst = static_cast<char*>(out) + done * elem;
       check(MPI_Allreduce(src, dst, static_cast<int>(n), mpi_type(type), mpi_op(op), comm_),
@@ -118,8 +141,9 @@ class MpiCommunicator final : public Communicator {
 
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     const std::size_t elem = dtype_size(type);
+    const std::size_t chunk = kChunkBytes / elem;
     for (std::size_t done = 0; done < count;) {
-      const std::size_t n = std::min(kMaxChunk, count - done);
+      const std::size_t n = std::min(chunk, count - done);
       check(MPI_Bcast(static_cast<char*>(buf) + done * elem, static_cast<int>(n), mpi_type(type),
                       root, comm_),
             "broadcast", "MPI_Bcast");
@@ -127,13 +151,44 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    const std::size_t bytes = count * dtype_size(type);
+    const int n = as_int(bytes, "allgather");
+    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
+    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
+  }
+
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                      ReduceOp op) override {
+    if (is_16bit_float(type)) {
+      // Widened whole: reduce-scatter's pieces are spread over the input, not contiguous.
+      const std::size_t total = count * static_cast<std::size_t>(size_);
+      if (wide_.size() < total) wide_.resize(total);
+      const bool half = type == DType::kFloat16;
+      widen16(static_cast<const std::uint16_t*>(in), wide_.data(), total, half);
+      check(MPI_Reduce_scatter_block(MPI_IN_PLACE, wide_.data(), as_int(count, "reduce_scatter"),
+                                     MPI_FLOAT, mpi_op(op), comm_),
+            "reduce_scatter", "MPI_Reduce_scatter_block");
+      if (op == ReduceOp::kAvg) divide<float>(wide_.data(), count, size_);
+      narrow16(wide_.data(), static_cast<std::uint16_t*>(out), count, half);
+      return;
+    }
+    const void* src = in == out ? MPI_IN_PLACE : in;
+    check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
+                                   mpi_op(op), comm_),
+          "reduce_scatter", "MPI_Reduce_scatter_block");
+    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
+  }
+
   void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
   std::string_view backend() const override { return "mpi"; }
+  void abandon() noexcept override { abandoned_ = true; }
 
  private:
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
   // application has finalized MPI itself (it started MPI, so it may).
   void release() noexcept {
+    if (abandoned_) return;  // a call is stuck inside MPI: freeing or finalizing would hang
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
@@ -142,8 +197,37 @@ class MpiCommunicator final : public Communicator {
     owns_mpi_ = false;
   }
 
+  // float16/bfloat16: widened into a float buffer kept across calls, reduced, rounded back.
+  void allreduce_16bit(const std::uint16_t* in, std::uint16_t* out, std::size_t count, bool half,
+                       ReduceOp op) {
+    const std::size_t chunk = kChunkBytes / sizeof(float);
+    if (wide_.size() < std::min(chunk, count)) wide_.resize(std::min(chunk, count));
+    for (std::size_t done = 0; done < count;) {
+      const std::size_t n = std::min(chunk, count - done);
+      widen16(in + done, wide_.data(), n, half);
+      check(MPI_Allreduce(MPI_IN_PLACE, wide_.data(), static_cast<int>(n), MPI_FLOAT, mpi_op(op),
+                          comm_),
+            "allreduce", "MPI_Allreduce");
+      if (op == ReduceOp::kAvg) divide<float>(wide_.data(), n, size_);
+      narrow16(wide_.data(), out + done, n, half);
+      done += n;
+    }
+  }
+
+  static int as_int(std::size_t n, const char* op) {
+    if (n > static_cast<std::size_t>(INT_MAX)) {
+      throw Error(Error::Code::kInvalid,
+                  std::string("dtrain: ") + op + ": message too large for MPI; expected at most " +
+                      std::to_string(INT_MAX) + " bytes per rank, got " + std::to_string(n));
+    }
+    return static_cast<int>(n);
+  }
+
+  int rank_;
   int size_;
+  std::vector<float> wide_;
   bool owns_mpi_ = false;
+  bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
@@ -162,8 +246,35 @@ void throw_finalized(const std::string& detail) {
                   (detail.empty() ? std::string() : " (" + detail + ")"));
 }
 
-std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world) {
-  return std::make_unique<MpiCommunicator>(world);
+std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world, bool owns_mpi) {
+  return std::make_unique<MpiCommunicator>(world, owns_mpi);
+}
+
+WorldInfo mpi_world(bool* initialized_here) {
+  if (mpi_finalized()) throw_finalized("");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "bootstrap",
+          "MPI_Init_thread");
+  }
+  *initialized_here = !initialized;
+  WorldInfo w;
+  w.bootstrap = "mpi";
+  check(MPI_Comm_rank(MPI_COMM_WORLD, &w.rank), "bootstrap", "MPI_Comm_rank");
+  check(MPI_Comm_size(MPI_COMM_WORLD, &w.size), "bootstrap", "MPI_Comm_size");
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &node),
+        "bootstrap", "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &w.local_rank);
+  MPI_Comm_size(node, &w.local_size);
+  MPI_Comm_free(&node);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS) w.hostname.assign(name, len);
+  w.node_id = -1;
+  return w;
 }
 
 }  // namespace dtrain::runtime

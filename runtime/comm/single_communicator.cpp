@@ -7,14 +7,25 @@
 namespace dtrain::runtime {
 namespace {
 
+void copy(const void* in, void* out, std::size_t count, DType type) {
+  if (in != out && count > 0) std::memcpy(out, in, count * dtype_size(type));
+}
+
 class SingleCommunicator final : public Communicator {
  public:
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp) override {
-    if (in != out && count > 0) std::memcpy(out, in, count * dtype_size(type));
+    copy(in, out, count, type);
   }
   void broadcast(void*, std::size_t, DType, int) override {}
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    copy(in, out, count, type);
+  }
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp) override {
+    copy(in, out, count, type);
+  }
   void barrier() override {}
   std::string_view backend() const override { return "single"; }
+  bool remote() const override { return false; }
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #define DTRAIN_DTRAIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* libdtrain.so exports only what is marked so. */
 #ifndef DTRAIN_API
@@ -27,17 +28,39 @@ extern "C" {
 
 /* One process's libdtrain state (dtrain::Context). */
 typedef struct dtrain_context dtrain_context_t;
+/* A collective started asynchronously (dtrain::Work); free it with dtrain_work_free. */
+typedef struct dtrain_work dtrain_work_t;
+/* A registered gradient list for fused allreduce (dtrain::FusedAllreduce). */
+typedef struct dtrain_fused dtrain_fused_t;
 
 typedef enum {
   DTRAIN_OK = 0,
-  DTRAIN_ERR_INVALID = 1, /* a bad argument or setting */
-  DTRAIN_ERR_COMM = 2,    /* the launcher, PMIx or MPI failed */
-  DTRAIN_ERR_SYSTEM = 3,  /* the operating system refused */
-  DTRAIN_ERR_NOMEM = 4,   /* out of memory */
-  DTRAIN_ERR_INTERNAL = 5 /* a bug in libdtrain */
+  DTRAIN_ERR_INVALID = 1,  /* a bad argument or setting */
+  DTRAIN_ERR_COMM = 2,     /* the launcher, PMIx or MPI failed */
+  DTRAIN_ERR_SYSTEM = 3,   /* the operating system refused */
+  DTRAIN_ERR_NOMEM = 4,    /* out of memory */
+  DTRAIN_ERR_INTERNAL = 5, /* a bug in libdtrain */
+  DTRAIN_ERR_TIMEOUT = 6   /* a peer did not answer before the deadline (DTRAIN_TIMEOUT) */
 } dtrain_status_t;
 
-typedef enum { DTRAIN_SUM = 0, DTRAIN_AVG = 1, DTRAIN_MIN = 2, DTRAIN_MAX = 3 } dtrain_reduce_op_t;
+typedef enum {
+  DTRAIN_SUM = 0,
+  DTRAIN_AVG = 1, /* floating types only */
+  DTRAIN_MIN = 2,
+  DTRAIN_MAX = 3,
+  DTRAIN_PRODUCT = 4
+} dtrain_reduce_op_t;
+
+/* Element types. FLOAT16 (IEEE binary16) and BFLOAT16 are 16-bit patterns (uint16_t storage). */
+typedef enum {
+  DTRAIN_FLOAT32 = 0,
+  DTRAIN_FLOAT64 = 1,
+  DTRAIN_INT32 = 2,
+  DTRAIN_INT64 = 3,
+  DTRAIN_UINT8 = 4,
+  DTRAIN_FLOAT16 = 5,
+  DTRAIN_BFLOAT16 = 6
+} dtrain_dtype_t;
 
 /* Bootstraps this process (see dtrain::init()); *out is NULL after a failure. */
 DTRAIN_API dtrain_status_t dtrain_init(dtrain_context_t** out) DTRAIN_NOEXCEPT;
@@ -57,6 +80,105 @@ DTRAIN_API dtrain_status_t dtrain_allreduce_double(dtrain_context_t* ctx, const 
                                                    double* out, size_t count,
                                                    dtrain_reduce_op_t op) DTRAIN_NOEXCEPT;
 DTRAIN_API dtrain_status_t dtrain_barrier(dtrain_context_t* ctx) DTRAIN_NOEXCEPT;
+
+/* Any element type: `count` elements of `dtype` at in/out (in == out: in place). */
+DTRAIN_API dtrain_status_t dtrain_allreduce(dtrain_context_t* ctx, const void* in, void* out,
+                                            size_t count, dtrain_dtype_t dtype,
+                                            dtrain_reduce_op_t op) DTRAIN_NOEXCEPT;
+/* Rank `root`'s `count` elements at buf end up in every rank's buf. */
+DTRAIN_API dtrain_status_t dtrain_broadcast(dtrain_context_t* ctx, void* buf, size_t count,
+                                            dtrain_dtype_t dtype, int root) DTRAIN_NOEXCEPT;
+
+/* out holds size * count elements: rank r's count elements land at r * count. */
+DTRAIN_API dtrain_status_t dtrain_allgather(dtrain_context_t* ctx, const void* in, void* out,
+                                            size_t count, dtrain_dtype_t dtype) DTRAIN_NOEXCEPT;
+/* in holds size * count elements; out receives this rank's count elements of their reduction. */
+DTRAIN_API dtrain_status_t dtrain_reduce_scatter(dtrain_context_t* ctx, const void* in, void* out,
+                                                 size_t count, dtrain_dtype_t dtype,
+                                                 dtrain_reduce_op_t op) DTRAIN_NOEXCEPT;
+
+/* Asynchronous allreduce: *work is set on success; buffers stay untouched until it is done. */
+DTRAIN_API dtrain_status_t dtrain_allreduce_async(dtrain_context_t* ctx, const void* in, void* out,
+                                                  size_t count, dtrain_dtype_t dtype,
+                                                  dtrain_reduce_op_t op,
+                                                  dtrain_work_t** work) DTRAIN_NOEXCEPT;
+/* Blocks until done; returns the collective's status (DTRAIN_ERR_TIMEOUT after DTRAIN_TIMEOUT). */
+DTRAIN_API dtrain_status_t dtrain_work_wait(dtrain_work_t* work) DTRAIN_NOEXCEPT;
+/* *done = 1 when complete, 0 when not yet; never blocks. */
+DTRAIN_API dtrain_status_t dtrain_work_test(dtrain_work_t* work, int* done) DTRAIN_NOEXCEPT;
+/* NULL is accepted. A work freed before completion still completes in order. */
+DTRAIN_API dtrain_status_t dtrain_work_free(dtrain_work_t* work) DTRAIN_NOEXCEPT;
+
+/* Registers n tensors (data[i], counts[i] elements) to be allreduced in place together, in
+ * buckets of bucket_bytes (0: DTRAIN_FUSION_BYTES, default 64 MiB). Every rank registers the same
+ * list. */
+DTRAIN_API dtrain_status_t dtrain_fused_create(dtrain_context_t* ctx, void* const* data,
+                                               const size_t* counts, size_t n, dtrain_dtype_t dtype,
+                                               dtrain_reduce_op_t op, size_t bucket_bytes,
+                                               dtrain_fused_t** out) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_fused_run(dtrain_fused_t* fused) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_fused_free(dtrain_fused_t* fused) DTRAIN_NOEXCEPT;
+
+/* ---- Shard, Checkpointer, Preemption (dtrain/shard.hpp, checkpoint.hpp, preemption.hpp) ---- */
+
+/* The exit status that asks dtrain's job scripts to requeue the job (dtrain::kExitRequeue). */
+#define DTRAIN_EXIT_REQUEUE 85
+
+typedef struct dtrain_shard dtrain_shard_t;               /* dtrain::Shard */
+typedef struct dtrain_checkpointer dtrain_checkpointer_t; /* dtrain::Checkpointer */
+typedef struct dtrain_checkpoint dtrain_checkpoint_t;     /* a loaded dtrain::Checkpoint */
+typedef struct dtrain_preemption dtrain_preemption_t;     /* dtrain::Preemption */
+
+typedef enum {
+  DTRAIN_SHARD_PAD = 0,       /* every rank ceil(N / world) samples, wrapping around */
+  DTRAIN_SHARD_DROP = 1,      /* every rank floor(N / world) samples, the tail dropped */
+  DTRAIN_SHARD_EXACT_ONCE = 2 /* every sample once; counts differ by up to one */
+} dtrain_shard_tail_t;
+
+/* This rank's share of num_samples samples; shuffle != 0 shuffles per epoch from seed. */
+DTRAIN_API dtrain_status_t dtrain_shard_create(uint64_t num_samples, int rank, int world,
+                                               int shuffle, uint64_t seed, dtrain_shard_tail_t tail,
+                                               dtrain_shard_t** out) DTRAIN_NOEXCEPT;
+/* Samples per epoch for this rank. */
+DTRAIN_API dtrain_status_t dtrain_shard_size(const dtrain_shard_t* shard,
+                                             uint64_t* out) DTRAIN_NOEXCEPT;
+/* This rank's indices for `epoch` from position `consumed` on, into out[0 .. capacity); *written
+ * is how many (size - consumed; DTRAIN_ERR_INVALID when capacity is smaller). */
+DTRAIN_API dtrain_status_t dtrain_shard_indices(const dtrain_shard_t* shard, uint64_t epoch,
+                                                uint64_t consumed, uint64_t* out, size_t capacity,
+                                                size_t* written) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_shard_free(dtrain_shard_t* shard) DTRAIN_NOEXCEPT;
+
+/* A Checkpointer writing into dir, keeping `keep` checkpoints (0: all). ctx must outlive it. */
+DTRAIN_API dtrain_status_t dtrain_checkpointer_create(dtrain_context_t* ctx, const char* dir,
+                                                      int keep,
+                                                      dtrain_checkpointer_t** out) DTRAIN_NOEXCEPT;
+/* Collective: rank 0 saves data[0 .. size); every rank adds its own rank_data (may be NULL/0). */
+DTRAIN_API dtrain_status_t dtrain_checkpointer_save(dtrain_checkpointer_t* ckpt, int64_t step,
+                                                    const void* data, size_t size,
+                                                    const void* rank_data,
+                                                    size_t rank_size) DTRAIN_NOEXCEPT;
+/* Collective: the newest valid checkpoint in *out, or *out = NULL when there is none. */
+DTRAIN_API dtrain_status_t dtrain_checkpointer_load_latest(
+    dtrain_checkpointer_t* ckpt, dtrain_checkpoint_t** out) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_checkpointer_free(dtrain_checkpointer_t* ckpt) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_checkpoint_step(const dtrain_checkpoint_t* c,
+                                                  int64_t* out) DTRAIN_NOEXCEPT;
+/* The shared data and this rank's blob; the pointers live as long as the checkpoint. */
+DTRAIN_API dtrain_status_t dtrain_checkpoint_data(const dtrain_checkpoint_t* c, const void** data,
+                                                  size_t* size) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_checkpoint_rank_data(const dtrain_checkpoint_t* c,
+                                                       const void** data,
+                                                       size_t* size) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_checkpoint_free(dtrain_checkpoint_t* c) DTRAIN_NOEXCEPT;
+
+/* Watches DTRAIN_PREEMPT_SIGNALS (default SIGUSR1 and SIGTERM); one at a time per process. */
+DTRAIN_API dtrain_status_t dtrain_preemption_create(dtrain_context_t* ctx,
+                                                    dtrain_preemption_t** out) DTRAIN_NOEXCEPT;
+/* Collective: *stop = 1 on every rank once any rank got one of the signals, else 0. */
+DTRAIN_API dtrain_status_t dtrain_preemption_should_stop(dtrain_preemption_t* p,
+                                                         int* stop) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_preemption_free(dtrain_preemption_t* p) DTRAIN_NOEXCEPT;
 
 /* The message of this thread's last failed call, "" after a successful one. The pointer stays
  * valid until this thread's next dtrain_* call. */

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 // libdtrain.so exports only what is marked so; everything else stays internal to the library.
 #ifndef DTRAIN_API
@@ -29,8 +30,11 @@
 namespace dtrain {
 
 namespace runtime {
-class Communicator;
+class Engine;
+struct Pending;
 struct ContextState;
+struct FusionPlan;
+class MeterFile;
 }  // namespace runtime
 
 // Every error libdtrain throws. The message says what failed, what was expected and what was
@@ -43,6 +47,7 @@ class DTRAIN_API Error : public std::runtime_error {
     kComm,      // the launcher, PMIx or MPI failed
     kSystem,    // the operating system refused (a file, a directory)
     kInternal,  // a bug in libdtrain
+    kTimeout,   // a peer or the store did not answer before the deadline (DTRAIN_TIMEOUT)
   };
   Error(Code code, const std::string& message);
   ~Error() override;  // out of line: one vtable and typeinfo, exported from libdtrain.so
@@ -63,8 +68,11 @@ struct WorldInfo {
   std::string bootstrap = "single";  // how it was found: "pmix" or "single"
 };
 
-enum class DType { kFloat32, kFloat64, kInt32, kInt64 };
-enum class ReduceOp { kSum, kAvg, kMin, kMax };
+// kFloat16 (IEEE binary16) and kBFloat16 are passed as raw 16-bit patterns (std::uint16_t
+// storage); their reductions are computed in float and rounded to nearest even.
+enum class DType { kFloat32, kFloat64, kInt32, kInt64, kUInt8, kFloat16, kBFloat16 };
+// kProduct multiplies; kAvg is the sum divided by the number of ranks (floating types only).
+enum class ReduceOp { kSum, kAvg, kMin, kMax, kProduct };
 
 // Bytes per element.
 DTRAIN_API std::size_t dtype_size(DType type);
@@ -75,29 +83,70 @@ DTRAIN_API std::string_view to_string(ReduceOp op);
 template <typename T>
 constexpr DType dtype_of() {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
-                "dtrain: element type; expected float, double, std::int32_t or std::int64_t");
+                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
+                    std::is_same_v<T, std::uint8_t>,
+                "dtrain: element type; expected float, double, std::int32_t, std::int64_t or "
+                "std::uint8_t (float16/bfloat16: pass DType explicitly)");
   if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
   if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
   if constexpr (std::is_same_v<T, std::int32_t>) return DType::kInt32;
+  if constexpr (std::is_same_v<T, std::uint8_t>) return DType::kUInt8;
   return DType::kInt64;
 }
 
+// A collective started asynchronously. wait() blocks until it is done (or throws its error, or
+// Error kTimeout after DTRAIN_TIMEOUT); test() says whether it is done without blocking. Buffers
+// must stay valid and untouched until it is done. Dropping a Work without waiting is allowed: the
+// collective still completes in order.
+class DTRAIN_API Work {
+ public:
+  Work() = default;
+  Work(runtime::Engine* engine, std::shared_ptr<runtime::Pending> pending)
+      : engine_(engine), pending_(std::move(pending)) {}
+  void wait();
+  bool test();
+  // The collective's sequence number on its communicator (0, 1, ...).
+  std::uint64_t sequence() const;
+
+ private:
+  runtime::Engine* engine_ = nullptr;
+  std::shared_ptr<runtime::Pending> pending_;
+};
+
 // Collectives over all ranks of the job, on host memory. Every rank must call the same
 // collectives in the same order with the same counts and types, as with MPI. This is a handle
-// owned by the Context: the backend (MPI, or a copy for a single process) stays behind it, so
-// adding one changes no user code and no ABI.
+// owned by the Context: the backend (MPI, TCP, or a copy for a single process) stays behind it,
+// so adding one changes no user code and no ABI. Each collective has a sequence number (counted
+// from 0) and a deadline (DTRAIN_TIMEOUT seconds, default 300): a rank that never arrives makes
+// the others throw Error (kTimeout or kComm) naming the operation, its number and, when the
+// backend can tell, the missing ranks; the communicator is unusable afterwards.
 class DTRAIN_API Comm {
  public:
-  Comm(runtime::Communicator& impl, int world_size) : impl_(&impl), world_size_(world_size) {}
+  explicit Comm(runtime::Engine& engine) : engine_(&engine) {}
 
-  // `in == out` is an in-place allreduce; otherwise the buffers must not overlap. kAvg is the
-  // sum divided by the number of ranks, for float32 and float64 only.
+  // `in == out` is in place; otherwise the buffers must not overlap. kAvg is the sum divided by
+  // the number of ranks, for floating types only.
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   void broadcast(void* buf, std::size_t count, DType type, int root);
+  // `out` holds size() * count elements: rank r's `count` elements land at r * count. `in` may be
+  // out + rank() * count (in place).
+  void allgather(const void* in, void* out, std::size_t count, DType type);
+  // `in` holds size() * count elements; `out` receives this rank's `count` elements of their
+  // reduction (block rank()). `in == out` is in place: the result lands at the start.
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   void barrier();
-  // "mpi" or "single".
+
+  Work allreduce_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  Work broadcast_async(void* buf, std::size_t count, DType type, int root);
+  Work allgather_async(const void* in, void* out, std::size_t count, DType type);
+  Work reduce_scatter_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+
+  // "mpi", "tcp" or "single".
   std::string_view backend() const;
+  int rank() const;
+  int size() const;
+  // The sequence number the next collective gets.
+  std::uint64_t next_sequence() const;
 
   // `in` converts from anything a span of T can be made of (a vector, an array); only `out`
   // decides T.
@@ -115,11 +164,39 @@ class DTRAIN_API Comm {
     broadcast(buf.data(), buf.size(), dtype_of<T>(), root);
   }
 
+  runtime::Engine& engine() { return *engine_; }
+
  private:
   [[noreturn]] static void throw_size_mismatch(std::size_t in, std::size_t out);
 
-  runtime::Communicator* impl_;
-  int world_size_;
+  runtime::Engine* engine_;
+};
+
+// A registered list of tensors (a model's gradients) reduced together in place. Tensors smaller
+// than the bucket are packed into persistent buckets of DTRAIN_FUSION_BYTES (default 64 MiB) and
+// reduced while the next bucket is being packed; larger ones are reduced where they lie. Every
+// rank registers the same list (same counts, same order). One run() is one collective
+// ("allreduce_fused") on the communicator.
+class DTRAIN_API FusedAllreduce {
+ public:
+  struct Tensor {
+    void* data;
+    std::size_t count;  // elements
+  };
+  // bucket_bytes 0: DTRAIN_FUSION_BYTES, else 64 MiB. Throws Error (kInvalid) for a null tensor
+  // or a bad DTRAIN_FUSION_BYTES.
+  FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType type, ReduceOp op,
+                 std::size_t bucket_bytes = 0);
+  FusedAllreduce(FusedAllreduce&&) noexcept;
+  FusedAllreduce& operator=(FusedAllreduce&&) noexcept;
+  ~FusedAllreduce();
+  void run();
+  std::size_t bucket_count() const;
+  std::size_t bucket_bytes() const;
+
+ private:
+  Comm* comm_;
+  std::unique_ptr<runtime::FusionPlan> plan_;
 };
 
 // Everything libdtrain holds for this process. Movable, not copyable; a moved-from Context may
@@ -134,7 +211,20 @@ class DTRAIN_API Context {
   ~Context();
 
   const WorldInfo& world() const;
+  // Host-memory collectives (MPI, TCP or single).
   Comm& comm();
+  // Device-memory collectives over NCCL on GPU local_rank % device count, its unique id exchanged
+  // through the bootstrap store. Created on first call, which is collective: every rank calls it
+  // at the same point. Throws Error (kInvalid) when libdtrain was built without NCCL or no CUDA
+  // device is visible, naming the cause.
+  Comm& device_comm();
+
+  // The bootstrap's key/value store (PMIx, MPI, TCP or in memory), for small blobs every rank
+  // needs: a run id, a port. Keys live apart from libdtrain's own. Over PMIx and MPI, store_get is
+  // collective (a fence): every rank calls it, in the same order; set before the get that needs
+  // it. Throws Error (kTimeout) naming the key when it is not set within DTRAIN_TIMEOUT.
+  void store_set(const std::string& key, const std::string& value);
+  std::string store_get(const std::string& key);
 
  private:
   std::unique_ptr<runtime::ContextState> state_;
@@ -146,37 +236,44 @@ class DTRAIN_API Context {
 // Throws Error naming the method and the cause when the chosen method fails.
 DTRAIN_API Context init();
 
-// Per-rank throughput records, one JSON object per line appended to RUN_DIR/rank-NNNNN.jsonl
-// (NNNNN: the global rank; schema in docs/metrics.md). A record costs a formatted line in memory;
-// the file is written when the buffer passes 64 KiB, on flush() and on destruction.
+// Per-rank records, one JSON object per line appended to RUN_DIR/rank-NNNNN.jsonl (NNNNN: the
+// global rank; schema version 2 in docs/metrics.md): a "step" record per record() call, with the
+// time this rank spent inside collectives since the previous one, and a "coll" heartbeat as each
+// collective of the Context's communicator enters and exits. Records are buffered and written by a
+// background thread at least every half second (at once after a collective's enter), so the
+// last heartbeats of a rank that hangs are on disk.
 class DTRAIN_API Meter {
  public:
   // An empty run_dir means DTRAIN_RUN_DIR from the environment; without either the meter is
   // disabled and drops records, so a code runs unchanged outside dtrain. Throws Error (kSystem)
   // naming the file when it cannot be opened; the directory must exist.
-  explicit Meter(const Context& ctx, std::string run_dir = "");
+  explicit Meter(Context& ctx, std::string run_dir = "");
   Meter(Meter&& other) noexcept;
   Meter& operator=(Meter&& other) noexcept;
   Meter(const Meter&) = delete;
   Meter& operator=(const Meter&) = delete;
   ~Meter();  // flushes; a failure to write here is dropped, since a destructor cannot throw
 
-  bool enabled() const { return fd_ >= 0; }
+  bool enabled() const;
   // The file written, "" when disabled.
-  const std::string& path() const { return path_; }
+  const std::string& path() const;
 
   // One training step: `samples` processed in `seconds` (finite, >= 0). Throws Error (kInvalid)
-  // for negative or non-finite values, and (kSystem) when a flush fails.
+  // for negative or non-finite values, and (kSystem) when a write fails.
   void record(std::int64_t step, std::int64_t samples, double seconds);
+  // The same, with the step's data-loading time (the record's "data_seconds").
+  void record(std::int64_t step, std::int64_t samples, double seconds, double data_seconds);
+  // Adds data-loading time to the next record (for loaders timed apart from the step).
+  void add_data_seconds(double seconds);
   void flush();
 
  private:
-  void close_file() noexcept;
-
-  int rank_ = 0;
-  int fd_ = -1;
-  std::string path_;
-  std::string buffer_;
+  std::shared_ptr<runtime::MeterFile> file_;
+  double data_seconds_ = -1;  // < 0: none reported since the last record
 };
 
 }  // namespace dtrain
+
+#include "dtrain/checkpoint.hpp"
+#include "dtrain/preemption.hpp"
+#include "dtrain/shard.hpp"

@@ -18,3 +18,9 @@ make_workdir() {
   trap 'rm -rf "'"$dir"'"' EXIT
   echo "$dir"
 }
+
+# A rank log without the start and exit lines dtrain run-rank adds around the command's output
+# (docs/logs.md): only what the command printed, each line still with its timestamp.
+rank_output() {  # log
+  grep -vE '^[^ ]+ dtrain: rank [0-9]+ (of [0-9]+ started on |exited with status |was killed by signal )' "$1" || true
+}

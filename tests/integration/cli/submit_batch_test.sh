@@ -43,7 +43,7 @@ port=$((61000 + job % 4536))
 for r in 0 1 2 3 4 5 6 7; do
   log=$run_dir/rank-0000$r.log
   [[ -f $log ]] || fail "expected $log"
-  line=$(cat "$log")
+  line=$(rank_output "$log")
   [[ $line =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z\  ]] || fail "no timestamp: $line"
   expect_eq "RANK=$r LOCAL_RANK=$r WORLD_SIZE=8 LOCAL_WORLD_SIZE=8 NODE_RANK=0 MASTER_ADDR=$host MASTER_PORT=$port arg=\$(touch $work/pwned) a'b\"c" \
     "${line#* }" "rank $r torch environment"
@@ -56,7 +56,7 @@ out=$(timeout 180 "$DTRAIN" submit job.yaml --wait --set framework=tensorflow --
 job=$(sed -n 's/^dtrain: submitted job \([0-9]*\) to slurm .*/\1/p' <<<"$out")
 tf_port=$((20000 + (job % 96) * 128))
 for r in 0 1; do
-  line=$(cat "$work/runs/envcheck-$job/rank-0000$r.log")
+  line=$(rank_output "$work/runs/envcheck-$job/rank-0000$r.log")
   expect_eq "{\"cluster\":{\"worker\":[\"$host:$tf_port\",\"$host:$((tf_port + 1))\"]},\"task\":{\"type\":\"worker\",\"index\":$r}}" \
     "${line#* }" "rank $r TF_CONFIG"
 done
@@ -95,7 +95,7 @@ job=$(sed -n 's/^dtrain: submitted job \([0-9.a-z-]*\) to pbs .*/\1/p' <<<"$out"
 [[ -n $job ]] || fail "no job id in: $out"
 run_dir=$work/runs/envcheck-${job%%.*}
 for r in 0 1; do
-  line=$(cat "$run_dir/rank-0000$r.log")
+  line=$(rank_output "$run_dir/rank-0000$r.log")
   expect_eq "RANK=$r WORLD_SIZE=2" "${line#* }" "pbs rank $r"
 done
 expect_eq 4 "$(cat "$run_dir/exit-status")" "exit-status file"

@@ -26,7 +26,10 @@ cmp job.yaml "$run_dir/job.yaml" || fail "run directory's job.yaml differs from 
 [[ ! -e "$work/pwned" ]] || fail "a command word was executed by the shell"
 for r in 0 1 2 3; do
   log="$run_dir/rank-0000$r.log"
-  expect_eq 2 "$(wc -l < "$log")" "line count of $log"
+  expect_eq 2 "$(rank_output "$log" | wc -l)" "lines of the command's output in $log"
+  expect_eq 4 "$(wc -l < "$log")" "line count of $log (with run-rank's start and exit lines)"
+  expect_contains "$(head -1 "$log")" " dtrain: rank $r of 4 started on $(hostname) (local rank $r of 4, pid " "$log first line"
+  expect_contains "$(tail -1 "$log")" " dtrain: rank $r exited with status 0" "$log last line"
   while IFS= read -r line; do
     [[ "$line" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z\  ]] ||
       fail "$log: expected an RFC 3339 UTC timestamp with microseconds, got [$line]"
@@ -55,6 +58,7 @@ status=$?
 set -e
 expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3"
 expect_contains "$(cat runs/failing-*/rank-00001.log)" "rank 1 fails" "rank 1 log"
+expect_contains "$(tail -1 runs/failing-*/rank-00001.log)" "dtrain: rank 1 exited with status 3" "rank 1 exit line"
 
 echo "== --dry-run prints the script and writes nothing"
 rm -rf runs
@@ -97,12 +101,12 @@ command: [bash, -c, 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $NODE
 YAML
 out=$("$DTRAIN" submit torch.yaml) || fail "submit exited $?: $out"
 run_dir=$(ls -d "$work"/runs/torchcheck-*)
-read -r _ _ _ _ _ _ port0 cpus0 < <(cut -d' ' -f2- "$run_dir/rank-00000.log")
-read -r _ _ _ _ _ _ port1 cpus1 < <(cut -d' ' -f2- "$run_dir/rank-00001.log")
+read -r _ _ _ _ _ _ port0 cpus0 < <(rank_output "$run_dir/rank-00000.log" | cut -d' ' -f2-)
+read -r _ _ _ _ _ _ port1 cpus1 < <(rank_output "$run_dir/rank-00001.log" | cut -d' ' -f2-)
 for r in 0 1; do
-  line=$(cut -d' ' -f2-6 "$run_dir/rank-0000$r.log")
+  line=$(rank_output "$run_dir/rank-0000$r.log" | cut -d' ' -f2-6)
   expect_eq "$r $r 2 2 0" "$line" "rank $r RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK"
-  expect_eq "$(hostname)" "$(cut -d' ' -f7 "$run_dir/rank-0000$r.log")" "rank $r MASTER_ADDR"
+  expect_eq "$(hostname)" "$(rank_output "$run_dir/rank-0000$r.log" | cut -d' ' -f7)" "rank $r MASTER_ADDR"
 done
 expect_eq "$port0" "$port1" "MASTER_PORT agrees across ranks"
 ((port0 >= 61000 && port0 < 65536)) || fail "MASTER_PORT $port0 outside 61000-65535"

@@ -3,8 +3,11 @@
 // then checks collectives exactly on integer-valued data (nccl-tests' verifiable idea: the result
 // is known in closed form and exactly representable, so any difference is a bug, not rounding),
 // and exits non-zero naming the first mismatches.
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <dtrain/dtrain.hpp>
 #include <exception>
 #include <span>
@@ -17,6 +20,40 @@ namespace {
 int failures = 0;
 int rank_for_messages = -1;
 
+// IEEE binary16 / bfloat16 bits of small integers and back, independent of libdtrain's own
+// conversion (exact for the integer values used here).
+std::uint16_t half_bits(double x) {
+  if (x == 0) return 0;
+  const bool neg = x < 0;
+  double a = neg ? -x : x;
+  int e = 0;
+  while (a >= 2) {
+    a /= 2;
+    ++e;
+  }
+  const auto mant = static_cast<std::uint16_t>((a - 1) * 1024);
+  return static_cast<std::uint16_t>((neg ? 0x8000 : 0) | ((e + 15) << 10) | mant);
+}
+double half_value(std::uint16_t h) {
+  if ((h & 0x7fff) == 0) return 0;
+  const int e = ((h >> 10) & 0x1f) - 15;
+  double v = 1 + (h & 0x3ff) / 1024.0;
+  for (int i = 0; i < e; ++i) v *= 2;
+  return (h & 0x8000) ? -v : v;
+}
+std::uint16_t bf16_bits(double x) {
+  const auto f = static_cast<float>(x);
+  std::uint32_t u = 0;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>(u >> 16);  // exact for these values: no rounding needed
+}
+double bf16_value(std::uint16_t b) {
+  const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
+  float f = 0;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 template <typename T>
 void expect_eq(const std::string& what, std::size_t i, T got, T want) {
   if (got == want) return;
@@ -27,44 +64,109 @@ void expect_eq(const std::string& what, std::size_t i, T got, T want) {
   }
 }
 
-// Element i of rank r is i*(r+1), and a second buffer holds r+1 everywhere. Over p ranks the sum
-// is i*p(p+1)/2, the minimum i, the maximum i*p, the average i*(p+1)/2 and (p+1)/2. With
-// i < 2^20 and p <= 8 every value fits float's 24-bit mantissa, so all of them are exact.
-template <typename T>
-void check_type(dtrain::Comm& comm, int r, int p, std::size_t n) {
-  const std::string name =
-      std::string(dtrain::to_string(dtrain::dtype_of<T>())) + "(n=" + std::to_string(n) + ")";
-  std::vector<T> in(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<T>(i * static_cast<std::size_t>(r + 1));
-  const auto tri = static_cast<std::size_t>(p) * static_cast<std::size_t>(p + 1) / 2;
+// Element i of rank r is v(i)*(r+1) with v(i) = i mod m, and a second buffer holds r+1
+// everywhere. Over p ranks the sum is v*p(p+1)/2, the minimum v, the maximum v*p, the average
+// v*(p+1)/2, the product of the second buffer p!. m keeps every value exactly representable in the
+// type (float16: integers to 2048, bfloat16: to 256, uint8: to 255), so any difference is a bug.
+struct Kind {
+  dtrain::DType type;
+  std::size_t modulus;  // v(i) = i mod modulus
+};
 
-  std::vector<T> out(n);
-  comm.allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kSum);
-  for (std::size_t i = 0; i < n; ++i) expect_eq(name + " sum", i, out[i], static_cast<T>(i * tri));
+// Elements are stored as their type's bytes; these convert through double.
+void put(dtrain::DType t, void* base, std::size_t i, double x) {
+  switch (t) {
+    case dtrain::DType::kFloat32:
+      static_cast<float*>(base)[i] = static_cast<float>(x);
+      return;
+    case dtrain::DType::kFloat64:
+      static_cast<double*>(base)[i] = x;
+      return;
+    case dtrain::DType::kInt32:
+      static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(x);
+      return;
+    case dtrain::DType::kInt64:
+      static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(x);
+      return;
+    case dtrain::DType::kUInt8:
+      static_cast<std::uint8_t*>(base)[i] = static_cast<std::uint8_t>(x);
+      return;
+    case dtrain::DType::kFloat16:
+      static_cast<std::uint16_t*>(base)[i] = half_bits(x);
+      return;
+    case dtrain::DType::kBFloat16:
+      static_cast<std::uint16_t*>(base)[i] = bf16_bits(x);
+      return;
+  }
+}
 
-  comm.allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kMin);
-  for (std::size_t i = 0; i < n; ++i) expect_eq(name + " min", i, out[i], static_cast<T>(i));
+double get(dtrain::DType t, const void* base, std::size_t i) {
+  switch (t) {
+    case dtrain::DType::kFloat32:
+      return static_cast<const float*>(base)[i];
+    case dtrain::DType::kFloat64:
+      return static_cast<const double*>(base)[i];
+    case dtrain::DType::kInt32:
+      return static_cast<const std::int32_t*>(base)[i];
+    case dtrain::DType::kInt64:
+      return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
+    case dtrain::DType::kUInt8:
+      return static_cast<const std::uint8_t*>(base)[i];
+    case dtrain::DType::kFloat16:
+      return half_value(static_cast<const std::uint16_t*>(base)[i]);
+    case dtrain::DType::kBFloat16:
+      return bf16_value(static_cast<const std::uint16_t*>(base)[i]);
+  }
+  return -1;
+}
 
-  std::vector<T> inplace = in;  // in place: MPI_IN_PLACE under MPI
-  comm.allreduce(std::span<T>(inplace), dtrain::ReduceOp::kMax);
-  for (std::size_t i = 0; i < n; ++i)
-    expect_eq(name + " max in place", i, inplace[i],
-              static_cast<T>(i * static_cast<std::size_t>(p)));
+bool floating(dtrain::DType t) {
+  return t == dtrain::DType::kFloat32 || t == dtrain::DType::kFloat64 ||
+         t == dtrain::DType::kFloat16 || t == dtrain::DType::kBFloat16;
+}
 
-  if constexpr (std::is_floating_point_v<T>) {
-    comm.allreduce(std::span<const T>(in), std::span<T>(out), dtrain::ReduceOp::kAvg);
-    for (std::size_t i = 0; i < n; ++i) {
-      expect_eq(name + " avg", i, out[i], static_cast<T>(i) * static_cast<T>(p + 1) / T{2});
-    }
-    std::vector<T> ones(n, static_cast<T>(r + 1));
-    comm.allreduce(std::span<T>(ones), dtrain::ReduceOp::kAvg);
-    for (std::size_t i = 0; i < n; ++i)
-      expect_eq(name + " avg in place", i, ones[i], static_cast<T>(p + 1) / T{2});
+using Bytes = std::vector<unsigned char>;
+
+Bytes filled(const Kind& k, std::size_t n, auto value) {
+  Bytes b(n * dtrain::dtype_size(k.type));
+  for (std::size_t i = 0; i < n; ++i) put(k.type, b.data(), i, value(i));
+  return b;
+}
+
+void expect_all(const Kind& k, const std::string& what, const Bytes& got, std::size_t n,
+                auto want) {
+  for (std::size_t i = 0; i < n; ++i) expect_eq(what, i, get(k.type, got.data(), i), want(i));
+}
+
+void check_kind(dtrain::Comm& comm, const Kind& k, int r, int p, std::size_t n) {
+  using Op = dtrain::ReduceOp;
+  const std::string name = std::string(dtrain::to_string(k.type)) + "(n=" + std::to_string(n) + ")";
+  const auto v = [&](std::size_t i) { return static_cast<double>(i % k.modulus); };
+  const double tri = p * (p + 1) / 2.0;
+  const Bytes in = filled(k, n, [&](std::size_t i) { return v(i) * (r + 1); });
+  Bytes out(in.size());
+
+  comm.allreduce(in.data(), out.data(), n, k.type, Op::kSum);
+  expect_all(k, name + " sum", out, n, [&](std::size_t i) { return v(i) * tri; });
+  comm.allreduce(in.data(), out.data(), n, k.type, Op::kMin);
+  expect_all(k, name + " min", out, n, v);
+  Bytes inplace = in;
+  comm.allreduce(inplace.data(), inplace.data(), n, k.type, Op::kMax);
+  expect_all(k, name + " max in place", inplace, n, [&](std::size_t i) { return v(i) * p; });
+  double fact = 1;
+  for (int q = 2; q <= p; ++q) fact *= q;
+  Bytes ranks = filled(k, n, [&](std::size_t) { return r + 1.0; });
+  comm.allreduce(ranks.data(), ranks.data(), n, k.type, Op::kProduct);
+  expect_all(k, name + " product in place", ranks, n, [&](std::size_t) { return fact; });
+
+  if (floating(k.type)) {
+    comm.allreduce(in.data(), out.data(), n, k.type, Op::kAvg);
+    expect_all(k, name + " avg", out, n, [&](std::size_t i) { return v(i) * (p + 1) / 2.0; });
   } else {
     // Not every backend may average integers; all must refuse it the same way.
     bool refused = false;
     try {
-      comm.allreduce(std::span<T>(in), dtrain::ReduceOp::kAvg);
+      comm.allreduce(out.data(), out.data(), n, k.type, Op::kAvg);
     } catch (const dtrain::Error& e) {
       refused = e.code() == dtrain::Error::Code::kInvalid;
     }
@@ -73,7 +175,59 @@ void check_type(dtrain::Comm& comm, int r, int p, std::size_t n) {
                    rank_for_messages, name.c_str());
     }
   }
+
+  // Allgather: block q holds rank q's v(i)*(q+1); in place from this rank's block as well.
+  Bytes gathered(in.size() * static_cast<std::size_t>(p));
+  comm.allgather(in.data(), gathered.data(), n, k.type);
+  const auto gathered_want = [&](std::size_t j) {
+    return v(j % n) * static_cast<double>(j / n + 1);
+  };
+  expect_all(k, name + " allgather", gathered, n * static_cast<std::size_t>(p), gathered_want);
+  Bytes gathered2(gathered.size());
+  std::memcpy(gathered2.data() + in.size() * static_cast<std::size_t>(r), in.data(), in.size());
+  comm.allgather(gathered2.data() + in.size() * static_cast<std::size_t>(r), gathered2.data(), n,
+                 k.type);
+  expect_all(k, name + " allgather in place", gathered2, n * static_cast<std::size_t>(p),
+             gathered_want);
+
+  // Reduce-scatter of p blocks of the input: this rank's block is v(i)*tri over its indices.
+  const Bytes long_in =
+      filled(k, n * static_cast<std::size_t>(p), [&](std::size_t j) { return v(j) * (r + 1); });
+  Bytes block(in.size());
+  comm.reduce_scatter(long_in.data(), block.data(), n, k.type, Op::kSum);
+  expect_all(k, name + " reduce_scatter", block, n,
+             [&](std::size_t i) { return v(static_cast<std::size_t>(r) * n + i) * tri; });
+  Bytes rs_inplace = long_in;
+  comm.reduce_scatter(rs_inplace.data(), rs_inplace.data(), n, k.type, Op::kMax);
+  expect_all(k, name + " reduce_scatter max in place", rs_inplace, n,
+             [&](std::size_t i) { return v(static_cast<std::size_t>(r) * n + i) * p; });
+
+  // Two asynchronous allreduces in flight, waited in reverse order.
+  Bytes a1(in.size());
+  Bytes a2(in.size());
+  dtrain::Work w1 = comm.allreduce_async(in.data(), a1.data(), n, k.type, Op::kSum);
+  dtrain::Work w2 = comm.allreduce_async(in.data(), a2.data(), n, k.type, Op::kMin);
+  w2.wait();
+  w1.wait();
+  expect_all(k, name + " async sum", a1, n, [&](std::size_t i) { return v(i) * tri; });
+  expect_all(k, name + " async min", a2, n, v);
+
+  // Broadcast from the last rank: every rank ends with its values.
+  const int root = p - 1;
+  Bytes b = filled(k, n, [&](std::size_t i) { return r == root ? v(i) + 1 : 0.0; });
+  comm.broadcast(b.data(), n, k.type, root);
+  expect_all(k, name + " broadcast", b, n, [&](std::size_t i) { return v(i) + 1; });
 }
+
+const Kind kKinds[] = {
+    {dtrain::DType::kFloat32, std::size_t{1} << 20},
+    {dtrain::DType::kFloat64, std::size_t{1} << 20},
+    {dtrain::DType::kInt32, std::size_t{1} << 20},
+    {dtrain::DType::kInt64, std::size_t{1} << 20},
+    {dtrain::DType::kUInt8, 8},
+    {dtrain::DType::kFloat16, 64},
+    {dtrain::DType::kBFloat16, 16},
+};
 
 }  // namespace
 
@@ -85,8 +239,9 @@ int main() try {
               w.local_rank, w.local_size, w.bootstrap.c_str());
   std::fflush(stdout);
 
-  // Several ranks must mean the MPI backend; one rank the copy.
-  const std::string_view want_backend = w.size > 1 ? "mpi" : "single";
+  // Several ranks mean the MPI backend (TCP after a torchrun-style bootstrap); one rank the copy.
+  const std::string_view want_backend =
+      w.size == 1 ? "single" : (w.bootstrap == "tcp" ? "tcp" : "mpi");
   if (ctx.comm().backend() != want_backend) {
     std::fprintf(stderr, "runtime_probe: rank %d: backend: expected %s, got %s\n", w.rank,
                  std::string(want_backend).c_str(), std::string(ctx.comm().backend()).c_str());
@@ -94,19 +249,60 @@ int main() try {
   }
 
   dtrain::Comm& comm = ctx.comm();
-  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
-    check_type<float>(comm, w.rank, w.size, n);
-    check_type<double>(comm, w.rank, w.size, n);
-    check_type<std::int32_t>(comm, w.rank, w.size, n);
-    check_type<std::int64_t>(comm, w.rank, w.size, n);
+
+  // RUNTIME_PROBE_DIE_RANK=k: rank k kills itself (SIGKILL: no cleanup, sockets closed by the
+  // kernel; or SIGSTOP with RUNTIME_PROBE_SIGNAL=STOP: alive but silent, as a hung rank) and the
+  // others keep calling allreduce; they must fail with the collective's error, which main's
+  // handler prints, never hang.
+  if (const char* die = std::getenv("RUNTIME_PROBE_DIE_RANK")) {
+    comm.barrier();
+    const char* sig = std::getenv("RUNTIME_PROBE_SIGNAL");
+    if (w.rank == std::atoi(die)) std::raise(sig && std::string(sig) == "STOP" ? SIGSTOP : SIGKILL);
+    std::vector<float> x(1024, 1.0f);
+    for (int i = 0; i < 1000000; ++i) comm.allreduce(std::span<float>(x), dtrain::ReduceOp::kSum);
+    std::fprintf(stderr, "runtime_probe: rank %d: expected a failure after rank %s died\n", w.rank,
+                 die);
+    return 1;
+  }
+  // 600 K elements: larger than one 4 MiB MPI piece for 8-byte types.
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{600000}}) {
+    for (const Kind& k : kKinds) check_kind(comm, k, w.rank, w.size, n);
+  }
+  // The bootstrap store: every rank publishes a value, then reads every rank's.
+  ctx.store_set("probe/" + std::to_string(w.rank), "hello from " + std::to_string(w.rank));
+  for (int q = 0; q < w.size; ++q) {
+    const std::string got = ctx.store_get("probe/" + std::to_string(q));
+    if (got != "hello from " + std::to_string(q) && failures++ < 10) {
+      std::fprintf(
+          stderr,
+          "runtime_probe: rank %d: store_get(probe/%d): expected \"hello from %d\", got \"%s\"\n",
+          w.rank, q, q, got.c_str());
+    }
   }
 
-  // Broadcast from the last rank: every rank ends with its values.
-  const int root = w.size - 1;
-  std::vector<std::int64_t> token(3, w.rank == root ? 4242 + root : -1);
-  comm.broadcast(std::span<std::int64_t>(token), root);
-  for (std::size_t i = 0; i < token.size(); ++i)
-    expect_eq("broadcast", i, token[i], std::int64_t{4242} + root);
+  // Fused allreduce: many small tensors in 16 KiB buckets plus ones large enough to go direct.
+  {
+    std::vector<std::vector<float>> grads;
+    for (std::size_t n : {std::size_t{1}, std::size_t{100}, std::size_t{3000}, std::size_t{300000},
+                          std::size_t{17}, std::size_t{5000}, std::size_t{4096}, std::size_t{2}}) {
+      for (int copy = 0; copy < 3; ++copy) grads.emplace_back(n);
+    }
+    std::vector<dtrain::FusedAllreduce::Tensor> tensors;
+    for (auto& g : grads) tensors.push_back({g.data(), g.size()});
+    dtrain::FusedAllreduce fused(comm, tensors, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum,
+                                 16 * 1024);
+    const double tri = w.size * (w.size + 1) / 2.0;
+    for (int round = 0; round < 2; ++round) {  // buffers are reused: run twice
+      for (auto& g : grads)
+        for (std::size_t i = 0; i < g.size(); ++i)
+          g[i] = static_cast<float>((i % 1000) * static_cast<std::size_t>(w.rank + 1));
+      fused.run();
+      for (std::size_t t = 0; t < grads.size(); ++t)
+        for (std::size_t i = 0; i < grads[t].size(); ++i)
+          expect_eq("fused tensor " + std::to_string(t), i, static_cast<double>(grads[t][i]),
+                    static_cast<double>(i % 1000) * tri);
+    }
+  }
   comm.barrier();
 
   if (failures > 0) {

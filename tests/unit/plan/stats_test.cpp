@@ -2,43 +2,95 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <random>
+
+#include "plan/scaling.hpp"
 
 namespace dtrain::plan {
 namespace {
 
-TEST(MetricRecord, ParsesTheMeterSchema) {
+std::string message(const char* line) {
+  try {
+    parse_metric_record(line, "rank-00001.jsonl:4");
+  } catch (const MetricFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+MetricRecord step(int rank, long long samples, double seconds, std::optional<double> comm = {},
+                  std::optional<double> data = {}) {
+  MetricRecord r;
+  r.version = comm ? 2 : 1;
+  r.rank = rank;
+  r.samples = samples;
+  r.seconds = seconds;
+  r.comm_seconds = comm;
+  r.data_seconds = data;
+  return r;
+}
+
+TEST(MetricRecord, ParsesVersion1) {
   auto r = parse_metric_record(
       R"({"v":1,"time":1.7e9,"rank":3,"step":7,"samples":128,"seconds":0.25})", "f:1");
+  EXPECT_EQ(r.type, RecordType::kStep);
   EXPECT_EQ(r.rank, 3);
   EXPECT_EQ(r.step, 7);
   EXPECT_EQ(r.samples, 128);
   EXPECT_DOUBLE_EQ(r.seconds, 0.25);
+  EXPECT_FALSE(r.comm_seconds);
+}
+
+TEST(MetricRecord, ParsesVersion2StepsAndHeartbeatsIgnoringUnknownFields) {
+  auto s = parse_metric_record(
+      R"({"v":2,"type":"step","time":1.5,"rank":1,"step":2,"samples":64,"seconds":0.5,)"
+      R"("comm_seconds":0.125,"data_seconds":0.0625,"gpu":"A100"})",
+      "f:1");
+  EXPECT_EQ(s.version, 2);
+  EXPECT_DOUBLE_EQ(*s.comm_seconds, 0.125);
+  EXPECT_DOUBLE_EQ(*s.data_seconds, 0.0625);
+  auto c = parse_metric_record(
+      R"({"v":2,"type":"coll","time":2.5,"rank":1,"seq":9,"op":"allreduce","bytes":4096,"phase":"exit"})",
+      "f:2");
+  EXPECT_EQ(c.type, RecordType::kCollective);
+  EXPECT_EQ(c.seq, 9);
+  EXPECT_EQ(c.op, "allreduce");
+  EXPECT_EQ(c.bytes, 4096);
+  EXPECT_FALSE(c.enter);
+  EXPECT_DOUBLE_EQ(c.time, 2.5);
 }
 
 TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
-  auto message = [](const char* line) {
-    try {
-      parse_metric_record(line, "rank-00001.jsonl:4");
-    } catch (const MetricFormatError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   EXPECT_EQ(message("not json"),
             "dtrain: stats: rank-00001.jsonl:4: expected one JSON object per line");
   EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"seconds":1})"),
             "dtrain: stats: rank-00001.jsonl:4: missing field \"samples\"");
   EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"samples":"x","seconds":1})"),
             "dtrain: stats: rank-00001.jsonl:4: field \"samples\": expected a number, got \"x\"");
-  EXPECT_EQ(message(R"({"v":2,"rank":0,"step":1,"samples":1,"seconds":1})"),
-            "dtrain: stats: rank-00001.jsonl:4: schema version 2 is not supported; expected 1");
+  EXPECT_EQ(
+      message(R"({"v":3,"rank":0,"step":1,"samples":1,"seconds":1})"),
+      "dtrain: stats: rank-00001.jsonl:4: schema version 3 is not supported; expected 1 to 2");
+  EXPECT_EQ(message(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,"seconds":1})"),
+            "dtrain: stats: rank-00001.jsonl:4: missing field \"comm_seconds\"");
+  EXPECT_EQ(message(R"({"v":2,"type":"gpu","time":1,"rank":0})"),
+            "dtrain: stats: rank-00001.jsonl:4: field \"type\": expected \"step\" or \"coll\", got "
+            "\"gpu\"");
+  EXPECT_EQ(
+      message(
+          R"({"v":2,"type":"coll","time":1,"rank":0,"seq":0,"op":"allreduce","bytes":8,"phase":"in"})"),
+      "dtrain: stats: rank-00001.jsonl:4: field \"phase\": expected \"enter\" or \"exit\", "
+      "got \"in\"");
+  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"samples":1,"seconds":-1})"),
+            "dtrain: stats: rank-00001.jsonl:4: field \"seconds\": expected a finite number >= 0, "
+            "got -1");
 }
 
 TEST(Stats, SumsPerRankAndTotalsAtTheSlowestRanksPace) {
   // rank 0: 300 samples in 1.5 s; rank 1: 300 samples in 3 s.
-  std::vector<MetricRecord> records = {
-      {0, 0, 100, 0.5}, {1, 0, 100, 1.0}, {0, 1, 200, 1.0}, {1, 1, 200, 2.0}};
+  std::vector<MetricRecord> records = {step(0, 100, 0.5), step(1, 100, 1.0), step(0, 200, 1.0),
+                                       step(1, 200, 2.0)};
   const RunStats s = compute_stats(records);
   ASSERT_EQ(s.ranks.size(), 2u);
   EXPECT_EQ(s.ranks[0].steps, 2);
@@ -48,12 +100,96 @@ TEST(Stats, SumsPerRankAndTotalsAtTheSlowestRanksPace) {
   EXPECT_EQ(s.total_samples, 600);
   EXPECT_DOUBLE_EQ(s.slowest_rank_seconds, 3.0);
   EXPECT_DOUBLE_EQ(s.total_samples_per_second, 200.0);
-  EXPECT_EQ(format_stats_table(s),
-            "  rank    steps        samples    seconds    samples/s\n"
-            "     0        2            300      1.500          200\n"
-            "     1        2            300      3.000          100\n"
-            " total                     600      3.000          200\n");
   EXPECT_EQ(stats_to_json(s)["total"]["samples_per_second"], 200.0);
+  EXPECT_TRUE(stats_to_json(s)["ranks"][0]["comm_share"].is_null());
+}
+
+TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
+  // 200 random steps per rank; every figure is recomputed here from the same numbers.
+  std::mt19937 rng(3);
+  std::vector<MetricRecord> records;
+  std::vector<std::vector<double>> rates(3);
+  std::vector<double> seconds(3), comm(3), data(3);
+  std::vector<long long> samples(3);
+  for (int i = 0; i < 200; ++i) {
+    for (int r = 0; r < 3; ++r) {
+      const long long n = 16 + static_cast<long long>(rng() % 48);
+      const double t = 0.05 + static_cast<double>(rng() % 1000) / 10000.0;
+      const double c = t * static_cast<double>(rng() % 50) / 100.0;
+      const double d = t * static_cast<double>(rng() % 20) / 100.0;
+      records.push_back(step(r, n, t, c, d));
+      rates[r].push_back(static_cast<double>(n) / t);
+      seconds[r] += t;
+      comm[r] += c;
+      data[r] += d;
+      samples[r] += n;
+    }
+  }
+  const RunStats s = compute_stats(records);
+  for (int r = 0; r < 3; ++r) {
+    std::sort(rates[r].begin(), rates[r].end());
+    const auto& rs = s.ranks[r];
+    EXPECT_EQ(rs.samples, samples[r]);
+    EXPECT_NEAR(rs.seconds, seconds[r], 1e-9);
+    EXPECT_NEAR(rs.samples_per_second, static_cast<double>(samples[r]) / seconds[r], 1e-9);
+    EXPECT_DOUBLE_EQ(rs.p50_samples_per_second, rates[r][99]);   // nearest rank: ceil(100) - 1
+    EXPECT_DOUBLE_EQ(rs.p95_samples_per_second, rates[r][189]);  // ceil(190) - 1
+    EXPECT_NEAR(rs.comm_share, comm[r] / seconds[r], 1e-12);
+    EXPECT_NEAR(rs.data_seconds, data[r], 1e-9);
+  }
+}
+
+TEST(Stats, AStragglerRankIsNamedWithItsCause) {
+  // Synchronous steps: every rank's step takes 1 s; rank 2 computes for 0.9 s while the others
+  // compute for 0.5 s and wait 0.4 s for it. Rank 3 spends its extra time loading data.
+  std::vector<MetricRecord> records;
+  for (int i = 0; i < 10; ++i) {
+    records.push_back(step(0, 10, 1.0, 0.5, 0.0));
+    records.push_back(step(1, 10, 1.0, 0.5, 0.0));
+    records.push_back(step(2, 10, 1.0, 0.1, 0.0));
+    records.push_back(step(3, 10, 1.0, 0.1, 0.4));
+    records.push_back(step(4, 10, 1.0, 0.5, 0.0));
+  }
+  StatsBuilder b;
+  for (const auto& r : records) b.add(r);
+  for (int r = 0; r < 5; ++r) b.set_host(r, r < 3 ? "n0" : "n1");
+  const RunStats s = b.finish(0.10);
+  ASSERT_GE(s.stragglers.size(), 2u);
+  EXPECT_EQ(s.stragglers[0].kind, "rank");
+  EXPECT_EQ(s.stragglers[0].rank, 2);
+  EXPECT_EQ(s.stragglers[0].cause, "compute");
+  EXPECT_NEAR(s.stragglers[0].slower_by, 0.8, 1e-9);  // busy 0.9 s vs median 0.5 s
+  EXPECT_EQ(s.stragglers[1].rank, 3);
+  EXPECT_EQ(s.stragglers[1].cause, "data loading");
+  const std::string table = format_stats_table(s);
+  EXPECT_NE(
+      table.find("rank 2 on n0: 80 % slower; cause: compute (90 ms per sample, median 50 ms)"),
+      std::string::npos)
+      << table;
+  EXPECT_NE(table.find("comm %"), std::string::npos);
+}
+
+TEST(Scaling, SpeedupAndEfficiencyAgainstTheSmallestRun) {
+  const auto t = scaling_table({{"big", "resnet", 8, 8, 3000},
+                                {"small", "resnet", 2, 2, 1000},
+                                {"mid", "resnet", 4, std::nullopt, 1800}});
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0].run.label, "small");
+  EXPECT_DOUBLE_EQ(t.rows[1].speedup, 1.8);
+  EXPECT_DOUBLE_EQ(t.rows[1].efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(t.rows[2].speedup, 3.0);
+  EXPECT_DOUBLE_EQ(t.rows[2].efficiency, 0.75);
+  EXPECT_FALSE(t.mixed_jobs);
+  const std::string text = format_scaling_table(t);
+  EXPECT_NE(
+      text.find("mid                               4     -         1800     1.80       90.0%"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(scaling_to_json(t)["rows"][2]["efficiency"], 0.75);
+  const std::string svg = scaling_svg(t);
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg.find("<polyline class=\"measured\""), std::string::npos);
+  EXPECT_THROW(scaling_table({{"empty", "", 0, std::nullopt, 0}}), UsageError);
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ int main(void) {
   float out[3] = {0.0f, 0.0f, 0.0f};
   double d[2] = {0.5, -4.0};
   int rank = -1, size = -1, local_rank = -1, local_size = -1;
+  unsigned char bytes[4] = {1, 2, 3, 250};
+  unsigned short halves[2] = {0x3c00, 0xc000};
 
   CHECK(dtrain_init(&ctx) == DTRAIN_OK);
   if (ctx == NULL) {
@@ -54,6 +56,50 @@ int main(void) {
   CHECK(d[0] == 0.5 && d[1] == -4.0);
   CHECK(dtrain_allreduce_double(ctx, NULL, NULL, 0, DTRAIN_MIN) == DTRAIN_OK);
   CHECK(dtrain_barrier(ctx) == DTRAIN_OK);
+  CHECK(dtrain_broadcast(ctx, bytes, 4, DTRAIN_UINT8, 0) == DTRAIN_OK);
+  CHECK(bytes[0] == 1 && bytes[3] == 250);
+  CHECK(dtrain_allreduce(ctx, bytes, bytes, 4, DTRAIN_UINT8, DTRAIN_PRODUCT) == DTRAIN_OK);
+  CHECK(bytes[1] == 2 && bytes[2] == 3);
+  CHECK(dtrain_allreduce(ctx, halves, halves, 2, DTRAIN_FLOAT16, DTRAIN_AVG) == DTRAIN_OK);
+  CHECK(halves[0] == 0x3c00 && halves[1] == 0xc000); /* 1.0 and -2.0 unchanged */
+  CHECK(dtrain_allgather(ctx, in, out, 3, DTRAIN_FLOAT32) == DTRAIN_OK);
+  CHECK(out[0] == 1.0f && out[1] == -2.5f && out[2] == 3.0f);
+  CHECK(dtrain_reduce_scatter(ctx, d, d, 2, DTRAIN_FLOAT64, DTRAIN_SUM) == DTRAIN_OK);
+  CHECK(d[0] == 0.5 && d[1] == -4.0);
+  {
+    dtrain_work_t* work = NULL;
+    int done = 0;
+    int ints[2] = {7, -3};
+    int ints_out[2] = {0, 0};
+    CHECK(dtrain_allreduce_async(ctx, ints, ints_out, 2, DTRAIN_INT32, DTRAIN_MIN, &work) ==
+          DTRAIN_OK);
+    CHECK(work != NULL);
+    CHECK(dtrain_work_wait(work) == DTRAIN_OK);
+    CHECK(dtrain_work_test(work, &done) == DTRAIN_OK && done == 1);
+    CHECK(ints_out[0] == 7 && ints_out[1] == -3);
+    CHECK(dtrain_work_free(work) == DTRAIN_OK);
+    CHECK(dtrain_work_test(NULL, &done) == DTRAIN_ERR_INVALID);
+    CHECK_ERROR("dtrain: dtrain_work_test: work is NULL");
+  }
+  {
+    float g1[4] = {1, 2, 3, 4};
+    float g2[2] = {5, 6};
+    void* grads[2];
+    size_t counts[2] = {4, 2};
+    dtrain_fused_t* fused = NULL;
+    grads[0] = g1;
+    grads[1] = g2;
+    CHECK(dtrain_fused_create(ctx, grads, counts, 2, DTRAIN_FLOAT32, DTRAIN_AVG, 0, &fused) ==
+          DTRAIN_OK);
+    CHECK(dtrain_fused_run(fused) == DTRAIN_OK);
+    CHECK(g1[3] == 4.0f && g2[0] == 5.0f && g2[1] == 6.0f);
+    CHECK(dtrain_fused_free(fused) == DTRAIN_OK);
+    grads[1] = NULL;
+    CHECK(dtrain_fused_create(ctx, grads, counts, 2, DTRAIN_FLOAT32, DTRAIN_SUM, 0, &fused) ==
+          DTRAIN_ERR_INVALID);
+    CHECK(fused == NULL);
+    CHECK_ERROR("dtrain: allreduce_fused: tensor 1; expected a pointer to 2 elements, got null");
+  }
 
   /* Errors: a code and a message, never a crash. */
   CHECK(dtrain_rank(ctx, NULL) == DTRAIN_ERR_INVALID);
@@ -61,13 +107,18 @@ int main(void) {
   CHECK(dtrain_allreduce_float(ctx, in, out, 3, (dtrain_reduce_op_t)42) == DTRAIN_ERR_INVALID);
   CHECK_ERROR(
       "dtrain: dtrain_allreduce_float: unknown reduce op; expected DTRAIN_SUM, DTRAIN_AVG, "
-      "DTRAIN_MIN or DTRAIN_MAX, got 42");
+      "DTRAIN_MIN, DTRAIN_MAX or DTRAIN_PRODUCT, got 42");
   CHECK(dtrain_allreduce_float(NULL, in, out, 3, DTRAIN_SUM) == DTRAIN_ERR_INVALID);
   CHECK_ERROR("dtrain: dtrain_allreduce_float: ctx is NULL");
   CHECK(dtrain_allreduce_double(ctx, NULL, d, 2, DTRAIN_SUM) == DTRAIN_ERR_INVALID);
   CHECK_ERROR("dtrain: allreduce: input buffer; expected a pointer to 2 elements, got null");
   CHECK(dtrain_allreduce_float(ctx, in, in + 1, 2, DTRAIN_SUM) == DTRAIN_ERR_INVALID);
   CHECK_ERROR("input and output overlap");
+  CHECK(dtrain_allreduce(ctx, bytes, bytes, 4, (dtrain_dtype_t)99, DTRAIN_SUM) ==
+        DTRAIN_ERR_INVALID);
+  CHECK_ERROR("dtrain: dtrain_allreduce: unknown dtype; expected DTRAIN_FLOAT32");
+  CHECK(dtrain_allreduce(ctx, bytes, bytes, 4, DTRAIN_UINT8, DTRAIN_AVG) == DTRAIN_ERR_INVALID);
+  CHECK_ERROR("kAvg is defined for floating types");
   CHECK(dtrain_init(NULL) == DTRAIN_ERR_INVALID);
   CHECK_ERROR("dtrain: dtrain_init: out is NULL");
   /* A successful call clears the message. */
@@ -81,7 +132,8 @@ int main(void) {
   ctx = (dtrain_context_t*)&failures; /* anything non-NULL */
   CHECK(dtrain_init(&ctx) == DTRAIN_ERR_INVALID);
   CHECK(ctx == NULL);
-  CHECK_ERROR("DTRAIN_BOOTSTRAP: unknown method; expected pmix or single, got \"bogus\"");
+  CHECK_ERROR(
+      "DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or single, got \"bogus\"");
   if (failures == 0) printf("c_api_test: all checks passed\n");
   return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

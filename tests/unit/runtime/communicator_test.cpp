@@ -22,7 +22,7 @@ dtrain::Context bare_context() {
 
 template <typename T>
 class SingleAllreduce : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::int32_t, std::int64_t>;
+using Types = ::testing::Types<float, double, std::int32_t, std::int64_t, std::uint8_t>;
 TYPED_TEST_SUITE(SingleAllreduce, Types);
 
 template <typename T>
@@ -30,7 +30,7 @@ std::vector<T> sample() {
   // Extremes and signs: a copy must keep every bit, a conversion would not.
   return {T{0},
           T{1},
-          T{-7},
+          static_cast<T>(-7),  // 249 for uint8
           std::numeric_limits<T>::max(),
           std::numeric_limits<T>::lowest(),
           std::numeric_limits<T>::min()};
@@ -96,14 +96,14 @@ TEST(SingleComm, AverageOfIntegersIsAnError) {
   EXPECT_EQ(comm_error([&] {
               ctx.comm().allreduce(std::span<std::int32_t>(i32), dtrain::ReduceOp::kAvg);
             }),
-            "dtrain: allreduce: kAvg is defined for floating types; expected float32 or float64 "
-            "(or kSum), got int32");
+            "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
+            "float16 or bfloat16 (or kSum), got int32");
   std::vector<std::int64_t> i64 = {1, 2};
   EXPECT_EQ(comm_error([&] {
               ctx.comm().allreduce(std::span<std::int64_t>(i64), dtrain::ReduceOp::kAvg);
             }),
-            "dtrain: allreduce: kAvg is defined for floating types; expected float32 or float64 "
-            "(or kSum), got int64");
+            "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
+            "float16 or bfloat16 (or kSum), got int64");
   EXPECT_EQ(i32, (std::vector<std::int32_t>{1, 2})) << "a rejected call leaves the data alone";
 }
 
@@ -159,7 +159,8 @@ TEST(SingleComm, UnknownOpIsAnError) {
               ctx.comm().allreduce(&x, &x, 1, dtrain::DType::kFloat32,
                                    static_cast<dtrain::ReduceOp>(9));
             }),
-            "dtrain: allreduce: unknown reduce op; expected kSum, kAvg, kMin or kMax, got 9");
+            "dtrain: allreduce: unknown reduce op; expected kSum, kAvg, kMin, kMax or kProduct, "
+            "got 9");
 }
 
 TEST(SingleComm, NullBroadcastBufferIsAnError) {

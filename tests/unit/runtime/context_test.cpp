@@ -64,7 +64,8 @@ TEST_F(ContextTest, EmptyBootstrapVariableMeansAutomatic) {
 TEST_F(ContextTest, UnknownBootstrapNamesTheVariableAndTheChoices) {
   setenv("DTRAIN_BOOTSTRAP", "bogus", 1);
   EXPECT_EQ(init_error(),
-            "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix or single, got "
+            "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or "
+            "single, got "
             "\"bogus\"");
 }
 
@@ -106,6 +107,48 @@ TEST_F(ContextTest, ErrorIsARuntimeError) {
   const std::runtime_error& base = e;
   EXPECT_STREQ(base.what(), "dtrain: x: y");
   EXPECT_EQ(e.code(), dtrain::Error::Code::kSystem);
+}
+
+TEST_F(ContextTest, StoreHoldsValuesAndNamesAMissingKey) {
+  setenv("DTRAIN_TIMEOUT", "0.2", 1);
+  dtrain::Context ctx = dtrain::init();
+  ctx.store_set("run", "abc");
+  EXPECT_EQ(ctx.store_get("run"), "abc");
+  try {
+    ctx.store_get("never-set");
+    ADD_FAILURE() << "no error for a key nobody set";
+  } catch (const dtrain::Error& e) {
+    EXPECT_EQ(e.code(), dtrain::Error::Code::kTimeout);
+    EXPECT_EQ(std::string(e.what()),
+              "dtrain: store: memory: wait: keys \"never-set\" not set within 0.2 s "
+              "(DTRAIN_TIMEOUT); expected every rank to publish them (a rank that never started "
+              "or died?)");
+  }
+  unsetenv("DTRAIN_TIMEOUT");
+}
+
+TEST_F(ContextTest, BadTimeoutNamesTheVariable) {
+  setenv("DTRAIN_TIMEOUT", "soon", 1);
+  EXPECT_EQ(init_error(),
+            "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at most 1e7), got "
+            "\"soon\"");
+  unsetenv("DTRAIN_TIMEOUT");
+}
+
+TEST_F(ContextTest, TcpBootstrapRejectsARankOutsideTheWorld) {
+  setenv("DTRAIN_BOOTSTRAP", "tcp", 1);
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("WORLD_SIZE", "4", 1);
+  setenv("RANK", "4", 1);
+  EXPECT_EQ(init_error(),
+            "dtrain: bootstrap: tried tcp (DTRAIN_BOOTSTRAP=tcp): RANK: expected an integer from 0 "
+            "to 3, got \"4\"");
+  unsetenv("RANK");
+  EXPECT_EQ(init_error(),
+            "dtrain: bootstrap: tried tcp (DTRAIN_BOOTSTRAP=tcp): RANK is not set; expected "
+            "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (as torchrun sets them)");
+  for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE"}) unsetenv(v);
 }
 
 }  // namespace

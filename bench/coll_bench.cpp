@@ -1,0 +1,341 @@
+// Collective benchmark in nccl-tests' conventions: '#' header lines (versions, parameters, one line
+// per rank), then one row per size; columns size, count, time (µs), algbw, busbw (GB/s), #wrong.
+// Every comparison is measured in this same run against raw MPI on the same buffers:
+//
+//   allreduce  float32 sum sweep 4 KiB .. 256 MiB, out of place: dtrain, MPI_Allreduce under the
+//              malloc configuration the process started with (Debian's default unless the
+//              environment sets MALLOC_MMAP_THRESHOLD_), then, after mallopt() raises the mmap
+//              threshold as MALLOC_MMAP_THRESHOLD_ would, MPI_Allreduce "tuned".
+//   fusion     three gradient sets: per-tensor MPI_Allreduce, one MPI_Allreduce of a pre-packed
+//              buffer (the lower bound; no pack/unpack counted) and dtrain FusedAllreduce.
+//   meter      a step of 161 per-tensor dtrain allreduces with and without a Meter recording
+//              heartbeats and a step record: the recording overhead.
+//
+//   mpirun -n 2 coll_bench [--json FILE] [--max-bytes N] [--skip-bert] [--sweep-only]
+// Reports only; never fails on a timing. #wrong counts result elements that differ from the exact
+// expected value (integer-valued data), and a non-zero total makes the exit status 1.
+#define OMPI_SKIP_MPICXX 1
+#include <malloc.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dtrain/dtrain.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+int rank = 0;
+int size = 1;
+long long total_wrong = 0;
+nlohmann::ordered_json report = {{"benchmark", "dtrain coll_bench"}};
+
+// Median over `batches` of the per-op time of `reps` back-to-back calls, max over ranks (s).
+double time_op(const std::function<void()>& op, int reps, int batches) {
+  op();  // warm-up: first touch, connection setup
+  std::vector<double> t;
+  for (int b = 0; b < batches; ++b) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < reps; ++i) op();
+    double mine = (MPI_Wtime() - start) / reps;
+    double slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    t.push_back(slowest);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Enough repetitions for a batch of ~50 ms, at least 1.
+int reps_for(double seconds_per_op) {
+  return std::max(1, static_cast<int>(0.05 / std::max(seconds_per_op, 1e-7)));
+}
+
+double measure(const std::function<void()>& op) {
+  const double start = MPI_Wtime();
+  op();
+  double one = MPI_Wtime() - start;
+  MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return time_op(op, reps_for(one), 5);
+}
+
+void fill(std::vector<float>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i % 64) * (rank + 1));
+}
+
+long long wrong(const std::vector<float>& v) {
+  const float tri = static_cast<float>(size * (size + 1) / 2);
+  long long n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) n += v[i] != static_cast<float>(i % 64) * tri;
+  return n;
+}
+
+void allreduce_sweep(dtrain::Comm& comm, std::size_t max_bytes) {
+  struct Row {
+    std::size_t bytes;
+    double dtrain_s, mpi_default_s, mpi_tuned_s;
+    long long dtrain_wrong, mpi_wrong;
+  };
+  std::vector<Row> rows;
+  for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+    const std::size_t n = bytes / sizeof(float);
+    std::vector<float> in(n);
+    std::vector<float> out(n);
+    fill(in);
+    Row r{bytes, 0, 0, 0, 0, 0};
+    r.mpi_default_s = measure([&] {
+      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    });
+    r.mpi_wrong = wrong(out);
+    std::fill(out.begin(), out.end(), -1.0f);
+    r.dtrain_s = measure([&] {
+      comm.allreduce(in.data(), out.data(), n, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
+    });
+    r.dtrain_wrong = wrong(out);
+    rows.push_back(r);
+  }
+  // The tuned configuration, as MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ set it: glibc keeps
+  // Open MPI's per-call temporary buffers on the heap instead of mmapping each one afresh.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  for (Row& r : rows) {
+    const std::size_t n = r.bytes / sizeof(float);
+    std::vector<float> in(n);
+    std::vector<float> out(n);
+    fill(in);
+    r.mpi_tuned_s = measure([&] {
+      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    });
+  }
+  if (rank != 0) return;
+  const double bus = 2.0 * (size - 1) / size;  // nccl-tests' allreduce bus factor
+  std::printf("#\n# allreduce float32 sum, out of place; time us, algbw/busbw GB/s\n");
+  std::printf("#%11s %11s | %9s %7s %7s %6s | %9s %7s | %9s %7s | %8s %8s\n", "size", "count",
+              "dtrain", "algbw", "busbw", "#wrong", "mpi-dflt", "busbw", "mpi-tuned", "busbw",
+              "/dflt", "/tuned");
+  auto& json = report["allreduce"] = nlohmann::json::array();
+  for (const Row& r : rows) {
+    const auto gb = [&](double s) { return static_cast<double>(r.bytes) / s / 1e9; };
+    std::printf("%12zu %11zu | %9.1f %7.3f %7.3f %6lld | %9.1f %7.3f | %9.1f %7.3f | %8.2f %8.2f\n",
+                r.bytes, r.bytes / 4, r.dtrain_s * 1e6, gb(r.dtrain_s), gb(r.dtrain_s) * bus,
+                r.dtrain_wrong + r.mpi_wrong, r.mpi_default_s * 1e6, gb(r.mpi_default_s) * bus,
+                r.mpi_tuned_s * 1e6, gb(r.mpi_tuned_s) * bus, r.mpi_default_s / r.dtrain_s,
+                r.mpi_tuned_s / r.dtrain_s);
+    json.push_back({{"bytes", r.bytes},
+                    {"dtrain_us", r.dtrain_s * 1e6},
+                    {"dtrain_busbw", gb(r.dtrain_s) * bus},
+                    {"mpi_default_us", r.mpi_default_s * 1e6},
+                    {"mpi_tuned_us", r.mpi_tuned_s * 1e6},
+                    {"speedup_vs_default", r.mpi_default_s / r.dtrain_s},
+                    {"speedup_vs_tuned", r.mpi_tuned_s / r.dtrain_s},
+                    {"wrong", r.dtrain_wrong + r.mpi_wrong}});
+    total_wrong += r.dtrain_wrong + r.mpi_wrong;
+  }
+  std::printf("# /dflt, /tuned: MPI time over dtrain time (above 1: dtrain faster)\n");
+}
+
+std::vector<std::size_t> resnet50_shapes() {
+  // 161 tensors, 25.56 M elements, 109 under 64 KiB: 53 conv/fc weights spread geometrically
+  // from 9,408 to 2.36 M elements, 108 batch-norm vectors of 64..2,048, and the fc bias.
+  std::vector<std::size_t> s;
+  const std::size_t bn[] = {64, 64, 128, 256, 256, 512, 512, 1024, 1024, 2048, 2048, 256};
+  for (int i = 0; i < 108; ++i) s.push_back(bn[i % 12]);
+  s.push_back(1000);
+  std::vector<std::size_t> big;
+  double x = 9408;
+  for (int i = 0; i < 52; ++i, x *= 1.104) big.push_back(static_cast<std::size_t>(x));
+  std::size_t have = 0;
+  for (std::size_t v : s) have += v;
+  for (std::size_t v : big) have += v;
+  big.push_back(25557032 > have ? 25557032 - have : 1);
+  s.insert(s.end(), big.begin(), big.end());
+  return s;
+}
+
+std::vector<std::size_t> bert_large_shapes() {
+  // 391 tensors, 335 M elements: embeddings, 24 layers of 16 tensors, pooler.
+  std::vector<std::size_t> s = {30522 * 1024, 512 * 1024, 2 * 1024, 1024, 1024};
+  for (int l = 0; l < 24; ++l) {
+    for (int q = 0; q < 4; ++q) {
+      s.push_back(1024 * 1024);
+      s.push_back(1024);
+    }
+    s.insert(s.end(), {1024, 1024, 4096 * 1024, 4096, 1024 * 4096, 1024, 1024, 1024});
+  }
+  s.insert(s.end(), {1024 * 1024, 1024});
+  return s;
+}
+
+std::vector<std::size_t> many_small_shapes() {
+  // 2,000 tensors of 4..64 KiB: the biases and norms of a deep transformer.
+  std::vector<std::size_t> s;
+  for (int i = 0; i < 2000; ++i) s.push_back(1024 * (1 + static_cast<std::size_t>(i % 16)));
+  return s;
+}
+
+void fusion_set(dtrain::Comm& comm, const char* name, const std::vector<std::size_t>& shapes) {
+  std::vector<std::vector<float>> tensors;
+  std::size_t total = 0;
+  for (std::size_t n : shapes) {
+    tensors.emplace_back(n);
+    total += n;
+  }
+  std::vector<float> packed(total);
+  std::vector<dtrain::FusedAllreduce::Tensor> refs;
+  for (auto& t : tensors) refs.push_back({t.data(), t.size()});
+  dtrain::FusedAllreduce fused(comm, refs, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
+
+  const double per_tensor = measure([&] {
+    for (auto& t : tensors)
+      MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_FLOAT, MPI_SUM,
+                    MPI_COMM_WORLD);
+  });
+  const double prepacked = measure([&] {
+    MPI_Allreduce(MPI_IN_PLACE, packed.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
+                  MPI_COMM_WORLD);
+  });
+  const double dtrain_fused = measure([&] { fused.run(); });
+  // Exactness of one fused run on fresh integer-valued data.
+  long long bad = 0;
+  for (auto& t : tensors) fill(t);
+  fused.run();
+  for (auto& t : tensors) bad += wrong(t);
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  const double best = std::min(per_tensor, prepacked);
+  std::printf("%-12s %7zu %11zu | %10.2f %10.2f %10.2f | %9.3f %9.3f %6lld | %2zu x %zu MiB\n",
+              name, shapes.size(), total, per_tensor * 1e3, prepacked * 1e3, dtrain_fused * 1e3,
+              dtrain_fused / best, per_tensor / dtrain_fused, bad, fused.bucket_count(),
+              fused.bucket_bytes() >> 20);
+  report["fusion"].push_back({{"set", name},
+                              {"tensors", shapes.size()},
+                              {"elements", total},
+                              {"per_tensor_ms", per_tensor * 1e3},
+                              {"prepacked_ms", prepacked * 1e3},
+                              {"dtrain_fused_ms", dtrain_fused * 1e3},
+                              {"fused_over_best", dtrain_fused / best},
+                              {"per_tensor_over_fused", per_tensor / dtrain_fused},
+                              {"wrong", bad}});
+  total_wrong += bad;
+}
+
+void meter_overhead(dtrain::Context& ctx) {
+  // A step that is nothing but collectives (the worst case for per-collective recording): 161
+  // per-tensor allreduces of the ResNet-50 set, two heartbeats each, plus one step record.
+  std::vector<std::vector<float>> tensors;
+  for (std::size_t n : resnet50_shapes()) tensors.emplace_back(n);
+  dtrain::Comm& comm = ctx.comm();
+  const auto step = [&] {
+    for (auto& t : tensors)
+      comm.allreduce(t.data(), t.data(), t.size(), dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
+  };
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("coll_bench_meter_" + std::to_string(getpid())))
+          .string();
+  std::filesystem::create_directories(dir);
+  double off = 0;
+  double on = 0;
+  for (int round = 0; round < 3; ++round) {  // interleaved: the VM's noise hits both alike
+    off += measure(step);
+    dtrain::Meter meter(ctx, dir);
+    std::int64_t n = 0;
+    on += measure([&] {
+      step();
+      meter.record(n++, 32, 0.01);
+    });
+  }
+  std::filesystem::remove_all(dir);
+  if (rank != 0) return;
+  std::printf("#\n# meter: step = 161 dtrain allreduces (ResNet-50 set); ms per step\n");
+  std::printf("# without meter %.3f ms, with meter %.3f ms: overhead %.2f %%\n", off / 3 * 1e3,
+              on / 3 * 1e3, (on / off - 1) * 100);
+  report["meter"] = {{"step_ms_without", off / 3 * 1e3},
+                     {"step_ms_with", on / 3 * 1e3},
+                     {"overhead_percent", (on / off - 1) * 100}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path;
+  std::size_t max_bytes = std::size_t{256} << 20;
+  bool bert = true;
+  bool sweep_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else if (a == "--max-bytes" && i + 1 < argc) {
+      max_bytes = std::stoull(argv[++i]);
+    } else if (a == "--skip-bert") {
+      bert = false;
+    } else if (a == "--sweep-only") {
+      sweep_only = true;
+    } else {
+      std::fprintf(stderr,
+                   "coll_bench: unknown argument \"%s\"; expected --json FILE, "
+                   "--max-bytes N, --skip-bert or --sweep-only\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  // dtrain first: it initializes MPI (PMIx bootstrap under mpirun) and finalizes it at the end.
+  dtrain::Context ctx = dtrain::init();
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  std::string mpi_version(lib, static_cast<std::size_t>(len));
+  mpi_version = mpi_version.substr(0, mpi_version.find(','));
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const char* mmap_env = std::getenv("MALLOC_MMAP_THRESHOLD_");
+  std::vector<char> hosts(static_cast<std::size_t>(size) * 256);
+  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<int> pids(static_cast<std::size_t>(size));
+  int pid = getpid();
+  MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("# dtrain coll_bench: libdtrain %s backend, bootstrap %s, %s\n",
+                std::string(ctx.comm().backend()).c_str(), ctx.world().bootstrap.c_str(),
+                mpi_version.c_str());
+    std::printf(
+        "# ranks %d, MALLOC_MMAP_THRESHOLD_ %s at start, DTRAIN_FUSION_BYTES %s\n", size,
+        mmap_env ? mmap_env : "unset (glibc default)",
+        std::getenv("DTRAIN_FUSION_BYTES") ? std::getenv("DTRAIN_FUSION_BYTES") : "unset (64 MiB)");
+    for (int r = 0; r < size; ++r)
+      std::printf("#  rank %2d pid %7d host %s device host memory\n", r,
+                  pids[static_cast<std::size_t>(r)], &hosts[static_cast<std::size_t>(r) * 256]);
+    report["mpi"] = mpi_version;
+    report["ranks"] = size;
+  }
+  allreduce_sweep(ctx.comm(), max_bytes);
+  if (sweep_only) return total_wrong == 0 ? 0 : 1;
+  if (rank == 0) {
+    std::printf("#\n# fusion, float32 sum in place, tuned malloc; ms per step\n");
+    std::printf("#%-11s %7s %11s | %10s %10s %10s | %9s %9s %6s | %s\n", "set", "tensors",
+                "elements", "per-tensor", "pre-packed", "dtrain", "d/best", "pt/d", "#wrong",
+                "buckets");
+    report["fusion"] = nlohmann::json::array();
+  }
+  fusion_set(ctx.comm(), "resnet50", resnet50_shapes());
+  if (bert) fusion_set(ctx.comm(), "bert-large", bert_large_shapes());
+  fusion_set(ctx.comm(), "many-small", many_small_shapes());
+  meter_overhead(ctx);
+  if (rank == 0) {
+    std::printf("# Out of bounds values : %lld %s\n", total_wrong, total_wrong ? "ERROR" : "OK");
+    if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";
+  }
+  return total_wrong == 0 ? 0 : 1;
+}

@@ -1,0 +1,283 @@
+// `dtrain doctor [--json] [--bytes N] [--min-busbw GBPS]`: run inside a job (srun dtrain doctor,
+// mpiexec ... dtrain doctor) or alone on a login node. Every rank reports what it really got — the
+// kernel's cpuset, its GPUs, the NIC and framework variables — rank 0 prints them all with the
+// mistakes found by comparing ranks (plan/doctor), the versions in use, and an allreduce bandwidth
+// check with a pass/fail threshold. Exit status 0 only when every check is green.
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <dtrain/dtrain.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "affinity/cpuset.hpp"
+#include "affinity/launcher_env.hpp"
+#include "affinity/topology.hpp"
+#include "commands.hpp"
+#include "dtrain/config.hpp"
+#include "plan/doctor.hpp"
+#include "plan/errors.hpp"
+#include "process.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+struct DoctorOptions {
+  bool json = false;
+  std::size_t bytes = std::size_t{32} << 20;
+  double min_busbw = 0.5;  // GB/s: far below any cluster fabric, far above a broken setup
+  int iterations = 5;
+};
+
+affinity::CpuSet process_cpuset() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  affinity::CpuSet out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out.add(cpu);
+  }
+  return out;
+}
+
+std::vector<std::string> network_interfaces() {
+  std::vector<std::string> out;
+  if (struct if_nameindex* list = if_nameindex()) {
+    for (auto* i = list; i->if_index != 0; ++i) out.emplace_back(i->if_name);
+    if_freenameindex(list);
+  }
+  return out;
+}
+
+// A port some process already listens on cannot serve this job's rendezvous.
+bool port_in_use(const std::string& port_text) {
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port <= 0 || port > 65535) return false;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool in_use = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0;
+  close(fd);
+  return in_use;
+}
+
+plan::RankReport this_rank(const dtrain::WorldInfo& world) {
+  plan::RankReport r;
+  r.rank = world.rank;
+  r.size = world.size;
+  r.local_rank = world.local_rank;
+  r.local_size = world.local_size;
+  r.host = affinity::this_hostname();
+  const auto env = affinity::current_environment();
+  const auto launcher = affinity::detect_launcher(env);
+  r.launcher = launcher ? launcher->launcher : "none";
+  r.cpuset = process_cpuset().to_list();
+  for (const auto& name : plan::doctor_env_names()) {
+    if (const char* v = std::getenv(name.c_str())) r.env[name] = v;
+  }
+  const affinity::Node node = affinity::load_live_node();
+  for (const auto& nic : node.nics) r.nics.push_back(nic.name);
+  r.netdevs = network_interfaces();
+  // Visible GPUs in CUDA order: CUDA_VISIBLE_DEVICES indexes the PCI-ordered list (dtrain sets
+  // CUDA_DEVICE_ORDER=PCI_BUS_ID); UUIDs cannot be mapped without CUDA and are left out.
+  std::vector<int> visible;
+  if (auto it = r.env.find("CUDA_VISIBLE_DEVICES"); it != r.env.end()) {
+    std::size_t pos = 0;
+    while (pos <= it->second.size()) {
+      const auto comma = std::min(it->second.find(',', pos), it->second.size());
+      const std::string item = it->second.substr(pos, comma - pos);
+      char* end = nullptr;
+      const long index = std::strtol(item.c_str(), &end, 10);
+      if (!item.empty() && *end == '\0' && index >= 0 &&
+          static_cast<std::size_t>(index) < node.gpus.size()) {
+        visible.push_back(static_cast<int>(index));
+      }
+      pos = comma + 1;
+    }
+  } else {
+    for (std::size_t i = 0; i < node.gpus.size(); ++i) visible.push_back(static_cast<int>(i));
+  }
+  for (int i : visible) {
+    const auto& g = node.gpus[static_cast<std::size_t>(i)];
+    r.gpus.push_back({g.pci.to_string(), g.name, g.locality.to_list(), g.numa});
+  }
+  const auto addr = r.env.find("MASTER_ADDR");
+  if (addr != r.env.end() && r.local_rank == 0 &&
+      (addr->second == r.host || addr->second == "localhost" || addr->second == "127.0.0.1")) {
+    r.master_port_in_use = port_in_use(r.env["MASTER_PORT"]);
+  }
+  return r;
+}
+
+// Every rank's report on every rank: one allreduce over fixed-size slots (byte values in int32,
+// so any communicator can carry it).
+std::vector<plan::RankReport> gather_reports(dtrain::Comm& comm, const dtrain::WorldInfo& world,
+                                             const plan::RankReport& mine) {
+  const std::string text = plan::report_to_json(mine).dump();
+  std::int64_t longest = static_cast<std::int64_t>(text.size());
+  comm.allreduce(&longest, &longest, 1, dtrain::DType::kInt64, dtrain::ReduceOp::kMax);
+  const auto slot = static_cast<std::size_t>(longest);
+  std::vector<std::int32_t> slots(slot * static_cast<std::size_t>(world.size), 0);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    slots[static_cast<std::size_t>(world.rank) * slot + i] = static_cast<unsigned char>(text[i]);
+  }
+  comm.allreduce(slots.data(), slots.data(), slots.size(), dtrain::DType::kInt32,
+                 dtrain::ReduceOp::kSum);
+  std::vector<plan::RankReport> all;
+  for (int r = 0; r < world.size; ++r) {
+    std::string s;
+    for (std::size_t i = 0; i < slot; ++i) {
+      const auto c = slots[static_cast<std::size_t>(r) * slot + i];
+      if (c == 0) break;
+      s.push_back(static_cast<char>(c));
+    }
+    all.push_back(plan::report_from_json(nlohmann::json::parse(s)));
+  }
+  return all;
+}
+
+struct Bandwidth {
+  bool measured = false;
+  double seconds = 0;  // per iteration, slowest rank
+  double algbw = 0;    // GB/s
+  double busbw = 0;    // GB/s: nccl-tests' bus bandwidth, 2 (n-1)/n of algbw for allreduce
+  long long wrong = 0;
+};
+
+Bandwidth measure_allreduce(dtrain::Comm& comm, int rank, int size, const DoctorOptions& opts) {
+  Bandwidth b;
+  if (size < 2) return b;
+  const std::size_t count = std::max<std::size_t>(1, opts.bytes / sizeof(float));
+  // Integer-valued data sums exactly: every element must come back as 1 + 2 + ... + size.
+  std::vector<float> in(count);
+  std::vector<float> out(count);
+  std::fill(in.begin(), in.end(), static_cast<float>(rank + 1));
+  for (int i = 0; i < 2; ++i) {
+    comm.allreduce(in.data(), out.data(), count, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
+  }
+  comm.barrier();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < opts.iterations; ++i) {
+    comm.allreduce(in.data(), out.data(), count, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
+  }
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                   opts.iterations;
+  comm.allreduce(&elapsed, &elapsed, 1, dtrain::DType::kFloat64, dtrain::ReduceOp::kMax);
+  const float expected = static_cast<float>(size) * static_cast<float>(size + 1) / 2.0f;
+  long long wrong = std::count_if(out.begin(), out.end(), [&](float v) { return v != expected; });
+  std::int64_t wrong_all = wrong;
+  comm.allreduce(&wrong_all, &wrong_all, 1, dtrain::DType::kInt64, dtrain::ReduceOp::kSum);
+  b.measured = true;
+  b.seconds = elapsed;
+  b.algbw = static_cast<double>(count * sizeof(float)) / elapsed / 1e9;
+  b.busbw = b.algbw * 2.0 * (size - 1) / size;
+  b.wrong = wrong_all;
+  return b;
+}
+
+std::string first_line_of(const std::vector<std::string>& argv) {
+  try {
+    const Captured c = run_capturing(argv);
+    if (c.status != 0) return "not found";
+    const std::string text = c.out.empty() ? c.err : c.out;
+    return text.substr(0, text.find('\n'));
+  } catch (const std::exception&) {
+    return "not found";
+  }
+}
+
+int run_doctor(const DoctorOptions& opts) {
+  if (opts.iterations < 1 || opts.bytes < sizeof(float) || opts.min_busbw < 0) {
+    throw plan::UsageError(
+        "dtrain: doctor: expected --iterations >= 1, --bytes >= 4 and --min-busbw >= 0");
+  }
+  dtrain::Context ctx = dtrain::init();
+  const dtrain::WorldInfo& world = ctx.world();
+  const plan::RankReport mine = this_rank(world);
+  const auto reports = gather_reports(ctx.comm(), world, mine);
+  const Bandwidth bw = measure_allreduce(ctx.comm(), world.rank, world.size, opts);
+  if (world.rank != 0) return 0;
+
+  const auto warnings = plan::doctor_warnings(reports);
+  const bool bandwidth_ok = !bw.measured || (bw.wrong == 0 && bw.busbw >= opts.min_busbw);
+  const std::map<std::string, std::string> versions = {
+      {"dtrain", DTRAIN_VERSION},
+      {"bootstrap", world.bootstrap},
+      {"communicator", std::string(ctx.comm().backend())},
+      {"slurm", first_line_of({"srun", "--version"})},
+      {"mpi", first_line_of({"mpirun", "--version"})},
+      {"pmix (built with)", DTRAIN_BUILT_PMIX_VERSION},
+      {"hwloc", affinity::hwloc_runtime_version()},
+      {"cuda (built with)", DTRAIN_HAVE_CUDA ? DTRAIN_BUILT_CUDA_VERSION : "not compiled in"},
+      {"nccl", DTRAIN_HAVE_NCCL ? "compiled in" : "not compiled in"},
+  };
+  if (opts.json) {
+    nlohmann::json out;
+    out["ranks"] = nlohmann::json::array();
+    for (const auto& r : reports) out["ranks"].push_back(plan::report_to_json(r));
+    out["versions"] = versions;
+    out["warnings"] = warnings;
+    out["allreduce"] = {{"measured", bw.measured},         {"bytes", opts.bytes},
+                        {"seconds", bw.seconds},           {"algbw_gbps", bw.algbw},
+                        {"busbw_gbps", bw.busbw},          {"wrong", bw.wrong},
+                        {"min_busbw_gbps", opts.min_busbw}};
+    out["ok"] = warnings.empty() && bandwidth_ok;
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("# dtrain doctor: %d rank(s)\n%s", world.size,
+                plan::format_doctor_table(reports).c_str());
+    std::printf("# versions\n");
+    for (const auto& [k, v] : versions) std::printf("%-18s %s\n", k.c_str(), v.c_str());
+    std::printf("# checks\n");
+    for (const auto& w : warnings) std::printf("WARNING: %s\n", w.c_str());
+    if (warnings.empty())
+      std::printf(
+          "ok: one GPU and disjoint cores per rank, NICs exist, one "
+          "rendezvous point\n");
+    if (bw.measured) {
+      std::printf(
+          "%s: allreduce %zu bytes x %d: %.4f s, algbw %.2f GB/s, busbw %.2f GB/s "
+          "(minimum %.2f), #wrong %lld\n",
+          bandwidth_ok ? "ok" : "FAIL", opts.bytes, opts.iterations, bw.seconds, bw.algbw, bw.busbw,
+          opts.min_busbw, bw.wrong);
+    } else {
+      std::printf("ok: one rank, no allreduce bandwidth to measure (run under srun or mpiexec)\n");
+    }
+  }
+  return warnings.empty() && bandwidth_ok ? 0 : 1;
+}
+
+}  // namespace
+
+void register_doctor(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<DoctorOptions>();
+  auto* cmd = app.add_subcommand(
+      "doctor",
+      "Check what every rank of a job got (GPU, cores, NICs, environment) and the "
+      "allreduce bandwidth; run it under srun or mpiexec");
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->add_option("--bytes", opts->bytes, "Allreduce message size for the bandwidth check")
+      ->capture_default_str();
+  cmd->add_option("--iterations", opts->iterations, "Timed allreduce iterations")
+      ->capture_default_str();
+  cmd->add_option("--min-busbw", opts->min_busbw,
+                  "Fail below this bus bandwidth, GB/s (nccl-tests' definition)")
+      ->capture_default_str();
+  cmd->callback([opts, &action] { action = [opts] { return run_doctor(*opts); }; });
+}
+
+}  // namespace dtrain::cli

@@ -1,0 +1,338 @@
+// `dtrain logs RUNDIR`: every rank's log merged by time with a "[rank@host]" prefix
+// (--rank, --grep, --since/--until, --tail N, --follow), or what the logs say about the end:
+// --first-error (culprit and victims) and --hang (from the collective heartbeats). docs/logs.md.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "commands.hpp"
+#include "plan/errors.hpp"
+#include "rank_log.hpp"
+#include "run_dir_reader.hpp"
+#include "rundir/first_error.hpp"
+#include "rundir/hang.hpp"
+#include "rundir/log_merge.hpp"
+#include "rundir/log_time.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+// Read buffers of the merge, all ranks together: 256 ranks get 32 KiB each. Small buffers keep
+// the lines being merged in cache; larger ones measured slower (docs/benchmarks.md).
+constexpr std::size_t kMergeBufferBytes = 8u << 20;
+constexpr std::size_t kMinRankBuffer = 16u << 10;
+constexpr std::size_t kMaxRankBuffer = 1u << 20;
+constexpr std::size_t kOutputFlushBytes = 1u << 20;
+constexpr auto kFollowPoll = std::chrono::milliseconds(250);
+
+struct LogsOptions {
+  std::string run_dir;
+  std::string ranks;
+  std::string grep;
+  std::string since;
+  std::string until;
+  long long tail = -1;
+  bool follow = false;
+  bool no_prefix = false;
+  bool first_error = false;
+  bool hang = false;
+  bool json = false;
+};
+
+void write_out(const std::string& text) {
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(STDOUT_FILENO, rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) std::exit(0);  // the reader (head, less) is done
+      throw std::runtime_error(std::string("dtrain: logs: cannot write output: ") +
+                               std::strerror(errno));
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+std::vector<RankFile> selected_logs(const LogsOptions& opts) {
+  auto files = list_rank_files(opts.run_dir, "log");
+  if (!opts.ranks.empty()) {
+    const auto wanted = rundir::parse_rank_list(opts.ranks);
+    std::set<int> present;
+    for (const auto& f : files) present.insert(f.rank);
+    for (int r : wanted) {
+      if (!present.count(r)) {
+        throw plan::UsageError("dtrain: logs: --rank " + opts.ranks + ": " + opts.run_dir +
+                               " has no " + rank_file_name(r, "log"));
+      }
+    }
+    std::erase_if(files, [&](const RankFile& f) {
+      return !std::binary_search(wanted.begin(), wanted.end(), f.rank);
+    });
+  }
+  if (files.empty() && !opts.follow) {
+    throw plan::UsageError("dtrain: " + opts.run_dir +
+                           ": no rank-NNNNN.log files; expected the run directory of a dtrain job");
+  }
+  return files;
+}
+
+rundir::MergeInput open_input(const RankFile& f) {
+  auto start = read_rank_start(f.path);
+  return {f.rank, start ? start->host : "?", std::make_unique<FileSource>(f.path)};
+}
+
+// Tracks run-rank's start and exit lines while following, to stop once every rank has ended.
+class EndWatch {
+ public:
+  void line(int rank, std::string_view line) {
+    if (!rundir::parse_log_timestamp(line)) return;
+    const auto text = line.substr(rundir::kLogTimestampWidth + 1);
+    if (text.rfind("dtrain: rank ", 0) != 0) {
+      ended_.erase(rank);
+      return;
+    }
+    if (auto s = rundir::parse_rank_start(text)) {
+      world_ = s->world_size;
+      ended_.erase(rank);
+    } else if (rundir::parse_rank_exit(text)) {
+      ended_.insert(rank);
+    }
+  }
+  bool all_ended(std::size_t selected, bool all_ranks) const {
+    const std::size_t expected =
+        all_ranks && world_ > 0 ? static_cast<std::size_t>(world_) : selected;
+    return expected > 0 && ended_.size() >= expected;
+  }
+
+ private:
+  int world_ = 0;
+  std::set<int> ended_;
+};
+
+int run_merge(const LogsOptions& opts) {
+  rundir::LineFilter filter;
+  std::unique_ptr<rundir::LineMatcher> matcher;
+  if (!opts.grep.empty()) {
+    matcher = std::make_unique<rundir::LineMatcher>(opts.grep);
+    filter.grep = matcher.get();
+  }
+  if (!opts.since.empty()) filter.since = rundir::parse_time_flag(opts.since, "--since");
+  if (!opts.until.empty()) filter.until = rundir::parse_time_flag(opts.until, "--until");
+  if (opts.tail == 0 || opts.tail < -1) {
+    throw plan::UsageError("dtrain: logs: --tail: expected a number of lines >= 1, got " +
+                           std::to_string(opts.tail));
+  }
+
+  auto files = selected_logs(opts);
+  ensure_open_files(files.size() + 64);
+  const std::size_t per_rank = std::clamp(
+      kMergeBufferBytes / std::max<std::size_t>(files.size(), 1), kMinRankBuffer, kMaxRankBuffer);
+  std::vector<rundir::MergeInput> inputs;
+  std::set<std::string> open_paths;
+  for (const auto& f : files) {
+    inputs.push_back(open_input(f));
+    open_paths.insert(f.path);
+  }
+  rundir::LogMerger merger(std::move(inputs), filter, per_rank);
+  std::vector<std::string> prefixes;
+  const auto refresh_prefixes = [&] {
+    for (std::size_t i = prefixes.size(); i < merger.inputs().size(); ++i) {
+      prefixes.push_back(rundir::rank_prefix(merger.inputs()[i].rank, merger.inputs()[i].host));
+    }
+  };
+  refresh_prefixes();
+
+  std::string out;
+  out.reserve(kOutputFlushBytes + (64u << 10));
+  std::unique_ptr<rundir::LastLines> last;
+  if (opts.tail > 0)
+    last = std::make_unique<rundir::LastLines>(static_cast<std::size_t>(opts.tail));
+  std::string formatted;
+  EndWatch watch;
+  const auto emit = [&](std::size_t input, std::string_view line) {
+    if (opts.follow) watch.line(merger.inputs()[input].rank, line);
+    if (last) {
+      formatted.clear();
+      if (opts.no_prefix) {
+        formatted.append(line);
+        formatted.push_back('\n');
+      } else {
+        rundir::append_prefixed(formatted, line, prefixes[input]);
+      }
+      formatted.pop_back();
+      last->add(formatted);
+      return;
+    }
+    if (opts.no_prefix) {
+      out.append(line);
+      out.push_back('\n');
+    } else {
+      rundir::append_prefixed(out, line, prefixes[input]);
+    }
+    if (out.size() >= kOutputFlushBytes) {
+      write_out(out);
+      out.clear();
+    }
+  };
+  const auto flush_tail = [&] {
+    if (!last) return;
+    for (const auto& l : last->lines()) {
+      out += l;
+      out += '\n';
+    }
+    last.reset();  // while following, later lines print as they come
+  };
+
+  if (!opts.follow) {
+    merger.merge_available(/*at_end=*/true, emit);
+    flush_tail();
+    write_out(out);
+    return 0;
+  }
+  // --follow: merge what is there, then what arrives, until every rank has written its exit line
+  // (or the user stops it). Lines are ordered within each round of reading.
+  const bool all_ranks = opts.ranks.empty();
+  bool first_round = true;
+  for (;;) {
+    merger.merge_available(/*at_end=*/false, emit);
+    if (first_round) flush_tail();  // --tail N applies to what was there when we started
+    first_round = false;
+    write_out(out);
+    out.clear();
+    if (watch.all_ended(merger.inputs().size(), all_ranks)) break;
+    std::this_thread::sleep_for(kFollowPoll);
+    if (all_ranks) {
+      for (const auto& f : list_rank_files(opts.run_dir, "log")) {
+        if (open_paths.insert(f.path).second) {
+          ensure_open_files(open_paths.size() + 64);
+          merger.add_input(open_input(f));
+        }
+      }
+      refresh_prefixes();
+    }
+  }
+  merger.merge_available(/*at_end=*/true, emit);
+  write_out(out);
+  return 0;
+}
+
+// The heartbeats of the run, when it has metric files (first-error uses them as evidence).
+std::optional<rundir::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
+  if (list_rank_files(run_dir, "jsonl").empty()) return std::nullopt;
+  rundir::HeartbeatTracker tracker;
+  for (const auto& [rank, host] : read_rank_hosts(run_dir)) tracker.add_rank(rank, host);
+  for_each_metric_record(run_dir, [&](const plan::MetricRecord& r) { tracker.add(r); });
+  return tracker;
+}
+
+int run_first_error(const LogsOptions& opts) {
+  const auto files = selected_logs(opts);
+  std::vector<rundir::RankLogScan> scans;
+  for (const auto& f : files) {
+    scans.emplace_back(f.rank);
+    for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
+  }
+  std::vector<std::optional<std::int64_t>> last_metric(scans.size());
+  std::optional<rundir::MissedCollective> missed;
+  if (auto tracker = read_heartbeats(opts.run_dir)) {
+    for (std::size_t i = 0; i < scans.size(); ++i) {
+      auto it = tracker->ranks().find(scans[i].rank());
+      if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
+    }
+    const auto hang = rundir::detect_hang(*tracker);
+    if (hang.missed_seq) {
+      missed = rundir::MissedCollective{*hang.missed_seq, hang.missed_what, {}};
+      for (const auto& p : hang.never_entered) missed->ranks.push_back(p.rank);
+    }
+  }
+  const auto report = rundir::find_first_error(scans, last_metric, missed);
+  if (opts.json) {
+    auto j = rundir::first_error_to_json(report);
+    j["run_dir"] = opts.run_dir;
+    write_out(j.dump(2) + "\n");
+  } else {
+    write_out(rundir::format_first_error(report));
+  }
+  return 0;
+}
+
+int run_hang(const LogsOptions& opts) {
+  require_run_dir(opts.run_dir);
+  auto tracker = read_heartbeats(opts.run_dir);
+  if (!tracker) {
+    throw plan::UsageError("dtrain: " + opts.run_dir +
+                           ": no rank-NNNNN.jsonl metric files; --hang reads the collective "
+                           "heartbeats that libdtrain's Meter records there");
+  }
+  const auto report = rundir::detect_hang(*tracker);
+  if (opts.json) {
+    auto j = rundir::hang_to_json(report);
+    j["run_dir"] = opts.run_dir;
+    write_out(j.dump(2) + "\n");
+  } else {
+    write_out(rundir::format_hang(report));
+  }
+  return 0;
+}
+
+int run_logs(const LogsOptions& opts) {
+  const bool merge_flags = !opts.grep.empty() || !opts.since.empty() || !opts.until.empty() ||
+                           opts.tail != -1 || opts.follow || opts.no_prefix;
+  if (opts.first_error && opts.hang) {
+    throw plan::UsageError("dtrain: logs: expected at most one of --first-error and --hang");
+  }
+  if ((opts.first_error || opts.hang) && merge_flags) {
+    throw plan::UsageError(std::string("dtrain: logs: ") +
+                           (opts.first_error ? "--first-error" : "--hang") +
+                           " reads whole logs; it cannot be combined with --grep, --since, "
+                           "--until, --tail, --follow or --no-prefix");
+  }
+  if (opts.json && !opts.first_error && !opts.hang) {
+    throw plan::UsageError("dtrain: logs: --json applies to --first-error and --hang");
+  }
+  if (opts.hang && !opts.ranks.empty()) {
+    throw plan::UsageError("dtrain: logs: --hang compares all ranks; --rank cannot select some");
+  }
+  if (opts.first_error) return run_first_error(opts);
+  if (opts.hang) return run_hang(opts);
+  return run_merge(opts);
+}
+
+}  // namespace
+
+void register_logs(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<LogsOptions>();
+  auto* cmd = app.add_subcommand(
+      "logs",
+      "Merge a run's rank logs by time; name the first failing rank (--first-error) or a "
+      "hang (--hang)");
+  cmd->add_option("run_dir", opts->run_dir, "Run directory (runs/<name>-<id>)")->required();
+  cmd->add_option("--rank", opts->ranks, "Only these ranks, e.g. 3 or 0-3,7");
+  cmd->add_option("--grep", opts->grep,
+                  "Only lines whose text matches this extended regular expression (grep -E)");
+  cmd->add_option("--since", opts->since, "Only lines at or after this time (RFC 3339)");
+  cmd->add_option("--until", opts->until, "Only lines at or before this time (RFC 3339)");
+  cmd->add_option("--tail", opts->tail, "Only the last N merged lines");
+  cmd->add_flag("--follow,-f", opts->follow, "Keep printing new lines until every rank has exited");
+  cmd->add_flag("--no-prefix", opts->no_prefix,
+                "Print lines as they are in the files, without [rank@host]");
+  cmd->add_flag("--first-error", opts->first_error,
+                "Name the rank that failed first, why, and the ranks that failed because of it");
+  cmd->add_flag("--hang", opts->hang,
+                "From the collective heartbeats: ranks that never entered or never left a "
+                "collective the others reached");
+  cmd->add_flag("--json", opts->json, "Print --first-error or --hang as JSON");
+  cmd->callback([opts, &action] { action = [opts] { return run_logs(*opts); }; });
+}
+
+}  // namespace dtrain::cli

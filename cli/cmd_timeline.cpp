@@ -1,0 +1,80 @@
+// `dtrain timeline RUNDIR -o trace.json`: every rank's steps and collectives on one time axis as a
+// Chrome trace (chrome://tracing, ui.perfetto.dev). docs/logs.md.
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "commands.hpp"
+#include "plan/errors.hpp"
+#include "run_dir_reader.hpp"
+#include "rundir/log_time.hpp"
+#include "rundir/rank_lines.hpp"
+#include "rundir/trace.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+struct TimelineOptions {
+  std::string run_dir;
+  std::string output;
+};
+
+int run_timeline(const TimelineOptions& opts) {
+  require_run_dir(opts.run_dir);
+  const auto metric_files = list_rank_files(opts.run_dir, "jsonl");
+  if (metric_files.empty()) {
+    throw plan::UsageError("dtrain: " + opts.run_dir +
+                           ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
+                           "job whose ranks record metrics with libdtrain's Meter");
+  }
+  std::ofstream out(opts.output, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw plan::UsageError("dtrain: timeline: -o " + opts.output +
+                           ": cannot write it: " + std::strerror(errno));
+  }
+  rundir::TraceWriter writer([&out](std::string_view text) {
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  });
+  const auto hosts = read_rank_hosts(opts.run_dir);
+  for (const auto& f : metric_files) {
+    auto it = hosts.find(f.rank);
+    writer.add_rank(f.rank, it == hosts.end() ? "?" : it->second);
+  }
+  for_each_metric_record(opts.run_dir, [&](const plan::MetricRecord& r) { writer.add(r); });
+  // How each rank ended, from run-rank's last line, as a marker on its step thread.
+  for (const auto& f : list_rank_files(opts.run_dir, "log")) {
+    const std::string last = read_last_line(f.path);
+    const auto t = rundir::parse_log_timestamp(last);
+    if (!t) continue;
+    if (auto exit = rundir::parse_rank_exit(last.substr(rundir::kLogTimestampWidth + 1))) {
+      writer.add_instant(f.rank, *t, "rank " + rundir::describe_exit(*exit));
+    }
+  }
+  writer.finish();
+  out.close();
+  if (!out) {
+    throw std::runtime_error("dtrain: timeline: cannot write " + opts.output + ": " +
+                             std::strerror(errno));
+  }
+  std::printf(
+      "dtrain: wrote %lld trace events of %zu ranks to %s (open in ui.perfetto.dev or "
+      "chrome://tracing)\n",
+      writer.events(), metric_files.size(), opts.output.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void register_timeline(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<TimelineOptions>();
+  auto* cmd = app.add_subcommand(
+      "timeline", "Write every rank's steps and collectives as a Chrome/Perfetto trace");
+  cmd->add_option("run_dir", opts->run_dir, "Run directory (runs/<name>-<id>)")->required();
+  cmd->add_option("-o,--output", opts->output, "Trace file to write (JSON)")->required();
+  cmd->callback([opts, &action] { action = [opts] { return run_timeline(*opts); }; });
+}
+
+}  // namespace dtrain::cli

@@ -1,0 +1,127 @@
+#include "plan/metric_record.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace dtrain::plan {
+namespace {
+
+MetricFormatError format_error(const std::string& where, const std::string& what) {
+  return MetricFormatError("dtrain: stats: " + where + ": " + what);
+}
+
+const nlohmann::json* find(const nlohmann::json& record, const char* name) {
+  auto it = record.find(name);
+  return it == record.end() ? nullptr : &*it;
+}
+
+template <typename T>
+T number(const nlohmann::json& record, const char* name, const std::string& where) {
+  const nlohmann::json* v = find(record, name);
+  if (v == nullptr) throw format_error(where, std::string("missing field \"") + name + "\"");
+  if (!v->is_number()) {
+    throw format_error(where,
+                       std::string("field \"") + name + "\": expected a number, got " + v->dump());
+  }
+  if constexpr (std::is_integral_v<T>) {
+    if (!v->is_number_integer()) {
+      throw format_error(
+          where, std::string("field \"") + name + "\": expected an integer, got " + v->dump());
+    }
+  }
+  return v->get<T>();
+}
+
+double non_negative(const nlohmann::json& record, const char* name, const std::string& where) {
+  const double v = number<double>(record, name, where);
+  if (!(v >= 0) || !std::isfinite(v)) {
+    throw format_error(where, std::string("field \"") + name +
+                                  "\": expected a finite number >= 0, got " +
+                                  find(record, name)->dump());
+  }
+  return v;
+}
+
+std::string text(const nlohmann::json& record, const char* name, const std::string& where) {
+  const nlohmann::json* v = find(record, name);
+  if (v == nullptr) throw format_error(where, std::string("missing field \"") + name + "\"");
+  if (!v->is_string()) {
+    throw format_error(where,
+                       std::string("field \"") + name + "\": expected a string, got " + v->dump());
+  }
+  return v->get<std::string>();
+}
+
+void parse_step(const nlohmann::json& record, const std::string& where, MetricRecord& out) {
+  out.type = RecordType::kStep;
+  out.step = number<long long>(record, "step", where);
+  out.samples = number<long long>(record, "samples", where);
+  out.seconds = non_negative(record, "seconds", where);
+  if (out.samples < 0) {
+    throw format_error(
+        where, "field \"samples\": expected an integer >= 0, got " + std::to_string(out.samples));
+  }
+  if (out.version >= 2) {
+    out.comm_seconds = non_negative(record, "comm_seconds", where);
+    if (find(record, "data_seconds") != nullptr) {
+      out.data_seconds = non_negative(record, "data_seconds", where);
+    }
+  }
+}
+
+void parse_collective(const nlohmann::json& record, const std::string& where, MetricRecord& out) {
+  out.type = RecordType::kCollective;
+  out.seq = number<long long>(record, "seq", where);
+  out.op = text(record, "op", where);
+  out.bytes = number<long long>(record, "bytes", where);
+  const std::string phase = text(record, "phase", where);
+  if (phase != "enter" && phase != "exit") {
+    throw format_error(where,
+                       "field \"phase\": expected \"enter\" or \"exit\", got \"" + phase + "\"");
+  }
+  out.enter = phase == "enter";
+  if (out.seq < 0 || out.bytes < 0) {
+    throw format_error(where, "fields \"seq\" and \"bytes\": expected integers >= 0");
+  }
+}
+
+}  // namespace
+
+MetricRecord parse_metric_record(std::string_view line, const std::string& where) {
+  nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (record.is_discarded() || !record.is_object()) {
+    throw format_error(where, "expected one JSON object per line");
+  }
+  MetricRecord out;
+  out.version = number<int>(record, "v", where);
+  if (out.version < 1 || out.version > kMetricSchemaVersion) {
+    throw format_error(where, "schema version " + std::to_string(out.version) +
+                                  " is not supported; expected 1 to " +
+                                  std::to_string(kMetricSchemaVersion));
+  }
+  out.rank = number<int>(record, "rank", where);
+  if (out.rank < 0) {
+    throw format_error(where,
+                       "field \"rank\": expected an integer >= 0, got " + std::to_string(out.rank));
+  }
+  // v1 made "time" optional in practice (early files lack it); v2 requires it.
+  if (out.version >= 2 || find(record, "time") != nullptr) {
+    out.time = number<double>(record, "time", where);
+  }
+  if (out.version == 1) {
+    parse_step(record, where, out);
+    return out;
+  }
+  const std::string type = text(record, "type", where);
+  if (type == "step") {
+    parse_step(record, where, out);
+  } else if (type == "coll") {
+    parse_collective(record, where, out);
+  } else {
+    throw format_error(where,
+                       "field \"type\": expected \"step\" or \"coll\", got \"" + type + "\"");
+  }
+  return out;
+}
+
+}  // namespace dtrain::plan

@@ -1,0 +1,67 @@
+// Reading a run directory for `dtrain logs`, `stats` and `timeline`: which rank files exist, the
+// bytes of a rank log, where each rank ran (run-rank's start line), and the metric records one at
+// a time. Thin: what the contents mean is decided in dtrain::rundir and dtrain::plan.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/metric_record.hpp"
+#include "rundir/log_merge.hpp"
+#include "rundir/rank_lines.hpp"
+
+namespace dtrain::cli {
+
+struct RankFile {
+  int rank = 0;
+  std::string path;
+};
+
+// rank-NNNNN.<extension> files of `run_dir`, by rank. Throws UsageError when `run_dir` is not a
+// directory.
+std::vector<RankFile> list_rank_files(const std::string& run_dir, const std::string& extension);
+
+// Throws UsageError naming `run_dir` when it is not a directory.
+void require_run_dir(const std::string& run_dir);
+
+// A file read with read(2) into the merge's buffers; reading past its end later returns what was
+// appended since (--follow).
+class FileSource : public rundir::ByteSource {
+ public:
+  explicit FileSource(const std::string& path);
+  ~FileSource() override;
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+  std::size_t read(char* buffer, std::size_t capacity) override;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The start line run-rank wrote first in a rank log, when it did.
+std::optional<rundir::RankStart> read_rank_start(const std::string& log_path);
+
+// The last line of a file (up to 64 KiB from its end), "" for an empty file.
+std::string read_last_line(const std::string& path);
+
+// rank -> host from the start lines of the run's logs; ranks without one are left out.
+std::map<int, std::string> read_rank_hosts(const std::string& run_dir);
+
+// Calls `each` for every line of the file, in order, reading 1 MiB at a time.
+void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each);
+
+// Calls `each` for every record of every rank-NNNNN.jsonl, one file after the other in rank
+// order. Throws UsageError when there is no metric file, MetricFormatError for a bad line.
+void for_each_metric_record(const std::string& run_dir,
+                            const std::function<void(const plan::MetricRecord&)>& each);
+
+// Raises the soft limit on open files to the hard limit when `needed` (plus a margin for stdio)
+// exceeds it; throws UsageError saying how many files could not be opened at once otherwise.
+void ensure_open_files(std::size_t needed);
+
+}  // namespace dtrain::cli

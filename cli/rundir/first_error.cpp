@@ -1,0 +1,274 @@
+#include "rundir/first_error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "rundir/log_time.hpp"
+
+namespace dtrain::rundir {
+namespace {
+
+// What NCCL, Gloo, MPI, PyTorch and sockets print when the other side is gone.
+constexpr std::string_view kPeerLossWords[] = {
+    "peer closed",    "closed by peer",  "connection reset", "connection refused",
+    "broken pipe",    "watchdog",        "timed out",        "timeout",
+    "remote error",   "ncclremoteerror", "lost connection",  "socket closed",
+    "proc_failed",    "process failed",  "remote process",   "peer process",
+    "end of file on", "unreachable"};
+
+constexpr std::string_view kErrorWords[] = {
+    "error",         "exception", "traceback", "fatal", "segmentation fault", "abort", "panic",
+    "out of memory", "killed",    "assert",    "failed"};
+
+bool contains_any(std::string_view text, const std::string_view* words, std::size_t n) {
+  std::string lower(text);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (lower.find(words[i]) != std::string::npos) return true;
+  }
+  return false;
+}
+
+const char* kind_name(RankEnd::Kind kind) {
+  switch (kind) {
+    case RankEnd::Kind::kFinished:
+      return "finished";
+    case RankEnd::Kind::kFailed:
+      return "failed";
+    case RankEnd::Kind::kSilent:
+      return "silent";
+    case RankEnd::Kind::kRunning:
+      return "running";
+  }
+  return "?";
+}
+
+std::string seconds_after(std::int64_t later, std::int64_t earlier) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(later - earlier) / 1e6);
+  return buf;
+}
+
+// The signals a launcher or scheduler stops a job with (Open MPI, Slurm and PBS send SIGTERM,
+// then SIGKILL to the whole process, which leaves no exit line).
+bool stopped_by_launcher(int signal) {
+  return signal == 15 /*SIGTERM*/ || signal == 2 /*SIGINT*/ || signal == 1 /*SIGHUP*/;
+}
+
+}  // namespace
+
+bool reports_peer_loss(std::string_view text) {
+  return contains_any(text, kPeerLossWords, std::size(kPeerLossWords));
+}
+
+bool reports_error(std::string_view text) {
+  return contains_any(text, kErrorWords, std::size(kErrorWords));
+}
+
+RankLogScan::RankLogScan(int rank, std::size_t keep_lines)
+    : rank_(rank), keep_lines_(keep_lines), last_lines_(keep_lines) {}
+
+void RankLogScan::add(std::string_view line) {
+  std::string_view text = line;
+  if (const auto t = parse_log_timestamp(line)) {
+    current_time_ = *t;
+    text = line.substr(kLogTimestampWidth + 1);
+  }
+  last_time_ = current_time_;
+  if (auto start = parse_rank_start(text)) {
+    // A new attempt in the same file: what the previous one said no longer tells how this ends.
+    *this = RankLogScan(rank_, keep_lines_);
+    start_ = std::move(start);
+    last_time_ = current_time_;
+    return;
+  }
+  if (auto exit = parse_rank_exit(text)) {
+    exit_ = exit;
+    exit_time_ = current_time_;
+    return;
+  }
+  exit_.reset();  // output after an exit line: that was not the end
+  exit_time_.reset();
+  last_lines_.add(line);
+  if (reports_peer_loss(text)) last_peer_loss_ = TimedLine{current_time_, std::string(text)};
+  if (!first_error_ && reports_error(text))
+    first_error_ = TimedLine{current_time_, std::string(text)};
+}
+
+FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
+                                  const std::vector<std::optional<std::int64_t>>& last_metric_time,
+                                  const std::optional<MissedCollective>& missed) {
+  FirstErrorReport report;
+  report.ranks = static_cast<int>(scans.size());
+  const bool any_exit = std::any_of(scans.begin(), scans.end(),
+                                    [](const RankLogScan& s) { return s.exit().has_value(); });
+  std::vector<RankEnd> failing;
+  std::vector<const RankLogScan*> failing_scans;
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    const RankLogScan& s = scans[i];
+    RankEnd end;
+    end.rank = s.rank();
+    if (s.start()) end.host = s.start()->host;
+    end.last_lines = s.last_lines();
+    if (s.exit() && !s.exit()->failed()) {
+      report.finished.push_back(s.rank());
+      continue;
+    }
+    if (s.exit()) {
+      end.kind = RankEnd::Kind::kFailed;
+      end.time = *s.exit_time();
+      end.how = describe_exit(*s.exit());
+    } else {
+      std::optional<std::int64_t> alive = s.last_time();
+      if (i < last_metric_time.size() && last_metric_time[i]) {
+        alive = std::max(alive.value_or(*last_metric_time[i]), *last_metric_time[i]);
+      }
+      const bool missed_collective =
+          missed && std::count(missed->ranks.begin(), missed->ranks.end(), s.rank()) > 0;
+      if (!any_exit && !missed_collective) {
+        report.running.push_back(s.rank());
+        continue;
+      }
+      end.kind = RankEnd::Kind::kSilent;
+      end.time = alive.value_or(0);
+      end.how = "went silent (its log has no exit line from dtrain run-rank)";
+    }
+    if (s.first_error()) end.evidence = s.first_error();
+    failing.push_back(std::move(end));
+    failing_scans.push_back(&s);
+  }
+  if (failing.empty()) return report;
+
+  // A rank blames a peer when it reports a lost peer, a watchdog or a timeout after another rank
+  // had already failed or gone quiet (a victim reports what happened to the culprit).
+  for (std::size_t i = 0; i < failing.size(); ++i) {
+    std::optional<std::int64_t> others_first;
+    for (std::size_t j = 0; j < failing.size(); ++j) {
+      if (j != i) others_first = std::min(others_first.value_or(failing[j].time), failing[j].time);
+    }
+    const auto& loss = failing_scans[i]->last_peer_loss();
+    if (loss && others_first && loss->time >= *others_first) {
+      failing[i].peer_loss = true;
+      failing[i].evidence = loss;
+    }
+  }
+
+  // Candidates for the culprit, strongest evidence first: ranks that never reached a collective
+  // the others entered; else ranks that failed on their own and do not blame a peer; else ranks
+  // that do not blame a peer; else everyone who failed. "On their own" is a non-zero status or a
+  // signal other than the ones launchers and schedulers stop jobs with: a silent rank's time is
+  // only its last line, which for a rank that was merely waiting can precede the real failure.
+  std::vector<const RankEnd*> candidates;
+  if (missed) {
+    for (const auto& f : failing) {
+      if (std::count(missed->ranks.begin(), missed->ranks.end(), f.rank) > 0)
+        candidates.push_back(&f);
+    }
+  }
+  if (candidates.empty()) {
+    for (std::size_t i = 0; i < failing.size(); ++i) {
+      const auto& exit = failing_scans[i]->exit();
+      const bool own = exit && (exit->signal == 0 || !stopped_by_launcher(exit->signal));
+      if (own && !failing[i].peer_loss) candidates.push_back(&failing[i]);
+    }
+  }
+  if (candidates.empty()) {
+    for (const auto& f : failing)
+      if (!f.peer_loss) candidates.push_back(&f);
+  }
+  const bool all_blame_peers = candidates.empty();
+  if (all_blame_peers) {
+    for (const auto& f : failing) candidates.push_back(&f);
+  }
+  const RankEnd* culprit = *std::min_element(
+      candidates.begin(), candidates.end(), [](const RankEnd* a, const RankEnd* b) {
+        return a->time < b->time || (a->time == b->time && a->rank < b->rank);
+      });
+  report.culprit = *culprit;
+  if (missed && std::count(missed->ranks.begin(), missed->ranks.end(), culprit->rank) > 0) {
+    report.culprit_reason = "never entered collective #" + std::to_string(missed->seq) + " (" +
+                            missed->what + ") that the other ranks entered";
+  } else if (culprit->kind == RankEnd::Kind::kSilent) {
+    report.culprit_reason = "went silent first";
+  } else {
+    report.culprit_reason = "exited first";
+  }
+  if (all_blame_peers && failing.size() > 1) {
+    report.culprit_reason +=
+        "; every failing rank reports a lost peer or timeout, so the earliest is named";
+  }
+  for (auto& f : failing) {
+    if (f.rank != culprit->rank) report.victims.push_back(std::move(f));
+  }
+  std::sort(report.victims.begin(), report.victims.end(), [](const RankEnd& a, const RankEnd& b) {
+    return a.time < b.time || (a.time == b.time && a.rank < b.rank);
+  });
+  return report;
+}
+
+std::string format_first_error(const FirstErrorReport& r) {
+  std::string out;
+  if (!r.culprit) {
+    out += "no rank failed: " + std::to_string(r.finished.size()) + " of " +
+           std::to_string(r.ranks) + " ranks exited with status 0";
+    if (!r.running.empty()) {
+      out += ", " + std::to_string(r.running.size()) + " have no exit line yet (still running?)";
+    }
+    out += "\n";
+    return out;
+  }
+  const RankEnd& c = *r.culprit;
+  out += "first failure: rank " + std::to_string(c.rank) + " on " + c.host + " " + c.how + " at " +
+         format_log_time(c.time) + "\n";
+  out += "  culprit: " + r.culprit_reason + "\n";
+  if (c.evidence) {
+    out += "  first error line (" + format_log_time(c.evidence->time) + "): " + c.evidence->text +
+           "\n";
+  }
+  out += "  last lines of rank " + std::to_string(c.rank) + ":\n";
+  for (const auto& l : c.last_lines) out += "    " + l + "\n";
+  if (c.last_lines.empty()) out += "    (none)\n";
+  if (!r.victims.empty()) {
+    out += "victims (" + std::to_string(r.victims.size()) + " ranks failed after rank " +
+           std::to_string(c.rank) + "):\n";
+    for (const auto& v : r.victims) {
+      out += "  rank " + std::to_string(v.rank) + " on " + v.host + " " + v.how + " at " +
+             format_log_time(v.time) + " (" + seconds_after(v.time, c.time) + " later)";
+      if (v.evidence) out += (v.peer_loss ? ": reports " : ": ") + v.evidence->text;
+      out += "\n";
+    }
+  }
+  if (!r.finished.empty()) {
+    out += std::to_string(r.finished.size()) + " rank" + (r.finished.size() == 1 ? "" : "s") +
+           " exited with status 0\n";
+  }
+  return out;
+}
+
+nlohmann::json first_error_to_json(const FirstErrorReport& r) {
+  const auto end_json = [](const RankEnd& e) {
+    nlohmann::json j = {{"rank", e.rank},
+                        {"host", e.host},
+                        {"state", kind_name(e.kind)},
+                        {"time", format_log_time(e.time)},
+                        {"how", e.how},
+                        {"reports_peer_loss", e.peer_loss},
+                        {"last_lines", e.last_lines}};
+    if (e.evidence) {
+      j["evidence"] = {{"time", format_log_time(e.evidence->time)}, {"text", e.evidence->text}};
+    }
+    return j;
+  };
+  nlohmann::json out = {{"ranks", r.ranks}, {"finished", r.finished}, {"running", r.running}};
+  out["culprit"] = nullptr;
+  if (r.culprit) {
+    out["culprit"] = end_json(*r.culprit);
+    out["culprit"]["reason"] = r.culprit_reason;
+  }
+  out["victims"] = nlohmann::json::array();
+  for (const auto& v : r.victims) out["victims"].push_back(end_json(v));
+  return out;
+}
+
+}  // namespace dtrain::rundir

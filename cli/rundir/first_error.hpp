@@ -1,0 +1,102 @@
+// `dtrain logs --first-error`: which rank failed first and why, telling the culprit from the
+// victims. A rank that exited first with a failure, or went silent first (its log ends without
+// run-rank's exit line, or the heartbeats show it never reached a collective the others entered),
+// is the culprit; ranks that fail later, or whose logs report a lost peer, a watchdog or a timeout,
+// are victims. Pure: the command feeds each rank's lines to a RankLogScan.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "rundir/log_merge.hpp"
+#include "rundir/rank_lines.hpp"
+
+namespace dtrain::rundir {
+
+struct TimedLine {
+  std::int64_t time = 0;  // microseconds since the epoch
+  std::string text;       // without the timestamp
+};
+
+// True for text that reports losing a peer rather than failing on its own ("peer closed",
+// "NCCL watchdog", "timed out", "connection reset", ...), compared case-insensitively.
+bool reports_peer_loss(std::string_view text);
+// True for text that reports an error of any kind ("error", "exception", "Traceback", ...).
+bool reports_error(std::string_view text);
+
+// What one rank's log says about its end, gathered line by line with bounded memory. When run-rank
+// started the rank again in the same file (a restart appends), only the last attempt counts.
+class RankLogScan {
+ public:
+  explicit RankLogScan(int rank, std::size_t keep_lines = 10);
+  void add(std::string_view line);
+
+  int rank() const { return rank_; }
+  const std::optional<RankStart>& start() const { return start_; }
+  const std::optional<RankExit>& exit() const { return exit_; }
+  std::optional<std::int64_t> exit_time() const { return exit_time_; }
+  // The last line of any kind, and the last of the rank's own output (not run-rank's lines).
+  std::optional<std::int64_t> last_time() const { return last_time_; }
+  const std::optional<TimedLine>& first_error() const { return first_error_; }
+  // The latest line that reports a lost peer (earlier ones may be unrelated, such as a startup
+  // line printing a timeout setting).
+  const std::optional<TimedLine>& last_peer_loss() const { return last_peer_loss_; }
+  std::vector<std::string> last_lines() const { return last_lines_.lines(); }
+
+ private:
+  int rank_;
+  std::size_t keep_lines_;
+  std::optional<RankStart> start_;
+  std::optional<RankExit> exit_;
+  std::optional<std::int64_t> exit_time_;
+  std::optional<std::int64_t> last_time_;
+  std::int64_t current_time_ = 0;
+  std::optional<TimedLine> first_error_;
+  std::optional<TimedLine> last_peer_loss_;
+  LastLines last_lines_;
+};
+
+struct RankEnd {
+  enum class Kind { kFinished, kFailed, kSilent, kRunning };
+  int rank = 0;
+  std::string host = "?";
+  Kind kind = Kind::kRunning;
+  std::int64_t time = 0;              // of the exit, or of the last sign of life when silent
+  std::string how;                    // "was killed by signal 9 (SIGKILL)", "went silent", ...
+  std::optional<TimedLine> evidence;  // the peer-loss or first error line, when there is one
+  bool peer_loss = false;             // its log reports a lost peer / watchdog / timeout
+  std::vector<std::string> last_lines;
+};
+
+struct FirstErrorReport {
+  int ranks = 0;
+  std::optional<RankEnd> culprit;
+  std::string culprit_reason;    // why this rank was named
+  std::vector<RankEnd> victims;  // by time
+  std::vector<int> finished;     // exited with status 0
+  std::vector<int> running;      // no exit line while no rank has ended either
+};
+
+// Heartbeat evidence for a culprit: ranks that never entered the collective #seq the others
+// reached (from hang.hpp), with the collective's description.
+struct MissedCollective {
+  long long seq = 0;
+  std::string what;  // "allreduce of 4096 bytes"
+  std::vector<int> ranks;
+};
+
+// `last_metric_time[i]` (optional, microseconds) is the last metric record of scans[i]'s rank: a
+// sign of life for a rank that logs little.
+FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
+                                  const std::vector<std::optional<std::int64_t>>& last_metric_time,
+                                  const std::optional<MissedCollective>& missed);
+
+std::string format_first_error(const FirstErrorReport& report);
+nlohmann::json first_error_to_json(const FirstErrorReport& report);
+
+}  // namespace dtrain::rundir

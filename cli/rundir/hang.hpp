@@ -1,0 +1,63 @@
+// `dtrain logs --hang`: from the collective heartbeats (metric schema v2, "coll" records), which
+// ranks never entered collective #k that the others reached, and which entered one and never left,
+// with the times. Collectives are numbered per rank from 0 in call order, so in a healthy job every
+// rank's #k is the same call. Pure: the command feeds the records of each rank here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "plan/metric_record.hpp"
+
+namespace dtrain::rundir {
+
+struct RankProgress {
+  int rank = 0;
+  std::string host = "?";
+  long long entered = -1;  // highest collective # entered (-1: none)
+  std::string op;          // of that collective
+  long long bytes = 0;
+  std::optional<std::int64_t> entered_at;  // microseconds since the epoch
+  long long left = -1;                     // highest collective # left
+  std::optional<std::int64_t> left_at;
+  std::optional<std::int64_t> last_record;  // any record: the last sign of life in the metrics
+};
+
+class HeartbeatTracker {
+ public:
+  void add_rank(int rank, std::string host);  // a rank with a metric file (maybe no heartbeat)
+  void add(const plan::MetricRecord& record);
+  const std::map<int, RankProgress>& ranks() const { return ranks_; }
+  bool any_heartbeat() const { return any_heartbeat_; }
+
+ private:
+  std::map<int, RankProgress> ranks_;
+  bool any_heartbeat_ = false;
+};
+
+struct HangReport {
+  bool heartbeats = false;  // false: no "coll" records at all, nothing can be said
+  int ranks = 0;
+  // The first collective some ranks reached and others did not (none when all reached the same).
+  std::optional<long long> missed_seq;
+  std::string missed_what;            // "allreduce of 4096 bytes"
+  std::vector<RankProgress> reached;  // entered missed_seq or later
+  std::vector<RankProgress> never_entered;
+  // Ranks inside a collective they never left (entered > left).
+  std::vector<RankProgress> stuck;
+  // Ranks at the same collective # calling different operations or sizes (a desync).
+  std::vector<RankProgress> mismatched;
+  long long highest_seq = -1;
+};
+
+HangReport detect_hang(const HeartbeatTracker& tracker);
+
+std::string format_hang(const HangReport& report);
+nlohmann::json hang_to_json(const HangReport& report);
+
+}  // namespace dtrain::rundir

@@ -1,0 +1,97 @@
+#include "rundir/rank_lines.hpp"
+
+#include <charconv>
+
+namespace dtrain::rundir {
+namespace {
+
+constexpr std::string_view kPrefix = "dtrain: rank ";
+
+// Reads a non-negative decimal at the front of `s` and drops it.
+template <typename T>
+bool take_number(std::string_view& s, T& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || end == s.data() || out < 0) return false;
+  s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+  return true;
+}
+
+bool take(std::string_view& s, std::string_view word) {
+  if (s.substr(0, word.size()) != word) return false;
+  s.remove_prefix(word.size());
+  return true;
+}
+
+}  // namespace
+
+std::string signal_name(int signal) {
+  static constexpr const char* kNames[] = {
+      nullptr,     "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
+      "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
+      "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
+      "SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS"};
+  if (signal > 0 && signal < static_cast<int>(std::size(kNames))) return kNames[signal];
+  return "signal " + std::to_string(signal);
+}
+
+std::string join_command(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    if (!out.empty()) out += ' ';
+    out += w;
+  }
+  return out;
+}
+
+std::string format_rank_start(const RankStart& s) {
+  return std::string(kPrefix) + std::to_string(s.rank) + " of " + std::to_string(s.world_size) +
+         " started on " + s.host + " (local rank " + std::to_string(s.local_rank) + " of " +
+         std::to_string(s.local_size) + ", pid " + std::to_string(s.pid) + "): " + s.command;
+}
+
+std::string describe_exit(const RankExit& e) {
+  if (e.signal != 0) {
+    return "was killed by signal " + std::to_string(e.signal) + " (" + signal_name(e.signal) + ")";
+  }
+  return "exited with status " + std::to_string(e.status);
+}
+
+std::string format_rank_exit(const RankExit& e) {
+  return std::string(kPrefix) + std::to_string(e.rank) + " " + describe_exit(e);
+}
+
+std::optional<RankStart> parse_rank_start(std::string_view s) {
+  RankStart out;
+  if (!take(s, kPrefix) || !take_number(s, out.rank) || !take(s, " of ") ||
+      !take_number(s, out.world_size) || !take(s, " started on ")) {
+    return std::nullopt;
+  }
+  const auto space = s.find(' ');
+  if (space == 0 || space == std::string_view::npos) return std::nullopt;
+  out.host = std::string(s.substr(0, space));
+  s.remove_prefix(space);
+  if (!take(s, " (local rank ") || !take_number(s, out.local_rank) || !take(s, " of ") ||
+      !take_number(s, out.local_size) || !take(s, ", pid ") || !take_number(s, out.pid) ||
+      !take(s, "):")) {
+    return std::nullopt;
+  }
+  if (!s.empty() && s[0] == ' ') s.remove_prefix(1);
+  out.command = std::string(s);
+  return out;
+}
+
+std::optional<RankExit> parse_rank_exit(std::string_view s) {
+  RankExit out;
+  if (!take(s, kPrefix) || !take_number(s, out.rank)) return std::nullopt;
+  if (take(s, " exited with status ")) {
+    if (!take_number(s, out.status) || !s.empty()) return std::nullopt;
+    return out;
+  }
+  if (take(s, " was killed by signal ")) {
+    if (!take_number(s, out.signal) || out.signal == 0 || !take(s, " (")) return std::nullopt;
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace dtrain::rundir

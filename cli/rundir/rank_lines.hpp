@@ -1,0 +1,48 @@
+// The two lines `dtrain run-rank` adds to a rank's log around the command's own output, so a run
+// directory alone tells where each rank ran and how it ended (docs/logs.md):
+//   <time> dtrain: rank 3 of 4 started on node01 (local rank 3 of 4, pid 4242): python train.py
+//   <time> dtrain: rank 3 exited with status 1
+//   <time> dtrain: rank 3 was killed by signal 9 (SIGKILL)
+// A rank whose log has no exit line went silent: its run-rank itself was killed or is still
+// running. Formatting and parsing live together so the two cannot drift apart.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtrain::rundir {
+
+struct RankStart {
+  int rank = 0;
+  int world_size = 0;
+  std::string host;
+  int local_rank = 0;
+  int local_size = 0;
+  long pid = 0;
+  std::string command;  // the words joined by spaces, for people to read
+};
+
+struct RankExit {
+  int rank = 0;
+  int status = 0;  // exit status when signal == 0
+  int signal = 0;  // the signal that killed the command, 0 when it exited
+  bool failed() const { return signal != 0 || status != 0; }
+};
+
+// Both take and return the text after the timestamp and its space.
+std::string format_rank_start(const RankStart& start);
+std::string format_rank_exit(const RankExit& exit);
+std::optional<RankStart> parse_rank_start(std::string_view text);
+std::optional<RankExit> parse_rank_exit(std::string_view text);
+
+// "exited with status 1" / "was killed by signal 9 (SIGKILL)".
+std::string describe_exit(const RankExit& exit);
+
+// "SIGKILL" for 9 (the Linux numbering), "signal 77" for one without a name.
+std::string signal_name(int signal);
+
+std::string join_command(const std::vector<std::string>& words);
+
+}  // namespace dtrain::rundir

@@ -1,0 +1,88 @@
+#include "rundir/trace.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "rundir/log_time.hpp"
+
+namespace dtrain::rundir {
+namespace {
+
+constexpr int kStepThread = 0;
+constexpr int kCollectiveThread = 1;
+
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+
+}  // namespace
+
+TraceWriter::TraceWriter(Sink sink) : sink_(std::move(sink)) {
+  sink_("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+}
+
+void TraceWriter::event(const std::string& json) {
+  sink_(events_ == 0 ? json : ",\n" + json);
+  ++events_;
+}
+
+void TraceWriter::add_rank(int rank, const std::string& host) {
+  const std::string pid = std::to_string(rank);
+  event("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
+        ",\"args\":{\"name\":" + quoted("rank " + pid + " (" + host + ")") + "}}");
+  event("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid +
+        ",\"args\":{\"sort_index\":" + pid + "}}");
+  event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid +
+        ",\"tid\":" + std::to_string(kStepThread) + ",\"args\":{\"name\":\"steps\"}}");
+  event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid +
+        ",\"tid\":" + std::to_string(kCollectiveThread) + ",\"args\":{\"name\":\"collectives\"}}");
+}
+
+void TraceWriter::complete(int rank, int thread, const std::string& name, std::int64_t start,
+                           std::int64_t duration, const std::string& args) {
+  event("{\"name\":" + quoted(name) + ",\"ph\":\"X\",\"pid\":" + std::to_string(rank) +
+        ",\"tid\":" + std::to_string(thread) + ",\"ts\":" + std::to_string(start) + ",\"dur\":" +
+        std::to_string(std::max<std::int64_t>(duration, 0)) + ",\"args\":" + args + "}");
+}
+
+void TraceWriter::add(const plan::MetricRecord& r) {
+  const std::int64_t t = unix_seconds_to_micros(r.time);
+  latest_ = std::max(latest_, t);
+  if (r.type == plan::RecordType::kStep) {
+    // A step record is written when the step ends; it lasted `seconds`.
+    const std::int64_t duration = unix_seconds_to_micros(r.seconds);
+    nlohmann::json args = {{"step", r.step}, {"samples", r.samples}, {"seconds", r.seconds}};
+    if (r.comm_seconds) args["comm_seconds"] = *r.comm_seconds;
+    if (r.data_seconds) args["data_seconds"] = *r.data_seconds;
+    complete(r.rank, kStepThread, "step " + std::to_string(r.step), t - duration, duration,
+             args.dump());
+    return;
+  }
+  auto& open = open_[r.rank];
+  if (r.enter) {
+    open[r.seq] = Open{t, r.op, r.bytes};
+    return;
+  }
+  auto it = open.find(r.seq);
+  if (it == open.end()) return;  // an exit without its enter (the file starts mid-collective)
+  const nlohmann::json args = {{"seq", r.seq}, {"bytes", it->second.bytes}};
+  complete(r.rank, kCollectiveThread, it->second.op, it->second.at, t - it->second.at, args.dump());
+  open.erase(it);
+}
+
+void TraceWriter::add_instant(int rank, std::int64_t micros, const std::string& name) {
+  latest_ = std::max(latest_, micros);
+  event("{\"name\":" + quoted(name) + ",\"ph\":\"i\",\"s\":\"p\",\"pid\":" + std::to_string(rank) +
+        ",\"tid\":" + std::to_string(kStepThread) + ",\"ts\":" + std::to_string(micros) + "}");
+}
+
+void TraceWriter::finish() {
+  for (const auto& [rank, open] : open_) {
+    for (const auto& [seq, o] : open) {
+      const nlohmann::json args = {{"seq", seq}, {"bytes", o.bytes}, {"never_left", true}};
+      complete(rank, kCollectiveThread, o.op + " (never left)", o.at, latest_ - o.at, args.dump());
+    }
+  }
+  open_.clear();
+  sink_("\n]}\n");
+}
+
+}  // namespace dtrain::rundir

@@ -1,0 +1,76 @@
+// The environment/TCP bootstrap: torchrun's variables name the rank and the rendezvous address,
+// and rank 0 serves the TCP store there.
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "bootstrap/bootstrap.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+std::string required(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') {
+    throw Error(Error::Code::kInvalid,
+                std::string(name) +
+                    " is not set; expected MASTER_ADDR, MASTER_PORT, RANK and "
+                    "WORLD_SIZE (as torchrun sets them)");
+  }
+  return v;
+}
+
+// Strict: the whole value must be a decimal integer in [lo, hi] (no "4x", no "").
+long parse_int(const char* name, const std::string& value, long lo, long hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || n < lo || n > hi) {
+    throw Error(Error::Code::kInvalid, std::string(name) + ": expected an integer from " +
+                                           std::to_string(lo) + " to " + std::to_string(hi) +
+                                           ", got \"" + value + "\"");
+  }
+  return n;
+}
+
+}  // namespace
+
+Bootstrapped bootstrap_env() {
+  const std::string addr = required("MASTER_ADDR");
+  const auto port = static_cast<int>(parse_int("MASTER_PORT", required("MASTER_PORT"), 1, 65535));
+  const auto size = static_cast<int>(parse_int("WORLD_SIZE", required("WORLD_SIZE"), 1, 1 << 24));
+  const auto rank = static_cast<int>(parse_int("RANK", required("RANK"), 0, size - 1));
+  Bootstrapped out;
+  WorldInfo& w = out.world;
+  w.bootstrap = "tcp";
+  w.rank = rank;
+  w.size = size;
+  // torchrun sets these; a bare launch without them is one rank per node as far as we know.
+  const char* lr = std::getenv("LOCAL_RANK");
+  const char* ls = std::getenv("LOCAL_WORLD_SIZE");
+  w.local_size = ls ? static_cast<int>(parse_int("LOCAL_WORLD_SIZE", ls, 1, size)) : 1;
+  w.local_rank = lr ? static_cast<int>(parse_int("LOCAL_RANK", lr, 0, w.local_size - 1)) : 0;
+  if (lr && !ls) w.local_size = w.local_rank + 1;
+  const char* node = std::getenv("GROUP_RANK");
+  w.node_id = node ? static_cast<int>(parse_int("GROUP_RANK", node, 0, size - 1)) : -1;
+  w.hostname = local_hostname();
+  out.store = make_tcp_store(addr, port, rank, collective_timeout());
+  return out;
+}
+
+std::chrono::milliseconds collective_timeout() {
+  const char* v = std::getenv("DTRAIN_TIMEOUT");
+  if (v == nullptr || *v == '\0') return std::chrono::seconds(300);
+  errno = 0;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (*end != '\0' || errno != 0 || !(s > 0) || s > 1e7) {
+    throw Error(Error::Code::kInvalid,
+                std::string("dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at "
+                            "most 1e7), got \"") +
+                    v + "\"");
+  }
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
+}
+
+}  // namespace dtrain::runtime

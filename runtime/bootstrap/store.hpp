@@ -1,0 +1,81 @@
+// The rendezvous store: a key/value table of small byte blobs shared by the ranks of a job (rank
+// addresses, the NCCL unique id). It moves bytes and nothing else (gloo's rendezvous::Store).
+//
+// Implementations differ in one way callers must respect: over PMIx and MPI, wait() and get() are
+// collective (every rank calls them, in the same order, like a fence), because those transports
+// publish data at a fence; the TCP and in-memory stores answer each call on its own. Code inside
+// libdtrain only ever uses a store collectively, so it runs unchanged on all of them.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtrain::runtime {
+
+class Store {
+ public:
+  Store() = default;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  virtual ~Store() = default;
+
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  // Blocks until every key exists. Throws Error (kTimeout) naming the store method and the keys
+  // still missing after `timeout`.
+  virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+  // wait({key}) and then the value.
+  virtual std::string get(const std::string& key, std::chrono::milliseconds timeout) = 0;
+  // "pmix", "mpi", "tcp", "memory": for messages.
+  virtual std::string_view method() const = 0;
+};
+
+// Every key prefixed with `prefix` + "/": one namespace per communicator on a shared store.
+class PrefixStore final : public Store {
+ public:
+  PrefixStore(std::shared_ptr<Store> inner, std::string prefix)
+      : inner_(std::move(inner)), prefix_(std::move(prefix) + "/") {}
+  void set(const std::string& key, const std::string& value) override {
+    inner_->set(prefix_ + key, value);
+  }
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    std::vector<std::string> full;
+    full.reserve(keys.size());
+    for (const auto& k : keys) full.push_back(prefix_ + k);
+    inner_->wait(full, timeout);
+  }
+  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
+    return inner_->get(prefix_ + key, timeout);
+  }
+  std::string_view method() const override { return inner_->method(); }
+
+ private:
+  std::shared_ptr<Store> inner_;
+  std::string prefix_;
+};
+
+// In one process (a single-rank job; threads in unit tests).
+std::shared_ptr<Store> make_memory_store();
+
+// torchrun's rendezvous: rank 0 serves the table on host:port, every rank (0 included) is a
+// client. Throws Error (kTimeout) when the server cannot be reached within `timeout`, (kSystem)
+// when rank 0 cannot listen on the port.
+std::shared_ptr<Store> make_tcp_store(const std::string& host, int port, int rank,
+                                      std::chrono::milliseconds timeout);
+
+// Gathers `bytes` from every rank into `out` (rank r's at r * bytes), under the collective
+// deadline.
+using AllgatherBytes = std::function<void(const void* in, void* out, std::size_t bytes)>;
+// Collective, over a communicator of the job's `size` ranks (the MPI store): set() buffers
+// locally and wait() exchanges every rank's buffered keys with an allgather.
+std::shared_ptr<Store> make_comm_store(AllgatherBytes allgather, int size, std::string method);
+
+// The job-wide deadline for collectives and rendezvous: DTRAIN_TIMEOUT in seconds (default 300).
+// Throws Error (kInvalid) naming the variable for anything but a positive number.
+std::chrono::milliseconds collective_timeout();
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,45 @@
+// Rank 0's side of a checkpoint: the file system steps of an atomic save and the verified read of
+// the newest complete checkpoint. No communication here (checkpointer.cpp adds that).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtrain/checkpoint.hpp"
+
+namespace dtrain::runtime::checkpoint {
+
+// Writes DIR/ckpt-<step> atomically (see checkpoint.hpp for the order of the steps), updates
+// DIR/latest and prunes to `keep`. Creates DIR (and its parents) when missing. Throws Error
+// (kSystem) naming the path and the failed call; the .tmp of a failed save is removed.
+void write_checkpoint(const std::string& dir, std::int64_t step,
+                      const std::function<void(CheckpointWriter&)>& write_data,
+                      std::span<const std::byte> rank_table, std::uint32_t rank_count, int keep,
+                      const std::function<void(SaveStage, std::uint64_t)>& on_stage);
+
+struct LoadedFile {
+  std::int64_t step = 0;
+  std::string path;
+  std::vector<std::byte> data;
+  std::vector<std::vector<std::byte>> rank_blobs;
+};
+
+struct ReadOutcome {
+  std::optional<LoadedFile> loaded;  // the newest valid checkpoint, if any
+  std::vector<std::string> skipped;  // newer ones that failed verification, one message each
+};
+
+// Reads the checkpoints in DIR newest first and returns the first that verifies. A missing DIR
+// or one without checkpoints gives an empty outcome; throws Error (kSystem) when DIR cannot be
+// listed, or when checkpoints exist but none verifies (the message lists each and its fault).
+ReadOutcome read_newest_valid(const std::string& dir);
+
+// Verifies one file's bytes (exposed for tests): the LoadedFile, or the reason it is not valid.
+std::optional<LoadedFile> verify(const std::string& path, std::int64_t name_step,
+                                 std::span<const std::byte> bytes, std::string* error);
+
+}  // namespace dtrain::runtime::checkpoint

@@ -1,0 +1,193 @@
+#include "comm/engine.hpp"
+
+#include <cstdio>
+
+#include "dtrain/dtrain.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The caller polls this long (yielding, so a progress thread sharing its core still runs) before
+// sleeping on the condition variable, and the progress thread polls as long for the next
+// collective before sleeping: most small collectives finish within it, and a futex wake-up on
+// each side costs more than they do.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
+               std::chrono::milliseconds timeout)
+    : backend_(std::move(backend)),
+      rank_(rank),
+      size_(size),
+      timeout_(timeout),
+      threaded_(backend_->remote()) {
+  if (threaded_) thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  work_.notify_all();
+  if (!thread_.joinable()) return;
+  if (broken_.empty()) {
+    thread_.join();
+  } else {
+    // The thread is stuck inside the backend for good; joining would hang. The backend was told
+    // to abandon its resources, and the process is expected to exit.
+    thread_.detach();
+    (void)backend_.release();  // destroying it would call into the stuck library
+  }
+}
+
+void Engine::set_observer(std::shared_ptr<CollectiveObserver> observer) {
+  std::lock_guard lock(observer_mutex_);
+  observer_ = std::move(observer);
+}
+
+double Engine::take_comm_seconds() { return static_cast<double>(comm_ns_.exchange(0)) * 1e-9; }
+
+std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
+                                        std::function<void()> body) {
+  auto p = std::make_shared<Pending>();
+  p->op = op;
+  p->bytes = bytes;
+  p->body = std::move(body);
+  if (!threaded_) {
+    p->seq = next_seq_++;
+    execute(*p);
+    return p;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) throw_broken();
+    p->seq = next_seq_++;
+    queue_.push_back(p);
+    queued_.fetch_add(1, std::memory_order_release);
+  }
+  work_.notify_one();
+  return p;
+}
+
+void Engine::execute(Pending& p) noexcept {
+  std::shared_ptr<CollectiveObserver> observer;
+  {
+    std::lock_guard lock(observer_mutex_);
+    observer = observer_;
+  }
+  if (observer) observer->on_collective(p.seq, p.op, p.bytes, true);
+  const auto start = Clock::now();
+  try {
+    p.body();
+  } catch (const Error& e) {
+    // Name the collective: "dtrain: allreduce #17: <what the backend said>".
+    std::string text = e.what();
+    if (text.rfind("dtrain: ", 0) == 0) text.erase(0, 8);
+    p.error = std::make_exception_ptr(
+        Error(e.code(), "dtrain: " + std::string(p.op) + " #" + std::to_string(p.seq) + " (" +
+                            std::to_string(p.bytes) + " bytes, rank " + std::to_string(rank_) +
+                            " of " + std::to_string(size_) + "): " + text));
+  } catch (...) {
+    p.error = std::current_exception();
+  }
+  comm_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  if (observer) observer->on_collective(p.seq, p.op, p.bytes, false);
+  {
+    std::lock_guard lock(p.mutex);
+    p.done.store(true, std::memory_order_release);
+  }
+  p.cv.notify_all();
+}
+
+void Engine::loop() {
+  for (;;) {
+    std::shared_ptr<Pending> p;
+    const auto spin_until = Clock::now() + kSpin;
+    while (queued_.load(std::memory_order_acquire) == 0 && Clock::now() < spin_until) {
+      std::this_thread::yield();
+    }
+    {
+      std::unique_lock lock(mutex_);
+      work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      queued_.fetch_sub(1, std::memory_order_relaxed);
+      p = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = p;
+      running_since_ = Clock::now();
+    }
+    execute(*p);
+    std::lock_guard lock(mutex_);
+    running_.reset();
+  }
+}
+
+bool Engine::test(Pending& p) {
+  if (!p.done.load(std::memory_order_acquire)) return false;
+  if (p.error) std::rethrow_exception(p.error);
+  return true;
+}
+
+void Engine::wait(Pending& p) {
+  const auto spin_until = Clock::now() + kSpin;
+  while (!p.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
+    std::this_thread::yield();
+  }
+  while (!p.done.load(std::memory_order_acquire)) {
+    {
+      std::unique_lock lock(p.mutex);
+      p.cv.wait_for(lock, std::chrono::milliseconds(100),
+                    [&] { return p.done.load(std::memory_order_acquire); });
+    }
+    if (p.done.load(std::memory_order_acquire)) break;
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) throw_broken();
+    if (running_ && Clock::now() - running_since_ > limit()) throw_timeout();
+  }
+  if (p.error) std::rethrow_exception(p.error);
+}
+
+void Engine::check_overdue() {
+  std::lock_guard lock(mutex_);
+  if (!broken_.empty()) throw_broken();
+  if (running_ && Clock::now() - running_since_ > limit()) throw_timeout();
+}
+
+std::chrono::milliseconds Engine::limit() const {
+  return backend_->enforces_deadline() ? timeout_ + std::chrono::seconds(2) : timeout_;
+}
+
+// Called with mutex_ held, running_ set and overdue.
+void Engine::throw_timeout() {
+  const std::string missing = backend_->missing_ranks();
+  broken_ = "dtrain: " + std::string(running_->op) + " #" + std::to_string(running_->seq) + " (" +
+            std::to_string(running_->bytes) + " bytes, " + std::string(backend_->backend()) +
+            ", rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
+            "): not complete after " + seconds_text(timeout_) +
+            " s (DTRAIN_TIMEOUT); missing ranks: " +
+            (missing.empty() ? std::string("unknown (") + std::string(backend_->backend()) +
+                                   " does not say which ranks have not arrived; compare the "
+                                   "ranks' last \"coll\" records in rank-NNNNN.jsonl)"
+                             : missing) +
+            "; expected every rank to enter the same collective (a rank died, hangs or called "
+            "a different collective)";
+  backend_->abandon();
+  throw Error(Error::Code::kTimeout, broken_);
+}
+
+void Engine::throw_broken() const {
+  throw Error(Error::Code::kComm,
+              "dtrain: communicator unusable after an earlier failure: " + broken_);
+}
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,113 @@
+// The engine behind dtrain::Comm: numbers every collective, runs it on the communicator's
+// progress thread under the DTRAIN_TIMEOUT deadline, reports enter/exit to the metric stream and
+// counts the time spent inside collectives.
+//
+// Why a thread: an MPI collective cannot be interrupted, and nonblocking MPI collectives are ~35 %
+// slower on large messages here (MPI_Iallreduce 3.4 GB/s vs MPI_Allreduce 5.1 GB/s at 64 MiB in
+// 4 MiB pieces). So the blocking call runs on the progress thread while the caller waits with a
+// deadline; when it expires the caller gets an Error naming the operation and its sequence number,
+// and the communicator is abandoned (the stuck call is never joined, MPI never finalized).
+// Asynchronous operations (Work) and the fusion pipeline use the same thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "comm/communicator.hpp"
+
+namespace dtrain::runtime {
+
+// Receives every collective's enter and exit (the Meter's heartbeats). Called on the thread that
+// runs the collective; must be cheap and must not throw.
+class CollectiveObserver {
+ public:
+  virtual ~CollectiveObserver() = default;
+  virtual void on_collective(std::uint64_t seq, const char* op, std::size_t bytes,
+                             bool enter) noexcept = 0;
+};
+
+// One submitted collective.
+struct Pending {
+  std::uint64_t seq = 0;
+  const char* op = "";
+  std::size_t bytes = 0;
+  std::function<void()> body;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::atomic<bool> done{false};
+  std::exception_ptr error;
+};
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<Communicator> backend, int rank, int size,
+         std::chrono::milliseconds timeout);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Communicator& backend() { return *backend_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // Queues `body` (which calls the backend) as collective `op` of `bytes`; returns at once.
+  std::shared_ptr<Pending> submit(const char* op, std::size_t bytes, std::function<void()> body);
+  // Waits for `p`; rethrows its error; throws Error (kTimeout) when the collective running now
+  // has taken longer than the timeout.
+  void wait(Pending& p);
+  // True when done (rethrowing its error); never blocks.
+  bool test(Pending& p);
+  void run(const char* op, std::size_t bytes, std::function<void()> body) {
+    auto p = submit(op, bytes, std::move(body));
+    wait(*p);
+  }
+
+  std::uint64_t next_sequence() const { return next_seq_; }
+  // False for a one-rank backend: submit() then runs the body before returning.
+  bool threaded() const { return threaded_; }
+  // Throws what wait() would throw if the collective running now is overdue; else nothing.
+  void check_overdue();
+  // Seconds spent inside collectives since the last call (the Meter's comm_seconds).
+  double take_comm_seconds();
+  void set_observer(std::shared_ptr<CollectiveObserver> observer);
+
+ private:
+  void loop();
+  std::chrono::milliseconds limit() const;
+  void execute(Pending& p) noexcept;
+  [[noreturn]] void throw_timeout();
+  [[noreturn]] void throw_broken() const;
+
+  std::unique_ptr<Communicator> backend_;
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  bool threaded_;
+  std::uint64_t next_seq_ = 0;
+
+  std::mutex mutex_;  // guards queue_, stop_, running_*, broken_
+  std::condition_variable work_;
+  std::deque<std::shared_ptr<Pending>> queue_;
+  std::atomic<int> queued_{0};  // queue_.size(), readable without the lock
+  bool stop_ = false;
+  std::shared_ptr<Pending> running_;
+  std::chrono::steady_clock::time_point running_since_;
+  std::string broken_;  // set once a collective timed out: the message of that failure
+
+  std::atomic<std::int64_t> comm_ns_{0};
+  std::mutex observer_mutex_;
+  std::shared_ptr<CollectiveObserver> observer_;
+  std::thread thread_;
+};
+
+}  // namespace dtrain::runtime

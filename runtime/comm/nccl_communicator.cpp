@@ -1,0 +1,214 @@
+// NCCL over device memory. The only file of libdtrain that includes nccl.h and cuda_runtime.h.
+// Every call enqueues on the communicator's own stream and then polls the stream and NCCL's async
+// error until done or the deadline; at the deadline the communicator is aborted (ncclCommAbort),
+// which is NCCL's documented way out of a collective whose peer is gone.
+#include "comm/nccl_communicator.hpp"
+
+#include "dtrain/config.hpp"
+
+#if DTRAIN_HAVE_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace dtrain::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    case DType::kInt32:
+      return ncclInt32;
+    case DType::kInt64:
+      return ncclInt64;
+    case DType::kUInt8:
+      return ncclUint8;
+    case DType::kFloat16:
+      return ncclFloat16;
+    case DType::kBFloat16:
+      return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAvg:
+      return ncclAvg;
+    case ReduceOp::kMin:
+      return ncclMin;
+    case ReduceOp::kMax:
+      return ncclMax;
+    case ReduceOp::kProduct:
+      return ncclProd;
+  }
+  return ncclSum;
+}
+
+void cuda_check(cudaError_t rc, const char* call) {
+  if (rc == cudaSuccess) return;
+  throw Error(Error::Code::kComm, std::string("nccl: ") + call + " failed: " +
+                                      cudaGetErrorString(rc) + " (" + std::to_string(rc) + ")");
+}
+
+void nccl_check(ncclResult_t rc, ncclComm_t comm, const char* call) {
+  if (rc == ncclSuccess || rc == ncclInProgress) return;
+  const char* last = ncclGetLastError(comm);
+  throw Error(Error::Code::kComm, std::string("nccl: ") + call +
+                                      " failed: " + ncclGetErrorString(rc) +
+                                      (last && *last ? std::string(" (") + last + ")" : ""));
+}
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(Store& store, const WorldInfo& world, std::chrono::milliseconds timeout)
+      : rank_(world.rank), size_(world.size), timeout_(timeout) {
+    int devices = 0;
+    const cudaError_t rc = cudaGetDeviceCount(&devices);
+    if (rc != cudaSuccess || devices == 0) {
+      throw Error(Error::Code::kInvalid,
+                  std::string("dtrain: nccl: no CUDA device: cudaGetDeviceCount ") +
+                      (rc != cudaSuccess ? std::string("returned ") + cudaGetErrorString(rc)
+                                         : std::string("found 0 devices")) +
+                      "; expected a visible GPU (CUDA_VISIBLE_DEVICES) for device collectives");
+    }
+    device_ = world.local_rank % devices;
+    cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+    ncclUniqueId id;
+    if (rank_ == 0) {
+      nccl_check(ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
+      store.set("nccl/id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
+    }
+    const std::string got = store.get("nccl/id", timeout);
+    if (got.size() != sizeof id) {
+      throw Error(Error::Code::kComm, "dtrain: nccl: unique id from the " +
+                                          std::string(store.method()) + " store has " +
+                                          std::to_string(got.size()) + " bytes; expected " +
+                                          std::to_string(sizeof id));
+    }
+    std::memcpy(&id, got.data(), sizeof id);
+    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    nccl_check(ncclCommInitRank(&comm_, size_, id, rank_), nullptr, "ncclCommInitRank");
+  }
+
+  ~NcclCommunicator() override {
+    if (comm_ != nullptr) {
+      if (aborted_) {
+        ncclCommAbort(comm_);
+      } else {
+        ncclCommDestroy(comm_);
+      }
+    }
+    if (token_ != nullptr) cudaFree(token_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
+    enter();
+    nccl_check(ncclAllReduce(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_), comm_,
+               "ncclAllReduce");
+    finish("allreduce");
+  }
+  void broadcast(void* buf, std::size_t count, DType type, int root) override {
+    enter();
+    nccl_check(ncclBroadcast(buf, buf, count, nccl_type(type), root, comm_, stream_), comm_,
+               "ncclBroadcast");
+    finish("broadcast");
+  }
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    enter();
+    nccl_check(ncclAllGather(in, out, count, nccl_type(type), comm_, stream_), comm_,
+               "ncclAllGather");
+    finish("allgather");
+  }
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                      ReduceOp op) override {
+    enter();
+    nccl_check(ncclReduceScatter(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_),
+               comm_, "ncclReduceScatter");
+    finish("reduce_scatter");
+  }
+  void barrier() override {
+    // NCCL has no barrier: a one-element allreduce is one.
+    if (token_ == nullptr) cuda_check(cudaMalloc(&token_, sizeof(float)), "cudaMalloc");
+    allreduce(token_, token_, 1, DType::kFloat32, ReduceOp::kSum);
+  }
+  std::string_view backend() const override { return "nccl"; }
+  bool enforces_deadline() const override { return true; }
+  void abandon() noexcept override { aborted_ = true; }
+
+ private:
+  void enter() {
+    if (aborted_) {
+      throw Error(Error::Code::kComm, "nccl: communicator aborted after an earlier timeout");
+    }
+    cuda_check(cudaSetDevice(device_), "cudaSetDevice");  // the progress thread's device
+  }
+
+  // Polls until the stream is idle; at the deadline aborts the communicator.
+  void finish(const char* what) {
+    const auto deadline = Clock::now() + timeout_;
+    for (;;) {
+      const cudaError_t rc = cudaStreamQuery(stream_);
+      if (rc == cudaSuccess) return;
+      if (rc != cudaErrorNotReady) cuda_check(rc, "cudaStreamQuery");
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &async);
+      if (async != ncclSuccess && async != ncclInProgress) {
+        aborted_ = true;
+        nccl_check(async, comm_, what);
+      }
+      if (Clock::now() >= deadline) {
+        aborted_ = true;
+        throw Error(Error::Code::kTimeout,
+                    std::string("nccl: ") + what +
+                        " not complete before the deadline (DTRAIN_TIMEOUT); missing ranks: "
+                        "unknown (NCCL does not say); the communicator was aborted");
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  float* token_ = nullptr;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(Store& store, const WorldInfo& world,
+                                                     std::chrono::milliseconds timeout) {
+  return std::make_unique<NcclCommunicator>(store, world, timeout);
+}
+
+}  // namespace dtrain::runtime
+
+#else  // !DTRAIN_HAVE_NCCL
+
+namespace dtrain::runtime {
+
+std::unique_ptr<Communicator> make_nccl_communicator(Store&, const WorldInfo&,
+                                                     std::chrono::milliseconds) {
+  throw Error(Error::Code::kInvalid,
+              "dtrain: nccl: this libdtrain was built without NCCL; expected a build with CUDA "
+              "and NCCL found (DTRAIN_WITH_NCCL=ON, NCCL in /usr/local/cuda)");
+}
+
+}  // namespace dtrain::runtime
+
+#endif

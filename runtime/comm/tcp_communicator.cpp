@@ -1,0 +1,222 @@
+// Host collectives over TCP sockets, for jobs bootstrapped through the TCP store (torchrun-style
+// launches, no MPI). A full mesh of connections set up through the store; ring algorithms
+// (reduce-scatter then allgather) as gloo's ring allreduce. Every socket call has the collective's
+// deadline, and a peer that exits or is killed shows up at once as a closed connection, named.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "comm/communicator.hpp"
+#include "comm/tcp_communicator.hpp"
+#include "net/socket.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+using net::Clock;
+using net::IoResult;
+
+class TcpCommunicator final : public Communicator {
+ public:
+  TcpCommunicator(Store& store, int rank, int size, std::chrono::milliseconds timeout)
+      : rank_(rank), size_(size), timeout_(timeout), peers_(static_cast<std::size_t>(size)) {
+    const auto deadline = Clock::now() + timeout;
+    net::Socket listener = net::listen_on("", 0);
+    std::string host = local_host_name();
+    store.set("tcp/addr/" + std::to_string(rank),
+              host + ":" + std::to_string(net::local_port(listener)));
+    // Lower ranks accept, higher ranks connect: every pair exactly once.
+    for (int peer = 0; peer < rank; ++peer) {
+      const std::string addr = store.get("tcp/addr/" + std::to_string(peer), timeout);
+      const auto colon = addr.rfind(':');
+      net::Socket s = net::connect_until(
+          addr.substr(0, colon), std::stoi(addr.substr(colon + 1)), deadline,
+          "tcp: rank " + std::to_string(rank) + " connecting to rank " + std::to_string(peer));
+      const std::int32_t me = rank;
+      if (net::send_all(s.fd(), &me, sizeof me, deadline) != IoResult::kOk) fail_setup(peer);
+      peers_[static_cast<std::size_t>(peer)] = std::move(s);
+    }
+    for (int accepted = 0; accepted < size - 1 - rank; ++accepted) {
+      net::Socket s = net::accept_until(listener, deadline);
+      std::int32_t who = -1;
+      if (!s.valid() || net::recv_all(s.fd(), &who, sizeof who, deadline) != IoResult::kOk ||
+          who <= rank || who >= size) {
+        fail_setup(-1);
+      }
+      peers_[static_cast<std::size_t>(who)] = std::move(s);
+    }
+  }
+
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
+    const std::size_t elem = dtype_size(type);
+    if (in != out) std::memcpy(out, in, count * elem);
+    // Segment boundaries: rank-sized pieces, the remainder spread over the first ones.
+    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
+    for (int s = 0; s <= size_; ++s) {
+      start[static_cast<std::size_t>(s)] =
+          count / static_cast<std::size_t>(size_) * static_cast<std::size_t>(s) +
+          std::min(static_cast<std::size_t>(s), count % static_cast<std::size_t>(size_));
+    }
+    ring_reduce_scatter(static_cast<char*>(out), start, elem, type, op, "allreduce");
+    ring_allgather(static_cast<char*>(out), start, elem, "allreduce");
+    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
+  }
+
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                      ReduceOp op) override {
+    const std::size_t elem = dtype_size(type);
+    const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
+    if (work_.size() < total) work_.resize(total);
+    std::memcpy(work_.data(), in, total);
+    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
+    for (int s = 0; s <= size_; ++s)
+      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
+    ring_reduce_scatter(work_.data(), start, elem, type, op, "reduce_scatter");
+    std::memcpy(out, work_.data() + start[static_cast<std::size_t>(rank_)] * elem, count * elem);
+    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
+  }
+
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    const std::size_t elem = dtype_size(type);
+    char* o = static_cast<char*>(out);
+    std::memmove(o + static_cast<std::size_t>(rank_) * count * elem, in, count * elem);
+    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
+    for (int s = 0; s <= size_; ++s)
+      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
+    ring_allgather(o, start, elem, "allgather");
+  }
+
+  void broadcast(void* buf, std::size_t count, DType type, int root) override {
+    const std::size_t bytes = count * dtype_size(type);
+    const auto deadline = Clock::now() + timeout_;
+    if (rank_ == root) {
+      for (int peer = 0; peer < size_; ++peer) {
+        if (peer != root) io(net::send_all(fd(peer), buf, bytes, deadline), peer, "broadcast");
+      }
+    } else {
+      io(net::recv_all(fd(root), buf, bytes, deadline), root, "broadcast");
+    }
+  }
+
+  void barrier() override {
+    std::int32_t token = 0;
+    allreduce(&token, &token, 1, DType::kInt32, ReduceOp::kSum);
+  }
+
+  std::string_view backend() const override { return "tcp"; }
+  std::string missing_ranks() const override { return missing_; }
+  bool enforces_deadline() const override { return true; }
+
+ private:
+  static std::string local_host_name() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "127.0.0.1";
+    return name;
+  }
+
+  int fd(int peer) const { return peers_[static_cast<std::size_t>(peer)].fd(); }
+  int next() const { return (rank_ + 1) % size_; }
+  int prev() const { return (rank_ + size_ - 1) % size_; }
+  std::size_t seg(int s) const { return static_cast<std::size_t>(((s % size_) + size_) % size_); }
+
+  // After n-1 steps rank r holds the reduction of segment r.
+  void ring_reduce_scatter(char* buf, const std::vector<std::size_t>& start, std::size_t elem,
+                           DType type, ReduceOp op, const char* what) {
+    if (size_ == 1) return;
+    const auto deadline = Clock::now() + timeout_;
+    std::size_t most = 0;
+    for (int s = 0; s < size_; ++s)
+      most = std::max(most,
+                      start[static_cast<std::size_t>(s) + 1] - start[static_cast<std::size_t>(s)]);
+    if (scratch_.size() < most * elem) scratch_.resize(most * elem);
+    for (int step = 0; step < size_ - 1; ++step) {
+      const std::size_t send = seg(rank_ - step - 1);
+      const std::size_t recv = seg(rank_ - step - 2);
+      const std::size_t send_n = start[send + 1] - start[send];
+      const std::size_t recv_n = start[recv + 1] - start[recv];
+      step_exchange(buf + start[send] * elem, send_n * elem, scratch_.data(), recv_n * elem,
+                    deadline, what);
+      reduce_into(buf + start[recv] * elem, scratch_.data(), recv_n, type, op);
+    }
+  }
+
+  // Rank r starts with segment r complete and ends with all of them.
+  void ring_allgather(char* buf, const std::vector<std::size_t>& start, std::size_t elem,
+                      const char* what) {
+    if (size_ == 1) return;
+    const auto deadline = Clock::now() + timeout_;
+    for (int step = 0; step < size_ - 1; ++step) {
+      const std::size_t send = seg(rank_ - step);
+      const std::size_t recv = seg(rank_ - step - 1);
+      step_exchange(buf + start[send] * elem, (start[send + 1] - start[send]) * elem,
+                    buf + start[recv] * elem, (start[recv + 1] - start[recv]) * elem, deadline,
+                    what);
+    }
+  }
+
+  void step_exchange(const char* send, std::size_t send_bytes, char* recv, std::size_t recv_bytes,
+                     Clock::time_point deadline, const char* what) {
+    int failed = -1;
+    const IoResult r = net::exchange(fd(next()), send, send_bytes, fd(prev()), recv, recv_bytes,
+                                     deadline, &failed);
+    io(r, failed == fd(next()) ? next() : prev(), what);
+  }
+
+  // Every peer whose connection is closed now: the dead rank, and ranks that already failed
+  // because of it (a ring failure spreads). Looked at only after a failure.
+  std::string closed_peers(int failed_peer) const {
+    std::string out;
+    for (int q = 0; q < size_; ++q) {
+      if (q == rank_) continue;
+      pollfd p{fd(q), POLLRDHUP, 0};
+      const bool closed = q == failed_peer ||
+                          (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+      if (closed) out += (out.empty() ? "" : ", ") + std::to_string(q);
+    }
+    return out;
+  }
+
+  void io(IoResult r, int peer, const char* what) {
+    if (r == IoResult::kOk) return;
+    const std::string missing = r == IoResult::kTimeout ? std::to_string(peer) : closed_peers(peer);
+    missing_ = "ranks " + missing;
+    const std::string why =
+        r == IoResult::kClosed    ? " closed its connection (it exited or was killed)"
+        : r == IoResult::kTimeout ? " did not answer before the deadline (DTRAIN_TIMEOUT)"
+                                  : ": socket error: " + net::last_error_text();
+    throw Error(r == IoResult::kTimeout ? Error::Code::kTimeout : Error::Code::kComm,
+                std::string("dtrain: ") + what + ": tcp: missing ranks: " + missing + "; rank " +
+                    std::to_string(peer) + why);
+  }
+
+  [[noreturn]] void fail_setup(int peer) {
+    throw Error(
+        Error::Code::kComm,
+        "dtrain: tcp: rank " + std::to_string(rank_) + ": cannot set up the connection " +
+            (peer >= 0 ? "to rank " + std::to_string(peer) : std::string("from a higher rank")) +
+            " before the deadline (DTRAIN_TIMEOUT); expected every rank of the " +
+            std::to_string(size_) + " to start");
+  }
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  std::vector<net::Socket> peers_;
+  std::vector<char> scratch_;  // one received segment; kept across calls
+  std::vector<char> work_;     // reduce_scatter's copy of the input; kept across calls
+  std::string missing_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_tcp_communicator(Store& store, int rank, int size,
+                                                    std::chrono::milliseconds timeout) {
+  return std::make_unique<TcpCommunicator>(store, rank, size, timeout);
+}
+
+}  // namespace dtrain::runtime

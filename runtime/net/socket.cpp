@@ -1,0 +1,183 @@
+// POSIX sockets with poll() deadlines. Sockets are non-blocking so that no call can outlive its
+// deadline; TCP_NODELAY because collectives send latency-bound small messages.
+#include "net/socket.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "dtrain/dtrain.hpp"
+
+namespace dtrain::runtime::net {
+namespace {
+
+int remaining_ms(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  if (left <= 0) return 0;
+  return left > 1000 ? 1000 : static_cast<int>(left);  // wake up at least once a second
+}
+
+void tune(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+addrinfo* resolve(const std::string& host, int port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;  // IPv4: what MASTER_ADDR holds in every launcher we support
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* out = nullptr;
+  const std::string service = std::to_string(port);
+  const char* node = (host.empty() || host == "0.0.0.0") ? nullptr : host.c_str();
+  const int rc = ::getaddrinfo(node, service.c_str(), &hints, &out);
+  if (rc != 0) {
+    throw Error(Error::Code::kSystem,
+                "dtrain: net: cannot resolve " + host + ":" + service + ": " + ::gai_strerror(rc));
+  }
+  return out;
+}
+
+}  // namespace
+
+Socket::Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+Socket::~Socket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string last_error_text() { return std::strerror(errno); }
+
+Socket listen_on(const std::string& host, int port) {
+  addrinfo* ai = resolve(host, port, true);
+  Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0));
+  const int one = 1;
+  if (s.valid()) ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool ok =
+      s.valid() && ::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(s.fd(), 128) == 0;
+  const std::string why = ok ? "" : last_error_text();
+  ::freeaddrinfo(ai);
+  if (!ok) {
+    throw Error(Error::Code::kSystem, "dtrain: net: cannot listen on " +
+                                          (host.empty() ? std::string("*") : host) + ":" +
+                                          std::to_string(port) + ": " + why);
+  }
+  ::fcntl(s.fd(), F_SETFL, ::fcntl(s.fd(), F_GETFL) | O_NONBLOCK);
+  return s;
+}
+
+int local_port(const Socket& s) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(s.fd(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
+  return ntohs(addr.sin_port);
+}
+
+Socket accept_until(const Socket& listener, Clock::time_point deadline) {
+  for (;;) {
+    const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      tune(fd);
+      return Socket(fd);
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Socket();
+    if (Clock::now() >= deadline) return Socket();
+    pollfd p{listener.fd(), POLLIN, 0};
+    ::poll(&p, 1, remaining_ms(deadline));
+  }
+}
+
+Socket connect_until(const std::string& host, int port, Clock::time_point deadline,
+                     const std::string& what) {
+  std::string why = "no attempt made";
+  auto pause = std::chrono::milliseconds(10);
+  while (true) {
+    addrinfo* ai = resolve(host, port, false);
+    Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0));
+    const bool ok = s.valid() && ::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0;
+    if (!ok) why = last_error_text();
+    ::freeaddrinfo(ai);
+    if (ok) {
+      tune(s.fd());
+      return s;
+    }
+    if (Clock::now() + pause >= deadline) break;
+    std::this_thread::sleep_for(pause);
+    if (pause < std::chrono::milliseconds(200)) pause *= 2;
+  }
+  throw Error(Error::Code::kTimeout, "dtrain: " + what + ": cannot connect to " + host + ":" +
+                                         std::to_string(port) + " before the deadline: " + why);
+}
+
+IoResult exchange(int send_fd, const void* send, std::size_t send_len, int recv_fd, void* recv,
+                  std::size_t recv_len, Clock::time_point deadline, int* failed_fd) {
+  const char* out = static_cast<const char*>(send);
+  char* in = static_cast<char*>(recv);
+  std::size_t sent = 0;
+  std::size_t got = 0;
+  while (sent < send_len || got < recv_len) {
+    // Try both directions first: poll only when neither can move.
+    bool progress = false;
+    if (sent < send_len) {
+      const ssize_t n = ::send(send_fd, out + sent, send_len - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        progress = true;
+      } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        if (failed_fd) *failed_fd = send_fd;
+        return (errno == EPIPE || errno == ECONNRESET) ? IoResult::kClosed : IoResult::kError;
+      }
+    }
+    if (got < recv_len) {
+      const ssize_t n = ::recv(recv_fd, in + got, recv_len - got, 0);
+      if (n > 0) {
+        got += static_cast<std::size_t>(n);
+        progress = true;
+      } else if (n == 0) {
+        if (failed_fd) *failed_fd = recv_fd;
+        return IoResult::kClosed;
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        if (failed_fd) *failed_fd = recv_fd;
+        return errno == ECONNRESET ? IoResult::kClosed : IoResult::kError;
+      }
+    }
+    if (progress) continue;
+    if (Clock::now() >= deadline) {
+      if (failed_fd) *failed_fd = got < recv_len ? recv_fd : send_fd;
+      return IoResult::kTimeout;
+    }
+    pollfd p[2];
+    nfds_t np = 0;
+    if (sent < send_len) p[np++] = {send_fd, POLLOUT, 0};
+    if (got < recv_len) p[np++] = {recv_fd, POLLIN, 0};
+    ::poll(p, np, remaining_ms(deadline));
+  }
+  return IoResult::kOk;
+}
+
+IoResult send_all(int fd, const void* data, std::size_t len, Clock::time_point deadline) {
+  return exchange(fd, data, len, fd, nullptr, 0, deadline, nullptr);
+}
+
+IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadline) {
+  return exchange(fd, nullptr, 0, fd, data, len, deadline, nullptr);
+}
+
+}  // namespace dtrain::runtime::net

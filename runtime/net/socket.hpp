@@ -1,0 +1,56 @@
+// Blocking-with-deadline TCP helpers shared by the TCP store and the TCP communicator. Every call
+// takes an absolute deadline and returns how it ended; the caller turns that into a message that
+// names what it was doing and with whom, which these helpers cannot know.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace dtrain::runtime::net {
+
+using Clock = std::chrono::steady_clock;
+
+enum class IoResult { kOk, kTimeout, kClosed, kError };
+
+// An owned file descriptor; closes on destruction.
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  Socket(Socket&& other) noexcept;
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket();
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Listens on `host:port` (port 0: any free port; host "" or "0.0.0.0": every interface). Throws
+// Error (kSystem) naming the address and the cause.
+Socket listen_on(const std::string& host, int port);
+// The port a listening socket got.
+int local_port(const Socket& s);
+// Accepts one connection, waiting until `deadline`; an invalid Socket on timeout.
+Socket accept_until(const Socket& listener, Clock::time_point deadline);
+// Connects, retrying while nobody listens yet (the server may start later), until `deadline`.
+// Throws Error (kTimeout) naming the address and the last cause.
+Socket connect_until(const std::string& host, int port, Clock::time_point deadline,
+                     const std::string& what);
+
+IoResult send_all(int fd, const void* data, std::size_t len, Clock::time_point deadline);
+IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadline);
+// Sends `send_len` bytes to `send_fd` while receiving `recv_len` from `recv_fd` (the two may be
+// the same socket): one ring step, without either side waiting on the other's buffer space.
+// `failed_fd` receives the descriptor that failed.
+IoResult exchange(int send_fd, const void* send, std::size_t send_len, int recv_fd, void* recv,
+                  std::size_t recv_len, Clock::time_point deadline, int* failed_fd);
+
+// strerror(errno) of the last failure, for messages.
+std::string last_error_text();
+
+}  // namespace dtrain::runtime::net

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# dtrain logs / stats / timeline on run directories: real 4-rank local runs (a rank SIGKILLed,
+# a rank whose run-rank dies silently, --follow while the job runs) and synthetic ones written
+# here (heartbeats of a hang, metric records with known sums, runs at three scales).
+set -euo pipefail
+DTRAIN=$1
+source "$(dirname "$0")/lib.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-logs-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+host=$(hostname)
+ts_re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z'
+
+echo "== a real 4-rank run in which rank 2 is killed with SIGKILL"
+cat > kill.yaml <<'YAML'
+name: killed
+ranks_per_node: 4
+command: [bash, -c, 'for i in 1 2 3 4 5; do echo "rank $DTRAIN_RANK step $i"; sleep 0.1; done; if [ "$DTRAIN_RANK" = 2 ]; then echo "rank 2 about to die"; kill -9 $$; fi; sleep 30']
+YAML
+set +e
+"$DTRAIN" submit kill.yaml > kill.out 2>&1
+status=$?
+set -e
+expect_eq 137 "$status" "exit status of a job whose rank 2 was SIGKILLed"
+run=$(ls -d "$work"/runs/killed-*)
+
+merged=$("$DTRAIN" logs "$run")
+expect_eq "$(cat "$run"/rank-*.log | wc -l)" "$(wc -l <<<"$merged")" "merged line count"
+while IFS= read -r line; do
+  [[ $line =~ $ts_re\ \[[0-3]@$host\]\  ]] || fail "expected '<time> [rank@$host] ' on every line, got [$line]"
+done <<<"$merged"
+cut -d' ' -f1 <<<"$merged" | LC_ALL=C sort -c || fail "merged lines are not in time order"
+for r in 0 1 2 3; do
+  # Each rank's lines keep their file order and gain only the prefix.
+  expect_eq "$(sed 's/^\([^ ]*\) /\1 ['$r'@'$host'] /' "$run/rank-0000$r.log")" \
+    "$(grep -F "[$r@$host]" <<<"$merged")" "rank $r lines in the merge"
+done
+expect_eq "$(LC_ALL=C sort -m -s -k1,1 "$run"/rank-*.log)" "$("$DTRAIN" logs --no-prefix "$run")" \
+  "--no-prefix against sort -m -s -k1,1"
+
+report=$("$DTRAIN" logs --first-error "$run")
+echo "$report"
+expect_contains "$report" "first failure: rank 2 on $host was killed by signal 9 (SIGKILL)" "--first-error"
+expect_contains "$report" "culprit: exited first" "--first-error"
+expect_contains "$report" "rank 2 about to die" "--first-error shows the culprit's last lines"
+expect_contains "$report" "victims (3 ranks failed after rank 2)" "--first-error"
+python3 - "$("$DTRAIN" logs --first-error --json "$run")" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["culprit"]["rank"] == 2 and r["culprit"]["state"] == "failed", r["culprit"]
+assert sorted(v["rank"] for v in r["victims"]) == [0, 1, 3], r["victims"]
+PY
+
+echo "== filters: --rank, --grep, --since/--until, --tail"
+expect_eq "$(grep -cE '\[(0|3)@' <<<"$merged")" "$("$DTRAIN" logs --rank 0,3 "$run" | wc -l)" "--rank 0,3 lines"
+[[ -z $("$DTRAIN" logs --rank 0,3 "$run" | grep -E '\[(1|2)@' || true) ]] || fail "--rank 0,3 printed other ranks"
+expect_eq "$(grep -E '\] rank [0-9] step [24]$' <<<"$merged")" "$("$DTRAIN" logs --grep 'step [24]$' "$run")" "--grep"
+expect_eq "$(tail -3 <<<"$merged")" "$("$DTRAIN" logs --tail 3 "$run")" "--tail 3"
+since=$(sed -n 5p <<<"$merged" | cut -d' ' -f1)
+until=$(sed -n 9p <<<"$merged" | cut -d' ' -f1)
+expect_eq "$(awk -v a="$since" -v b="$until" '$1 >= a && $1 <= b' <<<"$merged")" \
+  "$("$DTRAIN" logs --since "$since" --until "$until" "$run")" "--since/--until"
+
+echo "== a rank whose run-rank is killed goes silent: it is the culprit"
+# The others keep printing, as training ranks do, so their logs go on after rank 1's stops even
+# when mpirun's SIGKILL leaves one of them without an exit line.
+cat > silent.yaml <<'YAML'
+name: silent
+ranks_per_node: 4
+command: [bash, -c, 'echo "rank $DTRAIN_RANK up"; sleep 0.5; if [ "$DTRAIN_RANK" = 1 ]; then echo "rank 1 last words"; sleep 0.2; kill -9 $PPID; exit 0; fi; while true; do echo "rank $DTRAIN_RANK tick"; sleep 0.1; done']
+YAML
+set +e
+"$DTRAIN" submit silent.yaml > silent.out 2>&1
+set -e
+run=$(ls -d "$work"/runs/silent-*)
+[[ -z $(grep ' dtrain: rank 1 \(exited\|was killed\)' "$run/rank-00001.log" || true) ]] ||
+  fail "rank 1's log should have no exit line: $(cat "$run/rank-00001.log")"
+report=$("$DTRAIN" logs --first-error "$run")
+echo "$report"
+expect_contains "$report" "first failure: rank 1 on $host went silent" "--first-error, silent rank"
+expect_contains "$report" "culprit: went silent first" "--first-error, silent rank"
+expect_contains "$report" "rank 1 last words" "--first-error, silent rank's last lines"
+
+echo "== --follow prints a running job's lines and stops when every rank has exited"
+cat > follow.yaml <<'YAML'
+name: follow
+ranks_per_node: 4
+command: [bash, -c, 'for i in 1 2 3 4 5 6 7 8; do echo "rank $DTRAIN_RANK tick $i"; sleep 0.25; done']
+YAML
+"$DTRAIN" submit follow.yaml > follow.out 2>&1 &
+submit_pid=$!
+for _ in $(seq 100); do
+  run=$(ls -d "$work"/runs/follow-* 2>/dev/null || true)
+  [[ -n $run && -e $run/rank-00000.log ]] && break
+  sleep 0.1
+done
+[[ -n $run ]] || fail "the follow job's run directory did not appear"
+timeout 60 "$DTRAIN" logs --follow "$run" > followed.txt || fail "logs --follow exited $? (124: it did not stop)"
+wait $submit_pid || fail "the follow job failed: $(cat follow.out)"
+expect_eq "$("$DTRAIN" logs "$run" | sort)" "$(sort followed.txt)" "lines printed by --follow"
+expect_eq 4 "$(grep -c 'exited with status 0' followed.txt)" "exit lines seen by --follow"
+
+echo "== bad input is named and exits 2"
+expect_status_and_message() {  # expected_status needle command...
+  local want=$1 needle=$2 out status
+  shift 2
+  set +e
+  out=$("$@" 2>&1)
+  status=$?
+  set -e
+  expect_eq "$want" "$status" "exit status of $*"
+  expect_contains "$out" "$needle" "message of $*"
+}
+expect_status_and_message 2 "nosuch: expected a run directory, got nothing" "$DTRAIN" logs nosuch
+expect_status_and_message 2 "--since: expected an RFC 3339 time" "$DTRAIN" logs --since yesterday "$run"
+expect_status_and_message 2 "has no rank-00009.log" "$DTRAIN" logs --rank 9 "$run"
+expect_status_and_message 2 "--tail: expected a number of lines >= 1, got 0" "$DTRAIN" logs --tail 0 "$run"
+expect_status_and_message 2 "--grep \"a(\"" "$DTRAIN" logs --grep 'a(' "$run"
+expect_status_and_message 2 "no rank-NNNNN.jsonl metric files" "$DTRAIN" logs --hang "$run"
+
+echo "== synthetic run directories: a hang, known sums, three scales"
+python3 - "$work" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+T0 = 1795341600.0  # 2026-11-22T10:00:00Z
+def ts(t):
+    import datetime
+    d = datetime.datetime.fromtimestamp(T0 + t, datetime.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % d.microsecond
+
+def write_run(name, ranks, rate_of, hang_rank=None, steps=20):
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    json.dump({"version": 1, "job": {"name": "resnet", "id": name}}, open(os.path.join(d, "plan.json"), "w"))
+    open(os.path.join(d, "job.yaml"), "w").write("name: resnet\ngpus_per_rank: 1\n")
+    for r in range(ranks):
+        host = "node%d" % (r // 2)
+        with open(os.path.join(d, "rank-%05d.log" % r), "w") as log:
+            log.write("%s dtrain: rank %d of %d started on %s (local rank %d of 2, pid %d): train\n"
+                      % (ts(0), r, ranks, host, r % 2, 100 + r))
+        t = 0.0
+        with open(os.path.join(d, "rank-%05d.jsonl" % r), "w") as m:
+            for s in range(steps):
+                if hang_rank == r and s == 5:
+                    break
+                m.write(json.dumps({"v": 2, "type": "coll", "time": T0 + t, "rank": r, "seq": s,
+                                    "op": "allreduce", "bytes": 4096, "phase": "enter"}) + "\n")
+                if hang_rank is not None and s == 5:
+                    break  # everyone else waits in #5 for the hung rank
+                samples, seconds = rate_of(r, s)
+                m.write(json.dumps({"v": 2, "type": "coll", "time": T0 + t + 0.01, "rank": r, "seq": s,
+                                    "op": "allreduce", "bytes": 4096, "phase": "exit"}) + "\n")
+                t += seconds
+                m.write(json.dumps({"v": 2, "type": "step", "time": T0 + t, "rank": r, "step": s,
+                                    "samples": samples, "seconds": seconds, "comm_seconds": seconds / 4,
+                                    "data_seconds": seconds / 10}) + "\n")
+    return d
+
+write_run("hang", 4, lambda r, s: (32, 0.1), hang_rank=2)
+# Known sums: rank r, step s processes 10 + r + s samples in 0.1 + 0.01 * s seconds.
+write_run("sums", 3, lambda r, s: (10 + r + s, 0.1 + 0.01 * s))
+# The same job at 1, 2 and 4 ranks: 100 samples per 0.1 s step per rank, 90 % efficient at 4.
+write_run("scale1", 1, lambda r, s: (100, 0.1))
+write_run("scale2", 2, lambda r, s: (100, 0.1))
+write_run("scale4", 4, lambda r, s: (90, 0.1))
+PY
+
+hang=$("$DTRAIN" logs --hang "$work/hang")
+echo "$hang"
+expect_contains "$hang" "hang: ranks 2 never entered collective #5 (allreduce of 4096 bytes) that ranks 0, 1, 3 reached" "--hang"
+expect_contains "$hang" "rank 2 on node1: last entered #4 at 2026-11-22T10:00:00.400000Z, left it at 2026-11-22T10:00:00.410000Z" "--hang"
+expect_contains "$hang" "rank 0 on node0: entered #5 at 2026-11-22T10:00:00.500000Z, never left it" "--hang"
+python3 - "$("$DTRAIN" logs --hang --json "$work/hang")" <<'PY'
+import json, sys
+h = json.loads(sys.argv[1])
+assert h["missed_seq"] == 5 and [p["rank"] for p in h["never_entered"]] == [2], h
+PY
+expect_contains "$("$DTRAIN" logs --first-error "$work/hang")" "culprit: never entered collective #5" "--first-error with heartbeats"
+
+python3 - "$("$DTRAIN" stats --json "$work/sums")" <<'PY'
+import json, sys
+s = json.loads(sys.argv[1])
+for r, rs in enumerate(s["ranks"]):
+    samples = sum(10 + r + k for k in range(20))
+    seconds = sum(0.1 + 0.01 * k for k in range(20))
+    rates = sorted((10 + r + k) / (0.1 + 0.01 * k) for k in range(20))
+    assert rs["samples"] == samples, (rs, samples)
+    assert abs(rs["seconds"] - seconds) < 1e-9
+    assert abs(rs["samples_per_second"] - samples / seconds) < 1e-6
+    assert abs(rs["p50_samples_per_second"] - rates[9]) < 1e-9, (rs, rates)   # nearest rank
+    assert abs(rs["p95_samples_per_second"] - rates[18]) < 1e-9, (rs, rates)
+    assert abs(rs["comm_share"] - 0.25) < 1e-9 and abs(rs["data_seconds"] - seconds / 10) < 1e-9
+    assert rs["host"] == "node%d" % (r // 2)
+total = sum(10 + r + k for r in range(3) for k in range(20))
+assert s["total"]["samples"] == total
+assert abs(s["total"]["samples_per_second"] - total / sum(0.1 + 0.01 * k for k in range(20))) < 1e-6
+PY
+
+table=$("$DTRAIN" stats "$work/scale4" "$work/scale1" "$work/scale2" --plot scaling.svg)
+echo "$table"
+expect_contains "$table" "# scaling against the smallest run (scale1)" "scaling table"
+expect_contains "$table" "scale4                            4     4         3600     3.60       90.0%" "scaling table"
+python3 - "$("$DTRAIN" stats --json "$work/scale1" "$work/scale2" "$work/scale4")" scaling.svg <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+s = json.loads(sys.argv[1])
+rows = s["scaling"]["rows"]
+assert [r["ranks"] for r in rows] == [1, 2, 4]
+assert [round(r["speedup"], 9) for r in rows] == [1.0, 2.0, 3.6], rows
+assert [round(r["efficiency"], 9) for r in rows] == [1.0, 1.0, 0.9], rows
+root = ET.parse(sys.argv[2]).getroot()  # raises on XML that is not well-formed
+ns = "{http://www.w3.org/2000/svg}"
+assert root.tag == ns + "svg", root.tag
+assert len(root.findall(f"{ns}circle")) == 3
+assert root.find(f"{ns}polyline").get("class") == "measured"
+PY
+"$DTRAIN" stats "$work/sums" --plot ranks.svg > /dev/null
+python3 - ranks.svg <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert root.tag == ns + "svg"
+assert len([r for r in root.findall(f"{ns}rect") if r.get("class") == "rank"]) == 3
+PY
+
+echo "== timeline: a Chrome trace of every rank's steps and collectives"
+out=$("$DTRAIN" timeline "$work/sums" -o trace.json)
+expect_contains "$out" "to trace.json" "timeline output"
+python3 - trace.json <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+steps = [e for e in ev if e["ph"] == "X" and e["tid"] == 0]
+colls = [e for e in ev if e["ph"] == "X" and e["tid"] == 1]
+assert len(steps) == 60 and len(colls) == 60, (len(steps), len(colls))
+names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert names == {0: "rank 0 (node0)", 1: "rank 1 (node0)", 2: "rank 2 (node1)"}, names
+PY
+echo "PASS"

@@ -1,0 +1,261 @@
+// --first-error and --hang on synthetic rank logs and heartbeats: the culprit is the rank that
+// exited or went silent first (or never reached a collective), victims are listed as such.
+#include "rundir/first_error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "rundir/hang.hpp"
+#include "rundir/log_time.hpp"
+#include "rundir/rank_lines.hpp"
+#include "rundir/trace.hpp"
+
+namespace dtrain::rundir {
+namespace {
+
+constexpr std::int64_t kT0 = 1795341600LL * 1000000;  // 2026-11-22T10:00:00Z
+
+std::string at(double seconds, const std::string& text) {
+  return format_log_time(kT0 + static_cast<std::int64_t>(seconds * 1e6)) + " " + text;
+}
+
+RankLogScan scan(int rank, const std::vector<std::string>& lines) {
+  RankLogScan s(rank, 3);
+  for (const auto& l : lines) s.add(l);
+  return s;
+}
+
+std::string start(int rank, int size = 4, const std::string& host = "node0") {
+  return format_rank_start({rank, size, host, rank, size, 100 + rank, "python train.py"});
+}
+
+std::string exit_line(int rank, int status, int signal = 0) {
+  return format_rank_exit({rank, status, signal});
+}
+
+TEST(RankLines, FormatAndParseRoundTrip) {
+  const std::string s = start(3, 8, "nid001");
+  EXPECT_EQ(s,
+            "dtrain: rank 3 of 8 started on nid001 (local rank 3 of 8, pid 103): python train.py");
+  const auto parsed = parse_rank_start(s);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->host, "nid001");
+  EXPECT_EQ(parsed->world_size, 8);
+  EXPECT_EQ(parsed->command, "python train.py");
+  EXPECT_EQ(exit_line(2, 0, 9), "dtrain: rank 2 was killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 was killed by signal 9 (SIGKILL)")->signal, 9);
+  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 exited with status 3")->status, 3);
+  EXPECT_FALSE(parse_rank_exit("dtrain: rank 2 exited with status 3 maybe"));
+  EXPECT_FALSE(parse_rank_start("dtrain: rank x of 8 started on h"));
+}
+
+TEST(FirstError, TheRankThatExitedFirstIsTheCulpritAndLaterOnesAreVictims) {
+  std::vector<RankLogScan> scans = {
+      scan(0,
+           {at(0, start(0)), at(1, "step 1"),
+            at(5.2, "RuntimeError: NCCL watchdog timeout: peer closed"), at(5.3, exit_line(0, 1))}),
+      scan(1, {at(0, start(1)), at(1, "step 1"), at(2, "step 2"),
+               at(3, "CUDA error: an illegal memory access"), at(3.1, exit_line(1, 0, 6))}),
+      scan(2, {at(0, start(2)), at(1, "step 1"), at(6, exit_line(2, 0, 15))}),
+      scan(3, {at(0, start(3)), at(9, "done"), at(9.1, exit_line(3, 0))}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 1);
+  EXPECT_EQ(r.culprit->how, "was killed by signal 6 (SIGABRT)");
+  EXPECT_EQ(r.culprit_reason, "exited first");
+  ASSERT_TRUE(r.culprit->evidence);
+  EXPECT_EQ(r.culprit->evidence->text, "CUDA error: an illegal memory access");
+  EXPECT_EQ(r.culprit->last_lines.back(), at(3, "CUDA error: an illegal memory access"));
+  ASSERT_EQ(r.victims.size(), 2u);
+  EXPECT_EQ(r.victims[0].rank, 0);
+  EXPECT_TRUE(r.victims[0].peer_loss);
+  EXPECT_EQ(r.victims[1].rank, 2);
+  EXPECT_EQ(r.finished, std::vector<int>{3});
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("first failure: rank 1 on node0 was killed by signal 6 (SIGABRT) at "
+                      "2026-11-22T10:00:03.100000Z"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("rank 0 on node0 exited with status 1 at 2026-11-22T10:00:05.300000Z (2.200 s "
+                "later): reports RuntimeError: NCCL watchdog timeout: peer closed"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(first_error_to_json(r)["culprit"]["rank"], 1);
+}
+
+TEST(FirstError, ARankThatWentSilentBeforeTheOthersFailedIsTheCulprit) {
+  // Rank 2's run-rank was killed with it: no exit line, its log ends at 1.5 s. The others time
+  // out much later. A startup line mentioning a timeout does not make rank 2 a victim.
+  std::vector<RankLogScan> scans = {
+      scan(0,
+           {at(0, start(0)), at(1, "step"), at(601, "Watchdog caught collective operation timeout"),
+            at(601.5, exit_line(0, 1))}),
+      scan(1, {at(0, start(1)), at(1, "step"), at(601.2, "connection reset by peer"),
+               at(601.6, exit_line(1, 1))}),
+      scan(2, {at(0, start(2)), at(0.5, "config: timeout=600"), at(1.5, "step")}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 2);
+  EXPECT_EQ(r.culprit->kind, RankEnd::Kind::kSilent);
+  EXPECT_EQ(r.culprit->time, kT0 + 1500000);
+  EXPECT_EQ(r.culprit_reason, "went silent first");
+  ASSERT_EQ(r.victims.size(), 2u);
+  EXPECT_TRUE(r.victims[0].peer_loss && r.victims[1].peer_loss);
+}
+
+TEST(FirstError, ARankThatFailedOnItsOwnBeatsAnIdleRankThatLostItsExitLine) {
+  // Rank 2 is SIGKILLed at 1.0 s; mpirun stops the others, and rank 0's run-rank is killed before
+  // it can write its exit line, so its log ends at its last output (0.9 s), before rank 2 died.
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0)), at(0.9, "step 5")}),
+      scan(1, {at(0, start(1)), at(0.9, "step 5"), at(2.1, exit_line(1, 0, 15))}),
+      scan(2, {at(0, start(2)), at(0.95, "about to die"), at(1.0, exit_line(2, 0, 9))}),
+      scan(3, {at(0, start(3)), at(0.9, "step 5"), at(2.1, exit_line(3, 0, 15))}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 2);
+  EXPECT_EQ(r.culprit_reason, "exited first");
+  ASSERT_EQ(r.victims.size(), 3u);
+  EXPECT_EQ(r.victims[0].rank, 0);
+  EXPECT_EQ(r.victims[0].kind, RankEnd::Kind::kSilent);
+}
+
+TEST(FirstError, HeartbeatsNameTheRankThatNeverReachedTheCollective) {
+  // Rank 1 hung in compute and was later killed by the scheduler like everyone else; only the
+  // heartbeats tell it apart.
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2)), at(700, exit_line(0, 0, 15))}),
+      scan(1, {at(0, start(1, 2)), at(700.1, exit_line(1, 0, 15))}),
+  };
+  const MissedCollective missed{5, "allreduce of 4096 bytes", {1}};
+  const auto r = find_first_error(scans, {}, missed);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 1);
+  EXPECT_EQ(r.culprit_reason,
+            "never entered collective #5 (allreduce of 4096 bytes) that the other ranks entered");
+}
+
+TEST(FirstError, NoFailureWhenEveryRankExitedCleanlyOrIsStillRunning) {
+  std::vector<RankLogScan> done = {scan(0, {at(0, start(0, 2)), at(1, exit_line(0, 0))}),
+                                   scan(1, {at(0, start(1, 2)), at(1, exit_line(1, 0))})};
+  auto r = find_first_error(done, {}, std::nullopt);
+  EXPECT_FALSE(r.culprit);
+  EXPECT_EQ(format_first_error(r), "no rank failed: 2 of 2 ranks exited with status 0\n");
+  std::vector<RankLogScan> running = {scan(0, {at(0, start(0, 1)), at(1, "step")})};
+  r = find_first_error(running, {}, std::nullopt);
+  EXPECT_FALSE(r.culprit);
+  EXPECT_EQ(r.running, std::vector<int>{0});
+}
+
+TEST(FirstError, ARestartInTheSameFileCountsOnlyTheLastAttempt) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 1)), at(1, "boom error"), at(2, exit_line(0, 1)), at(10, start(0, 1)),
+               at(11, "fine"), at(12, exit_line(0, 0))})};
+  EXPECT_FALSE(find_first_error(scans, {}, std::nullopt).culprit);
+}
+
+plan::MetricRecord coll(int rank, long long seq, bool enter, double t,
+                        const std::string& op = "allreduce", long long bytes = 4096) {
+  plan::MetricRecord r;
+  r.version = 2;
+  r.type = plan::RecordType::kCollective;
+  r.rank = rank;
+  r.seq = seq;
+  r.enter = enter;
+  r.time = 1795341600.0 + t;
+  r.op = op;
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(Hang, ARankThatStopsBeforeACollectiveIsNamedWithTheTimes) {
+  HeartbeatTracker t;
+  for (int r = 0; r < 4; ++r) t.add_rank(r, "node" + std::to_string(r / 2));
+  for (int r = 0; r < 4; ++r) {
+    for (int k = 0; k < 3; ++k) {
+      t.add(coll(r, k, true, k + 0.01 * r));
+      t.add(coll(r, k, false, k + 0.5));
+    }
+    if (r != 2) t.add(coll(r, 3, true, 3 + 0.01 * r));  // rank 2 never arrives at #3
+  }
+  const HangReport h = detect_hang(t);
+  ASSERT_TRUE(h.missed_seq);
+  EXPECT_EQ(*h.missed_seq, 3);
+  EXPECT_EQ(h.missed_what, "allreduce of 4096 bytes");
+  ASSERT_EQ(h.never_entered.size(), 1u);
+  EXPECT_EQ(h.never_entered[0].rank, 2);
+  EXPECT_EQ(h.never_entered[0].left, 2);
+  EXPECT_EQ(h.reached.size(), 3u);
+  EXPECT_EQ(h.stuck.size(), 3u);  // the others wait inside #3
+  const std::string text = format_hang(h);
+  EXPECT_NE(text.find("hang: ranks 2 never entered collective #3 (allreduce of 4096 bytes) that "
+                      "ranks 0, 1, 3 reached"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 2 on node1: last entered #2 at 2026-11-22T10:00:02.020000Z, left it at "
+                      "2026-11-22T10:00:02.500000Z"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 0 on node0: entered #3 at 2026-11-22T10:00:03.000000Z, never left it"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(hang_to_json(h)["never_entered"][0]["rank"], 2);
+}
+
+TEST(Hang, AllEnteredButSomeNeverLeftAndMismatchesAreReported) {
+  HeartbeatTracker t;
+  t.add(coll(0, 0, true, 0));
+  t.add(coll(1, 0, true, 0, "broadcast", 8));
+  t.add(coll(0, 0, false, 1));
+  const HangReport h = detect_hang(t);
+  EXPECT_FALSE(h.missed_seq);
+  ASSERT_EQ(h.stuck.size(), 1u);
+  EXPECT_EQ(h.stuck[0].rank, 1);
+  EXPECT_EQ(h.mismatched.size(), 2u);
+  const std::string text = format_hang(h);
+  EXPECT_NE(text.find("every rank entered collective #0; ranks 1 never left it"), std::string::npos)
+      << text;
+  HeartbeatTracker none;
+  none.add_rank(0, "h");
+  EXPECT_FALSE(detect_hang(none).heartbeats);
+}
+
+TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
+  std::string out;
+  TraceWriter w([&](std::string_view s) { out.append(s); });
+  w.add_rank(0, "node0");
+  plan::MetricRecord step;
+  step.version = 2;
+  step.rank = 0;
+  step.step = 7;
+  step.samples = 32;
+  step.seconds = 0.25;
+  step.comm_seconds = 0.05;
+  step.time = 1795341601.0;
+  w.add(step);
+  w.add(coll(0, 0, true, 0.9));
+  w.add(coll(0, 0, false, 0.95));
+  w.add(coll(0, 1, true, 1.5));  // never left
+  w.finish();
+  const auto j = nlohmann::json::parse(out);
+  const auto& ev = j["traceEvents"];
+  ASSERT_EQ(ev.size(), 7u);  // 4 metadata, step, collective, open collective
+  EXPECT_EQ(ev[4]["name"], "step 7");
+  EXPECT_EQ(ev[4]["ph"], "X");
+  EXPECT_EQ(ev[4]["ts"], 1795341600750000LL);
+  EXPECT_EQ(ev[4]["dur"], 250000);
+  EXPECT_EQ(ev[4]["args"]["comm_seconds"], 0.05);
+  EXPECT_EQ(ev[5]["name"], "allreduce");
+  EXPECT_EQ(ev[5]["tid"], 1);
+  EXPECT_EQ(ev[5]["dur"], 50000);
+  EXPECT_EQ(ev[6]["name"], "allreduce (never left)");
+  EXPECT_EQ(ev[6]["args"]["never_left"], true);
+}
+
+}  // namespace
+}  // namespace dtrain::rundir
