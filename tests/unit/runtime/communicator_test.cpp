@@ -170,8 +170,10 @@ TEST(SingleComm, NullBroadcastBufferIsAnError) {
 }
 
 TEST(DType, UnknownTypeIsAnError) {
-  EXPECT_EQ(comm_error([] { (void)dtrain::dtype_size(static_cast<dtrain::DType>(7)); }),
-            "dtrain: dtype: unknown value; expected kFloat32, kFloat64, kInt32 or kInt64, got 7");
+  EXPECT_EQ(
+      comm_error([] { (void)dtrain::dtype_size(static_cast<dtrain::DType>(7)); }),
+      "dtrain: dtype: unknown value; expected kFloat32, kFloat64, kInt32, kInt64, kUInt8, kFloat16 "
+      "or kBFloat16, got 7");
 }
 
 TEST(DType, SizesAndNames) {
