@@ -145,9 +145,20 @@ int run_merge(const LogsOptions& opts) {
   }
   rundir::LogMerger merger(std::move(inputs), filter, per_rank);
   std::vector<std::string> prefixes;
+  // While following, a log can be opened before run-rank wrote its start line (the host): its
+  // prefix is fixed when that line arrives, so --follow prints what a later `dtrain logs` prints.
+  std::vector<bool> host_known;
   const auto refresh_prefixes = [&] {
     for (std::size_t i = prefixes.size(); i < merger.inputs().size(); ++i) {
       prefixes.push_back(rundir::rank_prefix(merger.inputs()[i].rank, merger.inputs()[i].host));
+      host_known.push_back(merger.inputs()[i].host != "?");
+    }
+  };
+  const auto learn_host = [&](std::size_t input, std::string_view line) {
+    if (host_known[input] || !rundir::parse_log_timestamp(line)) return;
+    if (auto s = rundir::parse_rank_start(line.substr(rundir::kLogTimestampWidth + 1))) {
+      prefixes[input] = rundir::rank_prefix(merger.inputs()[input].rank, s->host);
+      host_known[input] = true;
     }
   };
   refresh_prefixes();
@@ -160,7 +171,10 @@ int run_merge(const LogsOptions& opts) {
   std::string formatted;
   EndWatch watch;
   const auto emit = [&](std::size_t input, std::string_view line) {
-    if (opts.follow) watch.line(merger.inputs()[input].rank, line);
+    if (opts.follow) {
+      watch.line(merger.inputs()[input].rank, line);
+      learn_host(input, line);
+    }
     if (last) {
       formatted.clear();
       if (opts.no_prefix) {

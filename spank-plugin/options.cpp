@@ -91,8 +91,9 @@ void record_option(RequestedOptions& options, OptionId id, const char* value) {
     return;
   }
   // A bare --dtrain given to sbatch reaches the srun steps inside the job through the variable
-  // SLURM_SPANK__SLURM_SPANK_OPTION_dtrain_dtrain, which Slurm fills with printf's "(null)".
-  const bool no_value = value == nullptr || std::string_view(value) == "(null)";
+  // SLURM_SPANK__SLURM_SPANK_OPTION_dtrain_dtrain, which Slurm fills with printf's "(null)"; a
+  // bare srun --dtrain reaches slurmstepd as "" (seen in slurmd.log with 22.05).
+  const bool no_value = value == nullptr || *value == '\0' || std::string_view(value) == "(null)";
   if (no_value && spec.arg == ArgKind::kOptional) {
     options.dtrain = "";
     return;

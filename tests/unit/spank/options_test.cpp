@@ -46,6 +46,9 @@ TEST(Options, RecordsValidValues) {
   o.dtrain.reset();
   record_option(o, OptionId::kDtrain, "(null)");  // how #SBATCH --dtrain reaches srun
   EXPECT_EQ(o.dtrain, "");
+  o.dtrain.reset();
+  record_option(o, OptionId::kDtrain, "");  // how a bare srun --dtrain reaches slurmstepd
+  EXPECT_EQ(o.dtrain, "");
   record_option(o, OptionId::kDtrain, "identity,best-effort");
   EXPECT_EQ(o.dtrain, "identity,best-effort");
   record_option(o, OptionId::kGpu, "identity");
