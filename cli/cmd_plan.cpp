@@ -83,7 +83,9 @@ int run_plan(const PlanOptions& opts) {
         "# GPUs, cores and NICs per rank: the site names no node topology; pass "
         "--topology FILE (an lstopo XML of a node)\n");
   }
-  std::printf("# script\n%s", job.plan.script.c_str());
+  const bool manifest = job.site.scheduler == plan::Scheduler::kKubernetes;
+  std::printf("# %s\n%s", manifest ? "manifest (kubectl create -f)" : "script",
+              job.plan.script.c_str());
   return 0;
 }
 

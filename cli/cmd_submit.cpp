@@ -7,6 +7,7 @@
 
 #include "batch_job.hpp"
 #include "commands.hpp"
+#include "mpijob_submit.hpp"
 #include "plan/errors.hpp"
 #include "plan/stats.hpp"
 #include "process.hpp"
@@ -40,6 +41,23 @@ int run_submit(const SubmitOptions& opts) {
   for (const auto& w : plan.warnings) std::fprintf(stderr, "dtrain: warning: %s\n", w.c_str());
   if (opts.dry_run) {
     std::fputs(plan.script.c_str(), stdout);
+    return 0;
+  }
+  if (job.site.scheduler == plan::Scheduler::kKubernetes) {
+    if (opts.wait) {
+      throw plan::UsageError("dtrain: --wait: not supported for site " + plan.site +
+                             " (Kubernetes); follow the job with `kubectl get mpijob " + plan.name +
+                             " -w` and `kubectl logs -f job/" + plan.name + "-launcher`");
+    }
+    const SubmittedMpiJob submitted = submit_mpijob(job);
+    const std::string ns =
+        job.spec.k8s_namespace.empty() ? std::string() : " -n " + job.spec.k8s_namespace;
+    std::printf(
+        "dtrain: submitted %s to kubernetes (site %s, %d ranks), record in %s\n"
+        "dtrain: follow it with `kubectl get mpijob %s%s -w` and `kubectl logs -f "
+        "job/%s-launcher%s`\n",
+        submitted.object.c_str(), plan.site.c_str(), plan.world_size(), submitted.run_dir.c_str(),
+        plan.name.c_str(), ns.c_str(), plan.name.c_str(), ns.c_str());
     return 0;
   }
   if (job.site.scheduler != plan::Scheduler::kLocal) {

@@ -73,8 +73,9 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text) {
   using fs::perms;
   const auto rw = perms::owner_read | perms::owner_write | perms::group_read | perms::others_read;
   write_file(dir / "job.yaml", spec_text, rw);
-  write_file(dir / plan::kScriptName, plan.script,
-             rw | perms::owner_exec | perms::group_exec | perms::others_exec);
+  const bool is_script = plan.script_name == plan::kScriptName;  // not a manifest
+  write_file(dir / plan.script_name, plan.script,
+             is_script ? rw | perms::owner_exec | perms::group_exec | perms::others_exec : rw);
   write_file(dir / "plan.json", plan::plan_to_json(plan).dump(2) + "\n", rw);
 }
 

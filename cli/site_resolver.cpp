@@ -14,6 +14,7 @@
 #include "embedded_templates.hpp"
 #include "plan/batch_planner.hpp"
 #include "plan/errors.hpp"
+#include "plan/mpijob.hpp"
 #include "plan/planner.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
@@ -111,6 +112,8 @@ PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_
   if (job.site.scheduler == plan::Scheduler::kLocal) {
     job.plan =
         plan::plan_local(job.spec, this_machine(), inputs, embedded_template("local.sh.tmpl"));
+  } else if (job.site.scheduler == plan::Scheduler::kKubernetes) {
+    job.plan = plan::plan_mpijob(job.spec, spec_path, job.site, inputs);
   } else {
     job.plan = plan::plan_batch(job.spec, spec_path, job.site, inputs,
                                 [](std::string_view name) { return embedded_template(name); });

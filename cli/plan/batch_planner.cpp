@@ -8,13 +8,7 @@
 namespace dtrain::plan {
 namespace {
 
-// The resource shape of one node of the job, after the site's defaults are applied.
-struct Shape {
-  int nodes = 1;
-  int ranks_per_node = 1;
-  int gpus_per_rank = 0;
-  int cpus_per_rank = 0;  // 0: leave it to the scheduler
-};
+using Shape = JobShape;
 
 std::string two_digits(long v) { return (v < 10 ? "0" : "") + std::to_string(v); }
 
@@ -47,10 +41,14 @@ bool has_field(const JobSpec& spec, const SiteProfile& site, const std::string& 
   if (field == "gpus_per_rank") return spec.gpus_per_rank.has_value();
   if (field == "cpus_per_rank") return spec.cpus_per_rank.has_value();
   if (field == "ranks_per_node") return spec.ranks_per_node.has_value();
+  if (field == "image") return !spec.image.empty();
+  if (field == "namespace") return !spec.k8s_namespace.empty();
   return true;
 }
 
-Shape shape_of(const JobSpec& spec, const std::string& source, const SiteProfile& site) {
+}  // namespace
+
+JobShape job_shape(const JobSpec& spec, const std::string& source, const SiteProfile& site) {
   std::vector<SpecIssue> issues;
   for (const auto& field : site.required) {
     if (!has_field(spec, site, field)) {
@@ -96,6 +94,8 @@ Shape shape_of(const JobSpec& spec, const std::string& source, const SiteProfile
   if (!issues.empty()) throw SpecError(std::move(issues));
   return s;
 }
+
+namespace {
 
 std::vector<std::string> slurm_directives(const JobSpec& spec, const SiteProfile& site,
                                           const Shape& s) {
@@ -187,7 +187,7 @@ std::vector<std::string> pbs_directives(const JobSpec& spec, const SiteProfile& 
 
 LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
                       const PlanInputs& inputs, const TemplateLookup& templates) {
-  const Shape s = shape_of(spec, spec_source, site);
+  const Shape s = job_shape(spec, spec_source, site);
   LaunchPlan plan;
   plan.name = spec.name;
   plan.site = site.name;
@@ -200,6 +200,9 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
     }
   }
   const int world = s.nodes * s.ranks_per_node;
+  for (const char* field : kubernetes_only_fields(spec)) {
+    plan.warnings.push_back("site " + site.name + " runs no containers; ignoring " + field);
+  }
 
   if (spec.site_env) plan.env = site.env;
   for (const auto& kv : spec.env) plan.env.push_back(kv);
@@ -264,7 +267,9 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
                   std::to_string(s.ranks_per_node)};
       break;
     case Scheduler::kLocal:
-      throw std::logic_error("dtrain: plan_batch called for the local site");
+    case Scheduler::kKubernetes:  // plan_local, plan_mpijob
+      throw std::logic_error("dtrain: plan_batch called for scheduler " +
+                             std::string(scheduler_name(site.scheduler)));
   }
 
   std::string launcher_text = shell_join(launcher);

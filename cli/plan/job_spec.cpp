@@ -121,6 +121,20 @@ void read_env(const YAML::Node& node, Collector& errors,
   }
 }
 
+// The reference grammar of distribution/reference (what docker and containerd accept):
+// [host[:port]/]path[:tag][@digest], path components in lower case.
+bool is_image_reference(const std::string& image) {
+  static const std::string kHostLabel = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
+  static const std::string kComponent = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+  static const std::regex kReference(
+      "(?:" + kHostLabel + "(?:\\." + kHostLabel + ")*(?::[0-9]+)?/)?" +  // host[:port]/
+      kComponent + "(?:/" + kComponent + ")*" +                           // path
+      "(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?" +                         // :tag
+      "(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?");  // @digest
+  // Bounded first: std::regex recurses per character.
+  return image.size() <= 512 && std::regex_match(image, kReference);
+}
+
 }  // namespace
 
 std::string_view framework_name(Framework f) {
@@ -140,17 +154,17 @@ std::string_view framework_name(Framework f) {
 }
 
 const std::vector<std::string>& builtin_sites() {
-  static const std::vector<std::string> sites = {"local",   "slurm",    "perlmutter",
-                                                 "polaris", "thetagpu", "pbs"};
+  static const std::vector<std::string> sites = {"local",    "slurm", "perlmutter", "polaris",
+                                                 "thetagpu", "pbs",   "k8s"};
   return sites;
 }
 
 const std::vector<std::string>& job_spec_fields() {
   static const std::vector<std::string> fields = {
-      "name",     "site",       "nodes",     "ranks_per_node", "gpus_per_rank", "cpus_per_rank",
-      "walltime", "account",    "queue",     "partition",      "filesystems",   "modules",
-      "setup",    "env",        "site_env",  "framework",      "affinity",      "command",
-      "run_dir",  "checkpoint", "directives"};
+      "name",     "site",       "nodes",      "ranks_per_node", "gpus_per_rank", "cpus_per_rank",
+      "walltime", "account",    "queue",      "partition",      "filesystems",   "modules",
+      "setup",    "env",        "site_env",   "framework",      "affinity",      "command",
+      "run_dir",  "checkpoint", "directives", "image",          "namespace"};
   return fields;
 }
 
@@ -316,6 +330,23 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
                   read.integer(v, path, 10, 86400, spec.checkpoint.grace_seconds);
                 if (field == "requeue") read.boolean(v, path, spec.checkpoint.requeue);
               });
+        } else if (key == "image") {
+          if (read.string(value, key, spec.image) && !is_image_reference(spec.image)) {
+            errors.add(
+                value, key,
+                "expected a container image reference such as "
+                "nvcr.io/nvidia/pytorch:24.05-py3 or ghcr.io/me/train@sha256:<digest>, got " +
+                    describe(value));
+          }
+        } else if (key == "namespace") {
+          static const std::regex kNamespace("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+          if (read.string(value, key, spec.k8s_namespace) &&
+              !std::regex_match(spec.k8s_namespace, kNamespace)) {
+            errors.add(value, key,
+                       "expected a Kubernetes namespace (1 to 63 lower-case letters, digits and "
+                       "'-', starting and ending with a letter or digit), got " +
+                           describe(value));
+          }
         } else if (key == "directives") {
           read.string_list(value, key, spec.directives, [](const std::string& v) {
             return !v.empty() && v.front() == '-'

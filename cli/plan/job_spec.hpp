@@ -56,6 +56,8 @@ struct JobSpec {
   std::string run_dir;               // empty: runs/<name>-<job id> under the submit directory
   CheckpointSpec checkpoint;
   std::vector<std::string> directives;  // extra scheduler directives, verbatim
+  std::string image;                    // container image (site k8s); empty: none
+  std::string k8s_namespace;  // Kubernetes namespace (site k8s); empty: kubectl's current one
 
   int ranks_per_node_or(int fallback) const { return ranks_per_node.value_or(fallback); }
 };

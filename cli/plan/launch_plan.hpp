@@ -10,6 +10,8 @@
 
 namespace dtrain::plan {
 
+inline constexpr const char* kScriptName = "launch.sh";
+
 struct RankEntry {
   int rank = 0;
   int node = 0;
@@ -24,7 +26,8 @@ struct LaunchPlan {
   std::string run_dir;  // absolute
   int nodes = 1;
   int ranks_per_node = 1;
-  std::string script;  // the text of launch.sh
+  std::string script;                     // the text of launch.sh (or of the manifest)
+  std::string script_name = kScriptName;  // its file in the run directory
   std::vector<std::string> command;
   std::vector<RankEntry> ranks;
   std::vector<std::pair<std::string, std::string>> env;  // exported to every rank, in order
@@ -34,7 +37,6 @@ struct LaunchPlan {
 };
 
 inline constexpr int kPlanJsonVersion = 1;
-inline constexpr const char* kScriptName = "launch.sh";
 
 nlohmann::json plan_to_json(const LaunchPlan& plan);
 

@@ -16,7 +16,7 @@ nlohmann::json plan_to_json(const LaunchPlan& plan) {
       {"version", kPlanJsonVersion},
       {"job", {{"name", plan.name}, {"id", plan.job_id}, {"site", plan.site}}},
       {"run_dir", plan.run_dir},
-      {"script", kScriptName},
+      {"script", plan.script_name},
       {"nodes", plan.nodes},
       {"ranks_per_node", plan.ranks_per_node},
       {"world_size", plan.world_size()},

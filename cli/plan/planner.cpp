@@ -15,10 +15,18 @@ std::vector<const char*> ignored_by_local(const JobSpec& spec) {
   if (!spec.partition.empty()) out.push_back("partition");
   if (!spec.filesystems.empty()) out.push_back("filesystems");
   if (!spec.directives.empty()) out.push_back("directives");
+  for (const char* field : kubernetes_only_fields(spec)) out.push_back(field);
   return out;
 }
 
 }  // namespace
+
+std::vector<const char*> kubernetes_only_fields(const JobSpec& spec) {
+  std::vector<const char*> out;
+  if (!spec.image.empty()) out.push_back("image");
+  if (!spec.k8s_namespace.empty()) out.push_back("namespace");
+  return out;
+}
 
 std::vector<std::string> rank_command(const JobSpec& spec) {
   if (spec.command_is_shell) return {"bash", "-c", spec.command.at(0)};

@@ -35,6 +35,10 @@ std::vector<std::string> rank_command(const JobSpec& spec);
 std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::string& prefix,
                                            const std::string& cpu);
 
+// The spec fields only a Kubernetes site uses (image, namespace) that the spec sets: the other
+// sites name them in a warning rather than drop them silently.
+std::vector<const char*> kubernetes_only_fields(const JobSpec& spec);
+
 // `local_template` is the text of templates/local.sh.tmpl.
 LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
                       std::string_view local_template);

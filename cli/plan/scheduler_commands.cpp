@@ -144,9 +144,11 @@ Argv submit_held_command(Scheduler s, const std::string& script) {
     case Scheduler::kCobalt:
       return {"qsub", "-h", script};
     case Scheduler::kLocal:
+    case Scheduler::kKubernetes:  // kubectl: plan/kubectl.hpp
       break;
   }
-  throw std::logic_error("dtrain: submit_held_command for the local site");
+  throw std::logic_error("dtrain: submit_held_command for scheduler " +
+                         std::string(scheduler_name(s)));
 }
 
 Argv release_command(Scheduler s, const std::string& job_id) {
@@ -170,9 +172,10 @@ Argv status_command(Scheduler s, const std::string& job_id) {
     case Scheduler::kCobalt:
       return {"qstat", job_id};
     case Scheduler::kLocal:
+    case Scheduler::kKubernetes:  // kubectl: plan/kubectl.hpp
       break;
   }
-  throw std::logic_error("dtrain: status_command for the local site");
+  throw std::logic_error("dtrain: status_command for scheduler " + std::string(scheduler_name(s)));
 }
 
 std::string parse_submitted_job_id(Scheduler s, std::string_view output) {
@@ -208,9 +211,11 @@ std::optional<JobStatus> parse_job_status(Scheduler s, std::string_view output) 
     case Scheduler::kCobalt:
       return parse_cobalt(output);
     case Scheduler::kLocal:
+    case Scheduler::kKubernetes:  // kubectl: plan/kubectl.hpp
       break;
   }
-  throw std::logic_error("dtrain: parse_job_status for the local site");
+  throw std::logic_error("dtrain: parse_job_status for scheduler " +
+                         std::string(scheduler_name(s)));
 }
 
 }  // namespace dtrain::plan

@@ -29,7 +29,8 @@ const std::vector<std::string> kFields = {"name",
                                           "env",
                                           "topology"};
 
-const std::vector<std::string> kSchedulers = {"local", "slurm", "pbspro", "cobalt", "pbs"};
+const std::vector<std::string> kSchedulers = {"local",  "slurm", "pbspro",
+                                              "cobalt", "pbs",   "kubernetes"};
 
 // Which launchers each scheduler's template knows how to drive.
 bool launcher_fits(Scheduler s, const std::string& launcher) {
@@ -41,6 +42,7 @@ bool launcher_fits(Scheduler s, const std::string& launcher) {
     case Scheduler::kLocal:
     case Scheduler::kCobalt:
     case Scheduler::kPbs:
+    case Scheduler::kKubernetes:  // the MPI operator's OpenMPI mode: mpirun over its hostfile
       return launcher == "mpirun";
   }
   return false;
@@ -58,6 +60,8 @@ std::string_view scheduler_name(Scheduler s) {
       return "cobalt";
     case Scheduler::kPbs:
       return "pbs";
+    case Scheduler::kKubernetes:
+      return "kubernetes";
     case Scheduler::kLocal:
       break;
   }
@@ -85,7 +89,7 @@ SiteProfile parse_site_profile(std::string_view text, const std::string& source_
           std::string name;
           read.choice(v, key, kSchedulers, name);
           for (Scheduler s : {Scheduler::kLocal, Scheduler::kSlurm, Scheduler::kPbsPro,
-                              Scheduler::kCobalt, Scheduler::kPbs}) {
+                              Scheduler::kCobalt, Scheduler::kPbs, Scheduler::kKubernetes}) {
             if (scheduler_name(s) == name) p.scheduler = s;
           }
         }

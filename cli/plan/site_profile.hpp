@@ -11,14 +11,15 @@
 
 namespace dtrain::plan {
 
-enum class Scheduler { kLocal, kSlurm, kPbsPro, kCobalt, kPbs };
+// kKubernetes: no batch scheduler; the job is a Kubeflow MPI Operator MPIJob (plan/mpijob.hpp).
+enum class Scheduler { kLocal, kSlurm, kPbsPro, kCobalt, kPbs, kKubernetes };
 std::string_view scheduler_name(Scheduler s);
 
 struct SiteProfile {
   std::string name;
   std::string description;
   Scheduler scheduler = Scheduler::kLocal;
-  std::string launcher;    // srun | mpiexec | mpirun
+  std::string launcher;    // srun | mpiexec | mpirun (kubernetes: mpirun, Open MPI)
   std::string srun_mpi;    // srun --mpi= value (slurm)
   std::string constraint;  // sbatch -C (slurm)
   std::string select;      // extra resources of each PBS Pro select chunk ("system=polaris")

@@ -82,13 +82,44 @@ TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
             "ranks_per_node, gpus_per_rank, cpus_per_rank, walltime, account, queue, partition, "
             "filesystems, modules, setup, env, site_env, framework, affinity, command, run_dir, "
             "checkpoint, "
-            "directives");
+            "directives, image, namespace");
+}
+
+TEST(JobSpec, ImageAndNamespaceForKubernetes) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\ncommand: [a]\nimage: nvcr.io/nvidia/pytorch:24.05-py3\nnamespace: ml-team\n",
+      "job.yaml");
+  EXPECT_EQ(spec.image, "nvcr.io/nvidia/pytorch:24.05-py3");
+  EXPECT_EQ(spec.k8s_namespace, "ml-team");
+  for (const char* good :
+       {"ubuntu", "library/ubuntu:22.04", "localhost:5000/a/b_c__d-e:Tag.1",
+        "ghcr.io/me/train@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        "registry.example.com/team/pi:1"}) {
+    EXPECT_EQ(
+        parse_job_spec(std::string("name: x\ncommand: [a]\nimage: \"") + good + "\"\n", "job.yaml")
+            .image,
+        good);
+  }
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nimage: \"Ubuntu:22.04\"\n"),
+            "job.yaml:3: image: expected a container image reference such as "
+            "nvcr.io/nvidia/pytorch:24.05-py3 or ghcr.io/me/train@sha256:<digest>, got "
+            "\"Ubuntu:22.04\"");
+  for (const char* bad : {"a b", "a/b:", "a//b", "-a", "a:tag with space", "a;rm -rf /"}) {
+    EXPECT_NE(errors_of(std::string("name: x\ncommand: [a]\nimage: \"") + bad + "\"\n"),
+              "(no error)")
+        << bad;
+  }
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nnamespace: Team_A\n"),
+            "job.yaml:3: namespace: expected a Kubernetes namespace (1 to 63 lower-case letters, "
+            "digits and '-', starting and ending with a letter or digit), got \"Team_A\"");
+  EXPECT_NE(errors_of("name: x\ncommand: [a]\nnamespace: " + std::string(64, 'a') + "\n"),
+            "(no error)");
 }
 
 TEST(JobSpec, ReportsEveryErrorOfTheFileAtOnce) {
   EXPECT_EQ(errors_of("site: slurmm\nranks_per_node: 0\nenv: {1A: x}\n"),
             "job.yaml:1: site: expected one of: local, slurm, perlmutter, polaris, thetagpu, pbs, "
-            "or a site profile file (.yaml), got \"slurmm\" (did you mean \"slurm\"?)\n"
+            "k8s, or a site profile file (.yaml), got \"slurmm\" (did you mean \"slurm\"?)\n"
             "job.yaml:2: ranks_per_node: expected an integer from 1 to 1024, got \"0\"\n"
             "job.yaml:3: env.1A: expected a variable name of letters, digits and '_' not starting "
             "with a digit, got \"1A\"\n"
