@@ -6,6 +6,7 @@
 #include "comm/nccl_communicator.hpp"
 #include "comm/tcp_communicator.hpp"
 #include "context_state.hpp"
+#include "init_affinity.hpp"
 
 namespace dtrain {
 
@@ -80,6 +81,9 @@ Context init() {
   }
   state->session = std::move(found.session);
   state->world = std::move(found.world);
+  // Now that the local rank is known, and before the communicator starts MPI's threads and
+  // before anything could initialise CUDA.
+  state->world.affinity = runtime::apply_init_affinity(state->world);
   const WorldInfo& w = state->world;
   const std::chrono::milliseconds timeout = runtime::collective_timeout();
   // Several ranks need a transport: MPI when an MPI-capable launcher started us (PMIx or MPI

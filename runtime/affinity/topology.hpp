@@ -129,7 +129,16 @@ std::string_view to_string(PciDistance distance);
 
 // Loaders (topology_hwloc.cpp). They throw TopologyError naming the source: a missing or
 // malformed file, or a topology without cores.
-Node load_live_node();
+// Which hwloc discovery a live load may use.
+enum class LiveDiscovery {
+  kFull,  // every component hwloc has: PCI plus the GPU runtimes' (OpenCL, CUDA, NVML, RSMI...)
+  // Without the GPU runtimes' components: GPUs are still found as PCI devices, but no GPU driver
+  // is loaded into the calling process. For a process that has yet to set CUDA_VISIBLE_DEVICES
+  // for itself: a driver initialised now (hwloc's OpenCL component starts NVIDIA's) would never
+  // see it.
+  kWithoutGpuRuntimes,
+};
+Node load_live_node(LiveDiscovery discovery = LiveDiscovery::kFull);
 // The hwloc library in use (hwloc_get_api_version), e.g. "2.9.0".
 std::string hwloc_runtime_version();
 Node load_node_xml(const std::string& path);

@@ -250,7 +250,7 @@ bool loads_with_disallowed(const std::string& path) {
          hwloc_topology_set_xml(raw, path.c_str()) == 0 && hwloc_topology_load(raw) == 0;
 }
 
-Node load(Source source, const std::string& input) {
+Node load(Source source, const std::string& input, LiveDiscovery discovery = LiveDiscovery::kFull) {
   const std::string name = source == Source::kLive        ? std::string("this machine")
                            : source == Source::kSynthetic ? "synthetic topology \"" + input + "\""
                                                           : input;
@@ -269,6 +269,13 @@ Node load(Source source, const std::string& input) {
   TopologyPtr topo(raw);
   // Bridges and PCI devices are filtered out by default; the NIC choice needs the PCI tree.
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (discovery == LiveDiscovery::kWithoutGpuRuntimes) {
+    // Each of these opens a GPU runtime in this process when its plugin is installed (Debian's
+    // libhwloc-plugins ships opencl and gl). A name hwloc does not know is accepted and ignored.
+    for (const char* component : {"opencl", "cuda", "nvml", "rsmi", "levelzero", "gl"}) {
+      hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);
+    }
+  }
   if (source == Source::kXml && hwloc_topology_set_xml(raw, input.c_str()) != 0) {
     throw TopologyError("dtrain: topology: " + input + ": hwloc cannot use it: " +
                         std::strerror(errno) + "; expected an hwloc XML file");
@@ -303,7 +310,7 @@ Node load(Source source, const std::string& input) {
 
 }  // namespace
 
-Node load_live_node() { return load(Source::kLive, {}); }
+Node load_live_node(LiveDiscovery discovery) { return load(Source::kLive, {}, discovery); }
 Node load_node_xml(const std::string& path) { return load(Source::kXml, path); }
 Node load_node_synthetic(const std::string& description) {
   return load(Source::kSynthetic, description);

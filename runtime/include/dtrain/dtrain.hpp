@@ -66,6 +66,10 @@ struct WorldInfo {
   int node_id = 0;     // the launcher's index of this node; -1 when the launcher does not say
   std::string hostname;
   std::string bootstrap = "single";  // how it was found: "pmix" or "single"
+  // Who applied the rank's GPUs, CPUs and NICs (docs/runtime-api.md): "launcher" (dtrain bind or
+  // the SPANK plugin), "init: gpus 3 cpus 0-7,32-39 bound" (init() did), "off" (DTRAIN_AFFINITY),
+  // "off: single process without a launcher", or "skipped: CAUSE".
+  std::string affinity;
 };
 
 // kFloat16 (IEEE binary16) and kBFloat16 are passed as raw 16-bit patterns (std::uint16_t

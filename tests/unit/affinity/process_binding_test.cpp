@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -19,6 +21,34 @@ TEST(ProcessBinding, BindsAndReadsBackInAThread) {
     bind_this_process(before);
     EXPECT_EQ(current_cpu_affinity(), before);
   }).join();
+}
+
+TEST(ProcessBinding, AllThreadsIncludesThoseStartedBefore) {
+  const CpuSet before = current_cpu_affinity();
+  ASSERT_FALSE(before.empty());
+  const CpuSet one{before.last()};
+  std::mutex m;
+  std::condition_variable cv;
+  bool go = false;
+  CpuSet seen_by_other;
+  // Started before the binding, like PMIx's or MPI's threads before init() applies its entry.
+  std::thread other([&] {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return go; });
+    seen_by_other = current_cpu_affinity();
+  });
+  bind_all_threads(one);
+  const CpuSet seen_here = current_cpu_affinity();
+  {
+    std::lock_guard<std::mutex> lock(m);
+    go = true;
+  }
+  cv.notify_all();
+  other.join();
+  bind_all_threads(before);  // the rest of the suite runs where it started
+  EXPECT_EQ(seen_here, one);
+  EXPECT_EQ(seen_by_other, one);
+  EXPECT_EQ(current_cpu_affinity(), before);
 }
 
 TEST(ProcessBinding, RefusalNamesTheCpuset) {
