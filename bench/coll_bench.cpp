@@ -36,6 +36,7 @@ namespace {
 
 int rank = 0;
 int size = 1;
+constexpr int kFusionRounds = 5;
 long long total_wrong = 0;
 nlohmann::ordered_json report = {{"benchmark", "dtrain coll_bench"}};
 
@@ -195,16 +196,36 @@ void fusion_set(dtrain::Comm& comm, const char* name, const std::vector<std::siz
   for (auto& t : tensors) refs.push_back({t.data(), t.size()});
   dtrain::FusedAllreduce fused(comm, refs, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
 
-  const double per_tensor = measure([&] {
-    for (auto& t : tensors)
-      MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_FLOAT, MPI_SUM,
-                    MPI_COMM_WORLD);
-  });
-  const double prepacked = measure([&] {
-    MPI_Allreduce(MPI_IN_PLACE, packed.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
-                  MPI_COMM_WORLD);
-  });
-  const double dtrain_fused = measure([&] { fused.run(); });
+  // The three variants take turns, round after round, and each reports the median of its rounds:
+  // this VM's speed drifts by 2-5x over tens of seconds, and taking turns spreads the drift over
+  // all three instead of charging it to whichever ran during a slow phase.
+  const std::function<void()> variants[3] = {
+      [&] {
+        for (auto& t : tensors)
+          MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_FLOAT, MPI_SUM,
+                        MPI_COMM_WORLD);
+      },
+      [&] {
+        MPI_Allreduce(MPI_IN_PLACE, packed.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
+                      MPI_COMM_WORLD);
+      },
+      [&] { fused.run(); }};
+  std::vector<double> rounds[3];
+  for (int round = 0; round < kFusionRounds; ++round) {
+    for (int v = 0; v < 3; ++v) rounds[v].push_back(measure(variants[(v + round) % 3]));
+  }
+  // rounds[v] holds variant (v + round) % 3: regroup by variant.
+  std::vector<double> by_variant[3];
+  for (int round = 0; round < kFusionRounds; ++round) {
+    for (int v = 0; v < 3; ++v) by_variant[(v + round) % 3].push_back(rounds[v][round]);
+  }
+  const auto median = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const double per_tensor = median(by_variant[0]);
+  const double prepacked = median(by_variant[1]);
+  const double dtrain_fused = median(by_variant[2]);
   // Exactness of one fused run on fresh integer-valued data.
   long long bad = 0;
   for (auto& t : tensors) fill(t);

@@ -1,13 +1,20 @@
 // FusedAllreduce: many tensors, few collectives. Tensors of at least kDirectBytes are reduced in
 // place (a large message already runs at full bandwidth; copying it would only add memory
-// traffic). Smaller ones are packed into persistent buckets, and while the progress thread
-// reduces one bucket the caller packs the next and unpacks the previous: one pipeline, one
-// collective ("allreduce_fused") per run().
-#include <atomic>
-#include <chrono>
+// traffic). Smaller ones are grouped into buckets of at most bucket_bytes, and a bucket streams
+// through one small staging buffer: pack a piece, reduce it, unpack it, next piece. The piece
+// stays in cache from pack to unpack, so fusing costs about the memory traffic of reducing the
+// tensors where they are, while the many small messages become few cache-sized ones. The whole
+// run is one collective ("allreduce_fused") on the progress thread, under the deadline.
+//
+// Why not a pipeline (pack the next 64 MiB bucket on the caller's thread while the progress thread
+// reduces this one), as an earlier version did: on 2 ranks x 2 cores it was 1.1-1.6x slower than
+// one pre-packed MPI_Allreduce, because a 64 MiB bucket goes through memory twice more and the
+// packing thread takes the core that the peer's MPI progress needs. Streaming 1 MiB pieces (the
+// MPI communicator's own piece size) measured best against 2, 4 and 16 MiB (docs/benchmarks.md).
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "comm/engine.hpp"
 #include "dtrain/dtrain.hpp"
@@ -18,16 +25,14 @@ namespace runtime {
 // Below this a call's fixed cost (µs) is a noticeable share of its transfer time.
 constexpr std::size_t kDirectBytes = std::size_t{1} << 20;
 constexpr std::size_t kDefaultBucketBytes = std::size_t{64} << 20;
+// The staging piece: small enough to stay in a core's L2 from pack to unpack, large enough that
+// a collective's fixed cost is small against its transfer.
+constexpr std::size_t kStageBytes = std::size_t{1} << 20;
 
 struct FusionItem {
-  // A direct tensor: one entry in `members`, `buffer` empty.
+  // A direct tensor: one entry in `members` and `bucket` false.
   std::vector<FusedAllreduce::Tensor> members;
-  std::vector<char> buffer;
-  std::size_t count = 0;      // elements in the bucket
-  std::atomic<int> stage{0};  // 0 to pack, 1 packed, 2 reduced
-  FusionItem() = default;
-  FusionItem(FusionItem&& o) noexcept
-      : members(std::move(o.members)), buffer(std::move(o.buffer)), count(o.count) {}
+  bool bucket = false;
 };
 
 struct FusionPlan {
@@ -38,6 +43,7 @@ struct FusionPlan {
   std::size_t bytes = 0;  // all tensors
   std::size_t bucket_bytes = 0;
   std::size_t buckets = 0;
+  std::vector<char> stage;  // kStageBytes, reused by every run
 };
 
 namespace {
@@ -57,37 +63,41 @@ std::size_t fusion_bytes_from_env() {
   return static_cast<std::size_t>(n);
 }
 
-// Waits until `stage` reaches `want`: polls briefly, then sleeps in short steps so that the
-// other side of the pipeline (and the peer rank, on a small machine) keeps the CPU.
-// `check` runs every ~10 ms and may throw (the deadline).
-template <typename Check>
-void wait_stage(const std::atomic<int>& stage, int want, Check&& check) {
-  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-  while (stage.load(std::memory_order_acquire) < want) {
-    if (std::chrono::steady_clock::now() < spin_until) {
-      std::this_thread::yield();
-      continue;
+// Streams one bucket through the staging buffer, splitting tensors across pieces as needed
+// (the reduction is elementwise, so where a piece ends does not matter).
+void reduce_bucket(Communicator& backend, FusionPlan& plan, const FusionItem& bucket) {
+  const std::size_t piece = plan.stage.size() / plan.elem;
+  char* stage = plan.stage.data();
+  struct Slice {
+    char* data;
+    std::size_t bytes;
+  };
+  std::vector<Slice> slices;  // what the current piece holds, in order
+  std::size_t filled = 0;     // elements
+  const auto flush = [&] {
+    if (filled == 0) return;
+    backend.allreduce(stage, stage, filled, plan.type, plan.op);
+    const char* p = stage;
+    for (const Slice& s : slices) {
+      std::memcpy(s.data, p, s.bytes);
+      p += s.bytes;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-    static thread_local int polls = 0;
-    if (++polls % 500 == 0 && check()) return;
+    slices.clear();
+    filled = 0;
+  };
+  for (const auto& t : bucket.members) {
+    char* data = static_cast<char*>(t.data);
+    for (std::size_t done = 0; done < t.count;) {
+      const std::size_t n = std::min(t.count - done, piece - filled);
+      const std::size_t bytes = n * plan.elem;
+      std::memcpy(stage + filled * plan.elem, data + done * plan.elem, bytes);
+      slices.push_back({data + done * plan.elem, bytes});
+      filled += n;
+      done += n;
+      if (filled == piece) flush();
+    }
   }
-}
-
-void pack(FusionItem& b, std::size_t elem) {
-  char* p = b.buffer.data();
-  for (const auto& t : b.members) {
-    std::memcpy(p, t.data, t.count * elem);
-    p += t.count * elem;
-  }
-}
-
-void unpack(FusionItem& b, std::size_t elem) {
-  const char* p = b.buffer.data();
-  for (const auto& t : b.members) {
-    std::memcpy(t.data, p, t.count * elem);
-    p += t.count * elem;
-  }
+  flush();
 }
 
 }  // namespace
@@ -132,16 +142,17 @@ FusedAllreduce::FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType ty
     }
     if (open == nullptr || open_bytes + bytes > plan.bucket_bytes) {
       open = &plan.items.emplace_back();
+      open->bucket = true;
       open_bytes = 0;
       ++plan.buckets;
     }
     open->members.push_back(t);
-    open->count += t.count;
     open_bytes += bytes;
   }
-  // Buffers are allocated (and their pages touched, by value-initialization) once, here.
-  for (auto& item : plan.items) {
-    if (item.count > 0) item.buffer.resize(item.count * plan.elem);
+  // Allocated, and its pages touched by value-initialization, once here.
+  if (plan.buckets > 0) {
+    const std::size_t stage = std::min(runtime::kStageBytes, plan.bucket_bytes);
+    plan.stage.resize(std::max(plan.elem, stage / plan.elem * plan.elem));
   }
 }
 
@@ -155,52 +166,17 @@ std::size_t FusedAllreduce::bucket_bytes() const { return plan_->bucket_bytes; }
 void FusedAllreduce::run() {
   runtime::FusionPlan* plan = plan_.get();
   runtime::Engine& engine = comm_->engine();
-  for (auto& item : plan->items) item.stage.store(0, std::memory_order_relaxed);
-  const bool pipelined = engine.threaded();
-  if (!pipelined) {
-    // submit() runs the body inline here: everything must be packed before.
-    for (auto& item : plan->items) {
-      if (item.count == 0) continue;
-      runtime::pack(item, plan->elem);
-      item.stage.store(1, std::memory_order_release);
-    }
-  }
-  auto pending = engine.submit("allreduce_fused", plan->bytes, [plan, &engine] {
+  engine.run("allreduce_fused", plan->bytes, [plan, &engine] {
     runtime::Communicator& backend = engine.backend();
-    for (auto& item : plan->items) {
-      if (item.count == 0) {
+    for (const auto& item : plan->items) {
+      if (item.bucket) {
+        runtime::reduce_bucket(backend, *plan, item);
+      } else {
         const Tensor& t = item.members.front();
         backend.allreduce(t.data, t.data, t.count, plan->type, plan->op);
-      } else {
-        // Packing is memory-bound and finite: no deadline needed on this side.
-        runtime::wait_stage(item.stage, 1, [] { return false; });
-        backend.allreduce(item.buffer.data(), item.buffer.data(), item.count, plan->type, plan->op);
       }
-      item.stage.store(2, std::memory_order_release);
     }
   });
-  if (!pipelined) {
-    engine.wait(*pending);
-    for (auto& item : plan->items)
-      if (item.count > 0) runtime::unpack(item, plan->elem);
-    return;
-  }
-  for (auto& item : plan->items) {
-    if (item.count == 0) continue;
-    runtime::pack(item, plan->elem);
-    item.stage.store(1, std::memory_order_release);
-  }
-  for (auto& item : plan->items) {
-    if (item.count == 0) continue;
-    // Returns early when the collective ended (its error is rethrown by test()), and throws the
-    // timeout when the running collective is overdue.
-    runtime::wait_stage(item.stage, 2, [&] {
-      engine.check_overdue();
-      return engine.test(*pending);
-    });
-    runtime::unpack(item, plan->elem);
-  }
-  engine.wait(*pending);
 }
 
 }  // namespace dtrain
