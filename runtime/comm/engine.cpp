@@ -1,5 +1,7 @@
 #include "comm/engine.hpp"
 
+#include <sched.h>
+
 #include <cstdio>
 
 #include "dtrain/dtrain.hpp"
@@ -9,11 +11,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The caller polls this long (yielding, so a progress thread sharing its core still runs) before
-// sleeping on the condition variable, and the progress thread polls as long for the next
-// collective before sleeping: most small collectives finish within it, and a futex wake-up on
-// each side costs more than they do.
+// The caller polls this long before sleeping on the condition variable, and the progress thread
+// polls as long for the next collective before sleeping: most small collectives finish within
+// it, and a futex wake-up on each side costs more than they do. Not when the process may run on
+// one CPU only (a launcher bound each rank to a core): there the poller only takes time from the
+// thread it waits for, the collective or the training step.
 constexpr auto kSpin = std::chrono::microseconds(100);
+
+std::chrono::microseconds spin_for_this_process() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) {
+    return std::chrono::microseconds(0);
+  }
+  return kSpin;
+}
 
 std::string seconds_text(std::chrono::milliseconds ms) {
   char buf[32];
@@ -29,7 +41,8 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
       rank_(rank),
       size_(size),
       timeout_(timeout),
-      threaded_(backend_->remote()) {
+      threaded_(backend_->remote()),
+      spin_(spin_for_this_process()) {
   if (threaded_) thread_ = std::thread([this] { loop(); });
 }
 
@@ -112,7 +125,7 @@ void Engine::execute(Pending& p) noexcept {
 void Engine::loop() {
   for (;;) {
     std::shared_ptr<Pending> p;
-    const auto spin_until = Clock::now() + kSpin;
+    const auto spin_until = Clock::now() + spin_;
     while (queued_.load(std::memory_order_acquire) == 0 && Clock::now() < spin_until) {
       std::this_thread::yield();
     }
@@ -139,7 +152,7 @@ bool Engine::test(Pending& p) {
 }
 
 void Engine::wait(Pending& p) {
-  const auto spin_until = Clock::now() + kSpin;
+  const auto spin_until = Clock::now() + spin_;
   while (!p.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
     std::this_thread::yield();
   }

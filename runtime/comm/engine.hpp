@@ -93,6 +93,7 @@ class Engine {
   int size_;
   std::chrono::milliseconds timeout_;
   bool threaded_;
+  std::chrono::microseconds spin_;  // how long a waiting side polls before sleeping
   std::uint64_t next_seq_ = 0;
 
   std::mutex mutex_;  // guards queue_, stop_, running_*, broken_
