@@ -27,13 +27,6 @@ struct StatsOptions {
   double straggler_threshold = plan::kDefaultStragglerThreshold;
 };
 
-plan::RunStats read_run_stats(const std::string& run_dir, double threshold) {
-  plan::StatsBuilder builder;
-  for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
-  for_each_metric_record(run_dir, [&](const plan::MetricRecord& r) { builder.add(r); });
-  return builder.finish(threshold);
-}
-
 // What the run directory says about the job: its name (plan.json) and GPUs per rank (job.yaml).
 plan::ScalingRun describe_run(const std::string& run_dir, const plan::RunStats& stats) {
   plan::ScalingRun run;

@@ -12,6 +12,7 @@
 #include "plan/stats.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
+#include "run_dir_reader.hpp"
 #include "site_resolver.hpp"
 
 namespace dtrain::cli {
@@ -27,7 +28,7 @@ struct SubmitOptions {
 
 void print_throughput(const std::string& run_dir) {
   try {
-    auto stats = plan::compute_stats(read_metric_records(run_dir));
+    const auto stats = read_run_stats(run_dir);
     std::printf("\n# throughput (dtrain stats %s)\n%s", run_dir.c_str(),
                 plan::format_stats_table(stats).c_str());
   } catch (const std::exception&) {

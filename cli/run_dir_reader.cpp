@@ -158,4 +158,11 @@ void ensure_open_files(std::size_t needed) {
   }
 }
 
+plan::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold) {
+  plan::StatsBuilder builder;
+  for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
+  for_each_metric_record(run_dir, [&](const plan::MetricRecord& r) { builder.add(r); });
+  return builder.finish(straggler_threshold);
+}
+
 }  // namespace dtrain::cli

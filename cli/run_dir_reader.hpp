@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plan/metric_record.hpp"
+#include "plan/stats.hpp"
 #include "rundir/log_merge.hpp"
 #include "rundir/rank_lines.hpp"
 
@@ -59,6 +60,10 @@ void for_each_line(const std::string& path, const std::function<void(std::string
 // order. Throws UsageError when there is no metric file, MetricFormatError for a bad line.
 void for_each_metric_record(const std::string& run_dir,
                             const std::function<void(const plan::MetricRecord&)>& each);
+
+// The run's per-rank throughput from its metric files, with each rank's host from its log.
+plan::RunStats read_run_stats(const std::string& run_dir,
+                              double straggler_threshold = plan::kDefaultStragglerThreshold);
 
 // Raises the soft limit on open files to the hard limit when `needed` (plus a margin for stdio)
 // exceeds it; throws UsageError saying how many files could not be opened at once otherwise.
