@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "golden.hpp"
 #include "plan/batch_planner.hpp"
 #include "plan/errors.hpp"
 #include "plan/kubectl.hpp"
@@ -19,24 +20,8 @@
 namespace dtrain::plan {
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << "cannot read " << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// As planner_test.cpp: DTRAIN_UPDATE_GOLDEN=1 rewrites the files, and the diff is reviewed.
-void expect_golden(const std::string& path, const std::string& actual) {
-  const char* update = std::getenv("DTRAIN_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  EXPECT_EQ(read(path), actual) << "golden file " << path
-                                << " differs; rerun with DTRAIN_UPDATE_GOLDEN=1 to update it";
-}
+using testing::expect_golden;
+using testing::read;
 
 PlanInputs fixed_inputs() {
   PlanInputs in;

@@ -1,5 +1,6 @@
 #include "plan/planner.hpp"
 
+#include "golden.hpp"
 #include "plan/batch_planner.hpp"
 #include "plan/errors.hpp"
 #include "plan/site_profile.hpp"
@@ -16,25 +17,8 @@
 namespace dtrain::plan {
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << "cannot read " << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Golden files (hwloc's test-hwloc-calc pattern): DTRAIN_UPDATE_GOLDEN=1 rewrites them, and the
-// diff is then reviewed like any other change.
-void expect_golden(const std::string& path, const std::string& actual) {
-  const char* update = std::getenv("DTRAIN_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  EXPECT_EQ(read(path), actual) << "golden file " << path
-                                << " differs; rerun with DTRAIN_UPDATE_GOLDEN=1 to update it";
-}
+using testing::expect_golden;
+using testing::read;
 
 PlanInputs fixed_inputs() {
   PlanInputs in;
