@@ -2,13 +2,11 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "plan/errors.hpp"
@@ -83,41 +81,6 @@ void write_plan_json(const plan::LaunchPlan& plan) {
   using fs::perms;
   write_file(fs::path(plan.run_dir) / "plan.json", plan::plan_to_json(plan).dump(2) + "\n",
              perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
-}
-
-std::vector<plan::MetricRecord> read_metric_records(const std::string& run_dir) {
-  std::error_code ec;
-  if (!fs::is_directory(run_dir, ec)) {
-    throw plan::UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
-                           (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
-  }
-  static const std::regex kMetricFile("rank-[0-9]{5,}\\.jsonl");
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(run_dir)) {
-    if (entry.is_regular_file() &&
-        std::regex_match(entry.path().filename().string(), kMetricFile)) {
-      files.push_back(entry.path());
-    }
-  }
-  if (files.empty()) {
-    throw plan::UsageError("dtrain: " + run_dir +
-                           ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
-                           "job whose ranks record metrics with libdtrain's Meter");
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<plan::MetricRecord> records;
-  for (const auto& file : files) {
-    std::ifstream in(file);
-    std::string line;
-    int lineno = 0;
-    while (std::getline(in, line)) {
-      ++lineno;
-      if (line.empty()) continue;
-      records.push_back(
-          plan::parse_metric_record(line, file.filename().string() + ":" + std::to_string(lineno)));
-    }
-  }
-  return records;
 }
 
 }  // namespace dtrain::cli

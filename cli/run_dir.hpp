@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "plan/launch_plan.hpp"
-#include "plan/stats.hpp"
 
 namespace dtrain::cli {
 
@@ -18,8 +17,5 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text);
 
 // Rewrites plan.json in plan.run_dir (a batch job's id is known only after submission).
 void write_plan_json(const plan::LaunchPlan& plan);
-
-// Every record of every rank-NNNNN.jsonl in `run_dir`; throws when there is none.
-std::vector<plan::MetricRecord> read_metric_records(const std::string& run_dir);
 
 }  // namespace dtrain::cli

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <regex>
 #include <utility>
 #include <vector>
@@ -65,6 +64,26 @@ void emit_env(YAML::Emitter& out, const Env& env) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+}
+
+// Opens mpiReplicaSpecs.<role> down to its one container, with the job's image; close_replica()
+// ends what this opened.
+void open_replica(YAML::Emitter& out, const char* role, const char* container, int replicas,
+                  const char* restart_policy, const std::string& image) {
+  out << YAML::Key << role << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "replicas" << YAML::Value << replicas;
+  out << YAML::Key << "restartPolicy" << YAML::Value << restart_policy;
+  out << YAML::Key << "template" << YAML::Value << YAML::BeginMap << YAML::Key << "spec"
+      << YAML::Value << YAML::BeginMap << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq
+      << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << container;
+  out << YAML::Key << "image" << YAML::Value;
+  emit_string(out, image);
+}
+
+void close_replica(YAML::Emitter& out) {
+  out << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;  // container..template
+  out << YAML::EndMap;                                                  // the replica
 }
 
 std::string label_value_problem(const std::string& value) {
@@ -275,15 +294,7 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
   out << YAML::EndMap;
 
   out << YAML::Key << "mpiReplicaSpecs" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "Launcher" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "replicas" << YAML::Value << 1;
-  out << YAML::Key << "restartPolicy" << YAML::Value << "OnFailure";
-  out << YAML::Key << "template" << YAML::Value << YAML::BeginMap << YAML::Key << "spec"
-      << YAML::Value << YAML::BeginMap << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq
-      << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << "launcher";
-  out << YAML::Key << "image" << YAML::Value;
-  emit_string(out, spec.image);
+  open_replica(out, "Launcher", "launcher", 1, "OnFailure", spec.image);
   out << YAML::Key << "env" << YAML::Value;
   emit_env(out, plan.env);
   out << YAML::Key << "command" << YAML::Value;
@@ -295,19 +306,10 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
     emit_script(out, setup_script);
     out << YAML::EndSeq;
   }
-  out << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;  // container..template
-  out << YAML::EndMap;                                                  // Launcher
+  close_replica(out);
 
   // The workers run the operator's default, `/usr/sbin/sshd -De`: mpirun starts the ranks there.
-  out << YAML::Key << "Worker" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "replicas" << YAML::Value << s.nodes;
-  out << YAML::Key << "restartPolicy" << YAML::Value << "Never";
-  out << YAML::Key << "template" << YAML::Value << YAML::BeginMap << YAML::Key << "spec"
-      << YAML::Value << YAML::BeginMap << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq
-      << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << "worker";
-  out << YAML::Key << "image" << YAML::Value;
-  emit_string(out, spec.image);
+  open_replica(out, "Worker", "worker", s.nodes, "Never", spec.image);
   if (gpus_per_worker > 0 || s.cpus_per_rank > 0) {
     out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits"
         << YAML::Value << YAML::BeginMap;
@@ -317,9 +319,8 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
     }
     out << YAML::EndMap << YAML::EndMap;
   }
-  out << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;  // container..template
-  out << YAML::EndMap;                                                  // Worker
-  out << YAML::EndMap << YAML::EndMap << YAML::EndMap;                  // replica specs, spec
+  close_replica(out);
+  out << YAML::EndMap << YAML::EndMap << YAML::EndMap;  // replica specs, spec
   if (!out.good()) {
     throw std::logic_error("dtrain: mpijob: the YAML emitter failed: " + out.GetLastError());
   }

@@ -14,12 +14,6 @@ std::string value_or_dash(const Environment& env, std::string_view name) {
   return it == env.end() || it->second.empty() ? std::string("-") : it->second;
 }
 
-int cores_within(const Node& node, const CpuSet& allowed) {
-  int n = 0;
-  for (const auto& core : node.cores) n += core.pus.intersects(allowed) ? 1 : 0;
-  return n;
-}
-
 }  // namespace
 
 SelfApplyMode parse_self_apply_mode(std::optional<std::string_view> value) {
@@ -55,8 +49,7 @@ SelfApply plan_self_apply(const Node& node, const SelfApplyFacts& facts) {
     }
   }
   if (policy.cpu == CpuPolicy::kNuma) {
-    const CpuSet allowed = node.all_pus();
-    const int cores = cores_within(node, allowed);
+    const int cores = static_cast<int>(node.cores.size());
     if (facts.local_size > cores) {
       // Oversubscribed: no whole core per rank, so binding would only pile ranks up.
       policy.cpu = CpuPolicy::kNone;

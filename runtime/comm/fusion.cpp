@@ -44,6 +44,12 @@ struct FusionPlan {
   std::size_t bucket_bytes = 0;
   std::size_t buckets = 0;
   std::vector<char> stage;  // kStageBytes, reused by every run
+  // Where each part of the staged piece goes back to; kept across runs so a step allocates nothing.
+  struct Slice {
+    char* data;
+    std::size_t bytes;
+  };
+  std::vector<Slice> slices;
 };
 
 namespace {
@@ -68,17 +74,14 @@ std::size_t fusion_bytes_from_env() {
 void reduce_bucket(Communicator& backend, FusionPlan& plan, const FusionItem& bucket) {
   const std::size_t piece = plan.stage.size() / plan.elem;
   char* stage = plan.stage.data();
-  struct Slice {
-    char* data;
-    std::size_t bytes;
-  };
-  std::vector<Slice> slices;  // what the current piece holds, in order
-  std::size_t filled = 0;     // elements
+  auto& slices = plan.slices;  // what the current piece holds, in order
+  slices.clear();
+  std::size_t filled = 0;  // elements
   const auto flush = [&] {
     if (filled == 0) return;
     backend.allreduce(stage, stage, filled, plan.type, plan.op);
     const char* p = stage;
-    for (const Slice& s : slices) {
+    for (const auto& s : slices) {
       std::memcpy(s.data, p, s.bytes);
       p += s.bytes;
     }

@@ -1,5 +1,7 @@
 #include "run_dir.hpp"
 
+#include "run_dir_reader.hpp"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -64,21 +66,26 @@ TEST_F(RunDirTest, NeverOverwritesAPreviousRun) {
   EXPECT_EQ(read(dir_ / "rank-00000.log"), "precious\n");
 }
 
-TEST_F(RunDirTest, ReadsEveryRanksMetricRecords) {
+TEST_F(RunDirTest, RunStatsSumEveryRanksRecordsAndNameItsHost) {
   write(dir_ / "rank-00000.jsonl",
         "{\"v\":1,\"rank\":0,\"step\":0,\"samples\":10,\"seconds\":1}\n"
         "{\"v\":1,\"rank\":0,\"step\":1,\"samples\":10,\"seconds\":1}\n");
   write(dir_ / "rank-00001.jsonl", "{\"v\":1,\"rank\":1,\"step\":0,\"samples\":5,\"seconds\":1}\n");
-  write(dir_ / "rank-00001.log", "not metrics\n");
-  auto records = read_metric_records(dir_.string());
-  ASSERT_EQ(records.size(), 3u);
-  EXPECT_EQ(records[2].rank, 1);
-  EXPECT_EQ(records[2].samples, 5);
+  write(dir_ / "rank-00001.log",
+        "2026-11-22T10:00:00.000000Z dtrain: rank 1 of 2 started on node7 (local rank 1 of 2, "
+        "pid 42): ./train\n");
+  const plan::RunStats stats = read_run_stats(dir_.string());
+  ASSERT_EQ(stats.ranks.size(), 2u);
+  EXPECT_EQ(stats.ranks[0].samples, 20);
+  EXPECT_EQ(stats.ranks[0].host, "?");  // no log: nothing says where it ran
+  EXPECT_EQ(stats.ranks[1].samples, 5);
+  EXPECT_EQ(stats.ranks[1].host, "node7");
+  EXPECT_EQ(stats.total_samples, 25);
 }
 
 TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
   try {
-    read_metric_records(dir_.string());
+    read_run_stats(dir_.string());
     FAIL();
   } catch (const plan::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("no rank-NNNNN.jsonl metric files"), std::string::npos);
@@ -86,7 +93,7 @@ TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
   write(dir_ / "rank-00003.jsonl",
         "{\"v\":1,\"rank\":3,\"step\":0,\"samples\":5,\"seconds\":1}\n{oops\n");
   try {
-    read_metric_records(dir_.string());
+    read_run_stats(dir_.string());
     FAIL();
   } catch (const plan::MetricFormatError& e) {
     EXPECT_EQ(std::string(e.what()),
