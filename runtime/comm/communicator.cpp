@@ -113,9 +113,26 @@ void check_overlap(const void* in, const void* out, std::size_t in_bytes, std::s
   }
 }
 
+void check_allreduce(const void* in, const void* out, std::size_t count, DType type, ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(type);
+  check_reduce(type, op);
+  require_buffer(in, count, "allreduce", "input");
+  require_buffer(out, count, "allreduce", "output");
+  check_overlap(in, out, bytes, bytes, "allreduce");
+}
+
 }  // namespace
 
 void Comm::allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
+  runtime::Engine* e = engine_;
+  const std::size_t bytes = count * dtype_size(type);
+  if (e->threaded() && e->backend().allreduce_polls(bytes, type)) {
+    check_allreduce(in, out, count, type, op);
+    if (e->run_inline("allreduce", bytes,
+                      [&] { e->backend().allreduce(in, out, count, type, op); })) {
+      return;
+    }
+  }
   allreduce_async(in, out, count, type, op).wait();
 }
 void Comm::broadcast(void* buf, std::size_t count, DType type, int root) {
@@ -134,10 +151,7 @@ void Comm::barrier() {
 
 Work Comm::allreduce_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
   const std::size_t bytes = count * dtype_size(type);
-  check_reduce(type, op);
-  require_buffer(in, count, "allreduce", "input");
-  require_buffer(out, count, "allreduce", "output");
-  check_overlap(in, out, bytes, bytes, "allreduce");
+  check_allreduce(in, out, count, type, op);
   runtime::Engine* e = engine_;
   return Work(
       e, e->submit("allreduce", bytes, [=] { e->backend().allreduce(in, out, count, type, op); }));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,6 +49,25 @@ class Communicator {
   virtual bool enforces_deadline() const { return false; }
   // The ranks a stuck collective waits for, when the transport can tell ("" when it cannot).
   virtual std::string missing_ranks() const { return ""; }
+
+  // True when an allreduce of `bytes` of `type` waits only by polling nonblocking calls, calling
+  // poll() between tests: the Engine may then run it on the caller's thread, where poll() enforces
+  // the deadline, instead of paying the progress thread's two wake-ups.
+  virtual bool allreduce_polls(std::size_t bytes, DType type) const {
+    (void)bytes;
+    (void)type;
+    return false;
+  }
+  // While set, poll() calls `check`, which throws to abandon the call. Null: poll() does nothing.
+  void set_poll_check(const std::function<void()>* check) { poll_check_ = check; }
+
+ protected:
+  void poll() const {
+    if (poll_check_ != nullptr) (*poll_check_)();
+  }
+
+ private:
+  const std::function<void()>* poll_check_ = nullptr;
 };
 
 // One rank: an allreduce copies `in` to `out`, a broadcast and a barrier do nothing.
@@ -68,6 +88,10 @@ WorldInfo mpi_world(bool* initialized_here);
 // Reduces `count` elements of `src` into `dst` (dst = dst op src), for host-side reductions of the
 // TCP backend. kAvg sums (the caller divides). float16/bfloat16 go through float.
 void reduce_into(void* dst, const void* src, std::size_t count, DType type, ReduceOp op);
+// out = a op b, elementwise, for `count` elements; `out` may alias `a` or `b`. Keeping the operand
+// order fixed (the lower rank's data as `a`) gives every rank the same bits even where op is not
+// symmetric in its bits (std::min/max with a NaN).
+void reduce_to(void* out, const void* a, const void* b, std::size_t count, DType type, ReduceOp op);
 // Divides `count` floating elements by `n` (the kAvg step).
 void divide_by(void* buf, std::size_t count, DType type, int n);
 

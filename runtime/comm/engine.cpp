@@ -11,6 +11,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Thrown through a backend's poll() when an inline collective passes its deadline, carrying
+// throw_timeout's Error, so that execute() does not wrap it a second time.
+struct DeadlinePassed {
+  std::exception_ptr error;
+};
+
 // The caller polls this long before sleeping on the condition variable, and the progress thread
 // polls as long for the next collective before sleeping: most small collectives finish within
 // it, and a futex wake-up on each side costs more than they do. Not when the process may run on
@@ -78,7 +84,7 @@ std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
   p->body = std::move(body);
   if (!threaded_) {
     p->seq = next_seq_++;
-    execute(*p);
+    execute(*p, p->body);
     return p;
   }
   {
@@ -92,7 +98,42 @@ std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
   return p;
 }
 
-void Engine::execute(Pending& p) noexcept {
+bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<void()>& body) {
+  if (!threaded_) return false;
+  auto p = std::make_shared<Pending>();
+  p->op = op;
+  p->bytes = bytes;
+  Clock::time_point deadline;
+  {
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) throw_broken();
+    if (running_ || !queue_.empty()) return false;
+    p->seq = next_seq_++;
+    running_ = p;  // keeps the progress thread from starting queued work meanwhile
+    running_since_ = Clock::now();
+    deadline = running_since_ + limit();
+  }
+  const std::function<void()> check = [this, deadline] {
+    if (Clock::now() <= deadline) return;
+    std::lock_guard lock(mutex_);
+    try {
+      throw_timeout();
+    } catch (const Error&) {
+      throw DeadlinePassed{std::current_exception()};
+    }
+  };
+  backend_->set_poll_check(&check);
+  execute(*p, body);
+  backend_->set_poll_check(nullptr);
+  // Wakes the progress thread only for work another thread queued meanwhile: a needless wake-up
+  // costs two context switches, more than the collective itself.
+  if (queued_.load(std::memory_order_acquire) > 0)
+    work_.notify_one();  // another thread may have queued work meanwhile
+  if (p->error) std::rethrow_exception(p->error);
+  return true;
+}
+
+void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   std::shared_ptr<CollectiveObserver> observer;
   {
     std::lock_guard lock(observer_mutex_);
@@ -101,7 +142,9 @@ void Engine::execute(Pending& p) noexcept {
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, true);
   const auto start = Clock::now();
   try {
-    p.body();
+    body();
+  } catch (const DeadlinePassed& d) {
+    p.error = d.error;  // throw_timeout's message already names the collective
   } catch (const Error& e) {
     // Name the collective: "dtrain: allreduce #17: <what the backend said>".
     std::string text = e.what();
@@ -115,6 +158,11 @@ void Engine::execute(Pending& p) noexcept {
   }
   comm_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, false);
+  {
+    // Before the waiter wakes: its next collective may then run inline at once.
+    std::lock_guard lock(mutex_);
+    if (running_.get() == &p) running_.reset();
+  }
   {
     std::lock_guard lock(p.mutex);
     p.done.store(true, std::memory_order_release);
@@ -131,7 +179,8 @@ void Engine::loop() {
     }
     {
       std::unique_lock lock(mutex_);
-      work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      // Not while a caller runs a collective inline (run_inline holds running_).
+      work_.wait(lock, [&] { return stop_ || (!queue_.empty() && !running_); });
       if (queue_.empty()) return;  // stopping, nothing left
       queued_.fetch_sub(1, std::memory_order_relaxed);
       p = std::move(queue_.front());
@@ -139,9 +188,7 @@ void Engine::loop() {
       running_ = p;
       running_since_ = Clock::now();
     }
-    execute(*p);
-    std::lock_guard lock(mutex_);
-    running_.reset();
+    execute(*p, p->body);
   }
 }
 

@@ -71,6 +71,11 @@ class Engine {
     auto p = submit(op, bytes, std::move(body));
     wait(*p);
   }
+  // Runs `body` as collective `op` on the calling thread when nothing is queued or running, and
+  // returns true (rethrowing its error); returns false, running nothing, when the engine is busy
+  // or has no progress thread. `body` must wait only through the backend's poll(), which throws
+  // the timeout error once the collective is past the deadline (Communicator::allreduce_polls).
+  bool run_inline(const char* op, std::size_t bytes, const std::function<void()>& body);
 
   std::uint64_t next_sequence() const { return next_seq_; }
   // False for a one-rank backend: submit() then runs the body before returning.
@@ -84,7 +89,7 @@ class Engine {
  private:
   void loop();
   std::chrono::milliseconds limit() const;
-  void execute(Pending& p) noexcept;
+  void execute(Pending& p, const std::function<void()>& body) noexcept;
   [[noreturn]] void throw_timeout();
   [[noreturn]] void throw_broken() const;
 

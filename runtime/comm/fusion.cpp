@@ -169,7 +169,7 @@ std::size_t FusedAllreduce::bucket_bytes() const { return plan_->bucket_bytes; }
 void FusedAllreduce::run() {
   runtime::FusionPlan* plan = plan_.get();
   runtime::Engine& engine = comm_->engine();
-  engine.run("allreduce_fused", plan->bytes, [plan, &engine] {
+  const auto body = [plan, &engine] {
     runtime::Communicator& backend = engine.backend();
     for (const auto& item : plan->items) {
       if (item.bucket) {
@@ -179,7 +179,13 @@ void FusedAllreduce::run() {
         backend.allreduce(t.data, t.data, t.count, plan->type, plan->op);
       }
     }
-  });
+  };
+  // Every piece is at most plan->bytes, so when that polls, the whole run does.
+  if (engine.threaded() && engine.backend().allreduce_polls(plan->bytes, plan->type) &&
+      engine.run_inline("allreduce_fused", plan->bytes, body)) {
+    return;
+  }
+  engine.run("allreduce_fused", plan->bytes, body);
 }
 
 }  // namespace dtrain

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,16 @@ void check(int rc, const char* op, const char* call) {
 // call, and they stay cache-resident.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
+// dtrain's own allreduce over nonblocking point-to-point messages (recursive doubling) replaces
+// MPI_Allreduce up to this size, where latency dominates: it measured as fast or faster there
+// (Open MPI 4.1, 2 ranks on shared memory: 16 KiB 8.7 vs 11.5 us, 64 KiB 22.8 vs 25.3 us;
+// docs/benchmarks.md), and waiting by polling lets the Engine run it on the caller's thread under
+// the deadline, without the progress thread's two wake-ups. Above it MPI's bandwidth-optimal
+// algorithms win (recursive doubling moves the whole message log2(p) times).
+constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
+// Any tag: the communicator is private to dtrain and its messages never overtake each other.
+constexpr int kTag = 7701;
+
 template <typename T>
 void divide(void* out, std::size_t count, int size) {
   // Divides (rather than multiplying by 1/size) so an average of integer-valued data is exact
@@ -127,10 +138,8 @@ class MpiCommunicator final : public Communicator {
     const std::size_t chunk = kChunkBytes / elem;
     for (std::size_t done = 0; done < count;) {
       const std::size_t n = std::min(chunk, count - done);
-      const void* src = in == out ? MPI_IN_PLACE : static_cast<const char*>(in) + done * elem;
-      void* dst = static_cast<char*>(out) + done * elem;
-      check(MPI_Allreduce(src, dst, static_cast<int>(n), mpi_type(type), mpi_op(op), comm_),
-            "allreduce", "MPI_Allreduce");
+      allreduce_piece(static_cast<const char*>(in) + done * elem,
+                      static_cast<char*>(out) + done * elem, n, type, op);
       done += n;
     }
     if (op == ReduceOp::kAvg) {
@@ -184,6 +193,11 @@ class MpiCommunicator final : public Communicator {
   std::string_view backend() const override { return "mpi"; }
   void abandon() noexcept override { abandoned_ = true; }
 
+  bool allreduce_polls(std::size_t bytes, DType type) const override {
+    // float16/bfloat16 travel widened to float.
+    return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
+  }
+
  private:
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
   // application has finalized MPI itself (it started MPI, so it may).
@@ -197,6 +211,85 @@ class MpiCommunicator final : public Communicator {
     owns_mpi_ = false;
   }
 
+  bool point_to_point(std::size_t bytes) const { return size_ == 2 || bytes <= kPointToPointBytes; }
+
+  // One piece (at most kChunkBytes): point to point or MPI_Allreduce, in place when in == out.
+  void allreduce_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op) {
+    if (point_to_point(n * dtype_size(type))) {
+      allreduce_recursive_doubling(in, out, n, type, op);
+      return;
+    }
+    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), mpi_type(type),
+                        mpi_op(op), comm_),
+          "allreduce", "MPI_Allreduce");
+  }
+
+  // Recursive doubling over the largest power of two p <= size; with size = p + rem, ranks below
+  // 2 * rem first fold pairwise (the even rank hands its data to the odd one and gets the result
+  // back at the end). Each exchange reduces (lower rank's data) op (higher rank's), so every rank
+  // ends with the same bits. Scratch space is kept across calls.
+  void allreduce_recursive_doubling(const void* in, void* out, std::size_t n, DType type,
+                                    ReduceOp op) {
+    const std::size_t bytes = n * dtype_size(type);
+    const int len = static_cast<int>(bytes);
+    if (in != out) std::memcpy(out, in, bytes);
+    if (scratch_.size() < bytes) scratch_.resize(bytes);
+    void* peer_data = scratch_.data();
+    int p = 1;
+    while (p * 2 <= size_) p *= 2;
+    const int rem = size_ - p;
+    int group_rank = rank_ - rem;
+    if (rank_ < 2 * rem) {
+      if (rank_ % 2 == 0) {
+        transfer(out, len, rank_ + 1, nullptr, 0, -1);
+        group_rank = -1;
+      } else {
+        transfer(nullptr, 0, -1, peer_data, len, rank_ - 1);
+        reduce_to(out, peer_data, out, n, type, op);
+        group_rank = rank_ / 2;
+      }
+    }
+    if (group_rank >= 0) {
+      for (int mask = 1; mask < p; mask <<= 1) {
+        const int g = group_rank ^ mask;
+        const int peer = g < rem ? g * 2 + 1 : g + rem;
+        transfer(out, len, peer, peer_data, len, peer);
+        if (peer < rank_) {
+          reduce_to(out, peer_data, out, n, type, op);
+        } else {
+          reduce_to(out, out, peer_data, n, type, op);
+        }
+      }
+    }
+    if (rank_ < 2 * rem) {
+      if (rank_ % 2 == 0) {
+        transfer(nullptr, 0, -1, out, len, rank_ + 1);
+      } else {
+        transfer(out, len, rank_ - 1, nullptr, 0, -1);
+      }
+    }
+  }
+
+  // Sends `send_len` bytes to `to` and receives `recv_len` from `from` (a rank of -1: no such
+  // message), waiting for both by polling.
+  void transfer(const void* send, int send_len, int to, void* recv, int recv_len, int from) {
+    MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (from >= 0) {
+      check(MPI_Irecv(recv, recv_len, MPI_BYTE, from, kTag, comm_, &reqs[0]), "allreduce",
+            "MPI_Irecv");
+    }
+    if (to >= 0) {
+      check(MPI_Isend(send, send_len, MPI_BYTE, to, kTag, comm_, &reqs[1]), "allreduce",
+            "MPI_Isend");
+    }
+    for (;;) {
+      int done = 0;
+      check(MPI_Testall(2, reqs, &done, MPI_STATUSES_IGNORE), "allreduce", "MPI_Testall");
+      if (done) return;
+      poll();
+    }
+  }
+
   // float16/bfloat16: widened into a float buffer kept across calls, reduced, rounded back.
   void allreduce_16bit(const std::uint16_t* in, std::uint16_t* out, std::size_t count, bool half,
                        ReduceOp op) {
@@ -205,9 +298,7 @@ class MpiCommunicator final : public Communicator {
     for (std::size_t done = 0; done < count;) {
       const std::size_t n = std::min(chunk, count - done);
       widen16(in + done, wide_.data(), n, half);
-      check(MPI_Allreduce(MPI_IN_PLACE, wide_.data(), static_cast<int>(n), MPI_FLOAT, mpi_op(op),
-                          comm_),
-            "allreduce", "MPI_Allreduce");
+      allreduce_piece(wide_.data(), wide_.data(), n, DType::kFloat32, op);
       if (op == ReduceOp::kAvg) divide<float>(wide_.data(), n, size_);
       narrow16(wide_.data(), out + done, n, half);
       done += n;
@@ -226,6 +317,7 @@ class MpiCommunicator final : public Communicator {
   int rank_;
   int size_;
   std::vector<float> wide_;
+  std::vector<char> scratch_;  // the peer's piece in point-to-point allreduces
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;

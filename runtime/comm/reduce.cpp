@@ -1,4 +1,4 @@
-// Host-side reductions (the TCP backend reduces in its own buffers; MPI does its own).
+// Host-side reductions: the TCP backend's, and the MPI backend's point-to-point allreduce.
 #include <algorithm>
 #include <cstdint>
 
@@ -8,37 +8,38 @@
 namespace dtrain::runtime {
 namespace {
 
+// out = a op b, elementwise; `out` may be `a` or `b`.
 template <typename T>
-void reduce_typed(T* dst, const T* src, std::size_t n, ReduceOp op) {
+void reduce_typed(T* out, const T* a, const T* b, std::size_t n, ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum:
     case ReduceOp::kAvg:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(dst[i] + src[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(a[i] + b[i]);
       return;
     case ReduceOp::kMin:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = std::min(dst[i], src[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = std::min(a[i], b[i]);
       return;
     case ReduceOp::kMax:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = std::max(a[i], b[i]);
       return;
     case ReduceOp::kProduct:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(dst[i] * src[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(a[i] * b[i]);
       return;
   }
 }
 
-void reduce_16bit(std::uint16_t* dst, const std::uint16_t* src, std::size_t n, bool half,
-                  ReduceOp op) {
+void reduce_16bit(std::uint16_t* out, const std::uint16_t* a, const std::uint16_t* b, std::size_t n,
+                  bool half, ReduceOp op) {
   // In blocks through float, rounding once per step as a GPU does.
   constexpr std::size_t kBlock = 1024;
-  float a[kBlock];
-  float b[kBlock];
+  float wa[kBlock];
+  float wb[kBlock];
   for (std::size_t done = 0; done < n; done += kBlock) {
     const std::size_t m = std::min(kBlock, n - done);
-    widen16(dst + done, a, m, half);
-    widen16(src + done, b, m, half);
-    reduce_typed(a, b, m, op);
-    narrow16(a, dst + done, m, half);
+    widen16(a + done, wa, m, half);
+    widen16(b + done, wb, m, half);
+    reduce_typed(wa, wa, wb, m, op);
+    narrow16(wa, out + done, m, half);
   }
 }
 
@@ -50,26 +51,32 @@ void divide_typed(T* p, std::size_t n, int by) {
 
 }  // namespace
 
-void reduce_into(void* dst, const void* src, std::size_t n, DType type, ReduceOp op) {
+void reduce_to(void* out, const void* a, const void* b, std::size_t n, DType type, ReduceOp op) {
   switch (type) {
     case DType::kFloat32:
-      return reduce_typed(static_cast<float*>(dst), static_cast<const float*>(src), n, op);
+      return reduce_typed(static_cast<float*>(out), static_cast<const float*>(a),
+                          static_cast<const float*>(b), n, op);
     case DType::kFloat64:
-      return reduce_typed(static_cast<double*>(dst), static_cast<const double*>(src), n, op);
+      return reduce_typed(static_cast<double*>(out), static_cast<const double*>(a),
+                          static_cast<const double*>(b), n, op);
     case DType::kInt32:
-      return reduce_typed(static_cast<std::int32_t*>(dst), static_cast<const std::int32_t*>(src), n,
-                          op);
+      return reduce_typed(static_cast<std::int32_t*>(out), static_cast<const std::int32_t*>(a),
+                          static_cast<const std::int32_t*>(b), n, op);
     case DType::kInt64:
-      return reduce_typed(static_cast<std::int64_t*>(dst), static_cast<const std::int64_t*>(src), n,
-                          op);
+      return reduce_typed(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(a),
+                          static_cast<const std::int64_t*>(b), n, op);
     case DType::kUInt8:
-      return reduce_typed(static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), n,
-                          op);
+      return reduce_typed(static_cast<std::uint8_t*>(out), static_cast<const std::uint8_t*>(a),
+                          static_cast<const std::uint8_t*>(b), n, op);
     case DType::kFloat16:
     case DType::kBFloat16:
-      return reduce_16bit(static_cast<std::uint16_t*>(dst), static_cast<const std::uint16_t*>(src),
-                          n, type == DType::kFloat16, op);
+      return reduce_16bit(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
+                          static_cast<const std::uint16_t*>(b), n, type == DType::kFloat16, op);
   }
+}
+
+void reduce_into(void* dst, const void* src, std::size_t n, DType type, ReduceOp op) {
+  reduce_to(dst, dst, src, n, type, op);
 }
 
 void divide_by(void* buf, std::size_t n, DType type, int by) {

@@ -207,10 +207,15 @@ void check_kind(dtrain::Comm& comm, const Kind& k, int r, int p, std::size_t n) 
   Bytes a2(in.size());
   dtrain::Work w1 = comm.allreduce_async(in.data(), a1.data(), n, k.type, Op::kSum);
   dtrain::Work w2 = comm.allreduce_async(in.data(), a2.data(), n, k.type, Op::kMin);
+  // A blocking allreduce while they may still be queued: it must not run inline on this thread
+  // beside them (MPI serializes calls, and ranks must match collectives in order).
+  Bytes a3(in.size());
+  comm.allreduce(in.data(), a3.data(), n, k.type, Op::kMax);
   w2.wait();
   w1.wait();
   expect_all(k, name + " async sum", a1, n, [&](std::size_t i) { return v(i) * tri; });
   expect_all(k, name + " async min", a2, n, v);
+  expect_all(k, name + " max beside async", a3, n, [&](std::size_t i) { return v(i) * p; });
 
   // Broadcast from the last rank: every rank ends with its values.
   const int root = p - 1;
@@ -264,8 +269,10 @@ int main() try {
                  die);
     return 1;
   }
-  // 600 K elements: larger than one 4 MiB MPI piece for 8-byte types.
-  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{600000}}) {
+  // 1000 elements: dtrain's point-to-point allreduce; 30 K: MPI_Allreduce for all but 1-byte
+  // types; 600 K: several 1 MiB pieces, the last one partial.
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{1000}, std::size_t{30000}, std::size_t{600000}}) {
     for (const Kind& k : kKinds) check_kind(comm, k, w.rank, w.size, n);
   }
   // The bootstrap store: every rank publishes a value, then reads every rank's.
