@@ -2,7 +2,7 @@
 // per rank), then one row per size; columns size, count, time (µs), algbw, busbw (GB/s), #wrong.
 // Every comparison is measured in this same run against raw MPI on the same buffers:
 //
-//   allreduce  float32 sum sweep 4 KiB .. 256 MiB, out of place: dtrain, MPI_Allreduce under the
+//   allreduce  float32 sum sweep 16 B .. 256 MiB, out of place: dtrain, MPI_Allreduce under the
 //              malloc configuration the process started with (Debian's default unless the
 //              environment sets MALLOC_MMAP_THRESHOLD_), then, after mallopt() raises the mmap
 //              threshold as MALLOC_MMAP_THRESHOLD_ would, MPI_Allreduce "tuned".
@@ -88,7 +88,7 @@ void allreduce_sweep(dtrain::Comm& comm, std::size_t max_bytes) {
     long long dtrain_wrong, mpi_wrong;
   };
   std::vector<Row> rows;
-  for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+  for (std::size_t bytes = 16; bytes <= max_bytes; bytes *= 4) {
     const std::size_t n = bytes / sizeof(float);
     std::vector<float> in(n);
     std::vector<float> out(n);
