@@ -127,8 +127,7 @@ bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<v
   backend_->set_poll_check(nullptr);
   // Wakes the progress thread only for work another thread queued meanwhile: a needless wake-up
   // costs two context switches, more than the collective itself.
-  if (queued_.load(std::memory_order_acquire) > 0)
-    work_.notify_one();  // another thread may have queued work meanwhile
+  if (queued_.load(std::memory_order_acquire) > 0) work_.notify_one();
   if (p->error) std::rethrow_exception(p->error);
   return true;
 }

@@ -7,7 +7,10 @@
 // 4 MiB pieces). So the blocking call runs on the progress thread while the caller waits with a
 // deadline; when it expires the caller gets an Error naming the operation and its sequence number,
 // and the communicator is abandoned (the stuck call is never joined, MPI never finalized).
-// Asynchronous operations (Work) and the fusion pipeline use the same thread.
+// Asynchronous operations (Work) and the fusion pipeline use the same thread. A blocking
+// collective whose backend waits by polling (Communicator::allreduce_polls: small MPI allreduces)
+// runs on the caller's thread instead when the engine is idle, checking the deadline between polls:
+// with each rank bound to one core, handing it over would cost two context switches.
 #pragma once
 
 #include <atomic>
