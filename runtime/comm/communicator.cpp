@@ -4,6 +4,8 @@
 
 #include "comm/engine.hpp"
 
+#include <cerrno>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -194,6 +196,24 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
   return Work(e, e->submit("reduce_scatter", all,
                            [=] { e->backend().reduce_scatter(in, out, count, type, op); }));
 }
+
+namespace runtime {
+
+std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != '\0' || errno != 0 || n < minimum || *v == '-') {
+    throw Error(Error::Code::kInvalid, std::string("dtrain: ") + name +
+                                           ": expected a byte count of at least " +
+                                           std::to_string(minimum) + ", got \"" + v + "\"");
+  }
+  return static_cast<std::size_t>(n);
+}
+
+}  // namespace runtime
 
 std::string_view Comm::backend() const { return engine_->backend().backend(); }
 int Comm::rank() const { return engine_->rank(); }

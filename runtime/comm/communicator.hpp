@@ -95,6 +95,10 @@ void reduce_to(void* out, const void* a, const void* b, std::size_t count, DType
 // Divides `count` floating elements by `n` (the kAvg step).
 void divide_by(void* buf, std::size_t count, DType type, int n);
 
+// The byte count in environment variable `name`, or `fallback` when it is unset or empty. Throws
+// Error (kInvalid) naming the variable when it is not a whole number of at least `minimum`.
+std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum);
+
 // True once MPI_Finalize has run in this process: MPI cannot start again, so neither can a
 // multi-rank Context (nor, in practice, a PMIx session: its job data are gone).
 bool mpi_finalized();

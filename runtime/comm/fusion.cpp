@@ -12,8 +12,6 @@
 // packing thread takes the core that the peer's MPI progress needs. Streaming 1 MiB pieces (the
 // MPI communicator's own piece size) measured best against 2, 4 and 16 MiB (docs/benchmarks.md).
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "comm/engine.hpp"
@@ -53,21 +51,6 @@ struct FusionPlan {
 };
 
 namespace {
-
-std::size_t fusion_bytes_from_env() {
-  const char* v = std::getenv("DTRAIN_FUSION_BYTES");
-  if (v == nullptr || *v == '\0') return kDefaultBucketBytes;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (*end != '\0' || errno != 0 || n < 1024 || *v == '-') {
-    throw Error(Error::Code::kInvalid,
-                std::string("dtrain: DTRAIN_FUSION_BYTES: expected a byte count of at least "
-                            "1024, got \"") +
-                    v + "\"");
-  }
-  return static_cast<std::size_t>(n);
-}
 
 // Streams one bucket through the staging buffer, splitting tensors across pieces as needed
 // (the reduction is elementwise, so where a piece ends does not matter).
@@ -113,7 +96,10 @@ FusedAllreduce::FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType ty
   plan.type = type;
   plan.op = op;
   plan.elem = dtype_size(type);
-  plan.bucket_bytes = bucket_bytes != 0 ? bucket_bytes : runtime::fusion_bytes_from_env();
+  plan.bucket_bytes =
+      bucket_bytes != 0
+          ? bucket_bytes
+          : runtime::byte_count_from_env("DTRAIN_FUSION_BYTES", runtime::kDefaultBucketBytes, 1024);
   if (op == ReduceOp::kAvg && !runtime::is_floating(type)) {
     throw Error(Error::Code::kInvalid,
                 "dtrain: allreduce_fused: kAvg is defined for floating types; expected float32, "

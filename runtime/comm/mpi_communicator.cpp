@@ -5,6 +5,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +15,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/half.hpp"
+#include "comm/piece_tuner.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -62,13 +65,15 @@ void check(int rc, const char* op, const char* call) {
                                       (len > 0 ? " (" + std::string(text, len) + ")" : ""));
 }
 
-// Large messages go to MPI in pieces of at most this many bytes. Open MPI 4.1 allocates a
-// temporary buffer the size of the message on every large allreduce, and glibc serves big ones
-// with fresh mmaps (or, on the progress thread's arena, trims them back) so every call pays page
-// faults: ~0.45 GB/s instead of 4-6 (docs/benchmarks.md). Pieces of 1 MiB stay below glibc's
-// dynamic mmap and trim thresholds in every arena, so the same heap memory is reused call after
-// call, and they stay cache-resident.
+// Large messages go to MPI in pieces. Open MPI 4.1 allocates a temporary buffer the size of the
+// message on every large allreduce, and glibc serves big ones with fresh mmaps (or, on the
+// progress thread's arena, trims them back) so every call pays page faults: ~0.45 GB/s instead of
+// 4-6 (docs/benchmarks.md). Pieces of at most 16 MiB stay below glibc's largest dynamic mmap
+// threshold (32 MiB), so the same heap memory is reused call after call. Broadcasts and widened
+// float16/bfloat16 go in pieces of kChunkBytes; an allreduce of more than kChunkBytes goes in the
+// piece size PieceTuner measures best, or DTRAIN_PIECE_BYTES.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+constexpr std::size_t kMaxPieceBytes = std::size_t{1} << 30;  // MPI counts are int
 
 // dtrain's own allreduce over nonblocking point-to-point messages (recursive doubling) replaces
 // MPI_Allreduce up to this size, where latency dominates: it measured as fast or faster there
@@ -92,7 +97,10 @@ void divide(void* out, std::size_t count, int size) {
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(const WorldInfo& world, bool owns_mpi)
-      : rank_(world.rank), size_(world.size), owns_mpi_(owns_mpi) {
+      : rank_(world.rank),
+        size_(world.size),
+        tuner_(std::min(byte_count_from_env("DTRAIN_PIECE_BYTES", 0, 4096), kMaxPieceBytes)),
+        owns_mpi_(owns_mpi) {
     if (mpi_finalized()) throw_finalized("");
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -135,12 +143,27 @@ class MpiCommunicator final : public Communicator {
       return;
     }
     const std::size_t elem = dtype_size(type);
-    const std::size_t chunk = kChunkBytes / elem;
+    const std::size_t bytes = count * elem;
+    const bool tuned = bytes > kChunkBytes;
+    const std::size_t chunk =
+        std::max<std::size_t>(1, (tuned ? tuner_.piece(bytes) : kChunkBytes) / elem);
+    const auto start = std::chrono::steady_clock::now();
     for (std::size_t done = 0; done < count;) {
       const std::size_t n = std::min(chunk, count - done);
       allreduce_piece(static_cast<const char*>(in) + done * elem,
                       static_cast<char*>(out) + done * elem, n, type, op);
       done += n;
+    }
+    if (tuned) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      if (tuner_.record(bytes, took.count())) {
+        // The slowest rank's view decides, and every rank decides the same.
+        auto rates = tuner_.rates();
+        check(MPI_Allreduce(MPI_IN_PLACE, rates.data(), static_cast<int>(rates.size()), MPI_DOUBLE,
+                            MPI_MIN, comm_),
+              "allreduce", "MPI_Allreduce");
+        tuner_.decide(rates);
+      }
     }
     if (op == ReduceOp::kAvg) {
       if (type == DType::kFloat32) divide<float>(out, count, size_);
@@ -318,6 +341,7 @@ class MpiCommunicator final : public Communicator {
   int size_;
   std::vector<float> wide_;
   std::vector<char> scratch_;  // the peer's piece in point-to-point allreduces
+  PieceTuner tuner_;
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
