@@ -4,7 +4,7 @@
 # within the tolerances of docs/examples.md), the accuracy is printed per epoch, every step is
 # metered, `dtrain stats` compares the two runs, a SIGUSR1 stops both ranks at the same step with a
 # checkpoint and a resubmission resumes to exactly the uninterrupted result; missing or damaged
-# data is reported by name.
+# data is reported by name; the mlp trains too, and options of the other model are refused.
 set -euo pipefail
 DTRAIN=$1 TRAIN=$2 SRC=$3
 source "$SRC/tests/integration/cli/lib.sh"
@@ -150,6 +150,27 @@ status=$?
 set -e
 expect_eq 1 "$status" "exit status when resuming with another batch ($out)"
 expect_contains "$out" "saved by a run with --global-batch 128 --seed 2026; expected --global-batch 64 --seed 2026" "message"
+
+echo "== the mlp instead of the cnn; options of the model not trained are refused"
+out=$("$TRAIN" --model mlp --hidden 64,32 --epochs 1 --steps-per-epoch 20 --log-every 10 --no-checkpoint 2>&1) ||
+  fail "mlp run exited $?: $out"
+expect_contains "$out" "(20 steps/epoch of global batch 128, 128 per rank), 10000 test images, model mlp 64,32, 1 epochs" "mlp header"
+expect_contains "$out" "final test accuracy" "mlp run"
+for args in "--hidden 64" "--model mlp --channels 4,8" "--channels 4" "--channels 4,x" "--model rnn"; do
+  set +e
+  # shellcheck disable=SC2086 # the words of $args are separate options
+  out=$("$TRAIN" $args --no-checkpoint 2>&1)
+  status=$?
+  set -e
+  expect_eq 2 "$status" "exit status of $args ($out)"
+  case $args in
+  "--hidden 64") expect_contains "$out" "--hidden: sets the widths of --model mlp; this run trains --model cnn" "message" ;;
+  "--model mlp --channels 4,8") expect_contains "$out" "--channels: sets the channels of --model cnn; this run trains --model mlp" "message" ;;
+  "--channels 4") expect_contains "$out" "--channels: expected the two convolutions' channel counts, e.g. 8,16, got \"4\"" "message" ;;
+  "--channels 4,x") expect_contains "$out" "--channels: expected numbers 1-1024 separated by commas, got \"4,x\"" "message" ;;
+  "--model rnn") expect_contains "$out" "--model: rnn not in {cnn,mlp}" "message" ;;
+  esac
+done
 
 echo "== missing and damaged data"
 set +e

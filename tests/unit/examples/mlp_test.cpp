@@ -1,4 +1,5 @@
 #include "mlp.hpp"
+#include "optimizer.hpp"
 
 #include "rng.hpp"
 
@@ -30,6 +31,8 @@ TEST(Mlp, ParameterLayoutHoldsEveryWeightAndBias) {
   Mlp m({784, 256, 128, 10});
   EXPECT_EQ(m.params().size(), 784u * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10);
   EXPECT_EQ(m.grads().size(), m.params().size());
+  EXPECT_EQ(m.describe(), "mlp 256,128");
+  EXPECT_EQ(Mlp({784, 10}).describe(), "mlp");
 }
 
 TEST(Mlp, RejectsDegenerateShapes) {

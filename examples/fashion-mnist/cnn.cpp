@@ -1,0 +1,186 @@
+#include "cnn.hpp"
+
+#include "rng.hpp"
+#include "softmax_loss.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace fmnist {
+namespace {
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixMap = Eigen::Map<Matrix>;
+using ConstMatrixMap = Eigen::Map<const Matrix>;
+using RowMap = Eigen::Map<Eigen::RowVectorXf>;
+using ConstRowMap = Eigen::Map<const Eigen::RowVectorXf>;
+
+constexpr int kSide = 28;
+constexpr int kOutputs = 10;
+
+Eigen::Index idx(std::size_t v) { return static_cast<Eigen::Index>(v); }
+
+int checked_channels(int c, const char* name) {
+  if (c < 1 || c > 1024) {
+    throw std::invalid_argument(std::string("Cnn: ") + name + ": expected 1-1024 channels, got " +
+                                std::to_string(c));
+  }
+  return c;
+}
+
+// z (rows x channels) <- max(z + b, 0)
+void add_bias_relu(MatrixMap z, ConstRowMap b) {
+  z.rowwise() += b;
+  z = z.cwiseMax(0.0f);
+}
+
+}  // namespace
+
+Cnn::Cnn(int channels1, int channels2)
+    : c1_(checked_channels(channels1, "first layer")),
+      c2_(checked_channels(channels2, "second layer")),
+      conv1_{kSide, kSide, 1, 5, 2},
+      conv2_{kSide / 2, kSide / 2, c1_, 3, 1} {
+  const auto c1 = static_cast<std::size_t>(c1_);
+  const auto c2 = static_cast<std::size_t>(c2_);
+  w1_ = 0;
+  b1_ = w1_ + conv1_.patch() * c1;
+  w2_ = b1_ + c1;
+  b2_ = w2_ + conv2_.patch() * c2;
+  w3_ = b2_ + c2;
+  b3_ = w3_ + 49 * c2 * kOutputs;
+  allocate(b3_ + kOutputs);
+}
+
+std::string Cnn::describe() const {
+  return "cnn " + std::to_string(c1_) + "," + std::to_string(c2_);
+}
+
+void Cnn::init(std::uint64_t seed) {
+  Rng rng(seed);
+  float* p = params().data();
+  const auto normal = [&](std::size_t at, std::size_t count, double variance) {
+    const double stddev = std::sqrt(variance);
+    for (std::size_t i = 0; i < count; ++i) p[at + i] = static_cast<float>(stddev * rng.normal());
+  };
+  std::fill(params().begin(), params().end(), 0.0f);
+  // He for the convolutions, which a ReLU follows. The output layer starts at zero: every class
+  // scores 0, the loss starts at log(10), and the first steps train it before the features move.
+  // With random output weights the max-pooled features (mean well above 0) start the loss near
+  // 3 and the first steps overshoot.
+  normal(w1_, b1_ - w1_, 2.0 / static_cast<double>(conv1_.patch()));
+  normal(w2_, b2_ - w2_, 2.0 / static_cast<double>(conv2_.patch()));
+}
+
+void Cnn::forward(const float* images, std::size_t n) {
+  const auto c1 = static_cast<std::size_t>(c1_);
+  const auto c2 = static_cast<std::size_t>(c2_);
+  const std::size_t rows1 = n * conv1_.out_pixels();  // 28x28 per image
+  const std::size_t rows2 = n * conv2_.out_pixels();  // 14x14 per image
+  const float* p = params().data();
+
+  cols1_.resize(rows1 * conv1_.patch());
+  z1_.resize(rows1 * c1);
+  im2col(images, n, conv1_, cols1_.data());
+  MatrixMap z1(z1_.data(), idx(rows1), idx(c1));
+  z1.noalias() = ConstMatrixMap(cols1_.data(), idx(rows1), idx(conv1_.patch())) *
+                 ConstMatrixMap(p + w1_, idx(conv1_.patch()), idx(c1));
+  add_bias_relu(z1, ConstRowMap(p + b1_, idx(c1)));
+
+  p1_.resize(rows2 * c1);
+  arg1_.resize(p1_.size());
+  max_pool2(z1_.data(), n, kSide, kSide, c1_, p1_.data(), arg1_.data());
+
+  cols2_.resize(rows2 * conv2_.patch());
+  z2_.resize(rows2 * c2);
+  im2col(p1_.data(), n, conv2_, cols2_.data());
+  MatrixMap z2(z2_.data(), idx(rows2), idx(c2));
+  z2.noalias() = ConstMatrixMap(cols2_.data(), idx(rows2), idx(conv2_.patch())) *
+                 ConstMatrixMap(p + w2_, idx(conv2_.patch()), idx(c2));
+  add_bias_relu(z2, ConstRowMap(p + b2_, idx(c2)));
+
+  const std::size_t features = 49 * c2;
+  p2_.resize(n * features);
+  arg2_.resize(p2_.size());
+  max_pool2(z2_.data(), n, kSide / 2, kSide / 2, c2_, p2_.data(), arg2_.data());
+
+  logits_.resize(n * kOutputs);
+  MatrixMap logits(logits_.data(), idx(n), kOutputs);
+  logits.noalias() = ConstMatrixMap(p2_.data(), idx(n), idx(features)) *
+                     ConstMatrixMap(p + w3_, idx(features), kOutputs);
+  logits.rowwise() += ConstRowMap(p + b3_, kOutputs);
+}
+
+// Expects logits_ to hold d(loss)/d(logits) of the chunk; adds the chunk's parameter gradients to
+// grads().
+void Cnn::backward(std::size_t n) {
+  const auto c1 = static_cast<std::size_t>(c1_);
+  const auto c2 = static_cast<std::size_t>(c2_);
+  const std::size_t rows1 = n * conv1_.out_pixels();
+  const std::size_t rows2 = n * conv2_.out_pixels();
+  const std::size_t features = 49 * c2;
+  const float* p = params().data();
+  float* g = grads().data();
+
+  ConstMatrixMap dlogits(logits_.data(), idx(n), kOutputs);
+  ConstMatrixMap p2(p2_.data(), idx(n), idx(features));
+  MatrixMap(g + w3_, idx(features), kOutputs).noalias() += p2.transpose() * dlogits;
+  RowMap(g + b3_, kOutputs) += dlogits.colwise().sum();
+  dp2_.resize(n * features);
+  MatrixMap(dp2_.data(), idx(n), idx(features)).noalias() =
+      dlogits * ConstMatrixMap(p + w3_, idx(features), kOutputs).transpose();
+
+  dz2_.assign(rows2 * c2, 0.0f);
+  max_pool2_backward(dp2_.data(), arg2_.data(), dp2_.size(), dz2_.data());
+  // ReLU: the gradient passes where the activation was positive.
+  for (std::size_t i = 0; i < dz2_.size(); ++i) dz2_[i] = z2_[i] > 0.0f ? dz2_[i] : 0.0f;
+  ConstMatrixMap dz2(dz2_.data(), idx(rows2), idx(c2));
+  MatrixMap(g + w2_, idx(conv2_.patch()), idx(c2)).noalias() +=
+      ConstMatrixMap(cols2_.data(), idx(rows2), idx(conv2_.patch())).transpose() * dz2;
+  RowMap(g + b2_, idx(c2)) += dz2.colwise().sum();
+  dcols2_.resize(rows2 * conv2_.patch());
+  MatrixMap(dcols2_.data(), idx(rows2), idx(conv2_.patch())).noalias() =
+      dz2 * ConstMatrixMap(p + w2_, idx(conv2_.patch()), idx(c2)).transpose();
+  dp1_.assign(rows2 * c1, 0.0f);
+  col2im_add(dcols2_.data(), n, conv2_, dp1_.data());
+
+  dz1_.assign(rows1 * c1, 0.0f);
+  max_pool2_backward(dp1_.data(), arg1_.data(), dp1_.size(), dz1_.data());
+  for (std::size_t i = 0; i < dz1_.size(); ++i) dz1_[i] = z1_[i] > 0.0f ? dz1_[i] : 0.0f;
+  ConstMatrixMap dz1(dz1_.data(), idx(rows1), idx(c1));
+  MatrixMap(g + w1_, idx(conv1_.patch()), idx(c1)).noalias() +=
+      ConstMatrixMap(cols1_.data(), idx(rows1), idx(conv1_.patch())).transpose() * dz1;
+  RowMap(g + b1_, idx(c1)) += dz1.colwise().sum();
+}
+
+float Cnn::loss_and_grads(const float* images, const std::uint8_t* labels, std::size_t batch) {
+  std::fill(grads().begin(), grads().end(), 0.0f);
+  const std::size_t pixels = conv1_.in_floats();
+  double loss = 0.0;
+  for (std::size_t start = 0; start < batch; start += kChunk) {
+    const std::size_t n = std::min(kChunk, batch - start);
+    forward(images + start * pixels, n);
+    loss += softmax_cross_entropy(logits_.data(), labels + start, n, kOutputs, batch);
+    backward(n);
+  }
+  return static_cast<float>(loss / static_cast<double>(batch));
+}
+
+std::size_t Cnn::count_correct(const float* images, const std::uint8_t* labels, std::size_t n) {
+  const std::size_t pixels = conv1_.in_floats();
+  std::size_t correct = 0;
+  for (std::size_t start = 0; start < n; start += kChunk) {
+    const std::size_t rows = std::min(kChunk, n - start);
+    forward(images + start * pixels, rows);
+    for (std::size_t i = 0; i < rows; ++i) {
+      correct += predicted_class(logits_.data() + i * kOutputs, kOutputs) == labels[start + i];
+    }
+  }
+  return correct;
+}
+
+}  // namespace fmnist
