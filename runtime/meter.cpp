@@ -25,6 +25,12 @@ constexpr int kSchemaVersion = 2;
 // flusher writes whatever is there at least once a second.
 constexpr std::size_t kFlushBytes = 64 * 1024;
 constexpr auto kFlushPeriod = std::chrono::milliseconds(500);
+// A collective's enter record is written by the thread that enters it when the file was last
+// written at least this long ago, so that a training loop's once-a-step collective reaches the
+// file before it can hang or crash. Waking the flusher instead put two context switches into every
+// collective when a rank has one core; writing at every enter would be a system call per
+// collective at thousands per second.
+constexpr auto kEagerGap = std::chrono::milliseconds(10);
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -98,9 +104,7 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
   }
   try {
     append_locked(line);
-    // An enter may be the last thing this process ever does: wake the flusher so it reaches the
-    // file now rather than at the next period.
-    if (enter) wake_.notify_one();
+    if (enter && now - last_write_ >= kEagerGap) flush_locked();
   } catch (...) {
     // A failed write stays in the buffer; flush() reports it.
   }
@@ -112,6 +116,7 @@ void MeterFile::flush() {
 }
 
 void MeterFile::flush_locked() {
+  if (buffer_.empty()) return;
   std::size_t done = 0;
   while (fd_ >= 0 && done < buffer_.size()) {
     const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
@@ -125,6 +130,7 @@ void MeterFile::flush_locked() {
     done += static_cast<std::size_t>(n);
   }
   buffer_.clear();
+  last_write_ = std::chrono::steady_clock::now();
 }
 
 void MeterFile::close() noexcept {

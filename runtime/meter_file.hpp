@@ -45,6 +45,7 @@ class MeterFile final : public CollectiveObserver {
   std::string buffer_;
   double comm_seconds_ = 0;  // since the last step record
   std::chrono::steady_clock::time_point entered_;
+  std::chrono::steady_clock::time_point last_write_;  // when flush_locked() last ran
   std::thread flusher_;
 };
 

@@ -182,6 +182,18 @@ TEST_F(MeterTest, CollectivesWriteEnterAndExitHeartbeatsAndCommSeconds) {
   EXPECT_LE(step["comm_seconds"].get<double>(), 1.0);
 }
 
+TEST_F(MeterTest, AnEnterHeartbeatIsOnDiskBeforeTheCollectiveReturns) {
+  // The first collective's enter record is written by the entering thread itself (the file was
+  // never written before), so it is there the moment the call returns, with no waiting.
+  dtrain::Meter meter(ctx_, dir_.string());
+  std::vector<float> x(4, 1.0f);
+  ctx_.comm().allreduce(std::span<float>(x), dtrain::ReduceOp::kSum);
+  const std::vector<std::string> now = lines();
+  ASSERT_GE(now.size(), 1u);
+  EXPECT_NE(now[0].find(R"("op":"allreduce","bytes":16,"phase":"enter")"), std::string::npos)
+      << now[0];
+}
+
 TEST_F(MeterTest, DataSecondsAccumulateIntoTheNextRecordOnly) {
   {
     dtrain::Meter meter(ctx_, dir_.string());
