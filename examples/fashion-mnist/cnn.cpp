@@ -1,5 +1,6 @@
 #include "cnn.hpp"
 
+#include "eigen_maps.hpp"
 #include "rng.hpp"
 #include "softmax_loss.hpp"
 
@@ -12,12 +13,6 @@
 
 namespace fmnist {
 namespace {
-
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixMap = Eigen::Map<Matrix>;
-using ConstMatrixMap = Eigen::Map<const Matrix>;
-using RowMap = Eigen::Map<Eigen::RowVectorXf>;
-using ConstRowMap = Eigen::Map<const Eigen::RowVectorXf>;
 
 constexpr int kSide = 28;
 constexpr int kOutputs = 10;

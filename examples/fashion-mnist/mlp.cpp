@@ -1,5 +1,6 @@
 #include "mlp.hpp"
 
+#include "eigen_maps.hpp"
 #include "rng.hpp"
 #include "softmax_loss.hpp"
 
@@ -12,11 +13,6 @@
 
 namespace fmnist {
 namespace {
-
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixMap = Eigen::Map<Matrix>;
-using ConstMatrixMap = Eigen::Map<const Matrix>;
-using RowMap = Eigen::Map<Eigen::RowVectorXf>;
 
 constexpr std::size_t kEvalChunk = 1000;
 
