@@ -1,8 +1,8 @@
 // A small convolutional network for 28x28 grey images: 5x5 convolution (pad 2) to c1 channels,
 // ReLU, 2x2 max pool; 3x3 convolution (pad 1) to c2 channels, ReLU, 2x2 max pool; a linear layer
 // from the 7x7xc2 features to the 10 classes; softmax cross-entropy. It has few parameters for
-// its arithmetic (c1=16, c2=32: 20,746 parameters, 1.2 M multiply-adds per image forward), so a
-// data-parallel step spends its time computing, not communicating.
+// its arithmetic (the example's default c1=8, c2=16: 9,226 parameters, 0.39 M multiply-adds per
+// image forward), so a data-parallel step spends its time computing, not communicating.
 //
 // Layout of params() (and grads()): W1 (25 x c1, row-major: rows in im2col order), b1 (c1), W2
 // (9*c1 x c2), b2 (c2), W3 (49*c2 x 10, rows in NHWC order), b3 (10).
