@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fmnist {
 namespace {
@@ -31,6 +33,24 @@ int checked_channels(int c, const char* name) {
 void add_bias_relu(MatrixMap z, ConstRowMap b) {
   z.rowwise() += b;
   z = z.cwiseMax(0.0f);
+}
+
+// Back through ReLU and the 2x2 max pool of a convolution block, then its weights: dz receives
+// the gradient of the block's pre-activation (rows x channels) from that of its pooled output,
+// and the weights (patch x channels) and biases gain the chunk's gradient from the im2col
+// patches `cols` (rows x patch).
+void conv_block_backward(const std::vector<float>& pooled_grad,
+                         const std::vector<std::uint32_t>& argmax, const std::vector<float>& z,
+                         const std::vector<float>& cols, std::size_t rows, std::size_t patch,
+                         std::size_t channels, std::vector<float>& dz, float* gw, float* gb) {
+  dz.assign(rows * channels, 0.0f);
+  max_pool2_backward(pooled_grad.data(), argmax.data(), pooled_grad.size(), dz.data());
+  // ReLU: the gradient passes where the activation was positive.
+  for (std::size_t i = 0; i < dz.size(); ++i) dz[i] = z[i] > 0.0f ? dz[i] : 0.0f;
+  ConstMatrixMap d(dz.data(), idx(rows), idx(channels));
+  MatrixMap(gw, idx(patch), idx(channels)).noalias() +=
+      ConstMatrixMap(cols.data(), idx(rows), idx(patch)).transpose() * d;
+  RowMap(gb, idx(channels)) += d.colwise().sum();
 }
 
 }  // namespace
@@ -129,27 +149,16 @@ void Cnn::backward(std::size_t n) {
   MatrixMap(dp2_.data(), idx(n), idx(features)).noalias() =
       dlogits * ConstMatrixMap(p + w3_, idx(features), kOutputs).transpose();
 
-  dz2_.assign(rows2 * c2, 0.0f);
-  max_pool2_backward(dp2_.data(), arg2_.data(), dp2_.size(), dz2_.data());
-  // ReLU: the gradient passes where the activation was positive.
-  for (std::size_t i = 0; i < dz2_.size(); ++i) dz2_[i] = z2_[i] > 0.0f ? dz2_[i] : 0.0f;
-  ConstMatrixMap dz2(dz2_.data(), idx(rows2), idx(c2));
-  MatrixMap(g + w2_, idx(conv2_.patch()), idx(c2)).noalias() +=
-      ConstMatrixMap(cols2_.data(), idx(rows2), idx(conv2_.patch())).transpose() * dz2;
-  RowMap(g + b2_, idx(c2)) += dz2.colwise().sum();
+  conv_block_backward(dp2_, arg2_, z2_, cols2_, rows2, conv2_.patch(), c2, dz2_, g + w2_, g + b2_);
   dcols2_.resize(rows2 * conv2_.patch());
   MatrixMap(dcols2_.data(), idx(rows2), idx(conv2_.patch())).noalias() =
-      dz2 * ConstMatrixMap(p + w2_, idx(conv2_.patch()), idx(c2)).transpose();
+      ConstMatrixMap(dz2_.data(), idx(rows2), idx(c2)) *
+      ConstMatrixMap(p + w2_, idx(conv2_.patch()), idx(c2)).transpose();
   dp1_.assign(rows2 * c1, 0.0f);
   col2im_add(dcols2_.data(), n, conv2_, dp1_.data());
 
-  dz1_.assign(rows1 * c1, 0.0f);
-  max_pool2_backward(dp1_.data(), arg1_.data(), dp1_.size(), dz1_.data());
-  for (std::size_t i = 0; i < dz1_.size(); ++i) dz1_[i] = z1_[i] > 0.0f ? dz1_[i] : 0.0f;
-  ConstMatrixMap dz1(dz1_.data(), idx(rows1), idx(c1));
-  MatrixMap(g + w1_, idx(conv1_.patch()), idx(c1)).noalias() +=
-      ConstMatrixMap(cols1_.data(), idx(rows1), idx(conv1_.patch())).transpose() * dz1;
-  RowMap(g + b1_, idx(c1)) += dz1.colwise().sum();
+  // The first block's input gradient is not needed: the images are not trained.
+  conv_block_backward(dp1_, arg1_, z1_, cols1_, rows1, conv1_.patch(), c1, dz1_, g + w1_, g + b1_);
 }
 
 float Cnn::loss_and_grads(const float* images, const std::uint8_t* labels, std::size_t batch) {

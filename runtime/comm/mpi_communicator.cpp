@@ -79,8 +79,8 @@ constexpr std::size_t kMaxPieceBytes = std::size_t{1} << 30;  // MPI counts are 
 // MPI_Allreduce up to this size, where latency dominates: it measured as fast or faster there
 // (Open MPI 4.1, 2 ranks on shared memory: 16 KiB 8.7 vs 11.5 us, 64 KiB 22.8 vs 25.3 us;
 // docs/benchmarks.md), and waiting by polling lets the Engine run it on the caller's thread under
-// the deadline, without the progress thread's two wake-ups. Above it MPI's bandwidth-optimal
-// algorithms win (recursive doubling moves the whole message log2(p) times).
+// the deadline, without the progress thread's two wake-ups. Above it, on more than 2 ranks, MPI's
+// bandwidth-optimal algorithms win (recursive doubling moves the whole message log2(p) times).
 constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
@@ -234,6 +234,10 @@ class MpiCommunicator final : public Communicator {
     owns_mpi_ = false;
   }
 
+  // With 2 ranks recursive doubling is a single exchange, the same bytes that MPI's algorithms
+  // move, so every piece goes point to point and every allreduce polls (runs on the caller's
+  // thread). Measured against MPI_Allreduce pieces on 2 ranks: the same within the VM's noise
+  // (docs/benchmarks.md, "Small messages").
   bool point_to_point(std::size_t bytes) const { return size_ == 2 || bytes <= kPointToPointBytes; }
 
   // One piece (at most kChunkBytes): point to point or MPI_Allreduce, in place when in == out.

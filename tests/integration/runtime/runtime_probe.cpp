@@ -270,7 +270,8 @@ int main() try {
     return 1;
   }
   // 1000 elements: dtrain's point-to-point allreduce; 30 K: MPI_Allreduce for all but 1-byte
-  // types; 600 K: several 1 MiB pieces, the last one partial.
+  // types on 3 and 4 ranks (2 ranks exchange point to point at every size); 600 K: several 1 MiB
+  // pieces, the last one partial.
   for (std::size_t n :
        {std::size_t{1}, std::size_t{1000}, std::size_t{30000}, std::size_t{600000}}) {
     for (const Kind& k : kKinds) check_kind(comm, k, w.rank, w.size, n);
