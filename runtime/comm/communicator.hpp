@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,14 @@ inline bool is_floating(DType t) {
 }
 inline bool is_16bit_float(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
 
+// One buffer of a many-buffer allreduce: `count` elements from `in` reduced into `out` (`in ==
+// out`: in place).
+struct AllreducePart {
+  const void* in;
+  void* out;
+  std::size_t count;
+};
+
 class Communicator {
  public:
   Communicator() = default;
@@ -28,6 +37,15 @@ class Communicator {
 
   // `in == out` is in place. kAvg arrives only for floating types.
   virtual void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) = 0;
+  // Many buffers reduced as one message, each result written straight to its part's `out`.
+  // Returns false, doing nothing, when the backend has no such path (the caller then packs the
+  // parts into one buffer itself).
+  virtual bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
+    (void)parts;
+    (void)type;
+    (void)op;
+    return false;
+  }
   virtual void broadcast(void* buf, std::size_t count, DType type, int root) = 0;
   // `out` holds size * count elements, rank r's `count` at r * count. `in` may be out + rank *
   // count (in place).

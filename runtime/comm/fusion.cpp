@@ -11,6 +11,10 @@
 // one pre-packed MPI_Allreduce, because a 64 MiB bucket goes through memory twice more and the
 // packing thread takes the core that the peer's MPI progress needs. Streaming 1 MiB pieces (the
 // MPI communicator's own piece size) measured best against 2, 4 and 16 MiB (docs/benchmarks.md).
+//
+// When every rank is on one node the backend takes all tensors at once (allreduce_parts: the
+// shared-memory allreduce copies them straight into its shared pieces and writes each result
+// straight back), and buckets and staging are not used.
 #include <algorithm>
 #include <cstring>
 
@@ -41,7 +45,8 @@ struct FusionPlan {
   std::size_t bytes = 0;  // all tensors
   std::size_t bucket_bytes = 0;
   std::size_t buckets = 0;
-  std::vector<char> stage;  // kStageBytes, reused by every run
+  std::vector<AllreducePart> parts;  // every tensor, in order, for backends that take them all
+  std::vector<char> stage;           // kStageBytes, reused by every run
   // Where each part of the staged piece goes back to; kept across runs so a step allocates nothing.
   struct Slice {
     char* data;
@@ -124,6 +129,7 @@ FusedAllreduce::FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType ty
     if (t.count == 0) continue;
     const std::size_t bytes = t.count * plan.elem;
     plan.bytes += bytes;
+    plan.parts.push_back({t.data, t.data, t.count});
     if (bytes >= runtime::kDirectBytes || bytes >= plan.bucket_bytes) {
       plan.items.emplace_back().members.push_back(t);
       open = nullptr;  // keep order: later small tensors start a new bucket after this one
@@ -157,6 +163,7 @@ void FusedAllreduce::run() {
   runtime::Engine& engine = comm_->engine();
   const auto body = [plan, &engine] {
     runtime::Communicator& backend = engine.backend();
+    if (backend.allreduce_parts(plan->parts, plan->type, plan->op)) return;
     for (const auto& item : plan->items) {
       if (item.bucket) {
         runtime::reduce_bucket(backend, *plan, item);

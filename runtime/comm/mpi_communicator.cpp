@@ -9,13 +9,17 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/half.hpp"
 #include "comm/piece_tuner.hpp"
+#include "comm/shm_allreduce.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -85,6 +89,18 @@ constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
+// DTRAIN_SHM: whether allreduces may go through shared memory (ShmAllreduce) when every rank is
+// on this node. On by default; 0 sends them through MPI, as on several nodes.
+bool shm_allowed() {
+  const char* value = std::getenv("DTRAIN_SHM");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "1") return true;
+  if (std::string_view(value) == "0") return false;
+  throw Error(Error::Code::kInvalid,
+              std::string("dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI) or 1 (through "
+                          "shared memory when every rank is on one node), got \"") +
+                  value + "\"");
+}
+
 template <typename T>
 void divide(void* out, std::size_t count, int size) {
   // Divides (rather than multiplying by 1/size) so an average of integer-valued data is exact
@@ -129,6 +145,7 @@ class MpiCommunicator final : public Communicator {
                         ", got rank " + std::to_string(mpi_rank) + " of " +
                         std::to_string(mpi_size) + " (two launchers?)");
       }
+      if (shm_allowed()) map_shared_segments();
     } catch (...) {
       release();
       throw;
@@ -140,6 +157,11 @@ class MpiCommunicator final : public Communicator {
     if (is_16bit_float(type)) {
       allreduce_16bit(static_cast<const std::uint16_t*>(in), static_cast<std::uint16_t*>(out),
                       count, type == DType::kFloat16, op);
+      return;
+    }
+    if (shm_) {
+      shm_->allreduce(in, out, count, type, op);
+      if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
       return;
     }
     const std::size_t elem = dtype_size(type);
@@ -169,6 +191,15 @@ class MpiCommunicator final : public Communicator {
       if (type == DType::kFloat32) divide<float>(out, count, size_);
       if (type == DType::kFloat64) divide<double>(out, count, size_);
     }
+  }
+
+  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+    if (!shm_ || is_16bit_float(type)) return false;
+    shm_->allreduce(parts, type, op);
+    if (op == ReduceOp::kAvg) {
+      for (const AllreducePart& part : parts) divide_by(part.out, part.count, type, size_);
+    }
+    return true;
   }
 
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
@@ -217,9 +248,11 @@ class MpiCommunicator final : public Communicator {
   void abandon() noexcept override { abandoned_ = true; }
 
   bool allreduce_polls(std::size_t bytes, DType type) const override {
+    if (shm_) return true;
     // float16/bfloat16 travel widened to float.
     return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
   }
+  std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
 
  private:
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
@@ -229,6 +262,8 @@ class MpiCommunicator final : public Communicator {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
+    shm_.reset();
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
     owns_mpi_ = false;
@@ -240,8 +275,44 @@ class MpiCommunicator final : public Communicator {
   // (docs/benchmarks.md, "Small messages").
   bool point_to_point(std::size_t bytes) const { return size_ == 2 || bytes <= kPointToPointBytes; }
 
-  // One piece (at most kChunkBytes): point to point or MPI_Allreduce, in place when in == out.
+  // When every rank is on this node: one shared window, a ShmAllreduce segment per rank, each
+  // zeroed (and so first touched, NUMA-local) by its owner before anyone uses it. Collective.
+  void map_shared_segments() {
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "init",
+          "MPI_Comm_split_type");
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    if (node_size != size_) return;  // ranks on several nodes: MPI moves everything
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    char* mine = nullptr;
+    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(ShmAllreduce::segment_bytes()), 1,
+                                           info, comm_, &mine, &window_);
+    MPI_Info_free(&info);
+    check(rc, "init", "MPI_Win_allocate_shared (DTRAIN_SHM=0 allreduces through MPI instead)");
+    std::vector<char*> segments(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      void* base = nullptr;
+      check(MPI_Win_shared_query(window_, r, &bytes, &unit, &base), "init", "MPI_Win_shared_query");
+      segments[static_cast<std::size_t>(r)] = static_cast<char*>(base);
+    }
+    std::memset(mine, 0, ShmAllreduce::segment_bytes());
+    check(MPI_Barrier(comm_), "init", "MPI_Barrier");
+    shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { poll(); });
+  }
+
+  // One piece (at most kChunkBytes): shared memory, point to point or MPI_Allreduce, in place
+  // when in == out.
   void allreduce_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op) {
+    if (shm_) {
+      shm_->allreduce(in, out, n, type, op);
+      return;
+    }
     if (point_to_point(n * dtype_size(type))) {
       allreduce_recursive_doubling(in, out, n, type, op);
       return;
@@ -346,9 +417,12 @@ class MpiCommunicator final : public Communicator {
   std::vector<float> wide_;
   std::vector<char> scratch_;  // the peer's piece in point-to-point allreduces
   PieceTuner tuner_;
+  std::unique_ptr<ShmAllreduce>
+      shm_;  // set when every rank is on this node (and DTRAIN_SHM allows)
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win window_ = MPI_WIN_NULL;
 };
 
 }  // namespace

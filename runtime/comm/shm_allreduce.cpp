@@ -1,0 +1,177 @@
+#include "comm/shm_allreduce.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "comm/communicator.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+// Spins this long (pause instructions) before each wait starts yielding the core: long enough
+// for a peer on its own core to arrive, short enough not to starve a peer sharing this core.
+constexpr unsigned kSpinsBeforeYield = 256;
+constexpr unsigned kSpinsPerPoll = 256;
+constexpr std::size_t kBlockBytes = 4096;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+// Each counter on its own cache line pair: the owner writes it, every other rank polls it.
+struct ShmAllreduce::Control {
+  alignas(128) std::atomic<std::uint64_t> posted;
+  alignas(128) std::atomic<std::uint64_t> reduced;
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "counters in shared memory must be lock-free to work across processes");
+
+ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll)
+    : rank_(rank),
+      size_(static_cast<int>(segments.size())),
+      segments_(std::move(segments)),
+      poll_(std::move(poll)) {
+  static_assert(sizeof(Control) <= kControlBytes);
+}
+
+ShmAllreduce::Control& ShmAllreduce::control(int r) const {
+  return *reinterpret_cast<Control*>(segments_[static_cast<std::size_t>(r)]);
+}
+
+char* ShmAllreduce::buffer(int r, std::uint64_t piece) const {
+  return segments_[static_cast<std::size_t>(r)] + kControlBytes + (piece % 2) * kPieceBytes;
+}
+
+void ShmAllreduce::wait_all(bool reduced, std::uint64_t piece) {
+  waiting_reduced_.store(reduced, std::memory_order_relaxed);
+  waiting_piece_.store(piece, std::memory_order_release);
+  for (int r = 0; r < size_; ++r) {
+    const std::atomic<std::uint64_t>& counter = reduced ? control(r).reduced : control(r).posted;
+    unsigned spins = 0;
+    while (counter.load(std::memory_order_acquire) < piece) {
+      ++spins;
+      if (spins < kSpinsBeforeYield) {
+        cpu_relax();
+      } else {
+        sched_yield();
+      }
+      if (spins % kSpinsPerPoll == 0 && poll_) poll_();
+    }
+  }
+  waiting_piece_.store(0, std::memory_order_release);
+}
+
+void ShmAllreduce::allreduce(const void* in, void* out, std::size_t count, DType type,
+                             ReduceOp op) {
+  const AllreducePart part{in, out, count};
+  allreduce(std::span<const AllreducePart>(&part, 1), type, op);
+}
+
+void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
+  const std::size_t elem = dtype_size(type);
+  const std::size_t per_piece = kPieceBytes / elem;
+  std::size_t part = 0;
+  std::size_t done = 0;  // elements of parts[part] already in a piece
+  while (part < parts.size()) {
+    slices_.clear();
+    std::size_t n = 0;
+    while (part < parts.size() && n < per_piece) {
+      const AllreducePart& p = parts[part];
+      const std::size_t m = std::min(p.count - done, per_piece - n);
+      if (m > 0) {
+        slices_.push_back({static_cast<const char*>(p.in) + done * elem,
+                           static_cast<char*>(p.out) + done * elem, n, m});
+      }
+      n += m;
+      done += m;
+      if (done == p.count) {
+        ++part;
+        done = 0;
+      }
+    }
+    if (n > 0) piece(n, type, op);
+  }
+}
+
+void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op) {
+  const std::size_t elem = dtype_size(type);
+  const std::uint64_t s = ++piece_;
+  // Buffer s % 2 last held piece s - 2; every rank is done reading it once all have posted s - 1.
+  wait_all(false, s - 1);
+  char* mine = buffer(rank_, s);
+  for (const Slice& sl : slices_) std::memcpy(mine + sl.first * elem, sl.in, sl.count * elem);
+  control(rank_).posted.store(s, std::memory_order_release);
+  wait_all(false, s);
+
+  // dst = buffer 0 op buffer 1 op ... over elements [first, first + len) of the piece.
+  const auto reduce_range = [&](char* dst, std::size_t first, std::size_t len) {
+    const std::size_t offset = first * elem;
+    if (size_ == 1) {
+      std::memcpy(dst, buffer(0, s) + offset, len * elem);
+      return;
+    }
+    reduce_to(dst, buffer(0, s) + offset, buffer(1, s) + offset, len, type, op);
+    for (int r = 2; r < size_; ++r) reduce_to(dst, dst, buffer(r, s) + offset, len, type, op);
+  };
+  if (n * elem <= kOneShotBytes) {
+    for (const Slice& sl : slices_) reduce_range(sl.out, sl.first, sl.count);
+    return;
+  }
+  // Two-shot. Shares start on 64-byte boundaries so no two ranks write the same cache line.
+  const std::size_t align = std::max<std::size_t>(1, 64 / elem);
+  const std::size_t p = static_cast<std::size_t>(size_);
+  const std::size_t share = ((n + p - 1) / p + align - 1) / align * align;
+  const std::size_t first = std::min(n, static_cast<std::size_t>(rank_) * share);
+  const std::size_t length = std::min(n, first + share) - first;
+  if (rank_ < 2) {
+    reduce_range(mine + first * elem, first, length);
+  } else {
+    // This rank's own buffer is an operand too: the partial result would overwrite it before its
+    // turn, so each block is combined in a small buffer first.
+    alignas(64) char block[kBlockBytes];
+    const std::size_t per_block = kBlockBytes / elem;
+    for (std::size_t d = 0; d < length; d += per_block) {
+      const std::size_t m = std::min(per_block, length - d);
+      reduce_range(block, first + d, m);
+      std::memcpy(mine + (first + d) * elem, block, m * elem);
+    }
+  }
+  control(rank_).reduced.store(s, std::memory_order_release);
+  wait_all(true, s);
+  // Each slice's elements from the ranks that reduced them (rank r holds [r * share, ...)).
+  for (const Slice& sl : slices_) {
+    for (std::size_t pos = sl.first; pos < sl.first + sl.count;) {
+      const std::size_t owner = pos / share;
+      const std::size_t end = std::min(sl.first + sl.count, (owner + 1) * share);
+      std::memcpy(sl.out + (pos - sl.first) * elem, buffer(static_cast<int>(owner), s) + pos * elem,
+                  (end - pos) * elem);
+      pos = end;
+    }
+  }
+}
+
+std::string ShmAllreduce::missing_ranks() const {
+  const std::uint64_t piece = waiting_piece_.load(std::memory_order_acquire);
+  if (piece == 0) return "";
+  const bool reduced = waiting_reduced_.load(std::memory_order_relaxed);
+  std::string ranks;
+  for (int r = 0; r < size_; ++r) {
+    const auto& counter = reduced ? control(r).reduced : control(r).posted;
+    if (counter.load(std::memory_order_acquire) >= piece) continue;
+    if (!ranks.empty()) ranks += ", ";
+    ranks += std::to_string(r);
+  }
+  if (ranks.empty()) return "";
+  return ranks + (reduced ? " (in this allreduce, but not done reducing their share)"
+                          : " (not yet in this allreduce)");
+}
+
+}  // namespace dtrain::runtime
