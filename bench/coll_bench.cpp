@@ -331,10 +331,12 @@ int main(int argc, char** argv) {
     std::printf("# dtrain coll_bench: libdtrain %s backend, bootstrap %s, %s\n",
                 std::string(ctx.comm().backend()).c_str(), ctx.world().bootstrap.c_str(),
                 mpi_version.c_str());
+    const char* shm_env = std::getenv("DTRAIN_SHM");
     std::printf(
-        "# ranks %d, MALLOC_MMAP_THRESHOLD_ %s at start, DTRAIN_FUSION_BYTES %s\n", size,
-        mmap_env ? mmap_env : "unset (glibc default)",
-        std::getenv("DTRAIN_FUSION_BYTES") ? std::getenv("DTRAIN_FUSION_BYTES") : "unset (64 MiB)");
+        "# ranks %d, MALLOC_MMAP_THRESHOLD_ %s at start, DTRAIN_FUSION_BYTES %s, DTRAIN_SHM %s\n",
+        size, mmap_env ? mmap_env : "unset (glibc default)",
+        std::getenv("DTRAIN_FUSION_BYTES") ? std::getenv("DTRAIN_FUSION_BYTES") : "unset (64 MiB)",
+        shm_env && *shm_env ? shm_env : "unset (shared memory when every rank is on one node)");
     for (int r = 0; r < size; ++r)
       std::printf("#  rank %2d pid %7d host %s device host memory\n", r,
                   pids[static_cast<std::size_t>(r)], &hosts[static_cast<std::size_t>(r) * 256]);
