@@ -145,7 +145,11 @@ class MpiCommunicator final : public Communicator {
                         ", got rank " + std::to_string(mpi_rank) + " of " +
                         std::to_string(mpi_size) + " (two launchers?)");
       }
-      if (shm_allowed()) map_shared_segments();
+      // Every rank must take the same path, and mapping the window is collective: a rank whose
+      // environment says 0 turns it off for all.
+      int shm = shm_allowed() ? 1 : 0;
+      check(MPI_Allreduce(MPI_IN_PLACE, &shm, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
+      if (shm == 1) map_shared_segments();
     } catch (...) {
       release();
       throw;
