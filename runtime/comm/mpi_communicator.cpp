@@ -280,7 +280,7 @@ class MpiCommunicator final : public Communicator {
   bool point_to_point(std::size_t bytes) const { return size_ == 2 || bytes <= kPointToPointBytes; }
 
   // When every rank is on this node: one shared window, a ShmAllreduce segment per rank, each
-  // zeroed (and so first touched, NUMA-local) by its owner before anyone uses it. Collective.
+  // prepared (and so first touched, NUMA-local) by its owner before anyone uses it. Collective.
   void map_shared_segments() {
     MPI_Comm node = MPI_COMM_NULL;
     check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "init",
@@ -305,7 +305,7 @@ class MpiCommunicator final : public Communicator {
       check(MPI_Win_shared_query(window_, r, &bytes, &unit, &base), "init", "MPI_Win_shared_query");
       segments[static_cast<std::size_t>(r)] = static_cast<char*>(base);
     }
-    std::memset(mine, 0, ShmAllreduce::segment_bytes());
+    ShmAllreduce::init_segment(mine);
     check(MPI_Barrier(comm_), "init", "MPI_Barrier");
     shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { poll(); });
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "comm/communicator.hpp"
 
@@ -40,6 +41,11 @@ ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<
       segments_(std::move(segments)),
       poll_(std::move(poll)) {
   static_assert(sizeof(Control) <= kControlBytes);
+}
+
+void ShmAllreduce::init_segment(char* segment) {
+  std::memset(segment, 0, segment_bytes());
+  new (segment) Control{};  // the counters' lifetime begins here, for every process mapping it
 }
 
 ShmAllreduce::Control& ShmAllreduce::control(int r) const {

@@ -48,8 +48,12 @@ class ShmAllreduce {
   // Bytes each rank's segment must hold, 64-byte aligned.
   static constexpr std::size_t segment_bytes() { return kControlBytes + 2 * kPieceBytes; }
 
-  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes() long and zeroed
-  // before any rank's first allreduce. `poll` is called while waiting and may throw to abandon
+  // Prepares this rank's own segment (its counters at 0); every rank's must be prepared before
+  // any rank's first allreduce.
+  static void init_segment(char* segment);
+
+  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes() long and
+  // prepared by init_segment(). `poll` is called while waiting and may throw to abandon
   // the call.
   ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll);
 

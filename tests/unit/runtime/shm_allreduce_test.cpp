@@ -23,14 +23,17 @@ using dtrain::DType;
 using dtrain::ReduceOp;
 using dtrain::runtime::ShmAllreduce;
 
-// One process's stand-in for the shared window: p zeroed, 64-byte aligned segments.
+// One process's stand-in for the shared window: p prepared, 64-byte aligned segments.
 struct Segments {
   explicit Segments(int p)
       : stride((ShmAllreduce::segment_bytes() + 63) / 64 * 64),
         memory(new std::uint64_t[stride * static_cast<std::size_t>(p) / 8 + 8]()) {
     char* base = reinterpret_cast<char*>(memory.get());
     base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
-    for (int r = 0; r < p; ++r) pointers.push_back(base + stride * static_cast<std::size_t>(r));
+    for (int r = 0; r < p; ++r) {
+      pointers.push_back(base + stride * static_cast<std::size_t>(r));
+      ShmAllreduce::init_segment(pointers.back());
+    }
   }
   std::size_t stride;
   std::unique_ptr<std::uint64_t[]> memory;
