@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace dtrain {
 
@@ -198,6 +199,18 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
 }
 
 namespace runtime {
+
+bool shm_allowed_by_env() {
+  const char* value = std::getenv("DTRAIN_SHM");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "1") return true;
+  if (std::string_view(value) == "0") return false;
+  throw Error(
+      Error::Code::kInvalid,
+      std::string(
+          "dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI or TCP messages) or 1 (through "
+          "shared memory when every rank is on one node), got \"") +
+          value + "\"");
+}
 
 std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum) {
   const char* v = std::getenv(name);

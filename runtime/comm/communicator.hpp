@@ -113,6 +113,11 @@ void reduce_to(void* out, const void* a, const void* b, std::size_t count, DType
 // Divides `count` floating elements by `n` (the kAvg step).
 void divide_by(void* buf, std::size_t count, DType type, int n);
 
+// DTRAIN_SHM: whether allreduces may go through shared memory (ShmAllreduce) when every rank is
+// on one node. On by default; "0" keeps them on the backend's own transport. Throws Error
+// (kInvalid) naming the variable for any other value.
+bool shm_allowed_by_env();
+
 // The byte count in environment variable `name`, or `fallback` when it is unset or empty. Throws
 // Error (kInvalid) naming the variable when it is not a whole number of at least `minimum`.
 std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum);

@@ -89,18 +89,6 @@ constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
-// DTRAIN_SHM: whether allreduces may go through shared memory (ShmAllreduce) when every rank is
-// on this node. On by default; 0 sends them through MPI, as on several nodes.
-bool shm_allowed() {
-  const char* value = std::getenv("DTRAIN_SHM");
-  if (value == nullptr || *value == '\0' || std::string_view(value) == "1") return true;
-  if (std::string_view(value) == "0") return false;
-  throw Error(Error::Code::kInvalid,
-              std::string("dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI) or 1 (through "
-                          "shared memory when every rank is on one node), got \"") +
-                  value + "\"");
-}
-
 template <typename T>
 void divide(void* out, std::size_t count, int size) {
   // Divides (rather than multiplying by 1/size) so an average of integer-valued data is exact
@@ -147,7 +135,7 @@ class MpiCommunicator final : public Communicator {
       }
       // Every rank must take the same path, and mapping the window is collective: a rank whose
       // environment says 0 turns it off for all.
-      int shm = shm_allowed() ? 1 : 0;
+      int shm = shm_allowed_by_env() ? 1 : 0;
       check(MPI_Allreduce(MPI_IN_PLACE, &shm, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
       if (shm == 1) map_shared_segments();
     } catch (...) {

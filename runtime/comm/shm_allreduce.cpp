@@ -164,20 +164,25 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op) {
   }
 }
 
-std::string ShmAllreduce::missing_ranks() const {
+std::vector<int> ShmAllreduce::missing() const {
   const std::uint64_t piece = waiting_piece_.load(std::memory_order_acquire);
-  if (piece == 0) return "";
+  std::vector<int> ranks;
+  if (piece == 0) return ranks;
   const bool reduced = waiting_reduced_.load(std::memory_order_relaxed);
-  std::string ranks;
   for (int r = 0; r < size_; ++r) {
     const auto& counter = reduced ? control(r).reduced : control(r).posted;
-    if (counter.load(std::memory_order_acquire) >= piece) continue;
-    if (!ranks.empty()) ranks += ", ";
-    ranks += std::to_string(r);
+    if (counter.load(std::memory_order_acquire) < piece) ranks.push_back(r);
   }
-  if (ranks.empty()) return "";
-  return ranks + (reduced ? " (in this allreduce, but not done reducing their share)"
-                          : " (not yet in this allreduce)");
+  return ranks;
+}
+
+std::string ShmAllreduce::missing_ranks() const {
+  const bool reduced = waiting_reduced_.load(std::memory_order_relaxed);
+  std::string text;
+  for (int r : missing()) text += (text.empty() ? "" : ", ") + std::to_string(r);
+  if (text.empty()) return "";
+  return text + (reduced ? " (in this allreduce, but not done reducing their share)"
+                         : " (not yet in this allreduce)");
 }
 
 }  // namespace dtrain::runtime

@@ -66,6 +66,8 @@ class ShmAllreduce {
   // While a call waits: the ranks it waits for, e.g. "1, 3 (not yet in this allreduce)"; "" when
   // it does not wait.
   std::string missing_ranks() const;
+  // The same ranks as numbers (read afresh from their counters); empty when no call waits.
+  std::vector<int> missing() const;
 
  private:
   static constexpr std::size_t kControlBytes = 256;

@@ -2,16 +2,26 @@
 // launches, no MPI). A full mesh of connections set up through the store; ring algorithms
 // (reduce-scatter then allgather) as gloo's ring allreduce. Every socket call has the collective's
 // deadline, and a peer that exits or is killed shows up at once as a closed connection, named.
+//
+// When every rank is on this host (and DTRAIN_SHM allows), allreduces go through shared memory
+// instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
+// through the kernel twice. Its waits still watch the sockets, so a killed peer is named at once
+// there too.
 #include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "bootstrap/store.hpp"
 #include "comm/communicator.hpp"
+#include "comm/posix_shm.hpp"
+#include "comm/shm_allreduce.hpp"
 #include "comm/tcp_communicator.hpp"
 #include "net/socket.hpp"
 
@@ -50,9 +60,28 @@ class TcpCommunicator final : public Communicator {
       }
       peers_[static_cast<std::size_t>(who)] = std::move(s);
     }
+    map_shared_memory();
   }
 
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
+    if (shm_) {
+      shm_->allreduce(in, out, count, type, op);
+      if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
+      return;
+    }
+    ring_allreduce(in, out, count, type, op);
+  }
+
+  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+    if (!shm_) return false;
+    shm_->allreduce(parts, type, op);
+    if (op == ReduceOp::kAvg) {
+      for (const AllreducePart& part : parts) divide_by(part.out, part.count, type, size_);
+    }
+    return true;
+  }
+
+  void ring_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
     const std::size_t elem = dtype_size(type);
     if (in != out) std::memcpy(out, in, count * elem);
     // Segment boundaries: rank-sized pieces, the remainder spread over the first ones.
@@ -105,14 +134,101 @@ class TcpCommunicator final : public Communicator {
 
   void barrier() override {
     std::int32_t token = 0;
-    allreduce(&token, &token, 1, DType::kInt32, ReduceOp::kSum);
+    ring_allreduce(&token, &token, 1, DType::kInt32, ReduceOp::kSum);
   }
 
   std::string_view backend() const override { return "tcp"; }
-  std::string missing_ranks() const override { return missing_; }
+  std::string missing_ranks() const override {
+    const std::string waiting = shm_ ? shm_->missing_ranks() : "";
+    return waiting.empty() ? missing_ : waiting;
+  }
   bool enforces_deadline() const override { return true; }
+  bool allreduce_polls(std::size_t bytes, DType type) const override {
+    (void)bytes;
+    (void)type;
+    return shm_ != nullptr;
+  }
 
  private:
+  // Collective, over the sockets: decides together whether every rank is on this host and
+  // allowed to, then rank 0 creates the object, the others open it, and each prepares its
+  // segment. Any rank that cannot map it turns shared memory off for all (sockets still work).
+  void map_shared_memory() {
+    std::int32_t use = shm_allowed_by_env() ? 1 : 0;
+    std::array<char, 256> host{};
+    const std::string name = local_host_name();
+    std::memcpy(host.data(), name.data(), std::min(name.size(), host.size() - 1));
+    std::vector<char> hosts(host.size() * static_cast<std::size_t>(size_));
+    allgather(host.data(), hosts.data(), host.size(), DType::kUInt8);
+    for (int r = 0; r < size_; ++r) {
+      if (std::memcmp(hosts.data() + host.size() * static_cast<std::size_t>(r), host.data(),
+                      host.size()) != 0) {
+        use = 0;
+      }
+    }
+    ring_allreduce(&use, &use, 1, DType::kInt32, ReduceOp::kMin);
+    if (use == 0) return;
+
+    const std::size_t stride = (ShmAllreduce::segment_bytes() + 4095) / 4096 * 4096;
+    const std::size_t bytes = stride * static_cast<std::size_t>(size_);
+    std::array<char, 64> object{};  // the name, empty when rank 0 could not create it
+    PosixShm shm;
+    if (rank_ == 0) {
+      const std::string candidate = "/dtrain-" + std::to_string(::getpid()) + "-" +
+                                    std::to_string(std::random_device{}() & 0xffffffu);
+      try {
+        shm = PosixShm::create(candidate, bytes);
+        std::memcpy(object.data(), candidate.data(), candidate.size());
+      } catch (const Error&) {
+        object[0] = '\0';
+      }
+    }
+    broadcast(object.data(), object.size(), DType::kUInt8, 0);
+    const std::string object_name(object.data());
+    std::int32_t mapped = object_name.empty() ? 0 : 1;
+    if (rank_ != 0 && mapped == 1) {
+      try {
+        shm = PosixShm::open(object_name, bytes);
+      } catch (const Error&) {
+        mapped = 0;
+      }
+    }
+    ring_allreduce(&mapped, &mapped, 1, DType::kInt32, ReduceOp::kMin);
+    if (rank_ == 0 && !object_name.empty()) PosixShm::unlink(object_name);  // all have it now
+    if (mapped == 0) return;
+    std::vector<char*> segments;
+    for (int r = 0; r < size_; ++r) {
+      segments.push_back(shm.data() + stride * static_cast<std::size_t>(r));
+    }
+    ShmAllreduce::init_segment(segments[static_cast<std::size_t>(rank_)]);
+    barrier();  // every segment prepared before anyone's first allreduce
+    shm_memory_ = std::move(shm);
+    shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { shm_poll(); });
+  }
+
+  // Called while a shared-memory allreduce waits: the deadline (when the Engine runs it inline),
+  // and, at most once a millisecond, the sockets: a peer whose connection closed and that the
+  // wait still needs has exited or been killed.
+  void shm_poll() {
+    poll();
+    const auto now = Clock::now();
+    if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
+    last_liveness_check_ = now;
+    for (int q = 0; q < size_; ++q) {
+      if (q == rank_) continue;
+      pollfd p{fd(q), POLLRDHUP, 0};
+      if (::poll(&p, 1, 0) != 1 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
+      // A peer may post its last piece and exit: it is missing only if the wait, re-read after
+      // seeing the closed connection, still needs it.
+      const std::vector<int> waiting = shm_->missing();
+      if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
+      missing_ = "ranks " + std::to_string(q);
+      throw Error(Error::Code::kComm,
+                  "dtrain: allreduce: tcp: missing ranks: " + std::to_string(q) + "; rank " +
+                      std::to_string(q) + " closed its connection (it exited or was killed)");
+    }
+  }
+
   static std::string local_host_name() {
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) != 0) return "127.0.0.1";
@@ -210,6 +326,9 @@ class TcpCommunicator final : public Communicator {
   std::vector<char> scratch_;  // one received segment; kept across calls
   std::vector<char> work_;     // reduce_scatter's copy of the input; kept across calls
   std::string missing_;
+  PosixShm shm_memory_;
+  std::unique_ptr<ShmAllreduce> shm_;  // every rank on this host (and DTRAIN_SHM allows)
+  Clock::time_point last_liveness_check_{};
 };
 
 }  // namespace
