@@ -153,7 +153,6 @@ class MpiCommunicator final : public Communicator {
     }
     if (shm_) {
       shm_->allreduce(in, out, count, type, op);
-      if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
       return;
     }
     const std::size_t elem = dtype_size(type);
@@ -188,9 +187,6 @@ class MpiCommunicator final : public Communicator {
   bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
     if (!shm_ || is_16bit_float(type)) return false;
     shm_->allreduce(parts, type, op);
-    if (op == ReduceOp::kAvg) {
-      for (const AllreducePart& part : parts) divide_by(part.out, part.count, type, size_);
-    }
     return true;
   }
 
@@ -302,7 +298,8 @@ class MpiCommunicator final : public Communicator {
   // when in == out.
   void allreduce_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op) {
     if (shm_) {
-      shm_->allreduce(in, out, n, type, op);
+      // Like the other paths, a piece of an average is only summed: the caller divides.
+      shm_->allreduce(in, out, n, type, op == ReduceOp::kAvg ? ReduceOp::kSum : op);
       return;
     }
     if (point_to_point(n * dtype_size(type))) {

@@ -66,7 +66,6 @@ class TcpCommunicator final : public Communicator {
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
     if (shm_) {
       shm_->allreduce(in, out, count, type, op);
-      if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
       return;
     }
     ring_allreduce(in, out, count, type, op);
@@ -75,9 +74,6 @@ class TcpCommunicator final : public Communicator {
   bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
     if (!shm_) return false;
     shm_->allreduce(parts, type, op);
-    if (op == ReduceOp::kAvg) {
-      for (const AllreducePart& part : parts) divide_by(part.out, part.count, type, size_);
-    }
     return true;
   }
 
