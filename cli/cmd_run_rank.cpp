@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "affinity/launcher_env.hpp"
+#include "affinity/rank_env.hpp"
 #include "commands.hpp"
 #include "plan/errors.hpp"
 #include "rank_log.hpp"
@@ -131,10 +132,10 @@ int run_rank(const RunRankOptions& opts) {
   }
   RankLog log(opts.run_dir + "/" + rank_file_name(info->rank, "log"));
 
-  ::setenv("DTRAIN_RANK", std::to_string(info->rank).c_str(), 1);
-  ::setenv("DTRAIN_WORLD_SIZE", std::to_string(info->size).c_str(), 1);
-  ::setenv("DTRAIN_LOCAL_RANK", std::to_string(info->local_rank).c_str(), 1);
-  ::setenv("DTRAIN_LOCAL_SIZE", std::to_string(info->local_size).c_str(), 1);
+  for (const auto& [name, value] : affinity::rank_place_environment(
+           {info->rank, info->size, info->local_rank, info->local_size})) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
   ::setenv("DTRAIN_RUN_DIR", std::filesystem::absolute(opts.run_dir).c_str(), 1);
 
   int out_pipe[2];

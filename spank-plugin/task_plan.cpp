@@ -55,6 +55,9 @@ TaskBinding plan_task(const affinity::Node& node, const StepSettings& settings,
   const affinity::RankMap map = affinity::solve(node, facts.local_size, policy, restriction);
   TaskBinding b;
   b.environment = affinity::rank_environment(node, map, facts.local_rank, inputs);
+  b.environment.merge(affinity::rank_place_environment(
+      {facts.rank, facts.size, facts.local_rank, facts.local_size}));
+  if (!facts.job_id.empty()) b.environment["DTRAIN_JOB_ID"] = facts.job_id;
   if (settings.framework != affinity::Framework::kNone) {
     affinity::JobPlacement p;
     p.rank = facts.rank;

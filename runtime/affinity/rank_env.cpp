@@ -71,4 +71,11 @@ Environment rank_environment(const Node& node, const RankMap& map, int local_ran
   return env;
 }
 
+Environment rank_place_environment(const RankPlace& place) {
+  return {{"DTRAIN_RANK", std::to_string(place.rank)},
+          {"DTRAIN_WORLD_SIZE", std::to_string(place.size)},
+          {"DTRAIN_LOCAL_RANK", std::to_string(place.local_rank)},
+          {"DTRAIN_LOCAL_SIZE", std::to_string(place.local_size)}};
+}
+
 }  // namespace dtrain::affinity

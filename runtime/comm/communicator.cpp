@@ -229,6 +229,9 @@ std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::siz
 }  // namespace runtime
 
 std::string_view Comm::backend() const { return engine_->backend().backend(); }
+std::string_view Comm::allreduce_transport() const {
+  return engine_->backend().allreduce_transport();
+}
 int Comm::rank() const { return engine_->rank(); }
 int Comm::size() const { return engine_->size(); }
 std::uint64_t Comm::next_sequence() const { return engine_->next_sequence(); }

@@ -56,6 +56,9 @@ class Communicator {
                               ReduceOp op) = 0;
   virtual void barrier() = 0;
   virtual std::string_view backend() const = 0;
+  // The path allreduces take now: "shared memory" when every rank is on this node and the ranks
+  // agreed on it, else the backend's own messages (its name).
+  virtual std::string_view allreduce_transport() const { return backend(); }
 
   // False when no call can wait on another process (one rank): the Engine then runs calls inline.
   virtual bool remote() const { return true; }

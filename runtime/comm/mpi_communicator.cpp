@@ -233,6 +233,7 @@ class MpiCommunicator final : public Communicator {
 
   void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
   std::string_view backend() const override { return "mpi"; }
+  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "mpi"; }
   void abandon() noexcept override { abandoned_ = true; }
 
   bool allreduce_polls(std::size_t bytes, DType type) const override {

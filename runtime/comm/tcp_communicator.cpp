@@ -134,6 +134,7 @@ class TcpCommunicator final : public Communicator {
   }
 
   std::string_view backend() const override { return "tcp"; }
+  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "tcp"; }
   std::string missing_ranks() const override {
     const std::string waiting = shm_ ? shm_->missing_ranks() : "";
     return waiting.empty() ? missing_ : waiting;

@@ -147,6 +147,9 @@ class DTRAIN_API Comm {
 
   // "mpi", "tcp" or "single".
   std::string_view backend() const;
+  // How allreduces move data: "shared memory" when every rank of the job is on this node (and
+  // DTRAIN_SHM allows), else the backend's own messages ("mpi", "tcp", "single", "nccl").
+  std::string_view allreduce_transport() const;
   int rank() const;
   int size() const;
   // The sequence number the next collective gets.

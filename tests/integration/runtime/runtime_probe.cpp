@@ -242,6 +242,9 @@ int main() try {
   rank_for_messages = w.rank;
   std::printf("rank=%d size=%d local_rank=%d local_size=%d bootstrap=%s\n", w.rank, w.size,
               w.local_rank, w.local_size, w.bootstrap.c_str());
+  // Where the rank runs and how its allreduces travel, for the multi-node tests.
+  std::printf("placement: rank=%d node_id=%d host=%s allreduce=%s\n", w.rank, w.node_id,
+              w.hostname.c_str(), std::string(ctx.comm().allreduce_transport()).c_str());
   std::fflush(stdout);
 
   // Several ranks mean the MPI backend (TCP after a torchrun-style bootstrap); one rank the copy.

@@ -100,5 +100,13 @@ TEST(RankEnv, LocalRankOutOfRange) {
   EXPECT_THROW(rank_environment(node, solve(node, 2, {}), 2), PolicyError);
 }
 
+TEST(RankEnv, RankPlaceNamesTheGlobalAndLocalPlace) {
+  const Environment env = rank_place_environment({5, 8, 1, 4});
+  EXPECT_EQ(env, (Environment{{"DTRAIN_RANK", "5"},
+                              {"DTRAIN_WORLD_SIZE", "8"},
+                              {"DTRAIN_LOCAL_RANK", "1"},
+                              {"DTRAIN_LOCAL_SIZE", "4"}}));
+}
+
 }  // namespace
 }  // namespace dtrain::affinity

@@ -67,6 +67,22 @@ TEST(TaskPlan, TorchVariablesFromTheTasksPlaceInTheStep) {
   EXPECT_EQ(b.environment.at("NODE_RANK"), "1");
 }
 
+TEST(TaskPlan, EveryTaskGetsItsGlobalPlaceAndJob) {
+  // docs/spec.md promises these to every rank, whether run-rank or the plugin started it; a task
+  // of a 2-node step knows its global rank even with no framework asked for.
+  TaskFacts f = task(1, 2);
+  f.rank = 3;
+  f.size = 4;
+  f.node_rank = 1;
+  f.nodelist = "nid[001-002]";
+  const TaskBinding b = plan_task(polaris(), bind_with(), f);
+  EXPECT_EQ(b.environment.at("DTRAIN_RANK"), "3");
+  EXPECT_EQ(b.environment.at("DTRAIN_WORLD_SIZE"), "4");
+  EXPECT_EQ(b.environment.at("DTRAIN_LOCAL_RANK"), "1");
+  EXPECT_EQ(b.environment.at("DTRAIN_LOCAL_SIZE"), "2");
+  EXPECT_EQ(b.environment.at("DTRAIN_JOB_ID"), "42");
+}
+
 TEST(TaskPlan, StepGrantIsHonouredAndMappedThrough) {
   // Slurm granted node GPUs 1 and 2 to a two-task step.
   TaskFacts f = task(0, 2);

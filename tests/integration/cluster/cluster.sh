@@ -1,0 +1,515 @@
+#!/usr/bin/env bash
+# A real multi-node Slurm cluster on one machine, for dtrain's multi-node tests. Each node is a
+# Linux network namespace (its own eth0 and address on a bridge) plus a UTS namespace (its own
+# hostname) running its own slurmd; slurmctld runs on the bridge's address under its own hostname;
+# one private munged serves all. Every srun/sbatch/mpirun task therefore sees the hostname, the
+# address and the PMIx locality of the node it runs on, and Open MPI uses TCP between nodes and
+# shared memory inside a node, as on a real cluster. The mount and PID namespaces are the host's:
+# /tmp and /dev/shm are shared by all nodes, pids are unique across them.
+#
+#   cluster.sh up DIR [--nodes N] [--cpus N] [--gpus N] [--link-rate RATE]
+#                     [--plugin SPANK_SO [--plugin-arg KEY=VALUE]...]
+#   cluster.sh down DIR            undo exactly what up made (jobs, daemons, namespaces, bridge,
+#                                  /etc/hosts lines), also after a failed or half-finished up
+#   cluster.sh status DIR          exit 0 when every node is up and answering
+#   cluster.sh exec DIR K CMD...   run CMD "on" node K outside Slurm (its network and hostname)
+#   cluster.sh shape DIR RATE|off  change every node's link rate (tbf on eth0's egress)
+#   cluster.sh lose-node DIR K     a node failure: SIGKILL node K's slurmd and every process in its
+#                                  namespace (job steps and tasks), as a crashed machine would
+#
+# DIR holds etc/ (slurm.conf, gres.conf, plugstack.conf), state/, spool/, log/, run/ (pid files,
+# munge socket and key), dev/ (fake GPUs), tmp/<node>/ (each node's TmpFS) and env.sh, which
+# callers source: it exports SLURM_CONF and the Open MPI settings for the cluster's network.
+#
+# Names: nodes node1..nodeN at 10.231.0.K/24, bridge dtrbr0 (10.231.0.254, the controller
+# "dtrhead"), namespaces dtr-node1..N. DTRAIN_CLUSTER_INDEX=I (1-99) makes a second cluster that
+# can run beside the first: subnet 10.231.I, bridge dtrbrI, nodes cIn1.., namespaces dtrI-n1...
+# Needs root (namespaces, mknod, /etc/hosts).
+set -euo pipefail
+
+readonly SBIN=/usr/sbin
+readonly SPANK_PBS=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pbs.so
+readonly CLIENT_TIMEOUT=10
+
+log() { echo "cluster.sh: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+usage() {
+  sed -n '/^#   cluster.sh/,/^#$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+# --- names ----------------------------------------------------------------------------------------
+
+# Sets the names of cluster index $1 (0 = the default cluster).
+set_names() {
+  local i=$1
+  [[ $i =~ ^([0-9]|[1-9][0-9])$ ]] || die "DTRAIN_CLUSTER_INDEX: expected 0-99, got '$i'"
+  INDEX=$i
+  SUBNET=10.231.$i
+  BRIDGE=dtrbr$i
+  if ((i == 0)); then
+    NODE_PREFIX=node NETNS_PREFIX=dtr-node VETH_PREFIX=dtrv HEAD_NAME=dtrhead
+  else
+    NODE_PREFIX=c${i}n NETNS_PREFIX=dtr$i-n VETH_PREFIX=dtr${i}v HEAD_NAME=dtrhead$i
+  fi
+  CTLD_PORT=$((18000 + 2 * i))
+  SLURMD_PORT=$((CTLD_PORT + 1))
+}
+
+# Reads the names and node count that `up` recorded in DIR/run/names (so down undoes what up made,
+# whatever the caller's environment says now). Returns 1 when there is no record.
+load_names() {
+  local dir=$1
+  [[ -r $dir/run/names ]] || return 1
+  local index nodes
+  read -r index nodes <"$dir/run/names" || return 1
+  set_names "$index"
+  NODES=$nodes
+}
+
+hosts_tag() { echo "# dtrain-cluster:$1"; }
+
+# --- processes ------------------------------------------------------------------------------------
+
+# The pid in pid file $1 if that process is alive and named $2 (a stale file never hits a stranger).
+live_pid() {
+  local file=$1 name=$2 pid comm
+  [[ -r $file ]] || return 1
+  read -r pid <"$file" || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1
+  [[ $comm == "$name" ]] || return 1
+  echo "$pid"
+}
+
+# True if process $1 exists and is not a zombie (kill -0 succeeds on zombies).
+is_alive() {
+  local stat
+  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  stat=${stat##*) }
+  [[ ${stat%% *} != Z ]]
+}
+
+# SIGTERM to the pids after $1, up to $1 seconds to exit, then SIGKILL. All at once: each Slurm
+# daemon takes 1-2 s to exit here.
+terminate() {
+  local grace=$1 pid alive i
+  shift
+  (($# > 0)) || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  for ((i = 0; i < grace * 10; i++)); do
+    alive=0
+    for pid in "$@"; do
+      if is_alive "$pid"; then alive=1; fi
+    done
+    ((alive)) || return 0
+    sleep 0.1
+  done
+  log "still alive after ${grace}s, sending SIGKILL: $*"
+  kill -KILL "$@" 2>/dev/null || true
+}
+
+# The pids of every process in node K's network namespace: its slurmd, step daemons and tasks.
+# Only processes we started can be there (the namespace is ours).
+pids_on_node() {
+  local ns=/run/netns/$NETNS_PREFIX$1
+  [[ -e $ns ]] || return 0
+  ip netns pids "$NETNS_PREFIX$1" 2>/dev/null || true
+}
+
+# A caller inside another Slurm job (CI runners can be) carries SLURM_JOB_ID and friends; our
+# daemons and clients must not think they belong to it.
+unset_foreign_slurm_env() {
+  local v
+  for v in $(compgen -e); do
+    if [[ $v == SLURM_* ]]; then unset "$v"; fi
+  done
+}
+
+# --- down -----------------------------------------------------------------------------------------
+
+cmd_down() {
+  local dir=$1
+  if ! load_names "$dir"; then
+    log "no cluster recorded in $dir: nothing to stop"
+    return 0
+  fi
+  export SLURM_CONF=$dir/etc/slurm.conf
+  local k jobs
+  # Jobs first, so that slurmstepd ends its tasks the ordinary way.
+  if live_pid "$dir/run/slurmctld.pid" slurmctld >/dev/null && [[ -r $SLURM_CONF ]]; then
+    jobs=$(timeout "$CLIENT_TIMEOUT" squeue -h -o %A 2>/dev/null || true)
+    if [[ -n $jobs ]]; then
+      log "cancelling jobs left in the queue: $(echo "$jobs" | tr '\n' ' ')"
+      # shellcheck disable=SC2086 # one job id per word
+      timeout "$CLIENT_TIMEOUT" scancel --full $jobs 2>/dev/null || true
+      local i
+      for ((i = 0; i < 50; i++)); do
+        [[ -z $(timeout "$CLIENT_TIMEOUT" squeue -h -t R,CG -o %A 2>/dev/null || true) ]] && break
+        sleep 0.1
+      done
+    fi
+  fi
+  # The daemons, by pid file, all at once; munged last would gain nothing.
+  local -a pids=()
+  local pid
+  for ((k = 1; k <= NODES; k++)); do
+    if pid=$(live_pid "$dir/run/slurmd-$NODE_PREFIX$k.pid" slurmd); then pids+=("$pid"); fi
+  done
+  if pid=$(live_pid "$dir/run/slurmctld.pid" slurmctld); then pids+=("$pid"); fi
+  if pid=$(live_pid "$dir/run/munged.pid" munged); then pids+=("$pid"); fi
+  terminate 10 "${pids[@]}"
+  # Whatever still runs inside our namespaces (steps of a cancelled job, an orphaned task):
+  # slurmstepd ignores SIGTERM, so SIGKILL.
+  pids=()
+  for ((k = 1; k <= NODES; k++)); do
+    mapfile -t -O "${#pids[@]}" pids < <(pids_on_node "$k")
+  done
+  if ((${#pids[@]} > 0)); then
+    log "killing processes left in the nodes: ${pids[*]}"
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+  fi
+  # Deleting a namespace deletes its end of the veth pair, and with it our end.
+  for ((k = 1; k <= NODES; k++)); do
+    if [[ -e /run/netns/$NETNS_PREFIX$k ]]; then ip netns del "$NETNS_PREFIX$k" || true; fi
+    if ip link show "$VETH_PREFIX$k" >/dev/null 2>&1; then ip link del "$VETH_PREFIX$k" || true; fi
+  done
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link del "$BRIDGE" || true; fi
+  remove_hosts_lines "$dir"
+  rm -f "$dir/run/names" "$dir"/run/*.pid "$dir/env.sh"
+  log "down: $dir"
+}
+
+# /etc/hosts is rewritten in place (cat >, not mv): it can be a bind mount.
+remove_hosts_lines() {
+  local tag
+  tag=$(hosts_tag "$1")
+  if grep -qF -- "$tag" /etc/hosts; then
+    local kept
+    kept=$(grep -vF -- "$tag" /etc/hosts || true)
+    printf '%s\n' "$kept" >/etc/hosts
+  fi
+}
+
+# --- status ---------------------------------------------------------------------------------------
+
+cmd_status() {
+  local dir=$1 states
+  load_names "$dir" || return 1
+  export SLURM_CONF=$dir/etc/slurm.conf
+  timeout "$CLIENT_TIMEOUT" scontrol ping 2>/dev/null | grep -q 'is UP' || return 1
+  states=$(timeout "$CLIENT_TIMEOUT" sinfo -h -N -o '%N %T' 2>/dev/null) || return 1
+  [[ $(grep -cE ' (idle|mixed|allocated|completing)$' <<<"$states") -ge $NODES ]]
+}
+
+# --- up -------------------------------------------------------------------------------------------
+
+# tbf on node K's eth0 egress at RATE (every byte between two nodes leaves through exactly one
+# such eth0); "off" removes it. The burst is 1 ms of the rate but at least 256 KiB, as tbf needs.
+shape_node() {
+  local k=$1 rate=$2 bps burst
+  ip netns exec "$NETNS_PREFIX$k" tc qdisc del dev eth0 root 2>/dev/null || true
+  [[ $rate == off ]] && return 0
+  [[ $rate =~ ^([0-9]+)(kbit|mbit|gbit)$ ]] ||
+    die "link rate: expected a number with kbit, mbit or gbit (e.g. 1gbit), got '$rate'"
+  case ${BASH_REMATCH[2]} in
+    kbit) bps=$((BASH_REMATCH[1] * 1000)) ;;
+    mbit) bps=$((BASH_REMATCH[1] * 1000000)) ;;
+    gbit) bps=$((BASH_REMATCH[1] * 1000000000)) ;;
+  esac
+  burst=$((bps / 8 / 1000))
+  ((burst >= 262144)) || burst=262144
+  ip netns exec "$NETNS_PREFIX$k" tc qdisc add dev eth0 root tbf rate "$rate" burst "$burst" \
+    latency 50ms
+}
+
+UP_DIR=""
+on_exit() {
+  local rc=$?
+  if ((rc != 0)) && [[ -n $UP_DIR ]]; then
+    log "error: the cluster in $UP_DIR did not come up; daemon logs follow"
+    local f
+    for f in "$UP_DIR"/log/*; do
+      [[ -s $f ]] || continue
+      echo "----- $f (last 20 lines) -----" >&2
+      tail -n 20 "$f" >&2 || true
+    done
+    cmd_down "$UP_DIR" || true
+  fi
+  return "$rc"
+}
+
+cmd_up() {
+  local dir=$1
+  shift
+  local nodes=2 cpus=8 gpus=0 rate="" plugin=""
+  local -a plugin_args=()
+  while (($# > 0)); do
+    (($# >= 2)) || usage
+    case $1 in
+      --nodes) nodes=$2 ;;
+      --cpus) cpus=$2 ;;
+      --gpus) gpus=$2 ;;
+      --link-rate) rate=$2 ;;
+      --plugin) plugin=$2 ;;
+      --plugin-arg)
+        [[ $2 =~ ^[A-Za-z_]+=[^[:space:]]*$ ]] || die "--plugin-arg: expected KEY=VALUE, got '$2'"
+        plugin_args+=("$2")
+        ;;
+      *) usage ;;
+    esac
+    shift 2
+  done
+  [[ $nodes =~ ^[1-9][0-9]?$ ]] || die "--nodes: expected 1-99, got '$nodes'"
+  [[ $cpus =~ ^[1-9][0-9]*$ ]] || die "--cpus: expected a positive integer, got '$cpus'"
+  [[ $gpus =~ ^[0-9]+$ ]] || die "--gpus: expected a non-negative integer, got '$gpus'"
+  if [[ -n $plugin ]]; then
+    [[ -f $plugin ]] || die "--plugin: $plugin does not exist"
+    plugin=$(realpath "$plugin")
+  fi
+  (($(id -u) == 0)) || die "must run as root (network namespaces, mknod, /etc/hosts)"
+  local tool
+  for tool in "$SBIN/slurmctld" "$SBIN/slurmd" "$SBIN/munged" scontrol sinfo ip tc nsenter unshare; do
+    command -v "$tool" >/dev/null || die "$tool not found: run scripts/install-deps"
+  done
+
+  # A cluster recorded in DIR goes first, whatever its names were.
+  cmd_down "$dir"
+  set_names "${DTRAIN_CLUSTER_INDEX:-0}"
+  NODES=$nodes
+  local k
+  ! ip link show "$BRIDGE" >/dev/null 2>&1 ||
+    die "bridge $BRIDGE exists but is not recorded in $dir: another cluster (or another DIR) owns it; stop that one, or choose DTRAIN_CLUSTER_INDEX"
+  for ((k = 1; k <= nodes; k++)); do
+    [[ ! -e /run/netns/$NETNS_PREFIX$k ]] ||
+      die "network namespace $NETNS_PREFIX$k exists but is not recorded in $dir: not ours"
+  done
+  if (exec 3<>"/dev/tcp/127.0.0.1/$CTLD_PORT") 2>/dev/null; then
+    die "port $CTLD_PORT (SlurmctldPort) is in use; choose DTRAIN_CLUSTER_INDEX"
+  fi
+
+  rm -rf "${dir:?}"/{etc,state,spool,log,run,dev,tmp}
+  mkdir -p "$dir"/{etc,state,spool,log,run,dev}
+  chmod 755 "$dir/run"
+  # Recorded before anything is made, so that down can undo a half-finished up.
+  echo "$INDEX $nodes" >"$dir/run/names"
+  UP_DIR=$dir
+  trap on_exit EXIT
+  unset_foreign_slurm_env
+
+  # The network: a bridge, and per node a namespace whose end of a veth pair is its eth0.
+  ip link add "$BRIDGE" type bridge
+  ip addr add "$SUBNET.254/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  for ((k = 1; k <= nodes; k++)); do
+    ip netns add "$NETNS_PREFIX$k"
+    ip link add "$VETH_PREFIX$k" type veth peer name eth0 netns "$NETNS_PREFIX$k"
+    ip link set "$VETH_PREFIX$k" master "$BRIDGE" up
+    ip -n "$NETNS_PREFIX$k" link set lo up
+    ip -n "$NETNS_PREFIX$k" addr add "$SUBNET.$k/24" dev eth0
+    ip -n "$NETNS_PREFIX$k" link set eth0 up
+    if [[ -n $rate ]]; then shape_node "$k" "$rate"; fi
+  done
+  local tag hosts
+  tag=$(hosts_tag "$dir")
+  hosts=$(grep -vF -- "$tag" /etc/hosts || true)
+  {
+    printf '%s\n' "$hosts"
+    echo "$SUBNET.254 $HEAD_NAME $tag"
+    for ((k = 1; k <= nodes; k++)); do echo "$SUBNET.$k $NODE_PREFIX$k $tag"; done
+  } >"$dir/run/hosts"
+  cat "$dir/run/hosts" >/etc/hosts
+
+  write_config "$dir" "$nodes" "$cpus" "$gpus" "$plugin" "${plugin_args[@]}"
+  export SLURM_CONF=$dir/etc/slurm.conf
+
+  # Private munge: its own key copy and socket, so no system munged is needed or disturbed.
+  local key=$dir/run/munge.key socket=$dir/run/munge.socket
+  if [[ -r /etc/munge/munge.key ]]; then
+    install -m 600 /etc/munge/munge.key "$key"
+  else
+    mungekey --create --keyfile="$key" 2>>"$dir/log/munged.stdout"
+  fi
+  "$SBIN/munged" --force --socket="$socket" --key-file="$key" --pid-file="$dir/run/munged.pid" \
+    --log-file="$dir/log/munged.log" --seed-file="$dir/run/munged.seed" \
+    </dev/null >>"$dir/log/munged.stdout" 2>&1 || die "munged failed to start"
+  munge --socket="$socket" -n </dev/null | unmunge --socket="$socket" >/dev/null ||
+    die "munge on $socket does not work"
+
+  # slurmctld must find its own hostname in SlurmctldHost, so it gets a UTS namespace named so.
+  # Each slurmd enters its node's network namespace with nsenter, not `ip netns exec`: that also
+  # remounts /sys, which hides the cgroup mounts slurmd needs.
+  unshare --uts sh -c "hostname $HEAD_NAME && exec $SBIN/slurmctld -f $SLURM_CONF" \
+    </dev/null >>"$dir/log/slurmctld.stdout" 2>&1 || die "slurmctld failed to start"
+  for ((k = 1; k <= nodes; k++)); do
+    start_slurmd "$dir" "$k"
+  done
+
+  local deadline=$((SECONDS + ${DTRAIN_CLUSTER_START_TIMEOUT:-60})) up=0
+  until ((up >= nodes)); do
+    ((SECONDS < deadline)) || die "only $up of $nodes nodes became idle"
+    sleep 0.2
+    up=$(timeout "$CLIENT_TIMEOUT" sinfo -h -N -o %T 2>/dev/null | grep -c '^idle$' || true)
+  done
+  write_env "$dir"
+  UP_DIR=""
+  log "up: $dir: $nodes nodes (${NODE_PREFIX}1-$nodes on $SUBNET.0/24), $cpus CPUs and $gpus GPUs each${rate:+, links at $rate}${plugin:+, plugin $plugin}"
+}
+
+start_slurmd() {
+  local dir=$1 k=$2
+  nsenter --net="/run/netns/$NETNS_PREFIX$k" unshare --uts \
+    sh -c "hostname $NODE_PREFIX$k && exec $SBIN/slurmd -f $SLURM_CONF -N $NODE_PREFIX$k" \
+    </dev/null >>"$dir/log/slurmd-$NODE_PREFIX$k.stdout" 2>&1 ||
+    die "slurmd of $NODE_PREFIX$k failed to start"
+}
+
+write_config() {
+  local dir=$1 nodes=$2 cpus=$3 gpus=$4 plugin=$5
+  shift 5
+  local k gres_types="" gres=""
+  for ((k = 1; k <= nodes; k++)); do mkdir -p "$dir/tmp/$NODE_PREFIX$k"; done
+  {
+    echo "AutoDetect=off"
+    if ((gpus > 0)); then
+      # Character devices, as gres/gpu demands; one set serves every node (the mount namespace is
+      # shared), as /dev/nvidia0.. exist on every real node. Nothing ever opens them.
+      local i
+      for ((i = 0; i < gpus; i++)); do mknod "$dir/dev/nvidia$i" c 195 "$i"; done
+      echo "NodeName=$NODE_PREFIX[1-$nodes] Name=gpu File=$dir/dev/nvidia[0-$((gpus - 1))]"
+      gres_types=GresTypes=gpu
+      gres="Gres=gpu:$gpus"
+    fi
+  } >"$dir/etc/gres.conf"
+  cat >"$dir/etc/slurm.conf" <<CONF
+# Written by tests/integration/cluster/cluster.sh up; rewritten at every up.
+ClusterName=dtrainmn$INDEX
+SlurmctldHost=$HEAD_NAME($SUBNET.254)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/run/munge.socket
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/slurmd-%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+# Each node's "local disk": the PMIx plugin makes the same per-step directory on every node, and
+# one shared /tmp would make the second node fail with "File exists".
+TmpFS=$dir/tmp/%n
+# Job ids of two clusters on one machine differ (MPI session directories are named by them).
+FirstJobId=$((INDEX * 100000 + 50001))
+ProctrackType=proctrack/linuxproc
+# More CPUs than the machine has: task/affinity could not lay the tasks out.
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=pmix
+ReturnToService=2
+SlurmdParameters=config_overrides
+PlugStackConfig=$dir/etc/plugstack.conf
+MailProg=/bin/true
+KillWait=5
+MinJobAge=300
+# A lost node is noticed in seconds, not the default 5 minutes.
+SlurmdTimeout=10
+$gres_types
+CONF
+  for ((k = 1; k <= nodes; k++)); do
+    echo "NodeName=$NODE_PREFIX$k NodeAddr=$SUBNET.$k NodeHostname=$NODE_PREFIX$k CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=4000 $gres State=UNKNOWN"
+  done >>"$dir/etc/slurm.conf"
+  echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$dir/etc/slurm.conf"
+  {
+    if [[ -n $plugin ]]; then echo "required $plugin${*:+ $*}"; fi
+    # PBS_* variables in jobs, for the Torque qsub tests.
+    if [[ -f $SPANK_PBS ]]; then echo "optional $SPANK_PBS"; fi
+  } >"$dir/etc/plugstack.conf"
+}
+
+write_env() {
+  local dir=$1
+  cat >"$dir/env.sh" <<ENV
+# Source this to use the multi-node cluster in $dir (written by cluster.sh up).
+if [ "\${SLURM_CONF:-}" != "$dir/etc/slurm.conf" ]; then
+  for _dtrain_v in \$(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "\$_dtrain_v"; done
+  unset _dtrain_v
+fi
+export SLURM_CONF="$dir/etc/slurm.conf"
+export DTRAIN_CLUSTER_DIR="$dir"
+export DTRAIN_CLUSTER_NODES="$(for ((k = 1; k <= NODES; k++)); do printf '%s ' "$NODE_PREFIX$k"; done | sed 's/ $//')"
+# Jobs run as root; mpirun refuses root without these.
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI between nodes over the cluster's network only (never lo or the host's own interface).
+export OMPI_MCA_btl_tcp_if_include=$SUBNET.0/24
+export OMPI_MCA_oob_tcp_if_include=$SUBNET.0/24
+# All nodes share this machine's cores: ranks that busy-poll would starve each other.
+export OMPI_MCA_mpi_yield_when_idle=1
+ENV
+}
+
+# --- exec, shape, lose-node -----------------------------------------------------------------------
+
+node_index() {
+  [[ $1 =~ ^[1-9][0-9]?$ ]] && (($1 <= NODES)) || die "node: expected 1-$NODES, got '$1'"
+}
+
+cmd_exec() {
+  local dir=$1 k=$2
+  shift 2
+  load_names "$dir" || die "no cluster in $dir"
+  node_index "$k"
+  (($# > 0)) || usage
+  exec nsenter --net="/run/netns/$NETNS_PREFIX$k" unshare --uts \
+    sh -c 'hostname "$0" && exec "$@"' "$NODE_PREFIX$k" "$@"
+}
+
+cmd_shape() {
+  local dir=$1 rate=$2 k
+  load_names "$dir" || die "no cluster in $dir"
+  for ((k = 1; k <= NODES; k++)); do shape_node "$k" "$rate"; done
+  log "links of $NODES nodes: $rate"
+}
+
+cmd_lose_node() {
+  local dir=$1 k=$2
+  load_names "$dir" || die "no cluster in $dir"
+  node_index "$k"
+  local -a pids
+  mapfile -t pids < <(pids_on_node "$k")
+  if ((${#pids[@]} > 0)); then kill -KILL "${pids[@]}" 2>/dev/null || true; fi
+  log "lost $NODE_PREFIX$k: killed ${#pids[@]} processes (its slurmd, steps and tasks)"
+}
+
+main() {
+  (($# >= 2)) || usage
+  local cmd=$1 dir
+  dir=$(realpath -m "$2")
+  shift 2
+  [[ $dir != / ]] || die "DIR must not be /"
+  case $cmd in
+    up) cmd_up "$dir" "$@" ;;
+    down) (($# == 0)) || usage && cmd_down "$dir" ;;
+    status) (($# == 0)) || usage && cmd_status "$dir" ;;
+    exec) (($# >= 2)) || usage && cmd_exec "$dir" "$@" ;;
+    shape) (($# == 1)) || usage && cmd_shape "$dir" "$1" ;;
+    lose-node) (($# == 1)) || usage && cmd_lose_node "$dir" "$1" ;;
+    *) usage ;;
+  esac
+}
+
+main "$@"
