@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# init() and every collective across nodes, on each bootstrap: srun --mpi=pmix -N2, mpirun inside
+# sbatch -N2, and the torchrun-style TCP rendezvous at node1 with ranks on both nodes. The probe
+# (tests/integration/runtime/runtime_probe.cpp) checks every collective exactly and prints where
+# init() placed it and how its allreduces travel; every rank's place must be right, and shared
+# memory must be used only when all ranks share one node.
+#   collectives_test.sh CLUSTER_DIR PROBE
+set -euo pipefail
+source "$1/env.sh"
+source "$(dirname "$0")/lib.sh"
+probe=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(scratch_dir)
+trap 'rm -rf "$work"' EXIT
+
+# check OUT NODES PER_NODE BOOTSTRAP TRANSPORT: every rank's two lines from the probe.
+check() {
+  local out=$1 nodes=$2 per=$3 bootstrap=$4 transport=$5 n r line
+  n=$((nodes * per))
+  expect_eq $n "$(grep -c '^rank=' "$out")" "rank lines in $(cat "$out")"
+  for ((r = 0; r < n; r++)); do
+    line=$(grep "^rank=$r " "$out") || fail "no line of rank $r in: $(cat "$out")"
+    expect_eq "rank=$r size=$n local_rank=$((r % per)) local_size=$per bootstrap=$bootstrap" "$line" "rank $r"
+    line=$(grep "^placement: rank=$r " "$out") || fail "no placement of rank $r"
+    expect_eq "placement: rank=$r node_id=$((r / per)) host=node$((r / per + 1)) allreduce=$transport" \
+      "$line" "rank $r placement"
+  done
+  echo "ok: $n ranks on $nodes nodes, bootstrap $bootstrap, allreduce over $transport, collectives exact"
+}
+
+echo "== srun --mpi=pmix -N2 --ntasks-per-node=2"
+timeout -k 5 120 srun --mpi=pmix -N2 --ntasks-per-node=2 "$probe" >"$work/srun" 2>&1 ||
+  fail "srun exited $?: $(cat "$work/srun")"
+check "$work/srun" 2 2 pmix mpi
+
+echo "== srun --mpi=pmix -N4 --ntasks-per-node=1"
+timeout -k 5 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" >"$work/srun4" 2>&1 ||
+  fail "srun exited $?: $(cat "$work/srun4")"
+check "$work/srun4" 4 1 pmix mpi
+
+echo "== one node of the cluster: shared memory between its two ranks"
+timeout -k 5 120 srun --mpi=pmix -N1 --ntasks-per-node=2 -w node2 "$probe" >"$work/one" 2>&1 ||
+  fail "srun exited $?: $(cat "$work/one")"
+sed -i 's/node_id=0 host=node2/node_id=0 host=node1/' "$work/one" # one node: its id is 0
+check "$work/one" 1 2 pmix "shared memory"
+
+echo "== mpirun inside sbatch -N2 --ntasks-per-node=2"
+job=$(timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 -o "$work/mpirun" \
+  --wrap "mpirun $(printf '%q' "$probe")")
+expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/mpirun" 2>/dev/null)"
+check "$work/mpirun" 2 2 pmix mpi
+
+echo "== torchrun-style TCP rendezvous at node1, ranks on node1 and node2"
+timeout -k 5 120 srun --mpi=none -N2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000)) \
+  bash "$here/tcp_rank.sh" "$probe" >"$work/tcp" 2>&1 || fail "srun exited $?: $(cat "$work/tcp")"
+check "$work/tcp" 2 2 tcp tcp
+echo PASS
