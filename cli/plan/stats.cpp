@@ -8,6 +8,21 @@
 namespace dtrain::plan {
 namespace {
 
+// "0-3,8": sorted rank numbers with runs collapsed, as Slurm writes task ranges.
+std::string rank_list(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ranks[i]);
+    if (j > i) out += '-' + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 std::string rate(double samples_per_second) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g", samples_per_second);
@@ -175,7 +190,20 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
   }
   if (by_host.size() >= 2 && by_host.count("?") == 0) {
     std::vector<std::vector<const RankStats*>> node_groups;
-    for (auto& [host, ranks] : by_host) node_groups.push_back(ranks);
+    for (auto& [host, ranks] : by_host) {
+      node_groups.push_back(ranks);
+      NodeStats n;
+      n.host = host;
+      for (const RankStats* r : ranks) {
+        n.ranks.push_back(r->rank);
+        n.samples += r->samples;
+        n.slowest_rank_seconds = std::max(n.slowest_rank_seconds, r->seconds);
+      }
+      if (n.slowest_rank_seconds > 0) {
+        n.samples_per_second = static_cast<double>(n.samples) / n.slowest_rank_seconds;
+      }
+      out.nodes.push_back(std::move(n));
+    }
     for (auto& s : find_stragglers(node_groups, "node", straggler_threshold)) {
       out.stragglers.push_back(std::move(s));
     }
@@ -221,6 +249,17 @@ std::string format_stats_table(const RunStats& stats) {
                 stats.total_samples, stats.slowest_rank_seconds,
                 rate(stats.total_samples_per_second).c_str());
   out += line;
+  if (!stats.nodes.empty()) {
+    std::snprintf(line, sizeof line, "%-13s %13s %12s %10s %11s\n", "node", "ranks", "samples",
+                  "seconds", "samples/s");
+    out += line;
+    for (const auto& n : stats.nodes) {
+      std::snprintf(line, sizeof line, "%-13s %13s %12lld %10.3f %11s\n", n.host.c_str(),
+                    rank_list(n.ranks).c_str(), n.samples, n.slowest_rank_seconds,
+                    rate(n.samples_per_second).c_str());
+      out += line;
+    }
+  }
   if (!stats.stragglers.empty()) {
     std::snprintf(line, sizeof line,
                   "stragglers (more than %g %% slower per sample than the median):\n",
@@ -270,7 +309,16 @@ nlohmann::json stats_to_json(const RunStats& stats) {
     if (s.kind == "rank") j["rank"] = s.rank;
     stragglers.push_back(std::move(j));
   }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : stats.nodes) {
+    nodes.push_back({{"host", n.host},
+                     {"ranks", n.ranks},
+                     {"samples", n.samples},
+                     {"slowest_rank_seconds", n.slowest_rank_seconds},
+                     {"samples_per_second", n.samples_per_second}});
+  }
   return {{"ranks", ranks},
+          {"nodes", nodes},
           {"total",
            {{"samples", stats.total_samples},
             {"slowest_rank_seconds", stats.slowest_rank_seconds},

@@ -46,8 +46,19 @@ struct Straggler {
   double median_cause_seconds_per_sample = 0;
 };
 
+// The ranks of one host together: a node moves at the pace of its slowest rank.
+struct NodeStats {
+  std::string host;
+  std::vector<int> ranks;
+  long long samples = 0;
+  double slowest_rank_seconds = 0;
+  double samples_per_second = 0;  // samples / slowest_rank_seconds
+};
+
 struct RunStats {
   std::vector<RankStats> ranks;  // by rank
+  // By host name, when the ranks ran on two or more known hosts; empty otherwise.
+  std::vector<NodeStats> nodes;
   long long total_samples = 0;
   // The job moves at the pace of its slowest rank: total samples over the longest rank time.
   double slowest_rank_seconds = 0;

@@ -139,6 +139,40 @@ TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
   }
 }
 
+TEST(Stats, EachNodeMovesAtItsSlowestRanksPace) {
+  // Ranks 0, 1 and 3 on n0, rank 2 on n1: n0 did 30 samples in its slowest rank's 3 s.
+  StatsBuilder b;
+  b.add(step(0, 10, 1.0));
+  b.add(step(1, 10, 3.0));
+  b.add(step(2, 10, 2.0));
+  b.add(step(3, 10, 1.0));
+  for (int r : {0, 1, 3}) b.set_host(r, "n0");
+  b.set_host(2, "n1");
+  const RunStats s = b.finish(0.10);
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_EQ(s.nodes[0].host, "n0");
+  EXPECT_EQ(s.nodes[0].ranks, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(s.nodes[0].samples, 30);
+  EXPECT_DOUBLE_EQ(s.nodes[0].samples_per_second, 10.0);
+  EXPECT_DOUBLE_EQ(s.nodes[1].samples_per_second, 5.0);
+  const std::string table = format_stats_table(s);
+  EXPECT_NE(table.find("node                  ranks      samples    seconds   samples/s\n"
+                       "n0                    0-1,3           30      3.000          10\n"
+                       "n1                        2           10      2.000           5\n"),
+            std::string::npos)
+      << table;
+  const nlohmann::json j = stats_to_json(s);
+  EXPECT_EQ(j["nodes"][1]["host"], "n1");
+  EXPECT_EQ(j["nodes"][0]["ranks"], nlohmann::json::array({0, 1, 3}));
+
+  // One host (or hosts unknown): no node section.
+  StatsBuilder one;
+  one.add(step(0, 10, 1.0));
+  one.add(step(1, 10, 1.0));
+  EXPECT_TRUE(one.finish(0.10).nodes.empty());
+  EXPECT_EQ(format_stats_table(one.finish(0.10)).find("node "), std::string::npos);
+}
+
 TEST(Stats, AStragglerRankIsNamedWithItsCause) {
   // Synchronous steps: every rank's step takes 1 s; rank 2 computes for 0.9 s while the others
   // compute for 0.5 s and wait 0.4 s for it. Rank 3 spends its extra time loading data.
