@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Preemption on a real Slurm cluster (the localhost fixture): a 2-rank job submitted with
+# Preemption on a real Slurm cluster (the localhost fixture, or the multi-node one with NODES 2):
+# a job submitted with
 # `dtrain submit` (so the rendered script's --signal, --requeue, signal forwarding and requeue on
 # exit status 85 are what runs) gets `scancel --signal=USR1` mid-run. Every rank must stop at the
 # same step, the checkpoint of that step must be written, the job must requeue, resume at the next
 # step, and end with a model equal, bit for bit, to an uninterrupted run's (train_job.cpp).
-#   slurm_requeue_test.sh DTRAIN TRAIN_JOB SLURM_DIR
+#   slurm_requeue_test.sh DTRAIN TRAIN_JOB SLURM_DIR [NODES RANKS_PER_NODE]   (default 1 2)
 set -euo pipefail
 DTRAIN=$1
 TRAIN=$2
 source "$3/env.sh"
+nodes=${4:-1} per=${5:-2}
+ranks=$((nodes * per))
 T=120
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-requeue-test.XXXXXX")
 job=""
@@ -35,9 +38,9 @@ expect_eq() { [[ "$1" == "$2" ]] || fail "$3: expected [$1], got [$2]"; }
 steps=150
 args=(--steps "$steps" --sleep-ms 40 --save-every 25)
 
-echo "== reference: the same training, uninterrupted (srun, 2 ranks)"
+echo "== reference: the same training, uninterrupted (srun, $nodes nodes x $per ranks)"
 mkdir -p ref
-timeout "$T" srun --mpi=pmix -n 2 "$TRAIN" "${args[@]}" --dir "$work/ref/ckpt" \
+timeout "$T" srun --mpi=pmix -N "$nodes" --ntasks-per-node="$per" "$TRAIN" "${args[@]}" --dir "$work/ref/ckpt" \
   --out "$work/ref/final.txt" || fail "the reference run failed"
 [[ -s ref/final.txt ]] || fail "the reference run wrote no model"
 
@@ -45,8 +48,8 @@ echo "== the job: dtrain submit with a checkpoint: section"
 cat >job.yaml <<YAML
 name: preempt
 site: slurm
-nodes: 1
-ranks_per_node: 2
+nodes: $nodes
+ranks_per_node: $per
 walltime: "00:10:00"
 partition: debug
 affinity: {gpu: none, cpu: none}
@@ -61,10 +64,16 @@ script=$work/runs/preempt-$job/launch.sh
 grep -q -- '^#SBATCH --signal=B:USR1@60$' "$script" || fail "no --signal directive in $script"
 grep -q -- '^#SBATCH --requeue$' "$script" || fail "no --requeue directive in $script"
 
-# Mid-run: once both ranks are past step 30 (and a periodic checkpoint exists).
+# Mid-run: once every rank is past step 30 (and a periodic checkpoint exists).
+past_step_30() {
+  local r n
+  for ((r = 0; r < ranks; r++)); do
+    n=$(grep -c '^step ' "events-rank-$r.log" 2>/dev/null) || true
+    ((${n:-0} >= 30)) || return 1
+  done
+}
 deadline=$((SECONDS + T))
-until [[ $(grep -c '^step ' events-rank-1.log 2>/dev/null || echo 0) -ge 30 &&
-  $(grep -c '^step ' events-rank-0.log 2>/dev/null || echo 0) -ge 30 ]]; do
+until past_step_30; do
   ((SECONDS < deadline)) || fail "the job did not reach step 30"
   sleep 0.1
 done
@@ -93,16 +102,19 @@ while ((SECONDS < deadline)); do
 done
 expect_eq COMPLETED "$state" "job $job final state"
 expect_eq 1 "$restarts" "job $job restarts"
+expect_eq "$nodes" "$(sed -n 's/.*NumNodes=\([0-9]*\).*/\1/p' <<<"$info")" "nodes of the requeued job"
 
 echo "== every rank stopped at the same step, and the second run resumed right after it"
 stop0=$(sed -n 's/^stop step=\([0-9]*\) .*/\1/p' events-rank-0.log)
-stop1=$(sed -n 's/^stop step=\([0-9]*\) .*/\1/p' events-rank-1.log)
 [[ $stop0 =~ ^[0-9]+$ ]] || fail "rank 0 logged no single stop (got [$stop0])"
-expect_eq "$stop0" "$stop1" "the step at which rank 1 stopped (rank 0 stopped at $stop0)"
-# The signal came once both ranks had logged steps 0..29, so the earliest agreed stop is step 29
+for ((r = 1; r < ranks; r++)); do
+  expect_eq "$stop0" "$(sed -n 's/^stop step=\([0-9]*\) .*/\1/p' "events-rank-$r.log")" \
+    "the step at which rank $r stopped (rank 0 stopped at $stop0)"
+done
+# The signal came once every rank had logged steps 0..29, so the earliest agreed stop is step 29
 # (should_stop() follows each step's log line).
 ((stop0 >= 29 && stop0 < steps - 1)) || fail "stopped at step $stop0, not mid-run"
-for r in 0 1; do
+for ((r = 0; r < ranks; r++)); do
   expect_eq "start step=0 restart=0"$'\n'"start step=$((stop0 + 1)) restart=1" \
     "$(grep '^start ' events-rank-$r.log)" "rank $r start lines"
   expect_eq done "$(tail -n 1 events-rank-$r.log)" "rank $r last event"
@@ -111,7 +123,7 @@ for r in 0 1; do
   grep -q "^stop step=$stop0 signal=10$" events-rank-$r.log ||
     fail "rank $r did not record SIGUSR1 (scancel signals every task)"
 done
-echo "stopped at step $stop0 on both ranks; resumed at $((stop0 + 1))"
+echo "stopped at step $stop0 on all $ranks ranks; resumed at $((stop0 + 1))"
 
 echo "== the final model equals the uninterrupted run's"
 [[ -s final.txt ]] || fail "the job wrote no model"
