@@ -66,7 +66,12 @@ Environment rank_environment(const Node& node, const RankMap& map, int local_ran
   env["DTRAIN_NICS"] = names;
   // A leading "=" makes NCCL match names exactly: "mlx5_1" alone would also select mlx5_10.
   if (!hcas.empty()) env["NCCL_IB_HCA"] = "=" + hcas;
-  if (!ifnames.empty()) env["NCCL_SOCKET_IFNAME"] = "=" + ifnames;
+  if (!ifnames.empty()) {
+    env["NCCL_SOCKET_IFNAME"] = "=" + ifnames;
+    // Gloo (PyTorch's CPU backend) takes plain names; without it Gloo resolves the hostname,
+    // which on many clusters is the management network.
+    env["GLOO_SOCKET_IFNAME"] = ifnames;
+  }
   if (!ucx.empty()) env["UCX_NET_DEVICES"] = ucx;
   return env;
 }

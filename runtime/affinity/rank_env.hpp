@@ -24,8 +24,8 @@ struct RankEnvInputs {
 //   indices), DTRAIN_NICS (names);
 //   with GPUs: CUDA_VISIBLE_DEVICES (own or own-first order), CUDA_DEVICE_ORDER=PCI_BUS_ID;
 //   with NICs: InfiniBand/Omni-Path NCCL_IB_HCA (exact names, "=mlx5_0") and UCX_NET_DEVICES
-//   ("mlx5_0:1"); Ethernet NCCL_SOCKET_IFNAME ("=eth0") and UCX_NET_DEVICES; Slingshot
-//   NCCL_SOCKET_IFNAME (its interface, "=hsn0").
+//   ("mlx5_0:1"); Ethernet NCCL_SOCKET_IFNAME ("=eth0"), GLOO_SOCKET_IFNAME ("eth0") and
+//   UCX_NET_DEVICES; Slingshot NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (its interface).
 // Variables the decision does not cover (no GPUs, gpu none) are absent, i.e. left as they were.
 Environment rank_environment(const Node& node, const RankMap& map, int local_rank,
                              const RankEnvInputs& inputs = {});

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string_view>
 
+#include "affinity/net_namespace.hpp"
 #include "affinity/topology.hpp"
 
 namespace dtrain::affinity {
@@ -305,6 +306,7 @@ Node load(Source source, const std::string& input, LiveDiscovery discovery = Liv
                         ": no cores found; expected at least one core or PU");
   }
   read_devices(raw, node);
+  if (source == Source::kLive) fit_nics_to_namespace(node, namespace_interfaces());
   return node;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real multi-node Slurm cluster on one machine, for dtrain's multi-node tests. Each node is a
-# Linux network namespace (its own eth0 and address on a bridge) plus a UTS namespace (its own
+# Linux network namespace (its own interface ens3 and address on a bridge) plus a UTS namespace (its own
 # hostname) running its own slurmd; slurmctld runs on the bridge's address under its own hostname;
 # one private munged serves all. Every srun/sbatch/mpirun task therefore sees the hostname, the
 # address and the PMIx locality of the node it runs on, and Open MPI uses TCP between nodes and
@@ -13,7 +13,7 @@
 #                                  /etc/hosts lines), also after a failed or half-finished up
 #   cluster.sh status DIR          exit 0 when every node is up and answering
 #   cluster.sh exec DIR K CMD...   run CMD "on" node K outside Slurm (its network and hostname)
-#   cluster.sh shape DIR RATE|off  change every node's link rate (tbf on eth0's egress)
+#   cluster.sh shape DIR RATE|off  change every node's link rate (tbf on its interface's egress)
 #   cluster.sh lose-node DIR K     a node failure: SIGKILL node K's slurmd and every process in its
 #                                  namespace (job steps and tasks), as a crashed machine would
 #
@@ -30,6 +30,10 @@ set -euo pipefail
 readonly SBIN=/usr/sbin
 readonly SPANK_PBS=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pbs.so
 readonly CLIENT_TIMEOUT=10
+# Each node's network interface. Not eth0: the host's own interface is called that here, and
+# hwloc (which reads the host's /sys inside a network namespace) would name it, so only code that
+# checks what the node really has picks this one.
+readonly IFNAME=ens3
 
 log() { echo "cluster.sh: $*" >&2; }
 die() {
@@ -207,11 +211,11 @@ cmd_status() {
 
 # --- up -------------------------------------------------------------------------------------------
 
-# tbf on node K's eth0 egress at RATE (every byte between two nodes leaves through exactly one
-# such eth0); "off" removes it. The burst is 1 ms of the rate but at least 256 KiB, as tbf needs.
+# tbf on node K's $IFNAME egress at RATE (every byte between two nodes leaves through exactly one
+# such interface); "off" removes it. The burst is 1 ms of the rate but at least 256 KiB, as tbf needs.
 shape_node() {
   local k=$1 rate=$2 bps burst
-  ip netns exec "$NETNS_PREFIX$k" tc qdisc del dev eth0 root 2>/dev/null || true
+  ip netns exec "$NETNS_PREFIX$k" tc qdisc del dev "$IFNAME" root 2>/dev/null || true
   [[ $rate == off ]] && return 0
   [[ $rate =~ ^([0-9]+)(kbit|mbit|gbit)$ ]] ||
     die "link rate: expected a number with kbit, mbit or gbit (e.g. 1gbit), got '$rate'"
@@ -222,7 +226,7 @@ shape_node() {
   esac
   burst=$((bps / 8 / 1000))
   ((burst >= 262144)) || burst=262144
-  ip netns exec "$NETNS_PREFIX$k" tc qdisc add dev eth0 root tbf rate "$rate" burst "$burst" \
+  ip netns exec "$NETNS_PREFIX$k" tc qdisc add dev "$IFNAME" root tbf rate "$rate" burst "$burst" \
     latency 50ms
 }
 
@@ -300,17 +304,17 @@ cmd_up() {
   trap on_exit EXIT
   unset_foreign_slurm_env
 
-  # The network: a bridge, and per node a namespace whose end of a veth pair is its eth0.
+  # The network: a bridge, and per node a namespace whose end of a veth pair is its $IFNAME.
   ip link add "$BRIDGE" type bridge
   ip addr add "$SUBNET.254/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   for ((k = 1; k <= nodes; k++)); do
     ip netns add "$NETNS_PREFIX$k"
-    ip link add "$VETH_PREFIX$k" type veth peer name eth0 netns "$NETNS_PREFIX$k"
+    ip link add "$VETH_PREFIX$k" type veth peer name "$IFNAME" netns "$NETNS_PREFIX$k"
     ip link set "$VETH_PREFIX$k" master "$BRIDGE" up
     ip -n "$NETNS_PREFIX$k" link set lo up
-    ip -n "$NETNS_PREFIX$k" addr add "$SUBNET.$k/24" dev eth0
-    ip -n "$NETNS_PREFIX$k" link set eth0 up
+    ip -n "$NETNS_PREFIX$k" addr add "$SUBNET.$k/24" dev "$IFNAME"
+    ip -n "$NETNS_PREFIX$k" link set "$IFNAME" up
     if [[ -n $rate ]]; then shape_node "$k" "$rate"; fi
   done
   local tag hosts

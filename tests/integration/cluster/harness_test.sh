@@ -16,16 +16,16 @@ trap 'bash "$cluster_sh" down "$dir" >/dev/null 2>&1 || true' EXIT
 bash "$cluster_sh" up "$dir" --nodes 2 --cpus 2 --link-rate 200mbit
 (
   source "$dir/env.sh"
-  out=$(timeout 60 srun -N2 --ntasks-per-node=1 -l sh -c 'echo $(hostname) $(ip -4 -o addr show eth0 | awk "{print \$4}")' | sort)
+  out=$(timeout 60 srun -N2 --ntasks-per-node=1 -l sh -c 'echo $(hostname) $(ip -4 -o addr show ens3 | awk "{print \$4}")' | sort)
   [[ $out == $'0: c1n1 10.231.1.1/24\n1: c1n2 10.231.1.2/24' ]] || fail "2-node step: got [$out]"
   echo "ok: srun -N2 runs on c1n1 and c1n2, each with its own address"
   timeout 10 sbatch -N2 --wrap 'srun sleep 300' >/dev/null
 )
 [[ $(bash "$cluster_sh" exec "$dir" 2 hostname) == c1n2 ]] || fail "exec on node 2"
-ip netns exec dtr1-n1 tc qdisc show dev eth0 | grep -q 'tbf.*rate 200Mbit' ||
-  fail "no tbf at 200mbit on c1n1: $(ip netns exec dtr1-n1 tc qdisc show dev eth0)"
+ip netns exec dtr1-n1 tc qdisc show dev ens3 | grep -q 'tbf.*rate 200Mbit' ||
+  fail "no tbf at 200mbit on c1n1: $(ip netns exec dtr1-n1 tc qdisc show dev ens3)"
 bash "$cluster_sh" shape "$dir" off
-! ip netns exec dtr1-n1 tc qdisc show dev eth0 | grep -q tbf || fail "shape off left tbf"
+! ip netns exec dtr1-n1 tc qdisc show dev ens3 | grep -q tbf || fail "shape off left tbf"
 echo "ok: exec and shape"
 
 # The fixture's cluster is untouched by the second one.

@@ -2,7 +2,8 @@
 // as an application's thread pool would, then calls dtrain::init() and prints one tab-separated
 // line:
 //   affinity_probe rank=R local_rank=L local_size=LS affinity=A CUDA_VISIBLE_DEVICES=...
-//   DTRAIN_GPUS=... DTRAIN_CPUSET=... before=CPUS threads=CPUS[;CPUS...]
+//   DTRAIN_GPUS=... DTRAIN_CPUSET=... NCCL_SOCKET_IFNAME=... GLOO_SOCKET_IFNAME=... host=H
+//   before=CPUS threads=CPUS[;CPUS...]
 // `before` is the process's CPU list before init(), `threads` the distinct CPU lists of all its
 // threads after it (from /proc/self/task/*/status); an unset variable prints as <unset>.
 // A failed init() (or barrier) prints "affinity_probe: failed: MESSAGE" on stderr and exits 3.
@@ -79,6 +80,8 @@ int main() {
         "\tlocal_size=" + std::to_string(w.local_size) + "\taffinity=" + w.affinity +
         "\tCUDA_VISIBLE_DEVICES=" + env("CUDA_VISIBLE_DEVICES") +
         "\tDTRAIN_GPUS=" + env("DTRAIN_GPUS") + "\tDTRAIN_CPUSET=" + env("DTRAIN_CPUSET") +
+        "\tNCCL_SOCKET_IFNAME=" + env("NCCL_SOCKET_IFNAME") +
+        "\tGLOO_SOCKET_IFNAME=" + env("GLOO_SOCKET_IFNAME") + "\thost=" + w.hostname +
         "\tbefore=" + before + "\tthreads=" + thread_cpus() + "\n";
     std::fwrite(line.data(), 1, line.size(), stdout);  // one write: ranks do not interleave
     std::fflush(stdout);

@@ -59,6 +59,7 @@ TEST(RankEnv, NicVariablesByKind) {
   const Node& tioga = fixture("tioga-cray-ex235a-8xmi250x.xml");
   const auto t = rank_environment(tioga, solve(tioga, 8, {}), 0);
   EXPECT_EQ(t.at("NCCL_SOCKET_IFNAME"), "=hsi2");
+  EXPECT_EQ(t.at("GLOO_SOCKET_IFNAME"), "hsi2");
   EXPECT_EQ(t.count("NCCL_IB_HCA"), 0U);
   EXPECT_EQ(t.count("UCX_NET_DEVICES"), 0U);
   EXPECT_EQ(t.at("CUDA_VISIBLE_DEVICES"), "4");
@@ -66,6 +67,7 @@ TEST(RankEnv, NicVariablesByKind) {
   const Node& quartz = fixture("quartz-nogpu.xml");
   const auto q = rank_environment(quartz, solve(quartz, 2, {}), 1);
   EXPECT_EQ(q.at("NCCL_IB_HCA"), "=hfi1_0");
+  EXPECT_EQ(q.count("GLOO_SOCKET_IFNAME"), 0U);
   EXPECT_EQ(q.at("UCX_NET_DEVICES"), "hfi1_0:1");
   EXPECT_EQ(q.count("CUDA_VISIBLE_DEVICES"), 0U);
   EXPECT_EQ(q.count("CUDA_DEVICE_ORDER"), 0U);
@@ -79,6 +81,7 @@ TEST(RankEnv, NicVariablesByKind) {
   eth.nics.push_back(nic);
   const auto e = rank_environment(eth, solve(eth, 1, {}), 0);
   EXPECT_EQ(e.at("NCCL_SOCKET_IFNAME"), "=eth0");
+  EXPECT_EQ(e.at("GLOO_SOCKET_IFNAME"), "eth0");
   EXPECT_EQ(e.at("UCX_NET_DEVICES"), "eth0");
   // nic: all lists every fabric NIC.
   Policy all;
