@@ -173,6 +173,28 @@ SubmittedJob submit_batch(PlannedJob& job) {
   return result;
 }
 
+namespace {
+
+// Names the nodes a job lost, as the scheduler sees them now: the one fact a user needs first
+// (and the one Slurm's "NODE_FAIL" leaves out).
+void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status) {
+  std::string names;
+  const plan::Argv query = plan::failed_nodes_command(job.scheduler, status.nodes);
+  if (!query.empty()) {
+    const Captured c = run_capturing(query);
+    for (const auto& n : plan::parse_failed_nodes(job.scheduler, c.out)) {
+      names += (names.empty() ? "" : ", ") + n;
+    }
+  }
+  std::fprintf(stderr, "dtrain: job %s ended because a node failed: %s; its ranks there are lost\n",
+               job.job_id.c_str(),
+               names.empty()
+                   ? ("one of " + status.nodes + " (the scheduler no longer says which)").c_str()
+                   : names.c_str());
+}
+
+}  // namespace
+
 int wait_for_batch(const SubmittedJob& job) {
   using Clock = std::chrono::steady_clock;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -227,6 +249,7 @@ int wait_for_batch(const SubmittedJob& job) {
     last_state = status->state;
     if (status->finished) {
       if (tty) std::fputs("\n", stderr);
+      if (status->node_failed) report_failed_nodes(job, *status);
       if (status->exit_status) return *status->exit_status;
       if (auto from_file = exit_status_file(job.run_dir)) return *from_file;
       std::fprintf(stderr, "dtrain: job %s ended (%s) without an exit status\n", job.job_id.c_str(),

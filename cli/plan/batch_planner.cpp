@@ -120,6 +120,9 @@ std::vector<std::string> slurm_directives(const JobSpec& spec, const SiteProfile
                 std::to_string(spec.checkpoint.grace_seconds));
     if (spec.checkpoint.requeue) d.push_back("--requeue");
   }
+  // Slurm's default (JobRequeue=1) starts a batch job over after a node failure: from step 0
+  // when the job cannot resume, into the same run directory. Only a job that asks is requeued.
+  if (!(spec.checkpoint.enabled && spec.checkpoint.requeue)) d.push_back("--no-requeue");
   for (const auto& extra : spec.directives) d.push_back(extra);
   for (auto& line : d) line = "#SBATCH " + line;
   return d;

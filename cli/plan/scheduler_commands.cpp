@@ -61,6 +61,10 @@ std::optional<JobStatus> parse_slurm(std::string_view output) {
   if (auto reason = slurm_field(output, "Reason"); reason && *reason != "None") {
     status.reason = *reason;
   }
+  if (auto nodes = slurm_field(output, "NodeList"); nodes && *nodes != "(null)") {
+    status.nodes = *nodes;
+  }
+  status.node_failed = status.state == "NODE_FAIL";
   if (auto code = slurm_field(output, "ExitCode"); code && status.finished) {
     const auto colon = code->find(':');
     const auto exit = to_int(std::string_view(*code).substr(0, colon));
@@ -199,6 +203,31 @@ std::string parse_submitted_job_id(Scheduler s, std::string_view output) {
 
 std::string job_number(std::string_view job_id) {
   return std::string(job_id.substr(0, job_id.find('.')));
+}
+
+Argv failed_nodes_command(Scheduler s, const std::string& nodes) {
+  if (s != Scheduler::kSlurm || nodes.empty()) return {};
+  // One line per node that is down, failing or not answering: "node2|Not responding".
+  return {"sinfo", "-h", "-N", "-n", nodes, "-t", "down,fail,no_respond,drain", "-o", "%N|%E"};
+}
+
+std::vector<std::string> parse_failed_nodes(Scheduler s, std::string_view output) {
+  std::vector<std::string> out;
+  if (s != Scheduler::kSlurm) return out;
+  std::istringstream in{std::string(output)};
+  for (std::string line; std::getline(in, line);) {
+    const std::string_view text = trim(line);
+    if (text.empty()) continue;
+    const auto bar = text.find('|');
+    std::string entry(text.substr(0, bar));
+    if (bar != std::string_view::npos) {
+      const std::string_view why = trim(text.substr(bar + 1));
+      if (!why.empty() && why != "none") entry += " (" + std::string(why) + ")";
+    }
+    // sinfo -N lists a node once per partition it is in.
+    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 std::optional<JobStatus> parse_job_status(Scheduler s, std::string_view output) {

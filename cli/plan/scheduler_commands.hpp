@@ -37,11 +37,19 @@ struct JobStatus {
   bool finished = false;
   std::optional<int> exit_status;  // when the scheduler says; 128 + N for signal N
   std::string reason;              // why it waits or failed, when the scheduler says
+  std::string nodes;               // the job's nodes as the scheduler writes them ("node[1-2]")
+  bool node_failed = false;        // it ended because one of its nodes failed (Slurm NODE_FAIL)
 };
 
 // Parses status_command's output. `nullopt` when the scheduler no longer knows the job (it
 // finished long enough ago to be purged), which the caller treats as finished, status unknown.
 std::optional<JobStatus> parse_job_status(Scheduler s, std::string_view output);
+
+// After a job ended with node_failed: the command that lists which of its `nodes` are down and
+// why (Slurm: sinfo); empty when the scheduler has none.
+Argv failed_nodes_command(Scheduler s, const std::string& nodes);
+// "node2 (Not responding)", one per failed node, from failed_nodes_command's output.
+std::vector<std::string> parse_failed_nodes(Scheduler s, std::string_view output);
 
 class SubmitError : public std::runtime_error {
  public:

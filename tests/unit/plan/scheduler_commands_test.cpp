@@ -66,6 +66,29 @@ TEST(SchedulerCommands, SlurmStatesAndExitCodes) {
       parse_job_status(Scheduler::kSlurm, "slurm_load_jobs error: Invalid job id specified\n"));
 }
 
+TEST(SchedulerCommands, SlurmNodeFailureNamesTheNodes) {
+  auto lost = parse_job_status(Scheduler::kSlurm,
+                               "JobId=7 JobState=NODE_FAIL Reason=NodeDown ExitCode=0:0 "
+                               "NodeList=node[1-2] BatchHost=node1\n");
+  ASSERT_TRUE(lost);
+  EXPECT_TRUE(lost->finished);
+  EXPECT_TRUE(lost->node_failed);
+  EXPECT_EQ(lost->nodes, "node[1-2]");
+  EXPECT_EQ(lost->exit_status, 1);
+  EXPECT_FALSE(
+      parse_job_status(Scheduler::kSlurm, "JobId=7 JobState=FAILED ExitCode=1:0")->node_failed);
+  EXPECT_EQ(parse_job_status(Scheduler::kSlurm, "JobId=7 JobState=PENDING NodeList=(null)")->nodes,
+            "");
+  EXPECT_EQ(failed_nodes_command(Scheduler::kSlurm, "node[1-2]"),
+            (Argv{"sinfo", "-h", "-N", "-n", "node[1-2]", "-t", "down,fail,no_respond,drain", "-o",
+                  "%N|%E"}));
+  EXPECT_TRUE(failed_nodes_command(Scheduler::kPbs, "n1").empty());
+  // A node in two partitions is listed twice; "none" is sinfo's empty reason.
+  EXPECT_EQ(parse_failed_nodes(Scheduler::kSlurm,
+                               "node2|Not responding\nnode2|Not responding\nnode3|none\n\n"),
+            (std::vector<std::string>{"node2 (Not responding)", "node3"}));
+}
+
 TEST(SchedulerCommands, PbsStates) {
   auto running = parse_job_status(Scheduler::kPbsPro,
                                   "Job Id: 12.srv\n    Job_Name = x\n    job_state = R\n"
