@@ -44,9 +44,14 @@ const char* kind_name(RankEnd::Kind kind) {
   return "?";
 }
 
-std::string seconds_after(std::int64_t later, std::int64_t earlier) {
+// The culprit is chosen by the strength of its evidence, not by time, so a victim may have ended
+// before it (a rank that was only waiting and went silent at its last line): such a victim is
+// "earlier", never a negative "later".
+std::string seconds_from(std::int64_t time, std::int64_t reference) {
+  const std::int64_t d = time - reference;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(later - earlier) / 1e6);
+  std::snprintf(buf, sizeof buf, "%.3f s %s", static_cast<double>(d < 0 ? -d : d) / 1e6,
+                d < 0 ? "earlier" : "later");
   return buf;
 }
 
@@ -230,11 +235,18 @@ std::string format_first_error(const FirstErrorReport& r) {
   for (const auto& l : c.last_lines) out += "    " + l + "\n";
   if (c.last_lines.empty()) out += "    (none)\n";
   if (!r.victims.empty()) {
-    out += "victims (" + std::to_string(r.victims.size()) + " ranks failed after rank " +
-           std::to_string(c.rank) + "):\n";
+    const std::size_t n = r.victims.size();
+    const bool all_after = std::all_of(r.victims.begin(), r.victims.end(),
+                                       [&](const RankEnd& v) { return v.time >= c.time; });
+    out += "victims (" + std::to_string(n) +
+           (all_after ? (n == 1 ? " rank failed after rank " : " ranks failed after rank ") +
+                            std::to_string(c.rank)
+                      : (n == 1 ? " other failing rank; rank " : " other failing ranks; rank ") +
+                            std::to_string(c.rank) + " is the culprit") +
+           "):\n";
     for (const auto& v : r.victims) {
       out += "  rank " + std::to_string(v.rank) + " on " + v.host + " " + v.how + " at " +
-             format_log_time(v.time) + " (" + seconds_after(v.time, c.time) + " later)";
+             format_log_time(v.time) + " (" + seconds_from(v.time, c.time) + ")";
       if (v.evidence) out += (v.peer_loss ? ": reports " : ": ") + v.evidence->text;
       out += "\n";
     }

@@ -7,13 +7,24 @@
 // instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
 // through the kernel twice. Its waits still watch the sockets, so a killed peer is named at once
 // there too.
+//
+// Each pair of ranks has two connections: one for data, and a control connection that carries
+// nothing unless a rank stops because of a lost peer. Such a rank first sends every other rank an
+// abort frame naming the rank it lost (or that the peer which told it had lost), then shuts its
+// connections: whoever sees it go reads the frame and names the real culprit, not the messenger.
+// An in-band frame would be read as data by a peer in the middle of a message, so it needs its own
+// connection; that connection is read only after a failure, so the normal path is unchanged.
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,34 +42,88 @@ namespace {
 using net::Clock;
 using net::IoResult;
 
+enum Channel : std::int32_t { kData = 0, kControl = 1 };
+
+// The first bytes on every connection, from the rank that connects (the higher one): who it is,
+// which of the pair's connections this is, and its host name, so that every rank knows every
+// rank's host (messages naming a lost peer, the shared-memory decision) without a collective.
+struct Hello {
+  std::int32_t rank = -1;
+  std::int32_t channel = -1;
+  std::array<char, 256> host{};
+};
+
+// Host byte order, as the store's frames: every rank of a job runs the same build.
+constexpr std::uint32_t kAbortMagic = 0x64744162;  // "dtAb"
+struct AbortFrame {
+  std::uint32_t magic = kAbortMagic;
+  std::int32_t lost = -1;  // the rank first found lost
+  std::int32_t how = 0;    // IoResult: kClosed, kTimeout or kError
+  std::int32_t error = 0;  // errno, with kError
+};
+
+// How long a rank that saw a peer close waits for that peer's abort frame: a peer that closed
+// has closed its control connection too, so this waits only for bytes already on their way.
+constexpr auto kFrameWait = std::chrono::seconds(1);
+
+// Why a collective failed: the rank found lost first and how, and the peer that reported it when
+// this rank learned it from an abort frame rather than saw it itself.
+struct Loss {
+  int rank = -1;
+  IoResult how = IoResult::kClosed;
+  int error = 0;
+  int messenger = -1;
+};
+
 class TcpCommunicator final : public Communicator {
  public:
   TcpCommunicator(Store& store, int rank, int size, std::chrono::milliseconds timeout)
-      : rank_(rank), size_(size), timeout_(timeout), peers_(static_cast<std::size_t>(size)) {
+      : rank_(rank),
+        size_(size),
+        timeout_(timeout),
+        peers_(static_cast<std::size_t>(size)),
+        control_(static_cast<std::size_t>(size)),
+        hosts_(static_cast<std::size_t>(size)) {
     const auto deadline = Clock::now() + timeout;
     net::Socket listener = net::listen_on("", 0);
-    std::string host = local_host_name();
+    const std::string host = local_host_name();
+    hosts_[static_cast<std::size_t>(rank)] = host;
     store.set("tcp/addr/" + std::to_string(rank),
               host + ":" + std::to_string(net::local_port(listener)));
-    // Lower ranks accept, higher ranks connect: every pair exactly once.
+    // Lower ranks accept, higher ranks connect: every pair exactly once per channel.
+    Hello hello;
+    hello.rank = rank;
+    std::memcpy(hello.host.data(), host.data(), std::min(host.size(), hello.host.size() - 1));
     for (int peer = 0; peer < rank; ++peer) {
       const std::string addr = store.get("tcp/addr/" + std::to_string(peer), timeout);
       const auto colon = addr.rfind(':');
-      net::Socket s = net::connect_until(
-          addr.substr(0, colon), std::stoi(addr.substr(colon + 1)), deadline,
-          "tcp: rank " + std::to_string(rank) + " connecting to rank " + std::to_string(peer));
-      const std::int32_t me = rank;
-      if (net::send_all(s.fd(), &me, sizeof me, deadline) != IoResult::kOk) fail_setup(peer);
-      peers_[static_cast<std::size_t>(peer)] = std::move(s);
+      hosts_[static_cast<std::size_t>(peer)] = addr.substr(0, colon);
+      for (const Channel channel : {kData, kControl}) {
+        net::Socket s = net::connect_until(
+            addr.substr(0, colon), std::stoi(addr.substr(colon + 1)), deadline,
+            "tcp: rank " + std::to_string(rank) + " connecting to rank " + std::to_string(peer));
+        hello.channel = channel;
+        if (net::send_all(s.fd(), &hello, sizeof hello, deadline) != IoResult::kOk) {
+          fail_setup(peer);
+        }
+        (channel == kData ? peers_ : control_)[static_cast<std::size_t>(peer)] = std::move(s);
+      }
     }
-    for (int accepted = 0; accepted < size - 1 - rank; ++accepted) {
+    for (int accepted = 0; accepted < 2 * (size - 1 - rank); ++accepted) {
       net::Socket s = net::accept_until(listener, deadline);
-      std::int32_t who = -1;
-      if (!s.valid() || net::recv_all(s.fd(), &who, sizeof who, deadline) != IoResult::kOk ||
-          who <= rank || who >= size) {
+      Hello h;
+      if (!s.valid() || net::recv_all(s.fd(), &h, sizeof h, deadline) != IoResult::kOk ||
+          h.rank <= rank || h.rank >= size || (h.channel != kData && h.channel != kControl)) {
         fail_setup(-1);
       }
-      peers_[static_cast<std::size_t>(who)] = std::move(s);
+      auto& slot = (h.channel == kData ? peers_ : control_)[static_cast<std::size_t>(h.rank)];
+      if (slot.valid()) fail_setup(-1);
+      slot = std::move(s);
+      h.host.back() = '\0';
+      hosts_[static_cast<std::size_t>(h.rank)] = h.host.data();
+    }
+    for (int q = 0; q < size; ++q) {
+      if (q != rank) watch_.push_back({control(q), POLLIN | POLLRDHUP, 0});
     }
     map_shared_memory();
   }
@@ -152,16 +217,8 @@ class TcpCommunicator final : public Communicator {
   // segment. Any rank that cannot map it turns shared memory off for all (sockets still work).
   void map_shared_memory() {
     std::int32_t use = shm_allowed_by_env() ? 1 : 0;
-    std::array<char, 256> host{};
-    const std::string name = local_host_name();
-    std::memcpy(host.data(), name.data(), std::min(name.size(), host.size() - 1));
-    std::vector<char> hosts(host.size() * static_cast<std::size_t>(size_));
-    allgather(host.data(), hosts.data(), host.size(), DType::kUInt8);
-    for (int r = 0; r < size_; ++r) {
-      if (std::memcmp(hosts.data() + host.size() * static_cast<std::size_t>(r), host.data(),
-                      host.size()) != 0) {
-        use = 0;
-      }
+    for (const auto& h : hosts_) {
+      if (h != hosts_[static_cast<std::size_t>(rank_)]) use = 0;
     }
     ring_allreduce(&use, &use, 1, DType::kInt32, ReduceOp::kMin);
     if (use == 0) return;
@@ -204,25 +261,30 @@ class TcpCommunicator final : public Communicator {
   }
 
   // Called while a shared-memory allreduce waits: the deadline (when the Engine runs it inline),
-  // and, at most once a millisecond, the sockets: a peer whose connection closed and that the
-  // wait still needs has exited or been killed.
+  // and, at most once a millisecond, the control connections: a peer whose control connection
+  // closed or brought an abort frame, and that the wait still needs, has exited, been killed or
+  // stopped because of another rank.
   void shm_poll() {
-    poll();
+    try {
+      poll();
+    } catch (...) {
+      // The deadline passed: tell the others whom this rank waited for before leaving.
+      const std::vector<int> waiting = shm_->missing();
+      if (!waiting.empty()) stop(Loss{waiting.front(), IoResult::kTimeout, 0, -1});
+      throw;
+    }
     const auto now = Clock::now();
     if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
     last_liveness_check_ = now;
-    for (int q = 0; q < size_; ++q) {
-      if (q == rank_) continue;
-      pollfd p{fd(q), POLLRDHUP, 0};
-      if (::poll(&p, 1, 0) != 1 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
+    if (::poll(watch_.data(), watch_.size(), 0) <= 0) return;
+    for (std::size_t i = 0; i < watch_.size(); ++i) {
+      if (watch_[i].revents == 0) continue;
+      const int q = static_cast<int>(i) < rank_ ? static_cast<int>(i) : static_cast<int>(i) + 1;
       // A peer may post its last piece and exit: it is missing only if the wait, re-read after
       // seeing the closed connection, still needs it.
       const std::vector<int> waiting = shm_->missing();
       if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
-      missing_ = "ranks " + std::to_string(q);
-      throw Error(Error::Code::kComm,
-                  "dtrain: allreduce: tcp: missing ranks: " + std::to_string(q) + "; rank " +
-                      std::to_string(q) + " closed its connection (it exited or was killed)");
+      fail(Loss{q, IoResult::kClosed, 0, -1}, "allreduce");
     }
   }
 
@@ -233,6 +295,7 @@ class TcpCommunicator final : public Communicator {
   }
 
   int fd(int peer) const { return peers_[static_cast<std::size_t>(peer)].fd(); }
+  int control(int peer) const { return control_[static_cast<std::size_t>(peer)].fd(); }
   int next() const { return (rank_ + 1) % size_; }
   int prev() const { return (rank_ + size_ - 1) % size_; }
   std::size_t seg(int s) const { return static_cast<std::size_t>(((s % size_) + size_) % size_); }
@@ -280,31 +343,88 @@ class TcpCommunicator final : public Communicator {
     io(r, failed == fd(next()) ? next() : prev(), what);
   }
 
-  // Every peer whose connection is closed now: the dead rank, and ranks that already failed
-  // because of it (a ring failure spreads). Looked at only after a failure.
-  std::string closed_peers(int failed_peer) const {
-    std::string out;
+  // Every peer whose connection is closed now: the dead rank, and ranks that already stopped
+  // because of it (a failure spreads). Looked at only after a failure.
+  std::vector<int> closed_peers() const {
+    std::vector<int> out;
     for (int q = 0; q < size_; ++q) {
       if (q == rank_) continue;
       pollfd p{fd(q), POLLRDHUP, 0};
-      const bool closed = q == failed_peer ||
-                          (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
-      if (closed) out += (out.empty() ? "" : ", ") + std::to_string(q);
+      if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) out.push_back(q);
     }
     return out;
   }
 
   void io(IoResult r, int peer, const char* what) {
     if (r == IoResult::kOk) return;
-    const std::string missing = r == IoResult::kTimeout ? std::to_string(peer) : closed_peers(peer);
-    missing_ = "ranks " + missing;
-    const std::string why =
-        r == IoResult::kClosed    ? " closed its connection (it exited or was killed)"
-        : r == IoResult::kTimeout ? " did not answer before the deadline (DTRAIN_TIMEOUT)"
-                                  : ": socket error: " + net::last_error_text();
-    throw Error(r == IoResult::kTimeout ? Error::Code::kTimeout : Error::Code::kComm,
-                std::string("dtrain: ") + what + ": tcp: missing ranks: " + missing + "; rank " +
-                    std::to_string(peer) + why);
+    fail(Loss{peer, r, errno, -1}, what);
+  }
+
+  // `seen`: the peer this rank found gone or silent. When that peer had stopped because of
+  // another rank, its abort frame names that rank: the cause, with the peer as the messenger.
+  Loss cause_of(const Loss& seen) const {
+    const auto deadline =
+        Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : std::chrono::seconds(0));
+    AbortFrame f;
+    if (net::recv_all(control(seen.rank), &f, sizeof f, deadline) != IoResult::kOk ||
+        f.magic != kAbortMagic || f.lost < 0 || f.lost >= size_ || f.lost == rank_ ||
+        f.lost == seen.rank) {
+      return seen;
+    }
+    return Loss{f.lost, static_cast<IoResult>(f.how), f.error, seen.rank};
+  }
+
+  // Tells every other rank which rank was lost, then shuts every connection: the data streams are
+  // out of step after a failed collective, and a peer waiting on this rank sees it go now rather
+  // than at its deadline, with the frame that names the real culprit already sent.
+  void stop(const Loss& loss) {
+    if (stopped_) return;
+    stopped_ = true;
+    const AbortFrame f{kAbortMagic, loss.rank, static_cast<std::int32_t>(loss.how), loss.error};
+    for (int q = 0; q < size_; ++q) {
+      if (q == rank_ || q == loss.rank) continue;
+      // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
+      // a peer that is gone already the send just fails.
+      ::send(control(q), &f, sizeof f, MSG_NOSIGNAL);
+    }
+    for (int q = 0; q < size_; ++q) {
+      if (q == rank_) continue;
+      ::shutdown(fd(q), SHUT_RDWR);
+      ::shutdown(control(q), SHUT_WR);
+    }
+  }
+
+  std::string who(int r) const {
+    return "rank " + std::to_string(r) + " (on " + hosts_[static_cast<std::size_t>(r)] + ")";
+  }
+
+  // Every failure ends here, and every later call fails with the first one's message: after it
+  // this rank's connections are shut, so a later failure would name a peer that did nothing.
+  [[noreturn]] void fail(const Loss& seen, const char* what) {
+    if (failure_) throw *failure_;
+    const Loss loss = cause_of(seen);
+    std::vector<int> missing = loss.how == IoResult::kTimeout && loss.messenger < 0
+                                   ? std::vector<int>{loss.rank}
+                                   : closed_peers();
+    missing.push_back(loss.rank);
+    if (loss.messenger >= 0) missing.push_back(loss.messenger);
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    std::string list;
+    for (int q : missing) list += (list.empty() ? "" : ", ") + std::to_string(q);
+    missing_ = "ranks " + list;
+    stop(loss);
+    const std::string why = loss.how == IoResult::kClosed
+                                ? " closed its connection (it exited or was killed)"
+                            : loss.how == IoResult::kTimeout
+                                ? " did not answer before the deadline (DTRAIN_TIMEOUT)"
+                                : ": socket error: " + std::string(std::strerror(loss.error));
+    std::string text = std::string("dtrain: ") + what + ": tcp: missing ranks: " + list + "; " +
+                       who(loss.rank) + why;
+    if (loss.messenger >= 0) text += "; " + who(loss.messenger) + " stopped because of it";
+    failure_.emplace(loss.how == IoResult::kTimeout ? Error::Code::kTimeout : Error::Code::kComm,
+                     text);
+    throw *failure_;
   }
 
   [[noreturn]] void fail_setup(int peer) {
@@ -319,9 +439,14 @@ class TcpCommunicator final : public Communicator {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
-  std::vector<net::Socket> peers_;
-  std::vector<char> scratch_;  // one received segment; kept across calls
-  std::vector<char> work_;     // reduce_scatter's copy of the input; kept across calls
+  std::vector<net::Socket> peers_;    // data, by rank
+  std::vector<net::Socket> control_;  // abort frames only, by rank
+  std::vector<std::string> hosts_;    // every rank's host name
+  std::vector<pollfd> watch_;         // the control connections, for the shared-memory waits
+  bool stopped_ = false;              // abort frames sent, connections shut
+  std::optional<Error> failure_;      // the first failure, thrown again by every later call
+  std::vector<char> scratch_;         // one received segment; kept across calls
+  std::vector<char> work_;            // reduce_scatter's copy of the input; kept across calls
   std::string missing_;
   PosixShm shm_memory_;
   std::unique_ptr<ShmAllreduce> shm_;  // every rank on this host (and DTRAIN_SHM allows)

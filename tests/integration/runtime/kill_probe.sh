@@ -4,10 +4,13 @@
 # and checks that every other rank failed with the collective's error (naming the operation and
 # its sequence number, and matching EXPECT) well before this script's own 90 s limit.
 #   kill_probe.sh N SIGNAL PROBE EXPECT LAUNCHER ARGS...
-#   EXPECT: an extended regex every surviving rank's error must match
+#   EXPECT: an extended regex every surviving rank's error must match; @HOST@ stands for this
+#           machine's host name (every rank runs here)
 set -uo pipefail
 n=$1 signal=$2 probe=$3 expect=$4
 shift 4
+host_re=$(hostname | sed 's/[][\.*^$+?(){}|/]/\\&/g')
+expect=${expect//@HOST@/$host_re}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 start=$SECONDS

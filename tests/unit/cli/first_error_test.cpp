@@ -74,6 +74,7 @@ TEST(FirstError, TheRankThatExitedFirstIsTheCulpritAndLaterOnesAreVictims) {
   EXPECT_EQ(r.victims[1].rank, 2);
   EXPECT_EQ(r.finished, std::vector<int>{3});
   const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("victims (2 ranks failed after rank 1):\n"), std::string::npos) << text;
   EXPECT_NE(text.find("first failure: rank 1 on node0 was killed by signal 6 (SIGABRT) at "
                       "2026-11-22T10:00:03.100000Z"),
             std::string::npos)
@@ -123,6 +124,30 @@ TEST(FirstError, ARankThatFailedOnItsOwnBeatsAnIdleRankThatLostItsExitLine) {
   ASSERT_EQ(r.victims.size(), 3u);
   EXPECT_EQ(r.victims[0].rank, 0);
   EXPECT_EQ(r.victims[0].kind, RankEnd::Kind::kSilent);
+  // Rank 0's log ends before rank 2 died: the report says so instead of a negative "later", and
+  // the header does not claim that every victim failed after the culprit.
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("victims (3 other failing ranks; rank 2 is the culprit):\n"
+                      "  rank 0 on node0 went silent (its log has no exit line from dtrain "
+                      "run-rank) at 2026-11-22T10:00:00.900000Z (0.100 s earlier)\n"
+                      "  rank 1 on node0 was killed by signal 15 (SIGTERM) at "
+                      "2026-11-22T10:00:02.100000Z (1.100 s later)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("-0."), std::string::npos) << text;
+}
+
+TEST(FirstError, OneVictimIsCountedInTheSingular) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2)), at(1, "boom error"), at(1.5, exit_line(0, 1))}),
+      scan(1, {at(0, start(1, 2)), at(2, "connection reset by peer"), at(2.5, exit_line(1, 1))}),
+  };
+  const std::string text = format_first_error(find_first_error(scans, {}, std::nullopt));
+  EXPECT_NE(text.find("victims (1 rank failed after rank 0):\n  rank 1 on node0 exited with status "
+                      "1 at 2026-11-22T10:00:02.500000Z (1.000 s later): reports connection "
+                      "reset by peer\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(FirstError, HeartbeatsNameTheRankThatNeverReachedTheCollective) {
