@@ -83,9 +83,11 @@ void RankLogScan::add(std::string_view line) {
   last_time_ = current_time_;
   if (auto start = parse_rank_start(text)) {
     // A new attempt in the same file: what the previous one said no longer tells how this ends.
+    const auto started_at = current_time_;
     *this = RankLogScan(rank_, keep_lines_);
     start_ = std::move(start);
-    last_time_ = current_time_;
+    current_time_ = started_at;
+    last_time_ = started_at;
     return;
   }
   if (auto exit = parse_rank_exit(text)) {

@@ -108,6 +108,34 @@ TEST(FirstError, ARankThatWentSilentBeforeTheOthersFailedIsTheCulprit) {
   EXPECT_TRUE(r.victims[0].peer_loss && r.victims[1].peer_loss);
 }
 
+TEST(FirstError, ARankLostRightAfterItsStartLineWentSilentWhenItStarted) {
+  // A node lost during startup: ranks 2 and 3 logged only their start lines. Their time is that
+  // line's, not the epoch, and the victims' intervals are seconds, not decades.
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0)),
+               at(25,
+                  "dtrain: allreduce #3 (4 bytes, mpi, rank 0 of 4): not "
+                  "complete after 20 s (DTRAIN_TIMEOUT)"),
+               at(25.1, exit_line(0, 1))}),
+      scan(1, {at(0.1, start(1)),
+               at(25.1, "dtrain: allreduce #3: not complete after 20 s (DTRAIN_TIMEOUT)"),
+               at(25.2, exit_line(1, 1))}),
+      scan(2, {at(0.2, start(2, 4, "node2"))}),
+      scan(3, {at(0.3, start(3, 4, "node2"))}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 2);
+  EXPECT_EQ(r.culprit->host, "node2");
+  EXPECT_EQ(r.culprit->time, kT0 + 200000);
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("rank 3 on node2 went silent (its log has no exit line from dtrain "
+                      "run-rank) at 2026-11-22T10:00:00.300000Z (0.100 s later)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(24.900 s later)"), std::string::npos) << text;
+}
+
 TEST(FirstError, ARankThatFailedOnItsOwnBeatsAnIdleRankThatLostItsExitLine) {
   // Rank 2 is SIGKILLed at 1.0 s; mpirun stops the others, and rank 0's run-rank is killed before
   // it can write its exit line, so its log ends at its last output (0.9 s), before rank 2 died.
