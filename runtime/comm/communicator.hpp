@@ -9,7 +9,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "comm/peer_watch.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -70,6 +72,13 @@ class Communicator {
   virtual bool enforces_deadline() const { return false; }
   // The ranks a stuck collective waits for, when the transport can tell ("" when it cannot).
   virtual std::string missing_ranks() const { return ""; }
+  // The processes of this node's ranks (this one included), when the launcher ends the whole job
+  // about a second after one rank dies, too soon for a collective's error to reach the user (MPI
+  // launchers): the Engine then watches them and reports a lost one itself (peer_watch.hpp).
+  // Empty when the backend names a lost peer by itself (TCP) or has no peers.
+  virtual std::vector<PeerProcess> node_processes() const { return {}; }
+  // True once a peer's exit is no loss: the job's shutdown has begun (MPI is finalized).
+  virtual bool peers_may_exit() const { return false; }
 
   // True when an allreduce of `bytes` of `type` waits only by polling nonblocking calls, calling
   // poll() between tests: the Engine may then run it on the caller's thread, where poll() enforces

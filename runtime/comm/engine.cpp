@@ -1,7 +1,10 @@
 #include "comm/engine.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 #include "dtrain/dtrain.hpp"
@@ -11,9 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Thrown through a backend's poll() when an inline collective passes its deadline, carrying
-// throw_timeout's Error, so that execute() does not wrap it a second time.
-struct DeadlinePassed {
+// Thrown through a backend's poll() when an inline collective passes its deadline or loses a
+// peer, carrying the Error that says so, so that execute() does not wrap it a second time.
+struct Abandoned {
   std::exception_ptr error;
 };
 
@@ -39,6 +42,21 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   return buf;
 }
 
+// One write(2), not stdio: the launcher may kill this process any moment now, and a line left
+// in a stdio buffer would die with it.
+void write_stderr_line(const std::string& text) {
+  const std::string line = text + "\n";
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
 }  // namespace
 
 Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
@@ -49,10 +67,20 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
       timeout_(timeout),
       threaded_(backend_->remote()),
       spin_(spin_for_this_process()) {
+  // The watch before the progress thread: if either throws, nothing joinable is left behind.
+  if (std::vector<PeerProcess> node = backend_->node_processes(); !node.empty()) {
+    const auto self = std::find_if(node.begin(), node.end(),
+                                   [&](const PeerProcess& p) { return p.rank == rank_; });
+    if (self != node.end()) {
+      watch_ = std::make_unique<PeerWatch>(node, *self,
+                                           [this](const PeerProcess& lost) { peer_lost(lost); });
+    }
+  }
   if (threaded_) thread_ = std::thread([this] { loop(); });
 }
 
 Engine::~Engine() {
+  watch_.reset();  // first: its thread may be calling peer_lost()
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -114,12 +142,16 @@ bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<v
     deadline = running_since_ + limit();
   }
   const std::function<void()> check = [this, deadline] {
+    if (lost_.load(std::memory_order_relaxed)) {
+      std::lock_guard lock(mutex_);
+      throw Abandoned{std::make_exception_ptr(Error(Error::Code::kComm, broken_))};
+    }
     if (Clock::now() <= deadline) return;
     std::lock_guard lock(mutex_);
     try {
       throw_timeout();
     } catch (const Error&) {
-      throw DeadlinePassed{std::current_exception()};
+      throw Abandoned{std::current_exception()};
     }
   };
   backend_->set_poll_check(&check);
@@ -142,8 +174,8 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   const auto start = Clock::now();
   try {
     body();
-  } catch (const DeadlinePassed& d) {
-    p.error = d.error;  // throw_timeout's message already names the collective
+  } catch (const Abandoned& a) {
+    p.error = a.error;  // the message already names the collective
   } catch (const Error& e) {
     // Name the collective: "dtrain: allreduce #17: <what the backend said>".
     std::string text = e.what();
@@ -210,7 +242,7 @@ void Engine::wait(Pending& p) {
     }
     if (p.done.load(std::memory_order_acquire)) break;
     std::lock_guard lock(mutex_);
-    if (!broken_.empty()) throw_broken();
+    if (!broken_.empty()) throw_broken(p.seq);
     if (running_ && Clock::now() - running_since_ > limit()) throw_timeout();
   }
   if (p.error) std::rethrow_exception(p.error);
@@ -226,13 +258,48 @@ std::chrono::milliseconds Engine::limit() const {
   return backend_->enforces_deadline() ? timeout_ + std::chrono::seconds(2) : timeout_;
 }
 
+std::string Engine::where(const Pending* p) const {
+  const std::string backend(backend_->backend());
+  const std::string rank = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+  if (p == nullptr) {
+    return "between collectives (" + backend + ", " + rank + ", next #" +
+           std::to_string(next_seq_) + ")";
+  }
+  return std::string(p->op) + " #" + std::to_string(p->seq) + " (" + std::to_string(p->bytes) +
+         " bytes, " + backend + ", " + rank + ")";
+}
+
+void Engine::peer_lost(const PeerProcess& peer) noexcept {
+  // MPI_Finalize waits for every rank, so a peer that ends after it began here has finished.
+  if (backend_->peers_may_exit()) return;
+  try {
+    std::string report;
+    {
+      std::lock_guard lock(mutex_);
+      // This rank already failed (a timeout) and said so; a peer that then exits most likely
+      // failed the same way, and a second report would only blur the first.
+      if (!broken_.empty()) return;
+      report = "dtrain: " + where(running_.get()) + ": peer process lost: rank " +
+               std::to_string(peer.rank) + " (on " +
+               (peer.host.empty() ? std::string("this node") : peer.host) +
+               ") was killed or exited without finalizing; this rank's collectives fail from "
+               "now on";
+      broken_ = report;
+      if (running_) lost_in_ = running_->seq;
+      // A collective waiting for the lost rank never returns: MPI must not be finalized.
+      backend_->abandon();
+      lost_.store(true, std::memory_order_relaxed);
+    }
+    write_stderr_line(report);
+  } catch (...) {
+    // Out of memory for the message: the launcher's own report will have to do.
+  }
+}
+
 // Called with mutex_ held, running_ set and overdue.
 void Engine::throw_timeout() {
   const std::string missing = backend_->missing_ranks();
-  broken_ = "dtrain: " + std::string(running_->op) + " #" + std::to_string(running_->seq) + " (" +
-            std::to_string(running_->bytes) + " bytes, " + std::string(backend_->backend()) +
-            ", rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
-            "): not complete after " + seconds_text(timeout_) +
+  broken_ = "dtrain: " + where(running_.get()) + ": not complete after " + seconds_text(timeout_) +
             " s (DTRAIN_TIMEOUT); missing ranks: " +
             (missing.empty() ? std::string("unknown (") + std::string(backend_->backend()) +
                                    " does not say which ranks have not arrived; compare the "
@@ -244,7 +311,8 @@ void Engine::throw_timeout() {
   throw Error(Error::Code::kTimeout, broken_);
 }
 
-void Engine::throw_broken() const {
+void Engine::throw_broken(std::optional<std::uint64_t> seq) const {
+  if (seq && seq == lost_in_) throw Error(Error::Code::kComm, broken_);
   throw Error(Error::Code::kComm,
               "dtrain: communicator unusable after an earlier failure: " + broken_);
 }

@@ -11,6 +11,11 @@
 // collective whose backend waits by polling (Communicator::allreduce_polls: small MPI allreduces)
 // runs on the caller's thread instead when the engine is idle, checking the deadline between polls:
 // with each rank bound to one core, handing it over would cost two context switches.
+//
+// When the backend lists this node's ranks (Communicator::node_processes: MPI), the engine watches
+// their processes (PeerWatch) and reports the first one that ends: its launcher kills this rank
+// about a second later, so the report is written to stderr at once, and the running and later
+// collectives fail with the same message.
 #pragma once
 
 #include <atomic>
@@ -22,10 +27,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "comm/communicator.hpp"
+#include "comm/peer_watch.hpp"
 
 namespace dtrain::runtime {
 
@@ -88,13 +95,22 @@ class Engine {
   // Seconds spent inside collectives since the last call (the Meter's comm_seconds).
   double take_comm_seconds();
   void set_observer(std::shared_ptr<CollectiveObserver> observer);
+  // A peer's process ended (called by the PeerWatch): writes one line naming it, its host and
+  // what this rank was doing to stderr, and fails the running and later collectives with it.
+  // Nothing once the backend says peers may exit (MPI finalized).
+  void peer_lost(const PeerProcess& peer) noexcept;
 
  private:
   void loop();
   std::chrono::milliseconds limit() const;
   void execute(Pending& p, const std::function<void()>& body) noexcept;
+  // "allreduce #3 (4096 bytes, mpi, rank 0 of 4)" for `p`; for none, "between collectives (mpi,
+  // rank 0 of 4, next #5)". With mutex_ held.
+  std::string where(const Pending* p) const;
   [[noreturn]] void throw_timeout();
-  [[noreturn]] void throw_broken() const;
+  // For a collective waited on after the failure: the failure's own message if it is the one
+  // that was running, else "communicator unusable after an earlier failure". With mutex_ held.
+  [[noreturn]] void throw_broken(std::optional<std::uint64_t> seq = std::nullopt) const;
 
   std::unique_ptr<Communicator> backend_;
   int rank_;
@@ -111,12 +127,15 @@ class Engine {
   bool stop_ = false;
   std::shared_ptr<Pending> running_;
   std::chrono::steady_clock::time_point running_since_;
-  std::string broken_;  // set once a collective timed out: the message of that failure
+  std::string broken_;  // set once a collective timed out or a peer was lost: that message
+  std::optional<std::uint64_t> lost_in_;  // the collective running when a peer was lost
+  std::atomic<bool> lost_{false};         // broken_ holds a lost peer's report
 
   std::atomic<std::int64_t> comm_ns_{0};
   std::mutex observer_mutex_;
   std::shared_ptr<CollectiveObserver> observer_;
   std::thread thread_;
+  std::unique_ptr<PeerWatch> watch_;  // last: its thread calls peer_lost()
 };
 
 }  // namespace dtrain::runtime

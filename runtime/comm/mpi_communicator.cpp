@@ -137,7 +137,20 @@ class MpiCommunicator final : public Communicator {
       // environment says 0 turns it off for all.
       int shm = shm_allowed_by_env() ? 1 : 0;
       check(MPI_Allreduce(MPI_IN_PLACE, &shm, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
-      if (shm == 1) map_shared_segments();
+      MPI_Comm node = MPI_COMM_NULL;
+      check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "init",
+            "MPI_Comm_split_type");
+      try {
+        exchange_node_processes(node, world.hostname);
+        int node_size = 0;
+        MPI_Comm_size(node, &node_size);
+        // Ranks on several nodes: MPI moves everything.
+        if (shm == 1 && node_size == size_) map_shared_segments();
+      } catch (...) {
+        MPI_Comm_free(&node);
+        throw;
+      }
+      MPI_Comm_free(&node);
     } catch (...) {
       release();
       throw;
@@ -242,6 +255,8 @@ class MpiCommunicator final : public Communicator {
     return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
   }
   std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
+  std::vector<PeerProcess> node_processes() const override { return node_processes_; }
+  bool peers_may_exit() const override { return mpi_finalized(); }
 
  private:
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
@@ -264,16 +279,25 @@ class MpiCommunicator final : public Communicator {
   // (docs/benchmarks.md, "Small messages").
   bool point_to_point(std::size_t bytes) const { return size_ == 2 || bytes <= kPointToPointBytes; }
 
+  // The ranks sharing this node (`node`, from MPI_Comm_split_type) tell each other their
+  // processes, for the Engine's PeerWatch. Collective over `node`.
+  void exchange_node_processes(MPI_Comm node, const std::string& host) {
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    const std::string mine = encode_peer_record(this_process(rank_, host));
+    std::vector<char> all(kPeerRecordBytes * static_cast<std::size_t>(node_size));
+    constexpr int kRecord = static_cast<int>(kPeerRecordBytes);
+    check(MPI_Allgather(mine.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, node),
+          "init", "MPI_Allgather");
+    for (int r = 0; r < node_size; ++r) {
+      node_processes_.push_back(
+          decode_peer_record(all.data() + static_cast<std::size_t>(r) * kPeerRecordBytes, host));
+    }
+  }
+
   // When every rank is on this node: one shared window, a ShmAllreduce segment per rank, each
   // prepared (and so first touched, NUMA-local) by its owner before anyone uses it. Collective.
   void map_shared_segments() {
-    MPI_Comm node = MPI_COMM_NULL;
-    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "init",
-          "MPI_Comm_split_type");
-    int node_size = 0;
-    MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
-    if (node_size != size_) return;  // ranks on several nodes: MPI moves everything
     MPI_Info info = MPI_INFO_NULL;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
@@ -409,6 +433,7 @@ class MpiCommunicator final : public Communicator {
   PieceTuner tuner_;
   std::unique_ptr<ShmAllreduce>
       shm_;  // set when every rank is on this node (and DTRAIN_SHM allows)
+  std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
