@@ -16,6 +16,7 @@
 #   cluster.sh shape DIR RATE|off  change every node's link rate (tbf on its interface's egress)
 #   cluster.sh lose-node DIR K     a node failure: SIGKILL node K's slurmd and every process in its
 #                                  namespace (job steps and tasks), as a crashed machine would
+#   cluster.sh revive-node DIR K   start node K's slurmd again (the node rejoins, idle)
 #
 # DIR holds etc/ (slurm.conf, gres.conf, plugstack.conf), state/, spool/, log/, run/ (pid files,
 # munge socket and key), dev/ (fake GPUs), tmp/<node>/ (each node's TmpFS) and env.sh, which
@@ -499,6 +500,26 @@ cmd_lose_node() {
   log "lost $NODE_PREFIX$k: killed ${#pids[@]} processes (its slurmd, steps and tasks)"
 }
 
+cmd_revive_node() {
+  local dir=$1 k=$2 i state
+  load_names "$dir" || die "no cluster in $dir"
+  node_index "$k"
+  export SLURM_CONF=$dir/etc/slurm.conf
+  if ! live_pid "$dir/run/slurmd-$NODE_PREFIX$k.pid" slurmd >/dev/null; then start_slurmd "$dir" "$k"; fi
+  for ((i = 0; i < 300; i++)); do
+    state=$(timeout "$CLIENT_TIMEOUT" sinfo -h -N -n "$NODE_PREFIX$k" -o %T 2>/dev/null | head -1)
+    [[ $state == idle ]] && break
+    # A node Slurm marked down for not responding comes back by itself (ReturnToService=2) once
+    # its slurmd registers; one drained by a failure needs telling.
+    if [[ $state == *drain* || $state == down* ]] && ((i % 25 == 24)); then
+      timeout "$CLIENT_TIMEOUT" scontrol update nodename="$NODE_PREFIX$k" state=resume 2>/dev/null || true
+    fi
+    sleep 0.2
+  done
+  [[ $state == idle ]] || die "$NODE_PREFIX$k did not come back (state: '${state:-none}')"
+  log "revived $NODE_PREFIX$k"
+}
+
 main() {
   (($# >= 2)) || usage
   local cmd=$1 dir
@@ -512,6 +533,7 @@ main() {
     exec) (($# >= 2)) || usage && cmd_exec "$dir" "$@" ;;
     shape) (($# == 1)) || usage && cmd_shape "$dir" "$1" ;;
     lose-node) (($# == 1)) || usage && cmd_lose_node "$dir" "$1" ;;
+    revive-node) (($# == 1)) || usage && cmd_revive_node "$dir" "$1" ;;
     *) usage ;;
   esac
 }
