@@ -5,23 +5,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "affinity/cpuset.hpp"
+
 namespace dtrain::plan {
 namespace {
-
-// "0-3,8": sorted rank numbers with runs collapsed, as Slurm writes task ranges.
-std::string rank_list(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ranks[i]);
-    if (j > i) out += '-' + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string rate(double samples_per_second) {
   char buf[64];
@@ -255,7 +242,7 @@ std::string format_stats_table(const RunStats& stats) {
     out += line;
     for (const auto& n : stats.nodes) {
       std::snprintf(line, sizeof line, "%-13s %13s %12lld %10.3f %11s\n", n.host.c_str(),
-                    rank_list(n.ranks).c_str(), n.samples, n.slowest_rank_seconds,
+                    affinity::format_ranges(n.ranks).c_str(), n.samples, n.slowest_rank_seconds,
                     rate(n.samples_per_second).c_str());
       out += line;
     }

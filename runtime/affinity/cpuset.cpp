@@ -156,15 +156,18 @@ std::vector<int> CpuSet::to_vector() const {
   return out;
 }
 
-std::string CpuSet::to_list() const {
+std::string CpuSet::to_list() const { return format_ranges(to_vector()); }
+
+std::string format_ranges(std::vector<int> numbers) {
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
   std::string out;
-  const auto cpus = to_vector();
-  for (std::size_t i = 0; i < cpus.size();) {
+  for (std::size_t i = 0; i < numbers.size();) {
     std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
     if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) out += '-' + std::to_string(cpus[j]);
+    out += std::to_string(numbers[i]);
+    if (j > i) out += '-' + std::to_string(numbers[j]);
     i = j + 1;
   }
   return out;

@@ -49,4 +49,8 @@ class CpuSet {
   std::vector<std::uint64_t> words_;
 };
 
+// "0-3,8": the numbers in ascending order, runs collapsed, duplicates once; the list form of
+// Linux cpusets and of Slurm's task ranges ("" for none).
+std::string format_ranges(std::vector<int> numbers);
+
 }  // namespace dtrain::affinity

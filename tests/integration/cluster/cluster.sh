@@ -36,11 +36,8 @@ readonly CLIENT_TIMEOUT=10
 # checks what the node really has picks this one.
 readonly IFNAME=ens3
 
-log() { echo "cluster.sh: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
+# shellcheck source=processes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/processes.sh"
 usage() {
   sed -n '/^#   cluster.sh/,/^#$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
@@ -79,59 +76,12 @@ hosts_tag() { echo "# dtrain-cluster:$1"; }
 
 # --- processes ------------------------------------------------------------------------------------
 
-# The pid in pid file $1 if that process is alive and named $2 (a stale file never hits a stranger).
-live_pid() {
-  local file=$1 name=$2 pid comm
-  [[ -r $file ]] || return 1
-  read -r pid <"$file" || return 1
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1
-  [[ $comm == "$name" ]] || return 1
-  echo "$pid"
-}
-
-# True if process $1 exists and is not a zombie (kill -0 succeeds on zombies).
-is_alive() {
-  local stat
-  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
-  stat=${stat##*) }
-  [[ ${stat%% *} != Z ]]
-}
-
-# SIGTERM to the pids after $1, up to $1 seconds to exit, then SIGKILL. All at once: each Slurm
-# daemon takes 1-2 s to exit here.
-terminate() {
-  local grace=$1 pid alive i
-  shift
-  (($# > 0)) || return 0
-  kill -TERM "$@" 2>/dev/null || true
-  for ((i = 0; i < grace * 10; i++)); do
-    alive=0
-    for pid in "$@"; do
-      if is_alive "$pid"; then alive=1; fi
-    done
-    ((alive)) || return 0
-    sleep 0.1
-  done
-  log "still alive after ${grace}s, sending SIGKILL: $*"
-  kill -KILL "$@" 2>/dev/null || true
-}
-
 # The pids of every process in node K's network namespace: its slurmd, step daemons and tasks.
 # Only processes we started can be there (the namespace is ours).
 pids_on_node() {
   local ns=/run/netns/$NETNS_PREFIX$1
   [[ -e $ns ]] || return 0
   ip netns pids "$NETNS_PREFIX$1" 2>/dev/null || true
-}
-
-# A caller inside another Slurm job (CI runners can be) carries SLURM_JOB_ID and friends; our
-# daemons and clients must not think they belong to it.
-unset_foreign_slurm_env() {
-  local v
-  for v in $(compgen -e); do
-    if [[ $v == SLURM_* ]]; then unset "$v"; fi
-  done
 }
 
 # --- down -----------------------------------------------------------------------------------------

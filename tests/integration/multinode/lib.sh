@@ -1,15 +1,8 @@
 # Helpers for the multi-node tests (tests/integration/cluster's fixture): each check says what was
 # expected and what was got. Source after the cluster's env.sh.
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-expect_eq() { # expected actual what
-  [[ "$1" == "$2" ]] || fail "$3: expected [$1], got [$2]"
-}
-expect_contains() { # haystack needle what
-  [[ "$1" == *"$2"* ]] || fail "$3: expected to contain [$2], got [$1]"
-}
+# fail, expect_eq, expect_contains, rank_output.
+# shellcheck source=../cli/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 expect_match() { # haystack regex what
   [[ "$1" =~ $2 ]] || fail "$3: expected to match /$2/, got [$1]"
 }

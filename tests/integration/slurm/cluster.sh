@@ -42,36 +42,10 @@ EOF
   exit 2
 }
 
-log() { echo "cluster.sh: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
-
-# A caller inside a job of some other Slurm cluster (CI runners often are) carries SLURM_JOB_ID and
-# friends; the daemons and clients started here must not think they are part of that job.
-unset_foreign_slurm_env() {
-  local v
-  for v in $(compgen -e); do
-    if [[ $v == SLURM_* ]]; then
-      unset "$v"
-    fi
-  done
-}
+# shellcheck source=../cluster/processes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/processes.sh"
 
 # --- processes ------------------------------------------------------------------------------------
-
-# Prints the pid recorded in pid file $1 if that process is alive and its name is $2. Checking the
-# name keeps a stale pid file (after a reboot, say) from making us signal an unrelated process.
-live_pid() {
-  local file=$1 name=$2 pid comm
-  [[ -r $file ]] || return 1
-  read -r pid <"$file" || return 1
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1
-  [[ $comm == "$name" ]] || return 1
-  echo "$pid"
-}
 
 # Prints the pids of our own daemons, found by the private paths on their command lines. This finds
 # leftovers even when their pid files are gone (a build directory wiped while the cluster ran).
@@ -110,36 +84,6 @@ pids_of_our_steps() {
       echo "${p#/proc/}"
     fi
   done
-}
-
-# True if process $1 exists and is not a zombie. A daemon's exited fork parent (or the daemon
-# itself, until init reaps it) lingers as a zombie, and kill -0 succeeds on zombies.
-is_alive() {
-  local stat
-  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
-  stat=${stat##*) }
-  [[ ${stat%% *} != Z ]]
-}
-
-# Sends SIGTERM to the given pids, waits up to $1 seconds for them to exit, then SIGKILLs the rest.
-terminate() {
-  local grace=$1 pid alive i
-  shift
-  (($# > 0)) || return 0
-  kill -TERM "$@" 2>/dev/null || true
-  for ((i = 0; i < grace * 10; i++)); do
-    alive=0
-    for pid in "$@"; do
-      if is_alive "$pid"; then
-        alive=1
-      fi
-    done
-    ((alive)) || return 0
-    sleep 0.1
-  done
-  log "still alive after ${grace}s, sending SIGKILL: $*"
-  kill -KILL "$@" 2>/dev/null || true
-  sleep 0.2
 }
 
 # SIGKILLs leftover step daemons and tasks of the cluster in $1; SIGKILL at once, because

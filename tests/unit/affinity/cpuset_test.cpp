@@ -16,6 +16,12 @@ TEST(CpuSet, ListFormRoundTrips) {
   EXPECT_EQ(CpuSet::parse("64-79,0-15").count(), 32);
 }
 
+TEST(CpuSet, RangesOfAnyNumbers) {
+  EXPECT_EQ(format_ranges({3, 0, 1, 8, 1}), "0-1,3,8");
+  EXPECT_EQ(format_ranges({2, 3, 4, 5}), "2-5");
+  EXPECT_EQ(format_ranges({}), "");
+}
+
 TEST(CpuSet, SetOperations) {
   const CpuSet a = CpuSet::parse("0-7");
   const CpuSet b = CpuSet::parse("4-11,100");
