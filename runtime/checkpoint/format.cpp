@@ -3,8 +3,10 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace dtrain::runtime::checkpoint {
 
@@ -133,12 +135,15 @@ std::optional<std::int64_t> step_of(const std::string& name) {
   if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) {
     return std::nullopt;
   }
-  const std::string digits = name.substr(kPrefix.size());
-  if (digits.size() > 18 ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  return std::stoll(digits);
+  const char* first = name.data() + kPrefix.size();
+  const char* last = name.data() + name.size();
+  if (!std::all_of(first, last, [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  // Any digit count whose value fits: file_name writes up to 19 digits (INT64_MAX), and names
+  // written by older versions (12 digits, or more for big steps) stay readable.
+  std::int64_t step = 0;
+  const auto [end, ec] = std::from_chars(first, last, step);
+  if (ec != std::errc() || end != last) return std::nullopt;
+  return step;
 }
 
 }  // namespace dtrain::runtime::checkpoint

@@ -58,8 +58,9 @@ std::vector<std::byte> encode_rank_blobs(const std::vector<std::vector<std::byte
 std::optional<std::vector<std::vector<std::byte>>> decode_rank_blobs(
     std::span<const std::byte> table, std::uint32_t count);
 
-// ckpt-<step> with the step zero-padded to 12 digits, so that names sort by step; the parser
-// accepts any digit count, and nothing else (no sign, no suffix).
+// ckpt-<step> with the step zero-padded to 12 digits (up to 19 for steps of 10^12 and more, up
+// to INT64_MAX); the parser accepts any digit count whose value fits an int64, and nothing else
+// (no sign, no suffix). Readers sort by the parsed step, never by name.
 std::string file_name(std::int64_t step);
 std::optional<std::int64_t> step_of(const std::string& name);
 inline constexpr const char* kTmpSuffix = ".tmp";

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <dtrain/dtrain.hpp>
 #include <filesystem>
@@ -252,6 +253,33 @@ TEST_F(CheckpointTest, BadArgumentsAndUnwritableDirectoriesAreNamed) {
   EXPECT_EQ(e.code(), dtrain::Error::Code::kSystem);
   EXPECT_EQ(std::string(e.what()), "dtrain: checkpoint: " + (root_ / "file" / "ckpt").string() +
                                        ": mkdir failed: Not a directory");
+}
+
+TEST_F(CheckpointTest, StepsUpToInt64MaxRoundTripAndOldNamesStayReadable) {
+  dtrain::Checkpointer ckpt(ctx_, dir_.string(), {.keep = 2, .on_stage = {}});
+  ckpt.save(5, bytes_of("five"));
+  ckpt.save(1000000000000000000, bytes_of("big"));
+  EXPECT_EQ(read_file(dir_ / "latest"), "ckpt-1000000000000000000\n");
+  auto loaded = ckpt.load_latest();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 1000000000000000000);
+  EXPECT_EQ(text_of(loaded->data), "big");
+  ckpt.save(INT64_MAX, bytes_of("max"));
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"ckpt-1000000000000000000",
+                                                      "ckpt-9223372036854775807", "latest"}))
+      << "keep = 2 prunes step 5";
+  EXPECT_EQ(ckpt.load_latest()->step, INT64_MAX);
+
+  // Any digit count is a step when its value fits (names of other versions); beyond, not a step.
+  fs::remove_all(dir_);
+  ckpt.save(7, bytes_of("seven"));
+  fs::rename(dir_ / "ckpt-000000000007", dir_ / "ckpt-0000000000000000000000007");
+  write_file(dir_ / "ckpt-99999999999999999999", "not a step: above INT64_MAX");
+  loaded = ckpt.load_latest();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 7);
+  EXPECT_EQ(loaded->path, (dir_ / "ckpt-0000000000000000000000007").string());
+  EXPECT_TRUE(loaded->skipped.empty());
 }
 
 }  // namespace
