@@ -5,7 +5,6 @@
 // failure on rank 0 reaches every rank as the same Error.
 #include <algorithm>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "checkpoint/files.hpp"
 #include "checkpoint/format.hpp"
@@ -33,6 +32,82 @@ void broadcast_outcome(Comm& comm, int code, std::string message) {
   message.resize(static_cast<std::size_t>(head[1]));
   broadcast_bytes(comm, reinterpret_cast<std::byte*>(message.data()), message.size());
   if (head[0] >= 0) throw Error(static_cast<Error::Code>(head[0]), message);
+}
+
+// What rank 0's load_latest() found, as bytes: int64s and length-prefixed strings. Not JSON: paths
+// and the messages that name them are any bytes, and JSON refuses invalid UTF-8.
+struct LoadHead {
+  enum Kind : std::int64_t { kFailed, kNone, kLoaded };
+  std::int64_t kind = kFailed;
+  std::int64_t code = 0;  // kFailed: the Error code, `error` its message
+  std::string error;
+  std::int64_t step = 0;
+  std::string path;
+  std::int64_t data_size = 0;
+  std::int64_t saved_world = 0;
+  std::int64_t table_size = 0;
+  std::vector<std::string> skipped;
+};
+
+void put_int(std::string& out, std::int64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void put_string(std::string& out, const std::string& s) {
+  put_int(out, static_cast<std::int64_t>(s.size()));
+  out += s;
+}
+
+std::string encode_head(const LoadHead& h) {
+  std::string out;
+  for (std::int64_t v : {h.kind, h.code, h.step, h.data_size, h.saved_world, h.table_size}) {
+    put_int(out, v);
+  }
+  put_string(out, h.error);
+  put_string(out, h.path);
+  put_int(out, static_cast<std::int64_t>(h.skipped.size()));
+  for (const auto& s : h.skipped) put_string(out, s);
+  return out;
+}
+
+// Every rank runs the same code on the same bytes: a damaged head fails on all of them alike.
+class HeadReader {
+ public:
+  explicit HeadReader(const std::string& text) : text_(text) {}
+  std::int64_t next_int() {
+    std::int64_t v = 0;
+    if (text_.size() - at_ < sizeof v) damaged();
+    std::memcpy(&v, text_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  std::string next_string() {
+    const std::int64_t n = next_int();
+    if (n < 0 || static_cast<std::uint64_t>(n) > text_.size() - at_) damaged();
+    std::string s = text_.substr(at_, static_cast<std::size_t>(n));
+    at_ += static_cast<std::size_t>(n);
+    return s;
+  }
+
+ private:
+  [[noreturn]] static void damaged() {
+    throw Error(Error::Code::kInternal,
+                "dtrain: checkpoint: load_latest: rank 0's description arrived damaged");
+  }
+  const std::string& text_;
+  std::size_t at_ = 0;
+};
+
+LoadHead decode_head(const std::string& text) {
+  HeadReader r(text);
+  LoadHead h;
+  for (std::int64_t* v : {&h.kind, &h.code, &h.step, &h.data_size, &h.saved_world, &h.table_size}) {
+    *v = r.next_int();
+  }
+  h.error = r.next_string();
+  h.path = r.next_string();
+  const std::int64_t n = r.next_int();
+  for (std::int64_t i = 0; i < n; ++i) h.skipped.push_back(r.next_string());
+  return h;
 }
 
 class SpanWriter {
@@ -148,54 +223,61 @@ std::optional<Checkpoint> Checkpointer::load_latest() {
   Comm& comm = ctx_->comm();
   const int rank = comm.rank();
 
-  // Rank 0 reads; the outcome travels as a small JSON description, then the bytes.
+  // Rank 0 reads; the outcome travels as a small description, then the bytes. Whatever rank 0
+  // meets becomes that description, so it never skips the broadcasts the others wait in.
   ck::ReadOutcome outcome;
-  nlohmann::json head;
   std::vector<std::byte> table;
+  std::string text;
   if (rank == 0) {
+    LoadHead head;
     try {
       outcome = ck::read_newest_valid(dir_);
       if (outcome.loaded) {
-        head["step"] = outcome.loaded->step;
-        head["path"] = outcome.loaded->path;
-        head["data_size"] = outcome.loaded->data.size();
-        head["saved_world"] = outcome.loaded->rank_blobs.size();
-        head["skipped"] = outcome.skipped;
         table = ck::encode_rank_blobs(outcome.loaded->rank_blobs);
-        head["table_size"] = table.size();
+        head.kind = LoadHead::kLoaded;
+        head.step = outcome.loaded->step;
+        head.path = outcome.loaded->path;
+        head.data_size = static_cast<std::int64_t>(outcome.loaded->data.size());
+        head.saved_world = static_cast<std::int64_t>(outcome.loaded->rank_blobs.size());
+        head.table_size = static_cast<std::int64_t>(table.size());
+        head.skipped = outcome.skipped;
       } else {
-        head["none"] = true;
+        head.kind = LoadHead::kNone;
       }
     } catch (const Error& e) {
-      head = {{"code", static_cast<int>(e.code())}, {"error", e.what()}};
+      head = {};
+      head.code = static_cast<std::int64_t>(e.code());
+      head.error = e.what();
+    } catch (const std::bad_alloc&) {
+      head = {};
+      head.code = static_cast<std::int64_t>(Error::Code::kSystem);
+      head.error = "dtrain: checkpoint: load_latest: out of memory reading " + dir_;
     } catch (const std::exception& e) {
-      head = {{"code", static_cast<int>(Error::Code::kSystem)},
-              {"error", std::string("dtrain: checkpoint: load_latest: ") + e.what()}};
+      head = {};
+      head.code = static_cast<std::int64_t>(Error::Code::kInternal);
+      head.error = std::string("dtrain: checkpoint: load_latest: ") + e.what();
     }
+    text = encode_head(head);
   }
-  std::string text = rank == 0 ? head.dump() : std::string();
   std::int64_t length = static_cast<std::int64_t>(text.size());
   comm.broadcast(std::span<std::int64_t>(&length, 1), 0);
   text.resize(static_cast<std::size_t>(length));
   broadcast_bytes(comm, reinterpret_cast<std::byte*>(text.data()), text.size());
-  if (rank != 0) head = nlohmann::json::parse(text);
+  const LoadHead head = decode_head(text);
 
-  if (head.contains("error")) {
-    throw Error(static_cast<Error::Code>(head["code"].get<int>()),
-                head["error"].get<std::string>());
-  }
-  if (head.contains("none")) return std::nullopt;
+  if (head.kind == LoadHead::kFailed) throw Error(static_cast<Error::Code>(head.code), head.error);
+  if (head.kind == LoadHead::kNone) return std::nullopt;
 
   Checkpoint c;
-  c.step = head["step"].get<std::int64_t>();
-  c.path = head["path"].get<std::string>();
-  c.saved_world = head["saved_world"].get<int>();
-  c.skipped = head["skipped"].get<std::vector<std::string>>();
+  c.step = head.step;
+  c.path = head.path;
+  c.saved_world = static_cast<int>(head.saved_world);
+  c.skipped = head.skipped;
   if (rank == 0) {
     c.data = std::move(outcome.loaded->data);
   } else {
-    c.data.resize(head["data_size"].get<std::size_t>());
-    table.resize(head["table_size"].get<std::size_t>());
+    c.data.resize(static_cast<std::size_t>(head.data_size));
+    table.resize(static_cast<std::size_t>(head.table_size));
   }
   broadcast_bytes(comm, c.data.data(), c.data.size());
   broadcast_bytes(comm, table.data(), table.size());

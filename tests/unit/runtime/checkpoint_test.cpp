@@ -255,6 +255,25 @@ TEST_F(CheckpointTest, BadArgumentsAndUnwritableDirectoriesAreNamed) {
                                        ": mkdir failed: Not a directory");
 }
 
+TEST_F(CheckpointTest, ADirectoryNameThatIsNotUtf8RoundTrips) {
+  const fs::path dir = root_ / "caf\xe9";  // Latin-1, not UTF-8
+  dtrain::Checkpointer ckpt(ctx_, dir.string());
+  ckpt.save(5, bytes_of("state"));
+  auto loaded = ckpt.load_latest();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 5);
+  EXPECT_EQ(loaded->path, (dir / "ckpt-000000000005").string());
+  EXPECT_EQ(text_of(loaded->data), "state");
+  // The error that names the path carries its bytes too.
+  write_file(dir / "ckpt-000000000005", "short");
+  const auto e = error_of([&] { ckpt.load_latest(); });
+  EXPECT_EQ(std::string(e.what()), "dtrain: checkpoint: no valid checkpoint in " + dir.string() +
+                                       "; 1 found, none verifies:\n  " +
+                                       (dir / "ckpt-000000000005").string() +
+                                       ": file too short for a header; expected at least 64 "
+                                       "bytes, got 5");
+}
+
 TEST_F(CheckpointTest, StepsUpToInt64MaxRoundTripAndOldNamesStayReadable) {
   dtrain::Checkpointer ckpt(ctx_, dir_.string(), {.keep = 2, .on_stage = {}});
   ckpt.save(5, bytes_of("five"));
