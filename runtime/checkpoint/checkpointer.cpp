@@ -199,7 +199,7 @@ void Checkpointer::save_impl(std::int64_t step, const std::function<void(Checkpo
     try {
       const auto table = ck::encode_rank_blobs(blobs);
       ck::write_checkpoint(dir_, step, write, table, static_cast<std::uint32_t>(size),
-                           options_.keep, options_.on_stage);
+                           options_.keep, options_.discard_newer, discardable_, options_.on_stage);
     } catch (const Error& e) {
       code = static_cast<int>(e.code());
       message = e.what();
@@ -231,7 +231,9 @@ std::optional<Checkpoint> Checkpointer::load_latest() {
   if (rank == 0) {
     LoadHead head;
     try {
+      discardable_.clear();
       outcome = ck::read_newest_valid(dir_);
+      discardable_ = outcome.skipped_steps;
       if (outcome.loaded) {
         table = ck::encode_rank_blobs(outcome.loaded->rank_blobs);
         head.kind = LoadHead::kLoaded;

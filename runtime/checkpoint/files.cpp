@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "checkpoint/format.hpp"
@@ -111,9 +110,20 @@ void write_pointer(const std::string& dir, const std::string& target,
 struct Entry {
   std::int64_t step;
   std::string name;
+  std::string not_regular;  // empty for a regular file, else what it is ("a directory")
 };
 
-// The checkpoints in `dir` (not .tmp files, not `latest`), newest first.
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+// The checkpoints in `dir` (not .tmp files, not `latest`), newest first. Symbolic links are
+// followed; a name whose stat fails for another reason than a vanished file is an error, since
+// neither a load nor a save can tell what it hides.
 std::vector<Entry> list_checkpoints(const std::string& dir) {
   std::vector<Entry> out;
   std::error_code ec;
@@ -125,20 +135,58 @@ std::vector<Entry> list_checkpoints(const std::string& dir) {
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) system_error(dir, "readdir", ec.value());
     const std::string name = it->path().filename().string();
-    if (auto step = step_of(name)) out.push_back({*step, name});
+    const auto step = step_of(name);
+    if (!step) continue;
+    const std::string path = dir + "/" + name;
+    struct stat st {};
+    Entry e{*step, name, ""};
+    if (::stat(path.c_str(), &st) == 0) {
+      if (!S_ISREG(st.st_mode)) e.not_regular = kind_of(st.st_mode);
+    } else if (errno != ENOENT) {
+      system_error(path, "stat", errno);
+    } else if (::lstat(path.c_str(), &st) == 0) {
+      e.not_regular = "a dangling symbolic link";
+    } else {
+      continue;  // removed since the listing
+    }
+    out.push_back(std::move(e));
   }
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.step > b.step; });
   return out;
 }
 
-// Keeps the `keep` newest checkpoints at or below `step`; removes newer ones (a job that resumed
-// from an older checkpoint has moved past them: they are torn or belong to the abandoned
-// timeline, and load_latest() must not prefer them to what was just saved) and stale .tmp files.
-void prune(const std::string& dir, std::int64_t step, int keep) {
+bool may_discard(std::int64_t step, bool discard_newer, std::span<const std::int64_t> discardable) {
+  return discard_newer ||
+         std::find(discardable.begin(), discardable.end(), step) != discardable.end();
+}
+
+// A restart from scratch in an old directory would otherwise wipe the old run's newer
+// checkpoints at its first save (pruning below removes what is newer than the saved step).
+void refuse_newer(const std::string& dir, std::int64_t step, bool discard_newer,
+                  std::span<const std::int64_t> discardable) {
+  for (const auto& e : list_checkpoints(dir)) {
+    if (e.step <= step) break;
+    if (!e.not_regular.empty() || may_discard(e.step, discard_newer, discardable)) continue;
+    throw Error(Error::Code::kInvalid,
+                "dtrain: checkpoint: save of step " + std::to_string(step) + ": " + dir +
+                    " holds a newer checkpoint, " + dir + "/" + e.name + " (step " +
+                    std::to_string(e.step) + "); expected a step above " + std::to_string(e.step) +
+                    " (resume from it with load_latest() first), or set "
+                    "CheckpointOptions::discard_newer to remove it, or save to another directory");
+  }
+}
+
+// Keeps the `keep` newest checkpoints at or below `step`; removes the newer ones refuse_newer let
+// through (the job resumed from an older checkpoint and moved past them: load_latest() must not
+// prefer them to what was just saved) and stale .tmp files. Entries that are not regular files
+// are not ours: never counted, never removed.
+void prune(const std::string& dir, std::int64_t step, int keep, bool discard_newer,
+           std::span<const std::int64_t> discardable) {
   int kept = 0;
   for (const auto& e : list_checkpoints(dir)) {
-    bool remove = e.step > step;
-    if (!remove && e.step <= step) remove = keep > 0 && ++kept > keep;
+    if (!e.not_regular.empty()) continue;
+    const bool remove =
+        e.step > step ? may_discard(e.step, discard_newer, discardable) : keep > 0 && ++kept > keep;
     if (remove && ::unlink((dir + "/" + e.name).c_str()) != 0 && errno != ENOENT) {
       system_error(dir + "/" + e.name, "unlink", errno);
     }
@@ -153,15 +201,31 @@ void prune(const std::string& dir, std::int64_t step, int keep) {
   }
 }
 
+// create_directories() does not fsync: without an fsync of each new directory's parent, a
+// machine crash can lose the directory, and every checkpoint saved in it, after a save returned.
+void make_directories(const std::string& dir) {
+  std::vector<fs::path> created;
+  std::error_code ec;
+  for (fs::path p(dir); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    created.push_back(p);
+  }
+  fs::create_directories(dir, ec);
+  if (ec) system_error(dir, "mkdir", ec.value());
+  for (const auto& p : created) {
+    const fs::path parent = p.parent_path();
+    fsync_dir(parent.empty() ? std::string(".") : parent.string());
+  }
+}
+
 }  // namespace
 
 void write_checkpoint(const std::string& dir, std::int64_t step,
                       const std::function<void(CheckpointWriter&)>& write_data,
                       std::span<const std::byte> rank_table, std::uint32_t rank_count, int keep,
+                      bool discard_newer, std::span<const std::int64_t> discardable,
                       const std::function<void(SaveStage, std::uint64_t)>& on_stage) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) system_error(dir, "mkdir", ec.value());
+  make_directories(dir);
+  refuse_newer(dir, step, discard_newer, discardable);
   if (on_stage) on_stage(SaveStage::kBeforeWrite, 0);
 
   const std::string final_path = dir + "/" + file_name(step);
@@ -207,7 +271,7 @@ void write_checkpoint(const std::string& dir, std::int64_t step,
   write_pointer(dir, file_name(step), on_stage);
   if (on_stage) on_stage(SaveStage::kPointerUpdated, h.payload_size);
 
-  prune(dir, step, keep);
+  prune(dir, step, keep, discard_newer, discardable);
   if (on_stage) on_stage(SaveStage::kPruned, h.payload_size);
 }
 
@@ -252,32 +316,64 @@ std::optional<LoadedFile> verify(const std::string& path, std::int64_t name_step
   return out;
 }
 
-ReadOutcome read_newest_valid(const std::string& dir) {
+std::optional<std::vector<std::byte>> read_file(const std::string& path) {
+  // O_NONBLOCK: a FIFO put in place since the listing must not block the open.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    system_error(path, "open", errno);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) system_error(path, "fstat", errno);
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(Error::Code::kSystem,
+                "dtrain: checkpoint: " + path + ": " + kind_of(st.st_mode) + " since the listing");
+  }
+  std::vector<std::byte> bytes(static_cast<std::size_t>(st.st_size));
+  std::size_t have = 0;
+  while (have < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      system_error(path, "read", errno);
+    }
+    if (n == 0) break;  // shrank since fstat: verify() reports the torn file
+    have += static_cast<std::size_t>(n);
+  }
+  bytes.resize(have);
+  return bytes;
+}
+
+ReadOutcome read_newest_valid(const std::string& dir, const FileReader& read) {
   ReadOutcome outcome;
   const auto entries = list_checkpoints(dir);
   for (const auto& e : entries) {
     const std::string path = dir + "/" + e.name;
-    std::ifstream in(path, std::ios::binary);
-    std::vector<std::byte> bytes;
-    std::string error;
-    if (!in) {
-      error = std::string("cannot open: ") + std::strerror(errno);
-    } else {
-      in.seekg(0, std::ios::end);
-      const auto size = static_cast<std::size_t>(in.tellg());
-      in.seekg(0);
-      bytes.resize(size);
-      if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
-        error = std::string("read failed: ") + std::strerror(errno);
-      }
-    }
+    std::string error = e.not_regular.empty() ? "" : "not a regular file (" + e.not_regular + ")";
     if (error.empty()) {
-      if (auto loaded = verify(path, e.step, bytes, &error)) {
+      std::optional<std::vector<std::byte>> bytes;
+      try {
+        bytes = read(path);
+      } catch (const Error& failed) {
+        // A failed read says nothing about the file: falling back would resume from an older
+        // step, and the next save would then remove this one.
+        throw Error(failed.code(),
+                    std::string(failed.what()) +
+                        "; not falling back to an older checkpoint past one that cannot be read: "
+                        "fix the file system (or move the file away) and load again");
+      }
+      if (!bytes) continue;
+      if (auto loaded = verify(path, e.step, *bytes, &error)) {
         outcome.loaded = std::move(loaded);
         return outcome;
       }
     }
     outcome.skipped.push_back(path + ": " + error);
+    if (e.not_regular.empty()) outcome.skipped_steps.push_back(e.step);
   }
   if (!outcome.skipped.empty()) {
     std::string message = "dtrain: checkpoint: no valid checkpoint in " + dir + "; " +

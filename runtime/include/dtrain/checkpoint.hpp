@@ -9,10 +9,11 @@
 //   ...
 //   ckpt.save(step, std::as_bytes(std::span(model)));      // every rank; rank 0's bytes are kept
 //
-// On disk (rank 0 only): DIR/ckpt-<step> (12-digit step), written as DIR/ckpt-<step>.tmp, fsynced,
-// renamed, the directory fsynced; then DIR/latest (the file name of the newest checkpoint, one
-// line) is replaced the same way; then checkpoints beyond `keep` are removed. The file format
-// (header with magic, version, step, sizes, CRC-32) is in docs/runtime-api.md.
+// On disk (rank 0 only): DIR/ckpt-<step> (step zero-padded to 12 digits, up to 19), written as
+// DIR/ckpt-<step>.tmp, fsynced, renamed, the directory fsynced; then DIR/latest (the file name of
+// the newest checkpoint, one line, for people and tools: load_latest() lists the directory) is
+// replaced the same way; then checkpoints beyond `keep` are removed. The file format (header with
+// magic, version, step, sizes, CRC-32) is in docs/runtime-api.md.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,12 @@ struct CheckpointOptions {
   // Called on rank 0 at each stage of a save, on the calling thread. For tests (kill the process
   // at a chosen point) and progress reports; it must not call libdtrain.
   std::function<void(SaveStage stage, std::uint64_t bytes)> on_stage;
+  // A save refuses (Error kInvalid, naming the newer file) when the directory holds a checkpoint
+  // with a higher step, so that a run restarted from scratch in an old directory cannot wipe the
+  // old run's newer checkpoints. True removes them instead (a deliberate restart from an older
+  // step). Newer ones that this Checkpointer's load_latest() skipped as corrupt (listed in
+  // Checkpoint::skipped) are removed either way.
+  bool discard_newer = false;
 };
 
 // Streams a checkpoint's shared data to the file (save with a writer callback).
@@ -64,8 +71,9 @@ struct Checkpoint {
   std::vector<std::byte> rank_data;  // this rank's own blob (empty if none or rank >= saved_world)
   int saved_world = 0;               // how many ranks saved a blob (the world size at save time)
   std::string path;                  // the file it came from
-  // Newer checkpoints that were skipped because they are torn or fail their checksum, one
-  // message each ("DIR/ckpt-000000000300: payload checksum mismatch; ..."); empty normally.
+  // Newer checkpoints that were skipped because they are torn, fail their checksum or are not
+  // regular files, one message each ("DIR/ckpt-000000000300: payload checksum mismatch; ...",
+  // "DIR/ckpt-000000000400: not a regular file (a directory)"); empty normally.
   std::vector<std::string> skipped;
 };
 
@@ -78,9 +86,11 @@ class DTRAIN_API Checkpointer {
   // Collective. Rank 0 writes `data`; other ranks' `data` is ignored (pass what you have, or
   // nothing). `rank_data` is each rank's own small blob (RNG state, data position), gathered to
   // rank 0 into the same file; keep it small (it goes through an allgather padded to the largest
-  // blob). Every rank must pass the same step (>= 0); throws Error (kInvalid) on every rank
-  // otherwise. A failure on rank 0 (disk full, a permission) throws the same Error (kSystem) on
-  // every rank, and leaves the previous checkpoints as they were.
+  // blob). Every rank must pass the same step (0 to INT64_MAX); throws Error (kInvalid) on every
+  // rank otherwise. Throws Error (kInvalid) on every rank, before writing anything, when the
+  // directory holds a newer valid checkpoint (see CheckpointOptions::discard_newer). A failure on
+  // rank 0 (disk full, a permission) throws the same Error (kSystem) on every rank, and leaves the
+  // previous checkpoints as they were.
   void save(std::int64_t step, std::span<const std::byte> data,
             std::span<const std::byte> rank_data = {});
   // The same, with rank 0's data streamed by `write` (called on rank 0 only). An exception from
@@ -88,11 +98,13 @@ class DTRAIN_API Checkpointer {
   void save(std::int64_t step, const std::function<void(CheckpointWriter&)>& write,
             std::span<const std::byte> rank_data = {});
 
-  // Collective. Rank 0 reads the newest checkpoint (by step), verifies it and, if it is torn or
-  // fails its checksum, falls back to the next older one, saying so in Checkpoint::skipped; then
-  // every rank receives the step, the shared data and its own blob. Returns nothing when the
-  // directory holds no checkpoint (or does not exist). Throws Error (kSystem) on every rank when
-  // checkpoint files exist but none is valid, naming each and what is wrong with it.
+  // Collective. Rank 0 reads the newest checkpoint (by step), verifies it and, if it is torn,
+  // fails its checksum or is not a regular file, falls back to the next older one, saying so in
+  // Checkpoint::skipped; then every rank receives the step, the shared data and its own blob.
+  // Returns nothing when the directory holds no checkpoint (or does not exist). Throws Error
+  // (kSystem) on every rank when checkpoint files exist but none is valid, naming each and what
+  // is wrong with it, and when a file cannot be read (EIO, a stale NFS handle): a failed read is
+  // not a reason to fall back, the file may be intact. Paths are any bytes (not only UTF-8).
   std::optional<Checkpoint> load_latest();
 
   const std::string& dir() const { return dir_; }
@@ -104,6 +116,8 @@ class DTRAIN_API Checkpointer {
   Context* ctx_;
   std::string dir_;
   CheckpointOptions options_;
+  // Rank 0: the newer steps the last load_latest() skipped as corrupt, which a save may remove.
+  std::vector<std::int64_t> discardable_;
 };
 
 }  // namespace dtrain

@@ -3,6 +3,7 @@
 // of a save are in tests/integration/checkpoint.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +59,11 @@ class CheckpointTest : public ::testing::Test {
   fs::path dir_;
   dtrain::Context ctx_ = dtrain::init();
 };
+
+std::int64_t ckpt_step(dtrain::Checkpointer& ckpt) {
+  auto c = ckpt.load_latest();
+  return c ? c->step : -1;
+}
 
 template <typename F>
 dtrain::Error error_of(F&& f) {
@@ -299,6 +305,70 @@ TEST_F(CheckpointTest, StepsUpToInt64MaxRoundTripAndOldNamesStayReadable) {
   EXPECT_EQ(loaded->step, 7);
   EXPECT_EQ(loaded->path, (dir_ / "ckpt-0000000000000000000000007").string());
   EXPECT_TRUE(loaded->skipped.empty());
+}
+
+TEST_F(CheckpointTest, EntriesThatAreNotRegularFilesAreSkippedNamedAndLeftAlone) {
+  dtrain::Checkpointer ckpt(ctx_, dir_.string());
+  ckpt.save(1, bytes_of("one"));
+  fs::create_directory(dir_ / "ckpt-000000000002");
+  ASSERT_EQ(mkfifo((dir_ / "ckpt-000000000003").c_str(), 0600), 0);  // opening it must not block
+  fs::create_symlink(dir_ / "nowhere", dir_ / "ckpt-000000000004");
+  auto loaded = ckpt.load_latest();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 1);
+  EXPECT_EQ(
+      loaded->skipped,
+      (std::vector<std::string>{
+          (dir_ / "ckpt-000000000004").string() + ": not a regular file (a dangling symbolic link)",
+          (dir_ / "ckpt-000000000003").string() + ": not a regular file (a FIFO)",
+          (dir_ / "ckpt-000000000002").string() + ": not a regular file (a directory)"}));
+  ckpt.save(5, bytes_of("five"));
+  EXPECT_EQ(names_in(dir_),
+            (std::vector<std::string>{"ckpt-000000000001", "ckpt-000000000002", "ckpt-000000000003",
+                                      "ckpt-000000000004", "ckpt-000000000005", "latest"}));
+}
+
+TEST_F(CheckpointTest, ASaveRefusesToRemoveANewerCheckpointUnlessAsked) {
+  {
+    dtrain::Checkpointer old_run(ctx_, dir_.string());
+    old_run.save(10, bytes_of("ten"));
+    old_run.save(20, bytes_of("twenty"));
+  }
+  // A run started from scratch in the same directory, without load_latest().
+  dtrain::Checkpointer fresh(ctx_, dir_.string());
+  const auto e = error_of([&] { fresh.save(1, bytes_of("one")); });
+  EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
+  EXPECT_EQ(std::string(e.what()),
+            "dtrain: checkpoint: save of step 1: " + dir_.string() + " holds a newer checkpoint, " +
+                (dir_ / "ckpt-000000000020").string() +
+                " (step 20); expected a step above 20 (resume from it with load_latest() first), "
+                "or set CheckpointOptions::discard_newer to remove it, or save to another "
+                "directory");
+  EXPECT_EQ(names_in(dir_),
+            (std::vector<std::string>{"ckpt-000000000010", "ckpt-000000000020", "latest"}));
+  EXPECT_EQ(read_file(dir_ / "latest"), "ckpt-000000000020\n");
+
+  dtrain::Checkpointer restart(ctx_, dir_.string(),
+                               {.keep = 3, .on_stage = {}, .discard_newer = true});
+  restart.save(1, bytes_of("one"));
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"ckpt-000000000001", "latest"}));
+  EXPECT_EQ(ckpt_step(restart), 1);
+}
+
+TEST_F(CheckpointTest, ANewerCheckpointReportedCorruptByTheLoadGoesAtTheNextSave) {
+  dtrain::Checkpointer ckpt(ctx_, dir_.string());
+  ckpt.save(10, bytes_of("ten"));
+  ckpt.save(20, bytes_of("twenty"));
+  std::string raw = read_file(dir_ / "ckpt-000000000020");
+  raw[64] ^= 0x01;
+  write_file(dir_ / "ckpt-000000000020", raw);
+  auto loaded = ckpt.load_latest();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->step, 10);
+  ASSERT_EQ(loaded->skipped.size(), 1u);
+  ckpt.save(15, bytes_of("fifteen"));  // the resumed run moves on from step 10
+  EXPECT_EQ(names_in(dir_),
+            (std::vector<std::string>{"ckpt-000000000010", "ckpt-000000000015", "latest"}));
 }
 
 }  // namespace
