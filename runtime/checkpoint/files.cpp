@@ -118,7 +118,7 @@ std::string kind_of(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  return "not a regular file";
+  return "an unknown kind of file";
 }
 
 // The checkpoints in `dir` (not .tmp files, not `latest`), newest first. Symbolic links are
