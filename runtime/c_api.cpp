@@ -357,12 +357,27 @@ dtrain_status_t dtrain_shard_free(dtrain_shard_t* shard) noexcept {
 
 dtrain_status_t dtrain_checkpointer_create(dtrain_context_t* ctx, const char* dir, int keep,
                                            dtrain_checkpointer_t** out) noexcept {
+  return dtrain_checkpointer_create_with_flags(ctx, dir, keep, 0, out);
+}
+
+dtrain_status_t dtrain_checkpointer_create_with_flags(dtrain_context_t* ctx, const char* dir,
+                                                      int keep, unsigned flags,
+                                                      dtrain_checkpointer_t** out) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_checkpointer_create", "ctx");
     require(dir, "dtrain_checkpointer_create", "dir");
     require(out, "dtrain_checkpointer_create", "out");
     *out = nullptr;
-    *out = new dtrain_checkpointer{dtrain::Checkpointer(ctx->ctx, dir, {keep, {}})};
+    if ((flags & ~DTRAIN_CHECKPOINT_DISCARD_NEWER) != 0) {
+      throw dtrain::Error(dtrain::Error::Code::kInvalid,
+                          "dtrain: dtrain_checkpointer_create_with_flags: flags; expected 0 or "
+                          "DTRAIN_CHECKPOINT_DISCARD_NEWER, got " +
+                              std::to_string(flags));
+    }
+    dtrain::CheckpointOptions options;
+    options.keep = keep;
+    options.discard_newer = (flags & DTRAIN_CHECKPOINT_DISCARD_NEWER) != 0;
+    *out = new dtrain_checkpointer{dtrain::Checkpointer(ctx->ctx, dir, options)};
   });
 }
 

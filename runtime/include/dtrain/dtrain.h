@@ -153,6 +153,15 @@ DTRAIN_API dtrain_status_t dtrain_shard_free(dtrain_shard_t* shard) DTRAIN_NOEXC
 DTRAIN_API dtrain_status_t dtrain_checkpointer_create(dtrain_context_t* ctx, const char* dir,
                                                       int keep,
                                                       dtrain_checkpointer_t** out) DTRAIN_NOEXCEPT;
+/* Flags of dtrain_checkpointer_create_with_flags. DISCARD_NEWER: a save removes checkpoints with a
+ * higher step instead of refusing (DTRAIN_ERR_INVALID, naming the newer file), for a deliberate
+ * restart from an older step (CheckpointOptions::discard_newer). */
+#define DTRAIN_CHECKPOINT_DISCARD_NEWER 1u
+/* dtrain_checkpointer_create with flags (0, or DTRAIN_CHECKPOINT_* or'ed); unknown bits are
+ * DTRAIN_ERR_INVALID. */
+DTRAIN_API dtrain_status_t
+dtrain_checkpointer_create_with_flags(dtrain_context_t* ctx, const char* dir, int keep,
+                                      unsigned flags, dtrain_checkpointer_t** out) DTRAIN_NOEXCEPT;
 /* Collective: rank 0 saves data[0 .. size); every rank adds its own rank_data (may be NULL/0). */
 DTRAIN_API dtrain_status_t dtrain_checkpointer_save(dtrain_checkpointer_t* ckpt, int64_t step,
                                                     const void* data, size_t size,

@@ -72,6 +72,21 @@ int main(int argc, char** argv) {
                "dtrain: dtrain_checkpointer_save: data is NULL; expected a valid pointer") == 0);
   CHECK(dtrain_checkpointer_free(ckpt) == DTRAIN_OK);
 
+  /* A save below the newest step is refused unless the caller asks to discard the newer ones. */
+  CHECK(dtrain_checkpointer_create(ctx, argv[1], 2, &ckpt) == DTRAIN_OK);
+  CHECK(dtrain_checkpointer_save(ckpt, 3, state, sizeof state, NULL, 0) == DTRAIN_ERR_INVALID);
+  CHECK(strstr(dtrain_last_error(), "holds a newer checkpoint") != NULL);
+  CHECK(dtrain_checkpointer_free(ckpt) == DTRAIN_OK);
+  CHECK(dtrain_checkpointer_create_with_flags(ctx, argv[1], 2, 4u, &ckpt) == DTRAIN_ERR_INVALID);
+  CHECK(ckpt == NULL);
+  CHECK(dtrain_checkpointer_create_with_flags(ctx, argv[1], 2, DTRAIN_CHECKPOINT_DISCARD_NEWER,
+                                              &ckpt) == DTRAIN_OK);
+  CHECK(dtrain_checkpointer_save(ckpt, 3, state, sizeof state, NULL, 0) == DTRAIN_OK);
+  CHECK(dtrain_checkpointer_load_latest(ckpt, &c) == DTRAIN_OK && c != NULL);
+  CHECK(dtrain_checkpoint_step(c, &step) == DTRAIN_OK && step == 3);
+  CHECK(dtrain_checkpoint_free(c) == DTRAIN_OK);
+  CHECK(dtrain_checkpointer_free(ckpt) == DTRAIN_OK);
+
   /* Preemption: a signal to this process stops it. */
   dtrain_preemption_t* p = NULL;
   int stop = -1;
