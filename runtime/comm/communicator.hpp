@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/peer_alarm.hpp"
 #include "comm/peer_watch.hpp"
 #include "dtrain/dtrain.hpp"
 
@@ -77,6 +78,9 @@ class Communicator {
   // launchers): the Engine then watches them and reports a lost one itself (peer_watch.hpp).
   // Empty when the backend names a lost peer by itself (TCP) or has no peers.
   virtual std::vector<PeerProcess> node_processes() const { return {}; }
+  // This rank's side of the peer alarm (peer_alarm.hpp), for the Engine's PeerWatch to own, when
+  // some ranks cannot see each other's processes end (other nodes); null afterwards and otherwise.
+  virtual std::unique_ptr<PeerAlarm> take_peer_alarm() { return nullptr; }
   // True once a peer's exit is no loss: the job's shutdown has begun (MPI is finalized).
   virtual bool peers_may_exit() const { return false; }
 

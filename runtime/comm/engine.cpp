@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "comm/peer_alarm.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -68,13 +69,17 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
       threaded_(backend_->remote()),
       spin_(spin_for_this_process()) {
   // The watch before the progress thread: if either throws, nothing joinable is left behind.
-  if (std::vector<PeerProcess> node = backend_->node_processes(); !node.empty()) {
-    const auto self = std::find_if(node.begin(), node.end(),
-                                   [&](const PeerProcess& p) { return p.rank == rank_; });
-    if (self != node.end()) {
-      watch_ = std::make_unique<PeerWatch>(node, *self,
-                                           [this](const PeerProcess& lost) { peer_lost(lost); });
-    }
+  const std::vector<PeerProcess> node = backend_->node_processes();
+  std::unique_ptr<PeerAlarm> alarm = backend_->take_peer_alarm();
+  const auto self =
+      std::find_if(node.begin(), node.end(), [&](const PeerProcess& p) { return p.rank == rank_; });
+  if (self != node.end() || alarm) {
+    PeerProcess me;
+    me.rank = rank_;
+    watch_ = std::make_unique<PeerWatch>(
+        node, self != node.end() ? *self : me,
+        [this](const PeerProcess& lost, int told_by) { return peer_lost(lost, told_by); },
+        std::move(alarm));
   }
   if (threaded_) thread_ = std::thread([this] { loop(); });
 }
@@ -269,21 +274,23 @@ std::string Engine::where(const Pending* p) const {
          " bytes, " + backend + ", " + rank + ")";
 }
 
-void Engine::peer_lost(const PeerProcess& peer) noexcept {
+bool Engine::peer_lost(const PeerProcess& peer, int told_by) noexcept {
   // MPI_Finalize waits for every rank, so a peer that ends after it began here has finished.
-  if (backend_->peers_may_exit()) return;
+  if (backend_->peers_may_exit()) return false;
   try {
     std::string report;
     {
       std::lock_guard lock(mutex_);
       // This rank already failed (a timeout) and said so; a peer that then exits most likely
       // failed the same way, and a second report would only blur the first.
-      if (!broken_.empty()) return;
+      if (!broken_.empty()) return false;
       report = "dtrain: " + where(running_.get()) + ": peer process lost: rank " +
                std::to_string(peer.rank) + " (on " +
                (peer.host.empty() ? std::string("this node") : peer.host) +
-               ") was killed or exited without finalizing; this rank's collectives fail from "
-               "now on";
+               ") was killed or exited without finalizing" +
+               (told_by >= 0 ? " (seen by rank " + std::to_string(told_by) + " on that node)"
+                             : std::string()) +
+               "; this rank's collectives fail from now on";
       broken_ = report;
       if (running_) lost_in_ = running_->seq;
       // A collective waiting for the lost rank never returns: MPI must not be finalized.
@@ -291,8 +298,10 @@ void Engine::peer_lost(const PeerProcess& peer) noexcept {
       lost_.store(true, std::memory_order_relaxed);
     }
     write_stderr_line(report);
+    return true;
   } catch (...) {
     // Out of memory for the message: the launcher's own report will have to do.
+    return false;
   }
 }
 

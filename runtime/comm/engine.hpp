@@ -15,7 +15,9 @@
 // When the backend lists this node's ranks (Communicator::node_processes: MPI), the engine watches
 // their processes (PeerWatch) and reports the first one that ends: its launcher kills this rank
 // about a second later, so the report is written to stderr at once, and the running and later
-// collectives fail with the same message.
+// collectives fail with the same message. With the backend's peer alarm (MPI across nodes), the
+// same thread passes such a loss on to the ranks that cannot see it, and reports theirs the same
+// way.
 #pragma once
 
 #include <atomic>
@@ -95,10 +97,11 @@ class Engine {
   // Seconds spent inside collectives since the last call (the Meter's comm_seconds).
   double take_comm_seconds();
   void set_observer(std::shared_ptr<CollectiveObserver> observer);
-  // A peer's process ended (called by the PeerWatch): writes one line naming it, its host and
-  // what this rank was doing to stderr, and fails the running and later collectives with it.
-  // Nothing once the backend says peers may exit (MPI finalized).
-  void peer_lost(const PeerProcess& peer) noexcept;
+  // A peer's process ended (called by the PeerWatch; `told_by`: the rank whose alarm said so, -1
+  // when this rank saw it): writes one line naming it, its host and what this rank was doing to
+  // stderr, and fails the running and later collectives with it. Nothing once the backend says
+  // peers may exit (MPI finalized) or after an earlier failure. Returns whether it reported.
+  bool peer_lost(const PeerProcess& peer, int told_by = -1) noexcept;
 
  private:
   void loop();

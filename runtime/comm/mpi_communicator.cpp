@@ -18,8 +18,10 @@
 
 #include "comm/communicator.hpp"
 #include "comm/half.hpp"
+#include "comm/peer_alarm.hpp"
 #include "comm/piece_tuner.hpp"
 #include "comm/shm_allreduce.hpp"
+#include "net/socket.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -142,6 +144,7 @@ class MpiCommunicator final : public Communicator {
             "MPI_Comm_split_type");
       try {
         exchange_node_processes(node, world.hostname);
+        exchange_alarm_endpoints(world.hostname);
         int node_size = 0;
         MPI_Comm_size(node, &node_size);
         // Ranks on several nodes: MPI moves everything.
@@ -256,6 +259,7 @@ class MpiCommunicator final : public Communicator {
   }
   std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
   std::vector<PeerProcess> node_processes() const override { return node_processes_; }
+  std::unique_ptr<PeerAlarm> take_peer_alarm() override { return std::move(alarm_); }
   bool peers_may_exit() const override { return mpi_finalized(); }
 
  private:
@@ -293,6 +297,41 @@ class MpiCommunicator final : public Communicator {
       node_processes_.push_back(
           decode_peer_record(all.data() + static_cast<std::size_t>(r) * kPeerRecordBytes, host));
     }
+  }
+
+  // Every rank's UDP port and host, and rank 0's token, for the peer alarm: a rank whose watch
+  // sees a process of this node end tells the ranks that cannot see it. Collective over comm_,
+  // after exchange_node_processes.
+  void exchange_alarm_endpoints(const std::string& host) {
+    net::Socket socket;
+    AlarmEndpoint mine{host, 0};
+    try {
+      socket = net::bind_udp();
+      mine.port = net::local_port(socket);
+    } catch (const Error&) {
+      // Out of descriptors, or no IPv4: nobody can tell this rank, which gets only the launcher's
+      // banner; it must still take part in the exchange.
+    }
+    std::uint64_t token = rank_ == 0 ? draw_alarm_token() : 0;
+    check(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm_), "init", "MPI_Bcast");
+    const std::string record = encode_alarm_endpoint(mine);
+    std::vector<char> all(kAlarmEndpointBytes * static_cast<std::size_t>(size_));
+    constexpr int kRecord = static_cast<int>(kAlarmEndpointBytes);
+    check(MPI_Allgather(record.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm_),
+          "init", "MPI_Allgather");
+    std::vector<AlarmEndpoint> endpoints;
+    for (int r = 0; r < size_; ++r) {
+      endpoints.push_back(
+          decode_alarm_endpoint(all.data() + static_cast<std::size_t>(r) * kAlarmEndpointBytes));
+    }
+    PeerProcess self;
+    self.rank = rank_;
+    for (const PeerProcess& p : node_processes_)
+      if (p.rank == rank_) self = p;
+    // Whom this rank would tell is whom that could tell it: with nobody, no socket is needed.
+    const std::vector<int> targets = alarm_targets(size_, node_processes_, self);
+    if (!socket.valid() || targets.empty()) return;
+    alarm_ = std::make_unique<PeerAlarm>(std::move(socket), token, size_, endpoints, targets);
   }
 
   // When every rank is on this node: one shared window, a ShmAllreduce segment per rank, each
@@ -434,6 +473,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<ShmAllreduce>
       shm_;  // set when every rank is on this node (and DTRAIN_SHM allows)
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
+  std::unique_ptr<PeerAlarm> alarm_;         // until the Engine takes it
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <utility>
 
+#include "comm/peer_alarm.hpp"
+
 namespace dtrain::runtime {
 namespace {
 
@@ -70,32 +72,17 @@ PeerProcess decode_peer_record(const char* record, const std::string& host) {
   return p;
 }
 
-PeerWatch::PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& self, OnLost on_lost)
-    : on_lost_(std::move(on_lost)) {
-  if (self.node.empty()) return;
+PeerWatch::PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& self, OnLost on_lost,
+                     std::unique_ptr<PeerAlarm> alarm)
+    : self_rank_(self.rank), on_lost_(std::move(on_lost)), alarm_(std::move(alarm)) {
   try {
-    for (const PeerProcess& p : peers) {
-      if (p.rank == self.rank || p.node != self.node || p.pid <= 0) continue;
-      const int fd = pidfd_open(p.pid);
-      if (fd < 0 && errno == ENOSYS) {  // a kernel before 5.3: nothing can be watched
-        close_all();
-        return;
-      }
-      // The peer was alive in the exchange that gave us its pid, so ESRCH means it has ended
-      // since; any other failure (out of descriptors) leaves it unwatched.
-      if (fd < 0 && errno != ESRCH) continue;
-      try {
-        watched_.push_back({p, fd});
-      } catch (...) {
-        if (fd >= 0) close(fd);
-        throw;
-      }
-    }
+    // Without a node key no process can be watched; the alarm may still come.
+    if (!self.node.empty()) open_pidfds(peers, self);
   } catch (...) {
     close_all();  // the destructor will not run
     throw;
   }
-  if (watched_.empty()) return;
+  if (watched_.empty() && !alarm_) return;
   stop_fd_ = eventfd(0, EFD_CLOEXEC);
   if (stop_fd_ < 0) {
     // Out of descriptors: no watch; a lost peer then shows only as the collective's timeout.
@@ -121,23 +108,64 @@ PeerWatch::~PeerWatch() {
   close_all();
 }
 
-void PeerWatch::close_all() noexcept {
+void PeerWatch::open_pidfds(const std::vector<PeerProcess>& peers, const PeerProcess& self) {
+  for (const PeerProcess& p : peers) {
+    if (p.rank == self.rank || p.node != self.node || p.pid <= 0) continue;
+    const int fd = pidfd_open(p.pid);
+    if (fd < 0 && errno == ENOSYS) {  // a kernel before 5.3: no process can be watched
+      close_pidfds();
+      return;
+    }
+    // The peer was alive in the exchange that gave us its pid, so ESRCH means it has ended
+    // since; any other failure (out of descriptors) leaves it unwatched.
+    if (fd < 0 && errno != ESRCH) continue;
+    try {
+      watched_.push_back({p, fd});
+    } catch (...) {
+      if (fd >= 0) close(fd);
+      throw;
+    }
+  }
+}
+
+void PeerWatch::close_pidfds() noexcept {
   for (const Watched& w : watched_)
     if (w.fd >= 0) close(w.fd);
   watched_.clear();
+}
+
+void PeerWatch::close_all() noexcept {
+  close_pidfds();
+  alarm_.reset();
   if (stop_fd_ >= 0) close(stop_fd_);
   stop_fd_ = -1;
+}
+
+void PeerWatch::lost_here(const PeerProcess& lost) {
+  if (!on_lost_(lost, -1) || !alarm_) return;
+  const Alarm alarm{lost.rank, lost.host, self_rank_};
+  for (int i = 0; i < kAlarmSends; ++i) {
+    if (i > 0) {
+      // The pause between sends, cut short when the watch is stopped.
+      pollfd stop{stop_fd_, POLLIN, 0};
+      if (poll(&stop, 1, kAlarmGapMs) > 0) return;
+    }
+    alarm_->send(alarm);
+  }
 }
 
 void PeerWatch::loop() {
   for (const Watched& w : watched_) {
     if (w.fd < 0) {
-      on_lost_(w.process);
+      lost_here(w.process);
       return;
     }
   }
   std::vector<pollfd> fds;
   fds.push_back({stop_fd_, POLLIN, 0});
+  // -1 (ignored by poll) without an alarm, so that the pidfds keep their place.
+  fds.push_back({alarm_ ? alarm_->fd() : -1, POLLIN, 0});
+  constexpr std::size_t kFirstPidfd = 2;
   for (const Watched& w : watched_) fds.push_back({w.fd, POLLIN, 0});
   for (;;) {
     if (poll(fds.data(), fds.size(), -1) < 0) {
@@ -145,10 +173,20 @@ void PeerWatch::loop() {
       return;  // cannot watch any more; the collectives' deadline still applies
     }
     if (fds[0].revents != 0) return;
-    for (std::size_t i = 1; i < fds.size(); ++i) {
+    for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
       if (fds[i].revents != 0) {
-        on_lost_(watched_[i - 1].process);
+        lost_here(watched_[i - kFirstPidfd].process);
         return;  // one report: the launcher ends the job anyway
+      }
+    }
+    if (fds[1].revents != 0) {
+      // Anything else that reached the port (another job's alarm, a stray datagram) is dropped.
+      if (const auto alarm = alarm_->receive()) {
+        PeerProcess lost;
+        lost.rank = alarm->lost;
+        lost.host = alarm->lost_host;
+        on_lost_(lost, alarm->reporter);
+        return;
       }
     }
   }

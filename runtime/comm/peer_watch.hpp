@@ -8,18 +8,22 @@
 // in MPI learns nothing from MPI before it is killed. So the user would read only the launcher's
 // banner. A pidfd (Linux 5.3) turns readable the moment its process ends, so a thread polling the
 // pidfds of the ranks on this node learns of a death within milliseconds (10-20 ms measured with 4
-// ranks on 2 cores), well inside that second. Ranks on other nodes are not watched: only their
-// own node's ranks can tell, and those report it.
+// ranks on 2 cores), well inside that second. Ranks on other nodes cannot be watched: the ranks
+// that see one end pass it on through the peer alarm (peer_alarm.hpp), whose socket the same
+// thread polls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace dtrain::runtime {
+
+class PeerAlarm;
 
 // One rank's process as the others on its node need it to watch and name it.
 struct PeerProcess {
@@ -46,13 +50,18 @@ PeerProcess decode_peer_record(const char* record, const std::string& host);
 
 class PeerWatch {
  public:
-  // Called once, on the watch's own thread, for the first watched process that ends.
-  using OnLost = std::function<void(const PeerProcess& lost)>;
+  // Called once, on the watch's own thread, for the first loss: a watched process that ended
+  // (`told_by` -1), or a rank that, as the alarm says, rank `told_by` saw end on its node (`lost`
+  // then has only its rank and host). Returns whether it reported the loss: only then is a loss
+  // seen here passed on through the alarm.
+  using OnLost = std::function<bool(const PeerProcess& lost, int told_by)>;
 
   // Watches every process of `peers` (other than `self`) that shares `self`'s node key; a process
-  // that cannot be opened (already gone) counts as ended at once. Watches nothing where the
-  // kernel has no pidfds.
-  PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& self, OnLost on_lost);
+  // that cannot be opened (already gone) counts as ended at once. Watches no process where the
+  // kernel has no pidfds. With `alarm`, also listens for the other nodes' alarms and sends one
+  // (kAlarmSends times) for a loss seen here.
+  PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& self, OnLost on_lost,
+            std::unique_ptr<PeerAlarm> alarm = nullptr);
   // Stops the thread; once it returns, `on_lost` is not running and will not be called.
   ~PeerWatch();
   PeerWatch(const PeerWatch&) = delete;
@@ -61,8 +70,18 @@ class PeerWatch {
   // How many processes are watched (for tests).
   std::size_t watched() const { return watched_.size(); }
 
+  // A datagram may be dropped (a full socket buffer on either side): each alarm goes this many
+  // times, kAlarmGapMs apart, and the receivers report only the first that arrives.
+  static constexpr int kAlarmSends = 3;
+  static constexpr int kAlarmGapMs = 5;
+
  private:
   void loop();
+  // Fills watched_ with the processes of `peers` that share `self`'s node key.
+  void open_pidfds(const std::vector<PeerProcess>& peers, const PeerProcess& self);
+  // Reports `lost`, seen ending here, and passes it on when it was reported.
+  void lost_here(const PeerProcess& lost);
+  void close_pidfds() noexcept;
   void close_all() noexcept;
 
   struct Watched {
@@ -70,7 +89,9 @@ class PeerWatch {
     int fd;  // -1: it had already ended when the watch began
   };
   std::vector<Watched> watched_;
+  int self_rank_;
   OnLost on_lost_;
+  std::unique_ptr<PeerAlarm> alarm_;
   int stop_fd_ = -1;  // an eventfd that ends the thread
   std::thread thread_;
 };

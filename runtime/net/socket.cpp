@@ -33,18 +33,23 @@ void tune(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-addrinfo* resolve(const std::string& host, int port, bool passive) {
+// getaddrinfo's return code; `*out` to be freed by the caller when it is 0.
+int lookup(const std::string& host, int port, int socktype, bool passive, addrinfo** out) {
   addrinfo hints{};
   hints.ai_family = AF_INET;  // IPv4: what MASTER_ADDR holds in every launcher we support
-  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_socktype = socktype;
   if (passive) hints.ai_flags = AI_PASSIVE;
-  addrinfo* out = nullptr;
   const std::string service = std::to_string(port);
   const char* node = (host.empty() || host == "0.0.0.0") ? nullptr : host.c_str();
-  const int rc = ::getaddrinfo(node, service.c_str(), &hints, &out);
+  return ::getaddrinfo(node, service.c_str(), &hints, out);
+}
+
+addrinfo* resolve(const std::string& host, int port, bool passive) {
+  addrinfo* out = nullptr;
+  const int rc = lookup(host, port, SOCK_STREAM, passive, &out);
   if (rc != 0) {
-    throw Error(Error::Code::kSystem,
-                "dtrain: net: cannot resolve " + host + ":" + service + ": " + ::gai_strerror(rc));
+    throw Error(Error::Code::kSystem, "dtrain: net: cannot resolve " + host + ":" +
+                                          std::to_string(port) + ": " + ::gai_strerror(rc));
   }
   return out;
 }
@@ -81,6 +86,32 @@ Socket listen_on(const std::string& host, int port) {
   }
   ::fcntl(s.fd(), F_SETFL, ::fcntl(s.fd(), F_GETFL) | O_NONBLOCK);
   return s;
+}
+
+Socket bind_udp() {
+  Socket s(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_addr.s_addr = htonl(INADDR_ANY);
+  any.sin_port = 0;
+  if (!s.valid() || ::bind(s.fd(), reinterpret_cast<const sockaddr*>(&any), sizeof any) != 0) {
+    throw Error(Error::Code::kSystem,
+                "dtrain: net: cannot bind a UDP socket: " + last_error_text());
+  }
+  return s;
+}
+
+std::optional<sockaddr_in> resolve_udp(const std::string& host, int port) {
+  if (host.empty()) return std::nullopt;  // would mean this host's every interface
+  addrinfo* ai = nullptr;
+  if (lookup(host, port, SOCK_DGRAM, false, &ai) != 0) return std::nullopt;
+  std::optional<sockaddr_in> out;
+  if (ai->ai_family == AF_INET && ai->ai_addrlen == sizeof(sockaddr_in)) {
+    out.emplace();
+    std::memcpy(&*out, ai->ai_addr, sizeof(sockaddr_in));
+  }
+  ::freeaddrinfo(ai);
+  return out;
 }
 
 int local_port(const Socket& s) {

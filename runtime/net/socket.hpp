@@ -1,10 +1,14 @@
 // Blocking-with-deadline TCP helpers shared by the TCP store and the TCP communicator. Every call
 // takes an absolute deadline and returns how it ended; the caller turns that into a message that
-// names what it was doing and with whom, which these helpers cannot know.
+// names what it was doing and with whom, which these helpers cannot know. Plus the two UDP calls
+// the peer alarm needs (comm/peer_alarm.hpp).
 #pragma once
+
+#include <netinet/in.h>
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace dtrain::runtime::net {
@@ -49,6 +53,13 @@ IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadlin
 // `failed_fd` receives the descriptor that failed.
 IoResult exchange(int send_fd, const void* send, std::size_t send_len, int recv_fd, void* recv,
                   std::size_t recv_len, Clock::time_point deadline, int* failed_fd);
+
+// A non-blocking UDP socket bound to every interface on a free port (local_port() tells which).
+// Throws Error (kSystem) naming the cause.
+Socket bind_udp();
+// `host`'s IPv4 address with `port`, for sendto(); nullopt when the name does not resolve. May
+// wait for the name service: call it before the address is needed.
+std::optional<sockaddr_in> resolve_udp(const std::string& host, int port);
 
 // strerror(errno) of the last failure, for messages.
 std::string last_error_text();

@@ -18,6 +18,8 @@ check() {
   local out=$1 nodes=$2 per=$3 bootstrap=$4 transport=$5 n r line
   n=$((nodes * per))
   expect_eq $n "$(grep -c '^rank=' "$out")" "rank lines in $(cat "$out")"
+  # Ranks that finish (and leave) in their own time are no loss (the peer watch and alarm).
+  expect_eq 0 "$(grep -c 'peer process lost' "$out")" "lost-peer lines in $(cat "$out")"
   for ((r = 0; r < n; r++)); do
     line=$(grep "^rank=$r " "$out") || fail "no line of rank $r in: $(cat "$out")"
     expect_eq "rank=$r size=$n local_rank=$((r % per)) local_size=$per bootstrap=$bootstrap" "$line" "rank $r"

@@ -1,9 +1,11 @@
 // A peer process that ends is noticed at once and reported as the user reads it: the PeerWatch
-// over a forked child standing in for another rank on this node, and the Engine's report (one
+// over a forked child standing in for another rank on this node, the alarm that passes the loss
+// on to other nodes and reports theirs (over loopback sockets), and the Engine's report (one
 // stderr line, the same text as the running collective's error) over a stand-in communicator.
 #include "comm/peer_watch.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,16 +20,20 @@
 #include <vector>
 
 #include "comm/engine.hpp"
+#include "comm/peer_alarm.hpp"
+#include "loopback_job.hpp"
 
 namespace {
 
 using dtrain::DType;
 using dtrain::Error;
 using dtrain::ReduceOp;
+using dtrain::runtime::Alarm;
 using dtrain::runtime::Communicator;
 using dtrain::runtime::Engine;
 using dtrain::runtime::PeerProcess;
 using dtrain::runtime::PeerWatch;
+using dtrain::test::LoopbackJob;
 using namespace std::chrono_literals;
 
 // A child process that waits to be killed: another rank's process on this node.
@@ -63,16 +69,24 @@ struct Reports {
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<PeerProcess> lost;
+  std::vector<int> told_by;
+  bool reported = true;  // what the callback answers: whether "the engine" reported the loss
   std::optional<PeerProcess> wait_first(std::chrono::milliseconds limit) {
     std::unique_lock lock(mutex);
     if (!cv.wait_for(lock, limit, [&] { return !lost.empty(); })) return std::nullopt;
     return lost.front();
   }
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return lost.size();
+  }
   PeerWatch::OnLost callback() {
-    return [this](const PeerProcess& p) {
+    return [this](const PeerProcess& p, int by) {
       std::lock_guard lock(mutex);
       lost.push_back(p);
+      told_by.push_back(by);
       cv.notify_all();
+      return reported;
     };
   }
 };
@@ -92,6 +106,7 @@ TEST(PeerWatch, ReportsAKilledPeerOnThisNodeAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
   EXPECT_EQ(lost->rank, 1);
   EXPECT_EQ(lost->host, "node7");
+  EXPECT_EQ(reports.told_by.front(), -1);
 }
 
 TEST(PeerWatch, LeavesProcessesOfOtherNodesAndNamespacesAlone) {
@@ -121,11 +136,86 @@ TEST(PeerWatch, RecordsCarryRankPidAndNodeButNotTheHost) {
   EXPECT_TRUE(dtrain::runtime::decode_peer_record(junk.data(), "here").node.empty());
 }
 
+constexpr std::uint64_t kToken = 0xfeedfacecafe0001ULL;
+
+// The alarms a receiving rank's socket got within `ms`.
+std::vector<Alarm> alarms_within(const dtrain::runtime::PeerAlarm& at, int ms) {
+  std::vector<Alarm> got;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    pollfd p{at.fd(), POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return got;
+    while (auto alarm = at.receive()) got.push_back(*alarm);
+  }
+}
+
+TEST(PeerWatchAlarm, AnotherNodesAlarmIsReportedOnceNamingTheRankItsHostAndTheWitness) {
+  // This is rank 0 (alone on its node); ranks 2 and 3 are on node2.
+  LoopbackJob job(4, kToken);
+  Reports reports;
+  PeerWatch watch({}, dtrain::runtime::this_process(0, "node1"), reports.callback(),
+                  job.alarm(0, {1, 2, 3}));
+  job.send_raw(0, dtrain::runtime::encode_alarm(kToken + 1, {3, "node2", 2}));  // another job's
+  job.send_raw(0, "junk");
+  EXPECT_FALSE(reports.wait_first(100ms)) << "a stray datagram was taken for an alarm";
+  for (int i = 0; i < PeerWatch::kAlarmSends; ++i) {  // as the sender repeats it
+    job.send_raw(0, dtrain::runtime::encode_alarm(kToken, {3, "node2", 2}));
+  }
+  job.send_raw(0, dtrain::runtime::encode_alarm(kToken, {1, "node1", 0}));  // a later loss
+  const auto lost = reports.wait_first(2s);
+  ASSERT_TRUE(lost) << "a valid alarm was not reported";
+  EXPECT_EQ(lost->rank, 3);
+  EXPECT_EQ(lost->host, "node2");
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(reports.count(), 1u) << "only the first loss is reported";
+  EXPECT_EQ(reports.told_by.front(), 2);
+}
+
+TEST(PeerWatchAlarm, ALossSeenHereIsPassedOnToTheOtherNodes) {
+  // This is rank 0 on node7, rank 1 (the child) beside it; ranks 2 and 3 are elsewhere.
+  Child child;
+  const PeerProcess self = dtrain::runtime::this_process(0, "node7");
+  LoopbackJob job(4, kToken);
+  const auto rank2 = job.alarm(2, {0, 1});
+  const auto rank3 = job.alarm(3, {0, 1});
+  Reports reports;
+  PeerWatch watch({self, as_rank(1, child.pid(), self)}, self, reports.callback(),
+                  job.alarm(0, {2, 3}));
+  child.kill_and_reap();
+  ASSERT_TRUE(reports.wait_first(5s)) << "the loss was not seen here";
+  for (const auto* other : {rank2.get(), rank3.get()}) {
+    const std::vector<Alarm> got = alarms_within(*other, 500);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(PeerWatch::kAlarmSends));
+    EXPECT_EQ(got.front().lost, 1);
+    EXPECT_EQ(got.front().lost_host, "node7");
+    EXPECT_EQ(got.front().reporter, 0);
+  }
+}
+
+TEST(PeerWatchAlarm, ALossNotReportedHereIsNotPassedOn) {
+  // MPI finalizing or an earlier failure here: the engine reports nothing, and nor does the alarm.
+  Child child;
+  const PeerProcess self = dtrain::runtime::this_process(0, "node7");
+  LoopbackJob job(3, kToken);
+  const auto rank2 = job.alarm(2, {0, 1});
+  Reports reports;
+  reports.reported = false;
+  PeerWatch watch({self, as_rank(1, child.pid(), self)}, self, reports.callback(),
+                  job.alarm(0, {2}));
+  child.kill_and_reap();
+  ASSERT_TRUE(reports.wait_first(5s));
+  EXPECT_TRUE(alarms_within(*rank2, 200).empty());
+}
+
 // A communicator of 4 ranks whose collectives block until the process ends (a peer that never
 // answers), listing rank 1 as a process on this node.
 class StuckComm final : public Communicator {
  public:
-  StuckComm(pid_t peer, bool peers_may_exit) : may_exit_(peers_may_exit) {
+  StuckComm(pid_t peer, bool peers_may_exit,
+            std::unique_ptr<dtrain::runtime::PeerAlarm> alarm = nullptr)
+      : may_exit_(peers_may_exit), alarm_(std::move(alarm)) {
     const PeerProcess self = dtrain::runtime::this_process(0, "node7");
     node_ = {self, as_rank(1, peer, self)};
   }
@@ -137,6 +227,9 @@ class StuckComm final : public Communicator {
   std::string_view backend() const override { return "fake"; }
   std::vector<PeerProcess> node_processes() const override { return node_; }
   bool peers_may_exit() const override { return may_exit_; }
+  std::unique_ptr<dtrain::runtime::PeerAlarm> take_peer_alarm() override {
+    return std::move(alarm_);
+  }
 
  private:
   static void block() {
@@ -144,6 +237,7 @@ class StuckComm final : public Communicator {
   }
   std::vector<PeerProcess> node_;
   bool may_exit_;
+  std::unique_ptr<dtrain::runtime::PeerAlarm> alarm_;
 };
 
 constexpr const char* kLost =
@@ -179,6 +273,30 @@ TEST(EnginePeerLoss, TheRunningCollectiveFailsNamingTheLostRankAndStderrSaysSoFi
   EXPECT_EQ(error_of([&] { engine->run("barrier", 0, [] {}); }),
             "dtrain: communicator unusable after an earlier failure: " + expected);
   // The stuck collective's thread is left behind, as after a timeout.
+  engine.reset();
+}
+
+TEST(EnginePeerLoss, AnAlarmFromAnotherNodeFailsTheRunningCollectiveNamingTheLostRank) {
+  // This is rank 0 on node7; rank 2 on node2 saw rank 3 there end.
+  Child child;
+  LoopbackJob job(4, kToken);
+  auto engine = std::make_unique<Engine>(
+      std::make_unique<StuckComm>(child.pid(), false, job.alarm(0, {2, 3})), 0, 4,
+      std::chrono::milliseconds(60'000));
+  testing::internal::CaptureStderr();
+  auto stuck = engine->submit("allreduce", 4096, [&] {
+    engine->backend().allreduce(nullptr, nullptr, 1024, DType::kFloat32, ReduceOp::kSum);
+  });
+  std::this_thread::sleep_for(50ms);
+  const auto start = std::chrono::steady_clock::now();
+  job.send_raw(0, dtrain::runtime::encode_alarm(kToken, {3, "node2", 2}));
+  const std::string expected =
+      "dtrain: allreduce #0 (4096 bytes, fake, rank 0 of 4): peer process lost: rank 3 (on node2) "
+      "was killed or exited without finalizing (seen by rank 2 on that node); this rank's "
+      "collectives fail from now on";
+  EXPECT_EQ(error_of([&] { engine->wait(*stuck); }), expected);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), expected + "\n");
   engine.reset();
 }
 

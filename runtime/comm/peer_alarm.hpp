@@ -1,0 +1,93 @@
+// Telling the ranks on other nodes that a rank was lost, before the launcher kills them.
+//
+// Only the ranks on a lost rank's node can see its process end (PeerWatch, peer_watch.hpp), and
+// the launcher kills every rank about a second later; MPI tells the others nothing in that second
+// (measured: peer_watch.hpp). So each rank binds a UDP socket at init, the ranks exchange their
+// host names and ports (through MPI) and a token drawn by rank 0, and a rank that reports a loss
+// sends one datagram to every rank that cannot see that process itself. The datagram carries the
+// token, so a datagram of another job (or anything else that reaches the port) is ignored. UDP,
+// not TCP: nothing is connected or kept open for a message that is sent at most once, a send
+// never waits, and a receiver needs only one descriptor in its watch's poll set. A datagram can
+// be lost, so it is sent a few times (PeerWatch); a rank whose host name does not resolve, or
+// which could not bind its socket, cannot be told and gets only the launcher's banner.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/peer_watch.hpp"
+#include "net/socket.hpp"
+
+namespace dtrain::runtime {
+
+// Where one rank listens for alarms: its host as the job knows it (WorldInfo::hostname) and its
+// UDP port (0: it cannot be told).
+struct AlarmEndpoint {
+  std::string host;
+  int port = 0;
+};
+
+// Fixed-size records, so the ranks can exchange them with one allgather of kAlarmEndpointBytes
+// each. A host name too long to fit is dropped, and the rank with it cannot be told.
+constexpr std::size_t kAlarmEndpointBytes = 128;
+std::string encode_alarm_endpoint(const AlarmEndpoint& e);
+// `record`: kAlarmEndpointBytes from encode_alarm_endpoint. A malformed one gives port 0.
+AlarmEndpoint decode_alarm_endpoint(const char* record);
+
+// What one alarm says: rank `reporter` saw rank `lost`, on `lost_host`, end.
+struct Alarm {
+  int lost = -1;
+  std::string lost_host;
+  int reporter = -1;
+};
+
+// The datagram: a fixed first line (kind and version), the job's token in hex, the two ranks and
+// the host, one per line. Text, so that tcpdump shows what it is.
+std::string encode_alarm(std::uint64_t token, const Alarm& alarm);
+// The alarm in `datagram`, or nullopt when it is not one of this job's (another token) or is
+// malformed in any way: wrong first line, ranks not below `world_size` or equal, a host that is
+// empty, longer than 255 bytes or not printable ASCII, anything more.
+std::optional<Alarm> decode_alarm(std::string_view datagram, std::uint64_t token, int world_size);
+
+// The job's token, drawn by rank 0: 64 random bits.
+std::uint64_t draw_alarm_token();
+
+// The ranks an alarm from `self` must reach: every rank of a job of `world_size` except `self` and
+// the ranks that watch the same processes as `self` (those of `node`, this node's ranks as
+// Communicator::node_processes lists them, that share its pid namespace).
+std::vector<int> alarm_targets(int world_size, const std::vector<PeerProcess>& node,
+                               const PeerProcess& self);
+
+// This rank's side of the alarm: its socket, and where to send.
+class PeerAlarm {
+ public:
+  // `socket`: from net::bind_udp(). `endpoints`: every rank's, indexed by rank. Resolves the hosts
+  // of `targets` now (once per host; the name service may be slow), so that sending never waits;
+  // a target whose host does not resolve is left out.
+  PeerAlarm(net::Socket socket, std::uint64_t token, int world_size,
+            const std::vector<AlarmEndpoint>& endpoints, const std::vector<int>& targets);
+
+  // Readable when a datagram has arrived.
+  int fd() const { return socket_.fd(); }
+  // How many ranks send() reaches (for tests).
+  std::size_t reachable() const { return destinations_.size(); }
+  // One datagram to each reachable target, without waiting: one that the kernel cannot take at
+  // once is dropped (the caller sends again).
+  void send(const Alarm& alarm) const noexcept;
+  // Reads every datagram waiting and returns the first valid alarm among them, if any.
+  std::optional<Alarm> receive() const noexcept;
+
+ private:
+  net::Socket socket_;
+  std::uint64_t token_;
+  int world_size_;
+  std::vector<sockaddr_in> destinations_;
+};
+
+}  // namespace dtrain::runtime
