@@ -86,13 +86,19 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
 
 Engine::~Engine() {
   watch_.reset();  // first: its thread may be calling peer_lost()
+  bool stuck = false;
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
+    // Broken by a lost peer, the progress thread may be idle rather than stuck in the backend:
+    // then it must be joined (a detached idle thread would wake on this object's freed mutex),
+    // and nothing queued may reach the broken backend.
+    stuck = !broken_.empty() && running_ != nullptr;
+    if (!broken_.empty()) queue_.clear();
   }
   work_.notify_all();
   if (!thread_.joinable()) return;
-  if (broken_.empty()) {
+  if (!stuck) {
     thread_.join();
   } else {
     // The thread is stuck inside the backend for good; joining would hang. The backend was told
@@ -291,13 +297,15 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by) noexcept {
                (told_by >= 0 ? " (seen by rank " + std::to_string(told_by) + " on that node)"
                              : std::string()) +
                "; this rank's collectives fail from now on";
+      // The line goes out before broken_ is set: a caller that sees the failure (and may print
+      // its own error, or exit) must find dtrain's line already on stderr, above its own.
+      write_stderr_line(report);
       broken_ = report;
       if (running_) lost_in_ = running_->seq;
       // A collective waiting for the lost rank never returns: MPI must not be finalized.
       backend_->abandon();
       lost_.store(true, std::memory_order_relaxed);
     }
-    write_stderr_line(report);
     return true;
   } catch (...) {
     // Out of memory for the message: the launcher's own report will have to do.
