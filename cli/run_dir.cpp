@@ -1,14 +1,12 @@
 #include "run_dir.hpp"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "affinity/input_file.hpp"
 #include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
 
@@ -16,29 +14,7 @@ namespace dtrain::cli {
 namespace fs = std::filesystem;
 
 std::string read_spec_file(const std::string& path) {
-  std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    throw plan::UsageError("dtrain: " + path + ": no such file; expected a job spec (YAML)");
-  }
-  if (!fs::is_regular_file(status)) {
-    throw plan::UsageError("dtrain: " + path + ": expected a job spec file, got a " +
-                           (fs::is_directory(status) ? "directory" : "special file"));
-  }
-  auto size = fs::file_size(path, ec);
-  if (!ec && size > plan::kMaxSpecBytes) {
-    throw plan::SpecError(
-        {{path, 0, "",
-          "expected a job spec of at most " + std::to_string(plan::kMaxSpecBytes) + " bytes, got " +
-              std::to_string(size) + " bytes"}});
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw plan::UsageError("dtrain: " + path + ": cannot read: " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return affinity::read_input_file(path, "a job spec (YAML)", plan::kMaxSpecBytes);
 }
 
 namespace {

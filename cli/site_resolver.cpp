@@ -6,9 +6,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "affinity/input_file.hpp"
 #include "affinity/topology.hpp"
 #include "dtrain/config.hpp"
 #include "embedded_templates.hpp"
@@ -57,15 +56,10 @@ plan::SiteProfile resolve_site(const std::string& site) {
     return plan::parse_site_profile(embedded_template("sites/" + site + ".yaml"),
                                     "(built-in site " + site + ")");
   }
-  std::ifstream in(site);
-  if (!in) {
-    throw plan::UsageError("dtrain: site " + site +
-                           ": no such site profile file; expected a built-in site or a readable "
-                           ".yaml profile");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return plan::parse_site_profile(text.str(), site);
+  return plan::parse_site_profile(
+      affinity::read_input_file(site, "a site profile (.yaml) or a built-in site",
+                                plan::kMaxProfileBytes),
+      site);
 }
 
 std::string resolve_site_topology(const std::string& site, const plan::SiteProfile& profile) {

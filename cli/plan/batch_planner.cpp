@@ -210,7 +210,7 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
   if (spec.site_env) plan.env = site.env;
   for (const auto& kv : spec.env) plan.env.push_back(kv);
   std::string exports;
-  for (const auto& [k, v] : plan.env) exports += "export " + k + "=" + shell_quote(v) + "\n";
+  for (const auto& [k, v] : plan.env) exports += shell_export(k, v);
   std::string setup;
   if (!spec.modules.empty()) setup += "module load " + shell_join(spec.modules) + "\n";
   for (const auto& line : spec.setup) setup += line + "\n";  // the user's shell code, verbatim
@@ -289,7 +289,7 @@ LaunchPlan plan_batch(const JobSpec& spec, const std::string& spec_source, const
                                           "DTRAIN_RUN_DIR", "DTRAIN_HOSTS"};
     if (spec.checkpoint.enabled) forwarded.push_back("DTRAIN_PREEMPT_SIGNALS");
     for (const auto& kv : plan.env) forwarded.push_back(kv.first);
-    for (const auto& name : forwarded) launcher_text += " -x " + name;
+    for (const auto& name : forwarded) launcher_text += " -x " + shell_quote(name);
   }
 
   std::vector<std::string> bind = {inputs.dtrain_exe, "bind"};

@@ -86,41 +86,6 @@ void read_command(const YAML::Node& node, Collector& errors, JobSpec& spec) {
   }
 }
 
-void read_env(const YAML::Node& node, Collector& errors,
-              std::vector<std::pair<std::string, std::string>>& out) {
-  if (!node.IsMap()) {
-    errors.add(node, "env", "expected a mapping of NAME: value, got " + describe(node));
-    return;
-  }
-  static const std::regex kName("[A-Za-z_][A-Za-z0-9_]*");
-  std::set<std::string> seen;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
-    const std::string field = "env." + key;
-    if (!kv.first.IsScalar() || !std::regex_match(key, kName)) {
-      errors.add(kv.first, field.size() > 4 ? field : "env",
-                 "expected a variable name of letters, digits and '_' not starting with a digit, "
-                 "got " +
-                     describe(kv.first));
-      continue;
-    }
-    if (!seen.insert(key).second) {
-      errors.add(kv.first, field, "expected each variable once, got it twice");
-      continue;
-    }
-    if (!kv.second.IsScalar()) {
-      errors.add(kv.second, field,
-                 "expected a string, number or boolean, got " + describe(kv.second));
-      continue;
-    }
-    if (kv.second.Scalar().find('\0') != std::string::npos) {
-      errors.add(kv.second, field, "expected a value without NUL bytes");
-      continue;
-    }
-    out.emplace_back(key, kv.second.Scalar());
-  }
-}
-
 // The reference grammar of distribution/reference (what docker and containerd accept):
 // [host[:port]/]path[:tag][@digest], path components in lower case.
 bool is_image_reference(const std::string& image) {
@@ -285,7 +250,7 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
         } else if (key == "setup") {
           read.string_list(value, key, spec.setup);
         } else if (key == "env") {
-          read_env(value, errors, spec.env);
+          read.env(value, key, spec.env);
         } else if (key == "site_env") {
           read.boolean(value, key, spec.site_env);
         } else if (key == "framework") {

@@ -90,4 +90,8 @@ std::optional<long> parse_walltime(std::string_view text);
 // The closest candidate within a small edit distance, or "" when none is close.
 std::string closest_match(std::string_view given, const std::vector<std::string>& candidates);
 
+// A variable dtrain sets for every rank itself (DTRAIN_RUN_DIR, DTRAIN_RANK, ...); a spec's or a
+// profile's `env` may not set one.
+bool is_dtrain_variable(std::string_view name);
+
 }  // namespace dtrain::plan

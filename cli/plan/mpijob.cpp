@@ -19,9 +19,6 @@ namespace {
 constexpr const char* kDtrainInImage = "dtrain";
 // Kubernetes' limits on a label (DNS-1035/1123 labels, label values).
 constexpr std::size_t kMaxLabel = 63;
-// The variables dtrain sets for every rank; a spec's own value would hide dtrain's.
-constexpr std::array<const char*, 3> kDtrainVariables = {"DTRAIN_JOB_ID", "DTRAIN_RUN_DIR",
-                                                         "DTRAIN_HOSTS"};
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
@@ -217,16 +214,8 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
   const std::string run_dir =
       spec.run_dir.empty() ? std::string(kPodRunDirPrefix) + spec.name : spec.run_dir;
   if (spec.site_env) plan.env = site.env;
-  for (const auto& kv : spec.env) {
-    const bool ours = std::find(kDtrainVariables.begin(), kDtrainVariables.end(), kv.first) !=
-                      kDtrainVariables.end();
-    if (ours) {
-      plan.warnings.push_back("site " + site.name + " sets " + kv.first + " itself; ignoring env." +
-                              kv.first);
-    } else {
-      plan.env.push_back(kv);
-    }
-  }
+  // The readers refuse dtrain's own variables (is_dtrain_variable), so none is set twice here.
+  for (const auto& kv : spec.env) plan.env.push_back(kv);
   plan.env.emplace_back("DTRAIN_JOB_ID", plan.job_id);
   plan.env.emplace_back("DTRAIN_RUN_DIR", run_dir);
   plan.env.emplace_back("DTRAIN_HOSTS", worker_hosts(spec.name, s.nodes));

@@ -69,7 +69,7 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const Pl
 
   std::string exports;
   for (const auto& [name, value] : plan.env) {
-    exports += "export " + name + "=" + shell_quote(value) + "\n";
+    exports += shell_export(name, value);
   }
 
   std::vector<std::string> mpirun_flags;

@@ -1,5 +1,6 @@
 #include "plan/render.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -23,6 +24,20 @@ std::string shell_quote(std::string_view word) {
     }
   }
   return out + "'";
+}
+
+bool is_shell_name(std::string_view name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+std::string shell_export(std::string_view name, std::string_view value) {
+  if (!is_shell_name(name)) {
+    throw std::logic_error("dtrain: template: not a variable name: " + shell_quote(name));
+  }
+  return "export " + std::string(name) + "=" + shell_quote(value) + "\n";
 }
 
 std::string shell_join(const std::vector<std::string>& words) {

@@ -13,6 +13,13 @@ namespace dtrain::plan {
 // anything else is single-quoted with embedded quotes spliced as '\''.
 std::string shell_quote(std::string_view word);
 
+// A shell variable name: letters, digits and '_', not starting with a digit.
+bool is_shell_name(std::string_view name);
+
+// `export NAME=VALUE` with the value quoted. A name that is not is_shell_name() is a bug in the
+// caller (the spec and profile readers refuse them) and throws std::logic_error.
+std::string shell_export(std::string_view name, std::string_view value);
+
 // Words joined by spaces, each quoted.
 std::string shell_join(const std::vector<std::string>& words);
 

@@ -121,19 +121,7 @@ SiteProfile parse_site_profile(std::string_view text, const std::string& source_
         }
         if (key == "default_queue") read.token(v, key, "a queue name", p.default_queue);
         if (key == "default_filesystems") read.string_list(v, key, p.default_filesystems);
-        if (key == "env") {
-          if (!v.IsMap()) {
-            errors.add(v, key, "expected a mapping of NAME: value, got " + describe(v));
-          } else {
-            for (const auto& kv : v) {
-              if (!kv.first.IsScalar() || !kv.second.IsScalar()) {
-                errors.add(kv.first, key, "expected NAME: value pairs");
-                continue;
-              }
-              p.env.emplace_back(kv.first.Scalar(), kv.second.Scalar());
-            }
-          }
-        }
+        if (key == "env") read.env(v, key, p.env);
         if (key == "topology") read.string(v, key, p.topology);
       });
   for (const char* field : {"name", "scheduler", "launcher"}) {

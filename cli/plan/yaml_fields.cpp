@@ -3,7 +3,11 @@
 #include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <set>
+
+#include "plan/render.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -26,6 +30,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+bool is_dtrain_variable(std::string_view name) {
+  // The job script exports the first three; `dtrain bind` and run-rank set the rest per rank.
+  static constexpr std::array<std::string_view, 10> kOwned = {
+      "DTRAIN_JOB_ID",     "DTRAIN_RUN_DIR",    "DTRAIN_HOSTS",  "DTRAIN_RANK", "DTRAIN_WORLD_SIZE",
+      "DTRAIN_LOCAL_RANK", "DTRAIN_LOCAL_SIZE", "DTRAIN_CPUSET", "DTRAIN_GPUS", "DTRAIN_NICS"};
+  return std::find(kOwned.begin(), kOwned.end(), name) != kOwned.end();
+}
+
 std::string closest_match(std::string_view given, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
@@ -41,6 +53,46 @@ std::string closest_match(std::string_view given, const std::vector<std::string>
 }
 
 namespace detail {
+
+void Reader::env(const YAML::Node& node, const std::string& field,
+                 std::vector<std::pair<std::string, std::string>>& out) {
+  if (!node.IsMap()) {
+    errors.add(node, field, "expected a mapping of NAME: value, got " + describe(node));
+    return;
+  }
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+    const std::string path = field + "." + key;
+    if (!kv.first.IsScalar() || !is_shell_name(key)) {
+      errors.add(kv.first, key.empty() || key.find('\n') != std::string::npos ? field : path,
+                 "expected a variable name of letters, digits and '_' not starting with a digit, "
+                 "got " +
+                     describe(kv.first));
+      continue;
+    }
+    if (is_dtrain_variable(key)) {
+      errors.add(kv.first, path,
+                 "expected a variable of your own, got " + describe(kv.first) +
+                     ", which dtrain sets for every rank (docs/spec.md, \"What each rank gets\")");
+      continue;
+    }
+    if (!seen.insert(key).second) {
+      errors.add(kv.first, path, "expected each variable once, got it twice");
+      continue;
+    }
+    if (!kv.second.IsScalar()) {
+      errors.add(kv.second, path,
+                 "expected a string, number or boolean, got " + describe(kv.second));
+      continue;
+    }
+    if (kv.second.Scalar().find('\0') != std::string::npos) {
+      errors.add(kv.second, path, "expected a value without NUL bytes");
+      continue;
+    }
+    out.emplace_back(key, kv.second.Scalar());
+  }
+}
 
 YAML::Node load_yaml(std::string_view text, std::size_t max_bytes, const std::string& what,
                      Collector& errors) {

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "plan/errors.hpp"
@@ -181,6 +182,13 @@ struct Reader {
       out.push_back(value);
     }
   }
+
+  // `NAME: value` pairs exported to every rank: a spec's or a site profile's `env`. The names
+  // reach job scripts as `export NAME=...` and mpirun's `-x NAME`, so only shell variable names
+  // pass; dtrain's own variables are refused because the value dtrain sets would silently win
+  // (or, for the run directory and job id on batch sites, the job would lose its exit status).
+  void env(const YAML::Node& node, const std::string& field,
+           std::vector<std::pair<std::string, std::string>>& out);
 
   // A mapping whose keys are checked against `fields` (unknown ones get a suggestion).
   void mapping(const YAML::Node& node, const std::string& field,

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string_view>
 
+#include "affinity/input_file.hpp"
 #include "affinity/net_namespace.hpp"
 #include "affinity/topology.hpp"
 
@@ -256,11 +257,8 @@ Node load(Source source, const std::string& input, LiveDiscovery discovery = Liv
                            : source == Source::kSynthetic ? "synthetic topology \"" + input + "\""
                                                           : input;
   if (source == Source::kXml) {
-    std::ifstream probe(input);
-    if (!probe) {
-      throw TopologyError("dtrain: topology: " + input + ": cannot open it: " +
-                          std::strerror(errno) + "; expected a readable hwloc XML file");
-    }
+    // hwloc opens the path itself and would block on a FIFO or read /dev/zero without end.
+    check_input_file(input, "a readable hwloc XML file", "topology");
   }
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {

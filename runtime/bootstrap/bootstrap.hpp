@@ -25,7 +25,9 @@ bool pmix_launched();
 // True when an MPI launcher without PMIx started it (MPICH/Hydra PMI_*, Open MPI OMPI_COMM_WORLD_*,
 // MVAPICH MV2_*).
 bool mpi_launched();
-// True when torchrun-style variables are all set: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE.
+// True when torchrun-style variables are all set: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE;
+// false when none of them (nor LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK) is. Throws Error
+// (kInvalid) naming the missing ones when only some are set.
 bool env_launched();
 
 // Each throws Error naming its method and the failing call or variable.

@@ -45,12 +45,18 @@ Bootstrapped bootstrap_env() {
   w.bootstrap = "tcp";
   w.rank = rank;
   w.size = size;
-  // torchrun sets these; a bare launch without them is one rank per node as far as we know.
+  // torchrun sets both; a bare launch without them is one rank per node as far as we know. One
+  // without the other gives no place on the node (a local size cannot be guessed from a rank).
   const char* lr = std::getenv("LOCAL_RANK");
   const char* ls = std::getenv("LOCAL_WORLD_SIZE");
+  if ((lr == nullptr) != (ls == nullptr)) {
+    throw Error(Error::Code::kInvalid,
+                std::string(lr ? "LOCAL_RANK" : "LOCAL_WORLD_SIZE") + " is set but not " +
+                    (lr ? "LOCAL_WORLD_SIZE" : "LOCAL_RANK") +
+                    "; expected both (as torchrun sets them) or neither (one rank per node)");
+  }
   w.local_size = ls ? static_cast<int>(parse_int("LOCAL_WORLD_SIZE", ls, 1, size)) : 1;
   w.local_rank = lr ? static_cast<int>(parse_int("LOCAL_RANK", lr, 0, w.local_size - 1)) : 0;
-  if (lr && !ls) w.local_size = w.local_rank + 1;
   const char* node = std::getenv("GROUP_RANK");
   w.node_id = node ? static_cast<int>(parse_int("GROUP_RANK", node, 0, size - 1)) : -1;
   w.hostname = local_hostname();

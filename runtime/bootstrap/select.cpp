@@ -2,8 +2,10 @@
 // DTRAIN_BOOTSTRAP names.
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "comm/communicator.hpp"
@@ -29,6 +31,16 @@ Bootstrapped attempt(const std::string& method, const std::string& because, F&& 
   }
 }
 
+// "A", "A and B", "A, B and C".
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string local_hostname() {
@@ -46,9 +58,33 @@ bool mpi_launched() {
 }
 
 bool env_launched() {
-  for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"})
-    if (std::getenv(n) == nullptr) return false;
-  return true;
+  // torchrun sets all of these; some without the rest (a lost MASTER_PORT, a misspelt
+  // WORLD_SIZE) is a launch gone wrong, which would otherwise quietly become one process.
+  static const std::array<const char*, 4> kRequired = {"MASTER_ADDR", "MASTER_PORT", "RANK",
+                                                       "WORLD_SIZE"};
+  static const std::array<const char*, 3> kOptional = {"LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                                                       "GROUP_RANK"};
+  std::vector<std::string> set;
+  std::vector<std::string> missing;
+  for (const char* n : kRequired) (std::getenv(n) != nullptr ? set : missing).emplace_back(n);
+  if (missing.empty()) return true;
+  for (const char* n : kOptional)
+    if (std::getenv(n) != nullptr) set.emplace_back(n);
+  if (set.empty()) return false;
+  std::string hint;
+  for (const auto& name : missing) {
+    std::string squeezed = name;
+    std::erase(squeezed, '_');
+    if (std::getenv(squeezed.c_str()) != nullptr) {
+      hint += "; " + squeezed + " is set: did you mean " + name + "?";
+    }
+  }
+  throw Error(Error::Code::kInvalid,
+              "dtrain: bootstrap: " + join_names(set) + (set.size() == 1 ? " is" : " are") +
+                  " set but not " + join_names(missing) +
+                  "; expected all of MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (as torchrun "
+                  "sets them), or none of them for one process" +
+                  hint);
 }
 
 Bootstrapped bootstrap_single() {

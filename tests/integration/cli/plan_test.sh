@@ -52,4 +52,49 @@ status=$?
 set -e
 expect_eq 2 "$status" "exit status ($out)"
 expect_contains "$out" "100 ranks per node" "message"
+
+# Each case: exit status 2 and the message, within 10 s (a FIFO used to block for ever).
+expect_refused() {  # message what args...
+  local message=$1 what=$2 status
+  shift 2
+  set +e
+  out=$(timeout 10 "$DTRAIN" plan "$@" 2>&1)
+  status=$?
+  set -e
+  expect_eq 2 "$status" "$what: exit status ($out)"
+  expect_contains "$out" "$message" "$what: message"
+}
+
+echo "== a profile's env names are checked like the spec's (they reach export and mpirun -x)"
+for scheduler in slurm pbspro pbs cobalt local; do
+  cat > site/evil.yaml <<YAML
+name: evil
+scheduler: $scheduler
+launcher: mpirun
+env:
+  "X;touch $work/PWNED;Y": v
+YAML
+  expect_refused "site/evil.yaml:5: env.X;touch $work/PWNED;Y: expected a variable name of letters, digits and '_' not starting with a digit" \
+    "$scheduler profile env key" job.yaml --set site=site/evil.yaml
+done
+[[ ! -e $work/PWNED ]] || fail "a profile's env key ran a command"
+
+echo "== variables dtrain sets are refused in a spec's and a profile's env, on every site"
+for site in local slurm polaris pbs k8s; do
+  expect_refused "job.yaml:5: env.DTRAIN_RUN_DIR: expected a variable of your own, got \"DTRAIN_RUN_DIR\", which dtrain sets for every rank" \
+    "$site spec env" job.yaml --set site=$site --set 'env={DTRAIN_RUN_DIR: /elsewhere}'
+done
+printf 'name: own\nscheduler: slurm\nlauncher: srun\nenv: {DTRAIN_JOB_ID: "1"}\n' > site/own.yaml
+expect_refused "site/own.yaml:4: env.DTRAIN_JOB_ID: expected a variable of your own" "profile env" \
+  job.yaml --set site=site/own.yaml
+
+echo "== special files as a profile or a topology: refused, never read or waited on"
+ln -s /dev/zero site/zero.yaml
+expect_refused "dtrain: site/zero.yaml: expected a site profile (.yaml) or a built-in site, got a character device" \
+  "profile -> /dev/zero" job.yaml --set site=site/zero.yaml
+mkfifo site/fifo.yaml node.fifo
+expect_refused "dtrain: site/fifo.yaml: expected a site profile (.yaml) or a built-in site, got a FIFO (named pipe)" \
+  "FIFO profile" job.yaml --set site=site/fifo.yaml
+expect_refused "dtrain: topology: node.fifo: expected a readable hwloc XML file, got a FIFO (named pipe)" \
+  "FIFO topology" job.yaml --topology node.fifo
 echo PASS

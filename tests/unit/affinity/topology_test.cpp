@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -214,6 +217,27 @@ std::string error_of(const std::string& path) {
     return e.what();
   }
   return "no error";
+}
+
+// hwloc opens the path itself: a FIFO blocked `dtrain plan --topology` forever and /dev/zero was
+// read without end.
+TEST(Topology, SpecialFilesAreRefusedWithoutBlocking) {
+  char dir_template[] = "/tmp/dtrain-topo-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string fifo = dir + "/node.xml";
+  const std::string zero = dir + "/zero.xml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(symlink("/dev/zero", zero.c_str()), 0);
+  EXPECT_EQ(error_of(fifo), "dtrain: topology: " + fifo +
+                                ": expected a readable hwloc XML file, got a "
+                                "FIFO (named pipe)");
+  EXPECT_EQ(error_of(zero), "dtrain: topology: " + zero +
+                                ": expected a readable hwloc XML file, got a "
+                                "character device");
+  unlink(fifo.c_str());
+  unlink(zero.c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(Topology, BadFilesAreNamedInTheError) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "affinity/input_file.hpp"
 #include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
 
@@ -101,11 +103,39 @@ TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
   }
 }
 
-TEST_F(RunDirTest, SpecFileProblemsAreUsageErrors) {
-  EXPECT_THROW(read_spec_file((dir_ / "missing.yaml").string()), plan::UsageError);
-  EXPECT_THROW(read_spec_file(dir_.string()), plan::UsageError);
+std::string spec_file_error(const std::string& path) {
+  try {
+    read_spec_file(path);
+  } catch (const affinity::InputFileError& e) {  // bad input: exit 2
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(RunDirTest, SpecFileProblemsNameTheFileAndWhatWasExpected) {
+  const std::string missing = (dir_ / "missing.yaml").string();
+  EXPECT_EQ(spec_file_error(missing), "dtrain: " + missing +
+                                          ": cannot open it: No such file or directory; expected "
+                                          "a job spec (YAML)");
+  EXPECT_EQ(spec_file_error(dir_.string()), "dtrain: " + dir_.string() +
+                                                ": expected a job spec (YAML), got a "
+                                                "directory");
   write(dir_ / "big.yaml", std::string(plan::kMaxSpecBytes + 1, '#'));
-  EXPECT_THROW(read_spec_file((dir_ / "big.yaml").string()), plan::SpecError);
+  EXPECT_EQ(spec_file_error((dir_ / "big.yaml").string()),
+            "dtrain: " + (dir_ / "big.yaml").string() +
+                ": expected a job spec (YAML) of at most 1048576 bytes, got 1048577 bytes");
+}
+
+// /dev/zero was read without end, and a FIFO blocked the reader forever.
+TEST_F(RunDirTest, SpecialFilesAreRefusedWithoutReadingOrBlocking) {
+  fs::create_symlink("/dev/zero", dir_ / "zero.yaml");
+  EXPECT_EQ(spec_file_error((dir_ / "zero.yaml").string()),
+            "dtrain: " + (dir_ / "zero.yaml").string() +
+                ": expected a job spec (YAML), got a character device");
+  ASSERT_EQ(mkfifo((dir_ / "fifo.yaml").c_str(), 0600), 0);
+  EXPECT_EQ(spec_file_error((dir_ / "fifo.yaml").string()),
+            "dtrain: " + (dir_ / "fifo.yaml").string() +
+                ": expected a job spec (YAML), got a FIFO (named pipe)");
 }
 
 }  // namespace

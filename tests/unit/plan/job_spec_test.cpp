@@ -132,6 +132,20 @@ TEST(JobSpec, DuplicateFieldsAreErrors) {
             "job.yaml:3: name: expected each field once, got it twice");
 }
 
+// On batch sites a spec's DTRAIN_RUN_DIR or DTRAIN_JOB_ID replaced the script's own, and the
+// job always ended with status 1; on k8s it was dropped with a warning. Refused the same way on
+// every site.
+TEST(JobSpec, EnvMayNotSetDtrainsOwnVariables) {
+  for (const std::string name :
+       {"DTRAIN_RUN_DIR", "DTRAIN_JOB_ID", "DTRAIN_HOSTS", "DTRAIN_RANK", "DTRAIN_WORLD_SIZE",
+        "DTRAIN_LOCAL_RANK", "DTRAIN_LOCAL_SIZE", "DTRAIN_CPUSET", "DTRAIN_GPUS", "DTRAIN_NICS"}) {
+    EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {" + name + ": /elsewhere}\n"),
+              "job.yaml:3: env." + name + ": expected a variable of your own, got \"" + name +
+                  "\", which dtrain sets for every rank (docs/spec.md, \"What each rank gets\")");
+  }
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {DTRAIN_TIMEOUT: 60}\n"), "(no error)");
+}
+
 TEST(JobSpec, EnvValuesMustBeScalars) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv:\n  A: [1, 2]\n"),
             "job.yaml:4: env.A: expected a string, number or boolean, got a list");

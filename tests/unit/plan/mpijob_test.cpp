@@ -315,16 +315,16 @@ TEST(MpiJob, FieldsKubernetesCannotUseAreNamedInWarnings) {
   const LaunchPlan plan =
       plan_of(kMinimal +
               "account: proj\nfilesystems: [home]\nmodules: [cuda]\ndirectives: [\"-x\"]\n"
-              "partition: gpu\ncheckpoint: {signal: USR1}\nenv: {DTRAIN_RUN_DIR: /elsewhere}\n");
-  EXPECT_EQ(plan.warnings,
-            (std::vector<std::string>{
-                "site k8s runs on Kubernetes; ignoring account",
-                "site k8s runs on Kubernetes; ignoring partition",
-                "site k8s runs on Kubernetes; ignoring filesystems",
-                "site k8s runs on Kubernetes; ignoring directives",
-                "site k8s runs on Kubernetes; ignoring modules (the image carries the software)",
-                "site k8s runs on Kubernetes; ignoring checkpoint (no signal before the deadline)",
-                "site k8s sets DTRAIN_RUN_DIR itself; ignoring env.DTRAIN_RUN_DIR"}));
+              "partition: gpu\ncheckpoint: {signal: USR1}\n");
+  EXPECT_EQ(
+      plan.warnings,
+      (std::vector<std::string>{
+          "site k8s runs on Kubernetes; ignoring account",
+          "site k8s runs on Kubernetes; ignoring partition",
+          "site k8s runs on Kubernetes; ignoring filesystems",
+          "site k8s runs on Kubernetes; ignoring directives",
+          "site k8s runs on Kubernetes; ignoring modules (the image carries the software)",
+          "site k8s runs on Kubernetes; ignoring checkpoint (no signal before the deadline)"}));
   EXPECT_EQ(plan.env[0], (std::pair<std::string, std::string>{"DTRAIN_JOB_ID", "pi"}));
   EXPECT_EQ(plan.env[1].second, "/tmp/dtrain-runs/pi");
 }

@@ -188,6 +188,56 @@ TEST(PlanBatch, DefaultsComeFromTheSite) {
   EXPECT_NE(plan.script.find("#SBATCH --cpus-per-task=32\n"), std::string::npos);
 }
 
+std::string profile_errors(const std::string& text) {
+  try {
+    parse_site_profile(text, "my.yaml");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A profile's env names reached `export NAME=...` and mpirun's -x unchecked: a key could run
+// commands in the job script on every batch site.
+TEST(SiteProfile, EnvNamesAreCheckedLikeTheSpecs) {
+  for (const std::string scheduler : {"local", "slurm", "pbspro", "pbs", "cobalt"}) {
+    EXPECT_EQ(profile_errors("name: x\nscheduler: " + scheduler +
+                             "\nlauncher: mpirun\nenv:\n  \"X;touch /tmp/PWNED;Y\": v\n"),
+              "my.yaml:5: env.X;touch /tmp/PWNED;Y: expected a variable name of letters, digits "
+              "and '_' not starting with a digit, got \"X;touch /tmp/PWNED;Y\"")
+        << scheduler;
+  }
+  EXPECT_EQ(profile_errors("name: x\nscheduler: slurm\nlauncher: srun\nenv:\n  \"A\\nB\": v\n"),
+            "my.yaml:5: env: expected a variable name of letters, digits and '_' not starting "
+            "with a digit, got \"A\\x0aB\"");
+  EXPECT_EQ(profile_errors("name: x\nscheduler: slurm\nlauncher: srun\nenv: {A: 1, A: 2}\n"),
+            "my.yaml:4: env.A: expected each variable once, got it twice");
+  EXPECT_EQ(profile_errors("name: x\nscheduler: slurm\nlauncher: srun\nenv: {A: [1]}\n"),
+            "my.yaml:4: env.A: expected a string, number or boolean, got a list");
+}
+
+TEST(SiteProfile, EnvMayNotSetDtrainsOwnVariables) {
+  EXPECT_EQ(profile_errors("name: x\nscheduler: pbs\nlauncher: mpirun\nenv: {DTRAIN_JOB_ID: 7}\n"),
+            "my.yaml:4: env.DTRAIN_JOB_ID: expected a variable of your own, got "
+            "\"DTRAIN_JOB_ID\", which dtrain sets for every rank (docs/spec.md, \"What each rank "
+            "gets\")");
+}
+
+// The readers refuse such names; a planner handed one anyway (a new caller) must not write it.
+TEST(PlanBatch, ANameThatIsNotAVariableNeverReachesTheScript) {
+  const JobSpec spec =
+      parse_job_spec("name: x\nsite: slurm\naccount: a\nwalltime: 10\ncommand: [a]\n", "job.yaml");
+  for (const std::string site : {"slurm", "pbs", "polaris", "thetagpu"}) {
+    SiteProfile profile = builtin_profile(site);
+    profile.env = {{"X;touch /tmp/PWNED;Y", "v"}};
+    JobSpec on_site = spec;
+    on_site.site = site;
+    EXPECT_THROW(plan_batch(on_site, "job.yaml", profile, fixed_inputs(), template_text),
+                 std::logic_error)
+        << site;
+  }
+}
+
 TEST(SiteProfile, StrictLikeTheSpec) {
   try {
     parse_site_profile("name: x\nscheduler: pbspro\nlauncher: srun\ngpu_per_node: 4\n", "my.yaml");

@@ -41,6 +41,13 @@ TEST(ShellQuote, BashReadsEveryWordBackVerbatim) {
   }
 }
 
+TEST(ShellExport, QuotesTheValueAndRefusesANameThatIsNotAVariable) {
+  EXPECT_EQ(shell_export("MSG", "it's"), "export MSG='it'\\''s'\n");
+  for (const std::string name : {"X;touch /tmp/PWNED;Y", "A\nB", "1A", ""}) {
+    EXPECT_THROW(shell_export(name, "v"), std::logic_error) << name;
+  }
+}
+
 TEST(ShellJoin, QuotesEachWord) {
   EXPECT_EQ(shell_join({"python", "train.py", "--name", "my run"}),
             "python train.py --name 'my run'");

@@ -151,4 +151,45 @@ TEST_F(ContextTest, TcpBootstrapRejectsARankOutsideTheWorld) {
   for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE"}) unsetenv(v);
 }
 
+// A partial torchrun environment became "rank 0 of 1" without a word.
+TEST_F(ContextTest, PartialTorchrunVariablesNameWhatIsMissing) {
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("RANK", "1", 1);
+  setenv("WORLD_SIZE", "3", 1);
+  EXPECT_EQ(init_error(),
+            "dtrain: bootstrap: MASTER_ADDR, RANK and WORLD_SIZE are set but not MASTER_PORT; "
+            "expected all of MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (as torchrun sets "
+            "them), or none of them for one process");
+  unsetenv("WORLD_SIZE");
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("WORLDSIZE", "3", 1);
+  EXPECT_EQ(init_error(),
+            "dtrain: bootstrap: MASTER_ADDR, MASTER_PORT and RANK are set but not WORLD_SIZE; "
+            "expected all of MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (as torchrun sets "
+            "them), or none of them for one process; WORLDSIZE is set: did you mean WORLD_SIZE?");
+  for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLDSIZE"}) unsetenv(v);
+  setenv("LOCAL_RANK", "0", 1);
+  EXPECT_EQ(init_error(),
+            "dtrain: bootstrap: LOCAL_RANK is set but not MASTER_ADDR, MASTER_PORT, RANK and "
+            "WORLD_SIZE; expected all of MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (as "
+            "torchrun sets them), or none of them for one process");
+  unsetenv("LOCAL_RANK");
+}
+
+// LOCAL_RANK=1 alone failed with "expected an integer from 0 to 0".
+TEST_F(ContextTest, LocalRankComesWithLocalWorldSize) {
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("RANK", "1", 1);
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("LOCAL_RANK", "1", 1);
+  EXPECT_EQ(init_error(),
+            "dtrain: bootstrap: tried tcp (MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE set): "
+            "LOCAL_RANK is set but not LOCAL_WORLD_SIZE; expected both (as torchrun sets them) or "
+            "neither (one rank per node)");
+  for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"}) {
+    unsetenv(v);
+  }
+}
+
 }  // namespace
