@@ -83,7 +83,7 @@ err=$("$DTRAIN" submit missing.yaml 2>&1)
 status=$?
 set -e
 expect_eq 2 "$status" "exit status for a missing spec"
-expect_contains "$err" "missing.yaml: no such file" "error"
+expect_contains "$err" "dtrain: missing.yaml: cannot open it: No such file or directory; expected a job spec (YAML)" "error"
 
 echo "== run-rank outside a launcher names the variables it looked for"
 set +e
