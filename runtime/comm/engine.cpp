@@ -290,6 +290,14 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by) noexcept {
       // This rank already failed (a timeout) and said so; a peer that then exits most likely
       // failed the same way, and a second report would only blur the first.
       if (!broken_.empty()) return false;
+      // A peer that ends within the last second (or tenth, at most half) of this rank's own wait
+      // most likely timed out in the same collective and exited: blaming it would name a victim.
+      // This rank's own timeout, due at once, names the rank that is really missing.
+      if (running_) {
+        const Clock::duration margin = std::min<Clock::duration>(
+            limit() / 2, std::max<Clock::duration>(std::chrono::seconds(1), limit() / 10));
+        if (Clock::now() - running_since_ + margin >= limit()) return false;
+      }
       report = "dtrain: " + where(running_.get()) + ": peer process lost: rank " +
                std::to_string(peer.rank) + " (on " +
                (peer.host.empty() ? std::string("this node") : peer.host) +

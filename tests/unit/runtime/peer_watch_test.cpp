@@ -300,6 +300,29 @@ TEST(EnginePeerLoss, AnAlarmFromAnotherNodeFailsTheRunningCollectiveNamingTheLos
   engine.reset();
 }
 
+TEST(EnginePeerLoss, APeerEndingJustBeforeThisRanksDeadlineIsLeftToTheTimeout) {
+  // Rank 1 hangs; rank 3 (the child here) times out first and exits. Ending 0.7 s into this
+  // rank's 1.2 s wait, it most likely timed out too: this rank's own timeout speaks, not a loss.
+  Child child;
+  auto engine = std::make_unique<Engine>(std::make_unique<StuckComm>(child.pid(), false), 0, 4,
+                                         std::chrono::milliseconds(1200));
+  testing::internal::CaptureStderr();
+  auto stuck = engine->submit("allreduce", 4096, [&] {
+    engine->backend().allreduce(nullptr, nullptr, 1024, DType::kFloat32, ReduceOp::kSum);
+  });
+  std::this_thread::sleep_for(700ms);
+  child.kill_and_reap();
+  std::string error;
+  try {
+    engine->wait(*stuck);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("not complete after 1.2 s (DTRAIN_TIMEOUT)"), std::string::npos) << error;
+  EXPECT_EQ(testing::internal::GetCapturedStderr().find("peer process lost"), std::string::npos);
+  engine.reset();
+}
+
 TEST(EnginePeerLoss, BetweenCollectivesTheReportSaysWhichCollectiveIsNext) {
   Child child;
   Engine engine(std::make_unique<StuckComm>(child.pid(), false), 0, 4,
