@@ -5,9 +5,11 @@
 //   gen_rank_logs DIR N L [SEED]
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <random>
 #include <string>
+
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -28,8 +30,8 @@ int main(int argc, char** argv) {
   const long long start = 1795341600LL * 1000000;  // 2026-11-22T10:00:00Z in microseconds
   static char buf[1 << 20];
   for (int f = 0; f < files; ++f) {
-    char name[64];
-    std::snprintf(name, sizeof name, "/rank-%05d.log", f);
+    const std::string name =
+        "/" + dtrain::records::rank_file_name(f, dtrain::records::kLogExtension);
     FILE* out = std::fopen((dir + name).c_str(), "w");
     if (!out) {
       std::perror((dir + name).c_str());
@@ -38,14 +40,10 @@ int main(int argc, char** argv) {
     std::setvbuf(out, buf, _IOFBF, sizeof buf);
     for (long i = 0; i < lines; ++i) {
       const long long t = start + i * 25000 + jitter(rng);
-      const std::time_t secs = static_cast<std::time_t>(t / 1000000);
-      std::tm tm{};
-      gmtime_r(&secs, &tm);
       std::fprintf(out,
-                   "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ rank=%d step=%ld loss=%.4f msg=done "
-                   "epoch %ld batch of 256 samples in flight\n",
-                   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                   t % 1000000, f, i, loss(rng), i / 1000);
+                   "%s rank=%d step=%ld loss=%.4f msg=done epoch %ld batch of 256 samples in "
+                   "flight\n",
+                   dtrain::records::format_log_time(t).c_str(), f, i, loss(rng), i / 1000);
     }
     if (std::fclose(out) != 0) {
       std::perror((dir + name).c_str());

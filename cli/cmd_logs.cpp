@@ -17,12 +17,12 @@
 
 #include "commands.hpp"
 #include "plan/errors.hpp"
-#include "rank_log.hpp"
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
 #include "run_dir_reader.hpp"
 #include "rundir/first_error.hpp"
 #include "rundir/hang.hpp"
 #include "rundir/log_merge.hpp"
-#include "rundir/log_time.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -64,7 +64,7 @@ void write_out(const std::string& text) {
 }
 
 std::vector<RankFile> selected_logs(const LogsOptions& opts) {
-  auto files = list_rank_files(opts.run_dir, "log");
+  auto files = list_rank_files(opts.run_dir, records::kLogExtension);
   if (!opts.ranks.empty()) {
     const auto wanted = rundir::parse_rank_list(opts.ranks);
     std::set<int> present;
@@ -72,7 +72,7 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
     for (int r : wanted) {
       if (!present.count(r)) {
         throw plan::UsageError("dtrain: logs: --rank " + opts.ranks + ": " + opts.run_dir +
-                               " has no " + rank_file_name(r, "log"));
+                               " has no " + records::rank_file_name(r, records::kLogExtension));
       }
     }
     std::erase_if(files, [&](const RankFile& f) {
@@ -95,16 +95,16 @@ rundir::MergeInput open_input(const RankFile& f) {
 class EndWatch {
  public:
   void line(int rank, std::string_view line) {
-    if (!rundir::parse_log_timestamp(line)) return;
-    const auto text = line.substr(rundir::kLogTimestampWidth + 1);
+    if (!records::parse_log_timestamp(line)) return;
+    const auto text = line.substr(records::kLogTimestampWidth + 1);
     if (text.rfind("dtrain: rank ", 0) != 0) {
       ended_.erase(rank);
       return;
     }
-    if (auto s = rundir::parse_rank_start(text)) {
+    if (auto s = records::parse_rank_start(text)) {
       world_ = s->world_size;
       ended_.erase(rank);
-    } else if (rundir::parse_rank_exit(text)) {
+    } else if (records::parse_rank_exit(text)) {
       ended_.insert(rank);
     }
   }
@@ -155,8 +155,8 @@ int run_merge(const LogsOptions& opts) {
     }
   };
   const auto learn_host = [&](std::size_t input, std::string_view line) {
-    if (host_known[input] || !rundir::parse_log_timestamp(line)) return;
-    if (auto s = rundir::parse_rank_start(line.substr(rundir::kLogTimestampWidth + 1))) {
+    if (host_known[input] || !records::parse_log_timestamp(line)) return;
+    if (auto s = records::parse_rank_start(line.substr(records::kLogTimestampWidth + 1))) {
       prefixes[input] = rundir::rank_prefix(merger.inputs()[input].rank, s->host);
       host_known[input] = true;
     }
@@ -226,7 +226,7 @@ int run_merge(const LogsOptions& opts) {
     if (watch.all_ended(merger.inputs().size(), all_ranks)) break;
     std::this_thread::sleep_for(kFollowPoll);
     if (all_ranks) {
-      for (const auto& f : list_rank_files(opts.run_dir, "log")) {
+      for (const auto& f : list_rank_files(opts.run_dir, records::kLogExtension)) {
         if (open_paths.insert(f.path).second) {
           ensure_open_files(open_paths.size() + 64);
           merger.add_input(open_input(f));
@@ -242,10 +242,10 @@ int run_merge(const LogsOptions& opts) {
 
 // The heartbeats of the run, when it has metric files (first-error uses them as evidence).
 std::optional<rundir::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
-  if (list_rank_files(run_dir, "jsonl").empty()) return std::nullopt;
+  if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
   rundir::HeartbeatTracker tracker;
   for (const auto& [rank, host] : read_rank_hosts(run_dir)) tracker.add_rank(rank, host);
-  for_each_metric_record(run_dir, [&](const plan::MetricRecord& r) { tracker.add(r); });
+  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { tracker.add(r); });
   return tracker;
 }
 

@@ -9,9 +9,10 @@
 
 #include "commands.hpp"
 #include "plan/errors.hpp"
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
+#include "records/rank_lines.hpp"
 #include "run_dir_reader.hpp"
-#include "rundir/log_time.hpp"
-#include "rundir/rank_lines.hpp"
 #include "rundir/trace.hpp"
 
 namespace dtrain::cli {
@@ -24,7 +25,7 @@ struct TimelineOptions {
 
 int run_timeline(const TimelineOptions& opts) {
   require_run_dir(opts.run_dir);
-  const auto metric_files = list_rank_files(opts.run_dir, "jsonl");
+  const auto metric_files = list_rank_files(opts.run_dir, records::kMetricsExtension);
   if (metric_files.empty()) {
     throw plan::UsageError("dtrain: " + opts.run_dir +
                            ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
@@ -43,14 +44,14 @@ int run_timeline(const TimelineOptions& opts) {
     auto it = hosts.find(f.rank);
     writer.add_rank(f.rank, it == hosts.end() ? "?" : it->second);
   }
-  for_each_metric_record(opts.run_dir, [&](const plan::MetricRecord& r) { writer.add(r); });
+  for_each_metric_record(opts.run_dir, [&](const records::MetricRecord& r) { writer.add(r); });
   // How each rank ended, from run-rank's last line, as a marker on its step thread.
-  for (const auto& f : list_rank_files(opts.run_dir, "log")) {
+  for (const auto& f : list_rank_files(opts.run_dir, records::kLogExtension)) {
     const std::string last = read_last_line(f.path);
-    const auto t = rundir::parse_log_timestamp(last);
+    const auto t = records::parse_log_timestamp(last);
     if (!t) continue;
-    if (auto exit = rundir::parse_rank_exit(last.substr(rundir::kLogTimestampWidth + 1))) {
-      writer.add_instant(f.rank, *t, "rank " + rundir::describe_exit(*exit));
+    if (auto exit = records::parse_rank_exit(last.substr(records::kLogTimestampWidth + 1))) {
+      writer.add_instant(f.rank, *t, "rank " + records::describe_exit(*exit));
     }
   }
   writer.finish();

@@ -8,7 +8,7 @@
 #include "affinity/launcher_env.hpp"
 #include "affinity/topology.hpp"
 #include "plan/errors.hpp"
-#include "plan/stats.hpp"
+#include "records/metric_record.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -39,7 +39,7 @@ int run_guarded(const Action& action) {
     return report(e.what(), kExitUsage);
   } catch (const affinity::TopologyError& e) {
     return report(e.what(), kExitUsage);
-  } catch (const plan::MetricFormatError& e) {
+  } catch (const records::MetricFormatError& e) {
     return report(e.what(), kExitUsage);
   } catch (const std::bad_alloc&) {
     return report("dtrain: out of memory", kExitFailure);

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
 #include "plan/errors.hpp"
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
 
 namespace dtrain::cli {
 namespace fs = std::filesystem;
@@ -21,21 +21,6 @@ namespace {
 
 std::runtime_error read_error(const std::string& path) {
   return std::runtime_error("dtrain: cannot read " + path + ": " + std::strerror(errno));
-}
-
-// "rank-00042.log" -> 42 for extension "log"; nothing for any other name.
-std::optional<int> rank_of(const std::string& name, const std::string& extension) {
-  const std::string suffix = "." + extension;
-  if (name.size() < 5 + 5 + suffix.size() || name.compare(0, 5, "rank-") != 0 ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return std::nullopt;
-  }
-  const char* first = name.data() + 5;
-  const char* last = name.data() + name.size() - suffix.size();
-  int rank = 0;
-  const auto [end, ec] = std::from_chars(first, last, rank);
-  if (ec != std::errc() || end != last || rank < 0) return std::nullopt;
-  return rank;
 }
 
 }  // namespace
@@ -48,11 +33,11 @@ void require_run_dir(const std::string& run_dir) {
   }
 }
 
-std::vector<RankFile> list_rank_files(const std::string& run_dir, const std::string& extension) {
+std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension) {
   require_run_dir(run_dir);
   std::vector<RankFile> files;
   for (const auto& entry : fs::directory_iterator(run_dir)) {
-    const auto rank = rank_of(entry.path().filename().string(), extension);
+    const auto rank = records::parse_rank_file_name(entry.path().filename().string(), extension);
     if (rank && entry.is_regular_file()) files.push_back({*rank, entry.path().string()});
   }
   std::sort(files.begin(), files.end(),
@@ -78,7 +63,7 @@ std::size_t FileSource::read(char* buffer, std::size_t capacity) {
   }
 }
 
-std::optional<rundir::RankStart> read_rank_start(const std::string& log_path) {
+std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
   const int fd = ::open(log_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   char buf[8192];
@@ -87,8 +72,8 @@ std::optional<rundir::RankStart> read_rank_start(const std::string& log_path) {
   if (n <= 0) return std::nullopt;
   std::string_view head(buf, static_cast<std::size_t>(n));
   head = head.substr(0, head.find('\n'));
-  if (!rundir::parse_log_timestamp(head)) return std::nullopt;
-  return rundir::parse_rank_start(head.substr(rundir::kLogTimestampWidth + 1));
+  if (!records::parse_log_timestamp(head)) return std::nullopt;
+  return records::parse_rank_start(head.substr(records::kLogTimestampWidth + 1));
 }
 
 std::string read_last_line(const std::string& path) {
@@ -110,7 +95,7 @@ std::string read_last_line(const std::string& path) {
 
 std::map<int, std::string> read_rank_hosts(const std::string& run_dir) {
   std::map<int, std::string> hosts;
-  for (const auto& f : list_rank_files(run_dir, "log")) {
+  for (const auto& f : list_rank_files(run_dir, records::kLogExtension)) {
     if (auto start = read_rank_start(f.path)) hosts[f.rank] = start->host;
   }
   return hosts;
@@ -123,8 +108,8 @@ void for_each_line(const std::string& path, const std::function<void(std::string
 }
 
 void for_each_metric_record(const std::string& run_dir,
-                            const std::function<void(const plan::MetricRecord&)>& each) {
-  const auto files = list_rank_files(run_dir, "jsonl");
+                            const std::function<void(const records::MetricRecord&)>& each) {
+  const auto files = list_rank_files(run_dir, records::kMetricsExtension);
   if (files.empty()) {
     throw plan::UsageError("dtrain: " + run_dir +
                            ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
@@ -136,7 +121,7 @@ void for_each_metric_record(const std::string& run_dir,
     for_each_line(f.path, [&](std::string_view line) {
       ++lineno;
       if (line.empty()) return;
-      each(plan::parse_metric_record(line, name + ":" + std::to_string(lineno)));
+      each(records::parse_metric_record(line, name + ":" + std::to_string(lineno)));
     });
   }
 }
@@ -161,7 +146,7 @@ void ensure_open_files(std::size_t needed) {
 plan::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold) {
   plan::StatsBuilder builder;
   for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
-  for_each_metric_record(run_dir, [&](const plan::MetricRecord& r) { builder.add(r); });
+  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { builder.add(r); });
   return builder.finish(straggler_threshold);
 }
 

@@ -1,6 +1,7 @@
 // Reading a run directory for `dtrain logs`, `stats` and `timeline`: which rank files exist, the
 // bytes of a rank log, where each rank ran (run-rank's start line), and the metric records one at
-// a time. Thin: what the contents mean is decided in dtrain::rundir and dtrain::plan.
+// a time. Thin: what the contents mean is decided in dtrain::records, dtrain::rundir and
+// dtrain::plan.
 #pragma once
 
 #include <functional>
@@ -8,12 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "plan/metric_record.hpp"
 #include "plan/stats.hpp"
+#include "records/metric_record.hpp"
+#include "records/rank_lines.hpp"
 #include "rundir/log_merge.hpp"
-#include "rundir/rank_lines.hpp"
 
 namespace dtrain::cli {
 
@@ -24,7 +26,7 @@ struct RankFile {
 
 // rank-NNNNN.<extension> files of `run_dir`, by rank. Throws UsageError when `run_dir` is not a
 // directory.
-std::vector<RankFile> list_rank_files(const std::string& run_dir, const std::string& extension);
+std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension);
 
 // Throws UsageError naming `run_dir` when it is not a directory.
 void require_run_dir(const std::string& run_dir);
@@ -45,7 +47,7 @@ class FileSource : public rundir::ByteSource {
 };
 
 // The start line run-rank wrote first in a rank log, when it did.
-std::optional<rundir::RankStart> read_rank_start(const std::string& log_path);
+std::optional<records::RankStart> read_rank_start(const std::string& log_path);
 
 // The last line of a file (up to 64 KiB from its end), "" for an empty file.
 std::string read_last_line(const std::string& path);
@@ -57,9 +59,9 @@ std::map<int, std::string> read_rank_hosts(const std::string& run_dir);
 void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each);
 
 // Calls `each` for every record of every rank-NNNNN.jsonl, one file after the other in rank
-// order. Throws UsageError when there is no metric file, MetricFormatError for a bad line.
+// order. Throws UsageError when there is no metric file, records::MetricFormatError for a bad line.
 void for_each_metric_record(const std::string& run_dir,
-                            const std::function<void(const plan::MetricRecord&)>& each);
+                            const std::function<void(const records::MetricRecord&)>& each);
 
 // The run's per-rank throughput from its metric files, with each rank's host from its log.
 plan::RunStats read_run_stats(const std::string& run_dir,

@@ -1,4 +1,5 @@
-// Per-rank JSON Lines metric records (schema: docs/metrics.md).
+// Per-rank JSON Lines metric records (schema: docs/metrics.md; the record format and the file name
+// are records/metric_record.hpp and records/rank_files.hpp, shared with the readers).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,21 +9,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
 #include "context_state.hpp"
 #include "dtrain/dtrain.hpp"
 #include "meter_file.hpp"
+#include "records/metric_record.hpp"
+#include "records/rank_files.hpp"
 
 namespace dtrain {
 namespace runtime {
 namespace {
 
-constexpr int kSchemaVersion = 2;
 // A step record is ~150 bytes, a heartbeat ~110: past this the buffer is written at once, and the
-// flusher writes whatever is there at least once a second.
+// flusher writes whatever is there every kFlushPeriod.
 constexpr std::size_t kFlushBytes = 64 * 1024;
 constexpr auto kFlushPeriod = std::chrono::milliseconds(500);
 // A collective's enter record is written by the thread that enters it when the file was last
@@ -74,27 +75,24 @@ void MeterFile::append_locked(const std::string& line) {
 
 void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds) {
   std::lock_guard lock(mutex_);
-  // ordered_json keeps the documented field order; dump() writes the shortest text that reads
-  // back as the same double.
-  nlohmann::ordered_json line = {{"v", kSchemaVersion}, {"type", "step"},
-                                 {"time", unix_now()},  {"rank", rank_},
-                                 {"step", step},        {"samples", samples},
-                                 {"seconds", seconds},  {"comm_seconds", comm_seconds_}};
-  if (data_seconds >= 0) line["data_seconds"] = data_seconds;
+  records::MetricRecord r;
+  r.time = unix_now();
+  r.rank = rank_;
+  r.step = step;
+  r.samples = samples;
+  r.seconds = seconds;
+  r.comm_seconds = comm_seconds_;
+  if (data_seconds >= 0) r.data_seconds = data_seconds;
   comm_seconds_ = 0;
-  append_locked(line.dump());
+  append_locked(records::format_step_record(r));
 }
 
 void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t bytes,
                               bool enter) noexcept {
-  // snprintf, not a JSON object: this runs for every collective and must stay far below 1 % of a
-  // step (bench/meter_bench.cpp). op names are fixed identifiers, so no escaping is needed.
+  // The allocation-free writer: this runs for every collective and must stay far below 1 % of a
+  // step (the meter_overhead case of bench/coll_bench.cpp measures it).
   char line[256];
-  std::snprintf(line, sizeof line,
-                "{\"v\":%d,\"type\":\"coll\",\"time\":%.6f,\"rank\":%d,\"seq\":%llu,\"op\":\"%s\","
-                "\"bytes\":%zu,\"phase\":\"%s\"}",
-                kSchemaVersion, unix_now(), rank_, static_cast<unsigned long long>(seq), op, bytes,
-                enter ? "enter" : "exit");
+  records::format_collective_record(line, sizeof line, unix_now(), rank_, seq, op, bytes, enter);
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (enter) {
@@ -157,9 +155,7 @@ void MeterFile::close() noexcept {
 namespace {
 
 std::string rank_file(const std::string& dir, int rank) {
-  char name[32];
-  std::snprintf(name, sizeof name, "rank-%05d.jsonl", rank);
-  return dir + "/" + name;
+  return dir + "/" + records::rank_file_name(rank, records::kMetricsExtension);
 }
 
 void check_seconds(const char* field, double v) {

@@ -4,6 +4,7 @@
 
 #include "affinity/process_binding.hpp"
 #include "affinity/topology.hpp"
+#include "records/output_tee.hpp"
 #include "task_output.hpp"
 
 namespace dtrain::spank {
@@ -95,7 +96,9 @@ int remote_task_init(const Spank& sp, PluginState& state) {
 
     const TaskBinding binding = plan_task(*state.node, *state.settings, facts);
     if (!state.settings->run_dir.empty()) {
-      tee_task_output(state.settings->run_dir, facts.rank);
+      tee_task_output(state.settings->run_dir,
+                      {facts.rank, facts.size, records::this_host(), facts.local_rank,
+                       facts.local_size, 0, records::join_command(sp.job_argv())});
     }
     if (binding.bind) affinity::bind_this_process(*binding.bind);
     for (const auto& [name, value] : binding.environment) sp.setenv(name, value);

@@ -78,6 +78,15 @@ std::uint32_t Spank::task_global_id() const {
   return item<uint32_t>(handle_, S_TASK_GLOBAL_ID, "S_TASK_GLOBAL_ID");
 }
 
+std::vector<std::string> Spank::job_argv() const {
+  int argc = 0;
+  char** argv = nullptr;
+  std::vector<std::string> out;
+  if (spank_get_item(handle_, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS) return out;
+  for (int i = 0; i < argc && argv != nullptr && argv[i] != nullptr; ++i) out.emplace_back(argv[i]);
+  return out;
+}
+
 bool Spank::is_job_step() const {
   const std::uint32_t step = step_id();
   return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP;

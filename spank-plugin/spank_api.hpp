@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "affinity/launcher_env.hpp"
 
@@ -39,6 +40,8 @@ class Spank {
   std::uint32_t total_task_count() const;
   int task_id() const;                   // local id; task callbacks only
   std::uint32_t task_global_id() const;  // task callbacks only
+  // The task's command line (S_JOB_ARGV; remote context); empty when Slurm does not say.
+  std::vector<std::string> job_argv() const;
 
   // The batch script, the extern step and salloc's interactive step run no training tasks: an
   // #SBATCH --dtrain is meant for the srun steps inside the job.

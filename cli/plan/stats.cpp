@@ -123,8 +123,8 @@ double percentile(std::vector<double> values, double p) {
   return values[std::min(index, values.size() - 1)];
 }
 
-void StatsBuilder::add(const MetricRecord& r) {
-  if (r.type != RecordType::kStep) return;
+void StatsBuilder::add(const records::MetricRecord& r) {
+  if (r.type != records::RecordType::kStep) return;
   Acc& acc = ranks_[r.rank];
   RankStats& s = acc.stats;
   s.rank = r.rank;
@@ -198,7 +198,8 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
   return out;
 }
 
-RunStats compute_stats(const std::vector<MetricRecord>& records, double straggler_threshold) {
+RunStats compute_stats(const std::vector<records::MetricRecord>& records,
+                       double straggler_threshold) {
   StatsBuilder b;
   for (const auto& r : records) b.add(r);
   return b.finish(straggler_threshold);

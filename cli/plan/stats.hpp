@@ -10,7 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "plan/metric_record.hpp"
+#include "records/metric_record.hpp"
 
 namespace dtrain::plan {
 
@@ -71,7 +71,7 @@ struct RunStats {
 // never have to be in memory together; only each step's rate is kept, for the percentiles.
 class StatsBuilder {
  public:
-  void add(const MetricRecord& record);
+  void add(const records::MetricRecord& record);
   void set_host(int rank, std::string host);
   RunStats finish(double straggler_threshold = kDefaultStragglerThreshold) const;
 
@@ -84,7 +84,7 @@ class StatsBuilder {
   std::map<int, std::string> hosts_;
 };
 
-RunStats compute_stats(const std::vector<MetricRecord>& records,
+RunStats compute_stats(const std::vector<records::MetricRecord>& records,
                        double straggler_threshold = kDefaultStragglerThreshold);
 
 // Nearest-rank percentile (p in 0..100) of unsorted values; 0 for none.

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain::rundir {
 namespace {
@@ -76,12 +76,12 @@ RankLogScan::RankLogScan(int rank, std::size_t keep_lines)
 
 void RankLogScan::add(std::string_view line) {
   std::string_view text = line;
-  if (const auto t = parse_log_timestamp(line)) {
+  if (const auto t = records::parse_log_timestamp(line)) {
     current_time_ = *t;
-    text = line.substr(kLogTimestampWidth + 1);
+    text = line.substr(records::kLogTimestampWidth + 1);
   }
   last_time_ = current_time_;
-  if (auto start = parse_rank_start(text)) {
+  if (auto start = records::parse_rank_start(text)) {
     // A new attempt in the same file: what the previous one said no longer tells how this ends.
     const auto started_at = current_time_;
     *this = RankLogScan(rank_, keep_lines_);
@@ -90,7 +90,7 @@ void RankLogScan::add(std::string_view line) {
     last_time_ = started_at;
     return;
   }
-  if (auto exit = parse_rank_exit(text)) {
+  if (auto exit = records::parse_rank_exit(text)) {
     exit_ = exit;
     exit_time_ = current_time_;
     return;
@@ -125,7 +125,7 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
     if (s.exit()) {
       end.kind = RankEnd::Kind::kFailed;
       end.time = *s.exit_time();
-      end.how = describe_exit(*s.exit());
+      end.how = records::describe_exit(*s.exit());
     } else {
       std::optional<std::int64_t> alive = s.last_time();
       if (i < last_metric_time.size() && last_metric_time[i]) {
@@ -227,11 +227,11 @@ std::string format_first_error(const FirstErrorReport& r) {
   }
   const RankEnd& c = *r.culprit;
   out += "first failure: rank " + std::to_string(c.rank) + " on " + c.host + " " + c.how + " at " +
-         format_log_time(c.time) + "\n";
+         records::format_log_time(c.time) + "\n";
   out += "  culprit: " + r.culprit_reason + "\n";
   if (c.evidence) {
-    out += "  first error line (" + format_log_time(c.evidence->time) + "): " + c.evidence->text +
-           "\n";
+    out += "  first error line (" + records::format_log_time(c.evidence->time) +
+           "): " + c.evidence->text + "\n";
   }
   out += "  last lines of rank " + std::to_string(c.rank) + ":\n";
   for (const auto& l : c.last_lines) out += "    " + l + "\n";
@@ -248,7 +248,7 @@ std::string format_first_error(const FirstErrorReport& r) {
            "):\n";
     for (const auto& v : r.victims) {
       out += "  rank " + std::to_string(v.rank) + " on " + v.host + " " + v.how + " at " +
-             format_log_time(v.time) + " (" + seconds_from(v.time, c.time) + ")";
+             records::format_log_time(v.time) + " (" + seconds_from(v.time, c.time) + ")";
       if (v.evidence) out += (v.peer_loss ? ": reports " : ": ") + v.evidence->text;
       out += "\n";
     }
@@ -265,12 +265,13 @@ nlohmann::json first_error_to_json(const FirstErrorReport& r) {
     nlohmann::json j = {{"rank", e.rank},
                         {"host", e.host},
                         {"state", kind_name(e.kind)},
-                        {"time", format_log_time(e.time)},
+                        {"time", records::format_log_time(e.time)},
                         {"how", e.how},
                         {"reports_peer_loss", e.peer_loss},
                         {"last_lines", e.last_lines}};
     if (e.evidence) {
-      j["evidence"] = {{"time", format_log_time(e.evidence->time)}, {"text", e.evidence->text}};
+      j["evidence"] = {{"time", records::format_log_time(e.evidence->time)},
+                       {"text", e.evidence->text}};
     }
     return j;
   };

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "records/rank_lines.hpp"
 #include "rundir/log_merge.hpp"
-#include "rundir/rank_lines.hpp"
 
 namespace dtrain::rundir {
 
@@ -37,8 +37,8 @@ class RankLogScan {
   void add(std::string_view line);
 
   int rank() const { return rank_; }
-  const std::optional<RankStart>& start() const { return start_; }
-  const std::optional<RankExit>& exit() const { return exit_; }
+  const std::optional<records::RankStart>& start() const { return start_; }
+  const std::optional<records::RankExit>& exit() const { return exit_; }
   std::optional<std::int64_t> exit_time() const { return exit_time_; }
   // The last line of any kind, and the last of the rank's own output (not run-rank's lines).
   std::optional<std::int64_t> last_time() const { return last_time_; }
@@ -51,8 +51,8 @@ class RankLogScan {
  private:
   int rank_;
   std::size_t keep_lines_;
-  std::optional<RankStart> start_;
-  std::optional<RankExit> exit_;
+  std::optional<records::RankStart> start_;
+  std::optional<records::RankExit> exit_;
   std::optional<std::int64_t> exit_time_;
   std::optional<std::int64_t> last_time_;
   std::int64_t current_time_ = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain::rundir {
 namespace {
@@ -13,7 +13,7 @@ std::string describe(const std::string& op, long long bytes) {
 }
 
 std::string when(const std::optional<std::int64_t>& t) {
-  return t ? format_log_time(*t) : std::string("(no time)");
+  return t ? records::format_log_time(*t) : std::string("(no time)");
 }
 
 std::string rank_list(const std::vector<RankProgress>& ranks) {
@@ -24,7 +24,7 @@ std::string rank_list(const std::vector<RankProgress>& ranks) {
 
 nlohmann::json progress_json(const RankProgress& r) {
   const auto t = [](const std::optional<std::int64_t>& v) {
-    return v ? nlohmann::json(format_log_time(*v)) : nlohmann::json(nullptr);
+    return v ? nlohmann::json(records::format_log_time(*v)) : nlohmann::json(nullptr);
   };
   return {{"rank", r.rank}, {"host", r.host},          {"entered", r.entered},
           {"op", r.op},     {"bytes", r.bytes},        {"entered_at", t(r.entered_at)},
@@ -39,12 +39,12 @@ void HeartbeatTracker::add_rank(int rank, std::string host) {
   p.host = std::move(host);
 }
 
-void HeartbeatTracker::add(const plan::MetricRecord& r) {
+void HeartbeatTracker::add(const records::MetricRecord& r) {
   RankProgress& p = ranks_[r.rank];
   p.rank = r.rank;
-  const std::int64_t t = unix_seconds_to_micros(r.time);
+  const std::int64_t t = records::unix_seconds_to_micros(r.time);
   p.last_record = std::max(p.last_record.value_or(t), t);
-  if (r.type != plan::RecordType::kCollective) return;
+  if (r.type != records::RecordType::kCollective) return;
   any_heartbeat_ = true;
   if (r.enter && r.seq >= p.entered) {
     p.entered = r.seq;

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "plan/metric_record.hpp"
+#include "records/metric_record.hpp"
 
 namespace dtrain::rundir {
 
@@ -31,7 +31,7 @@ struct RankProgress {
 class HeartbeatTracker {
  public:
   void add_rank(int rank, std::string host);  // a rank with a metric file (maybe no heartbeat)
-  void add(const plan::MetricRecord& record);
+  void add(const records::MetricRecord& record);
   const std::map<int, RankProgress>& ranks() const { return ranks_; }
   bool any_heartbeat() const { return any_heartbeat_; }
 

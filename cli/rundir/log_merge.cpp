@@ -8,6 +8,14 @@
 
 namespace dtrain::rundir {
 
+std::int64_t parse_time_flag(std::string_view text, std::string_view flag) {
+  if (const auto micros = records::parse_rfc3339(text)) return *micros;
+  throw plan::UsageError("dtrain: logs: " + std::string(flag) +
+                         ": expected an RFC 3339 time such as 2026-11-22T10:00:00Z or "
+                         "2026-11-22T10:00:00.5+01:00, got \"" +
+                         std::string(text) + "\"");
+}
+
 LineMatcher::LineMatcher(const std::string& pattern) {
   const int rc = regcomp(&regex_, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
   if (rc != 0) {
@@ -73,20 +81,20 @@ bool LineCursor::next_raw(bool at_end) {
 
 std::optional<std::int64_t> LineCursor::line_time() {
   const std::string_view l = line_;
-  if (l.size() > kLogTimestampWidth && std::memcmp(l.data(), minute_text_, 17) == 0 &&
+  if (l.size() > records::kLogTimestampWidth && std::memcmp(l.data(), minute_text_, 17) == 0 &&
       l[26] == 'Z' && l[27] == ' ' && l[19] == '.') {
     unsigned v[8];
     static constexpr std::size_t kPos[8] = {17, 18, 20, 21, 22, 23, 24, 25};
     for (int i = 0; i < 8; ++i) {
       v[i] = static_cast<unsigned char>(l[kPos[i]]) - '0';
-      if (v[i] > 9) return parse_log_timestamp(l);
+      if (v[i] > 9) return records::parse_log_timestamp(l);
     }
     const unsigned seconds = v[0] * 10 + v[1];
     const unsigned micros =
         ((((v[2] * 10 + v[3]) * 10 + v[4]) * 10 + v[5]) * 10 + v[6]) * 10 + v[7];
     if (seconds <= 60) return minute_micros_ + seconds * 1000000LL + micros;
   }
-  const auto t = parse_log_timestamp(l);
+  const auto t = records::parse_log_timestamp(l);
   if (t) {
     std::memcpy(minute_text_, l.data(), 17);
     const std::int64_t within_minute =
@@ -103,7 +111,7 @@ bool LineCursor::next(const LineFilter& filter, bool at_end) {
     if (filter.since && key_ < *filter.since) continue;
     if (filter.until && key_ > *filter.until) continue;
     if (filter.grep != nullptr &&
-        !filter.grep->matches(stamp ? line_.substr(kLogTimestampWidth + 1) : line_)) {
+        !filter.grep->matches(stamp ? line_.substr(records::kLogTimestampWidth + 1) : line_)) {
       continue;
     }
     return true;
@@ -155,11 +163,11 @@ std::string rank_prefix(int rank, std::string_view host) {
 
 void append_prefixed(std::string& out, std::string_view line, std::string_view prefix) {
   // The shape is enough here: the merge has already parsed the timestamp.
-  if (line.size() > kLogTimestampWidth && line[kLogTimestampWidth - 1] == 'Z' &&
-      line[kLogTimestampWidth] == ' ' && line[4] == '-') {
-    out.append(line.data(), kLogTimestampWidth + 1);
+  if (line.size() > records::kLogTimestampWidth && line[records::kLogTimestampWidth - 1] == 'Z' &&
+      line[records::kLogTimestampWidth] == ' ' && line[4] == '-') {
+    out.append(line.data(), records::kLogTimestampWidth + 1);
     out.append(prefix);
-    out.append(line.substr(kLogTimestampWidth + 1));
+    out.append(line.substr(records::kLogTimestampWidth + 1));
   } else {
     out.append(prefix);
     out.append(line);

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain::rundir {
 
@@ -42,6 +42,11 @@ class LineMatcher {
  private:
   regex_t regex_;
 };
+
+// A --since/--until value (records::parse_rfc3339: "2026-11-22T10:00:00Z", an optional fraction of
+// up to 6 digits, "Z" or a "+HH:MM"/"-HH:MM" offset, a space for the "T"). Throws plan::UsageError
+// naming `flag`, what was expected and what was found.
+std::int64_t parse_time_flag(std::string_view text, std::string_view flag);
 
 // Which lines to keep: since <= time <= until (microseconds since the epoch), text matching grep.
 struct LineFilter {

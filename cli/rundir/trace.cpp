@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain::rundir {
 namespace {
@@ -43,12 +43,12 @@ void TraceWriter::complete(int rank, int thread, const std::string& name, std::i
         std::to_string(std::max<std::int64_t>(duration, 0)) + ",\"args\":" + args + "}");
 }
 
-void TraceWriter::add(const plan::MetricRecord& r) {
-  const std::int64_t t = unix_seconds_to_micros(r.time);
+void TraceWriter::add(const records::MetricRecord& r) {
+  const std::int64_t t = records::unix_seconds_to_micros(r.time);
   latest_ = std::max(latest_, t);
-  if (r.type == plan::RecordType::kStep) {
+  if (r.type == records::RecordType::kStep) {
     // A step record is written when the step ends; it lasted `seconds`.
-    const std::int64_t duration = unix_seconds_to_micros(r.seconds);
+    const std::int64_t duration = records::unix_seconds_to_micros(r.seconds);
     nlohmann::json args = {{"step", r.step}, {"samples", r.samples}, {"seconds", r.seconds}};
     if (r.comm_seconds) args["comm_seconds"] = *r.comm_seconds;
     if (r.data_seconds) args["data_seconds"] = *r.data_seconds;

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "plan/metric_record.hpp"
+#include "records/metric_record.hpp"
 
 namespace dtrain::rundir {
 
@@ -22,7 +22,7 @@ class TraceWriter {
   explicit TraceWriter(Sink sink);
 
   void add_rank(int rank, const std::string& host);
-  void add(const plan::MetricRecord& record);
+  void add(const records::MetricRecord& record);
   // A moment on a rank's step thread, such as run-rank's exit line.
   void add_instant(int rank, std::int64_t micros, const std::string& name);
   // Closes collectives still open (at the latest time seen) and the JSON document.

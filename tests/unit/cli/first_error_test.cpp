@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "records/log_line.hpp"
+#include "records/rank_lines.hpp"
 #include "rundir/hang.hpp"
-#include "rundir/log_time.hpp"
-#include "rundir/rank_lines.hpp"
 #include "rundir/trace.hpp"
 
 namespace dtrain::rundir {
@@ -17,7 +17,7 @@ namespace {
 constexpr std::int64_t kT0 = 1795341600LL * 1000000;  // 2026-11-22T10:00:00Z
 
 std::string at(double seconds, const std::string& text) {
-  return format_log_time(kT0 + static_cast<std::int64_t>(seconds * 1e6)) + " " + text;
+  return records::format_log_time(kT0 + static_cast<std::int64_t>(seconds * 1e6)) + " " + text;
 }
 
 RankLogScan scan(int rank, const std::vector<std::string>& lines) {
@@ -27,27 +27,11 @@ RankLogScan scan(int rank, const std::vector<std::string>& lines) {
 }
 
 std::string start(int rank, int size = 4, const std::string& host = "node0") {
-  return format_rank_start({rank, size, host, rank, size, 100 + rank, "python train.py"});
+  return records::format_rank_start({rank, size, host, rank, size, 100 + rank, "python train.py"});
 }
 
 std::string exit_line(int rank, int status, int signal = 0) {
-  return format_rank_exit({rank, status, signal});
-}
-
-TEST(RankLines, FormatAndParseRoundTrip) {
-  const std::string s = start(3, 8, "nid001");
-  EXPECT_EQ(s,
-            "dtrain: rank 3 of 8 started on nid001 (local rank 3 of 8, pid 103): python train.py");
-  const auto parsed = parse_rank_start(s);
-  ASSERT_TRUE(parsed);
-  EXPECT_EQ(parsed->host, "nid001");
-  EXPECT_EQ(parsed->world_size, 8);
-  EXPECT_EQ(parsed->command, "python train.py");
-  EXPECT_EQ(exit_line(2, 0, 9), "dtrain: rank 2 was killed by signal 9 (SIGKILL)");
-  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 was killed by signal 9 (SIGKILL)")->signal, 9);
-  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 exited with status 3")->status, 3);
-  EXPECT_FALSE(parse_rank_exit("dtrain: rank 2 exited with status 3 maybe"));
-  EXPECT_FALSE(parse_rank_start("dtrain: rank x of 8 started on h"));
+  return records::format_rank_exit({rank, status, signal});
 }
 
 TEST(FirstError, TheRankThatExitedFirstIsTheCulpritAndLaterOnesAreVictims) {
@@ -212,11 +196,11 @@ TEST(FirstError, ARestartInTheSameFileCountsOnlyTheLastAttempt) {
   EXPECT_FALSE(find_first_error(scans, {}, std::nullopt).culprit);
 }
 
-plan::MetricRecord coll(int rank, long long seq, bool enter, double t,
-                        const std::string& op = "allreduce", long long bytes = 4096) {
-  plan::MetricRecord r;
+records::MetricRecord coll(int rank, long long seq, bool enter, double t,
+                           const std::string& op = "allreduce", long long bytes = 4096) {
+  records::MetricRecord r;
   r.version = 2;
-  r.type = plan::RecordType::kCollective;
+  r.type = records::RecordType::kCollective;
   r.rank = rank;
   r.seq = seq;
   r.enter = enter;
@@ -282,7 +266,7 @@ TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
   std::string out;
   TraceWriter w([&](std::string_view s) { out.append(s); });
   w.add_rank(0, "node0");
-  plan::MetricRecord step;
+  records::MetricRecord step;
   step.version = 2;
   step.rank = 0;
   step.step = 7;

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "plan/errors.hpp"
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain::rundir {
 namespace {
@@ -179,14 +179,7 @@ TEST(Grep, ABadPatternIsNamed) {
   }
 }
 
-TEST(LogTime, ParsesAndFormatsTimestampsAndFlags) {
-  const auto t = parse_log_timestamp("2026-11-22T10:00:00.123456Z text");
-  ASSERT_TRUE(t);
-  EXPECT_EQ(*t, 1795341600LL * 1000000 + 123456);
-  EXPECT_EQ(format_log_time(*t), "2026-11-22T10:00:00.123456Z");
-  EXPECT_FALSE(parse_log_timestamp("2026-11-22T10:00:00.123456Z"));  // no text after it
-  EXPECT_FALSE(parse_log_timestamp("2026-13-22T10:00:00.123456Z x"));
-  EXPECT_FALSE(parse_log_timestamp("hello"));
+TEST(TimeFlag, AcceptsRfc3339AndNamesTheFlagOtherwise) {
   EXPECT_EQ(parse_time_flag("2026-11-22T10:00:00Z", "--since"), 1795341600LL * 1000000);
   EXPECT_EQ(parse_time_flag("2026-11-22 11:00:00.5+01:00", "--since"),
             1795341600LL * 1000000 + 500000);

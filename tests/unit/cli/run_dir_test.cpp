@@ -97,7 +97,7 @@ TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
   try {
     read_run_stats(dir_.string());
     FAIL();
-  } catch (const plan::MetricFormatError& e) {
+  } catch (const records::MetricFormatError& e) {
     EXPECT_EQ(std::string(e.what()),
               "dtrain: stats: rank-00003.jsonl:2: expected one JSON object per line");
   }

@@ -11,18 +11,9 @@
 namespace dtrain::plan {
 namespace {
 
-std::string message(const char* line) {
-  try {
-    parse_metric_record(line, "rank-00001.jsonl:4");
-  } catch (const MetricFormatError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-MetricRecord step(int rank, long long samples, double seconds, std::optional<double> comm = {},
-                  std::optional<double> data = {}) {
-  MetricRecord r;
+records::MetricRecord step(int rank, long long samples, double seconds,
+                           std::optional<double> comm = {}, std::optional<double> data = {}) {
+  records::MetricRecord r;
   r.version = comm ? 2 : 1;
   r.rank = rank;
   r.samples = samples;
@@ -32,65 +23,10 @@ MetricRecord step(int rank, long long samples, double seconds, std::optional<dou
   return r;
 }
 
-TEST(MetricRecord, ParsesVersion1) {
-  auto r = parse_metric_record(
-      R"({"v":1,"time":1.7e9,"rank":3,"step":7,"samples":128,"seconds":0.25})", "f:1");
-  EXPECT_EQ(r.type, RecordType::kStep);
-  EXPECT_EQ(r.rank, 3);
-  EXPECT_EQ(r.step, 7);
-  EXPECT_EQ(r.samples, 128);
-  EXPECT_DOUBLE_EQ(r.seconds, 0.25);
-  EXPECT_FALSE(r.comm_seconds);
-}
-
-TEST(MetricRecord, ParsesVersion2StepsAndHeartbeatsIgnoringUnknownFields) {
-  auto s = parse_metric_record(
-      R"({"v":2,"type":"step","time":1.5,"rank":1,"step":2,"samples":64,"seconds":0.5,)"
-      R"("comm_seconds":0.125,"data_seconds":0.0625,"gpu":"A100"})",
-      "f:1");
-  EXPECT_EQ(s.version, 2);
-  EXPECT_DOUBLE_EQ(*s.comm_seconds, 0.125);
-  EXPECT_DOUBLE_EQ(*s.data_seconds, 0.0625);
-  auto c = parse_metric_record(
-      R"({"v":2,"type":"coll","time":2.5,"rank":1,"seq":9,"op":"allreduce","bytes":4096,"phase":"exit"})",
-      "f:2");
-  EXPECT_EQ(c.type, RecordType::kCollective);
-  EXPECT_EQ(c.seq, 9);
-  EXPECT_EQ(c.op, "allreduce");
-  EXPECT_EQ(c.bytes, 4096);
-  EXPECT_FALSE(c.enter);
-  EXPECT_DOUBLE_EQ(c.time, 2.5);
-}
-
-TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
-  EXPECT_EQ(message("not json"),
-            "dtrain: stats: rank-00001.jsonl:4: expected one JSON object per line");
-  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"seconds":1})"),
-            "dtrain: stats: rank-00001.jsonl:4: missing field \"samples\"");
-  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"samples":"x","seconds":1})"),
-            "dtrain: stats: rank-00001.jsonl:4: field \"samples\": expected a number, got \"x\"");
-  EXPECT_EQ(
-      message(R"({"v":3,"rank":0,"step":1,"samples":1,"seconds":1})"),
-      "dtrain: stats: rank-00001.jsonl:4: schema version 3 is not supported; expected 1 to 2");
-  EXPECT_EQ(message(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,"seconds":1})"),
-            "dtrain: stats: rank-00001.jsonl:4: missing field \"comm_seconds\"");
-  EXPECT_EQ(message(R"({"v":2,"type":"gpu","time":1,"rank":0})"),
-            "dtrain: stats: rank-00001.jsonl:4: field \"type\": expected \"step\" or \"coll\", got "
-            "\"gpu\"");
-  EXPECT_EQ(
-      message(
-          R"({"v":2,"type":"coll","time":1,"rank":0,"seq":0,"op":"allreduce","bytes":8,"phase":"in"})"),
-      "dtrain: stats: rank-00001.jsonl:4: field \"phase\": expected \"enter\" or \"exit\", "
-      "got \"in\"");
-  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"samples":1,"seconds":-1})"),
-            "dtrain: stats: rank-00001.jsonl:4: field \"seconds\": expected a finite number >= 0, "
-            "got -1");
-}
-
 TEST(Stats, SumsPerRankAndTotalsAtTheSlowestRanksPace) {
   // rank 0: 300 samples in 1.5 s; rank 1: 300 samples in 3 s.
-  std::vector<MetricRecord> records = {step(0, 100, 0.5), step(1, 100, 1.0), step(0, 200, 1.0),
-                                       step(1, 200, 2.0)};
+  std::vector<records::MetricRecord> records = {step(0, 100, 0.5), step(1, 100, 1.0),
+                                                step(0, 200, 1.0), step(1, 200, 2.0)};
   const RunStats s = compute_stats(records);
   ASSERT_EQ(s.ranks.size(), 2u);
   EXPECT_EQ(s.ranks[0].steps, 2);
@@ -107,7 +43,7 @@ TEST(Stats, SumsPerRankAndTotalsAtTheSlowestRanksPace) {
 TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
   // 200 random steps per rank; every figure is recomputed here from the same numbers.
   std::mt19937 rng(3);
-  std::vector<MetricRecord> records;
+  std::vector<records::MetricRecord> records;
   std::vector<std::vector<double>> rates(3);
   std::vector<double> seconds(3), comm(3), data(3);
   std::vector<long long> samples(3);
@@ -176,7 +112,7 @@ TEST(Stats, EachNodeMovesAtItsSlowestRanksPace) {
 TEST(Stats, AStragglerRankIsNamedWithItsCause) {
   // Synchronous steps: every rank's step takes 1 s; rank 2 computes for 0.9 s while the others
   // compute for 0.5 s and wait 0.4 s for it. Rank 3 spends its extra time loading data.
-  std::vector<MetricRecord> records;
+  std::vector<records::MetricRecord> records;
   for (int i = 0; i < 10; ++i) {
     records.push_back(step(0, 10, 1.0, 0.5, 0.0));
     records.push_back(step(1, 10, 1.0, 0.5, 0.0));

@@ -43,7 +43,7 @@ class TaskOutput : public testing::Test {
       const int err = ::open((dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(out, STDOUT_FILENO);
       ::dup2(err, STDERR_FILENO);
-      tee_task_output((dir_ / "logs").string(), 7);
+      tee_task_output((dir_ / "logs").string(), {7, 8, "node3", 3, 4, 0, "train --fast"});
       task();
       ::_exit(0);
     }
@@ -76,8 +76,16 @@ TEST_F(TaskOutput, LinesPassThroughAndLandInTheRankLogWithTimestamps) {
     ASSERT_TRUE(std::regex_search(line, m, stamp) && m.position(0) == 0) << line;
     texts.push_back(line.substr(m.length(0)));
   }
-  std::sort(texts.begin(), texts.end());  // stdout and stderr interleave in any order
-  EXPECT_EQ(texts, (std::vector<std::string>{"hello", "no newline at the end", "oops", "world"}));
+  // Framed by run-rank's start and exit lines, so `dtrain logs --first-error` reads plugin runs.
+  ASSERT_EQ(texts.size(), 6u);
+  EXPECT_EQ(texts.front().rfind("dtrain: rank 7 of 8 started on node3 (local rank 3 of 4, pid ", 0),
+            0u)
+      << texts.front();
+  EXPECT_EQ(texts.front().substr(texts.front().size() - 15), "): train --fast");
+  EXPECT_EQ(texts.back(), "dtrain: rank 7 exited with status 3");
+  std::vector<std::string> body(texts.begin() + 1, texts.end() - 1);
+  std::sort(body.begin(), body.end());  // stdout and stderr interleave in any order
+  EXPECT_EQ(body, (std::vector<std::string>{"hello", "no newline at the end", "oops", "world"}));
 }
 
 TEST_F(TaskOutput, TaskKilledBySignalIsReportedAsSuch) {
@@ -90,7 +98,7 @@ TEST_F(TaskOutput, UnwritableDirectoryIsNamed) {
   const auto file = dir_ / "a-file";
   std::ofstream(file) << "x";
   try {
-    tee_task_output((file / "sub").string(), 0);
+    tee_task_output((file / "sub").string(), {});
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("dtrain: --dtrain-run-dir: cannot create " +

@@ -1,9 +1,10 @@
-#include "plan/metric_record.hpp"
+#include "records/metric_record.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-namespace dtrain::plan {
+namespace dtrain::records {
 namespace {
 
 MetricFormatError format_error(const std::string& where, const std::string& what) {
@@ -87,6 +88,31 @@ void parse_collective(const nlohmann::json& record, const std::string& where, Me
 
 }  // namespace
 
+std::string format_step_record(const MetricRecord& r) {
+  // ordered_json keeps the documented field order; dump() writes the shortest text that reads
+  // back as the same double.
+  nlohmann::ordered_json line = {{"v", kMetricSchemaVersion},
+                                 {"type", "step"},
+                                 {"time", r.time},
+                                 {"rank", r.rank},
+                                 {"step", r.step},
+                                 {"samples", r.samples},
+                                 {"seconds", r.seconds},
+                                 {"comm_seconds", r.comm_seconds.value_or(0.0)}};
+  if (r.data_seconds) line["data_seconds"] = *r.data_seconds;
+  return line.dump();
+}
+
+int format_collective_record(char* buffer, std::size_t size, double time, int rank,
+                             std::uint64_t seq, const char* op, std::size_t bytes,
+                             bool enter) noexcept {
+  return std::snprintf(buffer, size,
+                       "{\"v\":%d,\"type\":\"coll\",\"time\":%.6f,\"rank\":%d,\"seq\":%llu,"
+                       "\"op\":\"%s\",\"bytes\":%zu,\"phase\":\"%s\"}",
+                       kMetricSchemaVersion, time, rank, static_cast<unsigned long long>(seq), op,
+                       bytes, enter ? "enter" : "exit");
+}
+
 MetricRecord parse_metric_record(std::string_view line, const std::string& where) {
   nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object()) {
@@ -124,4 +150,4 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
   return out;
 }
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::records

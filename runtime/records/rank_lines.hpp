@@ -1,10 +1,12 @@
-// The two lines `dtrain run-rank` adds to a rank's log around the command's own output, so a run
-// directory alone tells where each rank ran and how it ended (docs/logs.md):
+// The two lines `dtrain run-rank` (and the SPANK plugin's --dtrain-run-dir) adds to a rank's log
+// around the command's own output, so a run directory alone tells where each rank ran and how it
+// ended (docs/logs.md):
 //   <time> dtrain: rank 3 of 4 started on node01 (local rank 3 of 4, pid 4242): python train.py
 //   <time> dtrain: rank 3 exited with status 1
 //   <time> dtrain: rank 3 was killed by signal 9 (SIGKILL)
 // A rank whose log has no exit line went silent: its run-rank itself was killed or is still
-// running. Formatting and parsing live together so the two cannot drift apart.
+// running. Formatting and parsing live together so the two cannot drift apart; run-rank and the
+// SPANK plugin write them through output_tee.hpp.
 #pragma once
 
 #include <optional>
@@ -12,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dtrain::rundir {
+namespace dtrain::records {
 
 struct RankStart {
   int rank = 0;
@@ -45,4 +47,4 @@ std::string signal_name(int signal);
 
 std::string join_command(const std::vector<std::string>& words);
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::records

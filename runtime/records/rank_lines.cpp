@@ -1,8 +1,8 @@
-#include "rundir/rank_lines.hpp"
+#include "records/rank_lines.hpp"
 
 #include <charconv>
 
-namespace dtrain::rundir {
+namespace dtrain::records {
 namespace {
 
 constexpr std::string_view kPrefix = "dtrain: rank ";
@@ -94,4 +94,4 @@ std::optional<RankExit> parse_rank_exit(std::string_view s) {
   return std::nullopt;
 }
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::records

@@ -1,12 +1,9 @@
-#include "rundir/log_time.hpp"
+#include "records/log_line.hpp"
 
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
 
-#include "plan/errors.hpp"
-
-namespace dtrain::rundir {
+namespace dtrain::records {
 namespace {
 
 // Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's algorithm).
@@ -99,27 +96,21 @@ std::int64_t unix_seconds_to_micros(double seconds) {
   return static_cast<std::int64_t>(std::llround(seconds * 1e6));
 }
 
-std::int64_t parse_time_flag(std::string_view text, std::string_view flag) {
-  const auto bad = [&] {
-    return plan::UsageError("dtrain: logs: " + std::string(flag) +
-                            ": expected an RFC 3339 time such as 2026-11-22T10:00:00Z or "
-                            "2026-11-22T10:00:00.5+01:00, got \"" +
-                            std::string(text) + "\"");
-  };
+std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
   std::int64_t seconds;
-  if (!parse_date_time(text, true, seconds)) throw bad();
+  if (!parse_date_time(text, true, seconds)) return std::nullopt;
   std::size_t pos = 19;
   std::int64_t micros = 0;
   if (pos < text.size() && text[pos] == '.') {
     ++pos;
     std::size_t n = 0;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (n == 6) throw bad();
+      if (n == 6) return std::nullopt;
       micros = micros * 10 + (text[pos] - '0');
       ++pos;
       ++n;
     }
-    if (n == 0) throw bad();
+    if (n == 0) return std::nullopt;
     for (; n < 6; ++n) micros *= 10;
   }
   const std::string_view zone = text.substr(pos);
@@ -128,12 +119,49 @@ std::int64_t parse_time_flag(std::string_view text, std::string_view flag) {
     offset = 0;
   } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':') {
     unsigned hh, mm;
-    if (!digits(zone, 1, 2, hh) || !digits(zone, 4, 2, mm) || hh > 23 || mm > 59) throw bad();
+    if (!digits(zone, 1, 2, hh) || !digits(zone, 4, 2, mm) || hh > 23 || mm > 59) {
+      return std::nullopt;
+    }
     offset = (zone[0] == '+' ? 1 : -1) * static_cast<std::int64_t>(hh * 3600 + mm * 60);
   } else {
-    throw bad();
+    return std::nullopt;
   }
   return (seconds - offset) * 1000000 + micros;
 }
 
-}  // namespace dtrain::rundir
+std::string format_log_time(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  return format_log_time(
+      static_cast<std::int64_t>(duration_cast<microseconds>(t.time_since_epoch()).count()));
+}
+
+void LineSplitter::feed(std::string_view bytes) {
+  while (!bytes.empty()) {
+    auto nl = bytes.find('\n');
+    if (nl == std::string_view::npos) {
+      partial_.append(bytes);
+      while (partial_.size() >= kMaxLine) {
+        sink_(std::string_view(partial_).substr(0, kMaxLine));
+        partial_.erase(0, kMaxLine);
+      }
+      return;
+    }
+    if (partial_.empty()) {
+      sink_(bytes.substr(0, nl));
+    } else {
+      partial_.append(bytes.substr(0, nl));
+      sink_(partial_);
+      partial_.clear();
+    }
+    bytes.remove_prefix(nl + 1);
+  }
+}
+
+void LineSplitter::finish() {
+  if (!partial_.empty()) {
+    sink_(partial_);
+    partial_.clear();
+  }
+}
+
+}  // namespace dtrain::records

@@ -1,0 +1,60 @@
+// One line of a rank's metric records (rank-NNNNN.jsonl; schema in docs/metrics.md). The writer
+// (libdtrain's Meter) and the reader (`dtrain stats`, `logs --hang`, `timeline`) sit side by side
+// under one schema version, so a schema change is one diff that both sides' tests see.
+// Version 1 has step records only; version 2 adds "type" and collective heartbeats. Readers ignore
+// fields they do not know and reject versions they do not. Pure: no clock, no files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace dtrain::records {
+
+enum class RecordType { kStep, kCollective };
+
+struct MetricRecord {
+  int version = 1;
+  RecordType type = RecordType::kStep;
+  double time = 0;  // Unix seconds when the record was made
+  int rank = 0;
+  // Step records.
+  long long step = 0;
+  long long samples = 0;
+  double seconds = 0;
+  std::optional<double> comm_seconds;  // v2: time in collectives since the previous step record
+  std::optional<double> data_seconds;  // v2, when the training code reports it
+  // Collective heartbeats (v2).
+  long long seq = 0;  // collectives of this rank counted from 0
+  std::string op;     // "allreduce", ...
+  long long bytes = 0;
+  bool enter = false;  // "phase": "enter" (true) or "exit"
+};
+
+class MetricFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The version the writer writes and the newest the reader knows.
+inline constexpr int kMetricSchemaVersion = 2;
+
+// Writer side. A step record, version kMetricSchemaVersion, fields in the documented order;
+// comm_seconds is written as 0 when unset, data_seconds only when set. Doubles are written as the
+// shortest text that reads back as the same value.
+std::string format_step_record(const MetricRecord& record);
+
+// A collective heartbeat into `buffer` (256 bytes hold any), without a JSON object or an
+// allocation: the Meter writes one per collective entry and exit, and it must stay far below 1 %
+// of a step. `op` is a fixed identifier (no escaping). Returns the length, as snprintf does.
+int format_collective_record(char* buffer, std::size_t size, double time, int rank,
+                             std::uint64_t seq, const char* op, std::size_t bytes,
+                             bool enter) noexcept;
+
+// Reader side. Parses one JSON Lines record; `where` ("rank-00001.jsonl:12") prefixes any error.
+MetricRecord parse_metric_record(std::string_view line, const std::string& where);
+
+}  // namespace dtrain::records

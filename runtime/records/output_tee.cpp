@@ -1,0 +1,215 @@
+#include "records/output_tee.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "records/log_line.hpp"
+
+namespace dtrain::records {
+namespace {
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
+
+// A signal handler can only reach the child through a global.
+volatile sig_atomic_t g_child_pid = 0;
+// Set when the launcher or scheduler is stopping the job (not for USR1/USR2, the checkpoint
+// signals, nor CONT): it will send SIGKILL soon, so the exit line must not wait for stray output.
+volatile sig_atomic_t g_stopping = 0;
+
+void forward_signal(int sig) {
+  if (sig != SIGUSR1 && sig != SIGUSR2 && sig != SIGCONT) g_stopping = 1;
+  if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), sig);
+}
+
+std::runtime_error system_error(std::string_view who, const std::string& what) {
+  return std::runtime_error(std::string(who) + ": " + what + ": " + std::strerror(errno));
+}
+
+void write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    // A closed terminal or a vanished reader must not stop the rank; the log still has the line.
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void log_line(int log_fd, std::string_view text) {
+  std::string out = format_log_time(std::chrono::system_clock::now());
+  out += ' ';
+  out.append(text);
+  out += '\n';
+  write_all(log_fd, out);
+}
+
+struct Stream {
+  int fd;
+  LineSplitter splitter;
+};
+
+// The forwarding handlers while the logger runs, the previous ones restored when it is done.
+class ForwardSignals {
+ public:
+  explicit ForwardSignals(pid_t child) {
+    g_child_pid = child;
+    g_stopping = 0;
+    for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+      struct sigaction sa {};
+      sa.sa_handler = forward_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      ::sigaction(kForwarded[i], &sa, &previous_[i]);
+    }
+  }
+  ~ForwardSignals() {
+    g_child_pid = 0;
+    for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+      ::sigaction(kForwarded[i], &previous_[i], nullptr);
+    }
+  }
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+
+ private:
+  struct sigaction previous_[std::size(kForwarded)]{};
+};
+
+// Copies until both pipes close or, once the child has exited, its output has been quiet for the
+// grace period. A grandchild the command left behind may hold the pipes open; the logger must not
+// wait for it. While the job is being stopped one idle poll is enough: Open MPI follows SIGTERM
+// with SIGKILL after about a second, and the exit line must be written before that.
+bool copy_output(pid_t pid, Stream (&streams)[2], int& status, std::string_view who) {
+  bool exited = false;
+  int open_streams = 0;
+  for (const auto& s : streams) open_streams += s.fd >= 0 ? 1 : 0;
+  char buf[65536];
+  int idle_after_exit_ms = 0;
+  while (open_streams > 0 && idle_after_exit_ms < (g_stopping ? 100 : 500)) {
+    pollfd fds[2];
+    Stream* order[2];
+    nfds_t n = 0;
+    for (auto& s : streams) {
+      if (s.fd < 0) continue;
+      fds[n] = {s.fd, POLLIN, 0};
+      order[n++] = &s;
+    }
+    const int ready = ::poll(fds, n, 100);
+    if (ready < 0 && errno != EINTR) throw system_error(who, "poll");
+    bool got_data = false;
+    for (nfds_t i = 0; ready > 0 && i < n; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
+      if (r > 0) {
+        order[i]->splitter.feed(std::string_view(buf, static_cast<std::size_t>(r)));
+        got_data = true;
+      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        order[i]->splitter.finish();
+        ::close(order[i]->fd);
+        order[i]->fd = -1;
+        --open_streams;
+      }
+    }
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+    if (exited) idle_after_exit_ms = got_data ? 0 : idle_after_exit_ms + 100;
+  }
+  for (auto& s : streams) {
+    if (s.fd >= 0) {
+      s.splitter.finish();
+      ::close(s.fd);
+      s.fd = -1;
+    }
+  }
+  return exited;
+}
+
+}  // namespace
+
+TeedChild fork_with_output_pipes(std::string_view who) {
+  int out[2];
+  int err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw system_error(who, "pipe");
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    errno = saved;
+    throw system_error(who, "pipe");
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int saved = errno;
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    errno = saved;
+    throw system_error(who, "fork");
+  }
+  if (pid == 0) {
+    // dup2 clears FD_CLOEXEC on the copies, so an exec keeps them as stdout and stderr.
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    return {0, -1, -1};
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  return {pid, out[0], err[0]};
+}
+
+int open_rank_log(const std::string& path) noexcept {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";
+  return name;
+}
+
+RankExit rank_exit(int rank, int wait_status) {
+  RankExit e;
+  e.rank = rank;
+  if (WIFSIGNALED(wait_status)) {
+    e.signal = WTERMSIG(wait_status);
+  } else {
+    e.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
+  }
+  return e;
+}
+
+int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart start,
+               std::string_view who) {
+  const ForwardSignals forwarding(child.pid);
+  start.pid = static_cast<long>(child.pid);
+  log_line(targets.log_fd, format_rank_start(start));
+  const auto sink = [&targets](int passthrough) {
+    return [log_fd = targets.log_fd, passthrough](std::string_view line) {
+      log_line(log_fd, line);
+      std::string out(line);
+      out += '\n';
+      write_all(passthrough, out);
+    };
+  };
+  Stream streams[2] = {{child.out_fd, LineSplitter(sink(targets.out_passthrough))},
+                       {child.err_fd, LineSplitter(sink(targets.err_passthrough))}};
+  int status = 0;
+  bool exited = copy_output(child.pid, streams, status, who);
+  while (!exited) {
+    if (::waitpid(child.pid, &status, 0) == child.pid) {
+      exited = true;
+    } else if (errno != EINTR) {
+      throw system_error(who, "waitpid");
+    }
+  }
+  log_line(targets.log_fd, format_rank_exit(rank_exit(start.rank, status)));
+  return status;
+}
+
+}  // namespace dtrain::records

@@ -1,0 +1,30 @@
+#include "records/rank_files.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+namespace dtrain::records {
+
+std::string rank_file_name(int rank, std::string_view extension) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rank-%05d.", rank);
+  return std::string(buf) + std::string(extension);
+}
+
+std::optional<int> parse_rank_file_name(std::string_view name, std::string_view extension) {
+  constexpr std::string_view kPrefix = "rank-";
+  if (name.size() < kPrefix.size() + 5 + 1 + extension.size() ||
+      name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - extension.size()) != extension ||
+      name[name.size() - extension.size() - 1] != '.') {
+    return std::nullopt;
+  }
+  const char* first = name.data() + kPrefix.size();
+  const char* last = name.data() + name.size() - extension.size() - 1;
+  int rank = 0;
+  const auto [end, ec] = std::from_chars(first, last, rank);
+  if (ec != std::errc() || end != last || rank < 0) return std::nullopt;
+  return rank;
+}
+
+}  // namespace dtrain::records

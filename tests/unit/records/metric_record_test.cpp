@@ -1,0 +1,123 @@
+// The metric record schema from both sides: what the Meter writes reads back as the same record,
+// and what the readers refuse is named with the file, line and field.
+#include "records/metric_record.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dtrain::records {
+namespace {
+
+std::string message(const char* line) {
+  try {
+    parse_metric_record(line, "rank-00001.jsonl:4");
+  } catch (const MetricFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MetricRecord, ParsesVersion1) {
+  auto r = parse_metric_record(
+      R"({"v":1,"time":1.7e9,"rank":3,"step":7,"samples":128,"seconds":0.25})", "f:1");
+  EXPECT_EQ(r.type, RecordType::kStep);
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(r.step, 7);
+  EXPECT_EQ(r.samples, 128);
+  EXPECT_DOUBLE_EQ(r.seconds, 0.25);
+  EXPECT_FALSE(r.comm_seconds);
+}
+
+TEST(MetricRecord, ParsesVersion2StepsAndHeartbeatsIgnoringUnknownFields) {
+  auto s = parse_metric_record(
+      R"({"v":2,"type":"step","time":1.5,"rank":1,"step":2,"samples":64,"seconds":0.5,)"
+      R"("comm_seconds":0.125,"data_seconds":0.0625,"gpu":"A100"})",
+      "f:1");
+  EXPECT_EQ(s.version, 2);
+  EXPECT_DOUBLE_EQ(*s.comm_seconds, 0.125);
+  EXPECT_DOUBLE_EQ(*s.data_seconds, 0.0625);
+  auto c = parse_metric_record(
+      R"({"v":2,"type":"coll","time":2.5,"rank":1,"seq":9,"op":"allreduce","bytes":4096,"phase":"exit"})",
+      "f:2");
+  EXPECT_EQ(c.type, RecordType::kCollective);
+  EXPECT_EQ(c.seq, 9);
+  EXPECT_EQ(c.op, "allreduce");
+  EXPECT_EQ(c.bytes, 4096);
+  EXPECT_FALSE(c.enter);
+  EXPECT_DOUBLE_EQ(c.time, 2.5);
+}
+
+TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
+  EXPECT_EQ(message("not json"),
+            "dtrain: stats: rank-00001.jsonl:4: expected one JSON object per line");
+  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"seconds":1})"),
+            "dtrain: stats: rank-00001.jsonl:4: missing field \"samples\"");
+  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"samples":"x","seconds":1})"),
+            "dtrain: stats: rank-00001.jsonl:4: field \"samples\": expected a number, got \"x\"");
+  EXPECT_EQ(
+      message(R"({"v":3,"rank":0,"step":1,"samples":1,"seconds":1})"),
+      "dtrain: stats: rank-00001.jsonl:4: schema version 3 is not supported; expected 1 to 2");
+  EXPECT_EQ(message(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,"seconds":1})"),
+            "dtrain: stats: rank-00001.jsonl:4: missing field \"comm_seconds\"");
+  EXPECT_EQ(message(R"({"v":2,"type":"gpu","time":1,"rank":0})"),
+            "dtrain: stats: rank-00001.jsonl:4: field \"type\": expected \"step\" or \"coll\", got "
+            "\"gpu\"");
+  EXPECT_EQ(
+      message(
+          R"({"v":2,"type":"coll","time":1,"rank":0,"seq":0,"op":"allreduce","bytes":8,"phase":"in"})"),
+      "dtrain: stats: rank-00001.jsonl:4: field \"phase\": expected \"enter\" or \"exit\", "
+      "got \"in\"");
+  EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"samples":1,"seconds":-1})"),
+            "dtrain: stats: rank-00001.jsonl:4: field \"seconds\": expected a finite number >= 0, "
+            "got -1");
+}
+
+TEST(MetricRecord, AStepRecordWrittenReadsBackWithTheDocumentedFieldOrder) {
+  MetricRecord r;
+  r.time = 1795341600.25;
+  r.rank = 3;
+  r.step = 7;
+  r.samples = 128;
+  r.seconds = 0.1;
+  r.comm_seconds = 0.025;
+  const std::string line = format_step_record(r);
+  EXPECT_EQ(line, R"({"v":2,"type":"step","time":1795341600.25,"rank":3,"step":7,"samples":128,)"
+                  R"("seconds":0.1,"comm_seconds":0.025})");
+  const MetricRecord back = parse_metric_record(line, "f:1");
+  EXPECT_EQ(back.version, kMetricSchemaVersion);
+  EXPECT_EQ(back.type, RecordType::kStep);
+  EXPECT_EQ(back.rank, 3);
+  EXPECT_EQ(back.step, 7);
+  EXPECT_EQ(back.samples, 128);
+  EXPECT_EQ(back.seconds, 0.1);  // the shortest text that reads back as the same double
+  EXPECT_EQ(back.comm_seconds, 0.025);
+  EXPECT_FALSE(back.data_seconds);
+
+  r.data_seconds = 0.5;
+  r.comm_seconds.reset();
+  const MetricRecord with_data = parse_metric_record(format_step_record(r), "f:2");
+  EXPECT_EQ(with_data.data_seconds, 0.5);
+  EXPECT_EQ(with_data.comm_seconds, 0.0);  // the writer always writes it; unset is 0
+}
+
+TEST(MetricRecord, AHeartbeatWrittenReadsBack) {
+  char buf[256];
+  const int n = format_collective_record(buf, sizeof buf, 1795341600.5, 2, 41, "allreduce",
+                                         1u << 20, /*enter=*/true);
+  const std::string line(buf, static_cast<std::size_t>(n));
+  EXPECT_EQ(line,
+            R"({"v":2,"type":"coll","time":1795341600.500000,"rank":2,"seq":41,"op":"allreduce",)"
+            R"("bytes":1048576,"phase":"enter"})");
+  const MetricRecord back = parse_metric_record(line, "f:1");
+  EXPECT_EQ(back.type, RecordType::kCollective);
+  EXPECT_EQ(back.rank, 2);
+  EXPECT_EQ(back.seq, 41);
+  EXPECT_EQ(back.op, "allreduce");
+  EXPECT_EQ(back.bytes, 1 << 20);
+  EXPECT_TRUE(back.enter);
+  EXPECT_DOUBLE_EQ(back.time, 1795341600.5);
+}
+
+}  // namespace
+}  // namespace dtrain::records

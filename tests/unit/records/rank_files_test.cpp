@@ -1,0 +1,29 @@
+// The rank files' names, as every writer makes them and every reader recognises them.
+#include "records/rank_files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dtrain::records {
+namespace {
+
+TEST(RankFileName, FiveDigitsZeroPadded) {
+  EXPECT_EQ(rank_file_name(7, kLogExtension), "rank-00007.log");
+  EXPECT_EQ(rank_file_name(123456, kMetricsExtension), "rank-123456.jsonl");
+}
+
+TEST(RankFileName, ParsesWhatItFormatsAndNothingElse) {
+  EXPECT_EQ(parse_rank_file_name(rank_file_name(42, kLogExtension), kLogExtension), 42);
+  EXPECT_EQ(parse_rank_file_name("rank-123456.jsonl", kMetricsExtension), 123456);
+  EXPECT_FALSE(parse_rank_file_name("rank-00042.log", kMetricsExtension));
+  EXPECT_FALSE(parse_rank_file_name("rank-00042.jsonl", kLogExtension));
+  EXPECT_FALSE(parse_rank_file_name("rank-0042.log", kLogExtension));  // fewer than five digits
+  EXPECT_FALSE(parse_rank_file_name("rank-0004x.log", kLogExtension));
+  EXPECT_FALSE(parse_rank_file_name("rank-00042xlog", kLogExtension));
+  EXPECT_FALSE(parse_rank_file_name("job-00042.log", kLogExtension));
+  EXPECT_FALSE(parse_rank_file_name("rank-00042.log.bak", kLogExtension));
+}
+
+}  // namespace
+}  // namespace dtrain::records

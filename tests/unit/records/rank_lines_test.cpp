@@ -1,0 +1,37 @@
+// run-rank's start and exit lines: what the writers format, the readers parse back.
+#include "records/rank_lines.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dtrain::records {
+namespace {
+
+TEST(RankLines, FormatAndParseRoundTrip) {
+  const std::string s = format_rank_start({3, 8, "nid001", 3, 8, 103, "python train.py"});
+  EXPECT_EQ(s,
+            "dtrain: rank 3 of 8 started on nid001 (local rank 3 of 8, pid 103): python train.py");
+  const auto parsed = parse_rank_start(s);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->host, "nid001");
+  EXPECT_EQ(parsed->world_size, 8);
+  EXPECT_EQ(parsed->command, "python train.py");
+  EXPECT_EQ(format_rank_exit({2, 0, 9}), "dtrain: rank 2 was killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 was killed by signal 9 (SIGKILL)")->signal, 9);
+  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 exited with status 3")->status, 3);
+  EXPECT_FALSE(parse_rank_exit("dtrain: rank 2 exited with status 3 maybe"));
+  EXPECT_FALSE(parse_rank_start("dtrain: rank x of 8 started on h"));
+}
+
+TEST(RankLines, ExitsAreDescribedWithTheSignalName) {
+  EXPECT_EQ(describe_exit({1, 3, 0}), "exited with status 3");
+  EXPECT_EQ(describe_exit({1, 0, 15}), "was killed by signal 15 (SIGTERM)");
+  EXPECT_EQ(signal_name(77), "signal 77");
+  EXPECT_EQ(join_command({"python", "train.py", "--lr", "0.1"}), "python train.py --lr 0.1");
+  EXPECT_FALSE((RankExit{0, 0, 0}.failed()));
+  EXPECT_TRUE((RankExit{0, 0, 9}.failed()));
+}
+
+}  // namespace
+}  // namespace dtrain::records
