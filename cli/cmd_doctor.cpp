@@ -25,9 +25,9 @@
 #include "affinity/topology.hpp"
 #include "commands.hpp"
 #include "dtrain/config.hpp"
-#include "plan/doctor.hpp"
 #include "plan/errors.hpp"
 #include "process.hpp"
+#include "report/doctor.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -75,8 +75,8 @@ bool port_in_use(const std::string& port_text) {
   return in_use;
 }
 
-plan::RankReport this_rank(const dtrain::WorldInfo& world) {
-  plan::RankReport r;
+report::RankReport this_rank(const dtrain::WorldInfo& world) {
+  report::RankReport r;
   r.rank = world.rank;
   r.size = world.size;
   r.local_rank = world.local_rank;
@@ -86,7 +86,7 @@ plan::RankReport this_rank(const dtrain::WorldInfo& world) {
   const auto launcher = affinity::detect_launcher(env);
   r.launcher = launcher ? launcher->launcher : "none";
   r.cpuset = process_cpuset().to_list();
-  for (const auto& name : plan::doctor_env_names()) {
+  for (const auto& name : report::doctor_env_names()) {
     if (const char* v = std::getenv(name.c_str())) r.env[name] = v;
   }
   const affinity::Node node = affinity::load_live_node();
@@ -125,9 +125,9 @@ plan::RankReport this_rank(const dtrain::WorldInfo& world) {
 
 // Every rank's report on every rank: one allreduce over fixed-size slots (byte values in int32,
 // so any communicator can carry it).
-std::vector<plan::RankReport> gather_reports(dtrain::Comm& comm, const dtrain::WorldInfo& world,
-                                             const plan::RankReport& mine) {
-  const std::string text = plan::report_to_json(mine).dump();
+std::vector<report::RankReport> gather_reports(dtrain::Comm& comm, const dtrain::WorldInfo& world,
+                                               const report::RankReport& mine) {
+  const std::string text = report::report_to_json(mine).dump();
   std::int64_t longest = static_cast<std::int64_t>(text.size());
   comm.allreduce(&longest, &longest, 1, dtrain::DType::kInt64, dtrain::ReduceOp::kMax);
   const auto slot = static_cast<std::size_t>(longest);
@@ -137,7 +137,7 @@ std::vector<plan::RankReport> gather_reports(dtrain::Comm& comm, const dtrain::W
   }
   comm.allreduce(slots.data(), slots.data(), slots.size(), dtrain::DType::kInt32,
                  dtrain::ReduceOp::kSum);
-  std::vector<plan::RankReport> all;
+  std::vector<report::RankReport> all;
   for (int r = 0; r < world.size; ++r) {
     std::string s;
     for (std::size_t i = 0; i < slot; ++i) {
@@ -145,7 +145,7 @@ std::vector<plan::RankReport> gather_reports(dtrain::Comm& comm, const dtrain::W
       if (c == 0) break;
       s.push_back(static_cast<char>(c));
     }
-    all.push_back(plan::report_from_json(nlohmann::json::parse(s)));
+    all.push_back(report::report_from_json(nlohmann::json::parse(s)));
   }
   return all;
 }
@@ -207,12 +207,12 @@ int run_doctor(const DoctorOptions& opts) {
   }
   dtrain::Context ctx = dtrain::init();
   const dtrain::WorldInfo& world = ctx.world();
-  const plan::RankReport mine = this_rank(world);
+  const report::RankReport mine = this_rank(world);
   const auto reports = gather_reports(ctx.comm(), world, mine);
   const Bandwidth bw = measure_allreduce(ctx.comm(), world.rank, world.size, opts);
   if (world.rank != 0) return 0;
 
-  const auto warnings = plan::doctor_warnings(reports);
+  const auto warnings = report::doctor_warnings(reports);
   const bool bandwidth_ok = !bw.measured || (bw.wrong == 0 && bw.busbw >= opts.min_busbw);
   const std::map<std::string, std::string> versions = {
       {"dtrain", DTRAIN_VERSION},
@@ -228,7 +228,7 @@ int run_doctor(const DoctorOptions& opts) {
   if (opts.json) {
     nlohmann::json out;
     out["ranks"] = nlohmann::json::array();
-    for (const auto& r : reports) out["ranks"].push_back(plan::report_to_json(r));
+    for (const auto& r : reports) out["ranks"].push_back(report::report_to_json(r));
     out["versions"] = versions;
     out["warnings"] = warnings;
     out["allreduce"] = {{"measured", bw.measured},         {"bytes", opts.bytes},
@@ -239,7 +239,7 @@ int run_doctor(const DoctorOptions& opts) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("# dtrain doctor: %d rank(s)\n%s", world.size,
-                plan::format_doctor_table(reports).c_str());
+                report::format_doctor_table(reports).c_str());
     std::printf("# versions\n");
     for (const auto& [k, v] : versions) std::printf("%-18s %s\n", k.c_str(), v.c_str());
     std::printf("# checks\n");

@@ -19,10 +19,10 @@
 #include "plan/errors.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
-#include "run_dir_reader.hpp"
-#include "rundir/first_error.hpp"
-#include "rundir/hang.hpp"
-#include "rundir/log_merge.hpp"
+#include "report/first_error.hpp"
+#include "report/hang.hpp"
+#include "report/log_merge.hpp"
+#include "run_dir.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -66,7 +66,7 @@ void write_out(const std::string& text) {
 std::vector<RankFile> selected_logs(const LogsOptions& opts) {
   auto files = list_rank_files(opts.run_dir, records::kLogExtension);
   if (!opts.ranks.empty()) {
-    const auto wanted = rundir::parse_rank_list(opts.ranks);
+    const auto wanted = report::parse_rank_list(opts.ranks);
     std::set<int> present;
     for (const auto& f : files) present.insert(f.rank);
     for (int r : wanted) {
@@ -86,7 +86,7 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
   return files;
 }
 
-rundir::MergeInput open_input(const RankFile& f) {
+report::MergeInput open_input(const RankFile& f) {
   auto start = read_rank_start(f.path);
   return {f.rank, start ? start->host : "?", std::make_unique<FileSource>(f.path)};
 }
@@ -120,14 +120,14 @@ class EndWatch {
 };
 
 int run_merge(const LogsOptions& opts) {
-  rundir::LineFilter filter;
-  std::unique_ptr<rundir::LineMatcher> matcher;
+  report::LineFilter filter;
+  std::unique_ptr<report::LineMatcher> matcher;
   if (!opts.grep.empty()) {
-    matcher = std::make_unique<rundir::LineMatcher>(opts.grep);
+    matcher = std::make_unique<report::LineMatcher>(opts.grep);
     filter.grep = matcher.get();
   }
-  if (!opts.since.empty()) filter.since = rundir::parse_time_flag(opts.since, "--since");
-  if (!opts.until.empty()) filter.until = rundir::parse_time_flag(opts.until, "--until");
+  if (!opts.since.empty()) filter.since = report::parse_time_flag(opts.since, "--since");
+  if (!opts.until.empty()) filter.until = report::parse_time_flag(opts.until, "--until");
   if (opts.tail == 0 || opts.tail < -1) {
     throw plan::UsageError("dtrain: logs: --tail: expected a number of lines >= 1, got " +
                            std::to_string(opts.tail));
@@ -137,27 +137,27 @@ int run_merge(const LogsOptions& opts) {
   ensure_open_files(files.size() + 64);
   const std::size_t per_rank = std::clamp(
       kMergeBufferBytes / std::max<std::size_t>(files.size(), 1), kMinRankBuffer, kMaxRankBuffer);
-  std::vector<rundir::MergeInput> inputs;
+  std::vector<report::MergeInput> inputs;
   std::set<std::string> open_paths;
   for (const auto& f : files) {
     inputs.push_back(open_input(f));
     open_paths.insert(f.path);
   }
-  rundir::LogMerger merger(std::move(inputs), filter, per_rank);
+  report::LogMerger merger(std::move(inputs), filter, per_rank);
   std::vector<std::string> prefixes;
   // While following, a log can be opened before run-rank wrote its start line (the host): its
   // prefix is fixed when that line arrives, so --follow prints what a later `dtrain logs` prints.
   std::vector<bool> host_known;
   const auto refresh_prefixes = [&] {
     for (std::size_t i = prefixes.size(); i < merger.inputs().size(); ++i) {
-      prefixes.push_back(rundir::rank_prefix(merger.inputs()[i].rank, merger.inputs()[i].host));
+      prefixes.push_back(report::rank_prefix(merger.inputs()[i].rank, merger.inputs()[i].host));
       host_known.push_back(merger.inputs()[i].host != "?");
     }
   };
   const auto learn_host = [&](std::size_t input, std::string_view line) {
     if (host_known[input] || !records::parse_log_timestamp(line)) return;
     if (auto s = records::parse_rank_start(line.substr(records::kLogTimestampWidth + 1))) {
-      prefixes[input] = rundir::rank_prefix(merger.inputs()[input].rank, s->host);
+      prefixes[input] = report::rank_prefix(merger.inputs()[input].rank, s->host);
       host_known[input] = true;
     }
   };
@@ -165,9 +165,9 @@ int run_merge(const LogsOptions& opts) {
 
   std::string out;
   out.reserve(kOutputFlushBytes + (64u << 10));
-  std::unique_ptr<rundir::LastLines> last;
+  std::unique_ptr<report::LastLines> last;
   if (opts.tail > 0)
-    last = std::make_unique<rundir::LastLines>(static_cast<std::size_t>(opts.tail));
+    last = std::make_unique<report::LastLines>(static_cast<std::size_t>(opts.tail));
   std::string formatted;
   EndWatch watch;
   const auto emit = [&](std::size_t input, std::string_view line) {
@@ -181,7 +181,7 @@ int run_merge(const LogsOptions& opts) {
         formatted.append(line);
         formatted.push_back('\n');
       } else {
-        rundir::append_prefixed(formatted, line, prefixes[input]);
+        report::append_prefixed(formatted, line, prefixes[input]);
       }
       formatted.pop_back();
       last->add(formatted);
@@ -191,7 +191,7 @@ int run_merge(const LogsOptions& opts) {
       out.append(line);
       out.push_back('\n');
     } else {
-      rundir::append_prefixed(out, line, prefixes[input]);
+      report::append_prefixed(out, line, prefixes[input]);
     }
     if (out.size() >= kOutputFlushBytes) {
       write_out(out);
@@ -241,9 +241,9 @@ int run_merge(const LogsOptions& opts) {
 }
 
 // The heartbeats of the run, when it has metric files (first-error uses them as evidence).
-std::optional<rundir::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
+std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
   if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
-  rundir::HeartbeatTracker tracker;
+  report::HeartbeatTracker tracker;
   for (const auto& [rank, host] : read_rank_hosts(run_dir)) tracker.add_rank(rank, host);
   for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { tracker.add(r); });
   return tracker;
@@ -251,31 +251,31 @@ std::optional<rundir::HeartbeatTracker> read_heartbeats(const std::string& run_d
 
 int run_first_error(const LogsOptions& opts) {
   const auto files = selected_logs(opts);
-  std::vector<rundir::RankLogScan> scans;
+  std::vector<report::RankLogScan> scans;
   for (const auto& f : files) {
     scans.emplace_back(f.rank);
     for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
   }
   std::vector<std::optional<std::int64_t>> last_metric(scans.size());
-  std::optional<rundir::MissedCollective> missed;
+  std::optional<report::MissedCollective> missed;
   if (auto tracker = read_heartbeats(opts.run_dir)) {
     for (std::size_t i = 0; i < scans.size(); ++i) {
       auto it = tracker->ranks().find(scans[i].rank());
       if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
     }
-    const auto hang = rundir::detect_hang(*tracker);
+    const auto hang = report::detect_hang(*tracker);
     if (hang.missed_seq) {
-      missed = rundir::MissedCollective{*hang.missed_seq, hang.missed_what, {}};
+      missed = report::MissedCollective{*hang.missed_seq, hang.missed_what, {}};
       for (const auto& p : hang.never_entered) missed->ranks.push_back(p.rank);
     }
   }
-  const auto report = rundir::find_first_error(scans, last_metric, missed);
+  const auto report = report::find_first_error(scans, last_metric, missed);
   if (opts.json) {
-    auto j = rundir::first_error_to_json(report);
+    auto j = report::first_error_to_json(report);
     j["run_dir"] = opts.run_dir;
     write_out(j.dump(2) + "\n");
   } else {
-    write_out(rundir::format_first_error(report));
+    write_out(report::format_first_error(report));
   }
   return 0;
 }
@@ -288,13 +288,13 @@ int run_hang(const LogsOptions& opts) {
                            ": no rank-NNNNN.jsonl metric files; --hang reads the collective "
                            "heartbeats that libdtrain's Meter records there");
   }
-  const auto report = rundir::detect_hang(*tracker);
+  const auto report = report::detect_hang(*tracker);
   if (opts.json) {
-    auto j = rundir::hang_to_json(report);
+    auto j = report::hang_to_json(report);
     j["run_dir"] = opts.run_dir;
     write_out(j.dump(2) + "\n");
   } else {
-    write_out(rundir::format_hang(report));
+    write_out(report::format_hang(report));
   }
   return 0;
 }

@@ -13,9 +13,9 @@
 
 #include "commands.hpp"
 #include "plan/errors.hpp"
-#include "plan/scaling.hpp"
-#include "plan/stats.hpp"
-#include "run_dir_reader.hpp"
+#include "report/scaling.hpp"
+#include "report/stats.hpp"
+#include "run_dir.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -24,12 +24,12 @@ struct StatsOptions {
   std::vector<std::string> run_dirs;
   bool json = false;
   std::string plot;
-  double straggler_threshold = plan::kDefaultStragglerThreshold;
+  double straggler_threshold = report::kDefaultStragglerThreshold;
 };
 
 // What the run directory says about the job: its name (plan.json) and GPUs per rank (job.yaml).
-plan::ScalingRun describe_run(const std::string& run_dir, const plan::RunStats& stats) {
-  plan::ScalingRun run;
+report::ScalingRun describe_run(const std::string& run_dir, const report::RunStats& stats) {
+  report::ScalingRun run;
   run.label = std::filesystem::path(run_dir).lexically_normal().filename().string();
   if (run.label.empty())
     run.label = std::filesystem::path(run_dir).parent_path().filename().string();
@@ -67,36 +67,36 @@ int run_stats(const StatsOptions& opts) {
     throw plan::UsageError("dtrain: stats: --straggler-threshold: expected a fraction > 0, got " +
                            std::to_string(opts.straggler_threshold));
   }
-  std::vector<plan::RunStats> stats;
+  std::vector<report::RunStats> stats;
   for (const auto& dir : opts.run_dirs)
     stats.push_back(read_run_stats(dir, opts.straggler_threshold));
 
   if (opts.run_dirs.size() == 1) {
     if (!opts.plot.empty()) {
       write_plot(opts.plot,
-                 plan::ranks_svg(stats[0], "samples/s per rank: " +
-                                               describe_run(opts.run_dirs[0], stats[0]).label));
+                 report::ranks_svg(stats[0], "samples/s per rank: " +
+                                                 describe_run(opts.run_dirs[0], stats[0]).label));
     }
     if (opts.json) {
-      auto out = plan::stats_to_json(stats[0]);
+      auto out = report::stats_to_json(stats[0]);
       out["run_dir"] = opts.run_dirs[0];
       std::printf("%s\n", out.dump(2).c_str());
     } else {
       std::printf("# run directory: %s\n%s", opts.run_dirs[0].c_str(),
-                  plan::format_stats_table(stats[0]).c_str());
+                  report::format_stats_table(stats[0]).c_str());
     }
     return 0;
   }
-  std::vector<plan::ScalingRun> runs;
+  std::vector<report::ScalingRun> runs;
   for (std::size_t i = 0; i < stats.size(); ++i)
     runs.push_back(describe_run(opts.run_dirs[i], stats[i]));
-  const auto table = plan::scaling_table(runs);
-  if (!opts.plot.empty()) write_plot(opts.plot, plan::scaling_svg(table));
+  const auto table = report::scaling_table(runs);
+  if (!opts.plot.empty()) write_plot(opts.plot, report::scaling_svg(table));
   if (opts.json) {
     nlohmann::json out = {{"runs", nlohmann::json::array()},
-                          {"scaling", plan::scaling_to_json(table)}};
+                          {"scaling", report::scaling_to_json(table)}};
     for (std::size_t i = 0; i < stats.size(); ++i) {
-      auto j = plan::stats_to_json(stats[i]);
+      auto j = report::stats_to_json(stats[i]);
       j["run_dir"] = opts.run_dirs[i];
       out["runs"].push_back(std::move(j));
     }
@@ -105,9 +105,9 @@ int run_stats(const StatsOptions& opts) {
   }
   for (std::size_t i = 0; i < stats.size(); ++i) {
     std::printf("# run directory: %s\n%s\n", opts.run_dirs[i].c_str(),
-                plan::format_stats_table(stats[i]).c_str());
+                report::format_stats_table(stats[i]).c_str());
   }
-  std::printf("%s", plan::format_scaling_table(table).c_str());
+  std::printf("%s", report::format_scaling_table(table).c_str());
   return 0;
 }
 

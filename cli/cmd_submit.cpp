@@ -9,10 +9,9 @@
 #include "commands.hpp"
 #include "mpijob_submit.hpp"
 #include "plan/errors.hpp"
-#include "plan/stats.hpp"
 #include "process.hpp"
+#include "report/stats.hpp"
 #include "run_dir.hpp"
-#include "run_dir_reader.hpp"
 #include "site_resolver.hpp"
 
 namespace dtrain::cli {
@@ -30,7 +29,7 @@ void print_throughput(const std::string& run_dir) {
   try {
     const auto stats = read_run_stats(run_dir);
     std::printf("\n# throughput (dtrain stats %s)\n%s", run_dir.c_str(),
-                plan::format_stats_table(stats).c_str());
+                report::format_stats_table(stats).c_str());
   } catch (const std::exception&) {
     // A job that does not use libdtrain's Meter has no records; that is not an error.
   }

@@ -12,8 +12,8 @@
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
-#include "run_dir_reader.hpp"
-#include "rundir/trace.hpp"
+#include "report/trace.hpp"
+#include "run_dir.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -36,7 +36,7 @@ int run_timeline(const TimelineOptions& opts) {
     throw plan::UsageError("dtrain: timeline: -o " + opts.output +
                            ": cannot write it: " + std::strerror(errno));
   }
-  rundir::TraceWriter writer([&out](std::string_view text) {
+  report::TraceWriter writer([&out](std::string_view text) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   });
   const auto hosts = read_rank_hosts(opts.run_dir);

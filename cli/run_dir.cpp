@@ -1,14 +1,23 @@
 #include "run_dir.hpp"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "affinity/input_file.hpp"
 #include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
 
 namespace dtrain::cli {
 namespace fs = std::filesystem;
@@ -57,6 +66,139 @@ void write_plan_json(const plan::LaunchPlan& plan) {
   using fs::perms;
   write_file(fs::path(plan.run_dir) / "plan.json", plan::plan_to_json(plan).dump(2) + "\n",
              perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
+}
+
+namespace {
+
+std::runtime_error read_error(const std::string& path) {
+  return std::runtime_error("dtrain: cannot read " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+void require_run_dir(const std::string& run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) {
+    throw plan::UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
+                           (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
+  }
+}
+
+std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension) {
+  require_run_dir(run_dir);
+  std::vector<RankFile> files;
+  for (const auto& entry : fs::directory_iterator(run_dir)) {
+    const auto rank = records::parse_rank_file_name(entry.path().filename().string(), extension);
+    if (rank && entry.is_regular_file()) files.push_back({*rank, entry.path().string()});
+  }
+  std::sort(files.begin(), files.end(),
+            [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
+  return files;
+}
+
+FileSource::FileSource(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw read_error(path);
+  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
+FileSource::~FileSource() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t FileSource::read(char* buffer, std::size_t capacity) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, buffer, capacity);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno != EINTR) throw read_error(path_);
+  }
+}
+
+std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
+  const int fd = ::open(log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[8192];
+  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  std::string_view head(buf, static_cast<std::size_t>(n));
+  head = head.substr(0, head.find('\n'));
+  if (!records::parse_log_timestamp(head)) return std::nullopt;
+  return records::parse_rank_start(head.substr(records::kLogTimestampWidth + 1));
+}
+
+std::string read_last_line(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw read_error(path);
+  struct stat st {};
+  ::fstat(fd, &st);
+  const off_t size = st.st_size;
+  const off_t start = std::max<off_t>(0, size - 65536);
+  std::string tail(static_cast<std::size_t>(size - start), '\0');
+  const ssize_t n = ::pread(fd, tail.data(), tail.size(), start);
+  ::close(fd);
+  if (n < 0) throw read_error(path);
+  tail.resize(static_cast<std::size_t>(n));
+  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  const auto nl = tail.rfind('\n');
+  return nl == std::string::npos ? tail : tail.substr(nl + 1);
+}
+
+std::map<int, std::string> read_rank_hosts(const std::string& run_dir) {
+  std::map<int, std::string> hosts;
+  for (const auto& f : list_rank_files(run_dir, records::kLogExtension)) {
+    if (auto start = read_rank_start(f.path)) hosts[f.rank] = start->host;
+  }
+  return hosts;
+}
+
+void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each) {
+  report::LineCursor cursor(std::make_unique<FileSource>(path), 1 << 20);
+  const report::LineFilter all;
+  while (cursor.next(all, /*at_end=*/true)) each(cursor.line());
+}
+
+void for_each_metric_record(const std::string& run_dir,
+                            const std::function<void(const records::MetricRecord&)>& each) {
+  const auto files = list_rank_files(run_dir, records::kMetricsExtension);
+  if (files.empty()) {
+    throw plan::UsageError("dtrain: " + run_dir +
+                           ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
+                           "job whose ranks record metrics with libdtrain's Meter");
+  }
+  for (const auto& f : files) {
+    const std::string name = fs::path(f.path).filename().string();
+    long long lineno = 0;
+    for_each_line(f.path, [&](std::string_view line) {
+      ++lineno;
+      if (line.empty()) return;
+      each(records::parse_metric_record(line, name + ":" + std::to_string(lineno)));
+    });
+  }
+}
+
+void ensure_open_files(std::size_t needed) {
+  constexpr rlim_t kMargin = 32;
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(needed) + kMargin;
+  if (lim.rlim_cur >= want) return;
+  lim.rlim_cur = std::min(want, lim.rlim_max);
+  ::setrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_cur < want) {
+    throw plan::UsageError(
+        "dtrain: logs: " + std::to_string(needed) +
+        " rank logs must be open at once, but this process may open only " +
+        std::to_string(lim.rlim_max) +
+        " files (ulimit -Hn); select fewer ranks with --rank or raise the limit");
+  }
+}
+
+report::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold) {
+  report::StatsBuilder builder;
+  for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
+  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { builder.add(r); });
+  return builder.finish(straggler_threshold);
 }
 
 }  // namespace dtrain::cli

@@ -1,11 +1,24 @@
-// The run directory on disk: runs/<name>-<job id>/ with job.yaml, launch.sh, plan.json and the
-// ranks' rank-NNNNN.log / rank-NNNNN.jsonl. The only CLI code that reads or writes those files.
+// The run directory on disk: runs/<name>-<job id>/ with job.yaml, launch.sh and plan.json, written
+// here when a job is submitted, and the ranks' rank-NNNNN.log / rank-NNNNN.jsonl, written by
+// run-rank or the SPANK plugin and by libdtrain's Meter and read here for `dtrain logs`, `stats`
+// and `timeline`: which rank files exist, the bytes of a rank log, where each rank ran (the start
+// line), the metric records one at a time. The only CLI code that reads or writes those files;
+// what their contents mean is decided in dtrain::records and dtrain::report.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plan/launch_plan.hpp"
+#include "records/metric_record.hpp"
+#include "records/rank_lines.hpp"
+#include "report/log_merge.hpp"
+#include "report/stats.hpp"
 
 namespace dtrain::cli {
 
@@ -18,5 +31,59 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text);
 
 // Rewrites plan.json in plan.run_dir (a batch job's id is known only after submission).
 void write_plan_json(const plan::LaunchPlan& plan);
+
+// Reading.
+
+struct RankFile {
+  int rank = 0;
+  std::string path;
+};
+
+// rank-NNNNN.<extension> files of `run_dir`, by rank. Throws UsageError when `run_dir` is not a
+// directory.
+std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension);
+
+// Throws UsageError naming `run_dir` when it is not a directory.
+void require_run_dir(const std::string& run_dir);
+
+// A file read with read(2) into the merge's buffers; reading past its end later returns what was
+// appended since (--follow).
+class FileSource : public report::ByteSource {
+ public:
+  explicit FileSource(const std::string& path);
+  ~FileSource() override;
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+  std::size_t read(char* buffer, std::size_t capacity) override;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The start line run-rank wrote first in a rank log, when it did.
+std::optional<records::RankStart> read_rank_start(const std::string& log_path);
+
+// The last line of a file (up to 64 KiB from its end), "" for an empty file.
+std::string read_last_line(const std::string& path);
+
+// rank -> host from the start lines of the run's logs; ranks without one are left out.
+std::map<int, std::string> read_rank_hosts(const std::string& run_dir);
+
+// Calls `each` for every line of the file, in order, reading 1 MiB at a time.
+void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each);
+
+// Calls `each` for every record of every rank-NNNNN.jsonl, one file after the other in rank
+// order. Throws UsageError when there is no metric file, records::MetricFormatError for a bad line.
+void for_each_metric_record(const std::string& run_dir,
+                            const std::function<void(const records::MetricRecord&)>& each);
+
+// The run's per-rank throughput from its metric files, with each rank's host from its log.
+report::RunStats read_run_stats(const std::string& run_dir,
+                                double straggler_threshold = report::kDefaultStragglerThreshold);
+
+// Raises the soft limit on open files to the hard limit when `needed` (plus a margin for stdio)
+// exceeds it; throws UsageError saying how many files could not be opened at once otherwise.
+void ensure_open_files(std::size_t needed);
 
 }  // namespace dtrain::cli

@@ -4,7 +4,8 @@
 #   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;
 #   runtime/records/ (the run-directory contract, linked by libdtrain, the CLI and the plugin)
 #   includes nothing of the CLI, the plugin, libdtrain's internals, CLI11, hwloc, MPI or PMIx;
-#   cli/plan/ and cli/rundir/ (pure) include nothing of the CLI around them;
+#   cli/plan/ and cli/report/ (pure) include nothing of the CLI around them, and cli/plan/ nothing
+#   of cli/report/;
 #   spank-plugin/ uses only runtime/affinity and runtime/records of dtrain.
 # Each third-party C header has one including file.
 set -euo pipefail
@@ -22,9 +23,9 @@ check() {  # dir regex why
 }
 check runtime 'plan/|commands\.hpp|run_dir\.hpp|embedded_templates' "runtime/ must not include the CLI or planner"
 check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
-check runtime/records 'plan/|rundir/|report/|commands\.hpp|run_dir|process\.hpp|exit_codes|site_resolver|batch_job|mpijob_submit|embedded_templates|task_output|task_plan|spank|plugin_state|remote\.hpp|slurm/|CLI/|hwloc|mpi\.h|pmix|affinity/|dtrain/|comm/|bootstrap/|context_state|meter_file' "runtime/records depends on nlohmann-json only"
-check cli/rundir 'commands\.hpp|run_dir\.hpp|run_dir_reader\.hpp|process\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/rundir must stay pure"
-check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure"
+check runtime/records 'plan/|report/|commands\.hpp|run_dir|process\.hpp|exit_codes|site_resolver|batch_job|mpijob_submit|embedded_templates|task_output|task_plan|spank|plugin_state|remote\.hpp|slurm/|CLI/|hwloc|mpi\.h|pmix|affinity/|dtrain/|comm/|bootstrap/|context_state|meter_file' "runtime/records depends on nlohmann-json only"
+check cli/report 'commands\.hpp|run_dir\.hpp|process\.hpp|exit_codes\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/report must stay pure"
+check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|report/|records/|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure (and plan, not report)"
 check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
 for header in hwloc.h mpi.h pmix.h nccl.h; do
   n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)

@@ -1,7 +1,5 @@
 #include "run_dir.hpp"
 
-#include "run_dir_reader.hpp"
-
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -76,7 +74,7 @@ TEST_F(RunDirTest, RunStatsSumEveryRanksRecordsAndNameItsHost) {
   write(dir_ / "rank-00001.log",
         "2026-11-22T10:00:00.000000Z dtrain: rank 1 of 2 started on node7 (local rank 1 of 2, "
         "pid 42): ./train\n");
-  const plan::RunStats stats = read_run_stats(dir_.string());
+  const report::RunStats stats = read_run_stats(dir_.string());
   ASSERT_EQ(stats.ranks.size(), 2u);
   EXPECT_EQ(stats.ranks[0].samples, 20);
   EXPECT_EQ(stats.ranks[0].host, "?");  // no log: nothing says where it ran

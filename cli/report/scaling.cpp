@@ -1,4 +1,4 @@
-#include "plan/scaling.hpp"
+#include "report/scaling.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "plan/errors.hpp"
 
-namespace dtrain::plan {
+namespace dtrain::report {
 namespace {
 
 std::string num(double v, const char* fmt = "%.4g") {
@@ -101,12 +101,12 @@ std::string axes(const Frame& f, double y_max, const std::string& x_title,
 }  // namespace
 
 ScalingTable scaling_table(std::vector<ScalingRun> runs) {
-  if (runs.empty()) throw UsageError("dtrain: stats: expected at least one run");
+  if (runs.empty()) throw plan::UsageError("dtrain: stats: expected at least one run");
   for (const auto& r : runs) {
     if (r.ranks <= 0 || !(r.samples_per_second > 0)) {
-      throw UsageError("dtrain: stats: " + r.label +
-                       ": expected step records with samples and seconds to compare "
-                       "its throughput, got none");
+      throw plan::UsageError("dtrain: stats: " + r.label +
+                             ": expected step records with samples and seconds to compare "
+                             "its throughput, got none");
     }
   }
   std::stable_sort(runs.begin(), runs.end(),
@@ -242,4 +242,4 @@ std::string ranks_svg(const RunStats& stats, const std::string& title) {
   return out;
 }
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

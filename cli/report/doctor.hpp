@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace dtrain::plan {
+namespace dtrain::report {
 
 struct DoctorGpu {
   std::string pci;         // full bus id, dddd:bb:dd.f
@@ -47,4 +47,4 @@ std::vector<std::string> doctor_warnings(const std::vector<RankReport>& ranks);
 // A human-readable table: one line per rank (host, local rank, GPU, cpuset, NICs).
 std::string format_doctor_table(const std::vector<RankReport>& ranks);
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

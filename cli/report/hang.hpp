@@ -14,7 +14,7 @@
 
 #include "records/metric_record.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 
 struct RankProgress {
   int rank = 0;
@@ -60,4 +60,4 @@ HangReport detect_hang(const HeartbeatTracker& tracker);
 std::string format_hang(const HangReport& report);
 nlohmann::json hang_to_json(const HangReport& report);
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

@@ -1,6 +1,6 @@
 // The merge behind `dtrain logs`: order (time, then rank, then file order), prefixes, filters,
 // partial lines, long lines and bounded buffers, on in-memory sources.
-#include "rundir/log_merge.hpp"
+#include "report/log_merge.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "plan/errors.hpp"
 #include "records/log_line.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 namespace {
 
 // Hands out its text a few bytes at a time, as a slow pipe or a small read would.
@@ -195,4 +195,4 @@ TEST(TimeFlag, AcceptsRfc3339AndNamesTheFlagOtherwise) {
 }
 
 }  // namespace
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

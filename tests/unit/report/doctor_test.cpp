@@ -1,8 +1,8 @@
-#include "plan/doctor.hpp"
+#include "report/doctor.hpp"
 
 #include <gtest/gtest.h>
 
-namespace dtrain::plan {
+namespace dtrain::report {
 namespace {
 
 RankReport rank(int r, std::string host, std::string cpus, std::string gpu_pci,
@@ -70,4 +70,4 @@ TEST(Doctor, ReportsSurviveJson) {
 }
 
 }  // namespace
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

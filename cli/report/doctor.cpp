@@ -1,4 +1,4 @@
-#include "plan/doctor.hpp"
+#include "report/doctor.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "affinity/cpuset.hpp"
 
-namespace dtrain::plan {
+namespace dtrain::report {
 namespace {
 
 affinity::CpuSet cpus_of(const std::string& list) {
@@ -217,4 +217,4 @@ std::string format_doctor_table(const std::vector<RankReport>& ranks) {
   return out;
 }
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

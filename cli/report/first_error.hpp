@@ -14,9 +14,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "records/rank_lines.hpp"
-#include "rundir/log_merge.hpp"
+#include "report/log_merge.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 
 struct TimedLine {
   std::int64_t time = 0;  // microseconds since the epoch
@@ -99,4 +99,4 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
 std::string format_first_error(const FirstErrorReport& report);
 nlohmann::json first_error_to_json(const FirstErrorReport& report);
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

@@ -10,9 +10,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "plan/errors.hpp"
-#include "plan/stats.hpp"
+#include "report/stats.hpp"
 
-namespace dtrain::plan {
+namespace dtrain::report {
 
 struct ScalingRun {
   std::string label;  // the run directory's name
@@ -34,7 +34,7 @@ struct ScalingTable {
   bool mixed_jobs = false;       // the runs name different jobs
 };
 
-// Throws UsageError when a run has no ranks or no throughput (it cannot be compared).
+// Throws plan::UsageError when a run has no ranks or no throughput (it cannot be compared).
 ScalingTable scaling_table(std::vector<ScalingRun> runs);
 
 std::string format_scaling_table(const ScalingTable& table);
@@ -45,4 +45,4 @@ std::string scaling_svg(const ScalingTable& table);
 // One run: per-rank samples/s as bars, the median as a line, stragglers in another colour.
 std::string ranks_svg(const RunStats& stats, const std::string& title);
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

@@ -1,11 +1,11 @@
-#include "rundir/hang.hpp"
+#include "report/hang.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "records/log_line.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 namespace {
 
 std::string describe(const std::string& op, long long bytes) {
@@ -168,4 +168,4 @@ nlohmann::json hang_to_json(const HangReport& r) {
           {"mismatched", list(r.mismatched)}};
 }
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

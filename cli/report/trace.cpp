@@ -1,11 +1,11 @@
-#include "rundir/trace.hpp"
+#include "report/trace.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "records/log_line.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 namespace {
 
 constexpr int kStepThread = 0;
@@ -85,4 +85,4 @@ void TraceWriter::finish() {
   sink_("\n]}\n");
 }
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

@@ -1,4 +1,4 @@
-#include "rundir/log_merge.hpp"
+#include "report/log_merge.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include "plan/errors.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 
 std::int64_t parse_time_flag(std::string_view text, std::string_view flag) {
   if (const auto micros = records::parse_rfc3339(text)) return *micros;
@@ -224,4 +224,4 @@ std::vector<int> parse_rank_list(std::string_view text) {
   return ranks;
 }
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

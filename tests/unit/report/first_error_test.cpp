@@ -1,6 +1,6 @@
-// --first-error and --hang on synthetic rank logs and heartbeats: the culprit is the rank that
-// exited or went silent first (or never reached a collective), victims are listed as such.
-#include "rundir/first_error.hpp"
+// --first-error on synthetic rank logs: the culprit is the rank that exited or went silent first
+// (or, with heartbeats, never reached a collective); victims are listed as such.
+#include "report/first_error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,8 @@
 
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
-#include "rundir/hang.hpp"
-#include "rundir/trace.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 namespace {
 
 constexpr std::int64_t kT0 = 1795341600LL * 1000000;  // 2026-11-22T10:00:00Z
@@ -196,103 +194,5 @@ TEST(FirstError, ARestartInTheSameFileCountsOnlyTheLastAttempt) {
   EXPECT_FALSE(find_first_error(scans, {}, std::nullopt).culprit);
 }
 
-records::MetricRecord coll(int rank, long long seq, bool enter, double t,
-                           const std::string& op = "allreduce", long long bytes = 4096) {
-  records::MetricRecord r;
-  r.version = 2;
-  r.type = records::RecordType::kCollective;
-  r.rank = rank;
-  r.seq = seq;
-  r.enter = enter;
-  r.time = 1795341600.0 + t;
-  r.op = op;
-  r.bytes = bytes;
-  return r;
-}
-
-TEST(Hang, ARankThatStopsBeforeACollectiveIsNamedWithTheTimes) {
-  HeartbeatTracker t;
-  for (int r = 0; r < 4; ++r) t.add_rank(r, "node" + std::to_string(r / 2));
-  for (int r = 0; r < 4; ++r) {
-    for (int k = 0; k < 3; ++k) {
-      t.add(coll(r, k, true, k + 0.01 * r));
-      t.add(coll(r, k, false, k + 0.5));
-    }
-    if (r != 2) t.add(coll(r, 3, true, 3 + 0.01 * r));  // rank 2 never arrives at #3
-  }
-  const HangReport h = detect_hang(t);
-  ASSERT_TRUE(h.missed_seq);
-  EXPECT_EQ(*h.missed_seq, 3);
-  EXPECT_EQ(h.missed_what, "allreduce of 4096 bytes");
-  ASSERT_EQ(h.never_entered.size(), 1u);
-  EXPECT_EQ(h.never_entered[0].rank, 2);
-  EXPECT_EQ(h.never_entered[0].left, 2);
-  EXPECT_EQ(h.reached.size(), 3u);
-  EXPECT_EQ(h.stuck.size(), 3u);  // the others wait inside #3
-  const std::string text = format_hang(h);
-  EXPECT_NE(text.find("hang: ranks 2 never entered collective #3 (allreduce of 4096 bytes) that "
-                      "ranks 0, 1, 3 reached"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("rank 2 on node1: last entered #2 at 2026-11-22T10:00:02.020000Z, left it at "
-                      "2026-11-22T10:00:02.500000Z"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("rank 0 on node0: entered #3 at 2026-11-22T10:00:03.000000Z, never left it"),
-            std::string::npos)
-      << text;
-  EXPECT_EQ(hang_to_json(h)["never_entered"][0]["rank"], 2);
-}
-
-TEST(Hang, AllEnteredButSomeNeverLeftAndMismatchesAreReported) {
-  HeartbeatTracker t;
-  t.add(coll(0, 0, true, 0));
-  t.add(coll(1, 0, true, 0, "broadcast", 8));
-  t.add(coll(0, 0, false, 1));
-  const HangReport h = detect_hang(t);
-  EXPECT_FALSE(h.missed_seq);
-  ASSERT_EQ(h.stuck.size(), 1u);
-  EXPECT_EQ(h.stuck[0].rank, 1);
-  EXPECT_EQ(h.mismatched.size(), 2u);
-  const std::string text = format_hang(h);
-  EXPECT_NE(text.find("every rank entered collective #0; ranks 1 never left it"), std::string::npos)
-      << text;
-  HeartbeatTracker none;
-  none.add_rank(0, "h");
-  EXPECT_FALSE(detect_hang(none).heartbeats);
-}
-
-TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
-  std::string out;
-  TraceWriter w([&](std::string_view s) { out.append(s); });
-  w.add_rank(0, "node0");
-  records::MetricRecord step;
-  step.version = 2;
-  step.rank = 0;
-  step.step = 7;
-  step.samples = 32;
-  step.seconds = 0.25;
-  step.comm_seconds = 0.05;
-  step.time = 1795341601.0;
-  w.add(step);
-  w.add(coll(0, 0, true, 0.9));
-  w.add(coll(0, 0, false, 0.95));
-  w.add(coll(0, 1, true, 1.5));  // never left
-  w.finish();
-  const auto j = nlohmann::json::parse(out);
-  const auto& ev = j["traceEvents"];
-  ASSERT_EQ(ev.size(), 7u);  // 4 metadata, step, collective, open collective
-  EXPECT_EQ(ev[4]["name"], "step 7");
-  EXPECT_EQ(ev[4]["ph"], "X");
-  EXPECT_EQ(ev[4]["ts"], 1795341600750000LL);
-  EXPECT_EQ(ev[4]["dur"], 250000);
-  EXPECT_EQ(ev[4]["args"]["comm_seconds"], 0.05);
-  EXPECT_EQ(ev[5]["name"], "allreduce");
-  EXPECT_EQ(ev[5]["tid"], 1);
-  EXPECT_EQ(ev[5]["dur"], 50000);
-  EXPECT_EQ(ev[6]["name"], "allreduce (never left)");
-  EXPECT_EQ(ev[6]["args"]["never_left"], true);
-}
-
 }  // namespace
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

@@ -14,7 +14,7 @@
 
 #include "records/metric_record.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 
 class TraceWriter {
  public:
@@ -46,4 +46,4 @@ class TraceWriter {
   std::map<int, std::map<long long, Open>> open_;  // rank -> seq -> enter
 };
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

@@ -19,7 +19,7 @@
 
 #include "records/log_line.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 
 class ByteSource {
  public:
@@ -172,4 +172,4 @@ class LastLines {
 // plan::UsageError naming the flag and the bad part.
 std::vector<int> parse_rank_list(std::string_view text);
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

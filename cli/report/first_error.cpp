@@ -1,4 +1,4 @@
-#include "rundir/first_error.hpp"
+#include "report/first_error.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 
 #include "records/log_line.hpp"
 
-namespace dtrain::rundir {
+namespace dtrain::report {
 namespace {
 
 // What NCCL, Gloo, MPI, PyTorch and sockets print when the other side is gone.
@@ -286,4 +286,4 @@ nlohmann::json first_error_to_json(const FirstErrorReport& r) {
   return out;
 }
 
-}  // namespace dtrain::rundir
+}  // namespace dtrain::report

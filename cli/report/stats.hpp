@@ -12,7 +12,7 @@
 
 #include "records/metric_record.hpp"
 
-namespace dtrain::plan {
+namespace dtrain::report {
 
 // A rank (or node) whose time per sample exceeds the median by more than this is a straggler.
 inline constexpr double kDefaultStragglerThreshold = 0.10;
@@ -93,4 +93,4 @@ double percentile(std::vector<double> values, double p);
 std::string format_stats_table(const RunStats& stats);
 nlohmann::json stats_to_json(const RunStats& stats);
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

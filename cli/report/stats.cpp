@@ -1,4 +1,4 @@
-#include "plan/stats.hpp"
+#include "report/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "affinity/cpuset.hpp"
 
-namespace dtrain::plan {
+namespace dtrain::report {
 namespace {
 
 std::string rate(double samples_per_second) {
@@ -315,4 +315,4 @@ nlohmann::json stats_to_json(const RunStats& stats) {
           {"stragglers", stragglers}};
 }
 
-}  // namespace dtrain::plan
+}  // namespace dtrain::report

@@ -1,0 +1,82 @@
+// --hang on synthetic heartbeats: the collective some ranks never entered, with each rank's times.
+#include "report/hang.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "records/metric_record.hpp"
+
+namespace dtrain::report {
+namespace {
+
+// A collective heartbeat of `rank` at 2026-11-22T10:00:00Z + t seconds.
+records::MetricRecord coll(int rank, long long seq, bool enter, double t,
+                           const std::string& op = "allreduce", long long bytes = 4096) {
+  records::MetricRecord r;
+  r.version = 2;
+  r.type = records::RecordType::kCollective;
+  r.rank = rank;
+  r.seq = seq;
+  r.enter = enter;
+  r.time = 1795341600.0 + t;
+  r.op = op;
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(Hang, ARankThatStopsBeforeACollectiveIsNamedWithTheTimes) {
+  HeartbeatTracker t;
+  for (int r = 0; r < 4; ++r) t.add_rank(r, "node" + std::to_string(r / 2));
+  for (int r = 0; r < 4; ++r) {
+    for (int k = 0; k < 3; ++k) {
+      t.add(coll(r, k, true, k + 0.01 * r));
+      t.add(coll(r, k, false, k + 0.5));
+    }
+    if (r != 2) t.add(coll(r, 3, true, 3 + 0.01 * r));  // rank 2 never arrives at #3
+  }
+  const HangReport h = detect_hang(t);
+  ASSERT_TRUE(h.missed_seq);
+  EXPECT_EQ(*h.missed_seq, 3);
+  EXPECT_EQ(h.missed_what, "allreduce of 4096 bytes");
+  ASSERT_EQ(h.never_entered.size(), 1u);
+  EXPECT_EQ(h.never_entered[0].rank, 2);
+  EXPECT_EQ(h.never_entered[0].left, 2);
+  EXPECT_EQ(h.reached.size(), 3u);
+  EXPECT_EQ(h.stuck.size(), 3u);  // the others wait inside #3
+  const std::string text = format_hang(h);
+  EXPECT_NE(text.find("hang: ranks 2 never entered collective #3 (allreduce of 4096 bytes) that "
+                      "ranks 0, 1, 3 reached"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 2 on node1: last entered #2 at 2026-11-22T10:00:02.020000Z, left it at "
+                      "2026-11-22T10:00:02.500000Z"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 0 on node0: entered #3 at 2026-11-22T10:00:03.000000Z, never left it"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(hang_to_json(h)["never_entered"][0]["rank"], 2);
+}
+
+TEST(Hang, AllEnteredButSomeNeverLeftAndMismatchesAreReported) {
+  HeartbeatTracker t;
+  t.add(coll(0, 0, true, 0));
+  t.add(coll(1, 0, true, 0, "broadcast", 8));
+  t.add(coll(0, 0, false, 1));
+  const HangReport h = detect_hang(t);
+  EXPECT_FALSE(h.missed_seq);
+  ASSERT_EQ(h.stuck.size(), 1u);
+  EXPECT_EQ(h.stuck[0].rank, 1);
+  EXPECT_EQ(h.mismatched.size(), 2u);
+  const std::string text = format_hang(h);
+  EXPECT_NE(text.find("every rank entered collective #0; ranks 1 never left it"), std::string::npos)
+      << text;
+  HeartbeatTracker none;
+  none.add_rank(0, "h");
+  EXPECT_FALSE(detect_hang(none).heartbeats);
+}
+
+}  // namespace
+}  // namespace dtrain::report

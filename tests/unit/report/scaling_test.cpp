@@ -1,0 +1,39 @@
+// Scaling tables and plots across runs of one job at several sizes.
+#include "report/scaling.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "plan/errors.hpp"
+
+namespace dtrain::report {
+namespace {
+
+TEST(Scaling, SpeedupAndEfficiencyAgainstTheSmallestRun) {
+  const auto t = scaling_table({{"big", "resnet", 8, 8, 3000},
+                                {"small", "resnet", 2, 2, 1000},
+                                {"mid", "resnet", 4, std::nullopt, 1800}});
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0].run.label, "small");
+  EXPECT_DOUBLE_EQ(t.rows[1].speedup, 1.8);
+  EXPECT_DOUBLE_EQ(t.rows[1].efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(t.rows[2].speedup, 3.0);
+  EXPECT_DOUBLE_EQ(t.rows[2].efficiency, 0.75);
+  EXPECT_FALSE(t.mixed_jobs);
+  const std::string text = format_scaling_table(t);
+  EXPECT_NE(
+      text.find("mid                               4     -         1800     1.80       90.0%"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(scaling_to_json(t)["rows"][2]["efficiency"], 0.75);
+  const std::string svg = scaling_svg(t);
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg.find("<polyline class=\"measured\""), std::string::npos);
+  EXPECT_THROW(scaling_table({{"empty", "", 0, std::nullopt, 0}}), plan::UsageError);
+}
+
+}  // namespace
+}  // namespace dtrain::report

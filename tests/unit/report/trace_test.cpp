@@ -1,0 +1,62 @@
+// `dtrain timeline`: metric records become Chrome trace events on one time axis.
+#include "report/trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "records/metric_record.hpp"
+
+namespace dtrain::report {
+namespace {
+
+// A collective heartbeat of `rank` at 2026-11-22T10:00:00Z + t seconds.
+records::MetricRecord coll(int rank, long long seq, bool enter, double t,
+                           const std::string& op = "allreduce", long long bytes = 4096) {
+  records::MetricRecord r;
+  r.version = 2;
+  r.type = records::RecordType::kCollective;
+  r.rank = rank;
+  r.seq = seq;
+  r.enter = enter;
+  r.time = 1795341600.0 + t;
+  r.op = op;
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
+  std::string out;
+  TraceWriter w([&](std::string_view s) { out.append(s); });
+  w.add_rank(0, "node0");
+  records::MetricRecord step;
+  step.version = 2;
+  step.rank = 0;
+  step.step = 7;
+  step.samples = 32;
+  step.seconds = 0.25;
+  step.comm_seconds = 0.05;
+  step.time = 1795341601.0;
+  w.add(step);
+  w.add(coll(0, 0, true, 0.9));
+  w.add(coll(0, 0, false, 0.95));
+  w.add(coll(0, 1, true, 1.5));  // never left
+  w.finish();
+  const auto j = nlohmann::json::parse(out);
+  const auto& ev = j["traceEvents"];
+  ASSERT_EQ(ev.size(), 7u);  // 4 metadata, step, collective, open collective
+  EXPECT_EQ(ev[4]["name"], "step 7");
+  EXPECT_EQ(ev[4]["ph"], "X");
+  EXPECT_EQ(ev[4]["ts"], 1795341600750000LL);
+  EXPECT_EQ(ev[4]["dur"], 250000);
+  EXPECT_EQ(ev[4]["args"]["comm_seconds"], 0.05);
+  EXPECT_EQ(ev[5]["name"], "allreduce");
+  EXPECT_EQ(ev[5]["tid"], 1);
+  EXPECT_EQ(ev[5]["dur"], 50000);
+  EXPECT_EQ(ev[6]["name"], "allreduce (never left)");
+  EXPECT_EQ(ev[6]["args"]["never_left"], true);
+}
+
+}  // namespace
+}  // namespace dtrain::report
