@@ -23,7 +23,7 @@ namespace runtime {
 namespace {
 
 // A step record is ~150 bytes, a heartbeat ~110: past this the buffer is written at once, and the
-// flusher writes whatever is there every kFlushPeriod.
+// flusher writes whatever is there every kFlushPeriod (twice a second).
 constexpr std::size_t kFlushBytes = 64 * 1024;
 constexpr auto kFlushPeriod = std::chrono::milliseconds(500);
 // A collective's enter record is written by the thread that enters it when the file was last

@@ -29,6 +29,7 @@ for r in 0 1; do
   [[ -f $log && -f $run/rank-0000$r.jsonl ]] || fail "rank $r: no log or metric file in $(ls "$run")"
   expect_contains "$(head -1 "$log")" " dtrain: rank $r of 2 started on $host (local rank $r of 2, pid " \
     "rank $r's start line"
+  [[ $(head -1 "$log") == *"): bash -c "*" $PI" ]] || fail "rank $r's start line lacks the command: $(head -1 "$log")"
 done
 expect_contains "$(tail -1 "$run/rank-00000.log")" " dtrain: rank 0 exited with status 0" "rank 0's exit line"
 expect_contains "$(tail -1 "$run/rank-00001.log")" " dtrain: rank 1 exited with status 4" "rank 1's exit line"
