@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <dtrain/bandwidth.hpp>
 #include <dtrain/dtrain.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -154,7 +155,7 @@ struct Bandwidth {
   bool measured = false;
   double seconds = 0;  // per iteration, slowest rank
   double algbw = 0;    // GB/s
-  double busbw = 0;    // GB/s: nccl-tests' bus bandwidth, 2 (n-1)/n of algbw for allreduce
+  double busbw = 0;    // GB/s (dtrain/bandwidth.hpp)
   long long wrong = 0;
 };
 
@@ -184,7 +185,7 @@ Bandwidth measure_allreduce(dtrain::Comm& comm, int rank, int size, const Doctor
   b.measured = true;
   b.seconds = elapsed;
   b.algbw = static_cast<double>(count * sizeof(float)) / elapsed / 1e9;
-  b.busbw = b.algbw * 2.0 * (size - 1) / size;
+  b.busbw = dtrain::allreduce_bus_bandwidth(b.algbw, size);
   b.wrong = wrong_all;
   return b;
 }
