@@ -1,17 +1,13 @@
-// Spec + a Kubernetes site profile -> a Kubeflow MPI Operator MPIJob (kubeflow.org/v2beta1): one
-// launcher pod running `mpirun` over the operator's hostfile, `nodes` worker pods with
-// `ranks_per_node` slots each. The manifest is the plan's script (what `dtrain plan` shows and
-// `dtrain submit` hands to kubectl). Pure, like plan_batch; every string reaches the manifest
-// through yaml-cpp's emitter, never by concatenation (docs/submit.md, "Kubernetes").
+// The Kubernetes adapter (k8s.cpp): spec + a Kubernetes site profile -> a Kubeflow MPI Operator
+// MPIJob (kubeflow.org/v2beta1): one launcher pod running `mpirun` over the operator's hostfile,
+// `nodes` worker pods with `ranks_per_node` slots each. The manifest is the plan's script (what
+// `dtrain plan` shows and `dtrain submit` hands to `kubectl create`). Every string reaches the
+// manifest through yaml-cpp's emitter, never by concatenation (docs/submit.md, "Kubernetes").
+// This header names the rules the manifest follows, for their tests.
 #pragma once
 
 #include <string>
 #include <string_view>
-
-#include "plan/job_spec.hpp"
-#include "plan/launch_plan.hpp"
-#include "plan/planner.hpp"
-#include "plan/site_profile.hpp"
 
 namespace dtrain::plan {
 
@@ -20,14 +16,6 @@ inline constexpr const char* kMpiJobApiVersion = "kubeflow.org/v2beta1";
 // Where each pod keeps the ranks' files when the spec names no run_dir: a pod has no shared
 // file system, and /tmp is writable in any image.
 inline constexpr const char* kPodRunDirPrefix = "/tmp/dtrain-runs/";
-
-// Throws SpecError naming each problem: a field the site requires (image), a name that cannot
-// name the MPIJob's pods, a queue that cannot be a label value, more GPUs or CPUs than the site's
-// nodes have. `dtrain submit` keeps its record of the job (job.yaml, the manifest, plan.json) in
-// `<inputs.workdir>/runs/<name>-<inputs.job_id>`; `inputs.version` goes in the manifest's header
-// comment. `inputs.run_dir` and `inputs.dtrain_exe` describe this machine and are not used.
-LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
-                       const PlanInputs& inputs);
 
 // "" when `name` can name an MPIJob with `workers` workers, else what is wrong with it: the
 // operator names the pods `<name>-worker-<i>` and their service `<name>`, so the longest pod name

@@ -1,36 +1,20 @@
-#include "plan/scheduler_commands.hpp"
-
+// Slurm: sbatch directives, srun (or the SPANK plugin) as the launcher, scontrol and sinfo.
 #include <algorithm>
 #include <array>
-#include <cctype>
-#include <charconv>
 #include <sstream>
+
+#include "plan/render.hpp"
+#include "plan/schedulers/adapters.hpp"
+#include "plan/schedulers/batch_script.hpp"
 
 namespace dtrain::plan {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool all_digits(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
-std::optional<int> to_int(std::string_view s) {
-  int v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::string quoted(std::string_view output) {
-  std::string text(trim(output));
-  if (text.size() > 400) text = text.substr(0, 400) + "...";
-  return text.empty() ? "nothing" : "\"" + text + "\"";
+// [D-]HH:MM:SS
+std::string slurm_time(long s) {
+  const long days = s / 86400;
+  const std::string hms = hh_mm_ss(s % 86400);
+  return days > 0 ? std::to_string(days) + "-" + hms : hms;
 }
 
 // "Key=Value" words of `scontrol show job -o`; values never contain spaces except Command= and
@@ -48,203 +32,144 @@ std::optional<std::string> slurm_field(std::string_view line, std::string_view k
   return std::nullopt;
 }
 
-std::optional<JobStatus> parse_slurm(std::string_view output) {
-  const auto state = slurm_field(output, "JobState");
-  if (!state) return std::nullopt;
-  JobStatus status;
-  status.state = *state;
-  // States a job leaves only by ending; REQUEUED and friends go back to PENDING.
-  static constexpr std::array<std::string_view, 10> kDone = {
-      "COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",       "NODE_FAIL",
-      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"};
-  status.finished = std::find(kDone.begin(), kDone.end(), status.state) != kDone.end();
-  if (auto reason = slurm_field(output, "Reason"); reason && *reason != "None") {
-    status.reason = *reason;
-  }
-  if (auto nodes = slurm_field(output, "NodeList"); nodes && *nodes != "(null)") {
-    status.nodes = *nodes;
-  }
-  status.node_failed = status.state == "NODE_FAIL";
-  if (auto code = slurm_field(output, "ExitCode"); code && status.finished) {
-    const auto colon = code->find(':');
-    const auto exit = to_int(std::string_view(*code).substr(0, colon));
-    const auto signal = colon == std::string::npos
-                            ? std::optional<int>(0)
-                            : to_int(std::string_view(*code).substr(colon + 1));
-    if (exit && signal) {
-      int value = *signal > 0 ? 128 + *signal : *exit;
-      // A job Slurm ended (cancelled, out of time) without a status of its own still failed.
-      if (value == 0 && status.state != "COMPLETED") value = 1;
-      status.exit_status = value;
-    }
-  }
-  return status;
+// "EXIT:SIGNAL" -> the status a shell would report.
+std::optional<int> exit_status(const std::string& code, const std::string& state) {
+  const auto colon = code.find(':');
+  const auto exit = to_int(std::string_view(code).substr(0, colon));
+  const auto signal = colon == std::string::npos ? std::optional<int>(0)
+                                                 : to_int(std::string_view(code).substr(colon + 1));
+  if (!exit || !signal) return std::nullopt;
+  int value = *signal > 0 ? 128 + *signal : *exit;
+  // A job Slurm ended (cancelled, out of time) without a status of its own still failed.
+  if (value == 0 && state != "COMPLETED") value = 1;
+  return value;
 }
 
-std::optional<JobStatus> parse_pbs(std::string_view output) {
-  std::optional<JobStatus> status;
-  std::istringstream in{std::string(output)};
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eq = line.find(" = ");
-    if (eq == std::string::npos) continue;
-    const std::string_view key = trim(std::string_view(line).substr(0, eq));
-    const std::string_view value = trim(std::string_view(line).substr(eq + 3));
-    if (key == "job_state") {
-      if (!status) status.emplace();
-      status->state = std::string(value);
-      // C: Torque's completed; F: PBS Pro's finished (qstat -x); X: a finished subjob.
-      status->finished = value == "C" || value == "F" || value == "X";
-    } else if (key == "Exit_status") {
-      if (!status) status.emplace();
-      if (auto v = to_int(value)) {
-        // PBS Pro reports a job killed by signal N as 256 + N.
-        status->exit_status = *v >= 256 ? 128 + (*v - 256) : *v;
-      }
-    } else if (key == "comment") {
-      if (!status) status.emplace();
-      status->reason = std::string(value);
-    }
-  }
-  if (status && status->state.empty()) return std::nullopt;
-  if (status && !status->finished) status->exit_status.reset();
-  return status;
+// "123;cluster" (sbatch --parsable on a federation), "Submitted batch job 123" when a wrapper
+// dropped --parsable.
+std::string_view strip_sbatch(std::string_view text) {
+  std::string_view id = text.substr(0, text.find(';'));
+  if (auto sp = id.rfind(' '); sp != std::string_view::npos) id = id.substr(sp + 1);
+  return id;
 }
 
-std::optional<JobStatus> parse_cobalt(std::string_view output) {
-  // A table: "JobID  User  WallTime  Nodes  State  Location", a rule of '=', then one row.
-  std::istringstream in{std::string(output)};
-  std::string line;
-  std::vector<std::string> header;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::vector<std::string> fields;
-    for (std::string w; words >> w;) fields.push_back(w);
-    if (fields.empty() || fields[0].find_first_not_of('=') == std::string::npos) continue;
-    if (header.empty()) {
-      header = fields;
-      continue;
+class Slurm final : public BatchScriptAdapter {
+ public:
+  Scheduler id() const override { return Scheduler::kSlurm; }
+  std::string template_name() const override { return "slurm.sh.tmpl"; }
+  std::string requeue_command() const override { return "scontrol requeue \"$SLURM_JOB_ID\""; }
+
+  std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
+                                      const JobShape& s) const override {
+    std::vector<std::string> d = {"--job-name=" + spec.name, "--nodes=" + std::to_string(s.nodes),
+                                  "--ntasks-per-node=" + std::to_string(s.ranks_per_node)};
+    if (s.gpus_per_rank > 0) {
+      d.push_back("--gpus-per-node=" + std::to_string(s.gpus_per_rank * s.ranks_per_node));
+    } else if (site.gpus_per_node > 0) {
+      d.push_back("--gpus-per-node=" + std::to_string(site.gpus_per_node));
     }
-    const auto col = std::find(header.begin(), header.end(), "State");
-    const auto index = static_cast<std::size_t>(col - header.begin());
-    if (col == header.end() || index >= fields.size()) return std::nullopt;
+    if (s.cpus_per_rank > 0) d.push_back("--cpus-per-task=" + std::to_string(s.cpus_per_rank));
+    if (spec.walltime_seconds) d.push_back("--time=" + slurm_time(*spec.walltime_seconds));
+    if (!spec.account.empty()) d.push_back("--account=" + spec.account);
+    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("--qos=" + queue);
+    if (!spec.partition.empty()) d.push_back("--partition=" + spec.partition);
+    if (!site.constraint.empty()) d.push_back("--constraint=" + site.constraint);
+    d.push_back("--output=runs/" + spec.name + "-%j.out");
+    if (spec.checkpoint.enabled) {
+      // B: signals only the batch shell, which forwards it to srun (see run_launch_checkpoint).
+      d.push_back("--signal=B:" + spec.checkpoint.signal + "@" +
+                  std::to_string(spec.checkpoint.grace_seconds));
+      if (spec.checkpoint.requeue) d.push_back("--requeue");
+    }
+    // Slurm's default (JobRequeue=1) starts a batch job over after a node failure: from step 0
+    // when the job cannot resume, into the same run directory. Only a job that asks is requeued.
+    if (!(spec.checkpoint.enabled && spec.checkpoint.requeue)) d.push_back("--no-requeue");
+    for (const auto& extra : spec.directives) d.push_back(extra);
+    return prefixed(std::move(d), "#SBATCH ");
+  }
+
+  void add_launcher(const PlanDraft& d, TemplateValues& values) const override {
+    const JobShape& s = d.shape;
+    std::string srun_flags;
+    if (!d.site.srun_mpi.empty()) srun_flags += " --mpi=" + d.site.srun_mpi;
+    srun_flags += " --nodes=" + std::to_string(s.nodes) +
+                  " --ntasks-per-node=" + std::to_string(s.ranks_per_node);
+    // Since Slurm 22.05 srun no longer inherits --cpus-per-task from the batch allocation.
+    if (s.cpus_per_rank > 0) srun_flags += " --cpus-per-task=" + std::to_string(s.cpus_per_rank);
+    std::vector<std::string> plugin = {"--dtrain"};
+    for (auto& f : bind_policy_flags(d.spec, "--dtrain-", d.cpu)) plugin.push_back(std::move(f));
+    values["srun_flags"] = srun_flags;
+    values["plugin_flags"] = shell_join(plugin);
+  }
+
+  Argv submit_held_command(const std::string& script) const override {
+    return {"sbatch", "--hold", "--parsable", script};
+  }
+  std::string parse_submitted(std::string_view output) const override {
+    return parse_job_id_line(output, strip_sbatch, "\"123\"");
+  }
+  Argv release_command(const std::string& job_id) const override {
+    return {"scontrol", "release", job_id};
+  }
+  Argv cancel_command(const std::string& job_id) const override { return {"scancel", job_id}; }
+  Argv status_command(const std::string& job_id) const override {
+    return {"scontrol", "show", "job", "-o", job_id};
+  }
+
+  std::optional<JobStatus> parse_status(std::string_view output) const override {
+    const auto state = slurm_field(output, "JobState");
+    if (!state) return std::nullopt;
     JobStatus status;
-    status.state = fields[index];
-    // Cobalt forgets a job as soon as it ends; "exiting" is the last state it shows.
-    status.finished = status.state == "done" || status.state == "killing";
+    status.state = *state;
+    // States a job leaves only by ending; REQUEUED and friends go back to PENDING.
+    static constexpr std::array<std::string_view, 10> kDone = {
+        "COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",       "NODE_FAIL",
+        "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"};
+    status.finished = std::find(kDone.begin(), kDone.end(), status.state) != kDone.end();
+    status.running = status.state == "RUNNING";
+    if (auto reason = slurm_field(output, "Reason"); reason && *reason != "None") {
+      status.reason = *reason;
+    }
+    if (auto nodes = slurm_field(output, "NodeList"); nodes && *nodes != "(null)") {
+      status.nodes = *nodes;
+    }
+    status.node_failed = status.state == "NODE_FAIL";
+    if (auto code = slurm_field(output, "ExitCode"); code && status.finished) {
+      status.exit_status = exit_status(*code, status.state);
+    }
     return status;
   }
-  return std::nullopt;
-}
+
+  Argv failed_nodes_command(const std::string& nodes) const override {
+    if (nodes.empty()) return {};
+    // One line per node that is down, failing or not answering: "node2|Not responding".
+    return {"sinfo", "-h", "-N", "-n", nodes, "-t", "down,fail,no_respond,drain", "-o", "%N|%E"};
+  }
+
+  std::vector<std::string> parse_failed_nodes(std::string_view output) const override {
+    std::vector<std::string> out;
+    std::istringstream in{std::string(output)};
+    for (std::string line; std::getline(in, line);) {
+      const std::string_view text = trim(line);
+      if (text.empty()) continue;
+      const auto bar = text.find('|');
+      std::string entry(text.substr(0, bar));
+      if (bar != std::string_view::npos) {
+        const std::string_view why = trim(text.substr(bar + 1));
+        if (!why.empty() && why != "none") entry += " (" + std::string(why) + ")";
+      }
+      // sinfo -N lists a node once per partition it is in.
+      if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(std::move(entry));
+    }
+    return out;
+  }
+};
 
 }  // namespace
 
-Argv submit_held_command(Scheduler s, const std::string& script) {
-  switch (s) {
-    case Scheduler::kSlurm:
-      return {"sbatch", "--hold", "--parsable", script};
-    case Scheduler::kPbsPro:
-    case Scheduler::kPbs:
-    case Scheduler::kCobalt:
-      return {"qsub", "-h", script};
-    case Scheduler::kLocal:
-    case Scheduler::kKubernetes:  // kubectl: plan/kubectl.hpp
-      break;
-  }
-  throw std::logic_error("dtrain: submit_held_command for scheduler " +
-                         std::string(scheduler_name(s)));
-}
-
-Argv release_command(Scheduler s, const std::string& job_id) {
-  if (s == Scheduler::kSlurm) return {"scontrol", "release", job_id};
-  return {"qrls", job_id};
-}
-
-Argv cancel_command(Scheduler s, const std::string& job_id) {
-  if (s == Scheduler::kSlurm) return {"scancel", job_id};
-  return {"qdel", job_id};
-}
-
-Argv status_command(Scheduler s, const std::string& job_id) {
-  switch (s) {
-    case Scheduler::kSlurm:
-      return {"scontrol", "show", "job", "-o", job_id};
-    case Scheduler::kPbsPro:
-      return {"qstat", "-x", "-f", job_id};
-    case Scheduler::kPbs:
-      return {"qstat", "-f", job_id};
-    case Scheduler::kCobalt:
-      return {"qstat", job_id};
-    case Scheduler::kLocal:
-    case Scheduler::kKubernetes:  // kubectl: plan/kubectl.hpp
-      break;
-  }
-  throw std::logic_error("dtrain: status_command for scheduler " + std::string(scheduler_name(s)));
-}
-
-std::string parse_submitted_job_id(Scheduler s, std::string_view output) {
-  // The id is the last non-empty line: site wrappers sometimes print notices before it.
-  std::string_view text = trim(output);
-  if (auto nl = text.rfind('\n'); nl != std::string_view::npos) text = trim(text.substr(nl + 1));
-  std::string_view id = text;
-  if (s == Scheduler::kSlurm) id = text.substr(0, text.find(';'));  // "123;cluster"
-  if (s == Scheduler::kSlurm) {
-    // "Submitted batch job 123" when a wrapper dropped --parsable.
-    if (auto sp = id.rfind(' '); sp != std::string_view::npos) id = id.substr(sp + 1);
-  }
-  const std::string_view number = id.substr(0, id.find('.'));
-  if (!all_digits(number) || id.find_first_of(" \t") != std::string_view::npos) {
-    throw SubmitError("expected a job id such as \"123\"" +
-                      std::string(s == Scheduler::kSlurm ? "" : " or \"123.server\"") +
-                      " in the output, got " + quoted(output));
-  }
-  return std::string(id);
-}
-
-std::string job_number(std::string_view job_id) {
-  return std::string(job_id.substr(0, job_id.find('.')));
-}
-
-Argv failed_nodes_command(Scheduler s, const std::string& nodes) {
-  if (s != Scheduler::kSlurm || nodes.empty()) return {};
-  // One line per node that is down, failing or not answering: "node2|Not responding".
-  return {"sinfo", "-h", "-N", "-n", nodes, "-t", "down,fail,no_respond,drain", "-o", "%N|%E"};
-}
-
-std::vector<std::string> parse_failed_nodes(Scheduler s, std::string_view output) {
-  std::vector<std::string> out;
-  if (s != Scheduler::kSlurm) return out;
-  std::istringstream in{std::string(output)};
-  for (std::string line; std::getline(in, line);) {
-    const std::string_view text = trim(line);
-    if (text.empty()) continue;
-    const auto bar = text.find('|');
-    std::string entry(text.substr(0, bar));
-    if (bar != std::string_view::npos) {
-      const std::string_view why = trim(text.substr(bar + 1));
-      if (!why.empty() && why != "none") entry += " (" + std::string(why) + ")";
-    }
-    // sinfo -N lists a node once per partition it is in.
-    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(std::move(entry));
-  }
-  return out;
-}
-
-std::optional<JobStatus> parse_job_status(Scheduler s, std::string_view output) {
-  switch (s) {
-    case Scheduler::kSlurm:
-      return parse_slurm(output);
-    case Scheduler::kPbsPro:
-    case Scheduler::kPbs:
-      return parse_pbs(output);
-    case Scheduler::kCobalt:
-      return parse_cobalt(output);
-    case Scheduler::kLocal:
-    case Scheduler::kKubernetes:  // kubectl: plan/kubectl.hpp
-      break;
-  }
-  throw std::logic_error("dtrain: parse_job_status for scheduler " +
-                         std::string(scheduler_name(s)));
+const SchedulerAdapter& slurm_adapter() {
+  static const Slurm adapter;
+  return adapter;
 }
 
 }  // namespace dtrain::plan
