@@ -54,23 +54,6 @@ TEST(Plan, EnvironmentIsSiteThenSpecThenDtrain) {
 
 TEST(Plan, DefaultRunDirectoryIsUnderTheSubmitDirectory) {
   EXPECT_EQ(default_run_dir("/home/ada", "pi", "7"), "/home/ada/runs/pi-7");
-  JobSpec spec = parse_job_spec("name: pi\nsite: pbs\ncommand: [a]\n", "job.yaml");
-  EXPECT_EQ(plan_spec(spec, builtin_profile("pbs")).run_dir,
-            "/home/ada/my project/runs/pi-<job id>");
-  spec.run_dir = "/scratch/pi";
-  PlanInputs inputs = fixed_inputs();
-  inputs.run_dir = "/scratch/pi";
-  EXPECT_EQ(plan_spec(spec, builtin_profile("pbs"), inputs).run_dir, "/scratch/pi");
-}
-
-TEST(Plan, EverySchedulerHasItsAdapter) {
-  for (Scheduler s : {Scheduler::kLocal, Scheduler::kSlurm, Scheduler::kPbsPro, Scheduler::kCobalt,
-                      Scheduler::kPbs, Scheduler::kKubernetes}) {
-    const SchedulerAdapter& adapter = scheduler_adapter(s);
-    EXPECT_EQ(adapter.id(), s);
-    EXPECT_EQ(scheduler_adapter(adapter.name()), &adapter);
-  }
-  EXPECT_EQ(scheduler_adapter("lsf"), nullptr);
 }
 
 TEST(SiteProfile, BuiltInProfilesParse) {

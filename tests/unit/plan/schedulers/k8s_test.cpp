@@ -363,17 +363,6 @@ TEST(MpiJob, NameLengthLeavesRoomForTheWorkerSuffix) {
   EXPECT_EQ(mpijob_name_problem("fashion-mnist2", 4), "");
 }
 
-TEST(MpiJob, OtherSitesWarnAboutKubernetesFields) {
-  const SiteProfile slurm = parse_site_profile(read(DTRAIN_TEMPLATE_DIR "/sites/slurm.yaml"), "s");
-  const JobSpec spec =
-      parse_job_spec("name: x\nsite: slurm\nimage: a/b\nnamespace: ns\ncommand: [a]\n", "job.yaml");
-  const LaunchPlan plan = testing::plan_spec(spec, slurm);
-  EXPECT_EQ(plan.warnings,
-            (std::vector<std::string>{"site slurm runs no containers; ignoring image",
-                                      "site slurm runs no containers; ignoring "
-                                      "namespace"}));
-}
-
 TEST(Kubectl, CreateCommandAndItsOutput) {
   EXPECT_EQ(k8s().submission(), Submission::kManifest);
   EXPECT_EQ(k8s().submit_command("/r/mpijob.yaml"),

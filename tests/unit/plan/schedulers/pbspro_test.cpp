@@ -34,7 +34,6 @@ TEST(PbsPro, SubmitHeldThenReleaseCancelQuery) {
   // PBS Pro shows finished jobs only with -x.
   EXPECT_EQ(pbspro().status_command("12.srv"), (Argv{"qstat", "-x", "-f", "12.srv"}));
   EXPECT_EQ(pbspro().parse_submitted("1234.polaris-pbs-01.hsn.cm\n"), "1234.polaris-pbs-01.hsn.cm");
-  EXPECT_EQ(job_number("1234.polaris-pbs-01"), "1234");
 }
 
 TEST(PbsPro, States) {
