@@ -10,10 +10,10 @@
 #include "mpijob_submit.hpp"
 #include "plan/errors.hpp"
 #include "plan/stats.hpp"
+#include "planning.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
 #include "run_dir_reader.hpp"
-#include "site_resolver.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -44,7 +44,8 @@ int run_submit(const SubmitOptions& opts) {
     std::fputs(plan.script.c_str(), stdout);
     return 0;
   }
-  if (job.site.scheduler == plan::Scheduler::kKubernetes) {
+  const plan::Submission submission = job.scheduler().submission();
+  if (submission == plan::Submission::kManifest) {
     if (opts.wait) {
       throw plan::UsageError("dtrain: --wait: not supported for site " + plan.site +
                              " (Kubernetes); follow the job with `kubectl get mpijob " + plan.name +
@@ -61,12 +62,11 @@ int run_submit(const SubmitOptions& opts) {
         plan.name.c_str(), ns.c_str(), plan.name.c_str(), ns.c_str());
     return 0;
   }
-  if (job.site.scheduler != plan::Scheduler::kLocal) {
+  if (submission == plan::Submission::kHeldBatchJob) {
     const SubmittedJob submitted = submit_batch(job);
     std::printf("dtrain: submitted job %s to %s (site %s, %d ranks), run directory %s\n",
-                submitted.job_id.c_str(),
-                std::string(plan::scheduler_name(job.site.scheduler)).c_str(), plan.site.c_str(),
-                plan.world_size(), submitted.run_dir.c_str());
+                submitted.job_id.c_str(), std::string(job.scheduler().name()).c_str(),
+                plan.site.c_str(), plan.world_size(), submitted.run_dir.c_str());
     std::fflush(stdout);
     if (!opts.wait) return 0;
     const int status = wait_for_batch(submitted);
