@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dtrain/bandwidth.hpp>
 #include <dtrain/dtrain.hpp>
 #include <filesystem>
 #include <fstream>
@@ -119,7 +120,7 @@ void allreduce_sweep(dtrain::Comm& comm, std::size_t max_bytes) {
     });
   }
   if (rank != 0) return;
-  const double bus = 2.0 * (size - 1) / size;  // nccl-tests' allreduce bus factor
+  const double bus = dtrain::allreduce_bus_factor(size);
   std::printf("#\n# allreduce float32 sum, out of place; time us, algbw/busbw GB/s\n");
   std::printf("#%11s %11s | %9s %7s %7s %6s | %9s %7s | %9s %7s | %8s %8s\n", "size", "count",
               "dtrain", "algbw", "busbw", "#wrong", "mpi-dflt", "busbw", "mpi-tuned", "busbw",

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "plan/errors.hpp"
-#include "plan/scheduler_commands.hpp"
+#include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
 
@@ -39,20 +39,20 @@ std::string output_of(const Captured& c) {
                           std::to_string(c.status) + extra + ":\n" + output_of(c));
 }
 
-Captured run_scheduler_command(plan::Scheduler s, const plan::Argv& argv) {
+Captured run_scheduler_command(const plan::SchedulerAdapter& s, const plan::Argv& argv) {
   Captured c = run_capturing(argv);
   if (c.status == 127) {
     throw plan::UsageError("dtrain: " + argv[0] + " not found on PATH; expected to submit from a " +
-                           std::string(plan::scheduler_name(s)) +
+                           std::string(s.name()) +
                            " login node (or choose another site with --site)");
   }
   return c;
 }
 
 // Cancels a job whose submission could not be completed, so no held job is left behind.
-void cancel_quietly(plan::Scheduler s, const std::string& job_id) {
+void cancel_quietly(const plan::SchedulerAdapter& s, const std::string& job_id) {
   try {
-    run_capturing(plan::cancel_command(s, job_id));
+    run_capturing(s.cancel_command(job_id));
   } catch (const std::exception&) {
   }
 }
@@ -111,7 +111,7 @@ std::optional<int> exit_status_file(const std::string& run_dir) {
 
 SubmittedJob submit_batch(PlannedJob& job) {
   plan::LaunchPlan& plan = job.plan;
-  const plan::Scheduler scheduler = job.site.scheduler;
+  const plan::SchedulerAdapter& scheduler = job.scheduler();
   // The directory is named after the job id, known only once submitted: stage it under a
   // temporary name and rename it while the job is held.
   const bool named_after_job = plan.run_dir.ends_with(kJobIdPlaceholder);
@@ -125,7 +125,7 @@ SubmittedJob submit_batch(PlannedJob& job) {
   write_run_dir(plan, job.spec_text);
   const std::string script = plan.run_dir + "/" + plan::kScriptName;
 
-  const plan::Argv submit = plan::submit_held_command(scheduler, script);
+  const plan::Argv submit = scheduler.submit_held_command(script);
   Captured submitted;
   try {
     submitted = run_scheduler_command(scheduler, submit);
@@ -139,13 +139,13 @@ SubmittedJob submit_batch(PlannedJob& job) {
   }
   std::string job_id;
   try {
-    job_id = plan::parse_submitted_job_id(scheduler, submitted.out);
+    job_id = scheduler.parse_submitted(submitted.out);
   } catch (const plan::SubmitError& e) {
     if (named_after_job) fs::remove_all(plan.run_dir);
     throw plan::SubmitError("dtrain: `" + command_line(submit) + "`: " + e.what());
   }
 
-  SubmittedJob result{scheduler, job_id, plan.run_dir};
+  SubmittedJob result{&scheduler, job_id, plan.run_dir};
   try {
     if (named_after_job) {
       result.run_dir = prefix + plan::job_number(job_id);
@@ -163,7 +163,7 @@ SubmittedJob submit_batch(PlannedJob& job) {
     }
     plan.job_id = plan::job_number(job_id);
     write_plan_json(plan);
-    const plan::Argv release = plan::release_command(scheduler, job_id);
+    const plan::Argv release = scheduler.release_command(job_id);
     const Captured released = run_scheduler_command(scheduler, release);
     if (released.status != 0) fail(release, released, " (job " + job_id + " was cancelled)");
   } catch (...) {
@@ -179,10 +179,10 @@ namespace {
 // (and the one Slurm's "NODE_FAIL" leaves out).
 void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status) {
   std::string names;
-  const plan::Argv query = plan::failed_nodes_command(job.scheduler, status.nodes);
+  const plan::Argv query = job.scheduler->failed_nodes_command(status.nodes);
   if (!query.empty()) {
     const Captured c = run_capturing(query);
-    for (const auto& n : plan::parse_failed_nodes(job.scheduler, c.out)) {
+    for (const auto& n : job.scheduler->parse_failed_nodes(c.out)) {
       names += (names.empty() ? "" : ", ") + n;
     }
   }
@@ -198,20 +198,17 @@ void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status)
 int wait_for_batch(const SubmittedJob& job) {
   using Clock = std::chrono::steady_clock;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
-  const plan::Argv query = plan::status_command(job.scheduler, job.job_id);
+  const plan::Argv query = job.scheduler->status_command(job.job_id);
   StepRate rate(job.run_dir + "/rank-00000.jsonl");
   std::string last_state;
   std::optional<Clock::time_point> running_since;
   int failures = 0;
   while (true) {
     const Captured c = run_capturing(query);
-    const auto status = plan::parse_job_status(job.scheduler, c.out);
+    const auto status = job.scheduler->parse_status(c.out);
     if (!status) {
       // The scheduler forgot the job (it ended a while ago), or the query itself failed.
-      const std::string text = c.out + c.err;
-      const bool unknown = text.find("Invalid job id") != std::string::npos ||
-                           text.find("Unknown Job") != std::string::npos ||
-                           (job.scheduler == plan::Scheduler::kCobalt && c.status == 0);
+      const bool unknown = job.scheduler->forgot_job(c.out + c.err, c.status);
       if (!unknown && ++failures < 10) {
         std::this_thread::sleep_for(std::chrono::seconds(2));
         continue;
@@ -226,10 +223,7 @@ int wait_for_batch(const SubmittedJob& job) {
       return 1;
     }
     failures = 0;
-    if (!running_since &&
-        (status->state == "RUNNING" || status->state == "R" || status->state == "running")) {
-      running_since = Clock::now();
-    }
+    if (!running_since && status->running) running_since = Clock::now();
     std::string line = "dtrain: job " + job.job_id + " " + status->state;
     if (!status->reason.empty() && !status->finished) line += " (" + status->reason + ")";
     if (running_since) {

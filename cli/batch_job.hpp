@@ -1,16 +1,16 @@
 // Submitting a planned job to a batch scheduler (sbatch, qsub) and following it to its end. The
-// commands and their output formats live in plan/scheduler_commands (pure, unit-tested); this is
-// the thin part that runs them and touches the run directory.
+// commands and their output formats live in the site's scheduler adapter (plan/schedulers/, pure
+// and unit-tested); this is the thin part that runs them and touches the run directory.
 #pragma once
 
 #include <string>
 
-#include "site_resolver.hpp"
+#include "planning.hpp"
 
 namespace dtrain::cli {
 
 struct SubmittedJob {
-  plan::Scheduler scheduler = plan::Scheduler::kSlurm;
+  const plan::SchedulerAdapter* scheduler = nullptr;
   std::string job_id;   // as the scheduler spells it ("123", "123.server")
   std::string run_dir;  // runs/<name>-<job number>, already holding job.yaml, launch.sh, plan.json
 };

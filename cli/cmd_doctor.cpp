@@ -1,8 +1,8 @@
 // `dtrain doctor [--json] [--bytes N] [--min-busbw GBPS]`: run inside a job (srun dtrain doctor,
 // mpiexec ... dtrain doctor) or alone on a login node. Every rank reports what it really got — the
 // kernel's cpuset, its GPUs, the NIC and framework variables — rank 0 prints them all with the
-// mistakes found by comparing ranks (plan/doctor), the versions in use, and an allreduce bandwidth
-// check with a pass/fail threshold. Exit status 0 only when every check is green.
+// mistakes found by comparing ranks (report/doctor), the versions in use, and an allreduce
+// bandwidth check with a pass/fail threshold. Exit status 0 only when every check is green.
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <dtrain/bandwidth.hpp>
 #include <dtrain/dtrain.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -154,7 +155,7 @@ struct Bandwidth {
   bool measured = false;
   double seconds = 0;  // per iteration, slowest rank
   double algbw = 0;    // GB/s
-  double busbw = 0;    // GB/s: nccl-tests' bus bandwidth, 2 (n-1)/n of algbw for allreduce
+  double busbw = 0;    // GB/s (dtrain/bandwidth.hpp)
   long long wrong = 0;
 };
 
@@ -184,7 +185,7 @@ Bandwidth measure_allreduce(dtrain::Comm& comm, int rank, int size, const Doctor
   b.measured = true;
   b.seconds = elapsed;
   b.algbw = static_cast<double>(count * sizeof(float)) / elapsed / 1e9;
-  b.busbw = b.algbw * 2.0 * (size - 1) / size;
+  b.busbw = dtrain::allreduce_bus_bandwidth(b.algbw, size);
   b.wrong = wrong_all;
   return b;
 }

@@ -13,7 +13,7 @@
 #include "affinity/report.hpp"
 #include "affinity/topology.hpp"
 #include "commands.hpp"
-#include "site_resolver.hpp"
+#include "planning.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -32,7 +32,9 @@ std::optional<std::pair<affinity::Node, affinity::RankMap>> solve_node(const Pla
                                                                        const PlannedJob& job) {
   std::string path = opts.topology;
   if (path.empty()) path = resolve_site_topology(job.spec.site, job.site);
-  if (path.empty() && job.site.scheduler != plan::Scheduler::kLocal) return std::nullopt;
+  if (path.empty() && job.scheduler().submission() != plan::Submission::kRunHere) {
+    return std::nullopt;
+  }
   affinity::Policy policy;
   policy.gpu = affinity::parse_gpu_policy(job.spec.affinity.gpu, "affinity.gpu");
   policy.gpu_visibility =
@@ -83,7 +85,7 @@ int run_plan(const PlanOptions& opts) {
         "# GPUs, cores and NICs per rank: the site names no node topology; pass "
         "--topology FILE (an lstopo XML of a node)\n");
   }
-  const bool manifest = job.site.scheduler == plan::Scheduler::kKubernetes;
+  const bool manifest = job.scheduler().submission() == plan::Submission::kManifest;
   std::printf("# %s\n%s", manifest ? "manifest (kubectl create -f)" : "script",
               job.plan.script.c_str());
   return 0;

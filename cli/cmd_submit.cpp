@@ -9,10 +9,10 @@
 #include "commands.hpp"
 #include "mpijob_submit.hpp"
 #include "plan/errors.hpp"
+#include "planning.hpp"
 #include "process.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
-#include "site_resolver.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -43,7 +43,8 @@ int run_submit(const SubmitOptions& opts) {
     std::fputs(plan.script.c_str(), stdout);
     return 0;
   }
-  if (job.site.scheduler == plan::Scheduler::kKubernetes) {
+  const plan::Submission submission = job.scheduler().submission();
+  if (submission == plan::Submission::kManifest) {
     if (opts.wait) {
       throw plan::UsageError("dtrain: --wait: not supported for site " + plan.site +
                              " (Kubernetes); follow the job with `kubectl get mpijob " + plan.name +
@@ -60,12 +61,11 @@ int run_submit(const SubmitOptions& opts) {
         plan.name.c_str(), ns.c_str(), plan.name.c_str(), ns.c_str());
     return 0;
   }
-  if (job.site.scheduler != plan::Scheduler::kLocal) {
+  if (submission == plan::Submission::kHeldBatchJob) {
     const SubmittedJob submitted = submit_batch(job);
     std::printf("dtrain: submitted job %s to %s (site %s, %d ranks), run directory %s\n",
-                submitted.job_id.c_str(),
-                std::string(plan::scheduler_name(job.site.scheduler)).c_str(), plan.site.c_str(),
-                plan.world_size(), submitted.run_dir.c_str());
+                submitted.job_id.c_str(), std::string(job.scheduler().name()).c_str(),
+                plan.site.c_str(), plan.world_size(), submitted.run_dir.c_str());
     std::fflush(stdout);
     if (!opts.wait) return 0;
     const int status = wait_for_batch(submitted);

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "plan/errors.hpp"
-#include "plan/kubectl.hpp"
+#include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
 
@@ -12,7 +12,7 @@ namespace dtrain::cli {
 SubmittedMpiJob submit_mpijob(const PlannedJob& job) {
   const plan::LaunchPlan& plan = job.plan;
   write_run_dir(plan, job.spec_text);
-  const plan::Argv create = plan::kubectl_create_command(plan.run_dir + "/" + plan.script_name);
+  const plan::Argv create = job.scheduler().submit_command(plan.run_dir + "/" + plan.script_name);
   auto forget = [&] {
     std::error_code ec;
     std::filesystem::remove_all(plan.run_dir, ec);
@@ -37,7 +37,7 @@ SubmittedMpiJob submit_mpijob(const PlannedJob& job) {
   }
   std::string object;
   try {
-    object = plan::parse_kubectl_created(c.out);
+    object = job.scheduler().parse_submitted(c.out);
   } catch (const plan::SubmitError& e) {
     // kubectl said it succeeded: the job exists, so its record stays.
     throw plan::SubmitError("dtrain: `" + command_line + "`: " + e.what() + "; the record of " +

@@ -1,11 +1,11 @@
 // Submitting a planned MPIJob (site k8s) with kubectl. The command and the parsing of its output
-// live in plan/kubectl (pure, unit-tested); this is the thin part that runs kubectl and keeps the
-// record of the job in the run directory.
+// live in the Kubernetes scheduler adapter (plan/schedulers/k8s.cpp, pure and unit-tested); this
+// is the thin part that runs kubectl and keeps the record of the job in the run directory.
 #pragma once
 
 #include <string>
 
-#include "site_resolver.hpp"
+#include "planning.hpp"
 
 namespace dtrain::cli {
 

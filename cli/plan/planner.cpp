@@ -1,30 +1,132 @@
 #include "plan/planner.hpp"
 
-#include <map>
-
+#include "plan/errors.hpp"
 #include "plan/render.hpp"
+#include "plan/schedulers/scheduler.hpp"
 
 namespace dtrain::plan {
 namespace {
 
-// Fields that only mean something to a batch scheduler.
-std::vector<const char*> ignored_by_local(const JobSpec& spec) {
-  std::vector<const char*> out;
-  if (!spec.account.empty()) out.push_back("account");
-  if (!spec.queue.empty()) out.push_back("queue");
-  if (!spec.partition.empty()) out.push_back("partition");
-  if (!spec.filesystems.empty()) out.push_back("filesystems");
-  if (!spec.directives.empty()) out.push_back("directives");
-  for (const char* field : kubernetes_only_fields(spec)) out.push_back(field);
-  return out;
+bool has_field(const JobSpec& spec, const SiteProfile& site, const std::string& field) {
+  if (field == "filesystems" && !site.default_filesystems.empty()) return true;
+  if (field == "queue" && !site.default_queue.empty()) return true;
+  if (field == "account") return !spec.account.empty();
+  if (field == "walltime") return spec.walltime_seconds.has_value();
+  if (field == "filesystems") return !spec.filesystems.empty();
+  if (field == "queue") return !spec.queue.empty();
+  if (field == "partition") return !spec.partition.empty();
+  if (field == "gpus_per_rank") return spec.gpus_per_rank.has_value();
+  if (field == "cpus_per_rank") return spec.cpus_per_rank.has_value();
+  if (field == "ranks_per_node") return spec.ranks_per_node.has_value();
+  if (field == "image") return !spec.image.empty();
+  if (field == "namespace") return !spec.k8s_namespace.empty();
+  return true;
+}
+
+void check_required(const JobSpec& spec, const std::string& source, const SiteProfile& site,
+                    std::vector<SpecIssue>& issues) {
+  for (const auto& field : site.required) {
+    if (!has_field(spec, site, field)) {
+      issues.push_back({source, 0, field,
+                        "site " + site.name +
+                            " requires it; expected it in the job spec or "
+                            "through --set " +
+                            field + "=..."});
+    }
+  }
+}
+
+// GPUs per rank: the spec's, or the site's GPUs shared out among the ranks of a node.
+int gpus_per_rank(const JobSpec& spec, const std::string& source, const SiteProfile& site,
+                  int ranks_per_node, std::vector<SpecIssue>& issues) {
+  int gpus = spec.gpus_per_rank.value_or(site.gpus_per_node >= ranks_per_node && ranks_per_node > 0
+                                             ? site.gpus_per_node / ranks_per_node
+                                             : (site.gpus_per_node > 0 ? 1 : 0));
+  if (site.gpus_per_node > 0 && gpus * ranks_per_node > site.gpus_per_node &&
+      spec.gpus_per_rank.has_value()) {
+    issues.push_back({source, 0, "gpus_per_rank",
+                      "expected at most " + std::to_string(site.gpus_per_node) +
+                          " GPUs per node on site " + site.name + ", got " +
+                          std::to_string(ranks_per_node) + " ranks x " + std::to_string(gpus) +
+                          " GPUs"});
+  }
+  if (site.gpus_per_node > 0 && gpus * ranks_per_node > site.gpus_per_node) {
+    gpus = 0;  // more ranks than GPUs: they share the node's GPUs (the solver spreads them)
+  }
+  return gpus;
+}
+
+int cpus_per_rank(const JobSpec& spec, const std::string& source, const SiteProfile& site,
+                  int ranks_per_node, std::vector<SpecIssue>& issues) {
+  if (spec.cpus_per_rank) {
+    const int cpus = *spec.cpus_per_rank;
+    const int hw = site.cores_per_node * site.threads_per_core;
+    if (hw > 0 && cpus * ranks_per_node > hw) {
+      issues.push_back({source, 0, "cpus_per_rank",
+                        "expected at most " + std::to_string(hw) + " CPUs per node on site " +
+                            site.name + ", got " + std::to_string(ranks_per_node) + " ranks x " +
+                            std::to_string(cpus)});
+    }
+    return cpus;
+  }
+  if (site.cores_per_node > 0) {
+    const int cpus = site.cores_per_node * site.threads_per_core / ranks_per_node;
+    return cpus < 1 ? 0 : cpus;
+  }
+  return 0;
+}
+
+std::string setup_block(const JobSpec& spec) {
+  std::string setup;
+  if (!spec.modules.empty()) setup += "module load " + shell_join(spec.modules) + "\n";
+  // Setup lines are the user's own shell code (conda activate, ...): they go in verbatim.
+  for (const auto& line : spec.setup) setup += line + "\n";
+  if (!setup.empty()) setup = "\n# setup from the job spec\n" + setup;
+  return setup;
+}
+
+void fill_rank_map(const SchedulerAdapter& adapter, PlanDraft& d) {
+  const JobShape& s = d.shape;
+  for (int n = 0; n < s.nodes; ++n) {
+    const std::string host = adapter.host(d, n);
+    for (int l = 0; l < s.ranks_per_node; ++l) {
+      d.plan.ranks.push_back({n * s.ranks_per_node + l, n, l, host});
+    }
+  }
+}
+
+// Site env, then the spec's, then dtrain's own: a spec cannot point the run directory elsewhere
+// behind the planner's back (the readers refuse DTRAIN_* names, so none is set twice).
+void fill_env(const SchedulerAdapter& adapter, PlanDraft& d) {
+  if (d.spec.site_env) d.plan.env = d.site.env;
+  for (const auto& kv : d.spec.env) d.plan.env.push_back(kv);
+  for (auto& kv : adapter.dtrain_variables(d)) d.plan.env.push_back(std::move(kv));
+  for (const auto& [name, value] : d.plan.env) d.exports += shell_export(name, value);
 }
 
 }  // namespace
 
-std::vector<const char*> kubernetes_only_fields(const JobSpec& spec) {
-  std::vector<const char*> out;
-  if (!spec.image.empty()) out.push_back("image");
-  if (!spec.k8s_namespace.empty()) out.push_back("namespace");
+JobShape job_shape(const JobSpec& spec, const std::string& source, const SiteProfile& site) {
+  std::vector<SpecIssue> issues;
+  check_required(spec, source, site, issues);
+  JobShape s;
+  s.nodes = spec.nodes;
+  s.ranks_per_node = spec.ranks_per_node_or(site.gpus_per_node > 0 ? site.gpus_per_node : 1);
+  s.gpus_per_rank = gpus_per_rank(spec, source, site, s.ranks_per_node, issues);
+  s.cpus_per_rank = cpus_per_rank(spec, source, site, s.ranks_per_node, issues);
+  if (!issues.empty()) throw SpecError(std::move(issues));
+  return s;
+}
+
+std::string default_run_dir(const std::string& workdir, const std::string& name,
+                            const std::string& id) {
+  return workdir + "/runs/" + name + "-" + id;
+}
+
+std::vector<std::string> kubernetes_only_fields(const JobSpec& spec) {
+  std::vector<std::string> out;
+  if (!spec.image.empty()) out.emplace_back("image");
+  if (!spec.k8s_namespace.empty()) out.emplace_back("namespace");
   return out;
 }
 
@@ -45,84 +147,34 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
   return f;
 }
 
-LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
-                      std::string_view local_template) {
-  LaunchPlan plan;
-  plan.name = spec.name;
-  plan.site = spec.site;
-  plan.job_id = inputs.job_id;
-  plan.run_dir = inputs.run_dir;
-  plan.nodes = 1;
-  plan.ranks_per_node = spec.ranks_per_node_or(1);
-  plan.command = rank_command(spec);
-  for (const char* field : ignored_by_local(spec)) {
-    plan.warnings.push_back(std::string("site local runs on this machine; ignoring ") + field);
+LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
+                const PlanInputs& inputs, const TemplateLookup& templates) {
+  const SchedulerAdapter& adapter = scheduler_adapter(site.scheduler);
+  PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}};
+  d.shape = adapter.shape(spec, spec_source, site);
+  d.plan.name = spec.name;
+  d.plan.site = site.name;
+  d.plan.nodes = d.shape.nodes;
+  d.plan.ranks_per_node = d.shape.ranks_per_node;
+  d.plan.command = rank_command(spec);
+  adapter.frame(d);
+  fill_rank_map(adapter, d);
+  const std::string ignoring = adapter.ignoring(site) + "; ignoring ";
+  for (const auto& field : adapter.ignored_fields(spec)) {
+    d.plan.warnings.push_back(ignoring + field);
   }
-  for (int r = 0; r < plan.ranks_per_node; ++r) {
-    plan.ranks.push_back({r, 0, r, machine.hostname});
-  }
-  // The user's variables first, then ours, so a spec cannot point the run directory elsewhere
-  // behind the planner's back.
-  plan.env = spec.env;
-  plan.env.emplace_back("DTRAIN_JOB_ID", inputs.job_id);
-  plan.env.emplace_back("DTRAIN_RUN_DIR", inputs.run_dir);
-
-  std::string exports;
-  for (const auto& [name, value] : plan.env) {
-    exports += shell_export(name, value);
-  }
-
-  std::vector<std::string> mpirun_flags;
-  // Open MPI refuses to start as root unless told; containers and CI run as root.
-  if (machine.is_root) mpirun_flags.emplace_back("--allow-run-as-root");
-  // Open MPI counts one slot per core and refuses more ranks than slots.
-  if (plan.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
-
-  // Every rank goes through `dtrain bind`, as on a cluster: its GPU, cores and NIC from this
-  // machine's topology, and the framework's rendezvous variables.
-  std::string cpu = spec.affinity.cpu;
-  if (cpu == "numa" && plan.ranks_per_node > machine.cores) {
-    cpu = "none";
-    plan.warnings.push_back("affinity.cpu numa needs a core per rank, and this machine has " +
-                            std::to_string(machine.cores) + " for " +
-                            std::to_string(plan.ranks_per_node) +
-                            " ranks; the ranks are not bound to cores");
-  }
-  std::vector<std::string> bind = {inputs.dtrain_exe, "bind"};
-  for (const auto& f : bind_policy_flags(spec, "--", cpu)) bind.push_back(f);
-  bind.emplace_back("--");
-
-  std::string setup;
-  if (!spec.modules.empty()) {
-    setup += "module load " + shell_join(spec.modules) + "\n";
-  }
-  // Setup lines are the user's own shell code (conda activate, ...): they go in verbatim.
-  for (const auto& line : spec.setup) setup += line + "\n";
-  if (!setup.empty()) setup = "\n# setup from the job spec\n" + setup;
-
-  // The walltime is enforced here as a scheduler would: TERM at the limit, KILL 30 s later.
-  std::string time_limit;
-  if (spec.walltime_seconds) {
-    time_limit =
-        "timeout --signal=TERM --kill-after=30 " + std::to_string(*spec.walltime_seconds) + " ";
-  }
-
-  const std::map<std::string, std::string> values = {
-      {"version", inputs.version},
-      {"name", spec.name},
-      {"world_size", std::to_string(plan.world_size())},
-      {"workdir", shell_quote(inputs.workdir)},
-      {"run_dir", shell_quote(inputs.run_dir)},
-      {"env_exports", exports},
-      {"mpirun_flags", mpirun_flags.empty() ? "" : " " + shell_join(mpirun_flags)},
-      {"dtrain", shell_quote(inputs.dtrain_exe)},
-      {"bind", shell_join(bind)},
-      {"command", shell_join(rank_command(spec))},
-      {"setup", setup},
-      {"time_limit", time_limit},
-  };
-  plan.script = render_template(local_template, values);
-  return plan;
+  d.cpu = spec.affinity.cpu;
+  adapter.check(d);
+  fill_env(adapter, d);
+  d.setup = setup_block(spec);
+  const std::string dtrain = adapter.dtrain_exe(d);
+  d.bind = {dtrain, "bind"};
+  for (auto& f : bind_policy_flags(spec, "--", d.cpu)) d.bind.push_back(std::move(f));
+  d.bind.emplace_back("--");
+  d.run_rank = {dtrain, "run-rank", "--"};
+  for (const auto& w : d.plan.command) d.run_rank.push_back(w);
+  adapter.write(d);
+  return std::move(d.plan);
 }
 
 }  // namespace dtrain::plan

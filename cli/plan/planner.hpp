@@ -1,13 +1,19 @@
-// Spec + machine facts + run inputs -> LaunchPlan. Pure: everything it needs (job id, paths, the
-// template text, whether we run as root) is passed in, so the same inputs give the same script.
+// Spec + site profile + run inputs -> LaunchPlan, for every scheduler. plan() builds once what
+// every job shares (the header fields, the rank map, the warnings, the environment and its export
+// lines, the setup block, the `dtrain bind` and `dtrain run-rank` words) and hands the draft to
+// the site's scheduler adapter (plan/schedulers/scheduler.hpp), which writes the script or the
+// manifest. Pure: everything it needs (job id, paths, the templates, this machine) is passed in,
+// so the same inputs give the same script.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "plan/job_spec.hpp"
 #include "plan/launch_plan.hpp"
+#include "plan/site_profile.hpp"
 
 namespace dtrain::plan {
 
@@ -19,12 +25,32 @@ struct LocalMachine {
 };
 
 struct PlanInputs {
-  std::string job_id;
-  std::string run_dir;     // absolute
+  std::string job_id;      // a local run's id; a batch job's comes from the scheduler
+  std::string run_dir;     // absolute; a local run's (batch sites name theirs from the job id)
   std::string workdir;     // absolute; the job runs there, as sbatch jobs run in the submit dir
   std::string dtrain_exe;  // absolute path of the dtrain executable ranks call back into
   std::string version;
+  LocalMachine machine;  // read only for a site that runs the job here
 };
+
+// Returns the text of templates/<name>.
+using TemplateLookup = std::function<std::string_view(std::string_view name)>;
+
+// The resource shape of one node of the job, after the site's defaults are applied.
+struct JobShape {
+  int nodes = 1;
+  int ranks_per_node = 1;
+  int gpus_per_rank = 0;
+  int cpus_per_rank = 0;  // 0: leave it to the scheduler
+};
+
+// Throws SpecError naming every field the site requires and the spec lacks, and every request
+// beyond the site's node (more GPUs or CPUs per node than it has).
+JobShape job_shape(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site);
+
+// `<workdir>/runs/<name>-<id>`: where a job's run directory is when its spec names none.
+std::string default_run_dir(const std::string& workdir, const std::string& name,
+                            const std::string& id);
 
 // The words each rank runs: the spec's words, or `bash -c LINE` for a command line string.
 std::vector<std::string> rank_command(const JobSpec& spec);
@@ -37,10 +63,27 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
 
 // The spec fields only a Kubernetes site uses (image, namespace) that the spec sets: the other
 // sites name them in a warning rather than drop them silently.
-std::vector<const char*> kubernetes_only_fields(const JobSpec& spec);
+std::vector<std::string> kubernetes_only_fields(const JobSpec& spec);
 
-// `local_template` is the text of templates/local.sh.tmpl.
-LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine, const PlanInputs& inputs,
-                      std::string_view local_template);
+// What plan() builds for every scheduler before the adapter writes the script.
+struct PlanDraft {
+  const JobSpec& spec;
+  const std::string& spec_source;
+  const SiteProfile& site;
+  const PlanInputs& inputs;
+  const TemplateLookup& templates;
+  JobShape shape;
+  LaunchPlan plan;                    // header, rank map, warnings, env
+  std::string cpu;                    // the CPU policy the ranks are bound with
+  std::string exports;                // `export NAME=VALUE` lines of plan.env
+  std::string setup;                  // "\n# setup from the job spec\n" + its lines, or ""
+  std::vector<std::string> bind;      // DTRAIN bind <policy flags> --
+  std::vector<std::string> run_rank;  // DTRAIN run-rank -- <command>
+};
+
+// Throws SpecError when the spec misses a field the site requires or asks for what the site
+// cannot give (see each adapter's shape()).
+LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
+                const PlanInputs& inputs, const TemplateLookup& templates);
 
 }  // namespace dtrain::plan

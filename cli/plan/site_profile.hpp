@@ -11,7 +11,8 @@
 
 namespace dtrain::plan {
 
-// kKubernetes: no batch scheduler; the job is a Kubeflow MPI Operator MPIJob (plan/mpijob.hpp).
+// kKubernetes: no batch scheduler; the job is a Kubeflow MPI Operator MPIJob (plan/schedulers/k8s).
+// Each scheduler's behaviour is its adapter's (plan/schedulers/scheduler.hpp).
 enum class Scheduler { kLocal, kSlurm, kPbsPro, kCobalt, kPbs, kKubernetes };
 std::string_view scheduler_name(Scheduler s);
 

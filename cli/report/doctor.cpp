@@ -112,88 +112,116 @@ RankReport report_from_json(const nlohmann::json& j) {
   return r;
 }
 
-std::vector<std::string> doctor_warnings(const std::vector<RankReport>& ranks) {
-  std::vector<std::string> warnings;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const RankReport& a = ranks[i];
-    for (std::size_t j = i + 1; j < ranks.size(); ++j) {
-      const RankReport& b = ranks[j];
-      if (a.host != b.host) continue;
-      const std::string pair =
-          "ranks " + std::to_string(a.rank) + " and " + std::to_string(b.rank) + " on " + a.host;
-      if (!a.gpus.empty() && !b.gpus.empty() && a.gpus.front().pci == b.gpus.front().pci) {
-        warnings.push_back(pair + " share GPU " + a.gpus.front().pci +
-                           "; expected one GPU per rank (check CUDA_VISIBLE_DEVICES or the "
-                           "affinity policy)");
-      }
-      const auto ca = cpus_of(a.cpuset);
-      const auto cb = cpus_of(b.cpuset);
-      if (ca.intersects(cb)) {
-        warnings.push_back(pair + " have overlapping cpusets " + a.cpuset + " and " + b.cpuset +
-                           " (shared " + (ca & cb).to_list() +
-                           "); expected disjoint cores per rank");
-      }
-    }
-    if (!a.gpus.empty() && !a.gpus.front().local_cpus.empty()) {
-      const auto mine = cpus_of(a.cpuset);
-      const auto local = cpus_of(a.gpus.front().local_cpus);
-      if (!mine.empty() && !local.empty() && !mine.intersects(local)) {
-        warnings.push_back("rank " + std::to_string(a.rank) + " on " + a.host + " runs on cores " +
-                           a.cpuset + ", none of them near its GPU " + a.gpus.front().pci +
-                           " (near: " + a.gpus.front().local_cpus +
-                           "); expected cores in the GPU's NUMA domain");
-      }
-    }
+namespace {
+
+// The checks, one per mistake; each appends its warnings in the order `dtrain doctor` prints.
+using Warnings = std::vector<std::string>;
+
+void check_shared_resources(const RankReport& a, const RankReport& b, Warnings& warnings) {
+  if (a.host != b.host) return;
+  const std::string pair =
+      "ranks " + std::to_string(a.rank) + " and " + std::to_string(b.rank) + " on " + a.host;
+  if (!a.gpus.empty() && !b.gpus.empty() && a.gpus.front().pci == b.gpus.front().pci) {
+    warnings.push_back(pair + " share GPU " + a.gpus.front().pci +
+                       "; expected one GPU per rank (check CUDA_VISIBLE_DEVICES or the "
+                       "affinity policy)");
+  }
+  const auto ca = cpus_of(a.cpuset);
+  const auto cb = cpus_of(b.cpuset);
+  if (ca.intersects(cb)) {
+    warnings.push_back(pair + " have overlapping cpusets " + a.cpuset + " and " + b.cpuset +
+                       " (shared " + (ca & cb).to_list() + "); expected disjoint cores per rank");
+  }
+}
+
+void check_gpu_locality(const RankReport& a, Warnings& warnings) {
+  if (a.gpus.empty() || a.gpus.front().local_cpus.empty()) return;
+  const auto mine = cpus_of(a.cpuset);
+  const auto local = cpus_of(a.gpus.front().local_cpus);
+  if (!mine.empty() && !local.empty() && !mine.intersects(local)) {
+    warnings.push_back("rank " + std::to_string(a.rank) + " on " + a.host + " runs on cores " +
+                       a.cpuset + ", none of them near its GPU " + a.gpus.front().pci + " (near: " +
+                       a.gpus.front().local_cpus + "); expected cores in the GPU's NUMA domain");
+  }
+}
+
+std::string nic_list(const RankReport& a) {
+  if (a.nics.empty()) return "(no NICs found)";
+  std::string s;
+  for (const auto& n : a.nics) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+void check_nic_names(const RankReport& a, Warnings& warnings) {
+  for (const char* var : {"NCCL_IB_HCA", "UCX_NET_DEVICES"}) {
+    const std::string value = get(a, var);
+    if (value.empty()) continue;
     bool exact = false;
     bool excluded = false;
-    for (const char* var : {"NCCL_IB_HCA", "UCX_NET_DEVICES"}) {
-      const std::string value = get(a, var);
-      if (value.empty()) continue;
-      for (const auto& name : listed_names(value, exact, excluded)) {
-        if (excluded || name == "all") continue;
-        // UCX also accepts network interfaces and shared-memory transports.
-        const bool ucx_other = std::string(var) == "UCX_NET_DEVICES" &&
-                               (present(name, a.netdevs, true) || name == "lo");
-        if (!present(name, a.nics, exact) && !ucx_other) {
-          warnings.push_back("rank " + std::to_string(a.rank) + " on " + a.host + ": " + var +
-                             " names " + name + ", which this node does not have; expected one " +
-                             "of: " + (a.nics.empty() ? std::string("(no NICs found)") : [&] {
-                               std::string s;
-                               for (const auto& n : a.nics) s += (s.empty() ? "" : ", ") + n;
-                               return s;
-                             }()));
-        }
+    for (const auto& name : listed_names(value, exact, excluded)) {
+      if (excluded || name == "all") continue;
+      // UCX also accepts network interfaces and shared-memory transports.
+      const bool ucx_other =
+          std::string(var) == "UCX_NET_DEVICES" && (present(name, a.netdevs, true) || name == "lo");
+      if (!present(name, a.nics, exact) && !ucx_other) {
+        warnings.push_back("rank " + std::to_string(a.rank) + " on " + a.host + ": " + var +
+                           " names " + name + ", which this node does not have; expected one " +
+                           "of: " + nic_list(a));
       }
-    }
-    const std::string ifname = get(a, "NCCL_SOCKET_IFNAME");
-    if (!ifname.empty()) {
-      for (const auto& name : listed_names(ifname, exact, excluded)) {
-        if (!excluded && !present(name, a.netdevs, exact)) {
-          warnings.push_back("rank " + std::to_string(a.rank) + " on " + a.host +
-                             ": NCCL_SOCKET_IFNAME names " + name +
-                             ", which matches no network interface of this node");
-        }
-      }
-    }
-    if (a.master_port_in_use) {
-      warnings.push_back("MASTER_PORT " + get(a, "MASTER_PORT") + " on " + a.host +
-                         " is already in use (another job on this node?); expected a free port, "
-                         "e.g. dtrain's per-job port");
     }
   }
-  // Every rank must agree on the rendezvous point.
+}
+
+void check_socket_ifname(const RankReport& a, Warnings& warnings) {
+  const std::string ifname = get(a, "NCCL_SOCKET_IFNAME");
+  if (ifname.empty()) return;
+  bool exact = false;
+  bool excluded = false;
+  for (const auto& name : listed_names(ifname, exact, excluded)) {
+    if (!excluded && !present(name, a.netdevs, exact)) {
+      warnings.push_back("rank " + std::to_string(a.rank) + " on " + a.host +
+                         ": NCCL_SOCKET_IFNAME names " + name +
+                         ", which matches no network interface of this node");
+    }
+  }
+}
+
+void check_master_port(const RankReport& a, Warnings& warnings) {
+  if (!a.master_port_in_use) return;
+  warnings.push_back("MASTER_PORT " + get(a, "MASTER_PORT") + " on " + a.host +
+                     " is already in use (another job on this node?); expected a free port, "
+                     "e.g. dtrain's per-job port");
+}
+
+// Every rank must agree on the rendezvous point.
+void check_rendezvous(const std::vector<RankReport>& ranks, Warnings& warnings) {
   std::set<std::string> masters;
   for (const auto& r : ranks) {
     const std::string addr = get(r, "MASTER_ADDR");
     const std::string port = get(r, "MASTER_PORT");
     if (!addr.empty() || !port.empty()) masters.insert(addr + ":" + port);
   }
-  if (masters.size() > 1) {
-    std::string list;
-    for (const auto& m : masters) list += (list.empty() ? "" : ", ") + m;
-    warnings.push_back("ranks disagree on MASTER_ADDR:MASTER_PORT (" + list +
-                       "); expected one rendezvous point for the whole job");
+  if (masters.size() <= 1) return;
+  std::string list;
+  for (const auto& m : masters) list += (list.empty() ? "" : ", ") + m;
+  warnings.push_back("ranks disagree on MASTER_ADDR:MASTER_PORT (" + list +
+                     "); expected one rendezvous point for the whole job");
+}
+
+}  // namespace
+
+std::vector<std::string> doctor_warnings(const std::vector<RankReport>& ranks) {
+  Warnings warnings;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    for (std::size_t j = i + 1; j < ranks.size(); ++j) {
+      check_shared_resources(ranks[i], ranks[j], warnings);
+    }
+    check_gpu_locality(ranks[i], warnings);
+    check_nic_names(ranks[i], warnings);
+    check_socket_ifname(ranks[i], warnings);
+    check_master_port(ranks[i], warnings);
   }
+  check_rendezvous(ranks, warnings);
   return warnings;
 }
 

@@ -103,15 +103,26 @@ void RankLogScan::add(std::string_view line) {
     first_error_ = TimedLine{current_time_, std::string(text)};
 }
 
-FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
-                                  const std::vector<std::optional<std::int64_t>>& last_metric_time,
-                                  const std::optional<MissedCollective>& missed) {
-  FirstErrorReport report;
-  report.ranks = static_cast<int>(scans.size());
+namespace {
+
+// A rank that did not finish cleanly, with the scan it came from.
+struct Failing {
+  RankEnd end;
+  const RankLogScan* scan;
+};
+
+bool in_missed(const std::optional<MissedCollective>& missed, int rank) {
+  return missed && std::count(missed->ranks.begin(), missed->ranks.end(), rank) > 0;
+}
+
+// Sorts every rank into finished, still running or failing (with how and when it ended).
+std::vector<Failing> classify_ends(const std::vector<RankLogScan>& scans,
+                                   const std::vector<std::optional<std::int64_t>>& last_metric_time,
+                                   const std::optional<MissedCollective>& missed,
+                                   FirstErrorReport& report) {
   const bool any_exit = std::any_of(scans.begin(), scans.end(),
                                     [](const RankLogScan& s) { return s.exit().has_value(); });
-  std::vector<RankEnd> failing;
-  std::vector<const RankLogScan*> failing_scans;
+  std::vector<Failing> failing;
   for (std::size_t i = 0; i < scans.size(); ++i) {
     const RankLogScan& s = scans[i];
     RankEnd end;
@@ -131,9 +142,7 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
       if (i < last_metric_time.size() && last_metric_time[i]) {
         alive = std::max(alive.value_or(*last_metric_time[i]), *last_metric_time[i]);
       }
-      const bool missed_collective =
-          missed && std::count(missed->ranks.begin(), missed->ranks.end(), s.rank()) > 0;
-      if (!any_exit && !missed_collective) {
+      if (!any_exit && !in_missed(missed, s.rank())) {
         report.running.push_back(s.rank());
         continue;
       }
@@ -142,61 +151,81 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
       end.how = "went silent (its log has no exit line from dtrain run-rank)";
     }
     if (s.first_error()) end.evidence = s.first_error();
-    failing.push_back(std::move(end));
-    failing_scans.push_back(&s);
+    failing.push_back({std::move(end), &s});
   }
-  if (failing.empty()) return report;
+  return failing;
+}
 
-  // A rank blames a peer when it reports a lost peer, a watchdog or a timeout after another rank
-  // had already failed or gone quiet (a victim reports what happened to the culprit).
+// A rank blames a peer when it reports a lost peer, a watchdog or a timeout after another rank
+// had already failed or gone quiet (a victim reports what happened to the culprit).
+void mark_peer_blame(std::vector<Failing>& failing) {
   for (std::size_t i = 0; i < failing.size(); ++i) {
     std::optional<std::int64_t> others_first;
     for (std::size_t j = 0; j < failing.size(); ++j) {
-      if (j != i) others_first = std::min(others_first.value_or(failing[j].time), failing[j].time);
+      if (j != i) {
+        others_first = std::min(others_first.value_or(failing[j].end.time), failing[j].end.time);
+      }
     }
-    const auto& loss = failing_scans[i]->last_peer_loss();
+    const auto& loss = failing[i].scan->last_peer_loss();
     if (loss && others_first && loss->time >= *others_first) {
-      failing[i].peer_loss = true;
-      failing[i].evidence = loss;
+      failing[i].end.peer_loss = true;
+      failing[i].end.evidence = loss;
     }
   }
+}
 
-  // Candidates for the culprit, strongest evidence first: ranks that never reached a collective
-  // the others entered; else ranks that failed on their own and do not blame a peer; else ranks
-  // that do not blame a peer; else everyone who failed. "On their own" is a non-zero status or a
-  // signal other than the ones launchers and schedulers stop jobs with: a silent rank's time is
-  // only its last line, which for a rank that was merely waiting can precede the real failure.
-  std::vector<const RankEnd*> candidates;
-  if (missed) {
-    for (const auto& f : failing) {
-      if (std::count(missed->ranks.begin(), missed->ranks.end(), f.rank) > 0)
-        candidates.push_back(&f);
-    }
+// Candidates for the culprit, strongest evidence first: ranks that never reached a collective
+// the others entered; else ranks that failed on their own and do not blame a peer; else ranks
+// that do not blame a peer; else everyone who failed (`all_blame_peers`). "On their own" is a
+// non-zero status or a signal other than the ones launchers and schedulers stop jobs with: a
+// silent rank's time is only its last line, which for a rank that was merely waiting can precede
+// the real failure. The earliest candidate is the culprit.
+const Failing& pick_culprit(const std::vector<Failing>& failing,
+                            const std::optional<MissedCollective>& missed, bool& all_blame_peers) {
+  std::vector<const Failing*> candidates;
+  for (const auto& f : failing) {
+    if (in_missed(missed, f.end.rank)) candidates.push_back(&f);
   }
   if (candidates.empty()) {
-    for (std::size_t i = 0; i < failing.size(); ++i) {
-      const auto& exit = failing_scans[i]->exit();
+    for (const auto& f : failing) {
+      const auto& exit = f.scan->exit();
       const bool own = exit && (exit->signal == 0 || !stopped_by_launcher(exit->signal));
-      if (own && !failing[i].peer_loss) candidates.push_back(&failing[i]);
+      if (own && !f.end.peer_loss) candidates.push_back(&f);
     }
   }
   if (candidates.empty()) {
     for (const auto& f : failing)
-      if (!f.peer_loss) candidates.push_back(&f);
+      if (!f.end.peer_loss) candidates.push_back(&f);
   }
-  const bool all_blame_peers = candidates.empty();
+  all_blame_peers = candidates.empty();
   if (all_blame_peers) {
     for (const auto& f : failing) candidates.push_back(&f);
   }
-  const RankEnd* culprit = *std::min_element(
-      candidates.begin(), candidates.end(), [](const RankEnd* a, const RankEnd* b) {
-        return a->time < b->time || (a->time == b->time && a->rank < b->rank);
-      });
-  report.culprit = *culprit;
-  if (missed && std::count(missed->ranks.begin(), missed->ranks.end(), culprit->rank) > 0) {
+  return **std::min_element(candidates.begin(), candidates.end(),
+                            [](const Failing* a, const Failing* b) {
+                              return a->end.time < b->end.time ||
+                                     (a->end.time == b->end.time && a->end.rank < b->end.rank);
+                            });
+}
+
+}  // namespace
+
+FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
+                                  const std::vector<std::optional<std::int64_t>>& last_metric_time,
+                                  const std::optional<MissedCollective>& missed) {
+  FirstErrorReport report;
+  report.ranks = static_cast<int>(scans.size());
+  std::vector<Failing> failing = classify_ends(scans, last_metric_time, missed, report);
+  if (failing.empty()) return report;
+  mark_peer_blame(failing);
+
+  bool all_blame_peers = false;
+  const RankEnd& culprit = pick_culprit(failing, missed, all_blame_peers).end;
+  report.culprit = culprit;
+  if (in_missed(missed, culprit.rank)) {
     report.culprit_reason = "never entered collective #" + std::to_string(missed->seq) + " (" +
                             missed->what + ") that the other ranks entered";
-  } else if (culprit->kind == RankEnd::Kind::kSilent) {
+  } else if (culprit.kind == RankEnd::Kind::kSilent) {
     report.culprit_reason = "went silent first";
   } else {
     report.culprit_reason = "exited first";
@@ -205,8 +234,9 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
     report.culprit_reason +=
         "; every failing rank reports a lost peer or timeout, so the earliest is named";
   }
+  const int culprit_rank = culprit.rank;
   for (auto& f : failing) {
-    if (f.rank != culprit->rank) report.victims.push_back(std::move(f));
+    if (f.end.rank != culprit_rank) report.victims.push_back(std::move(f.end));
   }
   std::sort(report.victims.begin(), report.victims.end(), [](const RankEnd& a, const RankEnd& b) {
     return a.time < b.time || (a.time == b.time && a.rank < b.rank);

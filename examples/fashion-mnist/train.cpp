@@ -166,151 +166,202 @@ void gather_batch(const fmnist::Dataset& data, std::span<const std::uint64_t> in
   }
 }
 
-int train(const Options& opts) {
-  dtrain::Context ctx = dtrain::init();
-  const dtrain::WorldInfo& world = ctx.world();
-  dtrain::Comm& comm = ctx.comm();
-  dtrain::Meter meter(ctx);
-  const bool root = world.rank == 0;
-  dtrain::Preemption preemption(ctx);  // SIGUSR1 and SIGTERM, or DTRAIN_PREEMPT_SIGNALS
-
-  if (opts.global_batch % world.size != 0) {
-    throw CLI::ValidationError("--global-batch", "expected a multiple of the " +
-                                                     std::to_string(world.size) + " ranks, got " +
-                                                     std::to_string(opts.global_batch));
-  }
-  const std::string data_dir = fmnist::find_data_dir(opts.data);
-  const fmnist::Dataset train_set = fmnist::load_split(data_dir, "train");
-  const fmnist::Dataset test_set = fmnist::load_split(data_dir, "t10k");
-  const std::int64_t local_batch = opts.global_batch / world.size;
-  std::int64_t steps_per_epoch = static_cast<std::int64_t>(train_set.count) / opts.global_batch;
-  if (opts.steps_per_epoch > 0) steps_per_epoch = std::min(steps_per_epoch, opts.steps_per_epoch);
-
-  const std::unique_ptr<fmnist::Model> model_ptr = make_model(opts, train_set.features);
-  fmnist::Model& model = *model_ptr;
-  fmnist::Sgd optimizer(model.params().size(), opts.momentum);
-  model.init(opts.seed);
-  comm.broadcast(model.params(), 0);  // step 6
-
-  // Step 3: each rank's share of every epoch's permutation (DistributedSampler semantics). The
-  // loop below takes whole global batches only, so what lies past steps_per_epoch is never used.
-  const dtrain::Shard shard(train_set.count, world,
-                            {.shuffle = true, .seed = opts.seed, .tail = dtrain::ShardTail::kDrop});
-
-  const std::string checkpoint_dir = default_checkpoint_dir(opts);
-  std::optional<dtrain::Checkpointer> checkpointer;
+// Step 7, resuming: the position and parameters of the latest checkpoint, if any; a checkpoint
+// of a run with another global batch or seed is refused (its data order would differ).
+fmnist::TrainPosition resume(dtrain::Checkpointer& checkpointer, const Options& opts,
+                             fmnist::Model& model, fmnist::Sgd& optimizer, bool root) {
   fmnist::TrainPosition pos;
-  if (!checkpoint_dir.empty()) {
-    dtrain::CheckpointOptions options;
-    options.keep = 2;
-    checkpointer.emplace(ctx, checkpoint_dir, options);
-    if (auto c = checkpointer->load_latest()) {
-      pos = fmnist::decode_state(
-          std::span(reinterpret_cast<const std::uint8_t*>(c->data.data()), c->data.size()), c->path,
-          model.params(), optimizer.velocity());
-      if (pos.global_batch != opts.global_batch || pos.seed != opts.seed) {
-        throw fmnist::DataError(
-            c->path + ": saved by a run with --global-batch " + std::to_string(pos.global_batch) +
-            " --seed " + std::to_string(pos.seed) + "; expected --global-batch " +
-            std::to_string(opts.global_batch) + " --seed " + std::to_string(opts.seed) +
-            " to resume it (or another --checkpoint-dir)");
-      }
-      if (root) {
-        for (const std::string& skipped : c->skipped) std::printf("warning: %s\n", skipped.c_str());
-        std::printf("resumed from %s at epoch %lld, step %lld\n", c->path.c_str(),
-                    static_cast<long long>(pos.epoch + 1), static_cast<long long>(pos.global_step));
-      }
-    }
+  auto c = checkpointer.load_latest();
+  if (!c) return pos;
+  pos = fmnist::decode_state(
+      std::span(reinterpret_cast<const std::uint8_t*>(c->data.data()), c->data.size()), c->path,
+      model.params(), optimizer.velocity());
+  if (pos.global_batch != opts.global_batch || pos.seed != opts.seed) {
+    throw fmnist::DataError(
+        c->path + ": saved by a run with --global-batch " + std::to_string(pos.global_batch) +
+        " --seed " + std::to_string(pos.seed) + "; expected --global-batch " +
+        std::to_string(opts.global_batch) + " --seed " + std::to_string(opts.seed) +
+        " to resume it (or another --checkpoint-dir)");
   }
-  pos.global_batch = opts.global_batch;
-  pos.seed = opts.seed;
-  const auto save = [&](fmnist::TrainPosition at) {
-    at.global_batch = opts.global_batch;
-    at.seed = opts.seed;
-    const std::vector<std::uint8_t> bytes =
-        fmnist::encode_state(at, model.params(), optimizer.velocity());
-    checkpointer->save(at.global_step, std::as_bytes(std::span(bytes)));
-  };
   if (root) {
+    for (const std::string& skipped : c->skipped) std::printf("warning: %s\n", skipped.c_str());
+    std::printf("resumed from %s at epoch %lld, step %lld\n", c->path.c_str(),
+                static_cast<long long>(pos.epoch + 1), static_cast<long long>(pos.global_step));
+  }
+  return pos;
+}
+
+// Everything one run trains with: the data, its shard, the model and the collectives. The steps
+// of the header comment are marked where they happen.
+class Training {
+ public:
+  Training(dtrain::Context& ctx, const Options& opts)
+      : opts_(opts),
+        world_(ctx.world()),
+        comm_(ctx.comm()),
+        meter_(ctx),
+        preemption_(ctx),  // SIGUSR1 and SIGTERM, or DTRAIN_PREEMPT_SIGNALS
+        root_(world_.rank == 0),
+        data_dir_(fmnist::find_data_dir(opts.data)),
+        train_set_(fmnist::load_split(data_dir_, "train")),
+        test_set_(fmnist::load_split(data_dir_, "t10k")),
+        local_batch_(opts.global_batch / world_.size),
+        model_(make_model(opts, train_set_.features)),
+        optimizer_(model_->params().size(), opts.momentum),
+        // Step 3: each rank's share of every epoch's permutation (DistributedSampler semantics).
+        // The loop takes whole global batches only, so what lies past steps_per_epoch is unused.
+        shard_(train_set_.count, world_,
+               {.shuffle = true, .seed = opts.seed, .tail = dtrain::ShardTail::kDrop}),
+        checkpoint_dir_(default_checkpoint_dir(opts)),
+        reducer_(comm_, model_->grads()) {
+    steps_per_epoch_ = static_cast<std::int64_t>(train_set_.count) / opts.global_batch;
+    if (opts.steps_per_epoch > 0)
+      steps_per_epoch_ = std::min(steps_per_epoch_, opts.steps_per_epoch);
+    model_->init(opts.seed);
+    comm_.broadcast(model_->params(), 0);  // step 6
+    if (!checkpoint_dir_.empty()) {
+      dtrain::CheckpointOptions options;
+      options.keep = 2;
+      checkpointer_.emplace(ctx, checkpoint_dir_, options);
+      pos_ = resume(*checkpointer_, opts, *model_, optimizer_, root_);
+    }
+    pos_.global_batch = opts.global_batch;
+    pos_.seed = opts.seed;
+  }
+
+  int run() {
+    print_banner();
+    for (; pos_.epoch < opts_.epochs;
+         ++pos_.epoch, pos_.step_in_epoch = 0, pos_.epoch_loss_sum = 0.0) {
+      const auto epoch_start = std::chrono::steady_clock::now();
+      // Rank r's step k holds positions r, r + size, ... of global batch k of the epoch's order,
+      // so the ranks together see exactly the samples one rank sees at step k: a 1-rank and a
+      // 2-rank run with the same global batch compute the same averaged gradients, up to rounding.
+      const std::vector<std::uint64_t> data_shard =
+          shard_.indices(static_cast<std::uint64_t>(pos_.epoch));
+      while (pos_.step_in_epoch < steps_per_epoch_) {
+        if (!step(data_shard)) return stop_on_signal();
+        if (checkpointer_ && opts_.checkpoint_every > 0 &&
+            pos_.global_step % opts_.checkpoint_every == 0 &&
+            pos_.step_in_epoch < steps_per_epoch_) {
+          save(pos_);
+        }
+      }
+      end_epoch(epoch_start);
+    }
+    meter_.flush();
+    const double accuracy = test_accuracy(comm_, *model_, test_set_);
+    if (root_) {
+      std::printf("final test accuracy %.2f %% after %d epochs on %d ranks\n", 100.0 * accuracy,
+                  opts_.epochs, world_.size);
+    }
+    return 0;
+  }
+
+ private:
+  void print_banner() const {
+    if (!root_) return;
     std::printf(
         "fashion-mnist: %d ranks, %zu training images (%lld steps/epoch of global batch %lld, "
         "%lld per rank), %zu test images, model %s, %d epochs, seed %llu\n",
-        world.size, train_set.count, static_cast<long long>(steps_per_epoch),
-        static_cast<long long>(opts.global_batch), static_cast<long long>(local_batch),
-        test_set.count, model.describe().c_str(), opts.epochs,
-        static_cast<unsigned long long>(opts.seed));
+        world_.size, train_set_.count, static_cast<long long>(steps_per_epoch_),
+        static_cast<long long>(opts_.global_batch), static_cast<long long>(local_batch_),
+        test_set_.count, model_->describe().c_str(), opts_.epochs,
+        static_cast<unsigned long long>(opts_.seed));
     std::fflush(stdout);
   }
 
-  StepReducer reducer(comm, model.grads());
-  std::vector<float> batch_images;
-  std::vector<std::uint8_t> batch_labels;
-  for (; pos.epoch < opts.epochs; ++pos.epoch, pos.step_in_epoch = 0, pos.epoch_loss_sum = 0.0) {
-    const auto epoch_start = std::chrono::steady_clock::now();
-    // Rank r's step k holds positions r, r + size, ... of global batch k of the epoch's order, so
-    // the ranks together see exactly the samples one rank sees at step k: a 1-rank and a 2-rank
-    // run with the same global batch compute the same averaged gradients, up to rounding.
-    const std::vector<std::uint64_t> data_shard =
-        shard.indices(static_cast<std::uint64_t>(pos.epoch));
-    for (; pos.step_in_epoch < steps_per_epoch;) {
-      const auto start = std::chrono::steady_clock::now();
-      gather_batch(train_set,
-                   std::span(data_shard)
-                       .subspan(static_cast<std::size_t>(pos.step_in_epoch * local_batch),
-                                static_cast<std::size_t>(local_batch)),
-                   batch_images, batch_labels);
-      const float local_loss = model.loss_and_grads(batch_images.data(), batch_labels.data(),
-                                                    static_cast<std::size_t>(local_batch));
-      const auto reduced = reducer.run(local_loss, preemption.requested());
-      const float lr = fmnist::learning_rate(pos.global_step, opts.lr, opts.global_batch,
-                                             opts.warmup_steps, steps_per_epoch * opts.epochs);
-      optimizer.step(model.params(), model.grads(), lr);
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      meter.record(pos.global_step, local_batch, took.count());
-      pos.epoch_loss_sum += reduced.loss;
-      ++pos.step_in_epoch;
-      ++pos.global_step;
-      if (root && opts.log_every > 0 && pos.global_step % opts.log_every == 0) {
-        std::printf("step %lld loss %.6f lr %.5f\n", static_cast<long long>(pos.global_step),
-                    static_cast<double>(reduced.loss), static_cast<double>(lr));
-        std::fflush(stdout);
-      }
-      if (reduced.stop) {
-        if (checkpointer) save(pos);
-        if (root) {
-          std::printf("stopping at step %lld on a signal: %s\n",
-                      static_cast<long long>(pos.global_step),
-                      checkpointer ? ("checkpoint saved in " + checkpoint_dir).c_str()
-                                   : "no checkpoint directory, nothing saved");
-        }
-        meter.flush();
-        return dtrain::kExitRequeue;
-      }
-      if (checkpointer && opts.checkpoint_every > 0 &&
-          pos.global_step % opts.checkpoint_every == 0 && pos.step_in_epoch < steps_per_epoch) {
-        save(pos);
-      }
+  // One training step; false when a rank was asked to stop (steps 5 and 7).
+  bool step(const std::vector<std::uint64_t>& data_shard) {
+    const auto start = std::chrono::steady_clock::now();
+    gather_batch(train_set_,
+                 std::span(data_shard)
+                     .subspan(static_cast<std::size_t>(pos_.step_in_epoch * local_batch_),
+                              static_cast<std::size_t>(local_batch_)),
+                 batch_images_, batch_labels_);
+    const float local_loss = model_->loss_and_grads(batch_images_.data(), batch_labels_.data(),
+                                                    static_cast<std::size_t>(local_batch_));
+    const auto reduced = reducer_.run(local_loss, preemption_.requested());
+    const float lr = fmnist::learning_rate(pos_.global_step, opts_.lr, opts_.global_batch,
+                                           opts_.warmup_steps, steps_per_epoch_ * opts_.epochs);
+    optimizer_.step(model_->params(), model_->grads(), lr);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    meter_.record(pos_.global_step, local_batch_, took.count());
+    pos_.epoch_loss_sum += reduced.loss;
+    ++pos_.step_in_epoch;
+    ++pos_.global_step;
+    if (root_ && opts_.log_every > 0 && pos_.global_step % opts_.log_every == 0) {
+      std::printf("step %lld loss %.6f lr %.5f\n", static_cast<long long>(pos_.global_step),
+                  static_cast<double>(reduced.loss), static_cast<double>(lr));
+      std::fflush(stdout);
     }
-    const double accuracy = test_accuracy(comm, model, test_set);
+    return !reduced.stop;
+  }
+
+  // Step 7, preemption: every rank saves the agreed position and exits with the requeue code.
+  int stop_on_signal() {
+    if (checkpointer_) save(pos_);
+    if (root_) {
+      std::printf("stopping at step %lld on a signal: %s\n",
+                  static_cast<long long>(pos_.global_step),
+                  checkpointer_ ? ("checkpoint saved in " + checkpoint_dir_).c_str()
+                                : "no checkpoint directory, nothing saved");
+    }
+    meter_.flush();
+    return dtrain::kExitRequeue;
+  }
+
+  void end_epoch(std::chrono::steady_clock::time_point epoch_start) {
+    const double accuracy = test_accuracy(comm_, *model_, test_set_);  // step 8
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - epoch_start;
-    if (root) {
+    if (root_) {
       std::printf("epoch %lld/%d: train loss %.4f, test accuracy %.2f %%, %.1f s\n",
-                  static_cast<long long>(pos.epoch + 1), opts.epochs,
-                  pos.epoch_loss_sum / static_cast<double>(steps_per_epoch), 100.0 * accuracy,
+                  static_cast<long long>(pos_.epoch + 1), opts_.epochs,
+                  pos_.epoch_loss_sum / static_cast<double>(steps_per_epoch_), 100.0 * accuracy,
                   took.count());
       std::fflush(stdout);
     }
-    if (checkpointer) save({pos.epoch + 1, 0, pos.global_step, 0.0, 0, 0});
+    if (checkpointer_) save({pos_.epoch + 1, 0, pos_.global_step, 0.0, 0, 0});
   }
-  meter.flush();
-  if (root) {
-    const double accuracy = test_accuracy(comm, model, test_set);
-    std::printf("final test accuracy %.2f %% after %d epochs on %d ranks\n", 100.0 * accuracy,
-                opts.epochs, world.size);
-  } else {
-    test_accuracy(comm, model, test_set);
+
+  void save(fmnist::TrainPosition at) {
+    at.global_batch = opts_.global_batch;
+    at.seed = opts_.seed;
+    const std::vector<std::uint8_t> bytes =
+        fmnist::encode_state(at, model_->params(), optimizer_.velocity());
+    checkpointer_->save(at.global_step, std::as_bytes(std::span(bytes)));
   }
-  return 0;
+
+  const Options& opts_;
+  const dtrain::WorldInfo& world_;
+  dtrain::Comm& comm_;
+  dtrain::Meter meter_;
+  dtrain::Preemption preemption_;
+  const bool root_;
+  const std::string data_dir_;
+  const fmnist::Dataset train_set_;
+  const fmnist::Dataset test_set_;
+  const std::int64_t local_batch_;
+  std::int64_t steps_per_epoch_ = 0;
+  const std::unique_ptr<fmnist::Model> model_;
+  fmnist::Sgd optimizer_;
+  const dtrain::Shard shard_;
+  const std::string checkpoint_dir_;
+  std::optional<dtrain::Checkpointer> checkpointer_;
+  fmnist::TrainPosition pos_;
+  StepReducer reducer_;
+  std::vector<float> batch_images_;
+  std::vector<std::uint8_t> batch_labels_;
+};
+
+int train(const Options& opts) {
+  dtrain::Context ctx = dtrain::init();
+  if (opts.global_batch % ctx.world().size != 0) {
+    throw CLI::ValidationError("--global-batch",
+                               "expected a multiple of the " + std::to_string(ctx.world().size) +
+                                   " ranks, got " + std::to_string(opts.global_batch));
+  }
+  return Training(ctx, opts).run();
 }
 
 }  // namespace

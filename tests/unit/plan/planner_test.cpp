@@ -1,80 +1,27 @@
+// The shared plan skeleton: the job's shape on a site, the environment and its order, the default
+// run directory, the adapter registry. What one scheduler does is in schedulers/<name>_test.cpp.
 #include "plan/planner.hpp"
-
-#include "golden.hpp"
-#include "plan/batch_planner.hpp"
-#include "plan/errors.hpp"
-#include "plan/site_profile.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <string>
+#include "plan/errors.hpp"
+#include "plan/schedulers/scheduler.hpp"
+#include "plan/site_profile.hpp"
+#include "support.hpp"
 
 namespace dtrain::plan {
 namespace {
 
-using testing::expect_golden;
-using testing::read;
+using testing::builtin_profile;
+using testing::fixed_inputs;
+using testing::plan_spec;
 
-PlanInputs fixed_inputs() {
-  PlanInputs in;
-  in.job_id = "20261122-100000-42";
-  in.run_dir = "/home/ada/runs/pi-20261122-100000-42";
-  in.workdir = "/home/ada/my project";
-  in.dtrain_exe = "/opt/dtrain/bin/dtrain";
-  in.version = "0.1.0";
-  return in;
-}
-
-const std::string kTemplate = read(DTRAIN_TEMPLATE_DIR "/local.sh.tmpl");
-
-TEST(PlanLocal, GoldenScriptAndPlanJson) {
-  const std::string dir = DTRAIN_FIXTURE_DIR "/golden/local";
-  const JobSpec spec = parse_job_spec(read(dir + "/job.yaml"), "job.yaml");
-  const LaunchPlan plan = plan_local(spec, {"node17", 2, true}, fixed_inputs(), kTemplate);
-  expect_golden(dir + "/expected.sh", plan.script);
-  expect_golden(dir + "/expected.plan.json", plan_to_json(plan).dump(2) + "\n");
-}
-
-TEST(PlanLocal, RankMapCoversEveryRankOnce) {
-  JobSpec spec;
-  spec.name = "x";
-  spec.ranks_per_node = 3;
-  spec.command = {"true"};
-  const LaunchPlan plan = plan_local(spec, {"h", 8, false}, fixed_inputs(), kTemplate);
-  ASSERT_EQ(plan.world_size(), 3);
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(plan.ranks[r].rank, r);
-    EXPECT_EQ(plan.ranks[r].local_rank, r);
-    EXPECT_EQ(plan.ranks[r].node, 0);
-    EXPECT_EQ(plan.ranks[r].host, "h");
-  }
-}
-
-TEST(PlanLocal, RootAndOversubscriptionFlagsOnlyWhenNeeded) {
-  JobSpec spec;
-  spec.name = "x";
-  spec.command = {"true"};
-  spec.ranks_per_node = 2;
-  auto script = plan_local(spec, {"h", 2, false}, fixed_inputs(), kTemplate).script;
-  EXPECT_NE(script.find("exec mpirun -n 2 \\"), std::string::npos) << script;
-  spec.ranks_per_node = 4;
-  script = plan_local(spec, {"h", 2, true}, fixed_inputs(), kTemplate).script;
-  EXPECT_NE(script.find("exec mpirun --allow-run-as-root --oversubscribe -n 4 \\"),
-            std::string::npos)
-      << script;
-}
-
-TEST(PlanLocal, UserStringsAreQuotedAndOurVariablesComeLast) {
+TEST(Plan, UserStringsAreQuotedAndOurVariablesComeLast) {
   JobSpec spec;
   spec.name = "x";
   spec.command = {"./train", "$(touch /tmp/x)"};
   spec.env = {{"DTRAIN_RUN_DIR", "/elsewhere"}, {"MSG", "it's"}};
-  const auto plan = plan_local(spec, {"h", 2, false}, fixed_inputs(), kTemplate);
+  const auto plan = plan_spec(spec, builtin_profile("local"));
   EXPECT_NE(plan.script.find("-- ./train '$(touch /tmp/x)'\n"), std::string::npos) << plan.script;
   EXPECT_NE(plan.script.find("export MSG='it'\\''s'\n"), std::string::npos);
   const auto user = plan.script.find("export DTRAIN_RUN_DIR=/elsewhere");
@@ -84,77 +31,41 @@ TEST(PlanLocal, UserStringsAreQuotedAndOurVariablesComeLast) {
   EXPECT_LT(user, ours);
 }
 
-}  // namespace
-}  // namespace dtrain::plan
-
-namespace dtrain::plan {
-namespace {
-
-TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
-  const JobSpec spec = parse_job_spec(
-      "name: x\ncommand: python train.py | tee out\nmodules: [conda/2024]\n"
-      "setup: [\"source venv/bin/activate\"]\nwalltime: 10\naccount: proj\n",
-      "job.yaml");
-  const LaunchPlan plan = plan_local(spec, {"h", 2, false}, fixed_inputs(), kTemplate);
-  EXPECT_NE(plan.script.find("module load conda/2024\nsource venv/bin/activate\n"),
-            std::string::npos)
-      << plan.script;
-  EXPECT_NE(plan.script.find("exec timeout --signal=TERM --kill-after=30 600 mpirun -n 1"),
-            std::string::npos)
-      << plan.script;
-  EXPECT_NE(plan.script.find("-- bash -c 'python train.py | tee out'\n"), std::string::npos);
-  EXPECT_EQ(plan.warnings,
-            std::vector<std::string>{"site local runs on this machine; ignoring account"});
+// Site env, then the spec's, then dtrain's own, on every scheduler; site_env: false drops the
+// site's.
+TEST(Plan, EnvironmentIsSiteThenSpecThenDtrain) {
+  JobSpec spec = parse_job_spec("name: x\ncommand: [a]\nenv: {MINE: 1}\n", "job.yaml");
+  SiteProfile local = builtin_profile("local");
+  local.env = {{"SITE", "s"}};
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(plan_spec(spec, local).env,
+            (Env{{"SITE", "s"},
+                 {"MINE", "1"},
+                 {"DTRAIN_JOB_ID", "20261122-100000-42"},
+                 {"DTRAIN_RUN_DIR", "/home/ada/runs/pi-20261122-100000-42"}}));
+  spec.site_env = false;
+  EXPECT_EQ(plan_spec(spec, local).env.front(), (std::pair<std::string, std::string>{"MINE", "1"}));
+  spec.site = "pbs";
+  spec.site_env = true;
+  SiteProfile pbs = builtin_profile("pbs");
+  pbs.env = {{"SITE", "s"}};
+  EXPECT_EQ(plan_spec(spec, pbs).env, (Env{{"SITE", "s"}, {"MINE", "1"}}));
 }
 
-}  // namespace
-}  // namespace dtrain::plan
-
-namespace dtrain::plan {
-namespace {
-
-std::string_view template_text(std::string_view name) {
-  static std::map<std::string, std::string, std::less<>> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) {
-    it = cache.emplace(std::string(name), read(DTRAIN_TEMPLATE_DIR "/" + std::string(name))).first;
-  }
-  return it->second;
+TEST(Plan, DefaultRunDirectoryIsUnderTheSubmitDirectory) {
+  EXPECT_EQ(default_run_dir("/home/ada", "pi", "7"), "/home/ada/runs/pi-7");
 }
 
-SiteProfile builtin_profile(const std::string& name) {
-  return parse_site_profile(template_text("sites/" + name + ".yaml"), name);
-}
-
-class BatchGolden : public ::testing::TestWithParam<std::string> {};
-
-// One spec per site, its script and plan.json reviewed against the site's documented conventions
-// (research/site-conventions.md) and kept as golden files.
-TEST_P(BatchGolden, ScriptAndPlanJson) {
-  const std::string dir = DTRAIN_FIXTURE_DIR "/golden/" + GetParam();
-  const JobSpec spec = parse_job_spec(read(dir + "/job.yaml"), "job.yaml");
-  const LaunchPlan plan =
-      plan_batch(spec, "job.yaml", builtin_profile(spec.site), fixed_inputs(), template_text);
-  expect_golden(dir + "/expected.sh", plan.script);
-  expect_golden(dir + "/expected.plan.json", plan_to_json(plan).dump(2) + "\n");
-  const std::string check = "bash -n '" + dir + "/expected.sh'";
-  EXPECT_EQ(std::system(check.c_str()), 0)
-      << "bash finds a syntax error in " << dir << "/expected.sh";
-}
-
-INSTANTIATE_TEST_SUITE_P(Sites, BatchGolden,
-                         ::testing::Values("slurm", "perlmutter", "polaris", "thetagpu", "pbs"));
-
-TEST(PlanBatch, BuiltInProfilesParse) {
+TEST(SiteProfile, BuiltInProfilesParse) {
   for (const auto& site : builtin_sites()) {
     EXPECT_EQ(builtin_profile(site).name, site);
   }
 }
 
-TEST(PlanBatch, MissingRequiredFieldsAreNamed) {
+TEST(JobShape, MissingRequiredFieldsAreNamed) {
   const JobSpec spec = parse_job_spec("name: x\nsite: polaris\ncommand: [a]\n", "job.yaml");
   try {
-    plan_batch(spec, "job.yaml", builtin_profile("polaris"), fixed_inputs(), template_text);
+    plan_spec(spec, builtin_profile("polaris"));
     FAIL();
   } catch (const SpecError& e) {
     EXPECT_STREQ(e.what(),
@@ -165,21 +76,18 @@ TEST(PlanBatch, MissingRequiredFieldsAreNamed) {
   }
 }
 
-TEST(PlanBatch, TooManyGpusPerNodeIsAnError) {
+TEST(JobShape, TooManyGpusPerNodeIsAnError) {
   const JobSpec spec = parse_job_spec(
       "name: x\nsite: perlmutter\naccount: a\nwalltime: 10\nranks_per_node: 4\n"
       "gpus_per_rank: 2\ncommand: [a]\n",
       "job.yaml");
-  EXPECT_THROW(
-      plan_batch(spec, "job.yaml", builtin_profile("perlmutter"), fixed_inputs(), template_text),
-      SpecError);
+  EXPECT_THROW(plan_spec(spec, builtin_profile("perlmutter")), SpecError);
 }
 
-TEST(PlanBatch, DefaultsComeFromTheSite) {
+TEST(JobShape, DefaultsComeFromTheSite) {
   const JobSpec spec = parse_job_spec(
       "name: x\nsite: perlmutter\naccount: a\nwalltime: 10\nnodes: 3\ncommand: [a]\n", "job.yaml");
-  const LaunchPlan plan =
-      plan_batch(spec, "job.yaml", builtin_profile("perlmutter"), fixed_inputs(), template_text);
+  const LaunchPlan plan = plan_spec(spec, builtin_profile("perlmutter"));
   EXPECT_EQ(plan.ranks_per_node, 4);  // the site's GPUs per node
   EXPECT_EQ(plan.world_size(), 12);
   EXPECT_EQ(plan.ranks[5].node, 1);
@@ -224,7 +132,7 @@ TEST(SiteProfile, EnvMayNotSetDtrainsOwnVariables) {
 }
 
 // The readers refuse such names; a planner handed one anyway (a new caller) must not write it.
-TEST(PlanBatch, ANameThatIsNotAVariableNeverReachesTheScript) {
+TEST(JobShape, ANameThatIsNotAVariableNeverReachesTheScript) {
   const JobSpec spec =
       parse_job_spec("name: x\nsite: slurm\naccount: a\nwalltime: 10\ncommand: [a]\n", "job.yaml");
   for (const std::string site : {"slurm", "pbs", "polaris", "thetagpu"}) {
@@ -232,9 +140,7 @@ TEST(PlanBatch, ANameThatIsNotAVariableNeverReachesTheScript) {
     profile.env = {{"X;touch /tmp/PWNED;Y", "v"}};
     JobSpec on_site = spec;
     on_site.site = site;
-    EXPECT_THROW(plan_batch(on_site, "job.yaml", profile, fixed_inputs(), template_text),
-                 std::logic_error)
-        << site;
+    EXPECT_THROW(plan_spec(on_site, profile), std::logic_error) << site;
   }
 }
 

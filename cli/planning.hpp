@@ -1,5 +1,7 @@
-// Finding a site profile by name (built in: templates/sites/NAME.yaml, compiled into dtrain) or by
-// path (a user's own profile), and planning a spec on it.
+// The CLI's planning entry point: a spec file + --site/--set -> PlannedJob, through plan::plan()
+// with this machine's facts (job id, directories, dtrain's path, templates) as inputs; and the
+// site lookup it needs: a profile by name (built in: templates/sites/NAME.yaml, compiled into
+// dtrain) or by path (a user's own profile).
 #pragma once
 
 #include <string>
@@ -7,6 +9,7 @@
 
 #include "plan/job_spec.hpp"
 #include "plan/launch_plan.hpp"
+#include "plan/schedulers/scheduler.hpp"
 #include "plan/site_profile.hpp"
 
 namespace dtrain::cli {
@@ -19,13 +22,17 @@ plan::SiteProfile resolve_site(const std::string& site);
 // the places tried when it is nowhere.
 std::string resolve_site_topology(const std::string& site, const plan::SiteProfile& profile);
 
-// Reads the spec, applies --site/--set, parses, resolves the site and plans. `job_id` and
-// `run_dir` name a local run (ignored for batch sites, whose job id comes from the scheduler).
+// Reads the spec, applies --site/--set, parses, resolves the site and plans. A local job id and
+// run directory are made here (batch sites get theirs from the scheduler).
 struct PlannedJob {
   std::string spec_text;  // after overrides: what the run directory keeps as job.yaml
   plan::JobSpec spec;
   plan::SiteProfile site;
   plan::LaunchPlan plan;
+
+  const plan::SchedulerAdapter& scheduler() const {
+    return plan::scheduler_adapter(site.scheduler);
+  }
 };
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
                           const std::vector<std::string>& overrides);

@@ -1,4 +1,4 @@
-#include "site_resolver.hpp"
+#include "planning.hpp"
 
 #include <unistd.h>
 
@@ -11,9 +11,7 @@
 #include "affinity/topology.hpp"
 #include "dtrain/config.hpp"
 #include "embedded_templates.hpp"
-#include "plan/batch_planner.hpp"
 #include "plan/errors.hpp"
-#include "plan/mpijob.hpp"
 #include "plan/planner.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
@@ -97,21 +95,14 @@ PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_
   plan::PlanInputs inputs;
   inputs.job_id = local_job_id();
   inputs.workdir = fs::current_path().string();
-  inputs.run_dir =
-      job.spec.run_dir.empty()
-          ? (fs::current_path() / "runs" / (job.spec.name + "-" + inputs.job_id)).string()
-          : fs::absolute(job.spec.run_dir).lexically_normal().string();
+  inputs.run_dir = job.spec.run_dir.empty()
+                       ? plan::default_run_dir(inputs.workdir, job.spec.name, inputs.job_id)
+                       : fs::absolute(job.spec.run_dir).lexically_normal().string();
   inputs.dtrain_exe = self_executable();
   inputs.version = DTRAIN_VERSION;
-  if (job.site.scheduler == plan::Scheduler::kLocal) {
-    job.plan =
-        plan::plan_local(job.spec, this_machine(), inputs, embedded_template("local.sh.tmpl"));
-  } else if (job.site.scheduler == plan::Scheduler::kKubernetes) {
-    job.plan = plan::plan_mpijob(job.spec, spec_path, job.site, inputs);
-  } else {
-    job.plan = plan::plan_batch(job.spec, spec_path, job.site, inputs,
-                                [](std::string_view name) { return embedded_template(name); });
-  }
+  if (job.scheduler().submission() == plan::Submission::kRunHere) inputs.machine = this_machine();
+  job.plan = plan::plan(job.spec, spec_path, job.site, inputs,
+                        [](std::string_view name) { return embedded_template(name); });
   return job;
 }
 

@@ -1,44 +1,38 @@
-#include "plan/mpijob.hpp"
+// The Kubernetes adapter: the MPIJob manifest (the k8s golden), its rules, and kubectl.
+#include "plan/schedulers/k8s.hpp"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "golden.hpp"
-#include "plan/batch_planner.hpp"
+#include "../support.hpp"
 #include "plan/errors.hpp"
-#include "plan/kubectl.hpp"
+#include "plan/schedulers/scheduler.hpp"
 #include "plan/site_profile.hpp"
 
 namespace dtrain::plan {
 namespace {
 
-using testing::expect_golden;
 using testing::read;
 
+// The record of a submission is kept under the submit directory.
 PlanInputs fixed_inputs() {
-  PlanInputs in;
-  in.job_id = "20261122-100000-42";
-  in.run_dir = "/not/used/by/plan_mpijob";
+  PlanInputs in = testing::fixed_inputs();
+  in.run_dir = "/not/used/on/kubernetes";
   in.workdir = "/home/ada";
-  in.dtrain_exe = "/opt/dtrain/bin/dtrain";
-  in.version = "0.1.0";
   return in;
 }
+
+const SchedulerAdapter& k8s() { return scheduler_adapter(Scheduler::kKubernetes); }
 
 SiteProfile k8s_site() {
   return parse_site_profile(read(DTRAIN_TEMPLATE_DIR "/sites/k8s.yaml"), "k8s");
 }
 
 LaunchPlan plan_of(const std::string& spec_text, const SiteProfile& site = k8s_site()) {
-  return plan_mpijob(parse_job_spec(spec_text, "job.yaml"), "job.yaml", site, fixed_inputs());
+  return testing::plan_spec(parse_job_spec(spec_text, "job.yaml"), site, fixed_inputs());
 }
 
 std::string errors_of(const std::string& spec_text) {
@@ -64,11 +58,7 @@ const std::string kHead = "name: pi\nsite: k8s\nimage: example.com/pi:1\n";
 const std::string kMinimal = kHead + "command: [./pi]\n";
 
 TEST(MpiJob, GoldenManifestAndPlanJson) {
-  const std::string dir = DTRAIN_FIXTURE_DIR "/golden/k8s";
-  const LaunchPlan plan = plan_mpijob(parse_job_spec(read(dir + "/job.yaml"), "job.yaml"),
-                                      "job.yaml", k8s_site(), fixed_inputs());
-  expect_golden(dir + "/expected.yaml", plan.script);
-  expect_golden(dir + "/expected.plan.json", plan_to_json(plan).dump(2) + "\n");
+  testing::expect_golden_plan("k8s", fixed_inputs(), "expected.yaml");
 }
 
 TEST(MpiJob, ReplicasSlotsAndTheMpirunLine) {
@@ -373,42 +363,23 @@ TEST(MpiJob, NameLengthLeavesRoomForTheWorkerSuffix) {
   EXPECT_EQ(mpijob_name_problem("fashion-mnist2", 4), "");
 }
 
-TEST(MpiJob, OtherSitesWarnAboutKubernetesFields) {
-  const SiteProfile slurm = parse_site_profile(read(DTRAIN_TEMPLATE_DIR "/sites/slurm.yaml"), "s");
-  const JobSpec spec =
-      parse_job_spec("name: x\nsite: slurm\nimage: a/b\nnamespace: ns\ncommand: [a]\n", "job.yaml");
-  const LaunchPlan plan =
-      plan_batch(spec, "job.yaml", slurm, fixed_inputs(), [](std::string_view name) {
-        static std::map<std::string, std::string, std::less<>> cache;
-        auto it = cache.find(name);
-        if (it == cache.end()) {
-          it = cache.emplace(std::string(name), read(DTRAIN_TEMPLATE_DIR "/" + std::string(name)))
-                   .first;
-        }
-        return std::string_view(it->second);
-      });
-  EXPECT_EQ(plan.warnings,
-            (std::vector<std::string>{"site slurm runs no containers; ignoring image",
-                                      "site slurm runs no containers; ignoring "
-                                      "namespace"}));
-}
-
 TEST(Kubectl, CreateCommandAndItsOutput) {
-  EXPECT_EQ(kubectl_create_command("/r/mpijob.yaml"),
+  EXPECT_EQ(k8s().submission(), Submission::kManifest);
+  EXPECT_EQ(k8s().submit_command("/r/mpijob.yaml"),
             (Argv{"kubectl", "create", "-f", "/r/mpijob.yaml", "-o", "name"}));
-  EXPECT_EQ(parse_kubectl_created("mpijob.kubeflow.org/pi\n"), "mpijob.kubeflow.org/pi");
-  EXPECT_EQ(parse_kubectl_created("Warning: something deprecated\nmpijob.kubeflow.org/a-b\n"),
+  EXPECT_EQ(k8s().parse_submitted("mpijob.kubeflow.org/pi\n"), "mpijob.kubeflow.org/pi");
+  EXPECT_EQ(k8s().parse_submitted("Warning: something deprecated\nmpijob.kubeflow.org/a-b\n"),
             "mpijob.kubeflow.org/a-b");
   try {
-    parse_kubectl_created("error: no objects passed to create\n");
+    k8s().parse_submitted("error: no objects passed to create\n");
     FAIL() << "no error";
   } catch (const SubmitError& e) {
     EXPECT_STREQ(e.what(),
                  "expected the created object such as \"mpijob.kubeflow.org/pi\" in the output, "
                  "got \"error: no objects passed to create\"");
   }
-  EXPECT_THROW(parse_kubectl_created(""), SubmitError);
-  EXPECT_THROW(parse_kubectl_created("pod/pi\n"), SubmitError);
+  EXPECT_THROW(k8s().parse_submitted(""), SubmitError);
+  EXPECT_THROW(k8s().parse_submitted("pod/pi\n"), SubmitError);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-#include "plan/mpijob.hpp"
+// Kubernetes (site k8s): the job is a Kubeflow MPI Operator MPIJob, created with kubectl.
+#include "plan/schedulers/k8s.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -8,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "plan/batch_planner.hpp"
 #include "plan/errors.hpp"
 #include "plan/render.hpp"
+#include "plan/schedulers/adapters.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -19,8 +20,6 @@ namespace {
 constexpr const char* kDtrainInImage = "dtrain";
 // Kubernetes' limits on a label (DNS-1035/1123 labels, label values).
 constexpr std::size_t kMaxLabel = 63;
-
-using Env = std::vector<std::pair<std::string, std::string>>;
 
 void emit_string(YAML::Emitter& out, const std::string& s) {
   if (is_plain_yaml_string(s)) {
@@ -93,7 +92,7 @@ std::string label_value_problem(const std::string& value) {
 }
 
 // Fields with no meaning on Kubernetes, named in warnings rather than dropped silently.
-std::vector<std::string> ignored_fields(const JobSpec& spec) {
+std::vector<std::string> fields_kubernetes_ignores(const JobSpec& spec) {
   std::vector<std::string> out;
   if (!spec.account.empty()) out.emplace_back("account");
   if (!spec.partition.empty()) out.emplace_back("partition");
@@ -151,106 +150,61 @@ std::string mpijob_name_problem(std::string_view name, int workers) {
          " worker(s), got \"" + std::string(name) + "\"";
 }
 
-LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
-                       const PlanInputs& inputs) {
-  std::vector<SpecIssue> issues;
-  JobShape s;
-  try {
-    s = job_shape(spec, spec_source, site);
-  } catch (const SpecError& e) {
-    issues = e.issues();
-  }
+namespace {
+
+void check_spec(const JobSpec& spec, const std::string& source, const SiteProfile& site,
+                std::vector<SpecIssue>& issues) {
   // A profile of one's own may forget `required: [image]`; a pod without an image cannot start.
   if (spec.image.empty() &&
       std::find(site.required.begin(), site.required.end(), "image") == site.required.end()) {
-    issues.push_back({spec_source, 0, "image",
+    issues.push_back({source, 0, "image",
                       "site " + site.name + " runs on Kubernetes; expected the container image " +
                           "in the job spec or through --set image=..."});
   }
   if (auto problem = mpijob_name_problem(spec.name, spec.nodes); !problem.empty()) {
-    issues.push_back({spec_source, 0, "name", problem});
+    issues.push_back({source, 0, "name", problem});
   }
   if (!spec.queue.empty()) {
     if (auto problem = label_value_problem(spec.queue); !problem.empty()) {
-      issues.push_back({spec_source, 0, "queue", problem});
+      issues.push_back({source, 0, "queue", problem});
     }
   }
-  if (!issues.empty()) throw SpecError(std::move(issues));
+}
 
-  LaunchPlan plan;
-  plan.name = spec.name;
-  plan.site = site.name;
-  plan.job_id = spec.name;  // the MPIJob's name is unique in its namespace while it exists
-  // The record of the submission stays on the submitting machine, always under the submit
-  // directory: a spec's run_dir names a directory in the pods, which this machine may not have.
-  plan.run_dir = inputs.workdir + "/runs/" + spec.name + "-" + inputs.job_id;
-  plan.nodes = s.nodes;
-  plan.ranks_per_node = s.ranks_per_node;
-  plan.command = rank_command(spec);
-  plan.script_name = kManifestName;
-  for (int n = 0; n < s.nodes; ++n) {
-    for (int l = 0; l < s.ranks_per_node; ++l) {
-      plan.ranks.push_back(
-          {n * s.ranks_per_node + l, n, l, spec.name + "-worker-" + std::to_string(n)});
-    }
-  }
-  for (const auto& field : ignored_fields(spec)) {
-    plan.warnings.push_back("site " + site.name + " runs on Kubernetes; ignoring " + field);
-  }
-  const int gpus_per_worker = s.gpus_per_rank * s.ranks_per_node;
-  if (gpus_per_worker > 0 && spec.affinity.gpu != "none" &&
-      (site.gpus_per_node == 0 || gpus_per_worker < site.gpus_per_node)) {
-    plan.warnings.push_back(
-        "site " + site.name +
-        ": `dtrain bind` picks GPUs by their place among all GPUs of the "
-        "node, but a pod sees only the " +
-        std::to_string(gpus_per_worker) +
-        " Kubernetes gave it; that is right only when each worker takes every GPU of its node. "
-        "Otherwise set affinity.gpu: none and choose the device from DTRAIN_LOCAL_RANK");
-  }
-
-  // The launcher's environment, forwarded to every rank with mpirun -x: ranks start under the
-  // workers' sshd, which gives them none of the container's variables.
-  const std::string run_dir =
-      spec.run_dir.empty() ? std::string(kPodRunDirPrefix) + spec.name : spec.run_dir;
-  if (spec.site_env) plan.env = site.env;
-  // The readers refuse dtrain's own variables (is_dtrain_variable), so none is set twice here.
-  for (const auto& kv : spec.env) plan.env.push_back(kv);
-  plan.env.emplace_back("DTRAIN_JOB_ID", plan.job_id);
-  plan.env.emplace_back("DTRAIN_RUN_DIR", run_dir);
-  plan.env.emplace_back("DTRAIN_HOSTS", worker_hosts(spec.name, s.nodes));
-
+// The launcher's command: mpirun over the operator's hostfile, with the launcher's environment
+// forwarded to every rank (ranks start under the workers' sshd, which gives them none of the
+// container's variables).
+Argv mpirun_command(const PlanDraft& d) {
+  const JobShape& s = d.shape;
   // Containers often run as root, which Open MPI refuses without being told.
-  std::vector<std::string> mpirun = {"mpirun",    "--allow-run-as-root",
-                                     "-n",        std::to_string(s.nodes * s.ranks_per_node),
-                                     "-npernode", std::to_string(s.ranks_per_node)};
-  for (const char* name : {"PATH", "LD_LIBRARY_PATH"}) {
-    mpirun.insert(mpirun.end(), {"-x", name});
-  }
-  for (const auto& kv : plan.env) mpirun.insert(mpirun.end(), {"-x", kv.first});
-  mpirun.emplace_back(kDtrainInImage);
-  mpirun.emplace_back("bind");
-  for (const auto& f : bind_policy_flags(spec, "--", spec.affinity.cpu)) mpirun.push_back(f);
-  mpirun.insert(mpirun.end(), {"--", kDtrainInImage, "run-rank", "--"});
-  for (const auto& w : plan.command) mpirun.push_back(w);
+  Argv mpirun = {"mpirun",    "--allow-run-as-root",
+                 "-n",        std::to_string(s.nodes * s.ranks_per_node),
+                 "-npernode", std::to_string(s.ranks_per_node)};
+  for (const char* name : {"PATH", "LD_LIBRARY_PATH"}) mpirun.insert(mpirun.end(), {"-x", name});
+  for (const auto& kv : d.plan.env) mpirun.insert(mpirun.end(), {"-x", kv.first});
+  mpirun.insert(mpirun.end(), d.bind.begin(), d.bind.end());
+  mpirun.insert(mpirun.end(), d.run_rank.begin(), d.run_rank.end());
+  return mpirun;
+}
 
-  // Setup lines are the user's shell code, as on the batch sites: they run in the launcher before
-  // mpirun (what they export reaches the ranks only through PATH, LD_LIBRARY_PATH and env).
-  std::string setup_script;
-  if (!spec.setup.empty()) {
-    setup_script = "set -euo pipefail\n# setup from the job spec\n";
-    for (const auto& line : spec.setup) setup_script += line + "\n";
-    setup_script += "exec " + shell_join(mpirun) + "\n";
+// Setup lines are the user's shell code, as on the batch sites: they run in the launcher before
+// mpirun (what they export reaches the ranks only through PATH, LD_LIBRARY_PATH and env).
+void emit_launcher_command(YAML::Emitter& out, const JobSpec& spec, const Argv& mpirun) {
+  out << YAML::Key << "command" << YAML::Value;
+  if (spec.setup.empty()) {
+    emit_strings(out, mpirun);
+    return;
   }
+  std::string script = "set -euo pipefail\n# setup from the job spec\n";
+  for (const auto& line : spec.setup) script += line + "\n";
+  script += "exec " + shell_join(mpirun) + "\n";
+  out << YAML::BeginSeq << "bash"
+      << "-c";
+  emit_script(out, script);
+  out << YAML::EndSeq;
+}
 
-  YAML::Emitter out;
-  out << YAML::Comment("Generated by dtrain " + inputs.version + " for job " + spec.name + ": " +
-                       std::to_string(s.nodes) + " worker(s) x " +
-                       std::to_string(s.ranks_per_node) + " rank(s) on site " + site.name +
-                       " (Kubeflow MPI Operator)");
-  out << YAML::BeginMap;
-  out << YAML::Key << "apiVersion" << YAML::Value << kMpiJobApiVersion;
-  out << YAML::Key << "kind" << YAML::Value << "MPIJob";
+void emit_metadata(YAML::Emitter& out, const JobSpec& spec) {
   out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value;
   emit_string(out, spec.name);
@@ -265,13 +219,9 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
     emit_string(out, spec.queue);
   }
   out << YAML::EndMap << YAML::EndMap;
+}
 
-  out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "slotsPerWorker" << YAML::Value << s.ranks_per_node;
-  out << YAML::Key << "mpiImplementation" << YAML::Value << "OpenMPI";
-  out << YAML::Key << "sshAuthMountPath" << YAML::Value << "/root/.ssh";
-  // The launcher starts once every worker's sshd is up, instead of failing its first connections.
-  out << YAML::Key << "launcherCreationPolicy" << YAML::Value << "WaitForWorkersReady";
+void emit_run_policy(YAML::Emitter& out, const JobSpec& spec) {
   out << YAML::Key << "runPolicy" << YAML::Value << YAML::BeginMap;
   // Running: the workers go when the job ends; the finished launcher stays for `kubectl logs`.
   out << YAML::Key << "cleanPodPolicy" << YAML::Value << "Running";
@@ -281,23 +231,11 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
     out << YAML::Key << "activeDeadlineSeconds" << YAML::Value << *spec.walltime_seconds;
   }
   out << YAML::EndMap;
+}
 
-  out << YAML::Key << "mpiReplicaSpecs" << YAML::Value << YAML::BeginMap;
-  open_replica(out, "Launcher", "launcher", 1, "OnFailure", spec.image);
-  out << YAML::Key << "env" << YAML::Value;
-  emit_env(out, plan.env);
-  out << YAML::Key << "command" << YAML::Value;
-  if (setup_script.empty()) {
-    emit_strings(out, mpirun);
-  } else {
-    out << YAML::BeginSeq << "bash"
-        << "-c";
-    emit_script(out, setup_script);
-    out << YAML::EndSeq;
-  }
-  close_replica(out);
-
-  // The workers run the operator's default, `/usr/sbin/sshd -De`: mpirun starts the ranks there.
+// The workers run the operator's default, `/usr/sbin/sshd -De`: mpirun starts the ranks there.
+void emit_worker(YAML::Emitter& out, const JobSpec& spec, const JobShape& s) {
+  const int gpus_per_worker = s.gpus_per_rank * s.ranks_per_node;
   open_replica(out, "Worker", "worker", s.nodes, "Never", spec.image);
   if (gpus_per_worker > 0 || s.cpus_per_rank > 0) {
     out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits"
@@ -309,12 +247,140 @@ LaunchPlan plan_mpijob(const JobSpec& spec, const std::string& spec_source, cons
     out << YAML::EndMap << YAML::EndMap;
   }
   close_replica(out);
+}
+
+std::string manifest(const PlanDraft& d) {
+  const JobSpec& spec = d.spec;
+  const JobShape& s = d.shape;
+  YAML::Emitter out;
+  out << YAML::Comment("Generated by dtrain " + d.inputs.version + " for job " + spec.name + ": " +
+                       std::to_string(s.nodes) + " worker(s) x " +
+                       std::to_string(s.ranks_per_node) + " rank(s) on site " + d.site.name +
+                       " (Kubeflow MPI Operator)");
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << kMpiJobApiVersion;
+  out << YAML::Key << "kind" << YAML::Value << "MPIJob";
+  emit_metadata(out, spec);
+  out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "slotsPerWorker" << YAML::Value << s.ranks_per_node;
+  out << YAML::Key << "mpiImplementation" << YAML::Value << "OpenMPI";
+  out << YAML::Key << "sshAuthMountPath" << YAML::Value << "/root/.ssh";
+  // The launcher starts once every worker's sshd is up, instead of failing its first connections.
+  out << YAML::Key << "launcherCreationPolicy" << YAML::Value << "WaitForWorkersReady";
+  emit_run_policy(out, spec);
+  out << YAML::Key << "mpiReplicaSpecs" << YAML::Value << YAML::BeginMap;
+  open_replica(out, "Launcher", "launcher", 1, "OnFailure", spec.image);
+  out << YAML::Key << "env" << YAML::Value;
+  emit_env(out, d.plan.env);
+  emit_launcher_command(out, spec, mpirun_command(d));
+  close_replica(out);
+  emit_worker(out, spec, s);
   out << YAML::EndMap << YAML::EndMap << YAML::EndMap;  // replica specs, spec
   if (!out.good()) {
     throw std::logic_error("dtrain: mpijob: the YAML emitter failed: " + out.GetLastError());
   }
-  plan.script = std::string(out.c_str()) + "\n";
-  return plan;
+  return std::string(out.c_str()) + "\n";
+}
+
+class Kubernetes final : public SchedulerAdapter {
+ public:
+  Scheduler id() const override { return Scheduler::kKubernetes; }
+  Submission submission() const override { return Submission::kManifest; }
+
+  // Throws SpecError naming each problem: a field the site requires (image), a name that cannot
+  // name the MPIJob's pods, a queue that cannot be a label value, more GPUs or CPUs than the
+  // site's nodes have.
+  JobShape shape(const JobSpec& spec, const std::string& source,
+                 const SiteProfile& site) const override {
+    std::vector<SpecIssue> issues;
+    JobShape s;
+    try {
+      s = job_shape(spec, source, site);
+    } catch (const SpecError& e) {
+      issues = e.issues();
+    }
+    check_spec(spec, source, site, issues);
+    if (!issues.empty()) throw SpecError(std::move(issues));
+    return s;
+  }
+
+  void frame(PlanDraft& d) const override {
+    d.plan.job_id = d.spec.name;  // the MPIJob's name is unique in its namespace while it exists
+    // The record of the submission stays on the submitting machine, always under the submit
+    // directory: a spec's run_dir names a directory in the pods, which this machine may not have.
+    d.plan.run_dir = default_run_dir(d.inputs.workdir, d.spec.name, d.inputs.job_id);
+    d.plan.script_name = kManifestName;
+  }
+
+  std::string host(const PlanDraft& d, int node) const override {
+    return d.spec.name + "-worker-" + std::to_string(node);
+  }
+
+  std::vector<std::string> ignored_fields(const JobSpec& spec) const override {
+    return fields_kubernetes_ignores(spec);
+  }
+  std::string ignoring(const SiteProfile& site) const override {
+    return "site " + site.name + " runs on Kubernetes";
+  }
+
+  void check(PlanDraft& d) const override {
+    const int gpus_per_worker = d.shape.gpus_per_rank * d.shape.ranks_per_node;
+    if (gpus_per_worker > 0 && d.spec.affinity.gpu != "none" &&
+        (d.site.gpus_per_node == 0 || gpus_per_worker < d.site.gpus_per_node)) {
+      d.plan.warnings.push_back(
+          "site " + d.site.name +
+          ": `dtrain bind` picks GPUs by their place among all GPUs of the "
+          "node, but a pod sees only the " +
+          std::to_string(gpus_per_worker) +
+          " Kubernetes gave it; that is right only when each worker takes every GPU of its node. "
+          "Otherwise set affinity.gpu: none and choose the device from DTRAIN_LOCAL_RANK");
+    }
+  }
+
+  Env dtrain_variables(const PlanDraft& d) const override {
+    const std::string run_dir =
+        d.spec.run_dir.empty() ? std::string(kPodRunDirPrefix) + d.spec.name : d.spec.run_dir;
+    return {{"DTRAIN_JOB_ID", d.plan.job_id},
+            {"DTRAIN_RUN_DIR", run_dir},
+            {"DTRAIN_HOSTS", worker_hosts(d.spec.name, d.shape.nodes)}};
+  }
+
+  std::string dtrain_exe(const PlanDraft&) const override { return kDtrainInImage; }
+
+  void write(PlanDraft& d) const override { d.plan.script = manifest(d); }
+
+  // `kubectl create -f MANIFEST -o name`. create, not apply: a second job with the name of one
+  // that exists is refused (AlreadyExists) instead of patching the job in flight.
+  Argv submit_command(const std::string& manifest) const override {
+    return {"kubectl", "create", "-f", manifest, "-o", "name"};
+  }
+
+  // The created object, "mpijob.kubeflow.org/NAME", from the last non-empty line of the output
+  // (kubectl may print warnings first).
+  std::string parse_submitted(std::string_view output) const override {
+    std::string_view text = output;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+      text.remove_suffix(1);
+    }
+    const auto nl = text.rfind('\n');
+    const std::string last(nl == std::string_view::npos ? text : text.substr(nl + 1));
+    static const std::regex kCreated("mpijob(\\.kubeflow\\.org)?/[a-z][-a-z0-9]{0,62}");
+    if (!std::regex_match(last, kCreated)) {
+      std::string shown(text.substr(0, 400));
+      throw SubmitError(
+          "expected the created object such as \"mpijob.kubeflow.org/pi\" in the "
+          "output, got " +
+          (shown.empty() ? std::string("nothing") : "\"" + shown + "\""));
+    }
+    return last;
+  }
+};
+
+}  // namespace
+
+const SchedulerAdapter& k8s_adapter() {
+  static const Kubernetes adapter;
+  return adapter;
 }
 
 }  // namespace dtrain::plan

@@ -1,0 +1,157 @@
+#include "plan/schedulers/batch_script.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "plan/errors.hpp"
+#include "plan/render.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+std::string two_digits(long v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+
+bool all_digits(std::string_view s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+std::string quoted(std::string_view output) {
+  std::string text(trim(output));
+  if (text.size() > 400) text = text.substr(0, 400) + "...";
+  return text.empty() ? "nothing" : "\"" + text + "\"";
+}
+
+// The script's last lines: run the launch, forwarding the checkpoint signal and requeueing the
+// job on kExitRequeue when the spec asks.
+std::string run_launch(const PlanDraft& d, const std::string& requeue) {
+  const CheckpointSpec& checkpoint = d.spec.checkpoint;
+  std::string text;
+  if (checkpoint.enabled) {
+    std::string requeue_line;
+    if (checkpoint.requeue && !requeue.empty()) {
+      requeue_line = "if [[ $status -eq " + std::to_string(kExitRequeue) + " ]]; then\n  " +
+                     requeue + "\n  exit 0\nfi\n";
+    }
+    text = render_template(d.templates("run_launch_checkpoint.sh.tmpl"),
+                           {{"signal", checkpoint.signal},
+                            {"grace", std::to_string(checkpoint.grace_seconds)},
+                            {"requeue", requeue_line}});
+  } else {
+    text = std::string(d.templates("run_launch.sh.tmpl"));
+  }
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+void BatchScriptAdapter::frame(PlanDraft& d) const {
+  // A batch job's id is known only inside the job, so the script names its run directory from it.
+  d.plan.run_dir = d.spec.run_dir.empty()
+                       ? default_run_dir(d.inputs.workdir, d.spec.name, "<job id>")
+                       : d.inputs.run_dir;
+}
+
+std::vector<std::string> BatchScriptAdapter::ignored_fields(const JobSpec& spec) const {
+  return kubernetes_only_fields(spec);
+}
+
+std::string BatchScriptAdapter::ignoring(const SiteProfile& site) const {
+  return "site " + site.name + " runs no containers";
+}
+
+void BatchScriptAdapter::write(PlanDraft& d) const {
+  const std::string run_dir =
+      d.spec.run_dir.empty()
+          ? shell_quote(default_run_dir(d.inputs.workdir, d.spec.name, "")) + "\"${DTRAIN_JOB_ID}\""
+          : shell_quote(d.inputs.run_dir);
+  TemplateValues values = {
+      {"directives", join(directives(d.spec, d.site, d.shape), "\n")},
+      {"version", d.inputs.version},
+      {"name", d.spec.name},
+      {"nodes", std::to_string(d.shape.nodes)},
+      {"ranks_per_node", std::to_string(d.shape.ranks_per_node)},
+      {"site", d.site.name},
+      {"workdir", shell_quote(d.inputs.workdir)},
+      {"run_dir", run_dir},
+      {"env_exports", d.exports},
+      {"setup", d.setup},
+      {"bind_command", shell_join(d.bind)},
+      {"rank_command", shell_join(d.run_rank)},
+      {"run_launch", run_launch(d, requeue_command())},
+  };
+  add_launcher(d, values);
+  d.plan.script = render_template(d.templates(template_name()), values);
+}
+
+bool BatchScriptAdapter::forgot_job(std::string_view text, int) const {
+  return text.find("Invalid job id") != std::string_view::npos ||
+         text.find("Unknown Job") != std::string_view::npos;
+}
+
+std::string hh_mm_ss(long s) {
+  return two_digits(s / 3600) + ":" + two_digits(s / 60 % 60) + ":" + two_digits(s % 60);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+std::string queue_or_default(const JobSpec& spec, const SiteProfile& site) {
+  return spec.queue.empty() ? site.default_queue : spec.queue;
+}
+
+const std::vector<std::string>& filesystems_or_default(const JobSpec& spec,
+                                                       const SiteProfile& site) {
+  return spec.filesystems.empty() ? site.default_filesystems : spec.filesystems;
+}
+
+std::vector<std::string> prefixed(std::vector<std::string> lines, const std::string& prefix) {
+  for (auto& line : lines) line = prefix + line;
+  return lines;
+}
+
+std::string mpirun_launcher(const PlanDraft& d, const std::string& hostfile) {
+  const JobShape& s = d.shape;
+  std::string text = shell_join({"mpirun", "-np", std::to_string(s.nodes * s.ranks_per_node),
+                                 "-npernode", std::to_string(s.ranks_per_node)}) +
+                     " " + hostfile;
+  std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "DTRAIN_JOB_ID",
+                                        "DTRAIN_RUN_DIR", "DTRAIN_HOSTS"};
+  if (d.spec.checkpoint.enabled) forwarded.push_back("DTRAIN_PREEMPT_SIGNALS");
+  for (const auto& kv : d.plan.env) forwarded.push_back(kv.first);
+  for (const auto& name : forwarded) text += " -x " + shell_quote(name);
+  return text;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<int> to_int(std::string_view s) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::string parse_job_id_line(std::string_view output, std::string_view (*strip)(std::string_view),
+                              const std::string& example) {
+  std::string_view text = trim(output);
+  if (auto nl = text.rfind('\n'); nl != std::string_view::npos) text = trim(text.substr(nl + 1));
+  const std::string_view id = strip(text);
+  const std::string_view number = id.substr(0, id.find('.'));
+  if (!all_digits(number) || id.find_first_of(" \t") != std::string_view::npos) {
+    throw SubmitError("expected a job id such as " + example + " in the output, got " +
+                      quoted(output));
+  }
+  return std::string(id);
+}
+
+}  // namespace dtrain::plan

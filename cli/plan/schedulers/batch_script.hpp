@@ -1,0 +1,67 @@
+// What the batch schedulers that run a job script (Slurm, PBS Pro, PBS, Cobalt; LSF and Flux
+// would too) have in common: the script is templates/<scheduler>.sh.tmpl filled with the
+// scheduler's directives, its launcher and the shared parts of the plan, the run directory is
+// named after the job id the scheduler gives, and the job is submitted held. A scheduler adds
+// only what differs (directives, template, launcher, requeue command, its commands and parsers).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/schedulers/scheduler.hpp"
+
+namespace dtrain::plan {
+
+using TemplateValues = std::map<std::string, std::string>;
+
+class BatchScriptAdapter : public SchedulerAdapter {
+ public:
+  Submission submission() const override { return Submission::kHeldBatchJob; }
+  void frame(PlanDraft& draft) const override;
+  std::vector<std::string> ignored_fields(const JobSpec& spec) const override;
+  std::string ignoring(const SiteProfile& site) const override;
+  void write(PlanDraft& draft) const override;
+  // "Invalid job id" (Slurm), "Unknown Job" (PBS).
+  bool forgot_job(std::string_view text, int exit_status) const override;
+
+  // The script's directive lines ("#SBATCH --nodes=2", ...), the spec's own last.
+  virtual std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
+                                              const JobShape& shape) const = 0;
+  virtual std::string template_name() const = 0;
+  // The template's launcher placeholders ({{launcher}}, or Slurm's {{srun_flags}} and
+  // {{plugin_flags}}): how the script starts the ranks.
+  virtual void add_launcher(const PlanDraft& draft, TemplateValues& values) const = 0;
+  // The shell command that puts the job back in the queue after a rank exits kExitRequeue; ""
+  // when the scheduler cannot.
+  virtual std::string requeue_command() const = 0;
+};
+
+// Helpers the batch adapters share.
+std::string hh_mm_ss(long seconds);  // hours past 24 as they are (PBS)
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+std::string queue_or_default(const JobSpec& spec, const SiteProfile& site);
+const std::vector<std::string>& filesystems_or_default(const JobSpec& spec,
+                                                       const SiteProfile& site);
+// Each line prefixed ("#PBS ").
+std::vector<std::string> prefixed(std::vector<std::string> lines, const std::string& prefix);
+
+// `mpirun -np W -npernode R <hostfile> -x NAME...`: Open MPI over the scheduler's hostfile
+// (`hostfile`: the flag and its file, e.g. `--hostfile "$PBS_NODEFILE"`), with every variable the
+// job script sets for the ranks named, since Open MPI starts remote ranks with its own only.
+std::string mpirun_launcher(const PlanDraft& draft, const std::string& hostfile);
+
+// The job id on the last non-empty line of a submit command's output (site wrappers print notices
+// before it), once `strip` took off what the scheduler adds around it. Throws SubmitError quoting
+// the output, with `example` ("\"123\"") saying what was expected.
+std::string parse_job_id_line(std::string_view output, std::string_view (*strip)(std::string_view),
+                              const std::string& example);
+std::string_view trim(std::string_view s);
+std::optional<int> to_int(std::string_view s);  // the whole of `s`, or nullopt
+
+// `qstat -f` (PBS Pro, Torque/PBS): "key = value" lines.
+std::optional<JobStatus> parse_qstat_full(std::string_view output);
+
+}  // namespace dtrain::plan

@@ -1,0 +1,89 @@
+// Cobalt (ThetaGPU): #COBALT directives, Open MPI's mpirun over $COBALT_NODEFILE, qsub -h, qrls,
+// qdel and qstat's table.
+#include <algorithm>
+#include <sstream>
+
+#include "plan/schedulers/adapters.hpp"
+#include "plan/schedulers/batch_script.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+// Whole minutes, rounded up.
+std::string cobalt_minutes(long s) { return std::to_string((s + 59) / 60); }
+
+class Cobalt final : public BatchScriptAdapter {
+ public:
+  Scheduler id() const override { return Scheduler::kCobalt; }
+  std::string template_name() const override { return "cobalt.sh.tmpl"; }
+  std::string requeue_command() const override { return ""; }
+
+  std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
+                                      const JobShape& s) const override {
+    std::vector<std::string> d = {"-n " + std::to_string(s.nodes)};
+    if (spec.walltime_seconds) d.push_back("-t " + cobalt_minutes(*spec.walltime_seconds));
+    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
+    if (!spec.account.empty()) d.push_back("-A " + spec.account);
+    const auto& fs = filesystems_or_default(spec, site);
+    if (!fs.empty()) d.push_back("--attrs filesystems=" + join(fs, ","));
+    d.push_back("--jobname " + spec.name);
+    for (const auto& extra : spec.directives) d.push_back(extra);
+    return prefixed(std::move(d), "#COBALT ");
+  }
+
+  void add_launcher(const PlanDraft& d, TemplateValues& values) const override {
+    values["launcher"] = mpirun_launcher(d, "-hostfile \"$COBALT_NODEFILE\"");
+  }
+
+  Argv submit_held_command(const std::string& script) const override {
+    return {"qsub", "-h", script};
+  }
+  std::string parse_submitted(std::string_view output) const override {
+    return parse_job_id_line(
+        output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
+  }
+  Argv release_command(const std::string& job_id) const override { return {"qrls", job_id}; }
+  Argv cancel_command(const std::string& job_id) const override { return {"qdel", job_id}; }
+  Argv status_command(const std::string& job_id) const override { return {"qstat", job_id}; }
+
+  // A table: "JobID  User  WallTime  Nodes  State  Location", a rule of '=', then one row.
+  std::optional<JobStatus> parse_status(std::string_view output) const override {
+    std::istringstream in{std::string(output)};
+    std::string line;
+    std::vector<std::string> header;
+    while (std::getline(in, line)) {
+      std::istringstream words(line);
+      std::vector<std::string> fields;
+      for (std::string w; words >> w;) fields.push_back(w);
+      if (fields.empty() || fields[0].find_first_not_of('=') == std::string::npos) continue;
+      if (header.empty()) {
+        header = fields;
+        continue;
+      }
+      const auto col = std::find(header.begin(), header.end(), "State");
+      const auto index = static_cast<std::size_t>(col - header.begin());
+      if (col == header.end() || index >= fields.size()) return std::nullopt;
+      JobStatus status;
+      status.state = fields[index];
+      status.running = status.state == "running";
+      // Cobalt forgets a job as soon as it ends; "exiting" is the last state it shows.
+      status.finished = status.state == "done" || status.state == "killing";
+      return status;
+    }
+    return std::nullopt;
+  }
+
+  // qstat prints no row, and succeeds, for a job it no longer knows.
+  bool forgot_job(std::string_view text, int exit_status) const override {
+    return BatchScriptAdapter::forgot_job(text, exit_status) || exit_status == 0;
+  }
+};
+
+}  // namespace
+
+const SchedulerAdapter& cobalt_adapter() {
+  static const Cobalt adapter;
+  return adapter;
+}
+
+}  // namespace dtrain::plan

@@ -1,0 +1,97 @@
+// The local site: the job runs now, on this machine, through Open MPI's mpirun; launch.sh is
+// templates/local.sh.tmpl and the walltime is enforced as a scheduler would.
+#include "plan/render.hpp"
+#include "plan/schedulers/adapters.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+class Local final : public SchedulerAdapter {
+ public:
+  Scheduler id() const override { return Scheduler::kLocal; }
+  Submission submission() const override { return Submission::kRunHere; }
+
+  // One node, this one; nothing is required of the spec.
+  JobShape shape(const JobSpec& spec, const std::string&, const SiteProfile&) const override {
+    JobShape s;
+    s.ranks_per_node = spec.ranks_per_node_or(1);
+    return s;
+  }
+
+  void frame(PlanDraft& d) const override {
+    d.plan.site = d.spec.site;
+    d.plan.job_id = d.inputs.job_id;
+    d.plan.run_dir = d.inputs.run_dir;
+  }
+
+  std::string host(const PlanDraft& d, int) const override { return d.inputs.machine.hostname; }
+
+  // Fields that only mean something to a batch scheduler or Kubernetes.
+  std::vector<std::string> ignored_fields(const JobSpec& spec) const override {
+    std::vector<std::string> out;
+    if (!spec.account.empty()) out.emplace_back("account");
+    if (!spec.queue.empty()) out.emplace_back("queue");
+    if (!spec.partition.empty()) out.emplace_back("partition");
+    if (!spec.filesystems.empty()) out.emplace_back("filesystems");
+    if (!spec.directives.empty()) out.emplace_back("directives");
+    for (auto& field : kubernetes_only_fields(spec)) out.push_back(std::move(field));
+    return out;
+  }
+  std::string ignoring(const SiteProfile&) const override {
+    return "site local runs on this machine";
+  }
+
+  void check(PlanDraft& d) const override {
+    const int cores = d.inputs.machine.cores;
+    if (d.cpu == "numa" && d.shape.ranks_per_node > cores) {
+      d.cpu = "none";
+      d.plan.warnings.push_back("affinity.cpu numa needs a core per rank, and this machine has " +
+                                std::to_string(cores) + " for " +
+                                std::to_string(d.shape.ranks_per_node) +
+                                " ranks; the ranks are not bound to cores");
+    }
+  }
+
+  Env dtrain_variables(const PlanDraft& d) const override {
+    return {{"DTRAIN_JOB_ID", d.inputs.job_id}, {"DTRAIN_RUN_DIR", d.inputs.run_dir}};
+  }
+
+  void write(PlanDraft& d) const override {
+    const LocalMachine& machine = d.inputs.machine;
+    std::vector<std::string> mpirun_flags;
+    // Open MPI refuses to start as root unless told; containers and CI run as root.
+    if (machine.is_root) mpirun_flags.emplace_back("--allow-run-as-root");
+    // Open MPI counts one slot per core and refuses more ranks than slots.
+    if (d.shape.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
+    // The walltime is enforced here as a scheduler would: TERM at the limit, KILL 30 s later.
+    std::string time_limit;
+    if (d.spec.walltime_seconds) {
+      time_limit =
+          "timeout --signal=TERM --kill-after=30 " + std::to_string(*d.spec.walltime_seconds) + " ";
+    }
+    const std::map<std::string, std::string> values = {
+        {"version", d.inputs.version},
+        {"name", d.spec.name},
+        {"world_size", std::to_string(d.plan.world_size())},
+        {"workdir", shell_quote(d.inputs.workdir)},
+        {"run_dir", shell_quote(d.inputs.run_dir)},
+        {"env_exports", d.exports},
+        {"mpirun_flags", mpirun_flags.empty() ? "" : " " + shell_join(mpirun_flags)},
+        {"dtrain", shell_quote(d.inputs.dtrain_exe)},
+        {"bind", shell_join(d.bind)},
+        {"command", shell_join(d.plan.command)},
+        {"setup", d.setup},
+        {"time_limit", time_limit},
+    };
+    d.plan.script = render_template(d.templates("local.sh.tmpl"), values);
+  }
+};
+
+}  // namespace
+
+const SchedulerAdapter& local_adapter() {
+  static const Local adapter;
+  return adapter;
+}
+
+}  // namespace dtrain::plan

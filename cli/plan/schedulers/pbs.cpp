@@ -1,0 +1,91 @@
+// Torque/PBS (and Slurm's Torque wrappers): nodes:ppn directives, Open MPI's mpirun over
+// $PBS_NODEFILE, qsub -h, qrls, qdel and qstat -f (whose parser PBS Pro shares).
+#include <sstream>
+
+#include "plan/schedulers/adapters.hpp"
+#include "plan/schedulers/batch_script.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+class Pbs final : public BatchScriptAdapter {
+ public:
+  Scheduler id() const override { return Scheduler::kPbs; }
+  std::string template_name() const override { return "pbs.sh.tmpl"; }
+  std::string requeue_command() const override { return "qrerun \"$PBS_JOBID\""; }
+
+  std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
+                                      const JobShape& s) const override {
+    const int ppn = s.ranks_per_node * (s.cpus_per_rank > 0 ? s.cpus_per_rank : 1);
+    std::string nodes = "nodes=" + std::to_string(s.nodes) + ":ppn=" + std::to_string(ppn);
+    if (s.gpus_per_rank > 0) {
+      nodes += ":gpus=" + std::to_string(s.gpus_per_rank * s.ranks_per_node);
+    }
+    std::vector<std::string> d = {"-N " + spec.name, "-l " + nodes};
+    if (spec.walltime_seconds) d.push_back("-l walltime=" + hh_mm_ss(*spec.walltime_seconds));
+    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
+    if (!spec.account.empty()) d.push_back("-A " + spec.account);
+    d.push_back("-j oe");
+    if (spec.checkpoint.enabled && spec.checkpoint.requeue) d.push_back("-r y");
+    for (const auto& extra : spec.directives) d.push_back(extra);
+    return prefixed(std::move(d), "#PBS ");
+  }
+
+  void add_launcher(const PlanDraft& d, TemplateValues& values) const override {
+    values["launcher"] = mpirun_launcher(d, "--hostfile \"$PBS_NODEFILE\"");
+  }
+
+  Argv submit_held_command(const std::string& script) const override {
+    return {"qsub", "-h", script};
+  }
+  std::string parse_submitted(std::string_view output) const override {
+    return parse_job_id_line(
+        output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
+  }
+  Argv release_command(const std::string& job_id) const override { return {"qrls", job_id}; }
+  Argv cancel_command(const std::string& job_id) const override { return {"qdel", job_id}; }
+  Argv status_command(const std::string& job_id) const override { return {"qstat", "-f", job_id}; }
+  std::optional<JobStatus> parse_status(std::string_view output) const override {
+    return parse_qstat_full(output);
+  }
+};
+
+}  // namespace
+
+std::optional<JobStatus> parse_qstat_full(std::string_view output) {
+  std::optional<JobStatus> status;
+  std::istringstream in{std::string(output)};
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    const std::string_view key = trim(std::string_view(line).substr(0, eq));
+    const std::string_view value = trim(std::string_view(line).substr(eq + 3));
+    if (key == "job_state") {
+      if (!status) status.emplace();
+      status->state = std::string(value);
+      status->running = value == "R";
+      // C: Torque's completed; F: PBS Pro's finished (qstat -x); X: a finished subjob.
+      status->finished = value == "C" || value == "F" || value == "X";
+    } else if (key == "Exit_status") {
+      if (!status) status.emplace();
+      if (auto v = to_int(value)) {
+        // PBS Pro reports a job killed by signal N as 256 + N.
+        status->exit_status = *v >= 256 ? 128 + (*v - 256) : *v;
+      }
+    } else if (key == "comment") {
+      if (!status) status.emplace();
+      status->reason = std::string(value);
+    }
+  }
+  if (status && status->state.empty()) return std::nullopt;
+  if (status && !status->finished) status->exit_status.reset();
+  return status;
+}
+
+const SchedulerAdapter& pbs_adapter() {
+  static const Pbs adapter;
+  return adapter;
+}
+
+}  // namespace dtrain::plan

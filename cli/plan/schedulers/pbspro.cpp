@@ -1,0 +1,84 @@
+// PBS Pro (Polaris): select/place directives, Cray PALS mpiexec or Open MPI's mpirun, qsub -h,
+// qrls, qdel and qstat -x -f.
+#include <algorithm>
+
+#include "plan/render.hpp"
+#include "plan/schedulers/adapters.hpp"
+#include "plan/schedulers/batch_script.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+std::string select_chunk(const SiteProfile& site, const JobShape& s) {
+  std::string select = "select=" + std::to_string(s.nodes);
+  if (!site.select.empty()) return select + ":" + site.select;
+  select += ":mpiprocs=" + std::to_string(s.ranks_per_node);
+  if (s.cpus_per_rank > 0) select += ":ncpus=" + std::to_string(s.cpus_per_rank * s.ranks_per_node);
+  if (s.gpus_per_rank > 0) select += ":ngpus=" + std::to_string(s.gpus_per_rank * s.ranks_per_node);
+  return select;
+}
+
+// Cray PALS: --depth counts hardware threads; one rank per `depth` cores of the node.
+std::string pals_mpiexec(const SiteProfile& site, const JobShape& s) {
+  const int depth = s.cpus_per_rank > 0 && site.threads_per_core > 0
+                        ? std::max(1, s.cpus_per_rank / site.threads_per_core)
+                        : 1;
+  return shell_join({"mpiexec", "-n", std::to_string(s.nodes * s.ranks_per_node), "--ppn",
+                     std::to_string(s.ranks_per_node), "--depth", std::to_string(depth),
+                     "--cpu-bind", "depth"});
+}
+
+class PbsPro final : public BatchScriptAdapter {
+ public:
+  Scheduler id() const override { return Scheduler::kPbsPro; }
+  std::string template_name() const override { return "pbspro.sh.tmpl"; }
+  std::string requeue_command() const override { return "qrerun \"$PBS_JOBID\""; }
+
+  std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
+                                      const JobShape& s) const override {
+    std::vector<std::string> d = {"-N " + spec.name, "-l " + select_chunk(site, s)};
+    if (!site.place.empty()) d.push_back("-l place=" + site.place);
+    if (spec.walltime_seconds) d.push_back("-l walltime=" + hh_mm_ss(*spec.walltime_seconds));
+    const auto& fs = filesystems_or_default(spec, site);
+    if (!fs.empty()) d.push_back("-l filesystems=" + join(fs, ":"));
+    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
+    if (!spec.account.empty()) d.push_back("-A " + spec.account);
+    d.push_back("-j oe");
+    if (spec.checkpoint.enabled && spec.checkpoint.requeue) d.push_back("-r y");
+    for (const auto& extra : spec.directives) d.push_back(extra);
+    return prefixed(std::move(d), "#PBS ");
+  }
+
+  void add_launcher(const PlanDraft& d, TemplateValues& values) const override {
+    values["launcher"] = d.site.launcher == "mpiexec"
+                             ? pals_mpiexec(d.site, d.shape)
+                             : mpirun_launcher(d, "--hostfile \"$PBS_NODEFILE\"");
+  }
+
+  Argv submit_held_command(const std::string& script) const override {
+    return {"qsub", "-h", script};
+  }
+  std::string parse_submitted(std::string_view output) const override {
+    // The full id ("123.server") is kept: qrls, qdel and qstat want it.
+    return parse_job_id_line(
+        output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
+  }
+  Argv release_command(const std::string& job_id) const override { return {"qrls", job_id}; }
+  Argv cancel_command(const std::string& job_id) const override { return {"qdel", job_id}; }
+  // -x: finished jobs too.
+  Argv status_command(const std::string& job_id) const override {
+    return {"qstat", "-x", "-f", job_id};
+  }
+  std::optional<JobStatus> parse_status(std::string_view output) const override {
+    return parse_qstat_full(output);
+  }
+};
+
+}  // namespace
+
+const SchedulerAdapter& pbspro_adapter() {
+  static const PbsPro adapter;
+  return adapter;
+}
+
+}  // namespace dtrain::plan

@@ -1,0 +1,124 @@
+// Everything dtrain knows about one scheduler sits behind this interface, one file per scheduler
+// (slurm.cpp, pbspro.cpp, pbs.cpp, cobalt.cpp, local.cpp, k8s.cpp), so the planner and
+// `dtrain submit` never switch on the scheduler. plan() (plan/planner.hpp) builds what every job
+// shares (rank map, environment, exports, setup, the bind and run-rank words) and asks the adapter
+// for the rest: the job's shape on the site, its header fields, the script or manifest, and the
+// commands that submit, release, cancel and query the job and the parsers for what they print.
+// Pure: `dtrain submit` runs the commands and hands their output here, so every scheduler's quirks
+// are unit-tested without a scheduler.
+//
+// Adding a scheduler (LSF, Flux) is one new file here plus its template: `<name>.cpp` with a class
+// derived from BatchScriptAdapter (schedulers/batch_script.hpp: directives, template name,
+// launcher, requeue command, the submit/release/cancel/status commands and their parsers) and a
+// `templates/<name>.sh.tmpl`; the adapter's accessor is then listed in adapters.hpp and in the
+// registry (scheduler.cpp). The shared skeleton, the CLI's submit and wait loops and plan.json need
+// no change. Until the site-profile reader (plan/site_profile.*) takes its scheduler words from
+// scheduler_adapter(name), the word also goes in the `Scheduler` enum and the reader's list.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "plan/job_spec.hpp"
+#include "plan/planner.hpp"
+#include "plan/site_profile.hpp"
+
+namespace dtrain::plan {
+
+using Argv = std::vector<std::string>;
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+struct JobStatus {
+  std::string state;  // the scheduler's word: PENDING, RUNNING, COMPLETED, ... or Q, R, C, F ...
+  bool running = false;
+  bool finished = false;
+  std::optional<int> exit_status;  // when the scheduler says; 128 + N for signal N
+  std::string reason;              // why it waits or failed, when the scheduler says
+  std::string nodes;               // the job's nodes as the scheduler writes them ("node[1-2]")
+  bool node_failed = false;        // it ended because one of its nodes failed (Slurm NODE_FAIL)
+};
+
+// How `dtrain submit` hands a plan to the scheduler.
+enum class Submission {
+  kRunHere,       // the script runs now, on this machine (local)
+  kHeldBatchJob,  // submitted held, its run directory renamed after the job id, then released
+  kManifest,      // the manifest is created (kubectl); the job is followed with the cluster's tools
+};
+
+class SchedulerAdapter {
+ public:
+  virtual ~SchedulerAdapter() = default;
+
+  virtual Scheduler id() const = 0;
+  std::string_view name() const { return scheduler_name(id()); }
+  virtual Submission submission() const = 0;
+
+  // --- Planning: plan() calls these in this order.
+  // The job's shape on the site; throws SpecError naming every problem the spec has there.
+  virtual JobShape shape(const JobSpec& spec, const std::string& spec_source,
+                         const SiteProfile& site) const;
+  // The header fields only the scheduler knows: plan.job_id, plan.run_dir (and plan.site).
+  virtual void frame(PlanDraft& draft) const = 0;
+  // The host of node `node` when known before the job runs; "" when the scheduler picks it.
+  virtual std::string host(const PlanDraft& draft, int node) const;
+  // The spec fields this scheduler cannot honour, and the warning's words before "; ignoring".
+  virtual std::vector<std::string> ignored_fields(const JobSpec& spec) const;
+  virtual std::string ignoring(const SiteProfile& site) const;
+  // Warnings of its own after the ignored fields; may relax draft.cpu when it cannot be honoured.
+  virtual void check(PlanDraft& draft) const;
+  // dtrain's variables (DTRAIN_*) in the plan's env, after the site's and the spec's; empty when
+  // the script sets them itself from the scheduler's (the job id is known only in the job).
+  virtual Env dtrain_variables(const PlanDraft& draft) const;
+  // The dtrain the ranks call back into.
+  virtual std::string dtrain_exe(const PlanDraft& draft) const;
+  // Writes draft.plan.script (and script_name): the batch script, launch script or manifest.
+  virtual void write(PlanDraft& draft) const = 0;
+
+  // --- Submission (kHeldBatchJob and kManifest). Each throws std::logic_error when the scheduler
+  // has no such command.
+  // Submits `script` held, so dtrain can name the run directory after the job id before the job
+  // can start: sbatch --hold --parsable, qsub -h.
+  virtual Argv submit_held_command(const std::string& script) const;
+  // Submits `manifest` (kubectl create -f).
+  virtual Argv submit_command(const std::string& manifest) const;
+  // What the submit command printed -> the job id ("123", "123.server") or created object
+  // ("mpijob.kubeflow.org/pi"). Throws SubmitError quoting the output when it is not there.
+  virtual std::string parse_submitted(std::string_view output) const;
+  virtual Argv release_command(const std::string& job_id) const;
+  virtual Argv cancel_command(const std::string& job_id) const;
+  // Prints the job's state (scontrol show job -o, qstat -f, ...).
+  virtual Argv status_command(const std::string& job_id) const;
+  // Parses status_command's output. `nullopt` when the scheduler no longer knows the job or the
+  // query failed; forgot_job() tells which.
+  virtual std::optional<JobStatus> parse_status(std::string_view output) const;
+  // Whether status_command's output (`text`: its stdout and stderr) and exit status say the
+  // scheduler no longer knows the job (it ended long enough ago to be purged).
+  virtual bool forgot_job(std::string_view text, int exit_status) const;
+  // After a job ended with node_failed: the command that lists which of its `nodes` are down and
+  // why; empty when the scheduler has none.
+  virtual Argv failed_nodes_command(const std::string& nodes) const;
+  // "node2 (Not responding)", one per failed node, from failed_nodes_command's output.
+  virtual std::vector<std::string> parse_failed_nodes(std::string_view output) const;
+
+ protected:
+  [[noreturn]] void unsupported(const char* what) const;
+};
+
+// The one place a Scheduler becomes its adapter.
+const SchedulerAdapter& scheduler_adapter(Scheduler s);
+// nullptr when no adapter has this name.
+const SchedulerAdapter* scheduler_adapter(std::string_view name);
+
+// The number alone ("123" of "123.server"), as the job script's DTRAIN_JOB_ID spells it.
+std::string job_number(std::string_view job_id);
+
+class SubmitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace dtrain::plan

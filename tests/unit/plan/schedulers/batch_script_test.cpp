@@ -1,0 +1,77 @@
+// What the batch-script adapters share: the run directory named after the job id, the warning
+// for Kubernetes-only fields, Open MPI's launcher line, the requeue lines, job-id parsing.
+#include "plan/schedulers/batch_script.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../support.hpp"
+#include "plan/errors.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+using testing::builtin_profile;
+using testing::fixed_inputs;
+using testing::plan_spec;
+
+TEST(BatchScript, RunDirectoryIsNamedAfterTheJobIdUnlessTheSpecNamesOne) {
+  JobSpec spec = parse_job_spec("name: pi\nsite: pbs\ncommand: [a]\n", "job.yaml");
+  LaunchPlan plan = plan_spec(spec, builtin_profile("pbs"));
+  EXPECT_EQ(plan.run_dir, "/home/ada/my project/runs/pi-<job id>");
+  EXPECT_EQ(plan.job_id, "");
+  EXPECT_NE(plan.script.find("export DTRAIN_RUN_DIR='/home/ada/my project/runs/pi-'\"${"
+                             "DTRAIN_JOB_ID}\"\n"),
+            std::string::npos)
+      << plan.script;
+  spec.run_dir = "/scratch/pi";
+  PlanInputs inputs = fixed_inputs();
+  inputs.run_dir = "/scratch/pi";
+  plan = plan_spec(spec, builtin_profile("pbs"), inputs);
+  EXPECT_EQ(plan.run_dir, "/scratch/pi");
+  EXPECT_NE(plan.script.find("export DTRAIN_RUN_DIR=/scratch/pi\n"), std::string::npos);
+}
+
+TEST(BatchScript, KubernetesFieldsAreNamedInWarnings) {
+  const JobSpec spec =
+      parse_job_spec("name: x\nsite: slurm\nimage: a/b\nnamespace: ns\ncommand: [a]\n", "job.yaml");
+  EXPECT_EQ(plan_spec(spec, builtin_profile("slurm")).warnings,
+            (std::vector<std::string>{"site slurm runs no containers; ignoring image",
+                                      "site slurm runs no containers; ignoring namespace"}));
+}
+
+TEST(BatchScript, MpirunForwardsTheJobsVariablesAndThePreemptionSignals) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\nsite: pbs\nnodes: 2\nranks_per_node: 3\nenv: {A: 1}\nsite_env: false\n"
+      "checkpoint: {signal: USR1, grace: 60, requeue: true}\ncommand: [a]\n",
+      "job.yaml");
+  const std::string script = plan_spec(spec, builtin_profile("pbs")).script;
+  EXPECT_NE(script.find("launch=(mpirun -np 6 -npernode 3 --hostfile \"$PBS_NODEFILE\" -x PATH -x "
+                        "LD_LIBRARY_PATH -x DTRAIN_JOB_ID -x DTRAIN_RUN_DIR -x DTRAIN_HOSTS -x "
+                        "DTRAIN_PREEMPT_SIGNALS -x A "),
+            std::string::npos)
+      << script;
+  // A rank that saved and exited kExitRequeue puts the job back in the queue.
+  EXPECT_NE(script.find("if [[ $status -eq 85 ]]; then\n  qrerun \"$PBS_JOBID\"\n  exit 0\nfi\n"),
+            std::string::npos)
+      << script;
+}
+
+TEST(BatchScript, Helpers) {
+  EXPECT_EQ(hh_mm_ss(90061), "25:01:01");
+  EXPECT_EQ(join({"a", "b"}, ":"), "a:b");
+  EXPECT_EQ(prefixed({"-n 1", "-t 2"}, "#COBALT "),
+            (std::vector<std::string>{"#COBALT -n 1", "#COBALT -t 2"}));
+  EXPECT_EQ(to_int("12"), 12);
+  EXPECT_FALSE(to_int("12x"));
+  auto as_is = [](std::string_view id) { return id; };
+  EXPECT_EQ(parse_job_id_line("  notice\n 42.srv \n", as_is, "\"123\""), "42.srv");
+  try {
+    parse_job_id_line("no id here\n", as_is, "\"123\"");
+    FAIL() << "no error";
+  } catch (const SubmitError& e) {
+    EXPECT_STREQ(e.what(), "expected a job id such as \"123\" in the output, got \"no id here\"");
+  }
+}
+
+}  // namespace
+}  // namespace dtrain::plan

@@ -1,0 +1,92 @@
+// The local adapter: launch.sh for this machine.
+#include <gtest/gtest.h>
+
+#include "../support.hpp"
+#include "plan/schedulers/scheduler.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+using testing::expect_golden_plan;
+using testing::fixed_inputs;
+
+LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine) {
+  PlanInputs inputs = fixed_inputs();
+  inputs.machine = machine;
+  return testing::plan_spec(spec, testing::builtin_profile("local"), inputs);
+}
+
+TEST(PlanLocal, GoldenScriptAndPlanJson) { expect_golden_plan("local"); }
+
+TEST(PlanLocal, RankMapCoversEveryRankOnce) {
+  JobSpec spec;
+  spec.name = "x";
+  spec.ranks_per_node = 3;
+  spec.command = {"true"};
+  const LaunchPlan plan = plan_local(spec, {"h", 8, false});
+  ASSERT_EQ(plan.world_size(), 3);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(plan.ranks[r].rank, r);
+    EXPECT_EQ(plan.ranks[r].local_rank, r);
+    EXPECT_EQ(plan.ranks[r].node, 0);
+    EXPECT_EQ(plan.ranks[r].host, "h");
+  }
+}
+
+TEST(PlanLocal, RootAndOversubscriptionFlagsOnlyWhenNeeded) {
+  JobSpec spec;
+  spec.name = "x";
+  spec.command = {"true"};
+  spec.ranks_per_node = 2;
+  auto script = plan_local(spec, {"h", 2, false}).script;
+  EXPECT_NE(script.find("exec mpirun -n 2 \\"), std::string::npos) << script;
+  spec.ranks_per_node = 4;
+  script = plan_local(spec, {"h", 2, true}).script;
+  EXPECT_NE(script.find("exec mpirun --allow-run-as-root --oversubscribe -n 4 \\"),
+            std::string::npos)
+      << script;
+}
+
+TEST(PlanLocal, NumaBindingIsDroppedWhenRanksOutnumberCores) {
+  JobSpec spec;
+  spec.name = "x";
+  spec.command = {"true"};
+  spec.ranks_per_node = 4;
+  const LaunchPlan plan = plan_local(spec, {"h", 2, false});
+  EXPECT_NE(plan.script.find(" --cpu=none "), std::string::npos) << plan.script;
+  EXPECT_EQ(plan.warnings, std::vector<std::string>{
+                               "affinity.cpu numa needs a core per rank, and this machine has 2 "
+                               "for 4 ranks; the ranks are not bound to cores"});
+}
+
+TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\ncommand: python train.py | tee out\nmodules: [conda/2024]\n"
+      "setup: [\"source venv/bin/activate\"]\nwalltime: 10\naccount: proj\n",
+      "job.yaml");
+  const LaunchPlan plan = plan_local(spec, {"h", 2, false});
+  EXPECT_NE(plan.script.find("module load conda/2024\nsource venv/bin/activate\n"),
+            std::string::npos)
+      << plan.script;
+  EXPECT_NE(plan.script.find("exec timeout --signal=TERM --kill-after=30 600 mpirun -n 1"),
+            std::string::npos)
+      << plan.script;
+  EXPECT_NE(plan.script.find("-- bash -c 'python train.py | tee out'\n"), std::string::npos);
+  EXPECT_EQ(plan.warnings,
+            std::vector<std::string>{"site local runs on this machine; ignoring account"});
+}
+
+TEST(PlanLocal, RunsHereAndHasNoSchedulerCommands) {
+  const SchedulerAdapter& local = scheduler_adapter(Scheduler::kLocal);
+  EXPECT_EQ(local.submission(), Submission::kRunHere);
+  try {
+    local.submit_held_command("x");
+    FAIL() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "dtrain: submit_held_command for scheduler local");
+  }
+  EXPECT_THROW(local.status_command("1"), std::logic_error);
+}
+
+}  // namespace
+}  // namespace dtrain::plan

@@ -1,0 +1,96 @@
+// The Slurm adapter: sbatch scripts (the slurm and perlmutter goldens), sbatch/scontrol/sinfo and
+// what they print.
+#include <gtest/gtest.h>
+
+#include "../support.hpp"
+#include "plan/schedulers/scheduler.hpp"
+
+namespace dtrain::plan {
+namespace {
+
+const SchedulerAdapter& slurm() { return scheduler_adapter(Scheduler::kSlurm); }
+const SchedulerAdapter& pbs() { return scheduler_adapter(Scheduler::kPbs); }
+
+TEST(Slurm, GoldenScriptAndPlanJson) {
+  testing::expect_golden_plan("slurm");
+  testing::expect_golden_plan("perlmutter");
+}
+
+TEST(Slurm, SubmitHeldThenReleaseCancelQuery) {
+  EXPECT_EQ(slurm().submission(), Submission::kHeldBatchJob);
+  EXPECT_EQ(slurm().submit_held_command("/r/launch.sh"),
+            (Argv{"sbatch", "--hold", "--parsable", "/r/launch.sh"}));
+  EXPECT_EQ(slurm().release_command("12"), (Argv{"scontrol", "release", "12"}));
+  EXPECT_EQ(slurm().cancel_command("12"), (Argv{"scancel", "12"}));
+  EXPECT_EQ(slurm().status_command("12"), (Argv{"scontrol", "show", "job", "-o", "12"}));
+}
+
+TEST(Slurm, JobIdsAsSbatchPrintsThem) {
+  EXPECT_EQ(slurm().parse_submitted("4350001\n"), "4350001");
+  EXPECT_EQ(slurm().parse_submitted("77;perlmutter\n"), "77");
+  EXPECT_EQ(slurm().parse_submitted("Submitted batch job 5\n"), "5");
+  try {
+    slurm().parse_submitted("sbatch: error: invalid account\n");
+    FAIL() << "no error";
+  } catch (const SubmitError& e) {
+    EXPECT_STREQ(e.what(),
+                 "expected a job id such as \"123\" in the output, got \"sbatch: error: invalid "
+                 "account\"");
+  }
+  EXPECT_THROW(slurm().parse_submitted(""), SubmitError);
+}
+
+TEST(Slurm, ForgottenJobs) {
+  EXPECT_TRUE(slurm().forgot_job("slurm_load_jobs error: Invalid job id specified\n", 1));
+  EXPECT_FALSE(slurm().forgot_job("slurm_load_jobs error: Socket timed out\n", 1));
+}
+
+TEST(Slurm, StatesAndExitCodes) {
+  auto held = slurm().parse_status(
+      "JobId=5 JobName=x UserId=root(0) Priority=0 JobState=PENDING Reason=JobHeldUser "
+      "Dependency=(null) ExitCode=0:0 RunTime=00:00:00\n");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->state, "PENDING");
+  EXPECT_EQ(held->reason, "JobHeldUser");
+  EXPECT_FALSE(held->finished);
+  EXPECT_FALSE(held->exit_status);
+
+  auto failed = slurm().parse_status(
+      "JobId=5 JobState=FAILED Reason=NonZeroExitCode "
+      "ExitCode=3:0\n");
+  ASSERT_TRUE(failed);
+  EXPECT_TRUE(failed->finished);
+  EXPECT_EQ(failed->exit_status, 3);
+  auto killed = slurm().parse_status("JobId=5 JobState=CANCELLED ExitCode=0:9");
+  EXPECT_EQ(killed->exit_status, 128 + 9);
+  // Cancelled before it ran: no status of its own, still a failure.
+  auto cancelled = slurm().parse_status("JobId=5 JobState=CANCELLED ExitCode=0:0");
+  EXPECT_EQ(cancelled->exit_status, 1);
+  auto requeued = slurm().parse_status("JobId=5 JobState=REQUEUED ExitCode=85:0");
+  EXPECT_FALSE(requeued->finished);
+  EXPECT_FALSE(slurm().parse_status("slurm_load_jobs error: Invalid job id specified\n"));
+}
+
+TEST(Slurm, NodeFailureNamesTheNodes) {
+  auto lost = slurm().parse_status(
+      "JobId=7 JobState=NODE_FAIL Reason=NodeDown ExitCode=0:0 "
+      "NodeList=node[1-2] BatchHost=node1\n");
+  ASSERT_TRUE(lost);
+  EXPECT_TRUE(lost->finished);
+  EXPECT_TRUE(lost->node_failed);
+  EXPECT_EQ(lost->nodes, "node[1-2]");
+  EXPECT_EQ(lost->exit_status, 1);
+  EXPECT_FALSE(slurm().parse_status("JobId=7 JobState=FAILED ExitCode=1:0")->node_failed);
+  EXPECT_EQ(slurm().parse_status("JobId=7 JobState=PENDING NodeList=(null)")->nodes, "");
+  EXPECT_EQ(slurm().failed_nodes_command("node[1-2]"),
+            (Argv{"sinfo", "-h", "-N", "-n", "node[1-2]", "-t", "down,fail,no_respond,drain", "-o",
+                  "%N|%E"}));
+  EXPECT_TRUE(pbs().failed_nodes_command("n1").empty());
+  // A node in two partitions is listed twice; "none" is sinfo's empty reason.
+  EXPECT_EQ(
+      slurm().parse_failed_nodes("node2|Not responding\nnode2|Not responding\nnode3|none\n\n"),
+      (std::vector<std::string>{"node2 (Not responding)", "node3"}));
+}
+
+}  // namespace
+}  // namespace dtrain::plan
