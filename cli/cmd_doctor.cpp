@@ -1,8 +1,8 @@
 // `dtrain doctor [--json] [--bytes N] [--min-busbw GBPS]`: run inside a job (srun dtrain doctor,
 // mpiexec ... dtrain doctor) or alone on a login node. Every rank reports what it really got — the
 // kernel's cpuset, its GPUs, the NIC and framework variables — rank 0 prints them all with the
-// mistakes found by comparing ranks (plan/doctor), the versions in use, and an allreduce bandwidth
-// check with a pass/fail threshold. Exit status 0 only when every check is green.
+// mistakes found by comparing ranks (report/doctor), the versions in use, and an allreduce
+// bandwidth check with a pass/fail threshold. Exit status 0 only when every check is green.
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
