@@ -88,11 +88,10 @@ Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
   return {info->launcher, info->local_rank, info->local_size, *info};
 }
 
-std::string text_report(const affinity::Node& node, const affinity::RankMap& map,
-                        const Place& place, const affinity::Environment& env, bool bind_cpus,
-                        const std::vector<std::string>& command) {
-  const auto& r = map.ranks[static_cast<std::size_t>(place.local_rank)];
-  const auto j = affinity::rank_to_json(node, map, place.local_rank);
+std::string text_report(const affinity::Node& node, const affinity::Binding& binding,
+                        const Place& place, const std::vector<std::string>& command) {
+  const auto& r = binding.rank();
+  const auto j = affinity::rank_to_json(node, binding.map, place.local_rank);
   std::string out = "dtrain bind: local rank " + std::to_string(place.local_rank) + " of " +
                     std::to_string(place.local_size) + " (" + place.launcher + ") on " +
                     node.source + "\n";
@@ -100,18 +99,34 @@ std::string text_report(const affinity::Node& node, const affinity::RankMap& map
          (r.gpus.empty() ? std::string("-") : j["gpus"].dump() + " " + j["gpu_pci"].dump()) +
          "\n  cpus: " + r.cpus.to_list() + " (numa " + std::to_string(r.numa) + ")" +
          "\n  nics: " + (r.nics.empty() ? std::string("-") : j["nics"].dump()) + "\n";
-  out += bind_cpus
+  out += binding.bind
              ? "  would bind the CPU affinity to " + r.cpus.to_list() + "\n"
              : std::string("  would not bind CPUs (") +
                    (node.is_this_machine ? "--cpu none" : "the topology is not this machine") +
                    ")\n";
-  for (const auto& [k, v] : env) out += "  export " + k + "=" + v + "\n";
+  for (const auto& [k, v] : binding.environment) out += "  export " + k + "=" + v + "\n";
   if (!command.empty()) {
     out += "  exec";
     for (const auto& w : command) out += " " + w;
     out += "\n";
   }
   return out;
+}
+
+// One line per rank: ranks printing at once do not interleave.
+std::string json_report(const affinity::Node& node, const affinity::Binding& binding,
+                        const Place& place, const std::vector<std::string>& command) {
+  nlohmann::ordered_json j;
+  j["launcher"] = place.launcher;
+  j["local_rank"] = place.local_rank;
+  j["local_size"] = place.local_size;
+  j["topology"] = node.source;
+  j["this_machine"] = node.is_this_machine;
+  j["bind_cpus"] = binding.bind.has_value();
+  j["rank"] = affinity::rank_to_json(node, binding.map, place.local_rank);
+  j["env"] = affinity::environment_to_json(binding.environment);
+  j["command"] = command;
+  return j.dump() + "\n";
 }
 
 int run_bind(const BindOptions& opts) {
@@ -142,33 +157,16 @@ int run_bind(const BindOptions& opts) {
       affinity::decide_binding(node, policy, facts,
                                {live ? affinity::GrantRule::kAlways : affinity::GrantRule::kNever,
                                 affinity::Moment::kAtBirth});
-  const affinity::RankMap& map = binding.map;
-  const affinity::Environment& rank_env = binding.environment;
-  const bool bind_cpus = binding.bind.has_value();
 
   if (opts.dry_run) {
-    std::string out;
-    if (opts.json) {
-      nlohmann::ordered_json j;
-      j["launcher"] = place.launcher;
-      j["local_rank"] = place.local_rank;
-      j["local_size"] = place.local_size;
-      j["topology"] = node.source;
-      j["this_machine"] = node.is_this_machine;
-      j["bind_cpus"] = bind_cpus;
-      j["rank"] = affinity::rank_to_json(node, map, place.local_rank);
-      j["env"] = affinity::environment_to_json(rank_env);
-      j["command"] = opts.command;
-      out = j.dump() + "\n";  // one line per rank: ranks printing at once do not interleave
-    } else {
-      out = text_report(node, map, place, rank_env, bind_cpus, opts.command);
-    }
+    const std::string out = opts.json ? json_report(node, binding, place, opts.command)
+                                      : text_report(node, binding, place, opts.command);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
 
   if (binding.bind) affinity::bind_this_process(*binding.bind);
-  for (const auto& [k, v] : rank_env) ::setenv(k.c_str(), v.c_str(), 1);
+  for (const auto& [k, v] : binding.environment) ::setenv(k.c_str(), v.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& w : opts.command) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
