@@ -3,9 +3,8 @@
 #   runtime/ (libdtrain and affinity) never includes the CLI or the planner;
 #   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;
 #   cli/plan/ and cli/rundir/ (pure) include nothing of the CLI around them;
-#   spank-plugin/ uses only runtime/affinity of dtrain (not the CLI's run-directory readers).
-# Each third-party C header (slurm/spank.h included) has one including file in the product, and
-# one in bench/, a separate program that measures raw MPI beside dtrain.
+#   spank-plugin/ uses only runtime/affinity of dtrain.
+# Each third-party C header has one including file.
 set -euo pipefail
 cd "$1"
 status=0
@@ -23,7 +22,13 @@ check runtime 'plan/|commands\.hpp|run_dir\.hpp|embedded_templates' "runtime/ mu
 check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
 check cli/rundir 'commands\.hpp|run_dir\.hpp|run_dir_reader\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/rundir must stay pure"
 check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure"
-check spank-plugin 'plan/|rundir/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
+check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
+for header in hwloc.h mpi.h pmix.h nccl.h; do
+  n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)
+  ((n <= 1)) || violation "<$header> is included by $n files; expected one wrapper"
+done
+# <slurm/spank.h> has one includer too (spank-plugin/spank_api.cpp). bench/ is a program of its
+# own (it measures raw MPI beside dtrain), so it may have its own wrapper, but only one.
 one_includer() {  # header dirs...
   local header=$1 n
   shift
@@ -31,9 +36,11 @@ one_includer() {  # header dirs...
     --include="*.hpp" --include="*.h" --include="*.c" || true) | wc -l)
   ((n <= 1)) || violation "<$header> is included by $n files in $*; expected one wrapper"
 }
+one_includer slurm/spank.h cli runtime spank-plugin
 for header in hwloc.h mpi.h pmix.h nccl.h slurm/spank.h; do
-  one_includer "$header" cli runtime spank-plugin
   one_includer "$header" bench
 done
+# The plugin writes rank logs itself; it never reads a run directory through the CLI's readers.
+check spank-plugin 'rundir/|report/' "spank-plugin must not use the CLI's run-directory readers"
 ((status == 0)) && echo "layering rules hold"
 exit $status
