@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "affinity/affinity.hpp"
+#include "affinity/binding.hpp"
 #include "affinity/framework_env.hpp"
-#include "affinity/grant.hpp"
 #include "affinity/launcher_env.hpp"
 #include "affinity/process_binding.hpp"
-#include "affinity/rank_env.hpp"
 #include "affinity/report.hpp"
 #include "affinity/topology.hpp"
+#include "affinity_flags.hpp"
 #include "commands.hpp"
 #include "plan/errors.hpp"
 
@@ -32,13 +32,8 @@ namespace {
 
 struct BindOptions {
   std::string topology;  // empty: this machine
-  std::string gpu = "closest";
-  std::string gpu_visibility = "own";
-  std::string cpu = "numa";
-  std::string nic = "closest";
+  AffinityFlags affinity;
   std::string framework = "none";
-  std::string gpus_allowed;
-  std::string cpus_allowed;
   int local_rank = -1;  // -1: from the launcher
   int local_size = 0;   // 0: from the launcher
   bool dry_run = false;
@@ -93,11 +88,10 @@ Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
   return {info->launcher, info->local_rank, info->local_size, *info};
 }
 
-std::string text_report(const affinity::Node& node, const affinity::RankMap& map,
-                        const Place& place, const affinity::Environment& env, bool bind_cpus,
-                        const std::vector<std::string>& command) {
-  const auto& r = map.ranks[static_cast<std::size_t>(place.local_rank)];
-  const auto j = affinity::rank_to_json(node, map, place.local_rank);
+std::string text_report(const affinity::Node& node, const affinity::Binding& binding,
+                        const Place& place, const std::vector<std::string>& command) {
+  const auto& r = binding.rank();
+  const auto j = affinity::rank_to_json(node, binding.map, place.local_rank);
   std::string out = "dtrain bind: local rank " + std::to_string(place.local_rank) + " of " +
                     std::to_string(place.local_size) + " (" + place.launcher + ") on " +
                     node.source + "\n";
@@ -105,12 +99,12 @@ std::string text_report(const affinity::Node& node, const affinity::RankMap& map
          (r.gpus.empty() ? std::string("-") : j["gpus"].dump() + " " + j["gpu_pci"].dump()) +
          "\n  cpus: " + r.cpus.to_list() + " (numa " + std::to_string(r.numa) + ")" +
          "\n  nics: " + (r.nics.empty() ? std::string("-") : j["nics"].dump()) + "\n";
-  out += bind_cpus
+  out += binding.bind
              ? "  would bind the CPU affinity to " + r.cpus.to_list() + "\n"
              : std::string("  would not bind CPUs (") +
                    (node.is_this_machine ? "--cpu none" : "the topology is not this machine") +
                    ")\n";
-  for (const auto& [k, v] : env) out += "  export " + k + "=" + v + "\n";
+  for (const auto& [k, v] : binding.environment) out += "  export " + k + "=" + v + "\n";
   if (!command.empty()) {
     out += "  exec";
     for (const auto& w : command) out += " " + w;
@@ -119,15 +113,27 @@ std::string text_report(const affinity::Node& node, const affinity::RankMap& map
   return out;
 }
 
+// One line per rank: ranks printing at once do not interleave.
+std::string json_report(const affinity::Node& node, const affinity::Binding& binding,
+                        const Place& place, const std::vector<std::string>& command) {
+  nlohmann::ordered_json j;
+  j["launcher"] = place.launcher;
+  j["local_rank"] = place.local_rank;
+  j["local_size"] = place.local_size;
+  j["topology"] = node.source;
+  j["this_machine"] = node.is_this_machine;
+  j["bind_cpus"] = binding.bind.has_value();
+  j["rank"] = affinity::rank_to_json(node, binding.map, place.local_rank);
+  j["env"] = affinity::environment_to_json(binding.environment);
+  j["command"] = command;
+  return j.dump() + "\n";
+}
+
 int run_bind(const BindOptions& opts) {
   if (!opts.dry_run && opts.command.empty()) {
     throw plan::UsageError("dtrain: bind: no command; expected -- CMD ARGS..., got nothing");
   }
-  affinity::Policy policy;
-  policy.gpu = affinity::parse_gpu_policy(opts.gpu, "--gpu");
-  policy.gpu_visibility = affinity::parse_gpu_visibility(opts.gpu_visibility, "--gpu-visibility");
-  policy.cpu = affinity::parse_cpu_policy(opts.cpu, "--cpu");
-  policy.nic = affinity::parse_nic_policy(opts.nic, "--nic");
+  const affinity::Policy policy = opts.affinity.policy();
   const affinity::Framework framework = affinity::parse_framework(opts.framework, "--framework");
 
   const affinity::Environment env = affinity::current_environment();
@@ -136,54 +142,31 @@ int run_bind(const BindOptions& opts) {
   const affinity::Node node =
       live ? affinity::load_live_node() : affinity::load_node_xml(opts.topology);
 
-  affinity::Restriction restriction;
-  affinity::RankEnvInputs inputs;
-  if (!opts.gpus_allowed.empty()) {
-    restriction.gpus = affinity::parse_index_list(opts.gpus_allowed, "--gpus-allowed");
-  } else if (live && policy.gpu != affinity::GpuPolicy::kNone) {
-    // The scheduler's GPU grant describes this machine; for an XML file it would describe the
-    // wrong one, so it is only honoured live.
-    auto grant = affinity::gpu_grant_from_environment(env);
-    restriction.gpus = std::move(grant.gpus);
-    inputs.inherited_visible_devices = std::move(grant.inherited_visible_devices);
-  }
-  if (!opts.cpus_allowed.empty()) {
-    restriction.cpus = affinity::CpuSet::parse(opts.cpus_allowed, "--cpus-allowed");
-  }
-
-  const affinity::RankMap map = affinity::solve(node, place.local_size, policy, restriction);
-  affinity::Environment rank_env = affinity::rank_environment(node, map, place.local_rank, inputs);
-  if (framework != affinity::Framework::kNone) {
-    const auto placement =
-        affinity::placement_from_environment(env, place.job, affinity::this_hostname());
-    rank_env.merge(affinity::framework_environment(framework, placement));
-  }
-  const auto& rank = map.ranks[static_cast<std::size_t>(place.local_rank)];
-  const bool bind_cpus = node.is_this_machine && policy.cpu == affinity::CpuPolicy::kNuma;
+  affinity::BindingFacts facts;
+  facts.local_rank = place.local_rank;
+  facts.local_size = place.local_size;
+  facts.requested = opts.affinity.restriction();
+  facts.grant_env = env;
+  facts.framework = framework;
+  facts.placement = [&] {
+    return affinity::placement_from_environment(env, place.job, affinity::this_hostname());
+  };
+  // The scheduler's GPU grant describes this machine; for an XML file it would describe the wrong
+  // one, so it is only honoured live.
+  const affinity::Binding binding =
+      affinity::decide_binding(node, policy, facts,
+                               {live ? affinity::GrantRule::kAlways : affinity::GrantRule::kNever,
+                                affinity::Moment::kAtBirth});
 
   if (opts.dry_run) {
-    std::string out;
-    if (opts.json) {
-      nlohmann::ordered_json j;
-      j["launcher"] = place.launcher;
-      j["local_rank"] = place.local_rank;
-      j["local_size"] = place.local_size;
-      j["topology"] = node.source;
-      j["this_machine"] = node.is_this_machine;
-      j["bind_cpus"] = bind_cpus;
-      j["rank"] = affinity::rank_to_json(node, map, place.local_rank);
-      j["env"] = affinity::environment_to_json(rank_env);
-      j["command"] = opts.command;
-      out = j.dump() + "\n";  // one line per rank: ranks printing at once do not interleave
-    } else {
-      out = text_report(node, map, place, rank_env, bind_cpus, opts.command);
-    }
+    const std::string out = opts.json ? json_report(node, binding, place, opts.command)
+                                      : text_report(node, binding, place, opts.command);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
 
-  if (bind_cpus) affinity::bind_this_process(rank.cpus);
-  for (const auto& [k, v] : rank_env) ::setenv(k.c_str(), v.c_str(), 1);
+  if (binding.bind) affinity::bind_this_process(*binding.bind);
+  for (const auto& [k, v] : binding.environment) ::setenv(k.c_str(), v.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& w : opts.command) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
@@ -203,20 +186,11 @@ void register_bind(CLI::App& app, Action& action) {
       "bind", "Run CMD with this rank's GPUs, CPUs and NICs (under mpirun, mpiexec or srun)");
   cmd->add_option("--topology", opts->topology,
                   "An hwloc XML export to solve on (no CPU binding then); default: this machine");
-  cmd->add_option("--gpu", opts->gpu, "GPU policy: closest, identity or none")
-      ->capture_default_str();
-  cmd->add_option("--gpu-visibility", opts->gpu_visibility,
-                  "CUDA_VISIBLE_DEVICES: own, or own-first (all GPUs, the rank's first)")
-      ->capture_default_str();
-  cmd->add_option("--cpu", opts->cpu, "CPU policy: numa or none")->capture_default_str();
-  cmd->add_option("--nic", opts->nic, "NIC policy: closest, all or none")->capture_default_str();
+  add_affinity_flags(*cmd, opts->affinity);
   cmd->add_option("--framework", opts->framework,
                   "Export this framework's rendezvous variables: torch, tensorflow, jax, horovod "
                   "or none")
       ->capture_default_str();
-  cmd->add_option("--gpus-allowed", opts->gpus_allowed,
-                  "Only these GPUs (node indices, PCI order); default: the scheduler's grant");
-  cmd->add_option("--cpus-allowed", opts->cpus_allowed, "Only these CPUs (list form, 0-15,64-79)");
   cmd->add_option("--local-rank", opts->local_rank,
                   "This process's rank on the node; default: from the launcher");
   cmd->add_option("--local-size", opts->local_size,

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "affinity/affinity.hpp"
-#include "affinity/grant.hpp"
 #include "affinity/report.hpp"
 #include "affinity/topology.hpp"
+#include "affinity_flags.hpp"
 #include "commands.hpp"
 
 namespace dtrain::cli {
@@ -20,28 +20,13 @@ namespace {
 struct TopoOptions {
   std::string topology;    // empty: this machine
   int ranks_per_node = 0;  // 0: one per GPU (one in all when the node has none)
-  std::string gpu = "closest";
-  std::string gpu_visibility = "own";
-  std::string cpu = "numa";
-  std::string nic = "closest";
-  std::string gpus_allowed;
-  std::string cpus_allowed;
+  AffinityFlags affinity;
   bool json = false;
 };
 
 int run_topo(const TopoOptions& opts) {
-  affinity::Policy policy;
-  policy.gpu = affinity::parse_gpu_policy(opts.gpu, "--gpu");
-  policy.gpu_visibility = affinity::parse_gpu_visibility(opts.gpu_visibility, "--gpu-visibility");
-  policy.cpu = affinity::parse_cpu_policy(opts.cpu, "--cpu");
-  policy.nic = affinity::parse_nic_policy(opts.nic, "--nic");
-  affinity::Restriction restriction;
-  if (!opts.gpus_allowed.empty()) {
-    restriction.gpus = affinity::parse_index_list(opts.gpus_allowed, "--gpus-allowed");
-  }
-  if (!opts.cpus_allowed.empty()) {
-    restriction.cpus = affinity::CpuSet::parse(opts.cpus_allowed, "--cpus-allowed");
-  }
+  const affinity::Policy policy = opts.affinity.policy();
+  const affinity::Restriction restriction = opts.affinity.restriction();
   const affinity::Node node =
       opts.topology.empty() ? affinity::load_live_node() : affinity::load_node_xml(opts.topology);
   int ranks = opts.ranks_per_node;
@@ -70,17 +55,7 @@ void register_topo(CLI::App& app, Action& action) {
   cmd->add_option("--ranks-per-node", opts->ranks_per_node,
                   "Local ranks to place; default: one per GPU")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--gpu", opts->gpu, "GPU policy: closest, identity or none")
-      ->capture_default_str();
-  cmd->add_option("--gpu-visibility", opts->gpu_visibility,
-                  "CUDA_VISIBLE_DEVICES: own, or own-first (all GPUs, the rank's first)")
-      ->capture_default_str();
-  cmd->add_option("--cpu", opts->cpu, "CPU policy: numa or none")->capture_default_str();
-  cmd->add_option("--nic", opts->nic, "NIC policy: closest, all or none")->capture_default_str();
-  cmd->add_option("--gpus-allowed", opts->gpus_allowed,
-                  "Only these GPUs (node indices in PCI order, e.g. 0,2-3), as a scheduler grants");
-  cmd->add_option("--cpus-allowed", opts->cpus_allowed,
-                  "Only these CPUs (list form, e.g. 0-15,64-79), as a scheduler grants");
+  add_affinity_flags(*cmd, opts->affinity);
   cmd->add_flag("--json", opts->json, "Print JSON (schema in docs/affinity.md)");
   cmd->callback([opts, &action] { action = [opts] { return run_topo(*opts); }; });
 }

@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "affinity/on_off.hpp"
 #include "errors.hpp"
 
 namespace dtrain::spank {
@@ -13,14 +14,9 @@ constexpr std::string_view kWhere = "dtrain: plugstack.conf: ";
 constexpr std::string_view kKeys =
     "topology=PATH, default_policy=POLICY, enabled_by_default=0|1 or verbose=0|1";
 
-// pyxis' parse_bool words; anything else is an error, never a silent false.
+// Anything but a switch word is an error, never a silent false.
 bool parse_bool(std::string_view key, std::string_view value) {
-  for (std::string_view yes : {"1", "yes", "y", "true", "on"}) {
-    if (value == yes) return true;
-  }
-  for (std::string_view no : {"0", "no", "n", "false", "off"}) {
-    if (value == no) return false;
-  }
+  if (const auto on = affinity::parse_switch(value)) return *on;
   throw ConfigError(std::string(kWhere) + std::string(key) +
                     ": expected 0 or 1 (or yes/no, true/false), got \"" + std::string(value) +
                     "\"");

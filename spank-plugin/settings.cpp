@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "affinity/on_off.hpp"
 #include "errors.hpp"
 
 namespace dtrain::spank {
@@ -22,16 +23,6 @@ std::optional<std::string> pick(const std::optional<std::string>& command_line,
   return value;
 }
 
-std::optional<bool> parse_switch(const std::string& value) {
-  for (const char* yes : {"1", "yes", "true", "on"}) {
-    if (value == yes) return true;
-  }
-  for (const char* no : {"0", "no", "false"}) {
-    if (value == no) return false;
-  }
-  return std::nullopt;
-}
-
 StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& env,
                      const PluginConfig& config) {
   StepSettings s;
@@ -45,7 +36,7 @@ StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& e
   } else if (cmd.any_setting()) {
     s.policy = config.default_policy;
   } else if (auto bind = variable(env, OptionId::kDtrain)) {
-    if (auto on = parse_switch(*bind)) {
+    if (auto on = affinity::parse_switch(*bind)) {
       s.policy = config.default_policy;
       s.policy.enabled = *on;
     } else {
@@ -67,7 +58,7 @@ StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& e
 
   s.verbose = cmd.verbose || config.verbose;
   if (auto v = variable(env, OptionId::kVerbose)) {
-    auto on = parse_switch(*v);
+    auto on = affinity::parse_switch(*v);
     if (!on) {
       throw OptionError("dtrain: DTRAIN_VERBOSE: expected 1 or 0, got \"" + *v + "\"");
     }

@@ -1,10 +1,23 @@
 #include "spank_api.hpp"
 
 #include <string_view>
+#include <vector>
 
+#include "options.hpp"
+
+// Two C++ traps (research/slurm-on-localhost.md, section 2): spank.h declares the callbacks
+// outside its own extern "C" block, so the include itself must be wrapped; and SPANK_PLUGIN()
+// defines const globals, which have internal linkage in C++, so the symbols are spelled out here.
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
+}
+
+extern "C" {
+extern const char plugin_name[] = "dtrain";
+extern const char plugin_type[] = "spank";
+extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+extern const unsigned int spank_plugin_version = 1;
 }
 
 namespace dtrain::spank {
@@ -22,7 +35,32 @@ T item(spank_t sp, spank_item_t which, const char* name) {
   return value;
 }
 
+// SPANK keeps pointers into the option structs, so they live as long as the plugin.
+std::vector<spank_option>& spank_option_table(OptionCallback callback) {
+  static std::vector<spank_option> table = [callback] {
+    std::vector<spank_option> t;
+    for (const auto& spec : option_specs()) {
+      t.push_back(
+          spank_option{const_cast<char*>(spec.name.data()),
+                       spec.arginfo.empty() ? nullptr : const_cast<char*>(spec.arginfo.data()),
+                       const_cast<char*>(spec.usage.data()), static_cast<int>(spec.arg),
+                       static_cast<int>(spec.id), callback});
+    }
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
+
+int raw_context() { return static_cast<int>(spank_context()); }
+
+std::string Spank::register_options(OptionCallback callback) const {
+  for (auto& opt : spank_option_table(callback)) {
+    if (spank_option_register(handle_, &opt) != ESPANK_SUCCESS) return opt.name;
+  }
+  return "";
+}
 
 Context current_context() {
   switch (spank_context()) {

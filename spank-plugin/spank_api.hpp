@@ -1,6 +1,7 @@
 // Thin typed wrappers over the SPANK calls the plugin makes (spank_get_item, spank_getenv,
-// spank_setenv, slurm_error...), so the context files deal in std::string and exceptions and only
-// this file and plugin.cpp see <slurm/spank.h>.
+// spank_setenv, spank_option_register, slurm_error...) and the symbols Slurm looks a plugin up by,
+// so the context files deal in std::string and exceptions and only spank_api.cpp sees
+// <slurm/spank.h> (docs/architecture.md rule 3).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,11 @@ enum class Context { kLocal, kRemote, kAllocator, kSlurmd, kJobScript, kOther };
 
 // spank_context() as a value.
 Context current_context();
+// spank_context() as Slurm numbers it (S_CTX_*), for the daemon log.
+int raw_context();
+
+// What SPANK calls when an option is given: `val` is the option's OptionId.
+using OptionCallback = int (*)(int val, const char* optarg, int remote);
 
 // A SPANK call that failed where it must not; the message names the call and Slurm's error text.
 class SpankCallError : public std::runtime_error {
@@ -28,6 +34,10 @@ class SpankCallError : public std::runtime_error {
 class Spank {
  public:
   explicit Spank(spank_handle* handle) : handle_(handle) {}
+
+  // Registers every option of options.hpp's table (spank_option_register), each calling
+  // `callback`. Returns the name of the first option SPANK refused, "" when it took them all.
+  std::string register_options(OptionCallback callback) const;
 
   // The job's environment (S_JOB_ENV; remote context), as a value for the pure functions.
   affinity::Environment job_environment() const;

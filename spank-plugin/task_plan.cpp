@@ -1,7 +1,8 @@
 #include "task_plan.hpp"
 
+#include "affinity/binding.hpp"
+#include "affinity/errors.hpp"
 #include "affinity/framework_env.hpp"
-#include "affinity/grant.hpp"
 #include "affinity/rank_env.hpp"
 
 namespace dtrain::spank {
@@ -35,53 +36,51 @@ std::string report_line(const affinity::Node& node, const affinity::RankMap& map
   return line;
 }
 
+// Where the task sits in the step, for the framework's rendezvous variables.
+affinity::JobPlacement placement(const TaskFacts& facts) {
+  affinity::JobPlacement p;
+  p.rank = facts.rank;
+  p.size = facts.size;
+  p.local_rank = facts.local_rank;
+  p.local_size = facts.local_size;
+  p.node_rank = facts.node_rank;
+  p.job_id = facts.job_id;
+  p.hosts = facts.nodelist.empty()
+                ? std::vector<std::string>{facts.hostname}
+                : affinity::expand_hostlist(facts.nodelist, "SLURM_STEP_NODELIST");
+  if (static_cast<std::size_t>(p.node_rank) >= p.hosts.size()) {
+    throw affinity::LauncherEnvError(
+        "dtrain: SLURM_STEP_NODELIST: this task is on node " + std::to_string(p.node_rank) +
+        " of the step (counting from 0); expected at least " + std::to_string(p.node_rank + 1) +
+        " hosts in \"" + facts.nodelist + "\", got " + std::to_string(p.hosts.size()));
+  }
+  return p;
+}
+
 }  // namespace
 
 TaskBinding plan_task(const affinity::Node& node, const StepSettings& settings,
                       const TaskFacts& facts) {
-  const affinity::Policy& policy = settings.policy.affinity;
-  affinity::Restriction restriction;
-  affinity::RankEnvInputs inputs;
-  if (policy.gpu != affinity::GpuPolicy::kNone) {
-    // Unlike `dtrain bind --topology`, an admin's topology= file is declared to describe this
-    // node, so Slurm's GPU indices are honoured against it as well.
-    auto grant = affinity::gpu_grant_from_environment(facts.step_gpu_env);
-    restriction.gpus = std::move(grant.gpus);
-    inputs.inherited_visible_devices = std::move(grant.inherited_visible_devices);
-  }
-  // CPU numbers only mean something on the machine they were read on.
-  if (node.is_this_machine && facts.step_cpus) restriction.cpus = facts.step_cpus;
-
-  const affinity::RankMap map = affinity::solve(node, facts.local_size, policy, restriction);
+  affinity::BindingFacts in;
+  in.local_rank = facts.local_rank;
+  in.local_size = facts.local_size;
+  in.grant_env = facts.step_gpu_env;
+  in.current_cpus = facts.step_cpus;
+  in.framework = settings.framework;
+  in.placement = [&facts] { return placement(facts); };
+  // Unlike `dtrain bind --topology`, an admin's topology= file is declared to describe this node,
+  // so Slurm's GPU indices are honoured against it as well.
+  const affinity::Binding decided =
+      affinity::decide_binding(node, settings.policy.affinity, in,
+                               {affinity::GrantRule::kAlways, affinity::Moment::kAtBirth});
   TaskBinding b;
-  b.environment = affinity::rank_environment(node, map, facts.local_rank, inputs);
+  b.environment = decided.environment;
   b.environment.merge(affinity::rank_place_environment(
       {facts.rank, facts.size, facts.local_rank, facts.local_size}));
   if (!facts.job_id.empty()) b.environment["DTRAIN_JOB_ID"] = facts.job_id;
-  if (settings.framework != affinity::Framework::kNone) {
-    affinity::JobPlacement p;
-    p.rank = facts.rank;
-    p.size = facts.size;
-    p.local_rank = facts.local_rank;
-    p.local_size = facts.local_size;
-    p.node_rank = facts.node_rank;
-    p.job_id = facts.job_id;
-    p.hosts = facts.nodelist.empty()
-                  ? std::vector<std::string>{facts.hostname}
-                  : affinity::expand_hostlist(facts.nodelist, "SLURM_STEP_NODELIST");
-    if (static_cast<std::size_t>(p.node_rank) >= p.hosts.size()) {
-      throw affinity::LauncherEnvError(
-          "dtrain: SLURM_STEP_NODELIST: this task is on node " + std::to_string(p.node_rank) +
-          " of the step (counting from 0); expected at least " + std::to_string(p.node_rank + 1) +
-          " hosts in \"" + facts.nodelist + "\", got " + std::to_string(p.hosts.size()));
-    }
-    b.environment.merge(affinity::framework_environment(settings.framework, p));
-  }
   if (!settings.run_dir.empty()) b.environment["DTRAIN_RUN_DIR"] = settings.run_dir;
-  if (node.is_this_machine && policy.cpu == affinity::CpuPolicy::kNuma) {
-    b.bind = map.ranks[static_cast<std::size_t>(facts.local_rank)].cpus;
-  }
-  b.report = report_line(node, map, facts, b);
+  b.bind = decided.bind;
+  b.report = report_line(node, decided.map, facts, b);
   return b;
 }
 

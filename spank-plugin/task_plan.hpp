@@ -1,4 +1,4 @@
-// What one task of a step gets: the same rank map `dtrain bind` computes (affinity::solve on the
+// What one task of a step gets: the binding `dtrain bind` decides (affinity::decide_binding on the
 // node's topology, inside what Slurm granted the step), this task's entry of it as environment,
 // the framework's rendezvous variables, and whether to bind its CPUs. Pure: remote.cpp gathers the
 // facts from slurmstepd and applies the result, the unit tests feed the facts by hand.

@@ -31,5 +31,20 @@ for header in hwloc.h mpi.h pmix.h nccl.h; do
   n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)
   ((n <= 1)) || violation "<$header> is included by $n files; expected one wrapper"
 done
+# <slurm/spank.h> has one includer too (spank-plugin/spank_api.cpp). bench/ is a program of its
+# own (it measures raw MPI beside dtrain), so it may have its own wrapper, but only one.
+one_includer() {  # header dirs...
+  local header=$1 n
+  shift
+  n=$( (grep -rlE "^[[:space:]]*#[[:space:]]*include[[:space:]]*<$header>" "$@" --include="*.cpp" \
+    --include="*.hpp" --include="*.h" --include="*.c" || true) | wc -l)
+  ((n <= 1)) || violation "<$header> is included by $n files in $*; expected one wrapper"
+}
+one_includer slurm/spank.h cli runtime spank-plugin
+for header in hwloc.h mpi.h pmix.h nccl.h slurm/spank.h; do
+  one_includer "$header" bench
+done
+# The plugin writes rank logs itself; it never reads a run directory through the CLI's readers.
+check spank-plugin 'rundir/|report/' "spank-plugin must not use the CLI's run-directory readers"
 ((status == 0)) && echo "layering rules hold"
 exit $status

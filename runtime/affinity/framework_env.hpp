@@ -54,10 +54,6 @@ int tensorflow_worker_port(std::string_view job_id, int local_rank);
 // Throws std::invalid_argument when the placement is inconsistent (a bug in the caller).
 Environment framework_environment(Framework framework, const JobPlacement& placement);
 
-// Expands a Slurm-style host list ("nid[001-003,007],login1") into host names in order. Throws
-// LauncherEnvError naming `what` on malformed input.
-std::vector<std::string> expand_hostlist(std::string_view text, std::string_view what);
-
 // The placement of this process from the launcher's variables (`launcher`, from detect_launcher)
 // and the scheduler's host list: SLURM_STEP_NODELIST / SLURM_JOB_NODELIST, DTRAIN_HOSTS (a
 // comma-separated list the job script exports from PBS_NODEFILE or COBALT_NODEFILE), else this

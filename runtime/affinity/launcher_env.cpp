@@ -159,4 +159,74 @@ std::string this_hostname() {
   return std::string(name.data());
 }
 
+std::vector<std::string> expand_hostlist(std::string_view text, std::string_view what) {
+  auto fail = [&](const std::string& why) -> LauncherEnvError {
+    return LauncherEnvError("dtrain: launcher environment: " + std::string(what) + ": " + why +
+                            "; expected a host list such as \"nid[001-004,007],login1\", got \"" +
+                            std::string(text) + "\"");
+  };
+  constexpr std::size_t kMaxHosts = 1 << 20;
+  std::vector<std::string> hosts;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // One entry: a prefix, optionally one [range list], optionally a suffix, up to a top-level ','.
+    std::size_t end = i;
+    int depth = 0;
+    while (end < text.size() && (depth > 0 || text[end] != ',')) {
+      if (text[end] == '[') ++depth;
+      if (text[end] == ']') --depth;
+      if (depth < 0 || depth > 1) throw fail("unbalanced brackets");
+      ++end;
+    }
+    if (depth != 0) throw fail("unbalanced brackets");
+    const std::string_view entry = text.substr(i, end - i);
+    if (entry.empty()) throw fail("an empty host name");
+    const auto open = entry.find('[');
+    if (open == std::string_view::npos) {
+      hosts.emplace_back(entry);
+    } else {
+      const auto close = entry.find(']', open);
+      const std::string_view prefix = entry.substr(0, open);
+      const std::string_view suffix = entry.substr(close + 1);
+      if (suffix.find('[') != std::string_view::npos) throw fail("more than one [ ] in a name");
+      std::string_view ranges = entry.substr(open + 1, close - open - 1);
+      if (ranges.empty()) throw fail("an empty [ ]");
+      while (!ranges.empty()) {
+        const auto comma = ranges.find(',');
+        const std::string_view range = ranges.substr(0, comma);
+        ranges = comma == std::string_view::npos ? std::string_view() : ranges.substr(comma + 1);
+        const auto dash = range.find('-');
+        const std::string_view lo_text = range.substr(0, dash);
+        const std::string_view hi_text =
+            dash == std::string_view::npos ? lo_text : range.substr(dash + 1);
+        unsigned long lo = 0;
+        unsigned long hi = 0;
+        auto parse = [&](std::string_view digits, unsigned long& out) {
+          auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+          if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+            throw fail("\"" + std::string(range) + "\" is not a number or a range a-b");
+          }
+        };
+        parse(lo_text, lo);
+        parse(hi_text, hi);
+        if (hi < lo) throw fail("the range \"" + std::string(range) + "\" runs backwards");
+        if (hi - lo >= kMaxHosts || hosts.size() + (hi - lo) >= kMaxHosts) {
+          throw fail("more than " + std::to_string(kMaxHosts) + " hosts");
+        }
+        // Zero padding follows the low bound's width, as Slurm writes "nid[008-010]".
+        const std::size_t width = lo_text.size();
+        for (unsigned long n = lo; n <= hi; ++n) {
+          std::string digits = std::to_string(n);
+          if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
+          hosts.push_back(std::string(prefix) + digits + std::string(suffix));
+        }
+      }
+    }
+    i = end + 1;
+    if (end + 1 == text.size()) throw fail("a trailing ','");
+  }
+  if (hosts.empty()) throw fail("no hosts");
+  return hosts;
+}
+
 }  // namespace dtrain::affinity

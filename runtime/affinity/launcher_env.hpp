@@ -1,12 +1,14 @@
 // Who am I? A process started by mpirun, srun, mpiexec (Hydra/PALS) or a PMIx launcher learns its
 // rank and its place on the node from variables that each launcher spells differently. This turns
-// them into one value, parsed strictly: a malformed value is an error, never a silent 0.
+// them into one value, parsed strictly: a malformed value is an error, never a silent 0. The job's
+// host list, as Slurm and the job scripts write it, is read here too.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtrain::affinity {
@@ -39,6 +41,10 @@ const std::vector<std::string>& local_rank_variables();
 // Returns nullopt when no launcher variables are present (a bare process); throws
 // LauncherEnvError when a launcher's variables are present but malformed or inconsistent.
 std::optional<LauncherInfo> detect_launcher(const Environment& env);
+
+// Expands a Slurm-style host list ("nid[001-003,007],login1") into host names in order. Throws
+// LauncherEnvError naming `what` on malformed input.
+std::vector<std::string> expand_hostlist(std::string_view text, std::string_view what);
 
 // The process environment as a value, for the adapters that feed the pure functions above.
 Environment current_environment();

@@ -1,9 +1,10 @@
 // A process applying its own entry of the rank map after it started: libdtrain's init() under a
-// bare mpiexec, where neither `dtrain bind` nor the SPANK plugin ran. Same solver, same rank
-// environment as those two adapters; what differs is that the process may already be bound (mpirun
-// binds each rank to a core by default) and may share the node with more ranks than it has cores
-// (oversubscribed test runs), which an adapter at process birth would override or refuse. Pure:
-// the environment and the current CPU affinity come in as values.
+// bare mpiexec, where neither `dtrain bind` nor the SPANK plugin ran. The decision is theirs
+// (decide_binding, binding.hpp) under Moment::kAfterStart: the process may already be bound
+// (mpirun binds each rank to a core by default) and may share the node with more ranks than it has
+// cores (oversubscribed test runs), which an adapter at process birth would override or refuse.
+// This file adds DTRAIN_AFFINITY and the words of init()'s one line. Pure: the environment and the
+// current CPU affinity come in as values.
 #pragma once
 
 #include <optional>

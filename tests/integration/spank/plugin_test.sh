@@ -188,6 +188,9 @@ JOB
       env DTRAIN_CPU=socket timeout 60 srun --dtrain -n 1 echo LAUNCHED
     expect_refused 'srun: error: dtrain: DTRAIN_VERBOSE: expected 1 or 0, got "loud"' \
       env DTRAIN_VERBOSE=loud timeout 60 srun -n 1 echo LAUNCHED
+    # The same switch words as plugstack.conf's verbose=: off is accepted, not refused.
+    [[ $(env DTRAIN_VERBOSE=off timeout 60 srun -n 1 echo LAUNCHED) == LAUNCHED ]] ||
+      fail "DTRAIN_VERBOSE=off was refused"
     ;;
 
   bad_config)

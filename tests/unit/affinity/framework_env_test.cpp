@@ -109,25 +109,6 @@ TEST(Framework, InconsistentPlacementIsACallerBug) {
   EXPECT_THROW(framework_environment(Framework::kTorch, p), std::invalid_argument);
 }
 
-TEST(Hostlist, ExpandsSlurmRangesKeepingZeroPadding) {
-  using V = std::vector<std::string>;
-  EXPECT_EQ(expand_hostlist("nid[001-003,007],login1", "X"),
-            (V{"nid001", "nid002", "nid003", "nid007", "login1"}));
-  EXPECT_EQ(expand_hostlist("gpu[8-10]-ib", "X"), (V{"gpu8-ib", "gpu9-ib", "gpu10-ib"}));
-  EXPECT_EQ(expand_hostlist("n[08-10]", "X"), (V{"n08", "n09", "n10"}));
-  EXPECT_EQ(expand_hostlist("localhost", "X"), (V{"localhost"}));
-}
-
-TEST(Hostlist, MalformedListsNameTheVariable) {
-  EXPECT_EQ(message_of([] { expand_hostlist("nid[1-", "SLURM_JOB_NODELIST"); }),
-            "dtrain: launcher environment: SLURM_JOB_NODELIST: unbalanced brackets; expected a "
-            "host list such as \"nid[001-004,007],login1\", got \"nid[1-\"");
-  for (const char* bad : {"a[]", "a[3-1]", "a,,b", "a,", "", "a[1]b[2]", "a[x]", "a]"}) {
-    EXPECT_THROW(expand_hostlist(bad, "X"), LauncherEnvError) << bad;
-  }
-  EXPECT_THROW(expand_hostlist("n[0-99999999]", "X"), LauncherEnvError);
-}
-
 LauncherInfo launcher(std::string name, int rank, int size, int local_rank, int local_size) {
   return {std::move(name), rank, size, local_rank, local_size, true};
 }

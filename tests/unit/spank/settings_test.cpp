@@ -109,6 +109,23 @@ TEST(Settings, RunDirVariableIsNotTheExportedOne) {
             "");
 }
 
+TEST(Settings, SwitchVariablesTakePlugstacksWords) {
+  // One word list for plugstack.conf's verbose= and the DTRAIN_* switches: DTRAIN_VERBOSE=off
+  // used to be refused while verbose=off was accepted.
+  for (const char* on : {"1", "yes", "y", "true", "on"}) {
+    EXPECT_TRUE(resolve_settings({}, {{"DTRAIN_VERBOSE", on}}, {}).verbose) << on;
+    EXPECT_TRUE(resolve_settings({}, {{"DTRAIN_BIND", on}}, {}).policy.enabled) << on;
+    EXPECT_TRUE(parse_config({std::string("verbose=") + on}).verbose) << on;
+  }
+  PluginConfig site;
+  site.enabled_by_default = true;
+  for (const char* off : {"0", "no", "n", "false", "off"}) {
+    EXPECT_FALSE(resolve_settings({}, {{"DTRAIN_VERBOSE", off}}, {}).verbose) << off;
+    EXPECT_FALSE(resolve_settings({}, {{"DTRAIN_BIND", off}}, site).policy.enabled) << off;
+    EXPECT_FALSE(parse_config({std::string("verbose=") + off}).verbose) << off;
+  }
+}
+
 TEST(Settings, BadVariablesAreNamed) {
   EXPECT_EQ(message_of({}, {{"DTRAIN_GPU", "fast"}}),
             "dtrain: affinity: DTRAIN_GPU: unknown policy \"fast\"; expected closest, identity or "

@@ -1,10 +1,10 @@
-#include "client.hpp"
+#include "local_and_allocator.hpp"
 
 #include "errors.hpp"
 
 namespace dtrain::spank {
 
-int client_init_post_opt(PluginState& state) {
+int local_and_allocator_init_post_opt(PluginState& state) {
   try {
     (void)resolve_settings(state.options, affinity::current_environment(), state.config);
   } catch (const OptionError& e) {

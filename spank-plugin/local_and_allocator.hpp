@@ -9,6 +9,6 @@
 namespace dtrain::spank {
 
 // Returns 0, or -1 after slurm_error() with the message.
-int client_init_post_opt(PluginState& state);
+int local_and_allocator_init_post_opt(PluginState& state);
 
 }  // namespace dtrain::spank
