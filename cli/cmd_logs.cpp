@@ -119,9 +119,94 @@ class EndWatch {
   std::set<int> ended_;
 };
 
-int run_merge(const LogsOptions& opts) {
+// What run_merge prints: each merged line with its rank's prefix (or none), held back for
+// --tail N, written out in large chunks; while following, it also learns hosts and rank ends.
+class MergePrinter {
+ public:
+  MergePrinter(const LogsOptions& opts, const report::LogMerger& merger)
+      : opts_(opts), merger_(merger) {
+    out_.reserve(kOutputFlushBytes + (64u << 10));
+    if (opts.tail > 0)
+      last_ = std::make_unique<report::LastLines>(static_cast<std::size_t>(opts.tail));
+    refresh_prefixes();
+  }
+
+  // Prefixes for inputs the merger gained since the last call.
+  void refresh_prefixes() {
+    for (std::size_t i = prefixes_.size(); i < merger_.inputs().size(); ++i) {
+      prefixes_.push_back(report::rank_prefix(merger_.inputs()[i].rank, merger_.inputs()[i].host));
+      host_known_.push_back(merger_.inputs()[i].host != "?");
+    }
+  }
+
+  void line(std::size_t input, std::string_view line) {
+    if (opts_.follow) {
+      watch_.line(merger_.inputs()[input].rank, line);
+      learn_host(input, line);
+    }
+    if (last_) {
+      formatted_.clear();
+      append(formatted_, input, line);
+      formatted_.pop_back();
+      last_->add(formatted_);
+      return;
+    }
+    append(out_, input, line);
+    if (out_.size() >= kOutputFlushBytes) write();
+  }
+
+  // The lines --tail N kept; later lines (while following) print as they come.
+  void flush_tail() {
+    if (!last_) return;
+    for (const auto& l : last_->lines()) {
+      out_ += l;
+      out_ += '\n';
+    }
+    last_.reset();
+  }
+
+  void write() {
+    write_out(out_);
+    out_.clear();
+  }
+
+  bool all_ended(bool all_ranks) const {
+    return watch_.all_ended(merger_.inputs().size(), all_ranks);
+  }
+
+ private:
+  void append(std::string& to, std::size_t input, std::string_view line) const {
+    if (opts_.no_prefix) {
+      to.append(line);
+      to.push_back('\n');
+    } else {
+      report::append_prefixed(to, line, prefixes_[input]);
+    }
+  }
+
+  // While following, a log can be opened before run-rank wrote its start line (the host): its
+  // prefix is fixed when that line arrives, so --follow prints what a later `dtrain logs` prints.
+  void learn_host(std::size_t input, std::string_view line) {
+    if (host_known_[input] || !records::parse_log_timestamp(line)) return;
+    if (auto s = records::parse_rank_start(line.substr(records::kLogTimestampWidth + 1))) {
+      prefixes_[input] = report::rank_prefix(merger_.inputs()[input].rank, s->host);
+      host_known_[input] = true;
+    }
+  }
+
+  const LogsOptions& opts_;
+  const report::LogMerger& merger_;
+  std::vector<std::string> prefixes_;
+  std::vector<bool> host_known_;
+  std::string out_;
+  std::string formatted_;
+  std::unique_ptr<report::LastLines> last_;
+  EndWatch watch_;
+};
+
+report::LineFilter merge_filter(const LogsOptions& opts,
+                                std::unique_ptr<report::LineMatcher>& matcher) {
   report::LineFilter filter;
-  std::unique_ptr<report::LineMatcher> matcher;
   if (!opts.grep.empty()) {
     matcher = std::make_unique<report::LineMatcher>(opts.grep);
     filter.grep = matcher.get();
@@ -132,7 +217,40 @@ int run_merge(const LogsOptions& opts) {
     throw plan::UsageError("dtrain: logs: --tail: expected a number of lines >= 1, got " +
                            std::to_string(opts.tail));
   }
+  return filter;
+}
 
+// --follow: merge what is there, then what arrives, until every rank has written its exit line
+// (or the user stops it). Lines are ordered within each round of reading.
+void follow(const LogsOptions& opts, report::LogMerger& merger, MergePrinter& printer,
+            std::set<std::string>& open_paths) {
+  const auto emit = [&](std::size_t input, std::string_view line) { printer.line(input, line); };
+  const bool all_ranks = opts.ranks.empty();
+  bool first_round = true;
+  for (;;) {
+    merger.merge_available(/*at_end=*/false, emit);
+    if (first_round) printer.flush_tail();  // --tail N applies to what was there at the start
+    first_round = false;
+    printer.write();
+    if (printer.all_ended(all_ranks)) break;
+    std::this_thread::sleep_for(kFollowPoll);
+    if (all_ranks) {
+      for (const auto& f : list_rank_files(opts.run_dir, records::kLogExtension)) {
+        if (open_paths.insert(f.path).second) {
+          ensure_open_files(open_paths.size() + 64);
+          merger.add_input(open_input(f));
+        }
+      }
+      printer.refresh_prefixes();
+    }
+  }
+  merger.merge_available(/*at_end=*/true, emit);
+  printer.write();
+}
+
+int run_merge(const LogsOptions& opts) {
+  std::unique_ptr<report::LineMatcher> matcher;
+  const report::LineFilter filter = merge_filter(opts, matcher);
   auto files = selected_logs(opts);
   ensure_open_files(files.size() + 64);
   const std::size_t per_rank = std::clamp(
@@ -144,99 +262,16 @@ int run_merge(const LogsOptions& opts) {
     open_paths.insert(f.path);
   }
   report::LogMerger merger(std::move(inputs), filter, per_rank);
-  std::vector<std::string> prefixes;
-  // While following, a log can be opened before run-rank wrote its start line (the host): its
-  // prefix is fixed when that line arrives, so --follow prints what a later `dtrain logs` prints.
-  std::vector<bool> host_known;
-  const auto refresh_prefixes = [&] {
-    for (std::size_t i = prefixes.size(); i < merger.inputs().size(); ++i) {
-      prefixes.push_back(report::rank_prefix(merger.inputs()[i].rank, merger.inputs()[i].host));
-      host_known.push_back(merger.inputs()[i].host != "?");
-    }
-  };
-  const auto learn_host = [&](std::size_t input, std::string_view line) {
-    if (host_known[input] || !records::parse_log_timestamp(line)) return;
-    if (auto s = records::parse_rank_start(line.substr(records::kLogTimestampWidth + 1))) {
-      prefixes[input] = report::rank_prefix(merger.inputs()[input].rank, s->host);
-      host_known[input] = true;
-    }
-  };
-  refresh_prefixes();
-
-  std::string out;
-  out.reserve(kOutputFlushBytes + (64u << 10));
-  std::unique_ptr<report::LastLines> last;
-  if (opts.tail > 0)
-    last = std::make_unique<report::LastLines>(static_cast<std::size_t>(opts.tail));
-  std::string formatted;
-  EndWatch watch;
-  const auto emit = [&](std::size_t input, std::string_view line) {
-    if (opts.follow) {
-      watch.line(merger.inputs()[input].rank, line);
-      learn_host(input, line);
-    }
-    if (last) {
-      formatted.clear();
-      if (opts.no_prefix) {
-        formatted.append(line);
-        formatted.push_back('\n');
-      } else {
-        report::append_prefixed(formatted, line, prefixes[input]);
-      }
-      formatted.pop_back();
-      last->add(formatted);
-      return;
-    }
-    if (opts.no_prefix) {
-      out.append(line);
-      out.push_back('\n');
-    } else {
-      report::append_prefixed(out, line, prefixes[input]);
-    }
-    if (out.size() >= kOutputFlushBytes) {
-      write_out(out);
-      out.clear();
-    }
-  };
-  const auto flush_tail = [&] {
-    if (!last) return;
-    for (const auto& l : last->lines()) {
-      out += l;
-      out += '\n';
-    }
-    last.reset();  // while following, later lines print as they come
-  };
-
-  if (!opts.follow) {
-    merger.merge_available(/*at_end=*/true, emit);
-    flush_tail();
-    write_out(out);
+  MergePrinter printer(opts, merger);
+  if (opts.follow) {
+    follow(opts, merger, printer, open_paths);
     return 0;
   }
-  // --follow: merge what is there, then what arrives, until every rank has written its exit line
-  // (or the user stops it). Lines are ordered within each round of reading.
-  const bool all_ranks = opts.ranks.empty();
-  bool first_round = true;
-  for (;;) {
-    merger.merge_available(/*at_end=*/false, emit);
-    if (first_round) flush_tail();  // --tail N applies to what was there when we started
-    first_round = false;
-    write_out(out);
-    out.clear();
-    if (watch.all_ended(merger.inputs().size(), all_ranks)) break;
-    std::this_thread::sleep_for(kFollowPoll);
-    if (all_ranks) {
-      for (const auto& f : list_rank_files(opts.run_dir, records::kLogExtension)) {
-        if (open_paths.insert(f.path).second) {
-          ensure_open_files(open_paths.size() + 64);
-          merger.add_input(open_input(f));
-        }
-      }
-      refresh_prefixes();
-    }
-  }
-  merger.merge_available(/*at_end=*/true, emit);
-  write_out(out);
+  merger.merge_available(/*at_end=*/true, [&](std::size_t input, std::string_view line) {
+    printer.line(input, line);
+  });
+  printer.flush_tail();
+  printer.write();
   return 0;
 }
 
