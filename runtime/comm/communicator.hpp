@@ -1,6 +1,8 @@
-// The backend side of dtrain::Comm: one abstract Communicator, one implementation per backend
-// (single process, MPI), chosen by init(). The public Comm validates arguments (null buffers,
-// overlap, kAvg on integers, root range) before a backend sees them, so backends only move data.
+// The backend side of dtrain::Comm: the one interface every backend implements (single process,
+// MPI, TCP, NCCL; init() and Context::device_comm() choose). The public Comm (comm.cpp) validates
+// arguments (null buffers, overlap, kAvg on integers, root range) before a backend sees them, so
+// backends only move data. The factories are beside each backend; the host-side reduction kernels
+// they share are in reduce.hpp.
 #pragma once
 
 #include <cstddef>
@@ -16,12 +18,6 @@
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
-
-inline bool is_floating(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
-         t == DType::kBFloat16;
-}
-inline bool is_16bit_float(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
 
 // One buffer of a many-buffer allreduce: `count` elements from `in` reduced into `out` (`in ==
 // out`: in place).
@@ -103,45 +99,5 @@ class Communicator {
  private:
   const std::function<void()>* poll_check_ = nullptr;
 };
-
-// One rank: an allreduce copies `in` to `out`, a broadcast and a barrier do nothing.
-std::unique_ptr<Communicator> make_single_communicator();
-
-// MPI over host memory, for a world of more than one rank. Initializes MPI when the process has
-// not (and then finalizes it on destruction); checks that MPI sees the same rank and size as the
-// bootstrap. Throws Error (kComm) when MPI fails.
-// `owns_mpi`: MPI was initialized by the MPI bootstrap (mpi_world) and is finalized with the
-// communicator.
-std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world, bool owns_mpi = false);
-
-// The MPI bootstrap (for MPI launchers without PMIx): initializes MPI and reads the world from it
-// (the local rank and size from MPI_Comm_split_type). Lives beside the MPI communicator because
-// mpi.h is included by one file only. `initialized_here`: whether this call started MPI.
-WorldInfo mpi_world(bool* initialized_here);
-
-// Reduces `count` elements of `src` into `dst` (dst = dst op src), for host-side reductions of the
-// TCP backend. kAvg sums (the caller divides). float16/bfloat16 go through float.
-void reduce_into(void* dst, const void* src, std::size_t count, DType type, ReduceOp op);
-// out = a op b, elementwise, for `count` elements; `out` may alias `a` or `b`. Keeping the operand
-// order fixed (the lower rank's data as `a`) gives every rank the same bits even where op is not
-// symmetric in its bits (std::min/max with a NaN).
-void reduce_to(void* out, const void* a, const void* b, std::size_t count, DType type, ReduceOp op);
-// Divides `count` floating elements by `n` (the kAvg step).
-void divide_by(void* buf, std::size_t count, DType type, int n);
-
-// DTRAIN_SHM: whether allreduces may go through shared memory (ShmAllreduce) when every rank is
-// on one node. On by default; "0" keeps them on the backend's own transport. Throws Error
-// (kInvalid) naming the variable for any other value.
-bool shm_allowed_by_env();
-
-// The byte count in environment variable `name`, or `fallback` when it is unset or empty. Throws
-// Error (kInvalid) naming the variable when it is not a whole number of at least `minimum`.
-std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum);
-
-// True once MPI_Finalize has run in this process: MPI cannot start again, so neither can a
-// multi-rank Context (nor, in practice, a PMIx session: its job data are gone).
-bool mpi_finalized();
-// Throws the Error that says so, with `detail` (a later failure it explains) appended.
-[[noreturn]] void throw_finalized(const std::string& detail);
 
 }  // namespace dtrain::runtime

@@ -87,9 +87,9 @@ class NcclCommunicator final : public Communicator {
     ncclUniqueId id;
     if (rank_ == 0) {
       nccl_check(ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
-      store.set("nccl/id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
+      store.set("id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
     }
-    const std::string got = store.get("nccl/id", timeout);
+    const std::string got = store.get("id", timeout);
     if (got.size() != sizeof id) {
       throw Error(Error::Code::kComm, "dtrain: nccl: unique id from the " +
                                           std::string(store.method()) + " store has " +

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "comm/communicator.hpp"
+#include "comm/reduce.hpp"
 
 namespace dtrain::runtime {
 namespace {

@@ -2,7 +2,7 @@
 // allreduce is a copy (exact for every op, kAvg included: x / 1 == x).
 #include <cstring>
 
-#include "comm/communicator.hpp"
+#include "comm/single_communicator.hpp"
 
 namespace dtrain::runtime {
 namespace {

@@ -1,14 +1,12 @@
-// dtrain::Comm: argument checks shared by every backend, then a virtual call. Also the small
-// DType/ReduceOp helpers.
-#include "comm/communicator.hpp"
-
-#include "comm/engine.hpp"
-
-#include <cerrno>
-#include <cstdlib>
+// dtrain::Comm, the public handle: argument checks shared by every backend, then a call of the
+// backend through the Engine. Also the small DType/ReduceOp helpers.
 #include <functional>
 #include <string>
 #include <string_view>
+
+#include "comm/communicator.hpp"
+#include "comm/engine.hpp"
+#include "comm/reduce.hpp"
 
 namespace dtrain {
 
@@ -197,36 +195,6 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
   return Work(e, e->submit("reduce_scatter", all,
                            [=] { e->backend().reduce_scatter(in, out, count, type, op); }));
 }
-
-namespace runtime {
-
-bool shm_allowed_by_env() {
-  const char* value = std::getenv("DTRAIN_SHM");
-  if (value == nullptr || *value == '\0' || std::string_view(value) == "1") return true;
-  if (std::string_view(value) == "0") return false;
-  throw Error(
-      Error::Code::kInvalid,
-      std::string(
-          "dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI or TCP messages) or 1 (through "
-          "shared memory when every rank is on one node), got \"") +
-          value + "\"");
-}
-
-std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (*end != '\0' || errno != 0 || n < minimum || *v == '-') {
-    throw Error(Error::Code::kInvalid, std::string("dtrain: ") + name +
-                                           ": expected a byte count of at least " +
-                                           std::to_string(minimum) + ", got \"" + v + "\"");
-  }
-  return static_cast<std::size_t>(n);
-}
-
-}  // namespace runtime
 
 std::string_view Comm::backend() const { return engine_->backend().backend(); }
 std::string_view Comm::allreduce_transport() const {
