@@ -27,32 +27,32 @@ struct AllreducePart {
   std::size_t count;
 };
 
+// kAvg is finished in one place, this class: the reductions are public non-virtual calls that
+// hand a backend kSum for kAvg and divide the sum by the number of ranks afterwards (divide_by),
+// unless the backend averages that type itself (averages()). So no backend divides twice or never,
+// and every caller (Comm, FusedAllreduce) gets the same average.
 class Communicator {
  public:
-  Communicator() = default;
+  // `size`: the number of ranks, which an average divides by.
+  explicit Communicator(int size) : size_(size) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   virtual ~Communicator() = default;
 
   // `in == out` is in place. kAvg arrives only for floating types.
-  virtual void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) = 0;
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   // Many buffers reduced as one message, each result written straight to its part's `out`.
   // Returns false, doing nothing, when the backend has no such path (the caller then packs the
   // parts into one buffer itself).
-  virtual bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
-    (void)parts;
-    (void)type;
-    (void)op;
-    return false;
-  }
+  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op);
+  // `in` holds size * count elements; `out` receives this rank's block of the reduction, `count`
+  // elements. `in == out` is in place (the result lands at the start of the buffer).
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+
   virtual void broadcast(void* buf, std::size_t count, DType type, int root) = 0;
   // `out` holds size * count elements, rank r's `count` at r * count. `in` may be out + rank *
   // count (in place).
   virtual void allgather(const void* in, void* out, std::size_t count, DType type) = 0;
-  // `in` holds size * count elements; `out` receives this rank's block of the reduction, `count`
-  // elements. `in == out` is in place (the result lands at the start of the buffer).
-  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                              ReduceOp op) = 0;
   virtual void barrier() = 0;
   virtual std::string_view backend() const = 0;
   // The path allreduces take now: "shared memory" when every rank is on this node and the ranks
@@ -92,11 +92,34 @@ class Communicator {
   void set_poll_check(const std::function<void()>* check) { poll_check_ = check; }
 
  protected:
+  // The reductions proper, as the public calls above describe them; `op` is kAvg only when
+  // averages(type).
+  virtual void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                            ReduceOp op) = 0;
+  virtual bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
+    (void)parts;
+    (void)type;
+    (void)op;
+    return false;
+  }
+  virtual void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                                 ReduceOp op) = 0;
+  // True when the backend computes kAvg of `type` itself and wants it passed on: NCCL (ncclAvg),
+  // one rank (a copy), MPI's float16/bfloat16 (divided in float, before rounding back).
+  virtual bool averages(DType type) const {
+    (void)type;
+    return false;
+  }
+
   void poll() const {
     if (poll_check_ != nullptr) (*poll_check_)();
   }
 
  private:
+  // Whether `op` reaches the backend as kSum, its result divided here.
+  bool divides(DType type, ReduceOp op) const { return op == ReduceOp::kAvg && !averages(type); }
+
+  int size_;
   const std::function<void()>* poll_check_ = nullptr;
 };
 

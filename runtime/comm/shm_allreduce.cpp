@@ -105,9 +105,6 @@ void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, R
     }
     if (n > 0) piece(n, type, op);
   }
-  if (op == ReduceOp::kAvg) {
-    for (const AllreducePart& p : parts) divide_by(p.out, p.count, type, size_);
-  }
 }
 
 void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op) {

@@ -78,7 +78,8 @@ struct Loss {
 class TcpCommunicator final : public Communicator {
  public:
   TcpCommunicator(Store& store, int rank, int size, const Settings& settings)
-      : rank_(rank),
+      : Communicator(size),
+        rank_(rank),
         size_(size),
         timeout_(settings.timeout),
         peers_(static_cast<std::size_t>(size)),
@@ -128,20 +129,6 @@ class TcpCommunicator final : public Communicator {
     map_shared_memory(settings.shm);
   }
 
-  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
-    if (shm_) {
-      shm_->allreduce(in, out, count, type, op);
-      return;
-    }
-    ring_allreduce(in, out, count, type, op);
-  }
-
-  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
-    if (!shm_) return false;
-    shm_->allreduce(parts, type, op);
-    return true;
-  }
-
   void ring_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
     const std::size_t elem = dtype_size(type);
     if (in != out) std::memcpy(out, in, count * elem);
@@ -154,11 +141,26 @@ class TcpCommunicator final : public Communicator {
     }
     ring_reduce_scatter(static_cast<char*>(out), start, elem, type, op, "allreduce");
     ring_allgather(static_cast<char*>(out), start, elem, "allreduce");
-    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
   }
 
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                      ReduceOp op) override {
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
+    if (shm_) {
+      shm_->allreduce(in, out, count, type, op);
+      return;
+    }
+    ring_allreduce(in, out, count, type, op);
+  }
+
+  bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+    if (!shm_) return false;
+    shm_->allreduce(parts, type, op);
+    return true;
+  }
+
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
     const std::size_t elem = dtype_size(type);
     const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
     if (work_.size() < total) work_.resize(total);
@@ -168,9 +170,9 @@ class TcpCommunicator final : public Communicator {
       start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
     ring_reduce_scatter(work_.data(), start, elem, type, op, "reduce_scatter");
     std::memcpy(out, work_.data() + start[static_cast<std::size_t>(rank_)] * elem, count * elem);
-    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
   }
 
+ public:
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     const std::size_t elem = dtype_size(type);
     char* o = static_cast<char*>(out);

@@ -51,7 +51,7 @@ MPI_Datatype mpi_type(DType type) {
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAvg:  // MPI has no average: summed here, divided afterwards
+    case ReduceOp::kAvg:  // never reaches MPI: summed, then divided (Communicator, allreduce_16bit)
       return MPI_SUM;
     case ReduceOp::kMin:
       return MPI_MIN;
@@ -83,19 +83,11 @@ constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
-template <typename T>
-void divide(void* out, std::size_t count, int size) {
-  // Divides (rather than multiplying by 1/size) so an average of integer-valued data is exact
-  // whenever the quotient is representable.
-  auto* p = static_cast<T*>(out);
-  const T n = static_cast<T>(size);
-  for (std::size_t i = 0; i < count; ++i) p[i] /= n;
-}
-
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(const WorldInfo& world, bool owns_mpi, const Settings& settings)
-      : rank_(world.rank),
+      : Communicator(world.size),
+        rank_(world.rank),
         size_(world.size),
         tuner_(std::min(settings.piece_bytes, kMaxPieceBytes)),
         doubling_(world.rank, world.size,
@@ -149,7 +141,43 @@ class MpiCommunicator final : public Communicator {
   }
   ~MpiCommunicator() override { release(); }
 
-  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
+  void broadcast(void* buf, std::size_t count, DType type, int root) override {
+    const std::size_t elem = dtype_size(type);
+    const std::size_t chunk = kChunkBytes / elem;
+    for (std::size_t done = 0; done < count;) {
+      const std::size_t n = std::min(chunk, count - done);
+      check(MPI_Bcast(static_cast<char*>(buf) + done * elem, static_cast<int>(n), mpi_type(type),
+                      root, comm_),
+            "broadcast", "MPI_Bcast");
+      done += n;
+    }
+  }
+
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    const std::size_t bytes = count * dtype_size(type);
+    const int n = as_int(bytes, "allgather");
+    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
+    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
+  }
+
+  void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
+  std::string_view backend() const override { return "mpi"; }
+  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "mpi"; }
+  void abandon() noexcept override { abandoned_ = true; }
+
+  bool allreduce_polls(std::size_t bytes, DType type) const override {
+    if (shm_) return true;
+    // float16/bfloat16 travel widened to float.
+    return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
+  }
+  std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
+  std::vector<PeerProcess> node_processes() const override { return node_processes_; }
+  std::unique_ptr<PeerAlarm> take_peer_alarm() override { return std::move(alarm_); }
+  bool peers_may_exit() const override { return mpi_finalized(); }
+
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
     if (is_16bit_float(type)) {
       allreduce_16bit(static_cast<const std::uint16_t*>(in), static_cast<std::uint16_t*>(out),
                       count, type == DType::kFloat16, op);
@@ -182,39 +210,16 @@ class MpiCommunicator final : public Communicator {
         tuner_.decide(rates);
       }
     }
-    if (op == ReduceOp::kAvg) {
-      if (type == DType::kFloat32) divide<float>(out, count, size_);
-      if (type == DType::kFloat64) divide<double>(out, count, size_);
-    }
   }
 
-  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+  bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
     if (!shm_ || is_16bit_float(type)) return false;
     shm_->allreduce(parts, type, op);
     return true;
   }
 
-  void broadcast(void* buf, std::size_t count, DType type, int root) override {
-    const std::size_t elem = dtype_size(type);
-    const std::size_t chunk = kChunkBytes / elem;
-    for (std::size_t done = 0; done < count;) {
-      const std::size_t n = std::min(chunk, count - done);
-      check(MPI_Bcast(static_cast<char*>(buf) + done * elem, static_cast<int>(n), mpi_type(type),
-                      root, comm_),
-            "broadcast", "MPI_Bcast");
-      done += n;
-    }
-  }
-
-  void allgather(const void* in, void* out, std::size_t count, DType type) override {
-    const std::size_t bytes = count * dtype_size(type);
-    const int n = as_int(bytes, "allgather");
-    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
-    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
-  }
-
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                      ReduceOp op) override {
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
     if (is_16bit_float(type)) {
       // Widened whole: reduce-scatter's pieces are spread over the input, not contiguous.
       const std::size_t total = count * static_cast<std::size_t>(size_);
@@ -222,9 +227,9 @@ class MpiCommunicator final : public Communicator {
       const bool half = type == DType::kFloat16;
       widen16(static_cast<const std::uint16_t*>(in), wide_.data(), total, half);
       check(MPI_Reduce_scatter_block(MPI_IN_PLACE, wide_.data(), as_int(count, "reduce_scatter"),
-                                     MPI_FLOAT, mpi_op(op), comm_),
+                                     MPI_FLOAT, mpi_op(sum_for_avg(op)), comm_),
             "reduce_scatter", "MPI_Reduce_scatter_block");
-      if (op == ReduceOp::kAvg) divide<float>(wide_.data(), count, size_);
+      if (op == ReduceOp::kAvg) divide_by(wide_.data(), count, DType::kFloat32, size_);
       narrow16(wide_.data(), static_cast<std::uint16_t*>(out), count, half);
       return;
     }
@@ -232,23 +237,11 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
                                    mpi_op(op), comm_),
           "reduce_scatter", "MPI_Reduce_scatter_block");
-    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
   }
 
-  void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
-  std::string_view backend() const override { return "mpi"; }
-  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "mpi"; }
-  void abandon() noexcept override { abandoned_ = true; }
-
-  bool allreduce_polls(std::size_t bytes, DType type) const override {
-    if (shm_) return true;
-    // float16/bfloat16 travel widened to float.
-    return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
-  }
-  std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
-  std::vector<PeerProcess> node_processes() const override { return node_processes_; }
-  std::unique_ptr<PeerAlarm> take_peer_alarm() override { return std::move(alarm_); }
-  bool peers_may_exit() const override { return mpi_finalized(); }
+  // float16/bfloat16 are widened to float and averaged there, before rounding back: the sum of
+  // the ranks' 16-bit values may not fit 16 bits where their average does.
+  bool averages(DType type) const override { return is_16bit_float(type); }
 
  private:
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
@@ -350,8 +343,7 @@ class MpiCommunicator final : public Communicator {
   // when in == out.
   void allreduce_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op) {
     if (shm_) {
-      // Like the other paths, a piece of an average is only summed: the caller divides.
-      shm_->allreduce(in, out, n, type, op == ReduceOp::kAvg ? ReduceOp::kSum : op);
+      shm_->allreduce(in, out, n, type, op);
       return;
     }
     if (point_to_point(n * dtype_size(type))) {
@@ -392,12 +384,14 @@ class MpiCommunicator final : public Communicator {
     for (std::size_t done = 0; done < count;) {
       const std::size_t n = std::min(chunk, count - done);
       widen16(in + done, wide_.data(), n, half);
-      allreduce_piece(wide_.data(), wide_.data(), n, DType::kFloat32, op);
-      if (op == ReduceOp::kAvg) divide<float>(wide_.data(), n, size_);
+      allreduce_piece(wide_.data(), wide_.data(), n, DType::kFloat32, sum_for_avg(op));
+      if (op == ReduceOp::kAvg) divide_by(wide_.data(), n, DType::kFloat32, size_);
       narrow16(wide_.data(), out + done, n, half);
       done += n;
     }
   }
+
+  static ReduceOp sum_for_avg(ReduceOp op) { return op == ReduceOp::kAvg ? ReduceOp::kSum : op; }
 
   static int as_int(std::size_t n, const char* op) {
     if (n > static_cast<std::size_t>(INT_MAX)) {

@@ -221,14 +221,12 @@ class StuckComm final : public Communicator {
  public:
   StuckComm(pid_t peer, bool peers_may_exit,
             std::unique_ptr<dtrain::runtime::PeerAlarm> alarm = nullptr)
-      : may_exit_(peers_may_exit), alarm_(std::move(alarm)) {
+      : Communicator(4), may_exit_(peers_may_exit), alarm_(std::move(alarm)) {
     const PeerProcess self = dtrain::runtime::this_process(0, "node7");
     node_ = {self, as_rank(1, peer, self)};
   }
-  void allreduce(const void*, void*, std::size_t, DType, ReduceOp) override { block(); }
   void broadcast(void*, std::size_t, DType, int) override {}
   void allgather(const void*, void*, std::size_t, DType) override {}
-  void reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override {}
   void barrier() override {}
   std::string_view backend() const override { return "fake"; }
   std::vector<PeerProcess> node_processes() const override { return node_; }
@@ -236,6 +234,10 @@ class StuckComm final : public Communicator {
   std::unique_ptr<dtrain::runtime::PeerAlarm> take_peer_alarm() override {
     return std::move(alarm_);
   }
+
+ protected:
+  void do_allreduce(const void*, void*, std::size_t, DType, ReduceOp) override { block(); }
+  void do_reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override {}
 
  private:
   static void block() {

@@ -36,7 +36,7 @@ std::string refusal(const Env& env) {
   return "";
 }
 
-TEST(Settings, AnEmptyEnvironmentGivesTheDefaults) {
+TEST(RuntimeSettings, AnEmptyEnvironmentGivesTheDefaults) {
   const Settings s = parse({});
   EXPECT_EQ(s.bootstrap, "");
   EXPECT_EQ(s.timeout, std::chrono::seconds(300));
@@ -49,7 +49,7 @@ TEST(Settings, AnEmptyEnvironmentGivesTheDefaults) {
   EXPECT_EQ(s.preempt_signals, (std::vector<int>{SIGUSR1, SIGTERM}));
 }
 
-TEST(Settings, EmptyValuesAreTheDefaultsToo) {
+TEST(RuntimeSettings, EmptyValuesAreTheDefaultsToo) {
   const Settings s = parse({{"DTRAIN_BOOTSTRAP", ""},
                             {"DTRAIN_TIMEOUT", ""},
                             {"DTRAIN_AFFINITY", ""},
@@ -65,7 +65,7 @@ TEST(Settings, EmptyValuesAreTheDefaultsToo) {
   EXPECT_EQ(s.fusion_bytes, std::size_t{64} << 20);
 }
 
-TEST(Settings, EveryValueIsTaken) {
+TEST(RuntimeSettings, EveryValueIsTaken) {
   const Settings s = parse({{"DTRAIN_BOOTSTRAP", "env"},
                             {"DTRAIN_TIMEOUT", "0.25"},
                             {"DTRAIN_AFFINITY", "off"},
@@ -86,23 +86,23 @@ TEST(Settings, EveryValueIsTaken) {
   EXPECT_EQ(s.preempt_signals, (std::vector<int>{SIGUSR2, SIGTERM, SIGXCPU}));
 }
 
-TEST(Settings, EveryBootstrapWordIsAccepted) {
+TEST(RuntimeSettings, EveryBootstrapWordIsAccepted) {
   for (const char* word : {"pmix", "mpi", "tcp", "env", "single"}) {
     EXPECT_EQ(parse({{"DTRAIN_BOOTSTRAP", word}}).bootstrap, word);
   }
 }
 
-TEST(Settings, TimeoutRoundsToTheMillisecond) {
+TEST(RuntimeSettings, TimeoutRoundsToTheMillisecond) {
   EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "5"}}).timeout, std::chrono::seconds(5));
   EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "1e7"}}).timeout, std::chrono::seconds(10'000'000));
 }
 
-TEST(Settings, ShmTakesOneAndZeroOnly) {
+TEST(RuntimeSettings, ShmTakesOneAndZeroOnly) {
   EXPECT_TRUE(parse({{"DTRAIN_SHM", "1"}}).shm);
   EXPECT_FALSE(parse({{"DTRAIN_SHM", "0"}}).shm);
 }
 
-TEST(Settings, EachRefusalNamesTheVariableAndTheValue) {
+TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
   EXPECT_EQ(refusal({{"DTRAIN_BOOTSTRAP", "bogus"}}),
             "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or "
             "single, got \"bogus\"");
@@ -140,7 +140,7 @@ TEST(Settings, EachRefusalNamesTheVariableAndTheValue) {
 }
 
 // init() used the variables in this order; with several bad ones, the same one is reported.
-TEST(Settings, TheFirstBadVariableInInitsOrderIsReported) {
+TEST(RuntimeSettings, TheFirstBadVariableInInitsOrderIsReported) {
   const Env all_bad = {
       {"DTRAIN_BOOTSTRAP", "x"},      {"DTRAIN_TIMEOUT", "x"}, {"DTRAIN_AFFINITY", "x"},
       {"DTRAIN_PIECE_BYTES", "x"},    {"DTRAIN_SHM", "x"},     {"DTRAIN_FUSION_BYTES", "x"},
