@@ -2,8 +2,6 @@
 # The dependency rules of docs/architecture.md, checked on #include lines:
 #   runtime/ (libdtrain and affinity) never includes the CLI or the planner;
 #   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;
-#   runtime/bootstrap/ (who is where, the stores) does not include the communicators (comm/);
-#   mpi.h is included under runtime/mpi/ only;
 #   cli/plan/ and cli/rundir/ (pure) include nothing of the CLI around them;
 #   spank-plugin/ uses only runtime/affinity of dtrain.
 # Each third-party C header has one including file.
@@ -22,10 +20,6 @@ check() {  # dir regex why
 }
 check runtime 'plan/|commands\.hpp|run_dir\.hpp|embedded_templates' "runtime/ must not include the CLI or planner"
 check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
-check runtime/bootstrap 'comm/' "runtime/bootstrap must not include the communicators (comm/)"
-mpi_hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<mpi\.h>' runtime \
-  --include='*.cpp' --include='*.hpp' --include='*.h' | grep -v '^runtime/mpi/' || true)
-[[ -z "$mpi_hits" ]] || violation "mpi.h belongs under runtime/mpi only:"$'\n'"$mpi_hits"
 check cli/rundir 'commands\.hpp|run_dir\.hpp|run_dir_reader\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/rundir must stay pure"
 check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|rank_log\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure"
 check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
@@ -48,5 +42,11 @@ for header in hwloc.h mpi.h pmix.h nccl.h slurm/spank.h; do
 done
 # The plugin writes rank logs itself; it never reads a run directory through the CLI's readers.
 check spank-plugin 'rundir/|report/' "spank-plugin must not use the CLI's run-directory readers"
+# runtime/bootstrap/ (who is where, the stores) does not include the communicators (comm/), and
+# mpi.h is included under runtime/mpi/ only (gloo/mpi/).
+check runtime/bootstrap 'comm/' "runtime/bootstrap must not include the communicators (comm/)"
+mpi_hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<mpi\.h>' runtime \
+  --include='*.cpp' --include='*.hpp' --include='*.h' | grep -v '^runtime/mpi/' || true)
+[[ -z "$mpi_hits" ]] || violation "mpi.h belongs under runtime/mpi only:"$'\n'"$mpi_hits"
 ((status == 0)) && echo "layering rules hold"
 exit $status
