@@ -1,12 +1,13 @@
 // init() and the Context that owns what it acquired.
-#include <cstdlib>
-
 #include "bootstrap/bootstrap.hpp"
-#include "comm/communicator.hpp"
 #include "comm/nccl_communicator.hpp"
+#include "comm/single_communicator.hpp"
 #include "comm/tcp_communicator.hpp"
 #include "context_state.hpp"
 #include "init_affinity.hpp"
+#include "mpi/mpi.hpp"
+#include "mpi/mpi_communicator.hpp"
+#include "settings.hpp"
 
 namespace dtrain {
 
@@ -42,10 +43,10 @@ Comm& Context::device_comm() {
   if (!state_) throw_moved_from();
   runtime::ContextState& s = *state_;
   if (!s.device_comm) {
-    const std::chrono::milliseconds timeout = runtime::collective_timeout();
+    runtime::PrefixStore store(s.store, "nccl");
     s.device_engine = std::make_unique<runtime::Engine>(
-        runtime::make_nccl_communicator(*s.store, s.world, timeout), s.world.rank, s.world.size,
-        timeout);
+        runtime::make_nccl_communicator(store, s.world, s.settings.timeout), s.world.rank,
+        s.world.size, s.settings);
     s.device_comm.emplace(*s.device_engine);
   }
   return *s.device_comm;
@@ -53,27 +54,21 @@ Comm& Context::device_comm() {
 
 void Context::store_set(const std::string& key, const std::string& value) {
   if (!state_) throw_moved_from();
-  state_->store->set("user/" + key, value);
+  state_->user_store->set(key, value);
 }
 
 std::string Context::store_get(const std::string& key) {
   if (!state_) throw_moved_from();
-  try {
-    return state_->store->get("user/" + key, runtime::collective_timeout());
-  } catch (const Error& e) {
-    // Name the key as the caller wrote it.
-    std::string text = e.what();
-    for (auto at = text.find("\"user/"); at != std::string::npos; at = text.find("\"user/"))
-      text.erase(at + 1, 5);
-    throw Error(e.code(), text);
-  }
+  return state_->user_store->get(key, state_->settings.timeout);
 }
 
 Context init() {
   auto state = std::make_unique<runtime::ContextState>();
+  state->settings = runtime::settings_from_environment();
+  const runtime::Settings& settings = state->settings;
   runtime::Bootstrapped found;
   try {
-    found = runtime::bootstrap_select(std::getenv("DTRAIN_BOOTSTRAP"));
+    found = runtime::bootstrap_select(settings);
   } catch (const Error& e) {
     // After an earlier multi-rank Context, PMIx answers a second init() with NOT-FOUND: say why.
     if (runtime::mpi_finalized()) runtime::throw_finalized(e.what());
@@ -83,20 +78,20 @@ Context init() {
   state->world = std::move(found.world);
   // Now that the local rank is known, and before the communicator starts MPI's threads and
   // before anything could initialise CUDA.
-  state->world.affinity = runtime::apply_init_affinity(state->world);
+  state->world.affinity = runtime::apply_init_affinity(state->world, settings);
   const WorldInfo& w = state->world;
-  const std::chrono::milliseconds timeout = runtime::collective_timeout();
   // Several ranks need a transport: MPI when an MPI-capable launcher started us (PMIx or MPI
   // bootstrap), our own TCP sockets after a torchrun-style (environment) bootstrap.
   std::unique_ptr<runtime::Communicator> backend;
   if (w.size == 1) {
     backend = runtime::make_single_communicator();
   } else if (w.bootstrap == "tcp") {
-    backend = runtime::make_tcp_communicator(*found.store, w.rank, w.size, timeout);
+    runtime::PrefixStore store(found.store, "tcp");
+    backend = runtime::make_tcp_communicator(store, w.rank, w.size, settings);
   } else {
-    backend = runtime::make_mpi_communicator(w, found.owns_mpi);
+    backend = runtime::make_mpi_communicator(w, found.owns_mpi, settings);
   }
-  state->engine = std::make_unique<runtime::Engine>(std::move(backend), w.rank, w.size, timeout);
+  state->engine = std::make_unique<runtime::Engine>(std::move(backend), w.rank, w.size, settings);
   state->comm.emplace(*state->engine);
   state->store = found.store;
   if (!state->store) {
@@ -108,6 +103,7 @@ Context init() {
         },
         w.size, "mpi");
   }
+  state->user_store = std::make_unique<runtime::PrefixStore>(state->store, "user");
   return Context(std::move(state));
 }
 

@@ -3,10 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <optional>
 #include <string_view>
 
-#include "affinity/errors.hpp"
 #include "affinity/launcher_env.hpp"
 #include "affinity/process_binding.hpp"
 #include "affinity/self_apply.hpp"
@@ -14,11 +12,6 @@
 
 namespace dtrain::runtime {
 namespace {
-
-std::optional<std::string_view> env_value(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::optional<std::string_view>(v) : std::nullopt;
-}
 
 // The affinity library's messages start with "dtrain: "; nested after our own prefix it goes.
 std::string without_prefix(const char* message) {
@@ -38,26 +31,17 @@ std::string skipped(const std::string& cause) {
 
 }  // namespace
 
-std::string apply_init_affinity(const WorldInfo& world) {
-  affinity::SelfApplyMode mode;
-  try {
-    mode = affinity::parse_self_apply_mode(env_value("DTRAIN_AFFINITY"));
-  } catch (const affinity::PolicyError& e) {
-    throw Error(Error::Code::kInvalid, e.what());
-  }
-  // `dtrain bind` and the SPANK plugin export DTRAIN_CPUSET with the rest of the entry.
-  if (const auto applied = env_value("DTRAIN_CPUSET"); applied && !applied->empty()) {
-    return "launcher";
-  }
+std::string apply_init_affinity(const WorldInfo& world, const Settings& settings) {
+  const affinity::SelfApplyMode mode = settings.affinity;
+  if (settings.launcher_applied) return "launcher";
   if (mode == affinity::SelfApplyMode::kOff) return "off";
   if (mode == affinity::SelfApplyMode::kAuto && world.bootstrap == "single") {
     // One process of its own: binding it to one NUMA domain would only take cores away.
     return "off: single process without a launcher";
   }
 
-  const auto topology = env_value("DTRAIN_TOPOLOGY");
-  const bool live = !topology || topology->empty();
-  const std::string file = live ? std::string() : std::string(*topology);
+  const std::string& file = settings.topology;
+  const bool live = file.empty();
   auto invalid = [&](const std::exception& e) {
     return Error(Error::Code::kInvalid,
                  "dtrain: affinity: DTRAIN_TOPOLOGY=" + file + ": " + without_prefix(e.what()));

@@ -46,5 +46,11 @@ for header in hwloc.h mpi.h pmix.h nccl.h slurm/spank.h; do
 done
 # The plugin writes rank logs itself; it never reads a run directory through the CLI's readers.
 check spank-plugin 'rundir/|report/' "spank-plugin must not use the CLI's run-directory readers"
+# runtime/bootstrap/ (who is where, the stores) does not include the communicators (comm/), and
+# mpi.h is included under runtime/mpi/ only (gloo/mpi/).
+check runtime/bootstrap 'comm/' "runtime/bootstrap must not include the communicators (comm/)"
+mpi_hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<mpi\.h>' runtime \
+  --include='*.cpp' --include='*.hpp' --include='*.h' | grep -v '^runtime/mpi/' || true)
+[[ -z "$mpi_hits" ]] || violation "mpi.h belongs under runtime/mpi only:"$'\n'"$mpi_hits"
 ((status == 0)) && echo "layering rules hold"
 exit $status

@@ -3,13 +3,24 @@
 // data is the communicators' job.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "bootstrap/store.hpp"
-#include "context_state.hpp"
+#include "dtrain/dtrain.hpp"
+#include "settings.hpp"
 
 namespace dtrain::runtime {
+
+// A bootstrap method's live state (a PMIx session), released when the Context goes.
+class BootstrapSession {
+ public:
+  BootstrapSession() = default;
+  BootstrapSession(const BootstrapSession&) = delete;
+  BootstrapSession& operator=(const BootstrapSession&) = delete;
+  virtual ~BootstrapSession() = default;
+};
 
 struct Bootstrapped {
   WorldInfo world;
@@ -33,14 +44,15 @@ bool env_launched();
 // Each throws Error naming its method and the failing call or variable.
 Bootstrapped bootstrap_pmix();
 Bootstrapped bootstrap_mpi();
-Bootstrapped bootstrap_env();
+// `timeout`: how long the TCP store's clients try to reach rank 0.
+Bootstrapped bootstrap_env(std::chrono::milliseconds timeout);
 Bootstrapped bootstrap_single();
 
 // gethostname(), "" if it fails.
 std::string local_hostname();
 
-// `forced` is DTRAIN_BOOTSTRAP (null or empty: choose automatically, PMIx > MPI > env/TCP >
-// single). Throws Error (kInvalid) for an unknown method or a forced one that cannot work here.
-Bootstrapped bootstrap_select(const char* forced);
+// settings.bootstrap (DTRAIN_BOOTSTRAP) forces a method; empty: choose automatically, PMIx > MPI >
+// env/TCP > single. Throws Error (kInvalid) for a forced method that cannot work here.
+Bootstrapped bootstrap_select(const Settings& settings);
 
 }  // namespace dtrain::runtime

@@ -35,7 +35,7 @@ long parse_int(const char* name, const std::string& value, long lo, long hi) {
 
 }  // namespace
 
-Bootstrapped bootstrap_env() {
+Bootstrapped bootstrap_env(std::chrono::milliseconds timeout) {
   const std::string addr = required("MASTER_ADDR");
   const auto port = static_cast<int>(parse_int("MASTER_PORT", required("MASTER_PORT"), 1, 65535));
   const auto size = static_cast<int>(parse_int("WORLD_SIZE", required("WORLD_SIZE"), 1, 1 << 24));
@@ -60,23 +60,8 @@ Bootstrapped bootstrap_env() {
   const char* node = std::getenv("GROUP_RANK");
   w.node_id = node ? static_cast<int>(parse_int("GROUP_RANK", node, 0, size - 1)) : -1;
   w.hostname = local_hostname();
-  out.store = make_tcp_store(addr, port, rank, collective_timeout());
+  out.store = make_tcp_store(addr, port, rank, timeout);
   return out;
-}
-
-std::chrono::milliseconds collective_timeout() {
-  const char* v = std::getenv("DTRAIN_TIMEOUT");
-  if (v == nullptr || *v == '\0') return std::chrono::seconds(300);
-  errno = 0;
-  char* end = nullptr;
-  const double s = std::strtod(v, &end);
-  if (*end != '\0' || errno != 0 || !(s > 0) || s > 1e7) {
-    throw Error(Error::Code::kInvalid,
-                std::string("dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at "
-                            "most 1e7), got \"") +
-                    v + "\"");
-  }
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
 }
 
 }  // namespace dtrain::runtime

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
-#include "comm/communicator.hpp"
+#include "mpi/mpi.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -101,18 +101,19 @@ Bootstrapped bootstrap_mpi() {
   return out;
 }
 
-Bootstrapped bootstrap_select(const char* forced) {
-  if (forced == nullptr || *forced == '\0') {
+Bootstrapped bootstrap_select(const Settings& settings) {
+  const auto env = [&settings] { return bootstrap_env(settings.timeout); };
+  const std::string& method = settings.bootstrap;
+  if (method.empty()) {
     // A launcher's failure is an error, never a silent fallback to one process: N processes
     // that each believed they were rank 0 of 1 would train N unsynchronized models.
     if (pmix_launched()) return attempt("pmix", "PMIX_NAMESPACE/PMIX_RANK set", bootstrap_pmix);
     if (mpi_launched())
       return attempt("mpi", "an MPI launcher's PMI_*/OMPI_* variables set", bootstrap_mpi);
     if (env_launched())
-      return attempt("tcp", "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE set", bootstrap_env);
+      return attempt("tcp", "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE set", env);
     return bootstrap_single();
   }
-  const std::string method = forced;
   const std::string because = "DTRAIN_BOOTSTRAP=" + method;
   if (method == "single") return bootstrap_single();
   if (method == "pmix") {
@@ -125,12 +126,8 @@ Bootstrapped bootstrap_select(const char* forced) {
     return attempt("pmix", because, bootstrap_pmix);
   }
   if (method == "mpi") return attempt("mpi", because, bootstrap_mpi);
-  if (method == "tcp" || method == "env") return attempt("tcp", because, bootstrap_env);
-  const std::string got = "\"" + method + "\"";
-  throw Error(Error::Code::kInvalid,
-              "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env "
-              "or single, got " +
-                  got);
+  // "tcp" or "env": Settings admits no other word.
+  return attempt("tcp", because, env);
 }
 
 }  // namespace dtrain::runtime

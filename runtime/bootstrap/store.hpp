@@ -34,23 +34,16 @@ class Store {
   virtual std::string_view method() const = 0;
 };
 
-// Every key prefixed with `prefix` + "/": one namespace per communicator on a shared store.
+// Every key prefixed with `prefix` + "/": one namespace per user of a shared store (init() gives
+// "tcp" to the TCP communicator, "nccl" to the NCCL one, "user" to Context::store_*). A timeout
+// names the keys as the caller wrote them, without the prefix.
 class PrefixStore final : public Store {
  public:
   PrefixStore(std::shared_ptr<Store> inner, std::string prefix)
       : inner_(std::move(inner)), prefix_(std::move(prefix) + "/") {}
-  void set(const std::string& key, const std::string& value) override {
-    inner_->set(prefix_ + key, value);
-  }
-  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
-    std::vector<std::string> full;
-    full.reserve(keys.size());
-    for (const auto& k : keys) full.push_back(prefix_ + k);
-    inner_->wait(full, timeout);
-  }
-  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
-    return inner_->get(prefix_ + key, timeout);
-  }
+  void set(const std::string& key, const std::string& value) override;
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  std::string get(const std::string& key, std::chrono::milliseconds timeout) override;
   std::string_view method() const override { return inner_->method(); }
 
  private:
@@ -73,9 +66,5 @@ using AllgatherBytes = std::function<void(const void* in, void* out, std::size_t
 // Collective, over a communicator of the job's `size` ranks (the MPI store): set() buffers
 // locally and wait() exchanges every rank's buffered keys with an allgather.
 std::shared_ptr<Store> make_comm_store(AllgatherBytes allgather, int size, std::string method);
-
-// The job-wide deadline for collectives and rendezvous: DTRAIN_TIMEOUT in seconds (default 300).
-// Throws Error (kInvalid) naming the variable for anything but a positive number.
-std::chrono::milliseconds collective_timeout();
 
 }  // namespace dtrain::runtime

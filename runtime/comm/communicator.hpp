@@ -1,6 +1,8 @@
-// The backend side of dtrain::Comm: one abstract Communicator, one implementation per backend
-// (single process, MPI), chosen by init(). The public Comm validates arguments (null buffers,
-// overlap, kAvg on integers, root range) before a backend sees them, so backends only move data.
+// The backend side of dtrain::Comm: the one interface every backend implements (single process,
+// MPI, TCP, NCCL; init() and Context::device_comm() choose). The public Comm (comm.cpp) validates
+// arguments (null buffers, overlap, kAvg on integers, root range) before a backend sees them, so
+// backends only move data. The factories are beside each backend; the host-side reduction kernels
+// they share are in reduce.hpp.
 #pragma once
 
 #include <cstddef>
@@ -17,12 +19,6 @@
 
 namespace dtrain::runtime {
 
-inline bool is_floating(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
-         t == DType::kBFloat16;
-}
-inline bool is_16bit_float(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
-
 // One buffer of a many-buffer allreduce: `count` elements from `in` reduced into `out` (`in ==
 // out`: in place).
 struct AllreducePart {
@@ -31,32 +27,32 @@ struct AllreducePart {
   std::size_t count;
 };
 
+// kAvg is finished in one place, this class: the reductions are public non-virtual calls that
+// hand a backend kSum for kAvg and divide the sum by the number of ranks afterwards (divide_by),
+// unless the backend averages that type itself (averages()). So no backend divides twice or never,
+// and every caller (Comm, FusedAllreduce) gets the same average.
 class Communicator {
  public:
-  Communicator() = default;
+  // `size`: the number of ranks, which an average divides by.
+  explicit Communicator(int size) : size_(size) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   virtual ~Communicator() = default;
 
   // `in == out` is in place. kAvg arrives only for floating types.
-  virtual void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) = 0;
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   // Many buffers reduced as one message, each result written straight to its part's `out`.
   // Returns false, doing nothing, when the backend has no such path (the caller then packs the
   // parts into one buffer itself).
-  virtual bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
-    (void)parts;
-    (void)type;
-    (void)op;
-    return false;
-  }
+  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op);
+  // `in` holds size * count elements; `out` receives this rank's block of the reduction, `count`
+  // elements. `in == out` is in place (the result lands at the start of the buffer).
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+
   virtual void broadcast(void* buf, std::size_t count, DType type, int root) = 0;
   // `out` holds size * count elements, rank r's `count` at r * count. `in` may be out + rank *
   // count (in place).
   virtual void allgather(const void* in, void* out, std::size_t count, DType type) = 0;
-  // `in` holds size * count elements; `out` receives this rank's block of the reduction, `count`
-  // elements. `in == out` is in place (the result lands at the start of the buffer).
-  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                              ReduceOp op) = 0;
   virtual void barrier() = 0;
   virtual std::string_view backend() const = 0;
   // The path allreduces take now: "shared memory" when every rank is on this node and the ranks
@@ -96,52 +92,35 @@ class Communicator {
   void set_poll_check(const std::function<void()>* check) { poll_check_ = check; }
 
  protected:
+  // The reductions proper, as the public calls above describe them; `op` is kAvg only when
+  // averages(type).
+  virtual void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                            ReduceOp op) = 0;
+  virtual bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
+    (void)parts;
+    (void)type;
+    (void)op;
+    return false;
+  }
+  virtual void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                                 ReduceOp op) = 0;
+  // True when the backend computes kAvg of `type` itself and wants it passed on: NCCL (ncclAvg),
+  // one rank (a copy), MPI's float16/bfloat16 (divided in float, before rounding back).
+  virtual bool averages(DType type) const {
+    (void)type;
+    return false;
+  }
+
   void poll() const {
     if (poll_check_ != nullptr) (*poll_check_)();
   }
 
  private:
+  // Whether `op` reaches the backend as kSum, its result divided here.
+  bool divides(DType type, ReduceOp op) const { return op == ReduceOp::kAvg && !averages(type); }
+
+  int size_;
   const std::function<void()>* poll_check_ = nullptr;
 };
-
-// One rank: an allreduce copies `in` to `out`, a broadcast and a barrier do nothing.
-std::unique_ptr<Communicator> make_single_communicator();
-
-// MPI over host memory, for a world of more than one rank. Initializes MPI when the process has
-// not (and then finalizes it on destruction); checks that MPI sees the same rank and size as the
-// bootstrap. Throws Error (kComm) when MPI fails.
-// `owns_mpi`: MPI was initialized by the MPI bootstrap (mpi_world) and is finalized with the
-// communicator.
-std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world, bool owns_mpi = false);
-
-// The MPI bootstrap (for MPI launchers without PMIx): initializes MPI and reads the world from it
-// (the local rank and size from MPI_Comm_split_type). Lives beside the MPI communicator because
-// mpi.h is included by one file only. `initialized_here`: whether this call started MPI.
-WorldInfo mpi_world(bool* initialized_here);
-
-// Reduces `count` elements of `src` into `dst` (dst = dst op src), for host-side reductions of the
-// TCP backend. kAvg sums (the caller divides). float16/bfloat16 go through float.
-void reduce_into(void* dst, const void* src, std::size_t count, DType type, ReduceOp op);
-// out = a op b, elementwise, for `count` elements; `out` may alias `a` or `b`. Keeping the operand
-// order fixed (the lower rank's data as `a`) gives every rank the same bits even where op is not
-// symmetric in its bits (std::min/max with a NaN).
-void reduce_to(void* out, const void* a, const void* b, std::size_t count, DType type, ReduceOp op);
-// Divides `count` floating elements by `n` (the kAvg step).
-void divide_by(void* buf, std::size_t count, DType type, int n);
-
-// DTRAIN_SHM: whether allreduces may go through shared memory (ShmAllreduce) when every rank is
-// on one node. On by default; "0" keeps them on the backend's own transport. Throws Error
-// (kInvalid) naming the variable for any other value.
-bool shm_allowed_by_env();
-
-// The byte count in environment variable `name`, or `fallback` when it is unset or empty. Throws
-// Error (kInvalid) naming the variable when it is not a whole number of at least `minimum`.
-std::size_t byte_count_from_env(const char* name, std::size_t fallback, std::size_t minimum);
-
-// True once MPI_Finalize has run in this process: MPI cannot start again, so neither can a
-// multi-rank Context (nor, in practice, a PMIx session: its job data are gone).
-bool mpi_finalized();
-// Throws the Error that says so, with `detail` (a later failure it explains) appended.
-[[noreturn]] void throw_finalized(const std::string& detail);
 
 }  // namespace dtrain::runtime

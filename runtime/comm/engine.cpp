@@ -60,12 +60,11 @@ void write_stderr_line(const std::string& text) {
 
 }  // namespace
 
-Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size,
-               std::chrono::milliseconds timeout)
+Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settings settings)
     : backend_(std::move(backend)),
       rank_(rank),
       size_(size),
-      timeout_(timeout),
+      settings_(std::move(settings)),
       threaded_(backend_->remote()),
       spin_(spin_for_this_process()) {
   // The watch before the progress thread: if either throws, nothing joinable is left behind.
@@ -112,8 +111,6 @@ void Engine::set_observer(std::shared_ptr<CollectiveObserver> observer) {
   std::lock_guard lock(observer_mutex_);
   observer_ = std::move(observer);
 }
-
-double Engine::take_comm_seconds() { return static_cast<double>(comm_ns_.exchange(0)) * 1e-9; }
 
 std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
                                         std::function<void()> body) {
@@ -182,7 +179,6 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
     observer = observer_;
   }
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, true);
-  const auto start = Clock::now();
   try {
     body();
   } catch (const Abandoned& a) {
@@ -198,7 +194,6 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   } catch (...) {
     p.error = std::current_exception();
   }
-  comm_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, false);
   {
     // Before the waiter wakes: its next collective may then run inline at once.
@@ -259,14 +254,8 @@ void Engine::wait(Pending& p) {
   if (p.error) std::rethrow_exception(p.error);
 }
 
-void Engine::check_overdue() {
-  std::lock_guard lock(mutex_);
-  if (!broken_.empty()) throw_broken();
-  if (running_ && Clock::now() - running_since_ > limit()) throw_timeout();
-}
-
 std::chrono::milliseconds Engine::limit() const {
-  return backend_->enforces_deadline() ? timeout_ + std::chrono::seconds(2) : timeout_;
+  return backend_->enforces_deadline() ? timeout() + std::chrono::seconds(2) : timeout();
 }
 
 std::string Engine::where(const Pending* p) const {
@@ -324,7 +313,7 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by) noexcept {
 // Called with mutex_ held, running_ set and overdue.
 void Engine::throw_timeout() {
   const std::string missing = backend_->missing_ranks();
-  broken_ = "dtrain: " + where(running_.get()) + ": not complete after " + seconds_text(timeout_) +
+  broken_ = "dtrain: " + where(running_.get()) + ": not complete after " + seconds_text(timeout()) +
             " s (DTRAIN_TIMEOUT); missing ranks: " +
             (missing.empty() ? std::string("unknown (") + std::string(backend_->backend()) +
                                    " does not say which ranks have not arrived; compare the "

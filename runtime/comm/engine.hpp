@@ -1,6 +1,7 @@
 // The engine behind dtrain::Comm: numbers every collective, runs it on the communicator's
-// progress thread under the DTRAIN_TIMEOUT deadline, reports enter/exit to the metric stream and
-// counts the time spent inside collectives.
+// progress thread under the DTRAIN_TIMEOUT deadline and reports enter/exit to the metric stream.
+// It also carries the Settings its Context was made with, for what is built on a Comm later
+// (FusedAllreduce's bucket size, Preemption's signals).
 //
 // Why a thread: an MPI collective cannot be interrupted, and nonblocking MPI collectives are ~35 %
 // slower on large messages here (MPI_Iallreduce 3.4 GB/s vs MPI_Allreduce 5.1 GB/s at 64 MiB in
@@ -35,6 +36,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/peer_watch.hpp"
+#include "settings.hpp"
 
 namespace dtrain::runtime {
 
@@ -61,8 +63,8 @@ struct Pending {
 
 class Engine {
  public:
-  Engine(std::unique_ptr<Communicator> backend, int rank, int size,
-         std::chrono::milliseconds timeout);
+  // The deadline of every collective is settings.timeout.
+  Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settings settings);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -70,7 +72,8 @@ class Engine {
   Communicator& backend() { return *backend_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
-  std::chrono::milliseconds timeout() const { return timeout_; }
+  std::chrono::milliseconds timeout() const { return settings_.timeout; }
+  const Settings& settings() const { return settings_; }
 
   // Queues `body` (which calls the backend) as collective `op` of `bytes`; returns at once.
   std::shared_ptr<Pending> submit(const char* op, std::size_t bytes, std::function<void()> body);
@@ -92,10 +95,6 @@ class Engine {
   std::uint64_t next_sequence() const { return next_seq_; }
   // False for a one-rank backend: submit() then runs the body before returning.
   bool threaded() const { return threaded_; }
-  // Throws what wait() would throw if the collective running now is overdue; else nothing.
-  void check_overdue();
-  // Seconds spent inside collectives since the last call (the Meter's comm_seconds).
-  double take_comm_seconds();
   void set_observer(std::shared_ptr<CollectiveObserver> observer);
   // A peer's process ended (called by the PeerWatch; `told_by`: the rank whose alarm said so, -1
   // when this rank saw it): writes one line naming it, its host and what this rank was doing to
@@ -118,7 +117,7 @@ class Engine {
   std::unique_ptr<Communicator> backend_;
   int rank_;
   int size_;
-  std::chrono::milliseconds timeout_;
+  Settings settings_;
   bool threaded_;
   std::chrono::microseconds spin_;  // how long a waiting side polls before sleeping
   std::uint64_t next_seq_ = 0;
@@ -134,7 +133,6 @@ class Engine {
   std::optional<std::uint64_t> lost_in_;  // the collective running when a peer was lost
   std::atomic<bool> lost_{false};         // broken_ holds a lost peer's report
 
-  std::atomic<std::int64_t> comm_ns_{0};
   std::mutex observer_mutex_;
   std::shared_ptr<CollectiveObserver> observer_;
   std::thread thread_;

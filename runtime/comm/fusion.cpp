@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "comm/engine.hpp"
+#include "comm/reduce.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain {
@@ -26,7 +27,6 @@ namespace runtime {
 
 // Below this a call's fixed cost (µs) is a noticeable share of its transfer time.
 constexpr std::size_t kDirectBytes = std::size_t{1} << 20;
-constexpr std::size_t kDefaultBucketBytes = std::size_t{64} << 20;
 // The staging piece: small enough to stay in a core's L2 from pack to unpack, large enough that
 // a collective's fixed cost is small against its transfer.
 constexpr std::size_t kStageBytes = std::size_t{1} << 20;
@@ -101,10 +101,7 @@ FusedAllreduce::FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType ty
   plan.type = type;
   plan.op = op;
   plan.elem = dtype_size(type);
-  plan.bucket_bytes =
-      bucket_bytes != 0
-          ? bucket_bytes
-          : runtime::byte_count_from_env("DTRAIN_FUSION_BYTES", runtime::kDefaultBucketBytes, 1024);
+  plan.bucket_bytes = bucket_bytes != 0 ? bucket_bytes : comm.engine().settings().fusion_bytes;
   if (op == ReduceOp::kAvg && !runtime::is_floating(type)) {
     throw Error(Error::Code::kInvalid,
                 "dtrain: allreduce_fused: kAvg is defined for floating types; expected float32, "

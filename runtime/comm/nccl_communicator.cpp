@@ -72,7 +72,7 @@ void nccl_check(ncclResult_t rc, ncclComm_t comm, const char* call) {
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(Store& store, const WorldInfo& world, std::chrono::milliseconds timeout)
-      : rank_(world.rank), size_(world.size), timeout_(timeout) {
+      : Communicator(world.size), rank_(world.rank), size_(world.size), timeout_(timeout) {
     int devices = 0;
     const cudaError_t rc = cudaGetDeviceCount(&devices);
     if (rc != cudaSuccess || devices == 0) {
@@ -87,9 +87,9 @@ class NcclCommunicator final : public Communicator {
     ncclUniqueId id;
     if (rank_ == 0) {
       nccl_check(ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
-      store.set("nccl/id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
+      store.set("id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
     }
-    const std::string got = store.get("nccl/id", timeout);
+    const std::string got = store.get("id", timeout);
     if (got.size() != sizeof id) {
       throw Error(Error::Code::kComm, "dtrain: nccl: unique id from the " +
                                           std::string(store.method()) + " store has " +
@@ -113,12 +113,6 @@ class NcclCommunicator final : public Communicator {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
-  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
-    enter();
-    nccl_check(ncclAllReduce(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_), comm_,
-               "ncclAllReduce");
-    finish("allreduce");
-  }
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     enter();
     nccl_check(ncclBroadcast(buf, buf, count, nccl_type(type), root, comm_, stream_), comm_,
@@ -131,13 +125,6 @@ class NcclCommunicator final : public Communicator {
                "ncclAllGather");
     finish("allgather");
   }
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                      ReduceOp op) override {
-    enter();
-    nccl_check(ncclReduceScatter(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_),
-               comm_, "ncclReduceScatter");
-    finish("reduce_scatter");
-  }
   void barrier() override {
     // NCCL has no barrier: a one-element allreduce is one.
     if (token_ == nullptr) cuda_check(cudaMalloc(&token_, sizeof(float)), "cudaMalloc");
@@ -146,6 +133,23 @@ class NcclCommunicator final : public Communicator {
   std::string_view backend() const override { return "nccl"; }
   bool enforces_deadline() const override { return true; }
   void abandon() noexcept override { aborted_ = true; }
+
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
+    enter();
+    nccl_check(ncclAllReduce(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_), comm_,
+               "ncclAllReduce");
+    finish("allreduce");
+  }
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
+    enter();
+    nccl_check(ncclReduceScatter(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_),
+               comm_, "ncclReduceScatter");
+    finish("reduce_scatter");
+  }
+  bool averages(DType) const override { return true; }  // ncclAvg, on the device
 
  private:
   void enter() {

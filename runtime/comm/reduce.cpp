@@ -1,9 +1,9 @@
-// Host-side reductions: the TCP backend's, and the MPI backend's point-to-point allreduce.
+// Host-side reductions (reduce.hpp).
 #include <algorithm>
 #include <cstdint>
 
-#include "comm/communicator.hpp"
 #include "comm/half.hpp"
+#include "comm/reduce.hpp"
 
 namespace dtrain::runtime {
 namespace {

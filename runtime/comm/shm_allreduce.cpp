@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "comm/communicator.hpp"
+#include "comm/reduce.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -104,9 +104,6 @@ void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, R
       }
     }
     if (n > 0) piece(n, type, op);
-  }
-  if (op == ReduceOp::kAvg) {
-    for (const AllreducePart& p : parts) divide_by(p.out, p.count, type, size_);
   }
 }
 

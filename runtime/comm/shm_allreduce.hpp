@@ -57,7 +57,7 @@ class ShmAllreduce {
   // the call.
   ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll);
 
-  // `in == out` is in place. kAvg divides the sum by the number of ranks (floating types only).
+  // `in == out` is in place. kAvg sums, like kSum: the Communicator divides (communicator.hpp).
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   // Many buffers as one message: pieces are filled from consecutive parts and each part's result
   // is written straight to its `out`, so fusing many small tensors needs no staging copy.

@@ -2,7 +2,7 @@
 // allreduce is a copy (exact for every op, kAvg included: x / 1 == x).
 #include <cstring>
 
-#include "comm/communicator.hpp"
+#include "comm/single_communicator.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -13,19 +13,24 @@ void copy(const void* in, void* out, std::size_t count, DType type) {
 
 class SingleCommunicator final : public Communicator {
  public:
-  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp) override {
-    copy(in, out, count, type);
-  }
+  SingleCommunicator() : Communicator(1) {}
   void broadcast(void*, std::size_t, DType, int) override {}
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
-    copy(in, out, count, type);
-  }
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp) override {
     copy(in, out, count, type);
   }
   void barrier() override {}
   std::string_view backend() const override { return "single"; }
   bool remote() const override { return false; }
+
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp) override {
+    copy(in, out, count, type);
+  }
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp) override {
+    copy(in, out, count, type);
+  }
+  bool averages(DType) const override { return true; }  // x / 1 == x: nothing to divide
 };
 
 }  // namespace

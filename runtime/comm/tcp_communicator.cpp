@@ -14,6 +14,8 @@
 // connections: whoever sees it go reads the frame and names the real culprit, not the messenger.
 // An in-band frame would be read as data by a peer in the middle of a message, so it needs its own
 // connection; that connection is read only after a failure, so the normal path is unchanged.
+#include "comm/tcp_communicator.hpp"
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -29,11 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/store.hpp"
-#include "comm/communicator.hpp"
 #include "comm/posix_shm.hpp"
+#include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
-#include "comm/tcp_communicator.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -77,25 +77,26 @@ struct Loss {
 
 class TcpCommunicator final : public Communicator {
  public:
-  TcpCommunicator(Store& store, int rank, int size, std::chrono::milliseconds timeout)
-      : rank_(rank),
+  TcpCommunicator(Store& store, int rank, int size, const Settings& settings)
+      : Communicator(size),
+        rank_(rank),
         size_(size),
-        timeout_(timeout),
+        timeout_(settings.timeout),
         peers_(static_cast<std::size_t>(size)),
         control_(static_cast<std::size_t>(size)),
         hosts_(static_cast<std::size_t>(size)) {
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = Clock::now() + timeout_;
     net::Socket listener = net::listen_on("", 0);
     const std::string host = local_host_name();
     hosts_[static_cast<std::size_t>(rank)] = host;
-    store.set("tcp/addr/" + std::to_string(rank),
+    store.set("addr/" + std::to_string(rank),
               host + ":" + std::to_string(net::local_port(listener)));
     // Lower ranks accept, higher ranks connect: every pair exactly once per channel.
     Hello hello;
     hello.rank = rank;
     std::memcpy(hello.host.data(), host.data(), std::min(host.size(), hello.host.size() - 1));
     for (int peer = 0; peer < rank; ++peer) {
-      const std::string addr = store.get("tcp/addr/" + std::to_string(peer), timeout);
+      const std::string addr = store.get("addr/" + std::to_string(peer), timeout_);
       const auto colon = addr.rfind(':');
       hosts_[static_cast<std::size_t>(peer)] = addr.substr(0, colon);
       for (const Channel channel : {kData, kControl}) {
@@ -125,21 +126,7 @@ class TcpCommunicator final : public Communicator {
     for (int q = 0; q < size; ++q) {
       if (q != rank) watch_.push_back({control(q), POLLIN | POLLRDHUP, 0});
     }
-    map_shared_memory();
-  }
-
-  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
-    if (shm_) {
-      shm_->allreduce(in, out, count, type, op);
-      return;
-    }
-    ring_allreduce(in, out, count, type, op);
-  }
-
-  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
-    if (!shm_) return false;
-    shm_->allreduce(parts, type, op);
-    return true;
+    map_shared_memory(settings.shm);
   }
 
   void ring_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
@@ -154,11 +141,26 @@ class TcpCommunicator final : public Communicator {
     }
     ring_reduce_scatter(static_cast<char*>(out), start, elem, type, op, "allreduce");
     ring_allgather(static_cast<char*>(out), start, elem, "allreduce");
-    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
   }
 
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                      ReduceOp op) override {
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
+    if (shm_) {
+      shm_->allreduce(in, out, count, type, op);
+      return;
+    }
+    ring_allreduce(in, out, count, type, op);
+  }
+
+  bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+    if (!shm_) return false;
+    shm_->allreduce(parts, type, op);
+    return true;
+  }
+
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
     const std::size_t elem = dtype_size(type);
     const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
     if (work_.size() < total) work_.resize(total);
@@ -168,9 +170,9 @@ class TcpCommunicator final : public Communicator {
       start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
     ring_reduce_scatter(work_.data(), start, elem, type, op, "reduce_scatter");
     std::memcpy(out, work_.data() + start[static_cast<std::size_t>(rank_)] * elem, count * elem);
-    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
   }
 
+ public:
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     const std::size_t elem = dtype_size(type);
     char* o = static_cast<char*>(out);
@@ -215,8 +217,8 @@ class TcpCommunicator final : public Communicator {
   // Collective, over the sockets: decides together whether every rank is on this host and
   // allowed to, then rank 0 creates the object, the others open it, and each prepares its
   // segment. Any rank that cannot map it turns shared memory off for all (sockets still work).
-  void map_shared_memory() {
-    std::int32_t use = shm_allowed_by_env() ? 1 : 0;
+  void map_shared_memory(bool allowed) {
+    std::int32_t use = allowed ? 1 : 0;
     for (const auto& h : hosts_) {
       if (h != hosts_[static_cast<std::size_t>(rank_)]) use = 0;
     }
@@ -456,8 +458,8 @@ class TcpCommunicator final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> make_tcp_communicator(Store& store, int rank, int size,
-                                                    std::chrono::milliseconds timeout) {
-  return std::make_unique<TcpCommunicator>(store, rank, size, timeout);
+                                                    const Settings& settings) {
+  return std::make_unique<TcpCommunicator>(store, rank, size, settings);
 }
 
 }  // namespace dtrain::runtime

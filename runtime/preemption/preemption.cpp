@@ -4,13 +4,14 @@
 
 #include <signal.h>
 
-#include <array>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "comm/engine.hpp"
+#include "preemption/signals.hpp"
 
 namespace dtrain {
 
@@ -32,55 +33,17 @@ extern "C" void on_signal(int sig) {
   g_received.compare_exchange_strong(none, sig);
 }
 
-constexpr std::array<std::pair<const char*, int>, 8> kSignals = {{{"USR1", SIGUSR1},
-                                                                  {"USR2", SIGUSR2},
-                                                                  {"TERM", SIGTERM},
-                                                                  {"INT", SIGINT},
-                                                                  {"HUP", SIGHUP},
-                                                                  {"QUIT", SIGQUIT},
-                                                                  {"XCPU", SIGXCPU},
-                                                                  {"URG", SIGURG}}};
-
-std::string accepted_names() {
-  std::string out;
-  for (const auto& [name, number] : kSignals) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
-
-std::vector<int> signals_from_environment() {
-  const char* env = std::getenv("DTRAIN_PREEMPT_SIGNALS");
-  if (env == nullptr) return {SIGUSR1, SIGTERM};
-  std::vector<int> out;
-  std::string list = env;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::string word = list.substr(start, comma - start);
-    try {
-      out.push_back(signal_from_name(word));
-    } catch (const Error& e) {
-      throw Error(Error::Code::kInvalid,
-                  "dtrain: preemption: DTRAIN_PREEMPT_SIGNALS: unknown signal \"" + word +
-                      "\"; expected comma-separated names among " + accepted_names() + ", got \"" +
-                      list + "\"");
-    }
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int signal_from_name(const std::string& name) {
-  std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
-  for (const auto& [n, number] : kSignals) {
-    if (bare == n) return number;
-  }
+  if (const std::optional<int> number = runtime::signal_number(name)) return *number;
   throw Error(Error::Code::kInvalid, "dtrain: preemption: signal; expected one of " +
-                                         accepted_names() + ", got \"" + name + "\"");
+                                         runtime::accepted_signal_names() + ", got \"" + name +
+                                         "\"");
 }
 
-Preemption::Preemption(Context& ctx) : Preemption(ctx, signals_from_environment()) {}
+Preemption::Preemption(Context& ctx)
+    : Preemption(ctx, ctx.comm().engine().settings().preempt_signals) {}
 
 Preemption::Preemption(Context& ctx, std::vector<int> signals)
     : ctx_(&ctx), signals_(std::move(signals)) {

@@ -1,7 +1,7 @@
 // libdtrain: what a data-parallel training code links to. init() finds this process's place in
-// the job (through PMIx when a launcher provides it, else as a single process) and returns a
-// Context that owns everything libdtrain holds for the process: the bootstrap session and the
-// communicator that sums or averages gradients across ranks. A Meter writes the rank's
+// the job (through PMIx, an MPI launcher or torchrun's variables, else as a single process) and
+// returns a Context that owns everything libdtrain holds for the process: the bootstrap session
+// and the communicator that sums or averages gradients across ranks. A Meter writes the rank's
 // throughput records into the run directory.
 //
 //   dtrain::Context ctx = dtrain::init();
@@ -38,13 +38,13 @@ class MeterFile;
 }  // namespace runtime
 
 // Every error libdtrain throws. The message says what failed, what was expected and what was
-// found, e.g. `dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix or single, got
-// "mpi"`. The code is what the C ABI returns (dtrain_status_t).
+// found, e.g. `dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env
+// or single, got "pmi"`. The code is what the C ABI returns (dtrain_status_t).
 class DTRAIN_API Error : public std::runtime_error {
  public:
   enum class Code {
     kInvalid,   // a bad argument or setting: fix the caller or the environment
-    kComm,      // the launcher, PMIx or MPI failed
+    kComm,      // the launcher, PMIx, MPI, NCCL or a peer's connection failed
     kSystem,    // the operating system refused (a file, a directory)
     kInternal,  // a bug in libdtrain
     kTimeout,   // a peer or the store did not answer before the deadline (DTRAIN_TIMEOUT)
@@ -65,7 +65,7 @@ struct WorldInfo {
   int local_size = 1;  // number of ranks on this node
   int node_id = 0;     // the launcher's index of this node; -1 when the launcher does not say
   std::string hostname;
-  std::string bootstrap = "single";  // how it was found: "pmix" or "single"
+  std::string bootstrap = "single";  // how it was found: "pmix", "mpi", "tcp" or "single"
   // Who applied the rank's GPUs, CPUs and NICs (docs/runtime-api.md): "launcher" (dtrain bind or
   // the SPANK plugin), "init: gpus 3 cpus 0-7,32-39 bound" (init() did), "off" (DTRAIN_AFFINITY),
   // "off: single process without a launcher", or "skipped: CAUSE".
@@ -119,8 +119,8 @@ class DTRAIN_API Work {
 
 // Collectives over all ranks of the job, on host memory. Every rank must call the same
 // collectives in the same order with the same counts and types, as with MPI. This is a handle
-// owned by the Context: the backend (MPI, TCP, or a copy for a single process) stays behind it,
-// so adding one changes no user code and no ABI. Each collective has a sequence number (counted
+// owned by the Context: the backend (MPI, TCP, NCCL, or a copy for a single process) stays behind
+// it, so adding one changes no user code and no ABI. Each collective has a sequence number (counted
 // from 0) and a deadline (DTRAIN_TIMEOUT seconds, default 300): a rank that never arrives makes
 // the others throw Error (kTimeout or kComm) naming the operation, its number and, when the
 // backend can tell, the missing ranks; the communicator is unusable afterwards.
@@ -145,7 +145,7 @@ class DTRAIN_API Comm {
   Work allgather_async(const void* in, void* out, std::size_t count, DType type);
   Work reduce_scatter_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
 
-  // "mpi", "tcp" or "single".
+  // "mpi", "tcp", "single" (ctx.comm()) or "nccl" (ctx.device_comm()).
   std::string_view backend() const;
   // How allreduces move data: "shared memory" when every rank of the job is on this node (and
   // DTRAIN_SHM allows), else the backend's own messages ("mpi", "tcp", "single", "nccl").
@@ -179,19 +179,20 @@ class DTRAIN_API Comm {
   runtime::Engine* engine_;
 };
 
-// A registered list of tensors (a model's gradients) reduced together in place. Tensors smaller
-// than the bucket are packed into persistent buckets of DTRAIN_FUSION_BYTES (default 64 MiB) and
-// reduced while the next bucket is being packed; larger ones are reduced where they lie. Every
-// rank registers the same list (same counts, same order). One run() is one collective
-// ("allreduce_fused") on the communicator.
+// A registered list of tensors (a model's gradients) reduced together in place. Tensors under
+// 1 MiB are grouped into buckets of at most DTRAIN_FUSION_BYTES (default 64 MiB), each streamed
+// through a small staging buffer in cache-sized pieces; larger ones are reduced where they lie.
+// When every rank is on one node, the shared-memory allreduce takes all tensors at once instead.
+// Every rank registers the same list (same counts, same order). One run() is one collective
+// ("allreduce_fused") on the communicator; host memory only (not device_comm()).
 class DTRAIN_API FusedAllreduce {
  public:
   struct Tensor {
     void* data;
     std::size_t count;  // elements
   };
-  // bucket_bytes 0: DTRAIN_FUSION_BYTES, else 64 MiB. Throws Error (kInvalid) for a null tensor
-  // or a bad DTRAIN_FUSION_BYTES.
+  // bucket_bytes 0: DTRAIN_FUSION_BYTES as init() read it, else 64 MiB. Throws Error (kInvalid)
+  // for a null tensor, kAvg on an integer type and the NCCL communicator.
   FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType type, ReduceOp op,
                  std::size_t bucket_bytes = 0);
   FusedAllreduce(FusedAllreduce&&) noexcept;
@@ -237,10 +238,15 @@ class DTRAIN_API Context {
   std::unique_ptr<runtime::ContextState> state_;
 };
 
-// Bootstraps this process. DTRAIN_BOOTSTRAP=pmix|single forces a method; otherwise PMIx is used
-// when a PMIx launcher started the process (PMIX_NAMESPACE or PMIX_RANK set: Open MPI's mpirun,
-// srun --mpi=pmix), else it is a single process. With more than one rank the communicator is MPI.
-// Throws Error naming the method and the cause when the chosen method fails.
+// Bootstraps this process. DTRAIN_BOOTSTRAP=pmix|mpi|tcp|env|single forces a method (env is tcp);
+// otherwise the first that applies: PMIx when a PMIx launcher started the process (PMIX_NAMESPACE
+// or PMIX_RANK set: Open MPI's mpirun, srun --mpi=pmix), MPI when another MPI launcher did (its
+// PMI_*, OMPI_COMM_WORLD_* or MV2_* variables), TCP when torchrun's MASTER_ADDR, MASTER_PORT, RANK
+// and WORLD_SIZE are set, else a single process. With more than one rank the communicator is MPI
+// after the PMIx and MPI bootstraps, TCP sockets after the TCP one. Every DTRAIN_* setting
+// (DTRAIN_TIMEOUT, DTRAIN_SHM, DTRAIN_AFFINITY, ...) is read here, once; a bad value is an Error
+// (kInvalid) naming the variable, e.g. `dtrain: DTRAIN_SHM: expected 0 (...) or 1 (...), got
+// "yes"`. Throws Error naming the method and the cause when the chosen method fails.
 DTRAIN_API Context init();
 
 // Per-rank records, one JSON object per line appended to RUN_DIR/rank-NNNNN.jsonl (NNNNN: the

@@ -36,8 +36,8 @@ inline constexpr int kExitRequeue = 85;
 class DTRAIN_API Preemption {
  public:
   // Watches DTRAIN_PREEMPT_SIGNALS (comma-separated names such as "USR1,TERM", with or without
-  // "SIG") when set, else SIGUSR1 and SIGTERM. Throws Error (kInvalid) naming a bad signal name,
-  // and when another Preemption is alive.
+  // "SIG") when set, else SIGUSR1 and SIGTERM. init() reads the variable, and refuses a bad signal
+  // name there. Throws Error (kInvalid) when another Preemption is alive.
   explicit Preemption(Context& ctx);
   // Watches exactly `signals` (signal numbers; SIGKILL and SIGSTOP cannot be caught).
   Preemption(Context& ctx, std::vector<int> signals);

@@ -1,190 +1,141 @@
-// The single-process communicator through the public Comm handle: every dtype and op is exact, and
-// misuse is a dtrain::Error with a message, the same checks every backend gets.
+// Communicator's one place for kAvg (communicator.cpp): a backend gets kSum and the sum is divided
+// once, unless the backend averages that type itself. A fake backend plays `size` ranks that all
+// hold the same data, so a sum is the data times size and the average is the data again.
+#include "comm/communicator.hpp"
+
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstdint>
-#include <dtrain/dtrain.hpp>
-#include <functional>
-#include <limits>
-#include <span>
-#include <string>
+#include <cstring>
+#include <optional>
 #include <vector>
+
+#include "comm/half.hpp"
+#include "comm/reduce.hpp"
 
 namespace {
 
-dtrain::Context bare_context() {
-  unsetenv("PMIX_NAMESPACE");
-  unsetenv("PMIX_RANK");
-  unsetenv("DTRAIN_BOOTSTRAP");
-  return dtrain::init();
-}
+using dtrain::DType;
+using dtrain::ReduceOp;
+using dtrain::runtime::AllreducePart;
 
-template <typename T>
-class SingleAllreduce : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::int32_t, std::int64_t, std::uint8_t>;
-TYPED_TEST_SUITE(SingleAllreduce, Types);
+class SameDataRanks final : public dtrain::runtime::Communicator {
+ public:
+  SameDataRanks(int size, bool averages_16bit, bool has_parts)
+      : Communicator(size), size_(size), averages_16bit_(averages_16bit), has_parts_(has_parts) {}
+  void broadcast(void*, std::size_t, DType, int) override {}
+  void allgather(const void*, void*, std::size_t, DType) override {}
+  void barrier() override {}
+  std::string_view backend() const override { return "same-data"; }
 
-template <typename T>
-std::vector<T> sample() {
-  // Extremes and signs: a copy must keep every bit, a conversion would not.
-  return {T{0},
-          T{1},
-          static_cast<T>(-7),  // 249 for uint8
-          std::numeric_limits<T>::max(),
-          std::numeric_limits<T>::lowest(),
-          std::numeric_limits<T>::min()};
-}
+  std::vector<ReduceOp> received;  // the op of every reduction the backend was asked for
 
-TYPED_TEST(SingleAllreduce, EveryOpIsExactOutOfPlaceAndInPlace) {
-  using T = TypeParam;
-  dtrain::Context ctx = bare_context();
-  std::vector<dtrain::ReduceOp> ops = {dtrain::ReduceOp::kSum, dtrain::ReduceOp::kMin,
-                                       dtrain::ReduceOp::kMax};
-  if (std::is_floating_point_v<T>) ops.push_back(dtrain::ReduceOp::kAvg);
-  for (dtrain::ReduceOp op : ops) {
-    SCOPED_TRACE(std::string(dtrain::to_string(dtrain::dtype_of<T>())) + " " +
-                 std::string(dtrain::to_string(op)));
-    const std::vector<T> in = sample<T>();
-    std::vector<T> out(in.size(), T{42});
-    ctx.comm().allreduce(std::span<const T>(in), std::span<T>(out), op);
-    EXPECT_EQ(out, in);
-    std::vector<T> inout = sample<T>();
-    ctx.comm().allreduce(std::span<T>(inout), op);
-    EXPECT_EQ(inout, in);
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
+    received.push_back(op);
+    reduce(in, out, count, type, op);
   }
+  bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+    if (!has_parts_) return false;
+    received.push_back(op);
+    for (const AllreducePart& p : parts) reduce(p.in, p.out, p.count, type, op);
+    return true;
+  }
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
+    received.push_back(op);
+    reduce(in, out, count, type, op);  // this rank's block is the first
+  }
+  bool averages(DType type) const override {
+    return averages_16bit_ && dtrain::runtime::is_16bit_float(type);
+  }
+
+ private:
+  // `size` equal contributions: kSum (and kAvg, summed like every kernel) is the data times size;
+  // kMin, kMax keep it. kAvg, when this backend averages, is the data itself.
+  void reduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) const {
+    std::memmove(out, in, count * dtrain::dtype_size(type));
+    if (op == ReduceOp::kAvg && averages(type)) return;
+    if (op != ReduceOp::kSum && op != ReduceOp::kAvg) return;
+    std::vector<char> one(count * dtrain::dtype_size(type));
+    std::memcpy(one.data(), out, one.size());
+    for (int r = 1; r < size_; ++r) dtrain::runtime::reduce_into(out, one.data(), count, type, op);
+  }
+
+  int size_;
+  bool averages_16bit_;
+  bool has_parts_;
+};
+
+TEST(Communicator, AnAverageIsASumDividedOnce) {
+  SameDataRanks comm(4, false, false);
+  std::vector<float> f = {1.5f, -3.0f, 0.0f, 1024.0f};
+  const std::vector<float> f_in = f;
+  comm.allreduce(f.data(), f.data(), f.size(), DType::kFloat32, ReduceOp::kAvg);
+  EXPECT_EQ(f, f_in);
+  std::vector<double> d = {0.25, -7.0};
+  std::vector<double> d_out(2);
+  comm.allreduce(d.data(), d_out.data(), d.size(), DType::kFloat64, ReduceOp::kAvg);
+  EXPECT_EQ(d_out, d);
+  std::vector<std::uint16_t> h = {dtrain::runtime::float_to_half(2.5f),
+                                  dtrain::runtime::float_to_half(-0.5f)};
+  const std::vector<std::uint16_t> h_in = h;
+  comm.allreduce(h.data(), h.data(), h.size(), DType::kFloat16, ReduceOp::kAvg);
+  EXPECT_EQ(h, h_in);
+  EXPECT_EQ(comm.received, (std::vector<ReduceOp>(3, ReduceOp::kSum)));
 }
 
-TYPED_TEST(SingleAllreduce, BroadcastFromRankZeroKeepsTheData) {
-  using T = TypeParam;
-  dtrain::Context ctx = bare_context();
-  std::vector<T> buf = sample<T>();
-  ctx.comm().broadcast(std::span<T>(buf), 0);
-  EXPECT_EQ(buf, sample<T>());
+TEST(Communicator, OtherOpsPassThroughUndivided) {
+  SameDataRanks comm(4, false, false);
+  std::vector<float> f = {1.5f, -3.0f};
+  comm.allreduce(f.data(), f.data(), f.size(), DType::kFloat32, ReduceOp::kSum);
+  EXPECT_EQ(f, (std::vector<float>{6.0f, -12.0f}));
+  comm.allreduce(f.data(), f.data(), f.size(), DType::kFloat32, ReduceOp::kMax);
+  EXPECT_EQ(f, (std::vector<float>{6.0f, -12.0f}));
+  EXPECT_EQ(comm.received, (std::vector<ReduceOp>{ReduceOp::kSum, ReduceOp::kMax}));
 }
 
-TEST(SingleComm, TypedInputConvertsFromAVector) {
-  dtrain::Context ctx = bare_context();
-  const std::vector<double> in = {0.5, 2.0};
+TEST(Communicator, ABackendThatAveragesATypeGetsKAvgAndNoSecondDivision) {
+  SameDataRanks comm(4, true, false);
+  std::vector<std::uint16_t> b = {dtrain::runtime::float_to_bfloat16(3.0f)};
+  const std::vector<std::uint16_t> b_in = b;
+  comm.allreduce(b.data(), b.data(), b.size(), DType::kBFloat16, ReduceOp::kAvg);
+  EXPECT_EQ(b, b_in);
+  std::vector<float> f = {8.0f};
+  comm.allreduce(f.data(), f.data(), f.size(), DType::kFloat32, ReduceOp::kAvg);
+  EXPECT_EQ(f, (std::vector<float>{8.0f}));
+  EXPECT_EQ(comm.received, (std::vector<ReduceOp>{ReduceOp::kAvg, ReduceOp::kSum}));
+}
+
+TEST(Communicator, EveryPartOfAnAverageIsDividedOnce) {
+  SameDataRanks comm(2, false, true);
+  std::vector<float> a = {1.0f, 2.0f, 3.0f};
+  std::vector<float> b = {-4.0f};
+  const std::vector<AllreducePart> parts = {{a.data(), a.data(), a.size()},
+                                            {b.data(), b.data(), b.size()}};
+  ASSERT_TRUE(comm.allreduce_parts(parts, DType::kFloat32, ReduceOp::kAvg));
+  EXPECT_EQ(a, (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(b, (std::vector<float>{-4.0f}));
+  EXPECT_EQ(comm.received, (std::vector<ReduceOp>{ReduceOp::kSum}));
+}
+
+TEST(Communicator, WithoutAPartsPathNothingIsTouched) {
+  SameDataRanks comm(2, false, false);
+  std::vector<float> a = {1.0f, 2.0f};
+  const std::vector<AllreducePart> parts = {{a.data(), a.data(), a.size()}};
+  EXPECT_FALSE(comm.allreduce_parts(parts, DType::kFloat32, ReduceOp::kAvg));
+  EXPECT_EQ(a, (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_TRUE(comm.received.empty());
+}
+
+TEST(Communicator, AReduceScatterAverageIsDividedOnce) {
+  SameDataRanks comm(3, false, false);
+  std::vector<double> in = {1.5, -6.0, 9.0, 0.0, 0.0, 0.0};  // 3 ranks x 2 elements
   std::vector<double> out(2);
-  ctx.comm().allreduce<double>(in, std::span<double>(out), dtrain::ReduceOp::kSum);
-  EXPECT_EQ(out, in);
-}
-
-TEST(SingleComm, EmptyBuffersAreFine) {
-  dtrain::Context ctx = bare_context();
-  ctx.comm().allreduce(nullptr, nullptr, 0, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
-  ctx.comm().allreduce(std::span<float>(), dtrain::ReduceOp::kAvg);
-  ctx.comm().broadcast(nullptr, 0, dtrain::DType::kInt64, 0);
-  ctx.comm().barrier();
-}
-
-std::string comm_error(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const dtrain::Error& e) {
-    EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
-TEST(SingleComm, AverageOfIntegersIsAnError) {
-  dtrain::Context ctx = bare_context();
-  std::vector<std::int32_t> i32 = {1, 2};
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(std::span<std::int32_t>(i32), dtrain::ReduceOp::kAvg);
-            }),
-            "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
-            "float16 or bfloat16 (or kSum), got int32");
-  std::vector<std::int64_t> i64 = {1, 2};
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(std::span<std::int64_t>(i64), dtrain::ReduceOp::kAvg);
-            }),
-            "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
-            "float16 or bfloat16 (or kSum), got int64");
-  EXPECT_EQ(i32, (std::vector<std::int32_t>{1, 2})) << "a rejected call leaves the data alone";
-}
-
-TEST(SingleComm, MismatchedSpansAreAnError) {
-  dtrain::Context ctx = bare_context();
-  std::vector<float> a(2), b(3);
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(std::span<const float>(a), std::span<float>(b),
-                                   dtrain::ReduceOp::kSum);
-            }),
-            "dtrain: allreduce: output size differs from input size; expected 2 elements, got 3");
-}
-
-TEST(SingleComm, PartlyOverlappingBuffersAreAnError) {
-  dtrain::Context ctx = bare_context();
-  std::vector<double> v(4);
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(v.data(), v.data() + 1, 3, dtrain::DType::kFloat64,
-                                   dtrain::ReduceOp::kSum);
-            }),
-            "dtrain: allreduce: input and output overlap; expected the same buffer (in place) or "
-            "disjoint ones");
-  // Adjacent is not overlapping.
-  ctx.comm().allreduce(v.data(), v.data() + 2, 2, dtrain::DType::kFloat64, dtrain::ReduceOp::kSum);
-}
-
-TEST(SingleComm, NullBuffersAreAnError) {
-  dtrain::Context ctx = bare_context();
-  float x = 1;
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(nullptr, &x, 1, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
-            }),
-            "dtrain: allreduce: input buffer; expected a pointer to 1 elements, got null");
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(&x, nullptr, 1, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
-            }),
-            "dtrain: allreduce: output buffer; expected a pointer to 1 elements, got null");
-}
-
-TEST(SingleComm, BroadcastRootMustExist) {
-  dtrain::Context ctx = bare_context();
-  std::vector<float> buf(2);
-  EXPECT_EQ(comm_error([&] { ctx.comm().broadcast(std::span<float>(buf), 1); }),
-            "dtrain: broadcast: root rank out of range; expected 0 to 0, got 1");
-  EXPECT_EQ(comm_error([&] { ctx.comm().broadcast(std::span<float>(buf), -1); }),
-            "dtrain: broadcast: root rank out of range; expected 0 to 0, got -1");
-}
-
-TEST(SingleComm, UnknownOpIsAnError) {
-  dtrain::Context ctx = bare_context();
-  float x = 1;
-  EXPECT_EQ(comm_error([&] {
-              ctx.comm().allreduce(&x, &x, 1, dtrain::DType::kFloat32,
-                                   static_cast<dtrain::ReduceOp>(9));
-            }),
-            "dtrain: allreduce: unknown reduce op; expected kSum, kAvg, kMin, kMax or kProduct, "
-            "got 9");
-}
-
-TEST(SingleComm, NullBroadcastBufferIsAnError) {
-  dtrain::Context ctx = bare_context();
-  EXPECT_EQ(comm_error([&] { ctx.comm().broadcast(nullptr, 2, dtrain::DType::kInt32, 0); }),
-            "dtrain: broadcast: data buffer; expected a pointer to 2 elements, got null");
-}
-
-TEST(DType, UnknownTypeIsAnError) {
-  EXPECT_EQ(
-      comm_error([] { (void)dtrain::dtype_size(static_cast<dtrain::DType>(7)); }),
-      "dtrain: dtype: unknown value; expected kFloat32, kFloat64, kInt32, kInt64, kUInt8, kFloat16 "
-      "or kBFloat16, got 7");
-}
-
-TEST(DType, SizesAndNames) {
-  EXPECT_EQ(dtrain::dtype_size(dtrain::DType::kFloat32), 4u);
-  EXPECT_EQ(dtrain::dtype_size(dtrain::DType::kFloat64), 8u);
-  EXPECT_EQ(dtrain::dtype_size(dtrain::DType::kInt32), 4u);
-  EXPECT_EQ(dtrain::dtype_size(dtrain::DType::kInt64), 8u);
-  EXPECT_EQ(dtrain::dtype_of<float>(), dtrain::DType::kFloat32);
-  EXPECT_EQ(dtrain::dtype_of<std::int64_t>(), dtrain::DType::kInt64);
-  EXPECT_EQ(dtrain::to_string(dtrain::DType::kFloat64), "float64");
-  EXPECT_EQ(dtrain::to_string(dtrain::ReduceOp::kAvg), "kAvg");
+  comm.reduce_scatter(in.data(), out.data(), out.size(), DType::kFloat64, ReduceOp::kAvg);
+  EXPECT_EQ(out, (std::vector<double>{1.5, -6.0}));
+  EXPECT_EQ(comm.received, (std::vector<ReduceOp>{ReduceOp::kSum}));
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ using dtrain::runtime::PeerWatch;
 using dtrain::test::LoopbackJob;
 using namespace std::chrono_literals;
 
+dtrain::runtime::Settings with_timeout(std::chrono::milliseconds timeout) {
+  dtrain::runtime::Settings s;
+  s.timeout = timeout;
+  return s;
+}
+
 // A child process that waits to be killed: another rank's process on this node.
 class Child {
  public:
@@ -215,14 +221,12 @@ class StuckComm final : public Communicator {
  public:
   StuckComm(pid_t peer, bool peers_may_exit,
             std::unique_ptr<dtrain::runtime::PeerAlarm> alarm = nullptr)
-      : may_exit_(peers_may_exit), alarm_(std::move(alarm)) {
+      : Communicator(4), may_exit_(peers_may_exit), alarm_(std::move(alarm)) {
     const PeerProcess self = dtrain::runtime::this_process(0, "node7");
     node_ = {self, as_rank(1, peer, self)};
   }
-  void allreduce(const void*, void*, std::size_t, DType, ReduceOp) override { block(); }
   void broadcast(void*, std::size_t, DType, int) override {}
   void allgather(const void*, void*, std::size_t, DType) override {}
-  void reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override {}
   void barrier() override {}
   std::string_view backend() const override { return "fake"; }
   std::vector<PeerProcess> node_processes() const override { return node_; }
@@ -230,6 +234,10 @@ class StuckComm final : public Communicator {
   std::unique_ptr<dtrain::runtime::PeerAlarm> take_peer_alarm() override {
     return std::move(alarm_);
   }
+
+ protected:
+  void do_allreduce(const void*, void*, std::size_t, DType, ReduceOp) override { block(); }
+  void do_reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override {}
 
  private:
   static void block() {
@@ -257,7 +265,7 @@ std::string error_of(const std::function<void()>& call) {
 TEST(EnginePeerLoss, TheRunningCollectiveFailsNamingTheLostRankAndStderrSaysSoFirst) {
   Child child;
   auto engine = std::make_unique<Engine>(std::make_unique<StuckComm>(child.pid(), false), 0, 4,
-                                         std::chrono::milliseconds(60'000));
+                                         with_timeout(std::chrono::milliseconds(60'000)));
   testing::internal::CaptureStderr();
   auto stuck = engine->submit("allreduce", 4096, [&] {
     engine->backend().allreduce(nullptr, nullptr, 1024, DType::kFloat32, ReduceOp::kSum);
@@ -282,7 +290,7 @@ TEST(EnginePeerLoss, AnAlarmFromAnotherNodeFailsTheRunningCollectiveNamingTheLos
   LoopbackJob job(4, kToken);
   auto engine = std::make_unique<Engine>(
       std::make_unique<StuckComm>(child.pid(), false, job.alarm(0, {2, 3})), 0, 4,
-      std::chrono::milliseconds(60'000));
+      with_timeout(std::chrono::milliseconds(60'000)));
   testing::internal::CaptureStderr();
   auto stuck = engine->submit("allreduce", 4096, [&] {
     engine->backend().allreduce(nullptr, nullptr, 1024, DType::kFloat32, ReduceOp::kSum);
@@ -305,7 +313,7 @@ TEST(EnginePeerLoss, APeerEndingJustBeforeThisRanksDeadlineIsLeftToTheTimeout) {
   // rank's 1.2 s wait, it most likely timed out too: this rank's own timeout speaks, not a loss.
   Child child;
   auto engine = std::make_unique<Engine>(std::make_unique<StuckComm>(child.pid(), false), 0, 4,
-                                         std::chrono::milliseconds(1200));
+                                         with_timeout(std::chrono::milliseconds(1200)));
   testing::internal::CaptureStderr();
   auto stuck = engine->submit("allreduce", 4096, [&] {
     engine->backend().allreduce(nullptr, nullptr, 1024, DType::kFloat32, ReduceOp::kSum);
@@ -326,29 +334,35 @@ TEST(EnginePeerLoss, APeerEndingJustBeforeThisRanksDeadlineIsLeftToTheTimeout) {
 TEST(EnginePeerLoss, BetweenCollectivesTheReportSaysWhichCollectiveIsNext) {
   Child child;
   Engine engine(std::make_unique<StuckComm>(child.pid(), false), 0, 4,
-                std::chrono::milliseconds(60'000));
+                with_timeout(std::chrono::milliseconds(60'000)));
   engine.run("barrier", 0, [] {});
-  testing::internal::CaptureStderr();
-  child.kill_and_reap();
-  std::string error;
-  for (int i = 0; i < 500 && error.empty(); ++i) {  // check_overdue() numbers no collective
-    try {
-      engine.check_overdue();
-      std::this_thread::sleep_for(10ms);
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  }
   const std::string report =
       std::string("dtrain: between collectives (fake, rank 0 of 4, next #1): ") + kLost;
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), report + "\n");
+  // Nothing may be submitted before the report (it would take #1): wait for the line first. It is
+  // one write(2), so it never straddles two captures.
+  testing::internal::CaptureStderr();
+  child.kill_and_reap();
+  std::string err;
+  for (int i = 0; i < 500 && err.find(report) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+    err += testing::internal::GetCapturedStderr();
+    testing::internal::CaptureStderr();
+  }
+  err += testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, report + "\n");
+  std::string error;
+  try {
+    engine.run("barrier", 0, [] {});
+  } catch (const Error& e) {
+    error = e.what();
+  }
   EXPECT_EQ(error, "dtrain: communicator unusable after an earlier failure: " + report);
 }
 
 TEST(EnginePeerLoss, APeerEndingAfterMpiFinalizeIsNoLoss) {
   Child child;
   Engine engine(std::make_unique<StuckComm>(child.pid(), true), 0, 4,
-                std::chrono::milliseconds(60'000));
+                with_timeout(std::chrono::milliseconds(60'000)));
   testing::internal::CaptureStderr();
   child.kill_and_reap();
   std::this_thread::sleep_for(200ms);

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "comm/communicator.hpp"
 #include "comm/half.hpp"
+#include "comm/reduce.hpp"
 
 namespace {
 

@@ -217,4 +217,45 @@ TEST(Shard, RejectsBadArgumentsNamingThem) {
             "dtrain: shard: select: list size; expected the shard's 2 samples, got 1 items");
 }
 
+// The property the Fashion-MNIST example's "same global batch, same curve" promise rests on: the
+// local batches of step k on all ranks together are exactly global batch k of one rank.
+TEST(Shard, RanksTogetherHoldTheGlobalBatchOfOneRank) {
+  const std::uint64_t samples = 1003;  // not a multiple of anything used here
+  const ShardOptions o = opts(true, ShardTail::kDrop, 2026);
+  const auto whole = Shard(samples, 0, 1, o);
+  for (int world : {2, 4}) {
+    const std::size_t batch = 8 * static_cast<std::size_t>(world);
+    const std::size_t local = batch / static_cast<std::size_t>(world);
+    for (std::uint64_t epoch : {0u, 3u}) {
+      const auto all = whole.indices(epoch);
+      const auto ranks = all_ranks(samples, world, o, epoch);
+      for (std::size_t step = 0; step < samples / batch; ++step) {
+        std::vector<std::uint64_t> together;
+        for (const auto& mine : ranks) {
+          together.insert(together.end(), mine.begin() + static_cast<std::ptrdiff_t>(step * local),
+                          mine.begin() + static_cast<std::ptrdiff_t>((step + 1) * local));
+        }
+        std::vector<std::uint64_t> global(
+            all.begin() + static_cast<std::ptrdiff_t>(step * batch),
+            all.begin() + static_cast<std::ptrdiff_t>((step + 1) * batch));
+        std::sort(together.begin(), together.end());
+        std::sort(global.begin(), global.end());
+        ASSERT_EQ(together, global) << world << " ranks, epoch " << epoch << ", step " << step;
+      }
+    }
+  }
+}
+
+// A Shard keeps no state between calls: an epoch's order is the same whichever epochs the same
+// object was asked for before (a training loop that re-reads epoch 0 after epoch 1 on resume).
+TEST(Shard, AnEpochsOrderDoesNotDependOnEarlierCalls) {
+  const ShardOptions o = opts(true, ShardTail::kDrop, 2026);
+  const Shard used(1000, 0, 1, o);
+  const auto epoch0 = used.indices(0);
+  const auto epoch1 = used.indices(1);
+  EXPECT_NE(epoch0, epoch1);
+  EXPECT_EQ(used.indices(0), epoch0);
+  EXPECT_EQ(epoch1, Shard(1000, 0, 1, o).indices(1));
+}
+
 }  // namespace

@@ -154,33 +154,6 @@ TEST(ShmAllreduce, EveryOpAndTypeExactOnIntegerValuedData) {
   }
 }
 
-TEST(ShmAllreduce, AverageDividesTheSumByTheRanks) {
-  // Sums of 2 or 4 small integers divided by 2 or 4 are exact in every floating type.
-  const DType types[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
-  const std::size_t count = ShmAllreduce::kPieceBytes / 4 + 5;  // one-shot and two-shot pieces
-  for (int p : {2, 4}) {
-    run_ranks(p, [&](int rank, ShmAllreduce& shm) {
-      for (DType type : types) {
-        const std::size_t elem = dtrain::dtype_size(type);
-        std::vector<char> data(count * elem);
-        std::vector<char> want(count * elem);
-        for (std::size_t i = 0; i < count; ++i) {
-          encode(type, value(ReduceOp::kSum, type, rank, i), data.data() + i * elem);
-          double sum = 0;
-          for (int r = 0; r < p; ++r) sum += value(ReduceOp::kSum, type, r, i);
-          encode(type, sum / p, want.data() + i * elem);
-        }
-        shm.allreduce(data.data(), data.data(), count, type, ReduceOp::kAvg);
-        for (std::size_t i = 0; i < count; ++i) {
-          ASSERT_EQ(std::memcmp(data.data() + i * elem, want.data() + i * elem, elem), 0)
-              << "ranks " << p << ", rank " << rank << ", dtype " << dtrain::to_string(type)
-              << ", element " << i;
-        }
-      }
-    });
-  }
-}
-
 TEST(ShmAllreduce, EveryRankGetsTheSameBits) {
   // Rounding depends on the order of the operands; every rank must combine them in the same one.
   const std::size_t count = ShmAllreduce::kPieceBytes / 4 * 2 + 777;

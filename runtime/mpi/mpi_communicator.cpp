@@ -1,8 +1,7 @@
-// MPI over host memory. The only file that includes mpi.h, and only its C API: the deprecated
-// C++ bindings would pull in libmpi_cxx.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+// MPI over host memory: MPI's collectives for large messages, dtrain's recursive doubling over
+// point-to-point messages for small ones, and the shared-memory allreduce when every rank is on
+// this node.
+#include "mpi/mpi_communicator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,11 +15,14 @@
 #include <string_view>
 #include <vector>
 
-#include "comm/communicator.hpp"
 #include "comm/half.hpp"
 #include "comm/peer_alarm.hpp"
 #include "comm/piece_tuner.hpp"
+#include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
+#include "mpi/mpi.hpp"
+#include "mpi/mpi_api.hpp"
+#include "mpi/recursive_doubling.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -49,7 +51,7 @@ MPI_Datatype mpi_type(DType type) {
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAvg:  // MPI has no average: summed here, divided afterwards
+    case ReduceOp::kAvg:  // never reaches MPI: summed, then divided (Communicator, allreduce_16bit)
       return MPI_SUM;
     case ReduceOp::kMin:
       return MPI_MIN;
@@ -59,16 +61,6 @@ MPI_Op mpi_op(ReduceOp op) {
       return MPI_PROD;
   }
   return MPI_OP_NULL;
-}
-
-void check(int rc, const char* op, const char* call) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  throw Error(Error::Code::kComm, std::string("dtrain: mpi: ") + op + ": " + call +
-                                      " failed; expected MPI_SUCCESS, got " + std::to_string(rc) +
-                                      (len > 0 ? " (" + std::string(text, len) + ")" : ""));
 }
 
 // Large messages go to MPI in pieces. Open MPI 4.1 allocates a temporary buffer the size of the
@@ -91,32 +83,20 @@ constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
-template <typename T>
-void divide(void* out, std::size_t count, int size) {
-  // Divides (rather than multiplying by 1/size) so an average of integer-valued data is exact
-  // whenever the quotient is representable.
-  auto* p = static_cast<T*>(out);
-  const T n = static_cast<T>(size);
-  for (std::size_t i = 0; i < count; ++i) p[i] /= n;
-}
-
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(const WorldInfo& world, bool owns_mpi)
-      : rank_(world.rank),
+  MpiCommunicator(const WorldInfo& world, bool owns_mpi, const Settings& settings)
+      : Communicator(world.size),
+        rank_(world.rank),
         size_(world.size),
-        tuner_(std::min(byte_count_from_env("DTRAIN_PIECE_BYTES", 0, 4096), kMaxPieceBytes)),
+        tuner_(std::min(settings.piece_bytes, kMaxPieceBytes)),
+        doubling_(world.rank, world.size,
+                  [this](const void* send, std::size_t send_bytes, int to, void* recv,
+                         std::size_t recv_bytes,
+                         int from) { transfer(send, send_bytes, to, recv, recv_bytes, from); }),
         owns_mpi_(owns_mpi) {
     if (mpi_finalized()) throw_finalized("");
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      // SERIALIZED: the caller may drive libdtrain from any thread, one at a time.
-      int provided = 0;
-      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "init",
-            "MPI_Init_thread");
-      owns_mpi_ = true;
-    }
+    if (start_mpi("init")) owns_mpi_ = true;
     // A private communicator keeps our traffic apart from the application's own MPI calls, and
     // returning error codes on it (not on MPI_COMM_WORLD, which belongs to the application) turns
     // failures into dtrain::Error instead of aborting the job.
@@ -137,7 +117,7 @@ class MpiCommunicator final : public Communicator {
       }
       // Every rank must take the same path, and mapping the window is collective: a rank whose
       // environment says 0 turns it off for all.
-      int shm = shm_allowed_by_env() ? 1 : 0;
+      int shm = settings.shm ? 1 : 0;
       check(MPI_Allreduce(MPI_IN_PLACE, &shm, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
       MPI_Comm node = MPI_COMM_NULL;
       check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "init",
@@ -161,7 +141,43 @@ class MpiCommunicator final : public Communicator {
   }
   ~MpiCommunicator() override { release(); }
 
-  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) override {
+  void broadcast(void* buf, std::size_t count, DType type, int root) override {
+    const std::size_t elem = dtype_size(type);
+    const std::size_t chunk = kChunkBytes / elem;
+    for (std::size_t done = 0; done < count;) {
+      const std::size_t n = std::min(chunk, count - done);
+      check(MPI_Bcast(static_cast<char*>(buf) + done * elem, static_cast<int>(n), mpi_type(type),
+                      root, comm_),
+            "broadcast", "MPI_Bcast");
+      done += n;
+    }
+  }
+
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    const std::size_t bytes = count * dtype_size(type);
+    const int n = as_int(bytes, "allgather");
+    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
+    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
+  }
+
+  void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
+  std::string_view backend() const override { return "mpi"; }
+  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "mpi"; }
+  void abandon() noexcept override { abandoned_ = true; }
+
+  bool allreduce_polls(std::size_t bytes, DType type) const override {
+    if (shm_) return true;
+    // float16/bfloat16 travel widened to float.
+    return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
+  }
+  std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
+  std::vector<PeerProcess> node_processes() const override { return node_processes_; }
+  std::unique_ptr<PeerAlarm> take_peer_alarm() override { return std::move(alarm_); }
+  bool peers_may_exit() const override { return mpi_finalized(); }
+
+ protected:
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
     if (is_16bit_float(type)) {
       allreduce_16bit(static_cast<const std::uint16_t*>(in), static_cast<std::uint16_t*>(out),
                       count, type == DType::kFloat16, op);
@@ -194,39 +210,16 @@ class MpiCommunicator final : public Communicator {
         tuner_.decide(rates);
       }
     }
-    if (op == ReduceOp::kAvg) {
-      if (type == DType::kFloat32) divide<float>(out, count, size_);
-      if (type == DType::kFloat64) divide<double>(out, count, size_);
-    }
   }
 
-  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+  bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
     if (!shm_ || is_16bit_float(type)) return false;
     shm_->allreduce(parts, type, op);
     return true;
   }
 
-  void broadcast(void* buf, std::size_t count, DType type, int root) override {
-    const std::size_t elem = dtype_size(type);
-    const std::size_t chunk = kChunkBytes / elem;
-    for (std::size_t done = 0; done < count;) {
-      const std::size_t n = std::min(chunk, count - done);
-      check(MPI_Bcast(static_cast<char*>(buf) + done * elem, static_cast<int>(n), mpi_type(type),
-                      root, comm_),
-            "broadcast", "MPI_Bcast");
-      done += n;
-    }
-  }
-
-  void allgather(const void* in, void* out, std::size_t count, DType type) override {
-    const std::size_t bytes = count * dtype_size(type);
-    const int n = as_int(bytes, "allgather");
-    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
-    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
-  }
-
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType type,
-                      ReduceOp op) override {
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
     if (is_16bit_float(type)) {
       // Widened whole: reduce-scatter's pieces are spread over the input, not contiguous.
       const std::size_t total = count * static_cast<std::size_t>(size_);
@@ -234,9 +227,9 @@ class MpiCommunicator final : public Communicator {
       const bool half = type == DType::kFloat16;
       widen16(static_cast<const std::uint16_t*>(in), wide_.data(), total, half);
       check(MPI_Reduce_scatter_block(MPI_IN_PLACE, wide_.data(), as_int(count, "reduce_scatter"),
-                                     MPI_FLOAT, mpi_op(op), comm_),
+                                     MPI_FLOAT, mpi_op(sum_for_avg(op)), comm_),
             "reduce_scatter", "MPI_Reduce_scatter_block");
-      if (op == ReduceOp::kAvg) divide<float>(wide_.data(), count, size_);
+      if (op == ReduceOp::kAvg) divide_by(wide_.data(), count, DType::kFloat32, size_);
       narrow16(wide_.data(), static_cast<std::uint16_t*>(out), count, half);
       return;
     }
@@ -244,23 +237,11 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
                                    mpi_op(op), comm_),
           "reduce_scatter", "MPI_Reduce_scatter_block");
-    if (op == ReduceOp::kAvg) divide_by(out, count, type, size_);
   }
 
-  void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
-  std::string_view backend() const override { return "mpi"; }
-  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "mpi"; }
-  void abandon() noexcept override { abandoned_ = true; }
-
-  bool allreduce_polls(std::size_t bytes, DType type) const override {
-    if (shm_) return true;
-    // float16/bfloat16 travel widened to float.
-    return point_to_point(is_16bit_float(type) ? bytes * 2 : bytes);
-  }
-  std::string missing_ranks() const override { return shm_ ? shm_->missing_ranks() : ""; }
-  std::vector<PeerProcess> node_processes() const override { return node_processes_; }
-  std::unique_ptr<PeerAlarm> take_peer_alarm() override { return std::move(alarm_); }
-  bool peers_may_exit() const override { return mpi_finalized(); }
+  // float16/bfloat16 are widened to float and averaged there, before rounding back: the sum of
+  // the ranks' 16-bit values may not fit 16 bits where their average does.
+  bool averages(DType type) const override { return is_16bit_float(type); }
 
  private:
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
@@ -362,12 +343,11 @@ class MpiCommunicator final : public Communicator {
   // when in == out.
   void allreduce_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op) {
     if (shm_) {
-      // Like the other paths, a piece of an average is only summed: the caller divides.
-      shm_->allreduce(in, out, n, type, op == ReduceOp::kAvg ? ReduceOp::kSum : op);
+      shm_->allreduce(in, out, n, type, op);
       return;
     }
     if (point_to_point(n * dtype_size(type))) {
-      allreduce_recursive_doubling(in, out, n, type, op);
+      doubling_.allreduce(in, out, n, type, op);
       return;
     }
     check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), mpi_type(type),
@@ -375,63 +355,18 @@ class MpiCommunicator final : public Communicator {
           "allreduce", "MPI_Allreduce");
   }
 
-  // Recursive doubling over the largest power of two p <= size; with size = p + rem, ranks below
-  // 2 * rem first fold pairwise (the even rank hands its data to the odd one and gets the result
-  // back at the end). Each exchange reduces (lower rank's data) op (higher rank's), so every rank
-  // ends with the same bits. Scratch space is kept across calls.
-  void allreduce_recursive_doubling(const void* in, void* out, std::size_t n, DType type,
-                                    ReduceOp op) {
-    const std::size_t bytes = n * dtype_size(type);
-    const int len = static_cast<int>(bytes);
-    if (in != out) std::memcpy(out, in, bytes);
-    if (scratch_.size() < bytes) scratch_.resize(bytes);
-    void* peer_data = scratch_.data();
-    int p = 1;
-    while (p * 2 <= size_) p *= 2;
-    const int rem = size_ - p;
-    int group_rank = rank_ - rem;
-    if (rank_ < 2 * rem) {
-      if (rank_ % 2 == 0) {
-        transfer(out, len, rank_ + 1, nullptr, 0, -1);
-        group_rank = -1;
-      } else {
-        transfer(nullptr, 0, -1, peer_data, len, rank_ - 1);
-        reduce_to(out, peer_data, out, n, type, op);
-        group_rank = rank_ / 2;
-      }
-    }
-    if (group_rank >= 0) {
-      for (int mask = 1; mask < p; mask <<= 1) {
-        const int g = group_rank ^ mask;
-        const int peer = g < rem ? g * 2 + 1 : g + rem;
-        transfer(out, len, peer, peer_data, len, peer);
-        if (peer < rank_) {
-          reduce_to(out, peer_data, out, n, type, op);
-        } else {
-          reduce_to(out, out, peer_data, n, type, op);
-        }
-      }
-    }
-    if (rank_ < 2 * rem) {
-      if (rank_ % 2 == 0) {
-        transfer(nullptr, 0, -1, out, len, rank_ + 1);
-      } else {
-        transfer(out, len, rank_ - 1, nullptr, 0, -1);
-      }
-    }
-  }
-
-  // Sends `send_len` bytes to `to` and receives `recv_len` from `from` (a rank of -1: no such
-  // message), waiting for both by polling.
-  void transfer(const void* send, int send_len, int to, void* recv, int recv_len, int from) {
+  // RecursiveDoubling's transport: nonblocking messages, waited for by polling (a piece that
+  // goes point to point is at most kMaxPieceBytes, so its length fits MPI's int).
+  void transfer(const void* send, std::size_t send_bytes, int to, void* recv,
+                std::size_t recv_bytes, int from) {
     MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (from >= 0) {
-      check(MPI_Irecv(recv, recv_len, MPI_BYTE, from, kTag, comm_, &reqs[0]), "allreduce",
-            "MPI_Irecv");
+      check(MPI_Irecv(recv, static_cast<int>(recv_bytes), MPI_BYTE, from, kTag, comm_, &reqs[0]),
+            "allreduce", "MPI_Irecv");
     }
     if (to >= 0) {
-      check(MPI_Isend(send, send_len, MPI_BYTE, to, kTag, comm_, &reqs[1]), "allreduce",
-            "MPI_Isend");
+      check(MPI_Isend(send, static_cast<int>(send_bytes), MPI_BYTE, to, kTag, comm_, &reqs[1]),
+            "allreduce", "MPI_Isend");
     }
     for (;;) {
       int done = 0;
@@ -449,12 +384,14 @@ class MpiCommunicator final : public Communicator {
     for (std::size_t done = 0; done < count;) {
       const std::size_t n = std::min(chunk, count - done);
       widen16(in + done, wide_.data(), n, half);
-      allreduce_piece(wide_.data(), wide_.data(), n, DType::kFloat32, op);
-      if (op == ReduceOp::kAvg) divide<float>(wide_.data(), n, size_);
+      allreduce_piece(wide_.data(), wide_.data(), n, DType::kFloat32, sum_for_avg(op));
+      if (op == ReduceOp::kAvg) divide_by(wide_.data(), n, DType::kFloat32, size_);
       narrow16(wide_.data(), out + done, n, half);
       done += n;
     }
   }
+
+  static ReduceOp sum_for_avg(ReduceOp op) { return op == ReduceOp::kAvg ? ReduceOp::kSum : op; }
 
   static int as_int(std::size_t n, const char* op) {
     if (n > static_cast<std::size_t>(INT_MAX)) {
@@ -468,8 +405,8 @@ class MpiCommunicator final : public Communicator {
   int rank_;
   int size_;
   std::vector<float> wide_;
-  std::vector<char> scratch_;  // the peer's piece in point-to-point allreduces
   PieceTuner tuner_;
+  RecursiveDoubling doubling_;  // pieces that go point to point
   std::unique_ptr<ShmAllreduce>
       shm_;  // set when every rank is on this node (and DTRAIN_SHM allows)
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
@@ -482,48 +419,9 @@ class MpiCommunicator final : public Communicator {
 
 }  // namespace
 
-bool mpi_finalized() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  return finalized != 0;
-}
-
-void throw_finalized(const std::string& detail) {
-  throw Error(Error::Code::kComm,
-              "dtrain: init: MPI was already finalized in this process and cannot start again; "
-              "expected one dtrain::Context kept for the whole run" +
-                  (detail.empty() ? std::string() : " (" + detail + ")"));
-}
-
-std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world, bool owns_mpi) {
-  return std::make_unique<MpiCommunicator>(world, owns_mpi);
-}
-
-WorldInfo mpi_world(bool* initialized_here) {
-  if (mpi_finalized()) throw_finalized("");
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "bootstrap",
-          "MPI_Init_thread");
-  }
-  *initialized_here = !initialized;
-  WorldInfo w;
-  w.bootstrap = "mpi";
-  check(MPI_Comm_rank(MPI_COMM_WORLD, &w.rank), "bootstrap", "MPI_Comm_rank");
-  check(MPI_Comm_size(MPI_COMM_WORLD, &w.size), "bootstrap", "MPI_Comm_size");
-  MPI_Comm node = MPI_COMM_NULL;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &node),
-        "bootstrap", "MPI_Comm_split_type");
-  MPI_Comm_rank(node, &w.local_rank);
-  MPI_Comm_size(node, &w.local_size);
-  MPI_Comm_free(&node);
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int len = 0;
-  if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS) w.hostname.assign(name, len);
-  w.node_id = -1;
-  return w;
+std::unique_ptr<Communicator> make_mpi_communicator(const WorldInfo& world, bool owns_mpi,
+                                                    const Settings& settings) {
+  return std::make_unique<MpiCommunicator>(world, owns_mpi, settings);
 }
 
 }  // namespace dtrain::runtime

@@ -1,0 +1,105 @@
+#include "settings.hpp"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "affinity/errors.hpp"
+#include "dtrain/dtrain.hpp"
+#include "preemption/signals.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+// Unset and empty are the same: "use the default".
+std::optional<std::string> non_empty(const EnvLookup& env, const char* name) {
+  std::optional<std::string> v = env(name);
+  if (v && v->empty()) return std::nullopt;
+  return v;
+}
+
+std::string parse_bootstrap(const std::optional<std::string>& v) {
+  if (!v) return "";
+  for (const char* known : {"pmix", "mpi", "tcp", "env", "single"}) {
+    if (*v == known) return *v;
+  }
+  throw Error(Error::Code::kInvalid,
+              "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env "
+              "or single, got \"" +
+                  *v + "\"");
+}
+
+std::chrono::milliseconds parse_timeout(const std::optional<std::string>& v) {
+  if (!v) return std::chrono::seconds(300);
+  errno = 0;
+  char* end = nullptr;
+  const double s = std::strtod(v->c_str(), &end);
+  if (*end != '\0' || errno != 0 || !(s > 0) || s > 1e7) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at most 1e7), "
+                "got \"" +
+                    *v + "\"");
+  }
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
+}
+
+// A whole number of bytes of at least `minimum`.
+std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, std::size_t fallback,
+                        std::size_t minimum) {
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v->c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || n < minimum || v->front() == '-') {
+    throw Error(Error::Code::kInvalid, std::string("dtrain: ") + name +
+                                           ": expected a byte count of at least " +
+                                           std::to_string(minimum) + ", got \"" + *v + "\"");
+  }
+  return static_cast<std::size_t>(n);
+}
+
+bool parse_shm(const std::optional<std::string>& v) {
+  if (!v || *v == "1") return true;
+  if (*v == "0") return false;
+  throw Error(Error::Code::kInvalid,
+              "dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI or TCP messages) or 1 "
+              "(through shared memory when every rank is on one node), got \"" +
+                  *v + "\"");
+}
+
+affinity::SelfApplyMode parse_affinity(const std::optional<std::string>& v) {
+  try {
+    return affinity::parse_self_apply_mode(v ? std::optional<std::string_view>(*v) : std::nullopt);
+  } catch (const affinity::PolicyError& e) {
+    throw Error(Error::Code::kInvalid, e.what());
+  }
+}
+
+}  // namespace
+
+Settings parse_settings(const EnvLookup& env) {
+  Settings s;
+  s.bootstrap = parse_bootstrap(non_empty(env, "DTRAIN_BOOTSTRAP"));
+  s.timeout = parse_timeout(non_empty(env, "DTRAIN_TIMEOUT"));
+  s.affinity = parse_affinity(non_empty(env, "DTRAIN_AFFINITY"));
+  s.launcher_applied = non_empty(env, "DTRAIN_CPUSET").has_value();
+  s.topology = non_empty(env, "DTRAIN_TOPOLOGY").value_or("");
+  s.piece_bytes = parse_bytes("DTRAIN_PIECE_BYTES", non_empty(env, "DTRAIN_PIECE_BYTES"), 0, 4096);
+  s.shm = parse_shm(non_empty(env, "DTRAIN_SHM"));
+  s.fusion_bytes = parse_bytes("DTRAIN_FUSION_BYTES", non_empty(env, "DTRAIN_FUSION_BYTES"),
+                               s.fusion_bytes, 1024);
+  // Set but empty is an empty list, which names no signal: refused, unlike the others.
+  const std::optional<std::string> signals = env("DTRAIN_PREEMPT_SIGNALS");
+  s.preempt_signals = signals ? parse_signal_list(*signals) : std::vector<int>{SIGUSR1, SIGTERM};
+  return s;
+}
+
+Settings settings_from_environment() {
+  return parse_settings([](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  });
+}
+
+}  // namespace dtrain::runtime

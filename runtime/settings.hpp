@@ -1,0 +1,55 @@
+// Every DTRAIN_* variable libdtrain reads, parsed once by init() into one value that is passed
+// down to the bootstraps, the communicators and the Engine (as gloo passes its options), so no
+// backend reads the environment and a test builds a Settings from a map instead of calling
+// setenv(). The launcher's own variables (PMIX_*, MASTER_ADDR, SLURM_*) describe the launch, not
+// a choice of the user, and stay with the code that detects the launcher. DTRAIN_RUN_DIR is still
+// read by the Meter (meter.cpp), which a Meter may be given instead.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "affinity/self_apply.hpp"
+
+namespace dtrain::runtime {
+
+struct Settings {
+  // DTRAIN_BOOTSTRAP: "" (choose automatically), "pmix", "mpi", "tcp", "env" or "single".
+  std::string bootstrap;
+  // DTRAIN_TIMEOUT (seconds, default 300): the deadline of every collective and rendezvous.
+  std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  // DTRAIN_AFFINITY: whether init() applies the rank's entry of the rank map itself.
+  affinity::SelfApplyMode affinity = affinity::SelfApplyMode::kAuto;
+  // DTRAIN_CPUSET set (by `dtrain bind` or the SPANK plugin, with the rest of the entry): the
+  // launcher applied the entry already.
+  bool launcher_applied = false;
+  // DTRAIN_TOPOLOGY: the topology file init() solves the rank map on; "": this machine's.
+  std::string topology;
+  // DTRAIN_PIECE_BYTES: the MPI allreduce's piece size; 0 (unset): PieceTuner measures it.
+  std::size_t piece_bytes = 0;
+  // DTRAIN_SHM (default 1): allreduces may go through shared memory when every rank is on one
+  // node; 0 keeps them on the backend's own messages.
+  bool shm = true;
+  // DTRAIN_FUSION_BYTES (default 64 MiB): FusedAllreduce's bucket size when the caller gives none.
+  std::size_t fusion_bytes = std::size_t{64} << 20;
+  // DTRAIN_PREEMPT_SIGNALS (default SIGUSR1 and SIGTERM): the signals a Preemption watches.
+  std::vector<int> preempt_signals;
+};
+
+// The value of an environment variable, nullopt when it is unset.
+using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+
+// Parses every variable through `env`, in the order init() used them before this value existed:
+// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, FUSION_BYTES, PREEMPT_SIGNALS. An unset or empty
+// variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error (kInvalid) naming
+// the first bad variable and its value.
+Settings parse_settings(const EnvLookup& env);
+// parse_settings over this process's environment (getenv).
+Settings settings_from_environment();
+
+}  // namespace dtrain::runtime

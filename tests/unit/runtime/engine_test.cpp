@@ -1,0 +1,111 @@
+// The Engine without launcher or peers: collectives numbered in order on the progress thread, a
+// backend's error named with its collective, and the deadline: a collective stuck in the backend
+// fails at DTRAIN_TIMEOUT, the backend is abandoned, and every later call says the communicator
+// is unusable. (A lost peer's report is in peer_watch_test.cpp.)
+#include "comm/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using dtrain::DType;
+using dtrain::Error;
+using dtrain::ReduceOp;
+using dtrain::runtime::Engine;
+using namespace std::chrono_literals;
+
+// Two pretend ranks; an allreduce of a "stuck" backend never returns (a peer that never arrives).
+class FakeComm final : public dtrain::runtime::Communicator {
+ public:
+  FakeComm(bool stuck, std::shared_ptr<std::atomic<bool>> abandoned)
+      : Communicator(2), stuck_(stuck), abandoned_(std::move(abandoned)) {}
+  void broadcast(void*, std::size_t, DType, int) override {}
+  void allgather(const void*, void*, std::size_t, DType) override {}
+  void barrier() override { throw Error(Error::Code::kComm, "dtrain: fake: the barrier broke"); }
+  std::string_view backend() const override { return "fake"; }
+  void abandon() noexcept override { abandoned_->store(true); }
+
+ protected:
+  void do_allreduce(const void*, void*, std::size_t, DType, ReduceOp) override {
+    while (stuck_) std::this_thread::sleep_for(1h);  // the thread is detached and left behind
+  }
+  void do_reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override {}
+
+ private:
+  bool stuck_;
+  std::shared_ptr<std::atomic<bool>> abandoned_;
+};
+
+dtrain::runtime::Settings with_timeout(std::chrono::milliseconds timeout) {
+  dtrain::runtime::Settings s;
+  s.timeout = timeout;
+  return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Engine, CollectivesRunInOrderAndAreNumbered) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  Engine engine(std::make_unique<FakeComm>(false, abandoned), 0, 2, with_timeout(60s));
+  ASSERT_TRUE(engine.threaded());
+  std::vector<int> order;
+  std::vector<std::shared_ptr<dtrain::runtime::Pending>> pending;
+  for (int i = 0; i < 5; ++i) {
+    pending.push_back(engine.submit("allreduce", 4, [&order, i] { order.push_back(i); }));
+  }
+  for (auto& p : pending) engine.wait(*p);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(pending.back()->seq, 4u);
+  EXPECT_EQ(engine.next_sequence(), 5u);
+}
+
+TEST(Engine, ABackendErrorNamesItsCollective) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  Engine engine(std::make_unique<FakeComm>(false, abandoned), 1, 2, with_timeout(60s));
+  engine.run("allreduce", 8, [] {});
+  EXPECT_EQ(error_of([&] { engine.run("barrier", 0, [&] { engine.backend().barrier(); }); }),
+            "dtrain: barrier #1 (0 bytes, rank 1 of 2): fake: the barrier broke");
+  EXPECT_FALSE(abandoned->load()) << "an error is not a timeout: the backend stays usable";
+  engine.run("allreduce", 8, [] {});
+}
+
+TEST(Engine, AStuckCollectiveFailsAtTheDeadlineAndTheBackendIsAbandoned) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  auto engine = std::make_unique<Engine>(std::make_unique<FakeComm>(true, abandoned), 0, 2,
+                                         with_timeout(300ms));
+  float x = 1;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_of([&] {
+    engine->run("allreduce", 4,
+                [&] { engine->backend().allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum); });
+  });
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string timeout =
+      "dtrain: allreduce #0 (4 bytes, fake, rank 0 of 2): not complete after 0.3 s "
+      "(DTRAIN_TIMEOUT); missing ranks: unknown (fake does not say which ranks have not arrived; "
+      "compare the ranks' last \"coll\" records in rank-NNNNN.jsonl); expected every rank to "
+      "enter the same collective (a rank died, hangs or called a different collective)";
+  EXPECT_EQ(error, timeout);
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 10s);
+  EXPECT_TRUE(abandoned->load()) << "a stuck backend must not be finalized";
+  EXPECT_EQ(error_of([&] { engine->run("barrier", 0, [] {}); }),
+            "dtrain: communicator unusable after an earlier failure: " + timeout);
+  engine.reset();  // leaves the stuck thread behind instead of joining it
+}
+
+}  // namespace

@@ -1,0 +1,160 @@
+// Settings from a given environment: every DTRAIN_* variable's default, its accepted values and
+// every refusal, word for word (init() reports these texts unchanged). No setenv(): the parser
+// takes the environment as a lookup.
+#include "settings.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dtrain/dtrain.hpp"
+
+namespace {
+
+using dtrain::runtime::Settings;
+using Env = std::map<std::string, std::string>;
+
+Settings parse(const Env& env) {
+  return dtrain::runtime::parse_settings([&env](const char* name) -> std::optional<std::string> {
+    const auto it = env.find(name);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  });
+}
+
+// The refusal's message; fails the test when there is none or it is not kInvalid.
+std::string refusal(const Env& env) {
+  try {
+    parse(env);
+  } catch (const dtrain::Error& e) {
+    EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(RuntimeSettings, AnEmptyEnvironmentGivesTheDefaults) {
+  const Settings s = parse({});
+  EXPECT_EQ(s.bootstrap, "");
+  EXPECT_EQ(s.timeout, std::chrono::seconds(300));
+  EXPECT_EQ(s.affinity, dtrain::affinity::SelfApplyMode::kAuto);
+  EXPECT_FALSE(s.launcher_applied);
+  EXPECT_EQ(s.topology, "");
+  EXPECT_EQ(s.piece_bytes, 0u);
+  EXPECT_TRUE(s.shm);
+  EXPECT_EQ(s.fusion_bytes, std::size_t{64} << 20);
+  EXPECT_EQ(s.preempt_signals, (std::vector<int>{SIGUSR1, SIGTERM}));
+}
+
+TEST(RuntimeSettings, EmptyValuesAreTheDefaultsToo) {
+  const Settings s = parse({{"DTRAIN_BOOTSTRAP", ""},
+                            {"DTRAIN_TIMEOUT", ""},
+                            {"DTRAIN_AFFINITY", ""},
+                            {"DTRAIN_CPUSET", ""},
+                            {"DTRAIN_PIECE_BYTES", ""},
+                            {"DTRAIN_SHM", ""},
+                            {"DTRAIN_FUSION_BYTES", ""}});
+  EXPECT_EQ(s.bootstrap, "");
+  EXPECT_EQ(s.timeout, std::chrono::seconds(300));
+  EXPECT_FALSE(s.launcher_applied);
+  EXPECT_EQ(s.piece_bytes, 0u);
+  EXPECT_TRUE(s.shm);
+  EXPECT_EQ(s.fusion_bytes, std::size_t{64} << 20);
+}
+
+TEST(RuntimeSettings, EveryValueIsTaken) {
+  const Settings s = parse({{"DTRAIN_BOOTSTRAP", "env"},
+                            {"DTRAIN_TIMEOUT", "0.25"},
+                            {"DTRAIN_AFFINITY", "off"},
+                            {"DTRAIN_CPUSET", "0-3"},
+                            {"DTRAIN_TOPOLOGY", "/x/node.xml"},
+                            {"DTRAIN_PIECE_BYTES", "4096"},
+                            {"DTRAIN_SHM", "0"},
+                            {"DTRAIN_FUSION_BYTES", "1024"},
+                            {"DTRAIN_PREEMPT_SIGNALS", "SIGUSR2,TERM,XCPU"}});
+  EXPECT_EQ(s.bootstrap, "env");
+  EXPECT_EQ(s.timeout, std::chrono::milliseconds(250));
+  EXPECT_EQ(s.affinity, dtrain::affinity::SelfApplyMode::kOff);
+  EXPECT_TRUE(s.launcher_applied);
+  EXPECT_EQ(s.topology, "/x/node.xml");
+  EXPECT_EQ(s.piece_bytes, 4096u);
+  EXPECT_FALSE(s.shm);
+  EXPECT_EQ(s.fusion_bytes, 1024u);
+  EXPECT_EQ(s.preempt_signals, (std::vector<int>{SIGUSR2, SIGTERM, SIGXCPU}));
+}
+
+TEST(RuntimeSettings, EveryBootstrapWordIsAccepted) {
+  for (const char* word : {"pmix", "mpi", "tcp", "env", "single"}) {
+    EXPECT_EQ(parse({{"DTRAIN_BOOTSTRAP", word}}).bootstrap, word);
+  }
+}
+
+TEST(RuntimeSettings, TimeoutRoundsToTheMillisecond) {
+  EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "5"}}).timeout, std::chrono::seconds(5));
+  EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "1e7"}}).timeout, std::chrono::seconds(10'000'000));
+}
+
+TEST(RuntimeSettings, ShmTakesOneAndZeroOnly) {
+  EXPECT_TRUE(parse({{"DTRAIN_SHM", "1"}}).shm);
+  EXPECT_FALSE(parse({{"DTRAIN_SHM", "0"}}).shm);
+}
+
+TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
+  EXPECT_EQ(refusal({{"DTRAIN_BOOTSTRAP", "bogus"}}),
+            "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or "
+            "single, got \"bogus\"");
+  for (const char* bad : {"soon", "0", "-1", "1e8", "5s", "nan"}) {
+    EXPECT_EQ(refusal({{"DTRAIN_TIMEOUT", bad}}),
+              std::string("dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at most "
+                          "1e7), got \"") +
+                  bad + "\"");
+  }
+  EXPECT_EQ(refusal({{"DTRAIN_AFFINITY", "yes"}}),
+            "dtrain: DTRAIN_AFFINITY: unknown value; expected on or off (or unset: apply when a "
+            "launcher started the process), got \"yes\"");
+  for (const char* bad : {"12k", "4095", "-4096", "1e6"}) {
+    EXPECT_EQ(refusal({{"DTRAIN_PIECE_BYTES", bad}}),
+              std::string("dtrain: DTRAIN_PIECE_BYTES: expected a byte count of at least 4096, "
+                          "got \"") +
+                  bad + "\"");
+  }
+  for (const char* bad : {"yes", "on", "true", "2"}) {
+    EXPECT_EQ(refusal({{"DTRAIN_SHM", bad}}),
+              std::string("dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI or TCP messages) "
+                          "or 1 (through shared memory when every rank is on one node), got \"") +
+                  bad + "\"");
+  }
+  EXPECT_EQ(refusal({{"DTRAIN_FUSION_BYTES", "1023"}}),
+            "dtrain: DTRAIN_FUSION_BYTES: expected a byte count of at least 1024, got \"1023\"");
+  EXPECT_EQ(refusal({{"DTRAIN_PREEMPT_SIGNALS", "USR1,KILL"}}),
+            "dtrain: preemption: DTRAIN_PREEMPT_SIGNALS: unknown signal \"KILL\"; expected "
+            "comma-separated names among USR1, USR2, TERM, INT, HUP, QUIT, XCPU, URG, got "
+            "\"USR1,KILL\"");
+  // Set but empty names no signal.
+  EXPECT_EQ(refusal({{"DTRAIN_PREEMPT_SIGNALS", ""}}),
+            "dtrain: preemption: DTRAIN_PREEMPT_SIGNALS: unknown signal \"\"; expected "
+            "comma-separated names among USR1, USR2, TERM, INT, HUP, QUIT, XCPU, URG, got \"\"");
+}
+
+// init() used the variables in this order; with several bad ones, the same one is reported.
+TEST(RuntimeSettings, TheFirstBadVariableInInitsOrderIsReported) {
+  const Env all_bad = {
+      {"DTRAIN_BOOTSTRAP", "x"},      {"DTRAIN_TIMEOUT", "x"}, {"DTRAIN_AFFINITY", "x"},
+      {"DTRAIN_PIECE_BYTES", "x"},    {"DTRAIN_SHM", "x"},     {"DTRAIN_FUSION_BYTES", "x"},
+      {"DTRAIN_PREEMPT_SIGNALS", "x"}};
+  const std::vector<std::string> order = {
+      "DTRAIN_BOOTSTRAP", "DTRAIN_TIMEOUT",      "DTRAIN_AFFINITY",       "DTRAIN_PIECE_BYTES",
+      "DTRAIN_SHM",       "DTRAIN_FUSION_BYTES", "DTRAIN_PREEMPT_SIGNALS"};
+  Env env = all_bad;
+  for (const std::string& name : order) {
+    SCOPED_TRACE(name);
+    EXPECT_NE(refusal(env).find(name), std::string::npos);
+    env.erase(name);
+  }
+  EXPECT_NO_THROW(parse(env));
+}
+
+}  // namespace

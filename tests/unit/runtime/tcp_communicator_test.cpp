@@ -1,0 +1,125 @@
+// The TCP communicator with threads as ranks over the in-memory store (gloo's HashStore tests):
+// the rings and, every rank being in this process, the shared-memory path; and a rank that goes
+// away named by the others.
+#include "comm/tcp_communicator.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "threads_as_ranks.hpp"
+
+namespace {
+
+using dtrain::DType;
+using dtrain::ReduceOp;
+using dtrain::runtime::Communicator;
+
+dtrain::runtime::Settings settings(bool shm) {
+  dtrain::runtime::Settings s;
+  s.timeout = std::chrono::seconds(30);
+  s.shm = shm;
+  return s;
+}
+
+std::unique_ptr<Communicator> connect(const std::shared_ptr<dtrain::runtime::Store>& store,
+                                      int rank, int size, bool shm) {
+  dtrain::runtime::PrefixStore tcp(store, "tcp");
+  return dtrain::runtime::make_tcp_communicator(tcp, rank, size, settings(shm));
+}
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+TEST(TcpCommunicator, CollectivesOverRingsAndSharedMemory) {
+  for (bool shm : {false, true}) {
+    for (int size : {2, 3}) {
+      SCOPED_TRACE(std::to_string(size) + " ranks, shm " + std::to_string(shm));
+      auto store = dtrain::runtime::make_memory_store();
+      dtrain::test::threads_as_ranks(size, [&](int rank) {
+        const auto comm = connect(store, rank, size, shm);
+        EXPECT_EQ(comm->allreduce_transport(), shm ? "shared memory" : "tcp");
+        // Allreduce: rank r holds i + r; the sum is size * i + 0 + 1 + ... + (size - 1).
+        const std::size_t n = 1001;  // not a multiple of the ranks: uneven ring segments
+        std::vector<float> data(n);
+        for (std::size_t i = 0; i < n; ++i)
+          data[i] = static_cast<float>(i) + static_cast<float>(rank);
+        comm->allreduce(data.data(), data.data(), n, DType::kFloat32, ReduceOp::kSum);
+        const float ranks_sum = static_cast<float>(size * (size - 1) / 2);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(data[i], static_cast<float>(size) * static_cast<float>(i) + ranks_sum) << i;
+        }
+        // An average is the sum divided once.
+        std::vector<double> avg = {static_cast<double>(rank)};
+        comm->allreduce(avg.data(), avg.data(), 1, DType::kFloat64, ReduceOp::kAvg);
+        EXPECT_EQ(avg[0], (size - 1) / 2.0);
+        // Reduce-scatter: block b of rank r's input is b * 10 + r; this rank gets its block summed.
+        std::vector<std::int32_t> in(static_cast<std::size_t>(size) * 2);
+        for (std::size_t j = 0; j < in.size(); ++j)
+          in[j] = static_cast<std::int32_t>(j / 2 * 10) + rank;
+        std::vector<std::int32_t> block(2);
+        comm->reduce_scatter(in.data(), block.data(), 2, DType::kInt32, ReduceOp::kSum);
+        const std::int32_t want = rank * 10 * size + size * (size - 1) / 2;
+        EXPECT_EQ(block, (std::vector<std::int32_t>{want, want}));
+        // Allgather and broadcast.
+        std::vector<std::int64_t> all(static_cast<std::size_t>(size));
+        const std::int64_t mine = 100 + rank;
+        comm->allgather(&mine, all.data(), 1, DType::kInt64);
+        for (int r = 0; r < size; ++r) EXPECT_EQ(all[static_cast<std::size_t>(r)], 100 + r);
+        std::int64_t root_value = rank == size - 1 ? 42 : 0;
+        comm->broadcast(&root_value, 1, DType::kInt64, size - 1);
+        EXPECT_EQ(root_value, 42);
+        comm->barrier();
+      });
+    }
+  }
+}
+
+TEST(TcpCommunicator, ARankThatGoesAwayIsNamed) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::string error;
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    auto comm = connect(store, rank, 2, false);
+    if (rank == 1) {
+      comm.reset();  // closes its connections, as a killed process's kernel does
+      return;
+    }
+    float x = 1;
+    try {
+      comm->allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      EXPECT_EQ(e.code(), dtrain::Error::Code::kComm);
+      error = e.what();
+    }
+  });
+  EXPECT_EQ(error, "dtrain: allreduce: tcp: missing ranks: 1; rank 1 (on " + host_name() +
+                       ") closed its connection (it exited or was killed)");
+}
+
+TEST(TcpCommunicator, AnAddressNobodyPublishedTimesOutNamingTheKey) {
+  // Rank 1 of 2 waits for rank 0's address; the store's message names the key without "tcp/".
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::runtime::Settings s = settings(false);
+  s.timeout = std::chrono::milliseconds(200);
+  dtrain::runtime::PrefixStore tcp(store, "tcp");
+  try {
+    dtrain::runtime::make_tcp_communicator(tcp, 1, 2, s);
+    FAIL() << "no error";
+  } catch (const dtrain::Error& e) {
+    EXPECT_EQ(e.code(), dtrain::Error::Code::kTimeout);
+    EXPECT_EQ(std::string(e.what()),
+              "dtrain: store: memory: wait: keys \"addr/0\" not set within 0.2 s "
+              "(DTRAIN_TIMEOUT); expected every rank to publish them (a rank that never started "
+              "or died?)");
+  }
+}
+
+}  // namespace
