@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "comm/engine.hpp"
 #include "context_state.hpp"
 #include "dtrain/dtrain.hpp"
 #include "meter_file.hpp"
@@ -171,9 +172,7 @@ void check_seconds(const char* field, double v) {
 }  // namespace
 
 Meter::Meter(Context& ctx, std::string run_dir) {
-  if (run_dir.empty()) {
-    if (const char* env = std::getenv("DTRAIN_RUN_DIR")) run_dir = env;
-  }
+  if (run_dir.empty()) run_dir = ctx.comm().engine().settings().run_dir;
   if (run_dir.empty()) return;  // not in a dtrain run: disabled
   file_ =
       std::make_shared<runtime::MeterFile>(rank_file(run_dir, ctx.world().rank), ctx.world().rank);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "affinity/errors.hpp"
+#include "affinity/on_off.hpp"
 #include "dtrain/dtrain.hpp"
 #include "preemption/signals.hpp"
 
@@ -59,12 +60,14 @@ std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, s
   return static_cast<std::size_t>(n);
 }
 
+// The switch words every dtrain setting takes (affinity/on_off.hpp), so DTRAIN_SHM=off works as
+// DTRAIN_VERBOSE=off and plugstack's verbose=off do.
 bool parse_shm(const std::optional<std::string>& v) {
-  if (!v || *v == "1") return true;
-  if (*v == "0") return false;
+  if (!v) return true;
+  if (const auto on = affinity::parse_switch(*v)) return *on;
   throw Error(Error::Code::kInvalid,
-              "dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI or TCP messages) or 1 "
-              "(through shared memory when every rank is on one node), got \"" +
+              "dtrain: DTRAIN_SHM: expected 0 or off (allreduce through MPI or TCP messages) or 1 "
+              "or on (through shared memory when every rank is on one node), got \"" +
                   *v + "\"");
 }
 
@@ -92,6 +95,7 @@ Settings parse_settings(const EnvLookup& env) {
   // Set but empty is an empty list, which names no signal: refused, unlike the others.
   const std::optional<std::string> signals = env("DTRAIN_PREEMPT_SIGNALS");
   s.preempt_signals = signals ? parse_signal_list(*signals) : std::vector<int>{SIGUSR1, SIGTERM};
+  s.run_dir = non_empty(env, "DTRAIN_RUN_DIR").value_or("");
   return s;
 }
 

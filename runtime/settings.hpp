@@ -2,8 +2,7 @@
 // down to the bootstraps, the communicators and the Engine (as gloo passes its options), so no
 // backend reads the environment and a test builds a Settings from a map instead of calling
 // setenv(). The launcher's own variables (PMIX_*, MASTER_ADDR, SLURM_*) describe the launch, not
-// a choice of the user, and stay with the code that detects the launcher. DTRAIN_RUN_DIR is still
-// read by the Meter (meter.cpp), which a Meter may be given instead.
+// a choice of the user, and stay with the code that detects the launcher.
 #pragma once
 
 #include <chrono>
@@ -39,6 +38,9 @@ struct Settings {
   std::size_t fusion_bytes = std::size_t{64} << 20;
   // DTRAIN_PREEMPT_SIGNALS (default SIGUSR1 and SIGTERM): the signals a Preemption watches.
   std::vector<int> preempt_signals;
+  // DTRAIN_RUN_DIR (set by `dtrain run-rank` and the SPANK plugin): where a Meter writes this
+  // rank's records; "": not in a dtrain run, the Meter is off unless given a directory.
+  std::string run_dir;
 };
 
 // The value of an environment variable, nullopt when it is unset.

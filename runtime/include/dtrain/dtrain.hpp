@@ -257,7 +257,7 @@ DTRAIN_API Context init();
 // last heartbeats of a rank that hangs are on disk.
 class DTRAIN_API Meter {
  public:
-  // An empty run_dir means DTRAIN_RUN_DIR from the environment; without either the meter is
+  // An empty run_dir means DTRAIN_RUN_DIR as init() read it; without either the meter is
   // disabled and drops records, so a code runs unchanged outside dtrain. Throws Error (kSystem)
   // naming the file when it cannot be opened; the directory must exist.
   explicit Meter(Context& ctx, std::string run_dir = "");

@@ -24,7 +24,7 @@ double unix_now() {
 }
 
 // ctest removes the launcher variables before init() runs in ctx_'s initializer (CMakeLists.txt:
-// bare_env). DTRAIN_RUN_DIR is read by each Meter, after SetUp().
+// bare_env), DTRAIN_RUN_DIR among them.
 class MeterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -208,10 +208,14 @@ TEST_F(MeterTest, DataSecondsAccumulateIntoTheNextRecordOnly) {
   EXPECT_FALSE(nlohmann::json::parse(got[1]).contains("data_seconds"));
 }
 
-TEST_F(MeterTest, RunDirFromTheEnvironment) {
+// init() reads DTRAIN_RUN_DIR with every other setting: a Context made before it was set keeps
+// its Meter off, one made after writes there.
+TEST_F(MeterTest, RunDirFromTheEnvironmentAsInitReadIt) {
   setenv("DTRAIN_RUN_DIR", dir_.c_str(), 1);
+  EXPECT_FALSE(dtrain::Meter(ctx_).enabled());
+  dtrain::Context ctx = dtrain::init();
   {
-    dtrain::Meter meter(ctx_);
+    dtrain::Meter meter(ctx);
     EXPECT_TRUE(meter.enabled());
     meter.record(3, 10, 1.0);
   }
@@ -222,7 +226,8 @@ TEST_F(MeterTest, ArgumentWinsOverTheEnvironment) {
   const fs::path other = dir_ / "other";
   fs::create_directories(other);
   setenv("DTRAIN_RUN_DIR", other.c_str(), 1);
-  dtrain::Meter meter(ctx_, dir_.string());
+  dtrain::Context ctx = dtrain::init();
+  dtrain::Meter meter(ctx, dir_.string());
   EXPECT_EQ(meter.path(), file().string());
 }
 

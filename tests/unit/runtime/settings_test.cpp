@@ -97,9 +97,12 @@ TEST(RuntimeSettings, TimeoutRoundsToTheMillisecond) {
   EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "1e7"}}).timeout, std::chrono::seconds(10'000'000));
 }
 
-TEST(RuntimeSettings, ShmTakesOneAndZeroOnly) {
-  EXPECT_TRUE(parse({{"DTRAIN_SHM", "1"}}).shm);
-  EXPECT_FALSE(parse({{"DTRAIN_SHM", "0"}}).shm);
+TEST(RuntimeSettings, ShmTakesTheSwitchWords) {
+  for (const char* on : {"1", "yes", "y", "true", "on"})
+    EXPECT_TRUE(parse({{"DTRAIN_SHM", on}}).shm) << on;
+  for (const char* off : {"0", "no", "n", "false", "off"}) {
+    EXPECT_FALSE(parse({{"DTRAIN_SHM", off}}).shm) << off;
+  }
 }
 
 TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
@@ -121,10 +124,11 @@ TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
                           "got \"") +
                   bad + "\"");
   }
-  for (const char* bad : {"yes", "on", "true", "2"}) {
+  for (const char* bad : {"maybe", "ON", "2"}) {
     EXPECT_EQ(refusal({{"DTRAIN_SHM", bad}}),
-              std::string("dtrain: DTRAIN_SHM: expected 0 (allreduce through MPI or TCP messages) "
-                          "or 1 (through shared memory when every rank is on one node), got \"") +
+              std::string("dtrain: DTRAIN_SHM: expected 0 or off (allreduce through MPI or TCP "
+                          "messages) or 1 or on (through shared memory when every rank is on one "
+                          "node), got \"") +
                   bad + "\"");
   }
   EXPECT_EQ(refusal({{"DTRAIN_FUSION_BYTES", "1023"}}),
