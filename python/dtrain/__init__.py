@@ -1,0 +1,130 @@
+"""dtrain for Python: libdtrain's records, checkpoints, shards, preemption and collectives.
+
+    import dtrain
+    ctx = dtrain.init()                       # rank, size, local_rank, ... as libdtrain found them
+    ctx.allreduce(grads, "avg")               # any buffer: NumPy array, tensor.numpy(), bytearray
+    meter = dtrain.Meter(ctx)                 # RUN_DIR/rank-NNNNN.jsonl, as from C++
+    with meter.step(batch_size):
+        train_one_step()
+
+Everything is a binding over libdtrain (the compiled module dtrain._dtrain); docs/python.md.
+"""
+
+import time as _time
+import weakref as _weakref
+from contextlib import contextmanager as _contextmanager
+
+from ._dtrain import (  # noqa: F401
+    EXIT_REQUEUE,
+    Checkpoint,
+    Checkpointer,
+    CheckpointWriter,
+    Comm,
+    CommError,
+    Context,
+    DType,
+    Error,
+    FusedAllreduce,
+    InternalError,
+    InvalidError,
+    Preemption,
+    ReduceOp,
+    ShardTail,
+    SysError,
+    TimeoutError,
+    Work,
+    signal_from_name,
+)
+from . import _dtrain
+
+__all__ = [
+    "init", "Context", "Comm", "Work", "FusedAllreduce", "DType", "ReduceOp", "Meter",
+    "Checkpointer", "Checkpoint", "CheckpointWriter", "Shard", "ShardTail", "Preemption",
+    "EXIT_REQUEUE", "signal_from_name", "Error", "InvalidError", "CommError", "SysError",
+    "InternalError", "TimeoutError",
+]
+
+_context = None  # a weak reference to the live Context: MPI cannot start twice in a process
+
+
+def init():
+    """Bootstraps this process (dtrain::init()) and returns its Context.
+
+    Calling it again while that Context is alive returns the same one, since MPI cannot be
+    initialized twice in a process.
+    """
+    global _context
+    ctx = _context() if _context is not None else None
+    if ctx is None:
+        ctx = _dtrain._init()
+        _context = _weakref.ref(ctx)
+    return ctx
+
+
+class Meter(_dtrain._Meter):
+    """Per-rank step records in RUN_DIR/rank-NNNNN.jsonl (docs/metrics.md).
+
+    Meter(ctx, run_dir=None): run_dir None means DTRAIN_RUN_DIR; without either the meter is
+    disabled and drops records, so a script runs unchanged outside dtrain.
+    """
+
+    def __init__(self, ctx, run_dir=None):
+        super().__init__(ctx, run_dir)
+        self.next_step = 0
+
+    def record(self, step, samples, seconds, data_seconds=None):
+        super().record(step, samples, seconds, data_seconds)
+        self.next_step = step + 1
+
+    @_contextmanager
+    def step(self, samples, step=None):
+        """Times the body as one training step of `samples` and records it.
+
+        The step number is `step`, or the one after the last recorded (from 0). A body that
+        raises records nothing.
+        """
+        number = self.next_step if step is None else step
+        start = _time.perf_counter()
+        yield number
+        self.record(number, samples, _time.perf_counter() - start)
+
+
+class Shard(_dtrain._Shard):
+    """This rank's samples of a data set, usable as a torch.utils.data.Sampler.
+
+    Shard(num_samples, ctx, shuffle=True, seed=0, tail="pad") takes rank and world from the
+    Context; Shard(num_samples, rank=r, world=w, ...) gives them directly. The indices are
+    libdtrain's: the same as a C++ dtrain::Shard with the same arguments.
+
+    As a sampler it yields the indices of the epoch set by set_epoch(epoch, consumed=0) (from
+    position `consumed` on, for a run resumed mid-epoch), and len() is how many it yields.
+    """
+
+    def __init__(self, num_samples, ctx=None, *, rank=None, world=None, shuffle=True, seed=0,
+                 tail="pad"):
+        if ctx is not None:
+            if rank is not None or world is not None:
+                raise ValueError("dtrain: Shard: expected a ctx or rank and world, got both")
+            rank, world = ctx.rank, ctx.size
+        elif rank is None or world is None:
+            raise ValueError("dtrain: Shard: expected a ctx, or rank and world")
+        super().__init__(num_samples, rank, world, shuffle, seed, tail)
+        self.epoch = 0
+        self.consumed = 0
+
+    def set_epoch(self, epoch, consumed=0):
+        if consumed > self.size():
+            raise InvalidError(
+                f"dtrain: shard: consumed; expected at most {self.size()}, got {consumed}")
+        self.epoch = epoch
+        self.consumed = consumed
+
+    def __len__(self):
+        return self.size() - self.consumed
+
+    def __iter__(self):
+        return iter(self.indices(self.epoch, self.consumed))
+
+    def __repr__(self):
+        return (f"<dtrain.Shard rank {self.rank} of {self.world}: {self.size()} of "
+                f"{self.num_samples} samples, epoch {self.epoch}>")

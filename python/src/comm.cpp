@@ -1,0 +1,121 @@
+// The Context owns MPI and the bootstrap: Python holds it by a unique_ptr, and every object that
+// uses it (Comm, Work, Meter, Checkpointer, Preemption, FusedAllreduce) keeps it alive, so MPI is
+// finalized only after the last of them is gone.
+#include "bindings.hpp"
+
+#include "collectives.hpp"
+#include "fused.hpp"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace dtrain::python {
+namespace {
+
+Comm& context_comm(Context& ctx) { return ctx.comm(); }
+Comm& comm_itself(Comm& comm) { return comm; }
+
+void bind_enums(py::module_& m) {
+  py::enum_<DType>(m, "DType")
+      .value("FLOAT32", DType::kFloat32)
+      .value("FLOAT64", DType::kFloat64)
+      .value("INT32", DType::kInt32)
+      .value("INT64", DType::kInt64)
+      .value("UINT8", DType::kUInt8)
+      .value("FLOAT16", DType::kFloat16)
+      .value("BFLOAT16", DType::kBFloat16);
+  py::enum_<ReduceOp>(m, "ReduceOp")
+      .value("SUM", ReduceOp::kSum)
+      .value("AVG", ReduceOp::kAvg)
+      .value("MIN", ReduceOp::kMin)
+      .value("MAX", ReduceOp::kMax)
+      .value("PRODUCT", ReduceOp::kProduct);
+}
+
+void bind_context(py::module_& m) {
+  py::class_<Context> ctx(m, "Context",
+                          "This process's place in the job and its communicator (dtrain.init()).");
+  const auto world = [](auto member) {
+    return [member](const Context& c) { return c.world().*member; };
+  };
+  ctx.def_property_readonly("rank", world(&WorldInfo::rank))
+      .def_property_readonly("size", world(&WorldInfo::size))
+      .def_property_readonly("local_rank", world(&WorldInfo::local_rank))
+      .def_property_readonly("local_size", world(&WorldInfo::local_size))
+      .def_property_readonly("node_id", world(&WorldInfo::node_id))
+      .def_property_readonly("hostname", world(&WorldInfo::hostname))
+      .def_property_readonly("bootstrap", world(&WorldInfo::bootstrap))
+      .def_property_readonly("affinity", world(&WorldInfo::affinity))
+      .def_property_readonly("comm", &Context::comm, py::return_value_policy::reference_internal)
+      .def(
+          "store_set",
+          [](Context& c, const std::string& key, const py::bytes& value) {
+            c.store_set(key, value);
+          },
+          "key"_a, "value"_a)
+      .def(
+          "store_get",
+          [](Context& c, const std::string& key) {
+            std::string value;
+            {
+              py::gil_scoped_release release;
+              value = c.store_get(key);
+            }
+            return py::bytes(value);
+          },
+          "key"_a)
+      .def("__repr__", [](const Context& c) {
+        const WorldInfo& w = c.world();
+        return "<dtrain.Context rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) +
+               " on " + w.hostname + ", bootstrap " + w.bootstrap + ">";
+      });
+  def_collectives(ctx, &context_comm);
+
+  m.def(
+      "_init",
+      [] {
+        std::unique_ptr<Context> c;
+        {
+          py::gil_scoped_release release;
+          c = std::make_unique<Context>(dtrain::init());
+        }
+        return c;
+      },
+      "Bootstraps this process (dtrain::init()).");
+}
+
+void bind_work_and_fusion(py::module_& m) {
+  py::class_<PyWork>(m, "Work", "An async collective: wait() returns its output buffer.")
+      .def("wait", &PyWork::wait)
+      .def("test", &PyWork::test)
+      .def_property_readonly("done", &PyWork::done)
+      .def_property_readonly("sequence", &PyWork::sequence);
+
+  py::class_<PyFused>(m, "FusedAllreduce",
+                      "Arrays registered once and reduced together in place by run().")
+      .def(py::init([](Context& ctx, const py::list& tensors, py::handle op,
+                       std::size_t bucket_bytes, py::handle dtype) {
+             return std::make_unique<PyFused>(ctx.comm(), tensors, op_arg(op), bucket_bytes,
+                                              dtype_arg(dtype));
+           }),
+           "ctx"_a, "tensors"_a, "op"_a = "sum", "bucket_bytes"_a = 0, py::kw_only(),
+           "dtype"_a = py::none(), py::keep_alive<1, 2>())
+      .def("run", &PyFused::run)
+      .def("__len__", &PyFused::size)
+      .def_property_readonly("bucket_count", &PyFused::bucket_count)
+      .def_property_readonly("bucket_bytes", &PyFused::bucket_bytes)
+      .def_property_readonly("dtype", &PyFused::dtype);
+}
+
+}  // namespace
+
+void bind_comm(py::module_& m) {
+  bind_enums(m);
+  py::class_<Comm> comm(m, "Comm", "The Context's host-memory communicator (MPI, TCP or single).");
+  comm.def_property_readonly("rank", &Comm::rank).def_property_readonly("size", &Comm::size);
+  def_collectives(comm, &comm_itself);
+  bind_context(m);
+  bind_work_and_fusion(m);
+}
+
+}  // namespace dtrain::python

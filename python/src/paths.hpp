@@ -1,0 +1,17 @@
+// libdtrain's paths and messages are bytes, not necessarily UTF-8 (a checkpoint directory may be
+// any name the file system allows). These convert the way os.fsencode/os.fsdecode do, so a
+// str or os.PathLike from Python round-trips through libdtrain unchanged.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+namespace dtrain::python {
+
+// str, bytes or os.PathLike -> the bytes of the path.
+std::string fs_encode(pybind11::handle path);
+// Bytes -> str, undecodable bytes as surrogates (os.fsdecode).
+pybind11::str fs_decode(const std::string& bytes);
+
+}  // namespace dtrain::python

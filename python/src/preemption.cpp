@@ -1,0 +1,72 @@
+// dtrain::Preemption for Python. The signal handlers are process-wide and only one Preemption
+// may exist at a time, so the object can be closed (or used as a context manager) to restore
+// the previous handlers at a known point instead of whenever the garbage collector runs.
+#include <memory>
+
+#include "bindings.hpp"
+#include "dtrain/preemption.hpp"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace dtrain::python {
+namespace {
+
+class PyPreemption {
+ public:
+  PyPreemption(Context& ctx, py::handle signals) {
+    if (signals.is_none()) {
+      p_ = std::make_unique<Preemption>(ctx);
+      return;
+    }
+    std::vector<int> numbers;
+    for (py::handle s : signals) {
+      numbers.push_back(py::isinstance<py::str>(s) ? signal_from_name(s.cast<std::string>())
+                                                   : s.cast<int>());
+    }
+    p_ = std::make_unique<Preemption>(ctx, std::move(numbers));
+  }
+
+  bool should_stop() {
+    Preemption& p = open();
+    py::gil_scoped_release release;
+    return p.should_stop();
+  }
+  bool requested() { return open().requested(); }
+  int signal_received() { return open().signal_received(); }
+  std::vector<int> signals() { return open().signals(); }
+  void close() { p_.reset(); }
+  bool closed() const { return p_ == nullptr; }
+
+ private:
+  Preemption& open() {
+    if (!p_) throw py::value_error("dtrain: Preemption: closed; expected an open Preemption");
+    return *p_;
+  }
+
+  std::unique_ptr<Preemption> p_;
+};
+
+}  // namespace
+
+void bind_preemption(py::module_& m) {
+  m.attr("EXIT_REQUEUE") = kExitRequeue;
+  m.def("signal_from_name", &signal_from_name, "name"_a);
+  py::class_<PyPreemption>(m, "Preemption",
+                           "Catches the scheduler's stop signals; should_stop() is collective.")
+      .def(py::init<Context&, py::handle>(), "ctx"_a, "signals"_a = py::none(),
+           py::keep_alive<1, 2>())
+      .def("should_stop", &PyPreemption::should_stop,
+           "Collective: True on every rank once any rank received a signal.")
+      .def("requested", &PyPreemption::requested, "Local: whether this process got a signal.")
+      .def_property_readonly("signal_received", &PyPreemption::signal_received)
+      .def_property_readonly("signals", &PyPreemption::signals)
+      .def_property_readonly("closed", &PyPreemption::closed)
+      .def("close", &PyPreemption::close, "Restores the signal handlers that were there before.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyPreemption& p, py::args) { p.close(); });
+}
+
+}  // namespace dtrain::python

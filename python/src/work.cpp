@@ -1,0 +1,48 @@
+#include "work.hpp"
+
+namespace py = pybind11;
+
+namespace dtrain::python {
+
+PyWork::~PyWork() {
+  if (done_) return;
+  try {
+    py::gil_scoped_release release;
+    work_.wait();
+  } catch (...) {
+    // A destructor cannot raise; the error was the caller's to collect with wait().
+  }
+}
+
+void PyWork::finish() {
+  done_ = true;
+  held_.clear();
+}
+
+py::object PyWork::wait() {
+  if (done_) return result_;
+  try {
+    py::gil_scoped_release release;
+    work_.wait();
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  return result_;
+}
+
+bool PyWork::test() {
+  if (done_) return true;
+  bool complete = false;
+  try {
+    complete = work_.test();
+  } catch (...) {
+    finish();
+    throw;
+  }
+  if (complete) finish();
+  return complete;
+}
+
+}  // namespace dtrain::python
