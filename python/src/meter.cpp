@@ -6,6 +6,8 @@
 #include "dtrain/dtrain.hpp"
 #include "paths.hpp"
 
+#include <pybind11/stl.h>
+
 namespace py = pybind11;
 using namespace pybind11::literals;
 

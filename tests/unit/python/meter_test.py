@@ -1,0 +1,84 @@
+# dtrain.Meter: the same rank-NNNNN.jsonl records as the C++ Meter (docs/metrics.md), including
+# the heartbeats of collectives called from Python, and the step() timer.
+import json
+import time
+
+import numpy as np
+import pytest
+
+import dtrain
+
+
+def records(path, kind):
+    with open(path) as f:
+        return [r for r in map(json.loads, f) if r["type"] == kind]
+
+
+def test_disabled_without_a_run_dir(ctx):
+    meter = dtrain.Meter(ctx)
+    assert not meter.enabled and meter.path == ""
+    meter.record(0, 32, 0.1)  # dropped
+
+
+def test_record_writes_step_records(ctx, tmp_path):
+    meter = dtrain.Meter(ctx, tmp_path)
+    assert meter.enabled and meter.path == str(tmp_path / "rank-00000.jsonl")
+    meter.record(3, 32, 0.0123)
+    meter.add_data_seconds(0.5)
+    meter.record(4, 32, 0.0125)
+    meter.record(5, 16, 0.01, data_seconds=0.002)
+    meter.flush()
+    steps = records(meter.path, "step")
+    assert [(r["step"], r["samples"], r["seconds"]) for r in steps] == [
+        (3, 32, 0.0123), (4, 32, 0.0125), (5, 16, 0.01)]
+    assert "data_seconds" not in steps[0] and steps[1]["data_seconds"] == 0.5
+    assert steps[2]["data_seconds"] == 0.002
+    assert all(r["v"] == 2 and r["rank"] == 0 for r in steps)
+
+
+def test_run_dir_from_the_environment(ctx, tmp_path, monkeypatch):
+    monkeypatch.setenv("DTRAIN_RUN_DIR", str(tmp_path))
+    meter = dtrain.Meter(ctx)
+    assert meter.path == str(tmp_path / "rank-00000.jsonl")
+
+
+def test_step_times_the_body_and_numbers_the_steps(ctx, tmp_path):
+    meter = dtrain.Meter(ctx, str(tmp_path))
+    with meter.step(8) as number:
+        assert number == 0
+        time.sleep(0.05)
+    with meter.step(8):
+        pass
+    with meter.step(4, step=10):
+        pass
+    with meter.step(4) as number:
+        assert number == 11
+    with pytest.raises(KeyError):
+        with meter.step(4):
+            raise KeyError("a failed step records nothing")
+    meter.flush()
+    steps = records(meter.path, "step")
+    assert [r["step"] for r in steps] == [0, 1, 10, 11]
+    assert steps[0]["seconds"] >= 0.05 and steps[1]["seconds"] < 0.05
+
+
+def test_collectives_from_python_write_heartbeats(ctx, tmp_path):
+    meter = dtrain.Meter(ctx, tmp_path)
+    seq = ctx.next_sequence
+    ctx.allreduce(np.ones(1024, np.float32))
+    meter.flush()
+    beats = [r for r in records(meter.path, "coll") if r["seq"] == seq]
+    assert [(r["op"], r["bytes"], r["phase"]) for r in beats] == [
+        ("allreduce", 4096, "enter"), ("allreduce", 4096, "exit")]
+
+
+def test_bad_values_and_directories_are_errors(ctx, tmp_path):
+    meter = dtrain.Meter(ctx, tmp_path)
+    with pytest.raises(dtrain.InvalidError) as e:
+        meter.record(0, 1, -1.0)
+    assert e.value.code == "invalid" and isinstance(e.value, ValueError)
+    with pytest.raises(dtrain.InvalidError):
+        meter.record(0, 1, float("nan"))
+    with pytest.raises(dtrain.SysError, match="cannot open") as e:
+        dtrain.Meter(ctx, tmp_path / "missing")
+    assert e.value.code == "system" and isinstance(e.value, OSError)
