@@ -1,0 +1,163 @@
+# The Python module with 2 ranks, under mpirun (PMIx bootstrap, MPI) and a torchrun-style launch
+# (TCP): the world, exact results of every collective and element type, async handles, fusion,
+# the checkpoint's per-rank blobs, the agreed preemption stop, the shards' cover, and the GIL
+# released while a collective waits.
+import os
+import signal
+import tempfile
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dtrain
+
+
+def test_world(ctx):
+    assert ctx.size == 2 and ctx.rank in (0, 1)
+    assert (ctx.local_rank, ctx.local_size) == (ctx.rank, 2)
+    assert ctx.bootstrap == os.environ["EXPECT_BOOTSTRAP"]
+    ranks = np.zeros(2, dtype=np.int32)
+    ctx.allgather(np.array([ctx.rank], dtype=np.int32), ranks)
+    assert list(ranks) == [0, 1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "float16"])
+@pytest.mark.parametrize("op,want", [("sum", [3, 5]), ("min", [1, 2]), ("max", [2, 3]),
+                                     ("product", [2, 6])])
+def test_allreduce_is_exact(ctx, dtype, op, want):
+    mine = np.array([1, 2] if ctx.rank == 0 else [2, 3], dtype=dtype)
+    out = np.zeros(2, dtype=dtype)
+    ctx.allreduce(mine, op, out=out)
+    ctx.allreduce(mine, op)
+    np.testing.assert_array_equal(out, np.array(want, dtype=dtype))
+    np.testing.assert_array_equal(mine, out)
+
+
+def test_avg_and_bfloat16(ctx):
+    a = np.full(1000, float(ctx.rank), dtype=np.float64)
+    ctx.allreduce(a, "avg")
+    bits = np.array([0x3F80, 0x4000], dtype=np.uint16)  # bfloat16 1.0, 2.0
+    ctx.allreduce(bits, "sum", dtype="bfloat16")
+    np.testing.assert_array_equal(a, 0.5)
+    np.testing.assert_array_equal(bits, [0x4000, 0x4080])  # 2.0, 4.0
+
+
+def test_broadcast_allgather_reduce_scatter(ctx):
+    b = bytearray(b"from rank 1" if ctx.rank == 1 else bytes(11))
+    ctx.broadcast(b, root=1)
+    gathered = np.zeros(6, dtype=np.int64)
+    ctx.allgather(np.full(3, ctx.rank + 10, dtype=np.int64), gathered)
+    mine = np.zeros(2, dtype=np.float32)
+    ctx.reduce_scatter(np.arange(4, dtype=np.float32), mine, "sum")
+    assert b == bytearray(b"from rank 1")
+    np.testing.assert_array_equal(gathered, [10, 10, 10, 11, 11, 11])
+    np.testing.assert_array_equal(mine, [0, 2] if ctx.rank == 0 else [4, 6])
+
+
+def test_async_handles_complete_in_order(ctx):
+    arrays = [np.full(10000, float(i + ctx.rank), dtype=np.float32) for i in range(4)]
+    works = [ctx.allreduce_async(a, "sum") for a in arrays]
+    outs = [w.wait() for w in works]
+    for i, out in enumerate(outs):
+        np.testing.assert_array_equal(out, 2 * i + 1)
+    assert [w.sequence for w in works] == list(range(works[0].sequence, works[0].sequence + 4))
+
+
+def test_fused_allreduce_across_ranks(ctx):
+    grads = [np.full(n, float(ctx.rank + 1), dtype=np.float32) for n in (3, 5000, 70000)]
+    fused = dtrain.FusedAllreduce(ctx, grads, "avg", bucket_bytes=16384)
+    for _ in range(3):
+        fused.run()
+    for g in grads:
+        np.testing.assert_array_equal(g, 1.5)
+
+
+def shared_dir(ctx):
+    name = bytearray(256)
+    if ctx.rank == 0:
+        path = os.fsencode(tempfile.mkdtemp(prefix="dtrain-py-"))
+        name[:len(path)] = path
+    ctx.broadcast(name)
+    return os.fsdecode(bytes(name).rstrip(b"\0"))
+
+
+def test_checkpoint_blobs_per_rank(ctx):
+    ckpt = dtrain.Checkpointer(ctx, shared_dir(ctx))
+    first = ckpt.load_latest()
+    ckpt.save(4, b"shared from rank 0" if ctx.rank == 0 else None,
+              rank_data=f"rng of rank {ctx.rank}".encode())
+    ckpt.save(5, (lambda f: f.write(b"streamed")) if ctx.rank == 0 else None)
+    c = ckpt.load_latest()
+    older = dtrain.Checkpointer(ctx, ckpt.dir)
+    with pytest.raises(dtrain.InvalidError, match="newer checkpoint"):
+        older.save(1, b"x")  # refused on every rank, so the ranks stay in step
+    assert first is None
+    assert (c.step, c.data, c.saved_world) == (5, b"streamed", 2)
+    assert c.rank_data == b""  # step 5 saved no blobs
+    import shutil
+    ctx.barrier()
+    if ctx.rank == 0:
+        shutil.rmtree(ckpt.dir)
+
+
+def test_preemption_stops_every_rank_at_the_same_step(ctx):
+    stopped_at = None
+    with dtrain.Preemption(ctx) as p:
+        for step in range(10):
+            if step == 3 and ctx.rank == 1:
+                os.kill(os.getpid(), signal.SIGUSR1)
+            if p.should_stop():
+                stopped_at = step
+                break
+        requested = p.requested()
+    steps = np.zeros(2, dtype=np.int64)
+    ctx.allgather(np.array([stopped_at], dtype=np.int64), steps)
+    assert list(steps) == [3, 3]
+    assert requested == (ctx.rank == 1)
+
+
+def test_shards_cover_the_data_set_disjointly(ctx):
+    shard = dtrain.Shard(1001, ctx, seed=42, tail="exact_once")
+    mine = np.array(list(shard), dtype=np.int64)
+    counts = np.array([len(mine)], dtype=np.int64)
+    ctx.allreduce(counts, "max")
+    padded = np.full(counts[0], -1, dtype=np.int64)
+    padded[:len(mine)] = mine
+    everyone = np.zeros(2 * counts[0], dtype=np.int64)
+    ctx.allgather(padded, everyone)
+    assert sorted(everyone[everyone >= 0]) == list(range(1001))
+
+
+def test_a_python_thread_runs_while_an_allreduce_waits(ctx):
+    # Rank 1 joins 1.5 s late, so rank 0 waits inside a 64 MiB allreduce; with the GIL released
+    # its counting thread goes on meanwhile. Were the GIL held, the thread would only get the
+    # interpreter's switch interval (5 ms, some 10^5 counts) before the call.
+    ticks = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    data = np.ones(16 << 20, dtype=np.float32)
+    ctx.barrier()
+    thread = threading.Thread(target=count)
+    if ctx.rank == 0:
+        thread.start()
+    else:
+        time.sleep(1.5)
+    before = ticks[0]
+    start = time.perf_counter()
+    ctx.allreduce(data, "sum")
+    waited = time.perf_counter() - start
+    during = ticks[0] - before
+    stop.set()
+    if ctx.rank == 0:
+        thread.join()
+    print(f"rank {ctx.rank}: waited {waited:.3f} s, the thread counted {during}", flush=True)
+    assert data[0] == 2 and data[-1] == 2
+    if ctx.rank == 0:
+        assert waited > 1.0
+        assert during > 1_000_000, f"the thread counted {during} in {waited:.2f} s"
