@@ -6,7 +6,8 @@
 #   includes nothing of the CLI, the plugin, libdtrain's internals, CLI11, hwloc, MPI or PMIx;
 #   cli/plan/ and cli/report/ (pure) include nothing of the CLI around them, and cli/plan/ nothing
 #   of cli/report/;
-#   spank-plugin/ uses only runtime/affinity and runtime/records of dtrain.
+#   spank-plugin/ uses only runtime/affinity and runtime/records of dtrain;
+#   python/ binds libdtrain's public API (dtrain/*.hpp) and nothing inside it.
 # Each third-party C header has one including file.
 set -euo pipefail
 cd "$1"
@@ -27,6 +28,7 @@ check runtime/records 'plan/|report/|commands\.hpp|run_dir|process\.hpp|exit_cod
 check cli/report 'commands\.hpp|run_dir\.hpp|process\.hpp|exit_codes\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/report must stay pure"
 check cli/plan 'commands\.hpp|run_dir\.hpp|process\.hpp|report/|records/|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure (and plan, not report)"
 check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity"
+check python 'runtime/|comm/|bootstrap/|checkpoint/|preemption/|data/|net/|records/|context_state|meter_file|plan/|report/|rundir/|mpi\.h|pmix|hwloc' "python/ may use only libdtrain's public headers"
 for header in hwloc.h mpi.h pmix.h nccl.h; do
   n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)
   ((n <= 1)) || violation "<$header> is included by $n files; expected one wrapper"
