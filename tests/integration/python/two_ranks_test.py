@@ -161,3 +161,16 @@ def test_a_python_thread_runs_while_an_allreduce_waits(ctx):
     if ctx.rank == 0:
         assert waited > 1.0
         assert during > 1_000_000, f"the thread counted {during} in {waited:.2f} s"
+
+
+def test_fused_allreduce_of_torch_gradients(ctx):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)  # the same model on both ranks
+    model = torch.nn.Linear(4, 3)
+    x = torch.full((2, 4), float(ctx.rank + 1))
+    model(x).sum().backward()
+    fused = dtrain.FusedAllreduce(ctx, [p.grad.numpy() for p in model.parameters()], "avg")
+    fused.run()
+    # d(sum)/dW = sum over the batch of x: 2 (rank + 1) per entry, averaged: 3; the bias: 2.
+    assert torch.equal(model.weight.grad, torch.full((3, 4), 3.0))
+    assert torch.equal(model.bias.grad, torch.full((3,), 2.0))

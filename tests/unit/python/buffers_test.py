@@ -142,3 +142,15 @@ def test_buffers_stay_pinned_until_the_collective_is_done(ctx):
     del fused
     b.extend(b"x")
     assert len(b) == 18
+
+
+def test_torch_cpu_tensors_through_their_numpy_views(ctx):
+    torch = pytest.importorskip("torch")
+    t = torch.zeros(4)
+    ctx.allreduce(np.arange(4, dtype=np.float32), out=t.numpy())  # written into the tensor itself
+    assert t.tolist() == [0, 1, 2, 3]
+    h = torch.ones(3, dtype=torch.float16)
+    assert dtrain.FusedAllreduce(ctx, [h.numpy()]).dtype == dtrain.DType.FLOAT16
+    b = torch.ones(3, dtype=torch.bfloat16)
+    ctx.allreduce(b.view(torch.int16).numpy(), dtype=torch.bfloat16)
+    assert b.tolist() == [1, 1, 1]
