@@ -1,8 +1,8 @@
 // dtrain.Error and one subclass per dtrain::Error::Code, whose class attribute `code` is the
 // code's name, so Python code can catch a kind of failure (`except dtrain.TimeoutError`). The
-// classes are made with PyErr_NewException so that they can also derive from the
-// builtin Python class that fits (ValueError for a bad argument, TimeoutError for a deadline):
-// `except ValueError` then catches dtrain's argument errors too.
+// classes are made with PyErr_NewException so that they can also derive from the builtin class
+// that fits (ValueError for a bad argument, TimeoutError for a deadline): `except ValueError`
+// then catches dtrain's argument errors too.
 #include "bindings.hpp"
 
 #include <array>
@@ -22,16 +22,14 @@ struct ErrorClass {
   PyObject* type = nullptr;
 };
 
-// Filled once at import; the module keeps the classes alive.
-std::array<ErrorClass, 5> error_classes() {
-  return {{{Error::Code::kInvalid, "InvalidError", "invalid", PyExc_ValueError},
-           {Error::Code::kComm, "CommError", "comm", nullptr},
-           {Error::Code::kSystem, "SysError", "system", PyExc_OSError},
-           {Error::Code::kInternal, "InternalError", "internal", nullptr},
-           {Error::Code::kTimeout, "TimeoutError", "timeout", PyExc_TimeoutError}}};
-}
-
-std::array<ErrorClass, 5> classes = error_classes();
+// `type` is filled at import; the module keeps the classes alive.
+std::array<ErrorClass, 5> classes = {{
+    {Error::Code::kInvalid, "InvalidError", "invalid", PyExc_ValueError},
+    {Error::Code::kComm, "CommError", "comm", nullptr},
+    {Error::Code::kSystem, "SysError", "system", PyExc_OSError},
+    {Error::Code::kInternal, "InternalError", "internal", nullptr},
+    {Error::Code::kTimeout, "TimeoutError", "timeout", PyExc_TimeoutError},
+}};
 PyObject* base_error = nullptr;
 
 void raise(const Error& e) {

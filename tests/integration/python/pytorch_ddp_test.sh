@@ -25,7 +25,7 @@ sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
     "$SRC/examples/pytorch-ddp/job.yaml" > job.yaml
 grep -q "PYTHONPATH: $BUILD/python" job.yaml || fail "job.yaml: no PYTHONPATH line to point at the build"
 
-args=(--epochs 1 --steps-per-epoch 300 --log-every 1)
+args=(--epochs 2 --steps-per-epoch 300 --log-every 1)
 command_for() {  # words... -> a YAML flow list
   local out="[/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py"
   for w in "$@"; do out+=", \"$w\""; done
@@ -33,13 +33,13 @@ command_for() {  # words... -> a YAML flow list
 }
 losses() { sed -n 's/^\(.* \)\?step \([0-9]*\) loss \([0-9.]*\)$/\2 \3/p' <<< "$1"; }
 
-echo "== uninterrupted: 300 steps of global batch 128"
+echo "== uninterrupted: 2 epochs of 300 steps of global batch 128"
 out=$("$DTRAIN" submit job.yaml --set "command=$(command_for "${args[@]}" --checkpoint-dir "$work/ck-full")" 2>&1) ||
   fail "uninterrupted run exited $?: $out"
 echo "$out" | grep -vE '^(.* )?step [0-9]+ loss'
 expect_contains "$out" "pytorch-ddp: 2 ranks (pmix), 60000 training images (300 steps/epoch of global batch 128, 64 per rank), 10000 test images" "header"
 full=$(losses "$out")
-expect_eq 300 "$(wc -l <<< "$full")" "loss lines of the uninterrupted run"
+expect_eq 600 "$(wc -l <<< "$full")" "loss lines of the uninterrupted run"
 full_final=$(grep -o 'final test accuracy .*' <<< "$out") || fail "no final accuracy in: $out"
 accuracy=$(sed 's/final test accuracy \([0-9.]*\) %.*/\1/' <<< "$full_final")
 python3 -c "import sys; a = float(sys.argv[1]); assert a >= 85.0, f'test accuracy {a} %; expected >= 85 %'" "$accuracy" ||
@@ -47,7 +47,7 @@ python3 -c "import sys; a = float(sys.argv[1]); assert a >= 85.0, f'test accurac
 expect_contains "$out" "# throughput" "submit output"
 run_dir=$(ls -d "$work"/runs/pytorch-ddp-* | tail -1)
 for r in 0 1; do
-  expect_eq 300 "$(grep -c '"type":"step","time":[0-9.]*,"rank":'$r',"step":[0-9]*,"samples":64,' "$run_dir/rank-0000$r.jsonl")" \
+  expect_eq 600 "$(grep -c '"type":"step","time":[0-9.]*,"rank":'$r',"step":[0-9]*,"samples":64,' "$run_dir/rank-0000$r.jsonl")" \
     "step records of 64 samples in rank $r's records"
 done
 stats=$("$DTRAIN" stats "$run_dir" 2>&1) || fail "dtrain stats exited $?: $stats"
@@ -79,7 +79,7 @@ stopped=$(cat stopped.txt)
 expect_eq 85 "$status" "exit status of the signalled run (85 asks for a requeue): $stopped"
 stop_step=$(sed -n 's/^\(.* \)\?stopping at step \([0-9]*\) on a signal: checkpoint saved in .*/\2/p' <<< "$stopped")
 [[ -n "$stop_step" ]] || fail "expected 'stopping at step N on a signal: checkpoint saved', got: $stopped"
-((stop_step >= 40 && stop_step < 300)) || fail "stopped at step $stop_step; expected 40-299"
+((stop_step >= 40 && stop_step < 600)) || fail "stopped at step $stop_step; expected 40-599"
 ckpt=$(printf '%s/ck/ckpt-%012d' "$work" "$stop_step")
 [[ -f "$ckpt" ]] || fail "expected the checkpoint $ckpt, found: $(ls "$work/ck")"
 for r in 0 1; do
@@ -89,7 +89,7 @@ done
 
 out=$("$DTRAIN" submit job.yaml --set "command=$(command_for "${args[@]}" --checkpoint-dir "$work/ck")" 2>&1) ||
   fail "resumed run exited $?: $out"
-expect_contains "$out" "resumed from $ckpt at epoch 0, step $stop_step" "resumed run"
+expect_contains "$out" "resumed from $ckpt at epoch $(((stop_step - 1) / 300)), step $stop_step" "resumed run"
 resumed=$( (losses "$stopped"; losses "$out") )
 [[ "$resumed" == "$full" ]] ||
   fail "stopped + resumed loss curve differs from the uninterrupted one:"$'\n'"$(diff <(echo "$full") <(echo "$resumed") | head)"
