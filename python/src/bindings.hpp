@@ -11,5 +11,6 @@ void bind_meter(pybind11::module_& m);
 void bind_checkpoint(pybind11::module_& m);
 void bind_shard(pybind11::module_& m);
 void bind_preemption(pybind11::module_& m);
+void bind_bench(pybind11::module_& m);
 
 }  // namespace dtrain::python

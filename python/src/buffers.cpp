@@ -80,10 +80,10 @@ Buffer::Buffer(py::handle obj, Access access, Typing typing, const std::string& 
                               " bytes");
       }
       dtype_ = *dtype;
-    } else if (is_bfloat16(obj) && view_.itemsize == 2) {
-      dtype_ = DType::kBFloat16;
     } else if (auto found = dtype_from_format(format, view_.itemsize)) {
       dtype_ = *found;
+    } else if (view_.itemsize == 2 && is_bfloat16(obj)) {  // after the format: a lookup per call
+      dtype_ = DType::kBFloat16;
     } else if (typing == Typing::kBytes) {
       dtype_ = DType::kUInt8;
       count_ = static_cast<std::size_t>(view_.len);

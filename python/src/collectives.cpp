@@ -4,6 +4,7 @@
 #include "collectives.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtrain::python {
@@ -121,13 +122,18 @@ std::unique_ptr<PyWork> run_async(Operands ops, Call call) {
 }  // namespace
 
 ReduceOp op_arg(py::handle value) {
-  if (py::isinstance<ReduceOp>(value)) return value.cast<ReduceOp>();
+  // A name is the common case: compared in place, without a std::string per call.
+  if (PyUnicode_Check(value.ptr())) {
+    for (const auto& [name, op] :
+         {std::pair{"sum", ReduceOp::kSum}, std::pair{"avg", ReduceOp::kAvg},
+          std::pair{"min", ReduceOp::kMin}, std::pair{"max", ReduceOp::kMax},
+          std::pair{"product", ReduceOp::kProduct}}) {
+      if (PyUnicode_CompareWithASCIIString(value.ptr(), name) == 0) return op;
+    }
+  } else if (py::isinstance<ReduceOp>(value)) {
+    return value.cast<ReduceOp>();
+  }
   const std::string name = py::str(value);
-  if (name == "sum") return ReduceOp::kSum;
-  if (name == "avg") return ReduceOp::kAvg;
-  if (name == "min") return ReduceOp::kMin;
-  if (name == "max") return ReduceOp::kMax;
-  if (name == "product") return ReduceOp::kProduct;
   throw py::value_error("dtrain: op; expected sum, avg, min, max or product, got \"" + name + "\"");
 }
 

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_dtrain, m) {
   dtrain::python::bind_checkpoint(m);
   dtrain::python::bind_shard(m);
   dtrain::python::bind_preemption(m);
+  dtrain::python::bind_bench(m);
 }
