@@ -174,3 +174,29 @@ def test_fused_allreduce_of_torch_gradients(ctx):
     # d(sum)/dW = sum over the batch of x: 2 (rank + 1) per entry, averaged: 3; the bias: 2.
     assert torch.equal(model.weight.grad, torch.full((3, 4), 3.0))
     assert torch.equal(model.bias.grad, torch.full((3,), 2.0))
+
+
+def test_ctrl_c_in_a_blocking_collective_is_raised_when_it_returns(ctx):
+    # SIGINT reaches rank 0 while it waits for rank 1 (1 s late): the allreduce completes (it
+    # cannot be cancelled) and KeyboardInterrupt is raised right after, not swallowed.
+    data = np.ones(1024, dtype=np.float32)
+    # Python's own handler, as in an interactive run (a launcher's background jobs ignore SIGINT).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctx.barrier()
+    interrupted = False
+    if ctx.rank == 0:
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            ctx.allreduce(data, "sum")
+            for _ in range(1000):  # the interpreter raises it at its next check
+                pass
+        except KeyboardInterrupt:
+            interrupted = True
+        timer.join()
+    else:
+        time.sleep(1.0)
+        ctx.allreduce(data, "sum")
+    signal.signal(signal.SIGINT, previous)
+    assert data[0] == 2
+    assert interrupted == (ctx.rank == 0)
