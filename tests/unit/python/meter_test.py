@@ -1,15 +1,13 @@
 # dtrain.Meter: the same rank-NNNNN.jsonl records as the C++ Meter (docs/metrics.md), including
 # the heartbeats of collectives called from Python, and the step() timer.
 import json
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
 import dtrain
+from conftest import run_fresh
 
 
 def records(path, kind):
@@ -40,12 +38,9 @@ def test_record_writes_step_records(ctx, tmp_path):
 
 
 def test_run_dir_from_the_environment(tmp_path):
-    # libdtrain reads DTRAIN_RUN_DIR when the process starts it (init), so in a process of its own.
-    script = "import dtrain; print(dtrain.Meter(dtrain.init()).path)"
-    env = dict(os.environ, DTRAIN_RUN_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    assert out.strip() == str(tmp_path / "rank-00000.jsonl")
+    path = run_fresh("import dtrain; print(dtrain.Meter(dtrain.init()).path)",
+                     DTRAIN_RUN_DIR=str(tmp_path))
+    assert path == str(tmp_path / "rank-00000.jsonl")
 
 
 def test_step_times_the_body_and_numbers_the_steps(ctx, tmp_path):

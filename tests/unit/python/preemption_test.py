@@ -6,6 +6,7 @@ import signal
 import pytest
 
 import dtrain
+from conftest import run_fresh
 
 
 def test_default_signals_and_a_signal_received(ctx):
@@ -24,10 +25,10 @@ def test_explicit_signals_by_number_or_name(ctx):
         assert p.should_stop()
 
 
-def test_signals_from_the_environment(ctx, monkeypatch):
-    monkeypatch.setenv("DTRAIN_PREEMPT_SIGNALS", "USR2")
-    with dtrain.Preemption(ctx) as p:
-        assert p.signals == [signal.SIGUSR2]
+def test_signals_from_the_environment():
+    got = run_fresh("import dtrain; print(dtrain.Preemption(dtrain.init()).signals)",
+                    DTRAIN_PREEMPT_SIGNALS="USR2,TERM")
+    assert got == str([signal.SIGUSR2.value, signal.SIGTERM.value])
 
 
 def test_close_restores_the_previous_handler(ctx):
