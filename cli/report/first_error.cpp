@@ -21,15 +21,19 @@ constexpr std::string_view kErrorWords[] = {
     "error",         "exception", "traceback", "fatal", "segmentation fault", "abort", "panic",
     "out of memory", "killed",    "assert",    "failed"};
 
-// Case-insensitive, without a lower-case copy of the line (a rank may print 100 MB in one line).
+// Case-insensitive. The line is lower-cased 64 KiB at a time (chunks overlap by a word's length,
+// so no word is missed at a seam): a rank may print 100 MB in one line, and a lower-case copy of
+// all of it would cost as much again.
 bool contains_any(std::string_view text, const std::string_view* words, std::size_t n) {
-  const auto same = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    if (std::search(text.begin(), text.end(), words[i].begin(), words[i].end(), same) !=
-        text.end()) {
-      return true;
+  constexpr std::size_t kChunk = 64 * 1024;
+  std::size_t longest = 1;
+  for (std::size_t i = 0; i < n; ++i) longest = std::max(longest, words[i].size());
+  std::string lower;
+  for (std::size_t pos = 0; pos < text.size(); pos += kChunk) {
+    lower.assign(text.substr(pos, kChunk + longest - 1));
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (lower.find(words[i]) != std::string::npos) return true;
     }
   }
   return false;

@@ -264,6 +264,11 @@ expect_status_and_message 2 "rank-00001.jsonl:1: expected rank 1 (as the file na
 expect_eq "earlier" "$(cat misfiled.json)" "the trace file after a failed timeline"
 [[ -z $(ls | grep partial || true) ]] || fail "a partial trace was left: $(ls)"
 expect_status_and_message 2 "expected rank 1 (as the file name rank-00001.jsonl says)" "$DTRAIN" stats "$work/misfiled"
+cp -r "$work/sums" "$work/malformed"
+echo "not json" >> "$work/malformed/rank-00002.jsonl"
+expect_status_and_message 2 "rank-00002.jsonl:61: expected one JSON object per line" "$DTRAIN" timeline "$work/malformed" -o misfiled.json
+expect_eq "earlier" "$(cat misfiled.json)" "the trace file after a timeline that failed on a malformed line"
+[[ -z $(ls | grep partial || true) ]] || fail "a partial trace was left: $(ls)"
 # Sample counts near INT64_MAX: totals saturate instead of wrapping negative.
 mkdir "$work/huge"
 cp "$work/sums/rank-00000.log" "$work/huge/"

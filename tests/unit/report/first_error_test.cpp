@@ -283,6 +283,13 @@ TEST(FirstError, AHugeLineIsCutWhenKeptAndQuoted) {
   EXPECT_LT(s.first_error()->text.size(), kMaxQuotedLine + 64);
   EXPECT_NE(s.first_error()->text.find("more bytes cut]"), std::string::npos);
   for (const auto& l : s.last_lines()) EXPECT_LT(l.size(), kMaxQuotedLine + 64);
+  // Long lines are searched in pieces: a word across a piece's end is still found.
+  for (std::size_t at : {0u, 65530u, 65536u, 200000u}) {
+    std::string line(at, 'x');
+    line += "Segmentation FAULT";
+    EXPECT_TRUE(reports_error(line)) << at;
+    EXPECT_FALSE(reports_error(std::string(at + 10, 'x'))) << at;
+  }
   // A cut never splits a UTF-8 character.
   EXPECT_EQ(cut_line("a\xc3\xa9", 2), "a [... 2 more bytes cut]");
   EXPECT_EQ(cut_line("short", 10), "short");
