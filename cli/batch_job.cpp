@@ -195,7 +195,7 @@ void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status)
 
 }  // namespace
 
-int wait_for_batch(const SubmittedJob& job) {
+BatchEnd wait_for_batch(const SubmittedJob& job) {
   using Clock = std::chrono::steady_clock;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const plan::Argv query = job.scheduler->status_command(job.job_id);
@@ -215,12 +215,12 @@ int wait_for_batch(const SubmittedJob& job) {
       }
       if (!unknown) fail(query, c, " ten times in a row while waiting for job " + job.job_id);
       if (tty) std::fputs("\n", stderr);
-      if (auto from_file = exit_status_file(job.run_dir)) return *from_file;
+      if (auto from_file = exit_status_file(job.run_dir)) return {*from_file};
       std::fprintf(stderr,
                    "dtrain: job %s ended, but neither the scheduler nor %s/exit-status says with "
                    "what status\n",
                    job.job_id.c_str(), job.run_dir.c_str());
-      return 1;
+      return {1};
     }
     failures = 0;
     if (!running_since && status->running) running_since = Clock::now();
@@ -244,11 +244,16 @@ int wait_for_batch(const SubmittedJob& job) {
     if (status->finished) {
       if (tty) std::fputs("\n", stderr);
       if (status->node_failed) report_failed_nodes(job, *status);
-      if (status->exit_status) return *status->exit_status;
-      if (auto from_file = exit_status_file(job.run_dir)) return *from_file;
-      std::fprintf(stderr, "dtrain: job %s ended (%s) without an exit status\n", job.job_id.c_str(),
-                   status->state.c_str());
-      return 1;
+      BatchEnd end{1, status->walltime_reached};
+      if (status->exit_status) {
+        end.status = *status->exit_status;
+      } else if (auto from_file = exit_status_file(job.run_dir)) {
+        end.status = *from_file;
+      } else {
+        std::fprintf(stderr, "dtrain: job %s ended (%s) without an exit status\n",
+                     job.job_id.c_str(), status->state.c_str());
+      }
+      return end;
     }
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }

@@ -21,8 +21,13 @@ struct SubmittedJob {
 // output.
 SubmittedJob submit_batch(PlannedJob& job);
 
+struct BatchEnd {
+  int status = 1;                 // the job's exit status
+  bool walltime_reached = false;  // the scheduler stopped it at its time limit
+};
+
 // Follows the job until it ends, printing one line of progress (state, elapsed time, steps/s
-// from rank 0's metric records) on stderr; returns the job's exit status.
-int wait_for_batch(const SubmittedJob& job);
+// from rank 0's metric records) on stderr; returns how it ended.
+BatchEnd wait_for_batch(const SubmittedJob& job);
 
 }  // namespace dtrain::cli

@@ -21,6 +21,7 @@
 #include "records/rank_files.hpp"
 #include "report/first_error.hpp"
 #include "report/hang.hpp"
+#include "report/json_text.hpp"
 #include "report/log_merge.hpp"
 #include "run_dir.hpp"
 
@@ -275,40 +276,12 @@ int run_merge(const LogsOptions& opts) {
   return 0;
 }
 
-// The heartbeats of the run, when it has metric files (first-error uses them as evidence).
-std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
-  if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
-  report::HeartbeatTracker tracker;
-  for (const auto& [rank, host] : read_rank_hosts(run_dir)) tracker.add_rank(rank, host);
-  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { tracker.add(r); });
-  return tracker;
-}
-
 int run_first_error(const LogsOptions& opts) {
-  const auto files = selected_logs(opts);
-  std::vector<report::RankLogScan> scans;
-  for (const auto& f : files) {
-    scans.emplace_back(f.rank);
-    for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
-  }
-  std::vector<std::optional<std::int64_t>> last_metric(scans.size());
-  std::optional<report::MissedCollective> missed;
-  if (auto tracker = read_heartbeats(opts.run_dir)) {
-    for (std::size_t i = 0; i < scans.size(); ++i) {
-      auto it = tracker->ranks().find(scans[i].rank());
-      if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
-    }
-    const auto hang = report::detect_hang(*tracker);
-    if (hang.missed_seq) {
-      missed = report::MissedCollective{*hang.missed_seq, hang.missed_what, {}};
-      for (const auto& p : hang.never_entered) missed->ranks.push_back(p.rank);
-    }
-  }
-  const auto report = report::find_first_error(scans, last_metric, missed);
+  const auto report = read_first_error(opts.run_dir, selected_logs(opts));
   if (opts.json) {
     auto j = report::first_error_to_json(report);
     j["run_dir"] = opts.run_dir;
-    write_out(j.dump(2) + "\n");
+    write_out(report::json_text(j, 2) + "\n");
   } else {
     write_out(report::format_first_error(report));
   }
@@ -327,7 +300,7 @@ int run_hang(const LogsOptions& opts) {
   if (opts.json) {
     auto j = report::hang_to_json(report);
     j["run_dir"] = opts.run_dir;
-    write_out(j.dump(2) + "\n");
+    write_out(report::json_text(j, 2) + "\n");
   } else {
     write_out(report::format_hang(report));
   }

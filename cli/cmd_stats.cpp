@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "plan/errors.hpp"
+#include "report/json_text.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
@@ -80,7 +81,7 @@ int run_stats(const StatsOptions& opts) {
     if (opts.json) {
       auto out = report::stats_to_json(stats[0]);
       out["run_dir"] = opts.run_dirs[0];
-      std::printf("%s\n", out.dump(2).c_str());
+      std::printf("%s\n", report::json_text(out, 2).c_str());
     } else {
       std::printf("# run directory: %s\n%s", opts.run_dirs[0].c_str(),
                   report::format_stats_table(stats[0]).c_str());
@@ -100,7 +101,7 @@ int run_stats(const StatsOptions& opts) {
       j["run_dir"] = opts.run_dirs[i];
       out["runs"].push_back(std::move(j));
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", report::json_text(out, 2).c_str());
     return 0;
   }
   for (std::size_t i = 0; i < stats.size(); ++i) {

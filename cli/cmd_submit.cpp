@@ -9,13 +9,19 @@
 #include "commands.hpp"
 #include "mpijob_submit.hpp"
 #include "plan/errors.hpp"
+#include "plan/schedulers/batch_script.hpp"
 #include "planning.hpp"
 #include "process.hpp"
+#include "records/rank_files.hpp"
+#include "report/first_error.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
 
 namespace dtrain::cli {
 namespace {
+
+// The exit status of coreutils' `timeout` when the time ran out.
+constexpr int kTimeoutExit = 124;
 
 struct SubmitOptions {
   std::string spec_path;
@@ -33,6 +39,40 @@ void print_throughput(const std::string& run_dir) {
   } catch (const std::exception&) {
     // A job that does not use libdtrain's Meter has no records; that is not an error.
   }
+}
+
+// After a failed job: the rank that failed first, as `dtrain logs --first-error` names it.
+void print_first_failure(const std::string& run_dir) {
+  try {
+    const auto logs = list_rank_files(run_dir, records::kLogExtension);
+    if (logs.empty()) return;
+    const std::string summary = report::summarize_first_error(read_first_error(run_dir, logs));
+    if (summary.empty()) return;
+    std::printf("dtrain: first failure: %s (details: dtrain logs --first-error %s)\n",
+                summary.c_str(), run_dir.c_str());
+  } catch (const std::exception&) {
+    // Logs the job did not write (a script that failed before any rank started) are no error.
+  }
+}
+
+// "FAILED (exit status 124)", with the walltime when that is what ended the job.
+std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec) {
+  if (status == 0) return "completed (exit status 0)";
+  std::string out = "FAILED (exit status " + std::to_string(status) + ")";
+  if (walltime_reached) {
+    out += ": its walltime";
+    if (spec.walltime_seconds) out += " (" + plan::hh_mm_ss(*spec.walltime_seconds) + ")";
+    out += " was reached";
+  }
+  return out;
+}
+
+void print_end(const std::string& job_id, const std::string& run_dir, int status,
+               bool walltime_reached, const plan::JobSpec& spec) {
+  print_throughput(run_dir);
+  if (status != 0) print_first_failure(run_dir);
+  std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),
+              outcome(status, walltime_reached, spec).c_str(), run_dir.c_str());
 }
 
 int run_submit(const SubmitOptions& opts) {
@@ -68,21 +108,18 @@ int run_submit(const SubmitOptions& opts) {
                 plan.site.c_str(), plan.world_size(), submitted.run_dir.c_str());
     std::fflush(stdout);
     if (!opts.wait) return 0;
-    const int status = wait_for_batch(submitted);
-    print_throughput(submitted.run_dir);
-    std::printf("dtrain: job %s %s (exit status %d); logs and metrics in %s\n",
-                submitted.job_id.c_str(), status == 0 ? "completed" : "FAILED", status,
-                submitted.run_dir.c_str());
-    return status;
+    const BatchEnd end = wait_for_batch(submitted);
+    print_end(submitted.job_id, submitted.run_dir, end.status, end.walltime_reached, job.spec);
+    return end.status;
   }
   write_run_dir(plan, job.spec_text);
   std::printf("dtrain: job %s (%s, %d ranks), run directory %s\n", plan.job_id.c_str(),
               plan.site.c_str(), plan.world_size(), plan.run_dir.c_str());
   std::fflush(stdout);
   const int status = run_inheriting_stdio({"bash", plan.run_dir + "/" + plan::kScriptName});
-  print_throughput(plan.run_dir);
-  std::printf("dtrain: job %s %s (exit status %d); logs and metrics in %s\n", plan.job_id.c_str(),
-              status == 0 ? "completed" : "FAILED", status, plan.run_dir.c_str());
+  // launch.sh runs mpirun under `timeout`, which exits 124 when the walltime ran out.
+  const bool walltime_reached = status == kTimeoutExit && job.spec.walltime_seconds.has_value();
+  print_end(plan.job_id, plan.run_dir, status, walltime_reached, job.spec);
   return status;
 }
 

@@ -1,9 +1,12 @@
 // `dtrain timeline RUNDIR -o trace.json`: every rank's steps and collectives on one time axis as a
 // Chrome trace (chrome://tracing, ui.perfetto.dev). docs/logs.md.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -31,11 +34,26 @@ int run_timeline(const TimelineOptions& opts) {
                            ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
                            "job whose ranks record metrics with libdtrain's Meter");
   }
-  std::ofstream out(opts.output, std::ios::binary | std::ios::trunc);
+  // The trace is written under a temporary name beside the output and renamed when complete, so
+  // a failure (a bad record halfway) leaves no truncated trace, nor clobbers an earlier one.
+  // (-o /dev/stdout or a FIFO is written directly.)
+  std::error_code ec;
+  const bool direct = std::filesystem::exists(opts.output, ec) &&
+                      !std::filesystem::is_regular_file(opts.output, ec);
+  const std::string partial =
+      direct ? opts.output : opts.output + ".partial-" + std::to_string(::getpid());
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   if (!out) {
     throw plan::UsageError("dtrain: timeline: -o " + opts.output +
                            ": cannot write it: " + std::strerror(errno));
   }
+  struct RemoveUnlessRenamed {
+    const std::string& path;
+    bool renamed;
+    ~RemoveUnlessRenamed() {
+      if (!renamed) std::remove(path.c_str());
+    }
+  } cleanup{partial, direct};
   report::TraceWriter writer([&out](std::string_view text) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   });
@@ -60,6 +78,11 @@ int run_timeline(const TimelineOptions& opts) {
     throw std::runtime_error("dtrain: timeline: cannot write " + opts.output + ": " +
                              std::strerror(errno));
   }
+  if (!direct && std::rename(partial.c_str(), opts.output.c_str()) != 0) {
+    throw std::runtime_error("dtrain: timeline: cannot rename " + partial + " to " + opts.output +
+                             ": " + std::strerror(errno));
+  }
+  cleanup.renamed = true;
   std::printf(
       "dtrain: wrote %lld trace events of %zu ranks to %s (open in ui.perfetto.dev or "
       "chrome://tracing)\n",

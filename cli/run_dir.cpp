@@ -172,9 +172,49 @@ void for_each_metric_record(const std::string& run_dir,
     for_each_line(f.path, [&](std::string_view line) {
       ++lineno;
       if (line.empty()) return;
-      each(records::parse_metric_record(line, name + ":" + std::to_string(lineno)));
+      const std::string where = name + ":" + std::to_string(lineno);
+      const records::MetricRecord record = records::parse_metric_record(line, where);
+      // A record filed under another rank's name (a copied or renamed file) would be counted
+      // twice for one rank and not at all for the other.
+      if (record.rank != f.rank) {
+        throw records::MetricFormatError("dtrain: stats: " + where + ": expected rank " +
+                                         std::to_string(f.rank) + " (as the file name " + name +
+                                         " says), got \"rank\": " + std::to_string(record.rank));
+      }
+      each(record);
     });
   }
+}
+
+std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
+  if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
+  report::HeartbeatTracker tracker;
+  for (const auto& [rank, host] : read_rank_hosts(run_dir)) tracker.add_rank(rank, host);
+  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { tracker.add(r); });
+  return tracker;
+}
+
+report::FirstErrorReport read_first_error(const std::string& run_dir,
+                                          const std::vector<RankFile>& logs) {
+  std::vector<report::RankLogScan> scans;
+  for (const auto& f : logs) {
+    scans.emplace_back(f.rank);
+    for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
+  }
+  std::vector<std::optional<std::int64_t>> last_metric(scans.size());
+  std::optional<report::MissedCollective> missed;
+  if (auto tracker = read_heartbeats(run_dir)) {
+    for (std::size_t i = 0; i < scans.size(); ++i) {
+      auto it = tracker->ranks().find(scans[i].rank());
+      if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
+    }
+    const auto hang = report::detect_hang(*tracker);
+    if (hang.missed_seq) {
+      missed = report::MissedCollective{*hang.missed_seq, hang.missed_what, {}};
+      for (const auto& p : hang.never_entered) missed->ranks.push_back(p.rank);
+    }
+  }
+  return report::find_first_error(scans, last_metric, missed);
 }
 
 void ensure_open_files(std::size_t needed) {

@@ -17,6 +17,8 @@
 #include "plan/launch_plan.hpp"
 #include "records/metric_record.hpp"
 #include "records/rank_lines.hpp"
+#include "report/first_error.hpp"
+#include "report/hang.hpp"
 #include "report/log_merge.hpp"
 #include "report/stats.hpp"
 
@@ -81,6 +83,14 @@ void for_each_metric_record(const std::string& run_dir,
 // The run's per-rank throughput from its metric files, with each rank's host from its log.
 report::RunStats read_run_stats(const std::string& run_dir,
                                 double straggler_threshold = report::kDefaultStragglerThreshold);
+
+// The collective heartbeats of the run's metric files; nullopt when it has none.
+std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir);
+
+// `dtrain logs --first-error` of `logs` (all or some of the run's rank logs), with the heartbeats
+// as evidence; `dtrain submit` prints the same when a job fails.
+report::FirstErrorReport read_first_error(const std::string& run_dir,
+                                          const std::vector<RankFile>& logs);
 
 // Raises the soft limit on open files to the hard limit when `needed` (plus a margin for stdio)
 // exceeds it; throws UsageError saying how many files could not be opened at once otherwise.

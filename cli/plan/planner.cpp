@@ -1,11 +1,15 @@
 #include "plan/planner.hpp"
 
+#include <algorithm>
+
 #include "plan/errors.hpp"
 #include "plan/render.hpp"
 #include "plan/schedulers/scheduler.hpp"
 
 namespace dtrain::plan {
 namespace {
+
+constexpr const char* kPythonUnbuffered = "PYTHONUNBUFFERED";
 
 bool has_field(const JobSpec& spec, const SiteProfile& site, const std::string& field) {
   if (field == "filesystems" && !site.default_filesystems.empty()) return true;
@@ -97,9 +101,15 @@ void fill_rank_map(const SchedulerAdapter& adapter, PlanDraft& d) {
 
 // Site env, then the spec's, then dtrain's own: a spec cannot point the run directory elsewhere
 // behind the planner's back (the readers refuse DTRAIN_* names, so none is set twice).
+// PYTHONUNBUFFERED=1 unless the site or the spec set it: a Python rank's stdout is a pipe to
+// run-rank, which Python block-buffers, so its lines would carry the time of the flush and a hung
+// rank's last lines would never reach its log (docs/logs.md).
 void fill_env(const SchedulerAdapter& adapter, PlanDraft& d) {
   if (d.spec.site_env) d.plan.env = d.site.env;
   for (const auto& kv : d.spec.env) d.plan.env.push_back(kv);
+  const bool user_set = std::any_of(d.plan.env.begin(), d.plan.env.end(),
+                                    [](const auto& kv) { return kv.first == kPythonUnbuffered; });
+  if (!user_set) d.plan.env.emplace_back(kPythonUnbuffered, "1");
   for (auto& kv : adapter.dtrain_variables(d)) d.plan.env.push_back(std::move(kv));
   for (const auto& [name, value] : d.plan.env) d.exports += shell_export(name, value);
 }

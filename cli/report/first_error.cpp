@@ -21,13 +21,36 @@ constexpr std::string_view kErrorWords[] = {
     "error",         "exception", "traceback", "fatal", "segmentation fault", "abort", "panic",
     "out of memory", "killed",    "assert",    "failed"};
 
+// Case-insensitive. The line is lower-cased 64 KiB at a time (chunks overlap by a word's length,
+// so no word is missed at a seam): a rank may print 100 MB in one line, and a lower-case copy of
+// all of it would cost as much again.
 bool contains_any(std::string_view text, const std::string_view* words, std::size_t n) {
-  std::string lower(text);
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (lower.find(words[i]) != std::string::npos) return true;
+  constexpr std::size_t kChunk = 64 * 1024;
+  std::size_t longest = 1;
+  for (std::size_t i = 0; i < n; ++i) longest = std::max(longest, words[i].size());
+  std::string lower;
+  for (std::size_t pos = 0; pos < text.size(); pos += kChunk) {
+    lower.assign(text.substr(pos, kChunk + longest - 1));
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (lower.find(words[i]) != std::string::npos) return true;
+    }
   }
   return false;
+}
+
+// Python's traceback: "Traceback (most recent call last):", indented frames, then the exception
+// line ("ValueError: boom"); chained ones join with one of the two lines below and a blank line.
+constexpr std::string_view kTracebackHeader = "Traceback (most recent call last):";
+constexpr std::string_view kChainLines[] = {
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:"};
+
+bool ends_traceback(std::string_view text) {
+  if (text.empty() || text[0] == ' ' || text[0] == '\t' || text.starts_with(kTracebackHeader)) {
+    return false;
+  }
+  return std::find(std::begin(kChainLines), std::end(kChainLines), text) == std::end(kChainLines);
 }
 
 const char* kind_name(RankEnd::Kind kind) {
@@ -71,10 +94,20 @@ bool reports_error(std::string_view text) {
   return contains_any(text, kErrorWords, std::size(kErrorWords));
 }
 
+std::string cut_line(std::string_view line, std::size_t max_bytes) {
+  if (line.size() <= max_bytes) return std::string(line);
+  std::size_t keep = max_bytes;
+  // Never split a UTF-8 sequence: back up over continuation bytes.
+  while (keep > 0 && (static_cast<unsigned char>(line[keep]) & 0xC0) == 0x80) --keep;
+  return std::string(line.substr(0, keep)) + " [... " + std::to_string(line.size() - keep) +
+         " more bytes cut]";
+}
+
 RankLogScan::RankLogScan(int rank, std::size_t keep_lines)
     : rank_(rank), keep_lines_(keep_lines), last_lines_(keep_lines) {}
 
 void RankLogScan::add(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);  // a log that went through Windows
   std::string_view text = line;
   if (const auto t = records::parse_log_timestamp(line)) {
     current_time_ = *t;
@@ -97,10 +130,22 @@ void RankLogScan::add(std::string_view line) {
   }
   exit_.reset();  // output after an exit line: that was not the end
   exit_time_.reset();
-  last_lines_.add(line);
-  if (reports_peer_loss(text)) last_peer_loss_ = TimedLine{current_time_, std::string(text)};
-  if (!first_error_ && reports_error(text))
-    first_error_ = TimedLine{current_time_, std::string(text)};
+  // Lines are kept cut: a rank that printed 100 MB in one line must not cost that much per copy.
+  last_lines_.add(cut_line(line, kMaxQuotedLine));
+  if (in_traceback_) {
+    // The error a traceback reports is its last line, not its header; the frames between quote
+    // source code, which is no evidence of anything.
+    if (!ends_traceback(text)) return;
+    first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
+    in_traceback_ = false;
+  }
+  if (reports_peer_loss(text)) {
+    last_peer_loss_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
+  }
+  if (!first_error_ && reports_error(text)) {
+    first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
+    in_traceback_ = text.starts_with(kTracebackHeader);
+  }
 }
 
 namespace {
@@ -208,6 +253,31 @@ const Failing& pick_culprit(const std::vector<Failing>& failing,
                             });
 }
 
+// A job stopped from outside (its walltime reached, cancelled): every failing rank was ended by
+// a signal launchers and schedulers stop jobs with, and no heartbeat shows a rank that fell
+// behind. Then no rank is to blame.
+bool stopped_from_outside(const std::vector<Failing>& failing,
+                          const std::optional<MissedCollective>& missed) {
+  if (missed && !missed->ranks.empty()) return false;
+  return std::all_of(failing.begin(), failing.end(), [](const Failing& f) {
+    const auto& exit = f.scan->exit();
+    return exit && exit->signal != 0 && stopped_by_launcher(exit->signal);
+  });
+}
+
+// Ranks that failed on their own, do not blame a peer, and quote the culprit's error line: each
+// hit the same fault by itself (a bad input every rank reads), so each is a culprit too.
+bool same_error_on_its_own(const Failing& f, const RankEnd& culprit) {
+  const auto& exit = f.scan->exit();
+  const bool own = exit && (exit->signal == 0 || !stopped_by_launcher(exit->signal));
+  return own && !f.end.peer_loss && f.end.evidence && culprit.evidence &&
+         f.end.evidence->text == culprit.evidence->text;
+}
+
+bool by_time(const RankEnd& a, const RankEnd& b) {
+  return a.time < b.time || (a.time == b.time && a.rank < b.rank);
+}
+
 }  // namespace
 
 FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
@@ -218,6 +288,11 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   std::vector<Failing> failing = classify_ends(scans, last_metric_time, missed, report);
   if (failing.empty()) return report;
   mark_peer_blame(failing);
+  if (stopped_from_outside(failing, missed)) {
+    for (auto& f : failing) report.stopped.push_back(std::move(f.end));
+    std::sort(report.stopped.begin(), report.stopped.end(), by_time);
+    return report;
+  }
 
   bool all_blame_peers = false;
   const RankEnd& culprit = pick_culprit(failing, missed, all_blame_peers).end;
@@ -236,16 +311,42 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   }
   const int culprit_rank = culprit.rank;
   for (auto& f : failing) {
-    if (f.end.rank != culprit_rank) report.victims.push_back(std::move(f.end));
+    if (f.end.rank == culprit_rank) continue;
+    auto& list = same_error_on_its_own(f, *report.culprit) ? report.same_error : report.victims;
+    list.push_back(std::move(f.end));
   }
-  std::sort(report.victims.begin(), report.victims.end(), [](const RankEnd& a, const RankEnd& b) {
-    return a.time < b.time || (a.time == b.time && a.rank < b.rank);
-  });
+  std::sort(report.same_error.begin(), report.same_error.end(), by_time);
+  std::sort(report.victims.begin(), report.victims.end(), by_time);
   return report;
 }
 
+namespace {
+
+std::string format_stopped(const FirstErrorReport& r) {
+  const std::size_t n = r.stopped.size();
+  std::string out = "no rank failed on its own: " + std::to_string(n) + " of " +
+                    std::to_string(r.ranks) + " ranks " + (n == 1 ? "was" : "were") +
+                    " stopped by the launcher or scheduler (SIGTERM, SIGINT or SIGHUP), as when "
+                    "the job reaches its walltime or is cancelled; no rank is blamed\n";
+  for (const auto& e : r.stopped) {
+    out += "  rank " + std::to_string(e.rank) + " on " + e.host + " " + e.how + " at " +
+           records::format_log_time(e.time);
+    if (!e.last_lines.empty()) out += "; its last line: " + e.last_lines.back();
+    out += "\n";
+  }
+  out += "  (`dtrain logs --hang` tells from the heartbeats whether a rank was stuck)\n";
+  if (!r.finished.empty()) {
+    out += std::to_string(r.finished.size()) + " rank" + (r.finished.size() == 1 ? "" : "s") +
+           " exited with status 0\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_first_error(const FirstErrorReport& r) {
   std::string out;
+  if (!r.culprit && !r.stopped.empty()) return format_stopped(r);
   if (!r.culprit) {
     out += "no rank failed: " + std::to_string(r.finished.size()) + " of " +
            std::to_string(r.ranks) + " ranks exited with status 0";
@@ -266,6 +367,15 @@ std::string format_first_error(const FirstErrorReport& r) {
   out += "  last lines of rank " + std::to_string(c.rank) + ":\n";
   for (const auto& l : c.last_lines) out += "    " + l + "\n";
   if (c.last_lines.empty()) out += "    (none)\n";
+  if (!r.same_error.empty()) {
+    out += "also culprits (" + std::to_string(r.same_error.size()) +
+           (r.same_error.size() == 1 ? " rank failed on its own" : " ranks failed on their own") +
+           " with the same error line):\n";
+    for (const auto& e : r.same_error) {
+      out += "  rank " + std::to_string(e.rank) + " on " + e.host + " " + e.how + " at " +
+             records::format_log_time(e.time) + " (" + seconds_from(e.time, c.time) + ")\n";
+    }
+  }
   if (!r.victims.empty()) {
     const std::size_t n = r.victims.size();
     const bool all_after = std::all_of(r.victims.begin(), r.victims.end(),
@@ -290,6 +400,27 @@ std::string format_first_error(const FirstErrorReport& r) {
   return out;
 }
 
+std::string summarize_first_error(const FirstErrorReport& r) {
+  if (!r.culprit && !r.stopped.empty()) {
+    return "no rank failed on its own; " + std::to_string(r.stopped.size()) +
+           (r.stopped.size() == 1 ? " rank was" : " ranks were") +
+           " stopped by the launcher or scheduler (walltime reached or job cancelled)";
+  }
+  if (!r.culprit) return "";
+  const RankEnd& c = *r.culprit;
+  std::string out;
+  if (r.same_error.empty()) {
+    out = "rank " + std::to_string(c.rank) + " on " + c.host + " " + c.how;
+  } else {
+    out = "ranks " + std::to_string(c.rank);
+    for (const auto& e : r.same_error) out += ", " + std::to_string(e.rank);
+    out += " failed on their own with the same error; rank " + std::to_string(c.rank) + " on " +
+           c.host + " first " + c.how;
+  }
+  if (c.evidence) out += (c.peer_loss ? ": reports " : ": ") + c.evidence->text;
+  return out;
+}
+
 nlohmann::json first_error_to_json(const FirstErrorReport& r) {
   const auto end_json = [](const RankEnd& e) {
     nlohmann::json j = {{"rank", e.rank},
@@ -311,8 +442,12 @@ nlohmann::json first_error_to_json(const FirstErrorReport& r) {
     out["culprit"] = end_json(*r.culprit);
     out["culprit"]["reason"] = r.culprit_reason;
   }
+  out["same_error"] = nlohmann::json::array();
+  for (const auto& e : r.same_error) out["same_error"].push_back(end_json(e));
   out["victims"] = nlohmann::json::array();
   for (const auto& v : r.victims) out["victims"].push_back(end_json(v));
+  out["stopped"] = nlohmann::json::array();
+  for (const auto& e : r.stopped) out["stopped"].push_back(end_json(e));
   return out;
 }
 

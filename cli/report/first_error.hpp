@@ -2,7 +2,10 @@
 // victims. A rank that exited first with a failure, or went silent first (its log ends without
 // run-rank's exit line, or the heartbeats show it never reached a collective the others entered),
 // is the culprit; ranks that fail later, or whose logs report a lost peer, a watchdog or a timeout,
-// are victims. Pure: the command feeds each rank's lines to a RankLogScan.
+// are victims, except ranks that failed on their own with the culprit's very error line: they are
+// culprits too. A Python traceback's error line is its exception line, at its end. When every
+// failing rank was stopped by the launcher (SIGTERM at the walltime, a cancel), no rank is blamed.
+// Pure: the command feeds each rank's lines to a RankLogScan.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,11 @@ struct TimedLine {
 bool reports_peer_loss(std::string_view text);
 // True for text that reports an error of any kind ("error", "exception", "Traceback", ...).
 bool reports_error(std::string_view text);
+
+// The most of one line the report quotes (and RankLogScan keeps): longer lines are cut at a
+// character boundary and say how many bytes were left out.
+constexpr std::size_t kMaxQuotedLine = 4096;
+std::string cut_line(std::string_view line, std::size_t max_bytes);
 
 // What one rank's log says about its end, gathered line by line with bounded memory. When run-rank
 // started the rank again in the same file (a restart appends), only the last attempt counts.
@@ -58,6 +66,7 @@ class RankLogScan {
   std::int64_t current_time_ = 0;
   std::optional<TimedLine> first_error_;
   std::optional<TimedLine> last_peer_loss_;
+  bool in_traceback_ = false;  // first_error_ is a Python traceback's header, its end not read yet
   LastLines last_lines_;
 };
 
@@ -76,8 +85,13 @@ struct RankEnd {
 struct FirstErrorReport {
   int ranks = 0;
   std::optional<RankEnd> culprit;
-  std::string culprit_reason;    // why this rank was named
-  std::vector<RankEnd> victims;  // by time
+  std::string culprit_reason;  // why this rank was named
+  // Ranks that, like the culprit, failed on their own with its error line: culprits too.
+  std::vector<RankEnd> same_error;  // by time
+  std::vector<RankEnd> victims;     // by time
+  // When every failing rank was stopped by the launcher or scheduler (the walltime was reached,
+  // the job was cancelled), there is no culprit and they are listed here instead.
+  std::vector<RankEnd> stopped;  // by time
   std::vector<int> finished;     // exited with status 0
   std::vector<int> running;      // no exit line while no rank has ended either
 };
@@ -97,6 +111,9 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
                                   const std::optional<MissedCollective>& missed);
 
 std::string format_first_error(const FirstErrorReport& report);
+// The report in one line for `dtrain submit`'s summary: "rank 1 on node0 exited with status 3:
+// ValueError: boom"; "" when no rank failed.
+std::string summarize_first_error(const FirstErrorReport& report);
 nlohmann::json first_error_to_json(const FirstErrorReport& report);
 
 }  // namespace dtrain::report

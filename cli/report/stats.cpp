@@ -3,12 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "affinity/cpuset.hpp"
 
 namespace dtrain::report {
 namespace {
+
+// Sample counts a file claims can be anything up to INT64_MAX: totals stop there rather than wrap
+// into negative numbers.
+void add_saturating(long long& total, long long n) {
+  if (__builtin_add_overflow(total, n, &total)) {
+    total = n < 0 ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
+  }
+}
 
 std::string rate(double samples_per_second) {
   char buf[64];
@@ -36,7 +45,7 @@ PerSample per_sample(const std::vector<const RankStats*>& ranks) {
   PerSample p;
   long long samples = 0;
   for (const RankStats* r : ranks) {
-    samples += r->samples;
+    add_saturating(samples, r->samples);
     p.step += r->seconds;
     p.comm += r->comm_seconds;
     p.data += r->data_seconds;
@@ -129,7 +138,7 @@ void StatsBuilder::add(const records::MetricRecord& r) {
   RankStats& s = acc.stats;
   s.rank = r.rank;
   s.steps += 1;
-  s.samples += r.samples;
+  add_saturating(s.samples, r.samples);
   s.seconds += r.seconds;
   if (r.comm_seconds) {
     s.has_comm = true;
@@ -157,7 +166,7 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
     }
     s.p50_samples_per_second = percentile(acc.rates, 50);
     s.p95_samples_per_second = percentile(acc.rates, 95);
-    out.total_samples += s.samples;
+    add_saturating(out.total_samples, s.samples);
     out.slowest_rank_seconds = std::max(out.slowest_rank_seconds, s.seconds);
     out.ranks.push_back(std::move(s));
   }
@@ -183,7 +192,7 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
       n.host = host;
       for (const RankStats* r : ranks) {
         n.ranks.push_back(r->rank);
-        n.samples += r->samples;
+        add_saturating(n.samples, r->samples);
         n.slowest_rank_seconds = std::max(n.slowest_rank_seconds, r->seconds);
       }
       if (n.slowest_rank_seconds > 0) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "records/log_line.hpp"
+#include "report/json_text.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 constexpr int kStepThread = 0;
 constexpr int kCollectiveThread = 1;
 
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) { return json_text(nlohmann::json(s)); }
 
 }  // namespace
 
@@ -53,7 +54,7 @@ void TraceWriter::add(const records::MetricRecord& r) {
     if (r.comm_seconds) args["comm_seconds"] = *r.comm_seconds;
     if (r.data_seconds) args["data_seconds"] = *r.data_seconds;
     complete(r.rank, kStepThread, "step " + std::to_string(r.step), t - duration, duration,
-             args.dump());
+             json_text(args));
     return;
   }
   auto& open = open_[r.rank];
@@ -64,7 +65,8 @@ void TraceWriter::add(const records::MetricRecord& r) {
   auto it = open.find(r.seq);
   if (it == open.end()) return;  // an exit without its enter (the file starts mid-collective)
   const nlohmann::json args = {{"seq", r.seq}, {"bytes", it->second.bytes}};
-  complete(r.rank, kCollectiveThread, it->second.op, it->second.at, t - it->second.at, args.dump());
+  complete(r.rank, kCollectiveThread, it->second.op, it->second.at, t - it->second.at,
+           json_text(args));
   open.erase(it);
 }
 
@@ -78,7 +80,8 @@ void TraceWriter::finish() {
   for (const auto& [rank, open] : open_) {
     for (const auto& [seq, o] : open) {
       const nlohmann::json args = {{"seq", seq}, {"bytes", o.bytes}, {"never_left", true}};
-      complete(rank, kCollectiveThread, o.op + " (never left)", o.at, latest_ - o.at, args.dump());
+      complete(rank, kCollectiveThread, o.op + " (never left)", o.at, latest_ - o.at,
+               json_text(args));
     }
   }
   open_.clear();

@@ -22,6 +22,12 @@ bool take(std::string_view& s, std::string_view word) {
   return true;
 }
 
+// A log that went through a Windows tool ends its lines with CRLF; the CR is not part of the line.
+std::string_view without_cr(std::string_view s) {
+  if (s.ends_with('\r')) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace
 
 std::string signal_name(int signal) {
@@ -61,6 +67,7 @@ std::string format_rank_exit(const RankExit& e) {
 }
 
 std::optional<RankStart> parse_rank_start(std::string_view s) {
+  s = without_cr(s);
   RankStart out;
   if (!take(s, kPrefix) || !take_number(s, out.rank) || !take(s, " of ") ||
       !take_number(s, out.world_size) || !take(s, " started on ")) {
@@ -81,6 +88,7 @@ std::optional<RankStart> parse_rank_start(std::string_view s) {
 }
 
 std::optional<RankExit> parse_rank_exit(std::string_view s) {
+  s = without_cr(s);
   RankExit out;
   if (!take(s, kPrefix) || !take_number(s, out.rank)) return std::nullopt;
   if (take(s, " exited with status ")) {

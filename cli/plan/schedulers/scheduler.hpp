@@ -40,6 +40,7 @@ struct JobStatus {
   std::string reason;              // why it waits or failed, when the scheduler says
   std::string nodes;               // the job's nodes as the scheduler writes them ("node[1-2]")
   bool node_failed = false;        // it ended because one of its nodes failed (Slurm NODE_FAIL)
+  bool walltime_reached = false;   // the scheduler stopped it at its time limit (Slurm TIMEOUT)
 };
 
 // How `dtrain submit` hands a plan to the scheduler.

@@ -74,7 +74,10 @@ class Slurm final : public BatchScriptAdapter {
     if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("--qos=" + queue);
     if (!spec.partition.empty()) d.push_back("--partition=" + spec.partition);
     if (!site.constraint.empty()) d.push_back("--constraint=" + site.constraint);
-    d.push_back("--output=runs/" + spec.name + "-%j.out");
+    // Inside the run directory, which `dtrain submit` has renamed after the job id before it
+    // releases the job, so it exists when slurmd opens the file.
+    d.push_back("--output=" + (spec.run_dir.empty() ? "runs/" + spec.name + "-%j" : spec.run_dir) +
+                "/" + spec.name + "-%j.out");
     if (spec.checkpoint.enabled) {
       // B: signals only the batch shell, which forwards it to srun (see run_launch_checkpoint).
       d.push_back("--signal=B:" + spec.checkpoint.signal + "@" +
@@ -134,6 +137,7 @@ class Slurm final : public BatchScriptAdapter {
       status.nodes = *nodes;
     }
     status.node_failed = status.state == "NODE_FAIL";
+    status.walltime_reached = status.state == "TIMEOUT";
     if (auto code = slurm_field(output, "ExitCode"); code && status.finished) {
       status.exit_status = exit_status(*code, status.state);
     }

@@ -241,4 +241,59 @@ assert len(steps) == 60 and len(colls) == 60, (len(steps), len(colls))
 names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
 assert names == {0: "rank 0 (node0)", 1: "rank 1 (node0)", 2: "rank 2 (node1)"}, names
 PY
+echo "== hostile run directories (issue 22, item 30)"
+# A host name that is not UTF-8: stats --json and timeline still write valid JSON.
+cp -r "$work/sums" "$work/badhost"
+python3 - "$work/badhost/rank-00000.log" <<'PY'
+import sys
+p = sys.argv[1]
+b = open(p, "rb").read().replace(b"started on node0 ", b"started on caf\xe9\xff ", 1)
+open(p, "wb").write(b)
+PY
+out=$("$DTRAIN" stats --json "$work/badhost") || fail "stats --json on a non-UTF-8 host exited $?: $out"
+python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["ranks"][0]["host"] == "caf\ufffd\ufffd", s["ranks"][0]' "$out"
+"$DTRAIN" timeline "$work/badhost" -o badhost.json >/dev/null || fail "timeline on a non-UTF-8 host exited $?"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' badhost.json
+# A record filed under another rank's name is refused with both ranks named, and a failed
+# timeline leaves neither a truncated trace nor a temporary file; an earlier trace stays whole.
+cp -r "$work/sums" "$work/misfiled"
+cp "$work/misfiled/rank-00000.jsonl" "$work/misfiled/rank-00001.jsonl"
+echo "earlier" > misfiled.json
+expect_status_and_message 2 "rank-00001.jsonl:1: expected rank 1 (as the file name rank-00001.jsonl says), got \"rank\": 0" \
+  "$DTRAIN" timeline "$work/misfiled" -o misfiled.json
+expect_eq "earlier" "$(cat misfiled.json)" "the trace file after a failed timeline"
+[[ -z $(ls | grep partial || true) ]] || fail "a partial trace was left: $(ls)"
+expect_status_and_message 2 "expected rank 1 (as the file name rank-00001.jsonl says)" "$DTRAIN" stats "$work/misfiled"
+cp -r "$work/sums" "$work/malformed"
+echo "not json" >> "$work/malformed/rank-00002.jsonl"
+expect_status_and_message 2 "rank-00002.jsonl:61: expected one JSON object per line" "$DTRAIN" timeline "$work/malformed" -o misfiled.json
+expect_eq "earlier" "$(cat misfiled.json)" "the trace file after a timeline that failed on a malformed line"
+[[ -z $(ls | grep partial || true) ]] || fail "a partial trace was left: $(ls)"
+# Sample counts near INT64_MAX: totals saturate instead of wrapping negative.
+mkdir "$work/huge"
+cp "$work/sums/rank-00000.log" "$work/huge/"
+for i in 1 2; do
+  echo '{"v": 2, "type": "step", "time": 1795341600.5, "rank": 0, "step": '$i', "samples": 9223372036854775000, "seconds": 1, "comm_seconds": 0, "data_seconds": 0}' >> "$work/huge/rank-00000.jsonl"
+done
+python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["total"]["samples"] == 2**63 - 1, s["total"]' \
+  "$("$DTRAIN" stats --json "$work/huge")"
+# CRLF line ends and a 100 MB line: the exit lines are recognised, the long line is quoted cut.
+mkdir "$work/crlf"
+python3 - "$work/crlf" <<'PY'
+import sys
+d = sys.argv[1]
+with open(d + "/rank-00000.log", "wb") as f:
+    f.write(b"2026-11-22T10:00:00.000000Z dtrain: rank 0 of 2 started on n0 (local rank 0 of 2, pid 1): x\r\n")
+    f.write(b"2026-11-22T10:00:01.000000Z error: " + b"x" * (100 << 20) + b"\r\n")
+    f.write(b"2026-11-22T10:00:02.000000Z dtrain: rank 0 exited with status 1\r\n")
+with open(d + "/rank-00001.log", "wb") as f:
+    f.write(b"2026-11-22T10:00:00.000000Z dtrain: rank 1 of 2 started on n1 (local rank 1 of 2, pid 2): x\r\n")
+    f.write(b"2026-11-22T10:00:03.000000Z dtrain: rank 1 exited with status 0\r\n")
+PY
+report=$("$DTRAIN" logs --first-error "$work/crlf")
+expect_contains "$report" "first failure: rank 0 on n0 exited with status 1" "--first-error on a CRLF log"
+expect_contains "$report" "more bytes cut]" "--first-error cuts a 100 MB line"
+(( ${#report} < 65536 )) || fail "--first-error printed ${#report} bytes for a 100 MB line"
+[[ $report != *$'\r'* ]] || fail "--first-error quoted a carriage return"
+
 echo "PASS"

@@ -37,6 +37,9 @@ for f in job.yaml launch.sh plan.json exit-status; do
   [[ -f $run_dir/$f ]] || fail "expected $run_dir/$f"
 done
 [[ -z $(ls -A "$work/runs" | grep submitting || true) ]] || fail "a staging directory was left"
+# Issue 22, item 22: the batch job's own output goes inside its run directory.
+[[ -f $run_dir/envcheck-$job.out ]] || fail "expected sbatch's output in $run_dir/envcheck-$job.out: $(ls "$run_dir")"
+[[ ! -e $work/runs/envcheck-$job.out ]] || fail "sbatch's output beside the run directory"
 expect_eq "$job $run_dir" "$(python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); print(d["job"]["id"], d["run_dir"])' \
   "$run_dir/plan.json")" "plan.json job id and run_dir"
 port=$((61000 + job % 4536))
@@ -69,6 +72,19 @@ status=$?
 set -e
 expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3 ($out)"
 expect_contains "$out" "FAILED (exit status 3)" "--wait result"
+expect_contains "$out" "dtrain: first failure: rank 1 on $host exited with status 3" "--wait names the failing rank"
+
+echo "== a job Slurm stops at its walltime (issue 22, item 20)"
+set +e
+out=$(timeout 300 "$DTRAIN" submit job.yaml --wait --set ranks_per_node=2 --set walltime=1 \
+  --set 'command=[bash, -c, "echo started; exec sleep 600"]' 2>&1)
+status=$?
+set -e
+[[ $status != 0 && $status != 124 ]] || fail "exit status $status of a job stopped at its walltime: $out"
+expect_contains "$out" "its walltime (00:01:00) was reached" "--wait at the walltime"
+job=$(sed -n 's/^dtrain: submitted job \([0-9]*\) to slurm .*/\1/p' <<<"$out")
+report=$("$DTRAIN" logs --first-error "$work/runs/envcheck-$job")
+[[ $report != *culprit* ]] || fail "--first-error blamed a rank for the walltime: $report"
 
 echo "== sbatch's own error is shown with the command line; nothing is left behind"
 before=$(ls "$work/runs" | wc -l)

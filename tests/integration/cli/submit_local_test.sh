@@ -59,6 +59,58 @@ set -e
 expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3"
 expect_contains "$(cat runs/failing-*/rank-00001.log)" "rank 1 fails" "rank 1 log"
 expect_contains "$(tail -1 runs/failing-*/rank-00001.log)" "dtrain: rank 1 exited with status 3" "rank 1 exit line"
+# Issue 22, item 32: the summary names the rank that failed, as `dtrain logs --first-error` does.
+expect_contains "$(cat fail.out)" "dtrain: first failure: rank 1 on $(hostname) exited with status 3" "submit summary"
+expect_contains "$(cat fail.out)" "(details: dtrain logs --first-error $work/runs/failing-" "submit summary"
+
+echo "== a Python traceback is quoted by its exception line (issue 22, item 21)"
+cat > traceback.yaml <<'YAML'
+name: traceback
+ranks_per_node: 2
+command: [python3, -c, 'import os, time; os.environ["DTRAIN_RANK"] == "1" and exec("raise ValueError(\"boom\")"); time.sleep(30)']
+YAML
+set +e
+"$DTRAIN" submit traceback.yaml > traceback.out 2>&1
+status=$?
+set -e
+expect_eq 1 "$status" "exit status of a job whose rank 1 raised"
+expect_contains "$(cat traceback.out)" "dtrain: first failure: rank 1 on $(hostname) exited with status 1: ValueError: boom" "submit summary"
+report=$("$DTRAIN" logs --first-error runs/traceback-*)
+expect_contains "$report" "): ValueError: boom" "--first-error quotes the exception line"
+[[ $report != *"error line ("*"): Traceback"* ]] || fail "--first-error quoted the traceback header: $report"
+
+echo "== Python ranks are unbuffered unless the spec says otherwise (issue 22, item 19)"
+cat > unbuffered.yaml <<'YAML'
+name: unbuffered
+ranks_per_node: 1
+command: [python3, -c, 'import os, time; print("first", os.environ.get("PYTHONUNBUFFERED")); time.sleep(1.5); print("second")']
+YAML
+env -u PYTHONUNBUFFERED "$DTRAIN" submit unbuffered.yaml > /dev/null || fail "submit unbuffered.yaml exited $?"
+python3 - runs/unbuffered-*/rank-00000.log <<'PY'
+import datetime, sys
+lines = [l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines() if " dtrain: rank " not in l]
+assert [t for _, t in lines] == ["first 1", "second"], lines
+when = [datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")) for ts, _ in lines]
+assert (when[1] - when[0]).total_seconds() > 1.0, ("both lines stamped at one flush", lines)
+PY
+
+echo "== a job stopped at its walltime blames no rank (issue 22, item 20)"
+cat > walltime.yaml <<'YAML'
+name: walltime
+ranks_per_node: 2
+walltime: "00:00:03"
+command: [bash, -c, 'echo started; exec sleep 60']
+YAML
+set +e
+"$DTRAIN" submit walltime.yaml > walltime.out 2>&1
+status=$?
+set -e
+expect_eq 124 "$status" "exit status of a job stopped at its walltime ($(cat walltime.out))"
+expect_contains "$(cat walltime.out)" "FAILED (exit status 124): its walltime (00:00:03) was reached" "submit summary"
+expect_contains "$(cat walltime.out)" "dtrain: first failure: no rank failed on its own" "submit summary"
+report=$("$DTRAIN" logs --first-error runs/walltime-*)
+expect_contains "$report" "no rank failed on its own: 2 of 2 ranks were stopped by the launcher or scheduler" "--first-error at the walltime"
+[[ $report != *culprit* ]] || fail "--first-error blamed a rank for the walltime: $report"
 
 echo "== --dry-run prints the script and writes nothing"
 rm -rf runs

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "plan/site_profile.hpp"
@@ -41,6 +43,7 @@ TEST(Plan, EnvironmentIsSiteThenSpecThenDtrain) {
   EXPECT_EQ(plan_spec(spec, local).env,
             (Env{{"SITE", "s"},
                  {"MINE", "1"},
+                 {"PYTHONUNBUFFERED", "1"},
                  {"DTRAIN_JOB_ID", "20261122-100000-42"},
                  {"DTRAIN_RUN_DIR", "/home/ada/runs/pi-20261122-100000-42"}}));
   spec.site_env = false;
@@ -49,7 +52,41 @@ TEST(Plan, EnvironmentIsSiteThenSpecThenDtrain) {
   spec.site_env = true;
   SiteProfile pbs = builtin_profile("pbs");
   pbs.env = {{"SITE", "s"}};
-  EXPECT_EQ(plan_spec(spec, pbs).env, (Env{{"SITE", "s"}, {"MINE", "1"}}));
+  EXPECT_EQ(plan_spec(spec, pbs).env,
+            (Env{{"SITE", "s"}, {"MINE", "1"}, {"PYTHONUNBUFFERED", "1"}}));
+}
+
+// Python block-buffers a pipe, so a rank's lines would carry the time of the flush and a hung
+// rank's last lines would never reach its log: ranks get PYTHONUNBUFFERED=1, unless the spec or
+// the site set it, on every scheduler.
+TEST(Plan, PythonIsUnbufferedUnlessTheUserSaysOtherwise) {
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  JobSpec spec = parse_job_spec(
+      "name: x\ncommand: [a]\naccount: a\nwalltime: 10\nfilesystems: [home]\nimage: i\n",
+      "job.yaml");
+  for (const auto& site : builtin_sites()) {
+    SiteProfile profile = builtin_profile(site);
+    spec.site = site;
+    const auto plan = plan_spec(spec, profile);
+    EXPECT_EQ(std::count(plan.env.begin(), plan.env.end(),
+                         std::pair<std::string, std::string>{"PYTHONUNBUFFERED", "1"}),
+              1)
+        << site;
+    if (profile.scheduler != Scheduler::kKubernetes) {
+      EXPECT_NE(plan.script.find("export PYTHONUNBUFFERED=1\n"), std::string::npos) << site;
+    }
+  }
+  spec = parse_job_spec("name: x\ncommand: [a]\nenv: {PYTHONUNBUFFERED: \"\"}\n", "job.yaml");
+  SiteProfile local = builtin_profile("local");
+  EXPECT_EQ(plan_spec(spec, local).env.front(),
+            (std::pair<std::string, std::string>{"PYTHONUNBUFFERED", ""}));
+  EXPECT_EQ(plan_spec(spec, local).env.size(), 3u);
+  spec = parse_job_spec("name: x\ncommand: [a]\n", "job.yaml");
+  local.env = {{"PYTHONUNBUFFERED", "0"}};
+  EXPECT_EQ(plan_spec(spec, local).env,
+            (Env{{"PYTHONUNBUFFERED", "0"},
+                 {"DTRAIN_JOB_ID", "20261122-100000-42"},
+                 {"DTRAIN_RUN_DIR", "/home/ada/runs/pi-20261122-100000-42"}}));
 }
 
 TEST(Plan, DefaultRunDirectoryIsUnderTheSubmitDirectory) {

@@ -24,6 +24,17 @@ TEST(RankLines, FormatAndParseRoundTrip) {
   EXPECT_FALSE(parse_rank_start("dtrain: rank x of 8 started on h"));
 }
 
+// Issue 22, item 30: a log that went through a Windows tool has CRLF line ends.
+TEST(RankLines, ACarriageReturnBeforeTheLineEndIsNotPartOfTheLine) {
+  ASSERT_TRUE(parse_rank_exit("dtrain: rank 2 exited with status 3\r"));
+  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 exited with status 3\r")->status, 3);
+  EXPECT_EQ(parse_rank_exit("dtrain: rank 2 was killed by signal 9 (SIGKILL)\r")->signal, 9);
+  const auto start =
+      parse_rank_start("dtrain: rank 1 of 2 started on n1 (local rank 1 of 2, pid 7): a b\r");
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start->command, "a b");
+}
+
 TEST(RankLines, ExitsAreDescribedWithTheSignalName) {
   EXPECT_EQ(describe_exit({1, 3, 0}), "exited with status 3");
   EXPECT_EQ(describe_exit({1, 0, 15}), "was killed by signal 15 (SIGTERM)");

@@ -194,5 +194,136 @@ TEST(FirstError, ARestartInTheSameFileCountsOnlyTheLastAttempt) {
   EXPECT_FALSE(find_first_error(scans, {}, std::nullopt).culprit);
 }
 
+// Issue 22, item 21: a traceback's header says nothing; its exception line at the end does.
+TEST(FirstError, APythonTracebackIsQuotedByItsExceptionLine) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2)), at(1, "Traceback (most recent call last):"),
+               at(1, "  File \"train.py\", line 3, in <module>"),
+               at(1, "    raise TimeoutError(\"timed out\")  # source lines are no evidence"),
+               at(1, "ValueError: boom"), at(1.1, exit_line(0, 1))}),
+      scan(1, {at(0, start(1, 2)), at(5, exit_line(1, 0))}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  ASSERT_TRUE(r.culprit->evidence);
+  EXPECT_EQ(r.culprit->evidence->text, "ValueError: boom");
+  EXPECT_FALSE(r.culprit->peer_loss);
+  // Chained exceptions: the first exception line (the root cause) is quoted.
+  RankLogScan chained = scan(0, {at(0, "Traceback (most recent call last):"), at(0, "  File \"a\""),
+                                 at(0, "KeyError: 'x'"), at(0, ""),
+                                 at(0,
+                                    "During handling of the above exception, another "
+                                    "exception occurred:")});
+  ASSERT_TRUE(chained.first_error());
+  EXPECT_EQ(chained.first_error()->text, "KeyError: 'x'");
+}
+
+// Issue 22, item 21: ranks that each failed on their own with the same error are all culprits.
+TEST(FirstError, RanksFailingOnTheirOwnWithTheSameErrorAreAllCulprits) {
+  const std::vector<std::string> tb = {"Traceback (most recent call last):", "  File \"t.py\"",
+                                       "ValueError: boom"};
+  const auto failing = [&](int rank, double t) {
+    return scan(rank, {at(0, start(rank, 4)), at(t, tb[0]), at(t, tb[1]), at(t, tb[2]),
+                       at(t + 0.1, exit_line(rank, 1))});
+  };
+  std::vector<RankLogScan> scans = {
+      failing(0, 1.0), failing(1, 1.2),
+      scan(2, {at(0, start(2, 4)), at(1.5, "connection reset by peer"), at(2, exit_line(2, 1))}),
+      failing(3, 1.3)};
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 0);
+  ASSERT_EQ(r.same_error.size(), 2u);
+  EXPECT_EQ(r.same_error[0].rank, 1);
+  EXPECT_EQ(r.same_error[1].rank, 3);
+  ASSERT_EQ(r.victims.size(), 1u);
+  EXPECT_EQ(r.victims[0].rank, 2);
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("first error line (2026-11-22T10:00:01.000000Z): ValueError: boom\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("also culprits (2 ranks failed on their own with the same error line):\n"
+                      "  rank 1 on node0 exited with status 1 at 2026-11-22T10:00:01.300000Z "
+                      "(0.200 s later)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(first_error_to_json(r)["same_error"].size(), 2u);
+}
+
+// Issue 22, item 20: at the walltime the scheduler (or local's `timeout`) sends SIGTERM to every
+// rank, and run-rank writes "was killed by signal 15 (SIGTERM)" for each: no rank is to blame.
+TEST(FirstError, AJobStoppedAtItsWalltimeBlamesNoRank) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 3)), at(59, "step 90"), at(60.0, exit_line(0, 0, 15))}),
+      scan(1, {at(0, start(1, 3)), at(59, "step 90"), at(60.2, exit_line(1, 0, 15))}),
+      scan(2, {at(0, start(2, 3)), at(59, "step 90"), at(60.1, exit_line(2, 0, 15))}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  EXPECT_FALSE(r.culprit);
+  EXPECT_TRUE(r.victims.empty());
+  ASSERT_EQ(r.stopped.size(), 3u);
+  EXPECT_EQ(r.stopped[1].rank, 2);
+  const std::string text = format_first_error(r);
+  EXPECT_EQ(text.find("culprit"), std::string::npos) << text;
+  EXPECT_NE(text.find("no rank failed on its own: 3 of 3 ranks were stopped by the launcher or "
+                      "scheduler (SIGTERM, SIGINT or SIGHUP), as when the job reaches its walltime "
+                      "or is cancelled; no rank is blamed\n  rank 0 on node0 was killed by signal "
+                      "15 (SIGTERM) at 2026-11-22T10:01:00.000000Z; its last line: "),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(first_error_to_json(r)["culprit"].is_null());
+  EXPECT_EQ(first_error_to_json(r)["stopped"].size(), 3u);
+}
+
+// Issue 22, item 30: a 100 MB line is kept and quoted cut, not whole.
+TEST(FirstError, AHugeLineIsCutWhenKeptAndQuoted) {
+  const std::string huge = "error: " + std::string(100u << 20, 'x');
+  RankLogScan s = scan(0, {at(0, start(0, 1)), at(1, huge), at(2, exit_line(0, 1))});
+  ASSERT_TRUE(s.first_error());
+  EXPECT_LT(s.first_error()->text.size(), kMaxQuotedLine + 64);
+  EXPECT_NE(s.first_error()->text.find("more bytes cut]"), std::string::npos);
+  for (const auto& l : s.last_lines()) EXPECT_LT(l.size(), kMaxQuotedLine + 64);
+  // Long lines are searched in pieces: a word across a piece's end is still found.
+  for (std::size_t at : {0u, 65530u, 65536u, 200000u}) {
+    std::string line(at, 'x');
+    line += "Segmentation FAULT";
+    EXPECT_TRUE(reports_error(line)) << at;
+    EXPECT_FALSE(reports_error(std::string(at + 10, 'x'))) << at;
+  }
+  // A cut never splits a UTF-8 character.
+  EXPECT_EQ(cut_line("a\xc3\xa9", 2), "a [... 2 more bytes cut]");
+  EXPECT_EQ(cut_line("short", 10), "short");
+}
+
+// Issue 22, item 30: a log written with CRLF line ends still has its exit line recognised.
+TEST(FirstError, ExitLinesOfACrlfLogAreRecognised) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2)) + "\r", at(1, "boom error\r"), at(2, exit_line(0, 1)) + "\r"}),
+      scan(1, {at(0, start(1, 2)) + "\r", at(3, exit_line(1, 0)) + "\r"}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 0);
+  EXPECT_EQ(r.culprit->kind, RankEnd::Kind::kFailed);
+  EXPECT_EQ(r.culprit->host, "node0");
+  EXPECT_EQ(r.finished, std::vector<int>{1});
+}
+
+// Issue 22, item 32: `dtrain submit` names the first failing rank in one line.
+TEST(FirstError, TheSummaryNamesTheFirstFailingRankInOneLine) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2, "n0")), at(2, exit_line(0, 0, 15))}),
+      scan(1, {at(0, start(1, 2, "n1")), at(1, "boom error"), at(1.5, exit_line(1, 3))}),
+  };
+  EXPECT_EQ(summarize_first_error(find_first_error(scans, {}, std::nullopt)),
+            "rank 1 on n1 exited with status 3: boom error");
+  std::vector<RankLogScan> fine = {scan(0, {at(0, start(0, 1)), at(1, exit_line(0, 0))})};
+  EXPECT_EQ(summarize_first_error(find_first_error(fine, {}, std::nullopt)), "");
+  std::vector<RankLogScan> stopped = {scan(0, {at(0, start(0, 1)), at(1, exit_line(0, 0, 15))})};
+  EXPECT_EQ(summarize_first_error(find_first_error(stopped, {}, std::nullopt)),
+            "no rank failed on its own; 1 rank was stopped by the launcher or scheduler "
+            "(walltime reached or job cancelled)");
+}
+
 }  // namespace
 }  // namespace dtrain::report

@@ -97,6 +97,8 @@ TEST(MpiJob, ReplicasSlotsAndTheMpirunLine) {
                                       "-x",
                                       "LD_LIBRARY_PATH",
                                       "-x",
+                                      "PYTHONUNBUFFERED",
+                                      "-x",
                                       "DTRAIN_JOB_ID",
                                       "-x",
                                       "DTRAIN_RUN_DIR",
@@ -125,17 +127,18 @@ TEST(MpiJob, RankEnvironmentNamesThePods) {
   const LaunchPlan plan = plan_of(kMinimal + "nodes: 12\nenv: {A: b}\n");
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"A", "b"},
+      {"PYTHONUNBUFFERED", "1"},
       {"DTRAIN_JOB_ID", "pi"},
       {"DTRAIN_RUN_DIR", "/tmp/dtrain-runs/pi"},
       {"DTRAIN_HOSTS", "pi-worker-[0-11]"}};
   EXPECT_EQ(plan.env, expected);
   const YAML::Node env = container(YAML::Load(plan.script), "Launcher")["env"];
-  ASSERT_EQ(env.size(), 4u);
-  EXPECT_EQ(env[3]["name"].Scalar(), "DTRAIN_HOSTS");
-  EXPECT_EQ(env[3]["value"].Scalar(), "pi-worker-[0-11]");
+  ASSERT_EQ(env.size(), 5u);
+  EXPECT_EQ(env[4]["name"].Scalar(), "DTRAIN_HOSTS");
+  EXPECT_EQ(env[4]["value"].Scalar(), "pi-worker-[0-11]");
   // A spec's run_dir is the pods' directory; the record of the submission stays here.
   const LaunchPlan with_dir = plan_of(kMinimal + "run_dir: /data/runs/x\n");
-  EXPECT_EQ(with_dir.env[1].second, "/data/runs/x");
+  EXPECT_EQ(with_dir.env[2].second, "/data/runs/x");
   EXPECT_EQ(with_dir.run_dir, "/home/ada/runs/pi-20261122-100000-42");
   EXPECT_EQ(plan_of(kMinimal).env.back().second, "pi-worker-0");
 }
@@ -272,7 +275,8 @@ TEST(MpiJob, SetupRunsInTheLauncherBeforeMpirun) {
   EXPECT_EQ(command[2],
             "set -euo pipefail\n# setup from the job spec\nsource /opt/venv/bin/activate\n"
             "echo 'hi' >&2\nexec mpirun --allow-run-as-root -n 1 -npernode 1 -x PATH -x "
-            "LD_LIBRARY_PATH -x DTRAIN_JOB_ID -x DTRAIN_RUN_DIR -x DTRAIN_HOSTS dtrain bind "
+            "LD_LIBRARY_PATH -x PYTHONUNBUFFERED -x DTRAIN_JOB_ID -x DTRAIN_RUN_DIR -x "
+            "DTRAIN_HOSTS dtrain bind "
             "--gpu=closest --gpu-visibility=own --cpu=numa --nic=closest -- dtrain run-rank -- "
             "./pi '$(id)' 'it'\\''s'\n");
   // Readable in `dtrain plan`: a literal block, not one escaped line.
@@ -315,8 +319,9 @@ TEST(MpiJob, FieldsKubernetesCannotUseAreNamedInWarnings) {
           "site k8s runs on Kubernetes; ignoring directives",
           "site k8s runs on Kubernetes; ignoring modules (the image carries the software)",
           "site k8s runs on Kubernetes; ignoring checkpoint (no signal before the deadline)"}));
-  EXPECT_EQ(plan.env[0], (std::pair<std::string, std::string>{"DTRAIN_JOB_ID", "pi"}));
-  EXPECT_EQ(plan.env[1].second, "/tmp/dtrain-runs/pi");
+  EXPECT_EQ(plan.env[0], (std::pair<std::string, std::string>{"PYTHONUNBUFFERED", "1"}));
+  EXPECT_EQ(plan.env[1], (std::pair<std::string, std::string>{"DTRAIN_JOB_ID", "pi"}));
+  EXPECT_EQ(plan.env[2].second, "/tmp/dtrain-runs/pi");
 }
 
 TEST(MpiJob, ErrorsNameTheFieldAndTheRule) {

@@ -22,6 +22,7 @@ TEST(PbsPro, MpirunLauncher) {
   const std::string script = testing::plan_spec(spec, site).script;
   EXPECT_NE(script.find("launch=(mpirun -np 8 -npernode 4 --hostfile \"$PBS_NODEFILE\" -x PATH -x "
                         "LD_LIBRARY_PATH -x DTRAIN_JOB_ID -x DTRAIN_RUN_DIR -x DTRAIN_HOSTS -x A "
+                        "-x PYTHONUNBUFFERED "
                         "/opt/dtrain/bin/dtrain bind "),
             std::string::npos)
       << script;

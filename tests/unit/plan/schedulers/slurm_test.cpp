@@ -92,5 +92,26 @@ TEST(Slurm, NodeFailureNamesTheNodes) {
       (std::vector<std::string>{"node2 (Not responding)", "node3"}));
 }
 
+// Issue 22, item 20: Slurm's TIMEOUT is the walltime; --wait says so.
+TEST(Slurm, TimeoutMeansTheWalltimeWasReached) {
+  const auto timeout = slurm().parse_status("JobId=9 JobState=TIMEOUT ExitCode=0:15");
+  ASSERT_TRUE(timeout);
+  EXPECT_TRUE(timeout->finished);
+  EXPECT_TRUE(timeout->walltime_reached);
+  EXPECT_FALSE(slurm().parse_status("JobId=9 JobState=FAILED ExitCode=1:0")->walltime_reached);
+  EXPECT_FALSE(slurm().parse_status("JobId=9 JobState=CANCELLED ExitCode=0:15")->walltime_reached);
+}
+
+// Issue 22, item 22: sbatch's own output goes inside the run directory, with or without run_dir.
+TEST(Slurm, TheJobsOutputFileIsInsideTheRunDirectory) {
+  JobSpec spec = parse_job_spec("name: x\nsite: slurm\ncommand: [a]\n", "job.yaml");
+  const SiteProfile site = testing::builtin_profile("slurm");
+  EXPECT_NE(testing::plan_spec(spec, site).script.find("#SBATCH --output=runs/x-%j/x-%j.out\n"),
+            std::string::npos);
+  spec.run_dir = "out/trial-3";
+  EXPECT_NE(testing::plan_spec(spec, site).script.find("#SBATCH --output=out/trial-3/x-%j.out\n"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dtrain::plan
