@@ -77,7 +77,9 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settin
     me.rank = rank_;
     watch_ = std::make_unique<PeerWatch>(
         node, self != node.end() ? *self : me,
-        [this](const PeerProcess& lost, int told_by) { return peer_lost(lost, told_by); },
+        [this](const PeerProcess& lost, int told_by, const std::function<void()>& announce) {
+          return peer_lost(lost, told_by, announce);
+        },
         std::move(alarm));
   }
   if (threaded_) thread_ = std::thread([this] { loop(); });
@@ -269,7 +271,8 @@ std::string Engine::where(const Pending* p) const {
          " bytes, " + backend + ", " + rank + ")";
 }
 
-bool Engine::peer_lost(const PeerProcess& peer, int told_by) noexcept {
+bool Engine::peer_lost(const PeerProcess& peer, int told_by,
+                       const std::function<void()>& announce) noexcept {
   // MPI_Finalize waits for every rank, so a peer that ends after it began here has finished.
   if (backend_->peers_may_exit()) return false;
   try {
@@ -294,8 +297,10 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by) noexcept {
                (told_by >= 0 ? " (seen by rank " + std::to_string(told_by) + " on that node)"
                              : std::string()) +
                "; this rank's collectives fail from now on";
-      // The line goes out before broken_ is set: a caller that sees the failure (and may print
-      // its own error, or exit) must find dtrain's line already on stderr, above its own.
+      // The alarm and the line go out before broken_ is set: a caller that sees the failure (and
+      // may print its own error, or exit) must find dtrain's line already on stderr, above its
+      // own, and the other ranks must hear whom this rank saw end before they can see it end.
+      if (announce) announce();
       write_stderr_line(report);
       broken_ = report;
       if (running_) lost_in_ = running_->seq;

@@ -99,8 +99,10 @@ class Engine {
   // A peer's process ended (called by the PeerWatch; `told_by`: the rank whose alarm said so, -1
   // when this rank saw it): writes one line naming it, its host and what this rank was doing to
   // stderr, and fails the running and later collectives with it. Nothing once the backend says
-  // peers may exit (MPI finalized) or after an earlier failure. Returns whether it reported.
-  bool peer_lost(const PeerProcess& peer, int told_by = -1) noexcept;
+  // peers may exit (MPI finalized) or after an earlier failure. Returns whether it reported;
+  // when it does, `announce` (PeerWatch's alarm) runs first.
+  bool peer_lost(const PeerProcess& peer, int told_by = -1,
+                 const std::function<void()>& announce = {}) noexcept;
 
  private:
   void loop();

@@ -121,18 +121,10 @@ std::uint64_t draw_alarm_token() {
          static_cast<std::uint64_t>(getpid());
 }
 
-std::vector<int> alarm_targets(int world_size, const std::vector<PeerProcess>& node,
-                               const PeerProcess& self) {
-  std::vector<bool> sees_it(static_cast<std::size_t>(std::max(world_size, 0)), false);
-  // What PeerWatch watches: this node's ranks with self's (known) pid namespace.
-  for (const PeerProcess& p : node) {
-    if (p.rank >= 0 && p.rank < world_size && !self.node.empty() && p.node == self.node) {
-      sees_it[static_cast<std::size_t>(p.rank)] = true;
-    }
-  }
+std::vector<int> alarm_targets(int world_size, const PeerProcess& self) {
   std::vector<int> out;
   for (int r = 0; r < world_size; ++r) {
-    if (r != self.rank && !sees_it[static_cast<std::size_t>(r)]) out.push_back(r);
+    if (r != self.rank) out.push_back(r);
   }
   return out;
 }

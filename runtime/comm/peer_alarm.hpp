@@ -58,11 +58,11 @@ std::optional<Alarm> decode_alarm(std::string_view datagram, std::uint64_t token
 // The job's token, drawn by rank 0: 64 random bits.
 std::uint64_t draw_alarm_token();
 
-// The ranks an alarm from `self` must reach: every rank of a job of `world_size` except `self` and
-// the ranks that watch the same processes as `self` (those of `node`, this node's ranks as
-// Communicator::node_processes lists them, that share its pid namespace).
-std::vector<int> alarm_targets(int world_size, const std::vector<PeerProcess>& node,
-                               const PeerProcess& self);
+// The ranks an alarm from `self` must reach: every rank of a job of `world_size` but `self`. The
+// ranks that watch the same processes hear it too: by the time their own watch wakes, the rank
+// that sent the alarm may have ended as well (its collective failed), and the alarm says which
+// rank ended first (measured: under load, ranks of one node named the sender instead).
+std::vector<int> alarm_targets(int world_size, const PeerProcess& self);
 
 // This rank's side of the alarm: its socket, and where to send.
 class PeerAlarm {

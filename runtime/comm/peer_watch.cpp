@@ -142,10 +142,13 @@ void PeerWatch::close_all() noexcept {
 }
 
 void PeerWatch::lost_here(const PeerProcess& lost) {
-  if (!on_lost_(lost, -1) || !alarm_) return;
   const Alarm alarm{lost.rank, lost.host, self_rank_};
-  for (int i = 0; i < kAlarmSends; ++i) {
-    if (i > 0) {
+  const std::function<void()> announce = [&] {
+    if (alarm_) alarm_->send(alarm);
+  };
+  if (!on_lost_(lost, -1, announce) || !alarm_) return;
+  for (int i = 1; i < kAlarmSends; ++i) {
+    {
       // The pause between sends, cut short when the watch is stopped.
       pollfd stop{stop_fd_, POLLIN, 0};
       if (poll(&stop, 1, kAlarmGapMs) > 0) return;
@@ -173,20 +176,20 @@ void PeerWatch::loop() {
       return;  // cannot watch any more; the collectives' deadline still applies
     }
     if (fds[0].revents != 0) return;
-    for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) {
-        lost_here(watched_[i - kFirstPidfd].process);
-        return;  // one report: the launcher ends the job anyway
-      }
-    }
     if (fds[1].revents != 0) {
       // Anything else that reached the port (another job's alarm, a stray datagram) is dropped.
       if (const auto alarm = alarm_->receive()) {
         PeerProcess lost;
         lost.rank = alarm->lost;
         lost.host = alarm->lost_host;
-        on_lost_(lost, alarm->reporter);
+        on_lost_(lost, alarm->reporter, [] {});
         return;
+      }
+    }
+    for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) {
+        lost_here(watched_[i - kFirstPidfd].process);
+        return;  // one report: the launcher ends the job anyway
       }
     }
   }

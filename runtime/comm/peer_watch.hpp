@@ -53,13 +53,18 @@ class PeerWatch {
   // Called once, on the watch's own thread, for the first loss: a watched process that ended
   // (`told_by` -1), or a rank that, as the alarm says, rank `told_by` saw end on its node (`lost`
   // then has only its rank and host). Returns whether it reported the loss: only then is a loss
-  // seen here passed on through the alarm.
-  using OnLost = std::function<bool(const PeerProcess& lost, int told_by)>;
+  // seen here passed on through the alarm. A callback that reports calls `announce` first, before
+  // its own failure can end this process: the other ranks then hear this rank's view (the rank
+  // that ended first) before they can see this rank end too and blame it.
+  using OnLost = std::function<bool(const PeerProcess& lost, int told_by,
+                                    const std::function<void()>& announce)>;
 
   // Watches every process of `peers` (other than `self`) that shares `self`'s node key; a process
   // that cannot be opened (already gone) counts as ended at once. Watches no process where the
-  // kernel has no pidfds. With `alarm`, also listens for the other nodes' alarms and sends one
-  // (kAlarmSends times) for a loss seen here.
+  // kernel has no pidfds. With `alarm`, also listens for the other ranks' alarms and sends one
+  // (kAlarmSends times) for a loss seen here. An alarm that has arrived is read before the
+  // watched processes: it names the rank its sender saw end first, while a process seen ended now
+  // may be a rank that failed because of that one and exited since.
   PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& self, OnLost on_lost,
             std::unique_ptr<PeerAlarm> alarm = nullptr);
   // Stops the thread; once it returns, `on_lost` is not running and will not be called.

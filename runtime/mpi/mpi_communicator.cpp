@@ -310,7 +310,7 @@ class MpiCommunicator final : public Communicator {
     for (const PeerProcess& p : node_processes_)
       if (p.rank == rank_) self = p;
     // Whom this rank would tell is whom that could tell it: with nobody, no socket is needed.
-    const std::vector<int> targets = alarm_targets(size_, node_processes_, self);
+    const std::vector<int> targets = alarm_targets(size_, self);
     if (!socket.valid() || targets.empty()) return;
     alarm_ = std::make_unique<PeerAlarm>(std::move(socket), token, size_, endpoints, targets);
   }

@@ -87,7 +87,8 @@ struct Reports {
     return lost.size();
   }
   PeerWatch::OnLost callback() {
-    return [this](const PeerProcess& p, int by) {
+    return [this](const PeerProcess& p, int by, const std::function<void()>& announce) {
+      if (reported) announce();
       std::lock_guard lock(mutex);
       lost.push_back(p);
       told_by.push_back(by);
