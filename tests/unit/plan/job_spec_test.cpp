@@ -331,6 +331,28 @@ TEST(JobSpec, TheDocsListEveryFieldInOrder) {
   EXPECT_EQ(documented, job_spec_fields());
 }
 
+// The same table's `framework` and `affinity` rows name every word the affinity library accepts
+// (a word added in policy.cpp or framework_env.cpp without its documentation fails here).
+TEST(JobSpec, TheDocsListEveryAffinityWord) {
+  std::ifstream doc(DTRAIN_FIXTURE_DIR "/../../docs/spec.md");
+  ASSERT_TRUE(doc) << "docs/spec.md";
+  std::string framework_row;
+  std::string affinity_row;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("| `framework` |", 0) == 0) framework_row = line;
+    if (line.rfind("| `affinity` |", 0) == 0) affinity_row = line;
+  }
+  for (auto word : affinity::framework_names()) {
+    EXPECT_NE(framework_row.find("`" + std::string(word) + "`"), std::string::npos) << word;
+  }
+  for (const auto* names : {&affinity::gpu_policy_names(), &affinity::gpu_visibility_names(),
+                            &affinity::cpu_policy_names(), &affinity::nic_policy_names()}) {
+    for (auto word : *names) {
+      EXPECT_NE(affinity_row.find("`" + std::string(word) + "`"), std::string::npos) << word;
+    }
+  }
+}
+
 TEST(ClosestMatch, OnlySuggestsNearNames) {
   EXPECT_EQ(closest_match("comand", job_spec_fields()), "command");
   EXPECT_EQ(closest_match("envv", job_spec_fields()), "env");
