@@ -26,6 +26,7 @@
 #include "affinity_flags.hpp"
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "common/words.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -188,8 +189,8 @@ void register_bind(CLI::App& app, Action& action) {
                   "An hwloc XML export to solve on (no CPU binding then); default: this machine");
   add_affinity_flags(*cmd, opts->affinity);
   cmd->add_option("--framework", opts->framework,
-                  "Export this framework's rendezvous variables: torch, tensorflow, jax, horovod "
-                  "or none")
+                  "Export this framework's rendezvous variables: " +
+                      join_alternatives(affinity::framework_names()))
       ->capture_default_str();
   cmd->add_option("--local-rank", opts->local_rank,
                   "This process's rank on the node; default: from the launcher");
