@@ -1,6 +1,8 @@
 #include "affinity_flags.hpp"
 
 #include "affinity/grant.hpp"
+#include "affinity/policy.hpp"
+#include "common/words.hpp"
 
 namespace dtrain::cli {
 
@@ -21,13 +23,19 @@ affinity::Restriction AffinityFlags::restriction() const {
 }
 
 void add_affinity_flags(CLI::App& cmd, AffinityFlags& flags) {
-  cmd.add_option("--gpu", flags.gpu, "GPU policy: closest, identity or none")
+  // The words are the affinity library's (policy.cpp): a new one appears here by itself.
+  cmd.add_option("--gpu", flags.gpu,
+                 "GPU policy: " + join_alternatives(affinity::gpu_policy_names()))
       ->capture_default_str();
   cmd.add_option("--gpu-visibility", flags.gpu_visibility,
                  "CUDA_VISIBLE_DEVICES: own, or own-first (all GPUs, the rank's first)")
       ->capture_default_str();
-  cmd.add_option("--cpu", flags.cpu, "CPU policy: numa or none")->capture_default_str();
-  cmd.add_option("--nic", flags.nic, "NIC policy: closest, all or none")->capture_default_str();
+  cmd.add_option("--cpu", flags.cpu,
+                 "CPU policy: " + join_alternatives(affinity::cpu_policy_names()))
+      ->capture_default_str();
+  cmd.add_option("--nic", flags.nic,
+                 "NIC policy: " + join_alternatives(affinity::nic_policy_names()))
+      ->capture_default_str();
   cmd.add_option("--gpus-allowed", flags.gpus_allowed,
                  "Only these GPUs (node indices in PCI order, e.g. 0,2-3), as a scheduler grants");
   cmd.add_option("--cpus-allowed", flags.cpus_allowed,

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
@@ -42,9 +42,8 @@ std::string output_of(const Captured& c) {
 Captured run_scheduler_command(const plan::SchedulerAdapter& s, const plan::Argv& argv) {
   Captured c = run_capturing(argv);
   if (c.status == 127) {
-    throw plan::UsageError("dtrain: " + argv[0] + " not found on PATH; expected to submit from a " +
-                           std::string(s.name()) +
-                           " login node (or choose another site with --site)");
+    throw UsageError("dtrain: " + argv[0] + " not found on PATH; expected to submit from a " +
+                     std::string(s.name()) + " login node (or choose another site with --site)");
   }
   return c;
 }

@@ -25,7 +25,8 @@
 #include "affinity/topology.hpp"
 #include "affinity_flags.hpp"
 #include "commands.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
+#include "common/words.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -58,7 +59,7 @@ std::string names(const std::vector<std::string>& list) {
 Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
   if (opts.local_rank >= 0 || opts.local_size > 0) {
     if (opts.local_rank < 0 || opts.local_size <= 0 || opts.local_rank >= opts.local_size) {
-      throw plan::UsageError(
+      throw UsageError(
           "dtrain: bind: --local-rank/--local-size: expected both, with 0 <= rank < size, got " +
           std::to_string(opts.local_rank) + " and " + std::to_string(opts.local_size));
     }
@@ -131,7 +132,7 @@ std::string json_report(const affinity::Node& node, const affinity::Binding& bin
 
 int run_bind(const BindOptions& opts) {
   if (!opts.dry_run && opts.command.empty()) {
-    throw plan::UsageError("dtrain: bind: no command; expected -- CMD ARGS..., got nothing");
+    throw UsageError("dtrain: bind: no command; expected -- CMD ARGS..., got nothing");
   }
   const affinity::Policy policy = opts.affinity.policy();
   const affinity::Framework framework = affinity::parse_framework(opts.framework, "--framework");
@@ -188,8 +189,8 @@ void register_bind(CLI::App& app, Action& action) {
                   "An hwloc XML export to solve on (no CPU binding then); default: this machine");
   add_affinity_flags(*cmd, opts->affinity);
   cmd->add_option("--framework", opts->framework,
-                  "Export this framework's rendezvous variables: torch, tensorflow, jax, horovod "
-                  "or none")
+                  "Export this framework's rendezvous variables: " +
+                      join_alternatives(affinity::framework_names()))
       ->capture_default_str();
   cmd->add_option("--local-rank", opts->local_rank,
                   "This process's rank on the node; default: from the launcher");

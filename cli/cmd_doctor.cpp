@@ -25,8 +25,8 @@
 #include "affinity/launcher_env.hpp"
 #include "affinity/topology.hpp"
 #include "commands.hpp"
+#include "common/errors.hpp"
 #include "dtrain/config.hpp"
-#include "plan/errors.hpp"
 #include "process.hpp"
 #include "report/doctor.hpp"
 
@@ -203,7 +203,7 @@ std::string first_line_of(const std::vector<std::string>& argv) {
 
 int run_doctor(const DoctorOptions& opts) {
   if (opts.iterations < 1 || opts.bytes < sizeof(float) || opts.min_busbw < 0) {
-    throw plan::UsageError(
+    throw UsageError(
         "dtrain: doctor: expected --iterations >= 1, --bytes >= 4 and --min-busbw >= 0");
   }
   dtrain::Context ctx = dtrain::init();

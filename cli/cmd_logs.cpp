@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/first_error.hpp"
@@ -72,8 +72,8 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
     for (const auto& f : files) present.insert(f.rank);
     for (int r : wanted) {
       if (!present.count(r)) {
-        throw plan::UsageError("dtrain: logs: --rank " + opts.ranks + ": " + opts.run_dir +
-                               " has no " + records::rank_file_name(r, records::kLogExtension));
+        throw UsageError("dtrain: logs: --rank " + opts.ranks + ": " + opts.run_dir + " has no " +
+                         records::rank_file_name(r, records::kLogExtension));
       }
     }
     std::erase_if(files, [&](const RankFile& f) {
@@ -81,8 +81,8 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
     });
   }
   if (files.empty() && !opts.follow) {
-    throw plan::UsageError("dtrain: " + opts.run_dir +
-                           ": no rank-NNNNN.log files; expected the run directory of a dtrain job");
+    throw UsageError("dtrain: " + opts.run_dir +
+                     ": no rank-NNNNN.log files; expected the run directory of a dtrain job");
   }
   return files;
 }
@@ -215,8 +215,8 @@ report::LineFilter merge_filter(const LogsOptions& opts,
   if (!opts.since.empty()) filter.since = report::parse_time_flag(opts.since, "--since");
   if (!opts.until.empty()) filter.until = report::parse_time_flag(opts.until, "--until");
   if (opts.tail == 0 || opts.tail < -1) {
-    throw plan::UsageError("dtrain: logs: --tail: expected a number of lines >= 1, got " +
-                           std::to_string(opts.tail));
+    throw UsageError("dtrain: logs: --tail: expected a number of lines >= 1, got " +
+                     std::to_string(opts.tail));
   }
   return filter;
 }
@@ -292,9 +292,9 @@ int run_hang(const LogsOptions& opts) {
   require_run_dir(opts.run_dir);
   auto tracker = read_heartbeats(opts.run_dir);
   if (!tracker) {
-    throw plan::UsageError("dtrain: " + opts.run_dir +
-                           ": no rank-NNNNN.jsonl metric files; --hang reads the collective "
-                           "heartbeats that libdtrain's Meter records there");
+    throw UsageError("dtrain: " + opts.run_dir +
+                     ": no rank-NNNNN.jsonl metric files; --hang reads the collective "
+                     "heartbeats that libdtrain's Meter records there");
   }
   const auto report = report::detect_hang(*tracker);
   if (opts.json) {
@@ -311,19 +311,19 @@ int run_logs(const LogsOptions& opts) {
   const bool merge_flags = !opts.grep.empty() || !opts.since.empty() || !opts.until.empty() ||
                            opts.tail != -1 || opts.follow || opts.no_prefix;
   if (opts.first_error && opts.hang) {
-    throw plan::UsageError("dtrain: logs: expected at most one of --first-error and --hang");
+    throw UsageError("dtrain: logs: expected at most one of --first-error and --hang");
   }
   if ((opts.first_error || opts.hang) && merge_flags) {
-    throw plan::UsageError(std::string("dtrain: logs: ") +
-                           (opts.first_error ? "--first-error" : "--hang") +
-                           " reads whole logs; it cannot be combined with --grep, --since, "
-                           "--until, --tail, --follow or --no-prefix");
+    throw UsageError(std::string("dtrain: logs: ") +
+                     (opts.first_error ? "--first-error" : "--hang") +
+                     " reads whole logs; it cannot be combined with --grep, --since, "
+                     "--until, --tail, --follow or --no-prefix");
   }
   if (opts.json && !opts.first_error && !opts.hang) {
-    throw plan::UsageError("dtrain: logs: --json applies to --first-error and --hang");
+    throw UsageError("dtrain: logs: --json applies to --first-error and --hang");
   }
   if (opts.hang && !opts.ranks.empty()) {
-    throw plan::UsageError("dtrain: logs: --hang compares all ranks; --rank cannot select some");
+    throw UsageError("dtrain: logs: --hang compares all ranks; --rank cannot select some");
   }
   if (opts.first_error) return run_first_error(opts);
   if (opts.hang) return run_hang(opts);

@@ -35,12 +35,7 @@ std::optional<std::pair<affinity::Node, affinity::RankMap>> solve_node(const Pla
   if (path.empty() && job.scheduler().submission() != plan::Submission::kRunHere) {
     return std::nullopt;
   }
-  affinity::Policy policy;
-  policy.gpu = affinity::parse_gpu_policy(job.spec.affinity.gpu, "affinity.gpu");
-  policy.gpu_visibility =
-      affinity::parse_gpu_visibility(job.spec.affinity.gpu_visibility, "affinity.gpu_visibility");
-  policy.cpu = affinity::parse_cpu_policy(job.spec.affinity.cpu, "affinity.cpu");
-  policy.nic = affinity::parse_nic_policy(job.spec.affinity.nic, "affinity.nic");
+  const affinity::Policy& policy = job.spec.affinity;
   if (!path.empty()) {
     affinity::Node node = affinity::load_node_xml(path);
     affinity::RankMap map = affinity::solve(node, job.plan.ranks_per_node, policy, {});

@@ -19,7 +19,7 @@
 #include "affinity/launcher_env.hpp"
 #include "affinity/rank_env.hpp"
 #include "commands.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
@@ -74,15 +74,15 @@ int run_rank(const RunRankOptions& opts) {
   if (!info) {
     std::string names;
     for (const auto& n : affinity::launcher_variables()) names += (names.empty() ? "" : ", ") + n;
-    throw plan::UsageError(
+    throw UsageError(
         "dtrain: run-rank: expected to be started by a launcher (mpirun, srun, mpiexec); none of " +
         names + " is set");
   }
   std::error_code ec;
   std::filesystem::create_directories(opts.run_dir, ec);
   if (ec) {
-    throw plan::UsageError("dtrain: run-rank: --run-dir " + opts.run_dir +
-                           ": cannot create it: " + ec.message());
+    throw UsageError("dtrain: run-rank: --run-dir " + opts.run_dir +
+                     ": cannot create it: " + ec.message());
   }
   const RankLog log(opts.run_dir + "/" +
                     records::rank_file_name(info->rank, records::kLogExtension));

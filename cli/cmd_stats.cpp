@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "report/json_text.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
@@ -58,15 +58,15 @@ void write_plot(const std::string& path, const std::string& svg) {
   out << svg;
   out.close();
   if (!out) {
-    throw plan::UsageError("dtrain: stats: --plot " + path +
-                           ": cannot write it: " + std::strerror(errno));
+    throw UsageError("dtrain: stats: --plot " + path +
+                     ": cannot write it: " + std::strerror(errno));
   }
 }
 
 int run_stats(const StatsOptions& opts) {
   if (!(opts.straggler_threshold > 0)) {
-    throw plan::UsageError("dtrain: stats: --straggler-threshold: expected a fraction > 0, got " +
-                           std::to_string(opts.straggler_threshold));
+    throw UsageError("dtrain: stats: --straggler-threshold: expected a fraction > 0, got " +
+                     std::to_string(opts.straggler_threshold));
   }
   std::vector<report::RunStats> stats;
   for (const auto& dir : opts.run_dirs)

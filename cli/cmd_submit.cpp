@@ -7,8 +7,8 @@
 
 #include "batch_job.hpp"
 #include "commands.hpp"
+#include "common/errors.hpp"
 #include "mpijob_submit.hpp"
-#include "plan/errors.hpp"
 #include "plan/schedulers/batch_script.hpp"
 #include "planning.hpp"
 #include "process.hpp"
@@ -86,9 +86,9 @@ int run_submit(const SubmitOptions& opts) {
   const plan::Submission submission = job.scheduler().submission();
   if (submission == plan::Submission::kManifest) {
     if (opts.wait) {
-      throw plan::UsageError("dtrain: --wait: not supported for site " + plan.site +
-                             " (Kubernetes); follow the job with `kubectl get mpijob " + plan.name +
-                             " -w` and `kubectl logs -f job/" + plan.name + "-launcher`");
+      throw UsageError("dtrain: --wait: not supported for site " + plan.site +
+                       " (Kubernetes); follow the job with `kubectl get mpijob " + plan.name +
+                       " -w` and `kubectl logs -f job/" + plan.name + "-launcher`");
     }
     const SubmittedMpiJob submitted = submit_mpijob(job);
     const std::string ns =

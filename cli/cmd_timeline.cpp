@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
@@ -30,9 +30,9 @@ int run_timeline(const TimelineOptions& opts) {
   require_run_dir(opts.run_dir);
   const auto metric_files = list_rank_files(opts.run_dir, records::kMetricsExtension);
   if (metric_files.empty()) {
-    throw plan::UsageError("dtrain: " + opts.run_dir +
-                           ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
-                           "job whose ranks record metrics with libdtrain's Meter");
+    throw UsageError("dtrain: " + opts.run_dir +
+                     ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
+                     "job whose ranks record metrics with libdtrain's Meter");
   }
   // The trace is written under a temporary name beside the output and renamed when complete, so
   // a failure (a bad record halfway) leaves no truncated trace, nor clobbers an earlier one.
@@ -44,8 +44,8 @@ int run_timeline(const TimelineOptions& opts) {
       direct ? opts.output : opts.output + ".partial-" + std::to_string(::getpid());
   std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   if (!out) {
-    throw plan::UsageError("dtrain: timeline: -o " + opts.output +
-                           ": cannot write it: " + std::strerror(errno));
+    throw UsageError("dtrain: timeline: -o " + opts.output +
+                     ": cannot write it: " + std::strerror(errno));
   }
   struct RemoveUnlessRenamed {
     const std::string& path;

@@ -1,14 +1,13 @@
 #include "exit_codes.hpp"
 
 #include <cstdio>
+#include <dtrain/dtrain.hpp>
 #include <exception>
 #include <new>
 #include <string>
 
-#include "affinity/launcher_env.hpp"
-#include "affinity/topology.hpp"
+#include "common/errors.hpp"
 #include "plan/errors.hpp"
-#include "records/metric_record.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -33,20 +32,20 @@ int run_guarded(const Action& action) {
     std::fprintf(stderr, "dtrain: %zu error%s in the job spec\n", e.issues().size(),
                  e.issues().size() == 1 ? "" : "s");
     return kExitUsage;
-  } catch (const plan::UsageError& e) {
+  } catch (const InputError& e) {
     return report(e.what(), kExitUsage);
-  } catch (const affinity::LauncherEnvError& e) {
-    return report(e.what(), kExitUsage);
-  } catch (const affinity::TopologyError& e) {
-    return report(e.what(), kExitUsage);
-  } catch (const records::MetricFormatError& e) {
-    return report(e.what(), kExitUsage);
+  } catch (const Error& e) {
+    // libdtrain's error (dtrain doctor): kInvalid is a bad argument or setting.
+    return report(e.what(), e.code() == Error::Code::kInvalid ? kExitUsage : kExitFailure);
+  } catch (const Failure& e) {
+    return report(e.what(), kExitFailure);
   } catch (const std::bad_alloc&) {
     return report("dtrain: out of memory", kExitFailure);
   } catch (const std::logic_error& e) {
     return report(std::string("dtrain: internal error (please report): ") + e.what(),
                   kExitSoftware);
   } catch (const std::exception& e) {
+    // Whatever else the program or the standard library throws (a system_error): a failure.
     return report(e.what(), kExitFailure);
   }
 }

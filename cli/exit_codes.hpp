@@ -1,3 +1,6 @@
+// The CLI's exit codes (docs/errors.md) and the one funnel that maps an exception to its code:
+// the error root's two categories (common/errors.hpp: InputError 2, Failure 1), libdtrain's
+// dtrain::Error by its code, a logic error 70.
 #pragma once
 
 #include "commands.hpp"

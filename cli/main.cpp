@@ -8,7 +8,6 @@
 #include "commands.hpp"
 #include "dtrain/config.hpp"
 #include "exit_codes.hpp"
-#include "plan/errors.hpp"
 
 int main(int argc, char** argv) {
   using namespace dtrain::cli;

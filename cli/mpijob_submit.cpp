@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
@@ -20,7 +20,7 @@ SubmittedMpiJob submit_mpijob(const PlannedJob& job) {
   const Captured c = run_capturing(create);
   if (c.status == 127) {
     forget();
-    throw plan::UsageError(
+    throw UsageError(
         "dtrain: kubectl not found on PATH; expected kubectl configured for a cluster with the "
         "Kubeflow MPI Operator to submit to site " +
         plan.site + " (`dtrain plan` or `dtrain submit --dry-run` print the MPIJob without it)");

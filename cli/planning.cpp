@@ -9,9 +9,9 @@
 
 #include "affinity/input_file.hpp"
 #include "affinity/topology.hpp"
+#include "common/errors.hpp"
 #include "dtrain/config.hpp"
 #include "embedded_templates.hpp"
-#include "plan/errors.hpp"
 #include "plan/planner.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
@@ -79,8 +79,8 @@ std::string resolve_site_topology(const std::string& site, const plan::SiteProfi
     if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
     tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
   }
-  throw plan::UsageError("dtrain: site " + profile.name + ": topology " + profile.topology +
-                         ": no such file; expected an hwloc XML at " + tried);
+  throw UsageError("dtrain: site " + profile.name + ": topology " + profile.topology +
+                   ": no such file; expected an hwloc XML at " + tried);
 }
 
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,

@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "affinity/input_file.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "plan/job_spec.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
@@ -44,9 +44,9 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text) {
   const fs::path dir(plan.run_dir);
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
-    throw plan::UsageError("dtrain: run directory " + plan.run_dir +
-                           " already exists and is not empty; expected a new directory "
-                           "(a previous run's files are never overwritten)");
+    throw UsageError("dtrain: run directory " + plan.run_dir +
+                     " already exists and is not empty; expected a new directory "
+                     "(a previous run's files are never overwritten)");
   }
   fs::create_directories(dir, ec);
   if (ec) {
@@ -79,8 +79,8 @@ std::runtime_error read_error(const std::string& path) {
 void require_run_dir(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) {
-    throw plan::UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
-                           (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
+    throw UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
+                     (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
   }
 }
 
@@ -162,9 +162,9 @@ void for_each_metric_record(const std::string& run_dir,
                             const std::function<void(const records::MetricRecord&)>& each) {
   const auto files = list_rank_files(run_dir, records::kMetricsExtension);
   if (files.empty()) {
-    throw plan::UsageError("dtrain: " + run_dir +
-                           ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
-                           "job whose ranks record metrics with libdtrain's Meter");
+    throw UsageError("dtrain: " + run_dir +
+                     ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
+                     "job whose ranks record metrics with libdtrain's Meter");
   }
   for (const auto& f : files) {
     const std::string name = fs::path(f.path).filename().string();
@@ -226,11 +226,10 @@ void ensure_open_files(std::size_t needed) {
   lim.rlim_cur = std::min(want, lim.rlim_max);
   ::setrlimit(RLIMIT_NOFILE, &lim);
   if (lim.rlim_cur < want) {
-    throw plan::UsageError(
-        "dtrain: logs: " + std::to_string(needed) +
-        " rank logs must be open at once, but this process may open only " +
-        std::to_string(lim.rlim_max) +
-        " files (ulimit -Hn); select fewer ranks with --rank or raise the limit");
+    throw UsageError("dtrain: logs: " + std::to_string(needed) +
+                     " rank logs must be open at once, but this process may open only " +
+                     std::to_string(lim.rlim_max) +
+                     " files (ulimit -Hn); select fewer ranks with --rank or raise the limit");
   }
 }
 

@@ -3,20 +3,20 @@
 // what was found, ready to hand to slurm_error() as it is.
 #pragma once
 
-#include <stdexcept>
+#include "common/errors.hpp"
 
 namespace dtrain::spank {
 
 // A bad --dtrain* option value or DTRAIN_* environment variable (the user's mistake).
-class OptionError : public std::runtime_error {
+class OptionError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // A bad plugstack.conf argument (the administrator's mistake).
-class ConfigError : public std::runtime_error {
+class ConfigError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 }  // namespace dtrain::spank

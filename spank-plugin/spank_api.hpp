@@ -5,11 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "affinity/launcher_env.hpp"
+#include "common/errors.hpp"
 
 struct spank_handle;  // spank_t is `struct spank_handle*` (slurm/spank.h)
 
@@ -26,9 +26,9 @@ int raw_context();
 using OptionCallback = int (*)(int val, const char* optarg, int remote);
 
 // A SPANK call that failed where it must not; the message names the call and Slurm's error text.
-class SpankCallError : public std::runtime_error {
+class SpankCallError : public Failure {
  public:
-  using std::runtime_error::runtime_error;
+  using Failure::Failure;
 };
 
 class Spank {

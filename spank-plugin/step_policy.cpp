@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "common/words.hpp"
 #include "errors.hpp"
 
 namespace dtrain::spank {
@@ -33,19 +34,6 @@ const std::vector<Preset>& presets() {
   return table;
 }
 
-bool same(const affinity::Policy& a, const affinity::Policy& b) {
-  return a.gpu == b.gpu && a.gpu_visibility == b.gpu_visibility && a.cpu == b.cpu && a.nic == b.nic;
-}
-
-std::string alternatives(const std::vector<std::string_view>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
-    out += names[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 const std::vector<std::string_view>& step_policy_words() {
@@ -62,7 +50,7 @@ StepPolicy parse_step_policy(std::string_view text, std::string_view what,
       if (allow_default || w != "default") accepted.push_back(w);
     }
     return OptionError("dtrain: " + std::string(what) + ": " + problem +
-                       "; expected a comma-separated list of " + alternatives(accepted) +
+                       "; expected a comma-separated list of " + join_alternatives(accepted) +
                        ", got \"" + std::string(text) + "\"");
   };
   StepPolicy out = fallback;
@@ -100,7 +88,7 @@ std::string to_string(const StepPolicy& policy) {
   if (!policy.enabled) return "off";
   std::string out;
   for (const auto& p : presets()) {
-    if (same(p.policy, policy.affinity)) out = std::string(p.name);
+    if (p.policy == policy.affinity) out = std::string(p.name);
   }
   if (out.empty()) {
     out = "gpu=" + std::string(affinity::to_string(policy.affinity.gpu)) +

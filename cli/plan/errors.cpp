@@ -30,6 +30,6 @@ std::string format_issue(const SpecIssue& issue) {
 }
 
 SpecError::SpecError(std::vector<SpecIssue> issues)
-    : std::runtime_error(join_issues(issues)), issues_(std::move(issues)) {}
+    : InputError(join_issues(issues)), issues_(std::move(issues)) {}
 
 }  // namespace dtrain::plan

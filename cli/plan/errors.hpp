@@ -2,9 +2,10 @@
 // SpecError carries every problem of a file at once, each naming the file, line and field.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "common/errors.hpp"
 
 namespace dtrain::plan {
 
@@ -17,19 +18,13 @@ struct SpecIssue {
 
 std::string format_issue(const SpecIssue& issue);
 
-class SpecError : public std::runtime_error {
+class SpecError : public InputError {
  public:
   explicit SpecError(std::vector<SpecIssue> issues);
   const std::vector<SpecIssue>& issues() const { return issues_; }
 
  private:
   std::vector<SpecIssue> issues_;
-};
-
-// A bad command-line value or combination; the CLI exits 2 for it, as for a SpecError.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 }  // namespace dtrain::plan

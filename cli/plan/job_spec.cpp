@@ -11,7 +11,7 @@
 #include <set>
 #include <utility>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "plan/yaml_fields.hpp"
 
 namespace dtrain::plan {
@@ -19,22 +19,12 @@ namespace {
 
 using detail::Collector;
 using detail::describe;
+using detail::Field;
 using detail::one_of;
 using detail::parse_int;
 using detail::Reader;
 
-const std::vector<std::string> kFrameworks = {"none", "torch", "tensorflow", "jax", "horovod"};
-const std::vector<std::string> kAffinityFields = {"gpu", "gpu_visibility", "cpu", "nic"};
-const std::vector<std::string> kCheckpointFields = {"signal", "grace", "requeue"};
 const std::vector<std::string> kSignals = {"USR1", "USR2", "TERM", "INT", "HUP", "URG", "XCPU"};
-
-Framework to_framework(const std::string& name) {
-  if (name == "torch") return Framework::kTorch;
-  if (name == "tensorflow") return Framework::kTensorflow;
-  if (name == "jax") return Framework::kJax;
-  if (name == "horovod") return Framework::kHorovod;
-  return Framework::kNone;
-}
 
 bool looks_like_profile_path(const std::string& site) {
   auto ends_with = [&](std::string_view suffix) {
@@ -44,8 +34,8 @@ bool looks_like_profile_path(const std::string& site) {
   return ends_with(".yaml") || ends_with(".yml");
 }
 
-void read_command(const YAML::Node& node, Collector& errors, JobSpec& spec) {
-  Reader read{errors};
+void read_command(Reader& read, const YAML::Node& node, const std::string&, JobSpec& spec) {
+  Collector& errors = read.errors;
   if (node.IsScalar()) {
     std::string line;
     if (!read.string(node, "command", line)) return;
@@ -100,23 +90,204 @@ bool is_image_reference(const std::string& image) {
   return image.size() <= 512 && std::regex_match(image, kReference);
 }
 
-}  // namespace
-
-std::string_view framework_name(Framework f) {
-  switch (f) {
-    case Framework::kTorch:
-      return "torch";
-    case Framework::kTensorflow:
-      return "tensorflow";
-    case Framework::kJax:
-      return "jax";
-    case Framework::kHorovod:
-      return "horovod";
-    case Framework::kNone:
-      break;
+void read_name(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  static const std::regex kJobName("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+  if (read.string(value, key, spec.name) && !std::regex_match(spec.name, kJobName)) {
+    read.errors.add(value, key,
+                    "expected 1 to 64 letters, digits, '.', '_' or '-' (it names the run "
+                    "directory and the scheduler job), got " +
+                        describe(value));
   }
-  return "none";
 }
+
+void read_site(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  const auto& sites = builtin_sites();
+  if (read.string(value, key, spec.site) &&
+      std::find(sites.begin(), sites.end(), spec.site) == sites.end() &&
+      !looks_like_profile_path(spec.site)) {
+    std::string message =
+        "expected " + one_of(sites) + ", or a site profile file (.yaml), got " + describe(value);
+    if (auto near = closest_match(spec.site, sites); !near.empty()) {
+      message += " (did you mean \"" + near + "\"?)";
+    }
+    read.errors.add(value, key, message);
+  }
+}
+
+void read_walltime(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  auto seconds = value.IsScalar() ? parse_walltime(value.Scalar()) : std::nullopt;
+  if (!seconds) {
+    read.errors.add(value, key,
+                    "expected a duration such as \"01:30:00\" (HH:MM:SS), \"1-00:00:00\" "
+                    "(D-HH:MM:SS) or 90 (minutes), up to 366 days, got " +
+                        describe(value));
+    return;
+  }
+  spec.walltime_seconds = *seconds;
+}
+
+void read_filesystems(Reader& read, const YAML::Node& value, const std::string& key,
+                      JobSpec& spec) {
+  static const std::regex kFs("[A-Za-z0-9_-]{1,64}");
+  read.string_list(value, key, spec.filesystems, [](const std::string& v) {
+    return std::regex_match(v, kFs) ? std::string()
+                                    : std::string("expected a filesystem name such as eagle");
+  });
+}
+
+void read_modules(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  static const std::regex kModule("[A-Za-z0-9][A-Za-z0-9._/@+:-]{0,127}");
+  read.string_list(value, key, spec.modules, [](const std::string& v) {
+    return std::regex_match(v, kModule)
+               ? std::string()
+               : std::string("expected a module name such as conda/2024-04-29");
+  });
+}
+
+// The spec's messages list a field's default first ("one of: none, torch, ..."); the affinity
+// library lists "none" last for the flags. The words stay the library's.
+std::vector<std::string_view> framework_words() {
+  std::vector<std::string_view> words = {affinity::to_string(affinity::Framework::kNone)};
+  for (auto word : affinity::framework_names()) {
+    if (word != words.front()) words.push_back(word);
+  }
+  return words;
+}
+
+void read_framework(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  static const std::vector<std::string_view> words = framework_words();
+  read.word(value, key, words, affinity::parse_framework, spec.framework);
+}
+
+// The `affinity:` block: the words and their parsers are the affinity library's (policy.cpp).
+const std::vector<Field<affinity::Policy>>& affinity_fields() {
+  using P = affinity::Policy;
+  static const std::vector<Field<P>> rows = {
+      {"gpu",
+       [](Reader& r, const YAML::Node& v, const std::string& path, P& p) {
+         r.word(v, path, affinity::gpu_policy_names(), affinity::parse_gpu_policy, p.gpu);
+       }},
+      {"gpu_visibility",
+       [](Reader& r, const YAML::Node& v, const std::string& path, P& p) {
+         r.word(v, path, affinity::gpu_visibility_names(), affinity::parse_gpu_visibility,
+                p.gpu_visibility);
+       }},
+      {"cpu",
+       [](Reader& r, const YAML::Node& v, const std::string& path, P& p) {
+         r.word(v, path, affinity::cpu_policy_names(), affinity::parse_cpu_policy, p.cpu);
+       }},
+      {"nic",
+       [](Reader& r, const YAML::Node& v, const std::string& path, P& p) {
+         r.word(v, path, affinity::nic_policy_names(), affinity::parse_nic_policy, p.nic);
+       }},
+  };
+  return rows;
+}
+
+void read_signal(Reader& read, const YAML::Node& v, const std::string& path, CheckpointSpec& c) {
+  std::string name = v.IsScalar() ? v.Scalar() : std::string();
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  if (std::find(kSignals.begin(), kSignals.end(), name) == kSignals.end()) {
+    read.errors.add(v, path, "expected " + one_of(kSignals) + ", got " + describe(v));
+    return;
+  }
+  c.signal = name;
+}
+
+const std::vector<Field<CheckpointSpec>>& checkpoint_fields() {
+  using C = CheckpointSpec;
+  static const std::vector<Field<C>> rows = {
+      {"signal", read_signal},
+      {"grace", [](Reader& r, const YAML::Node& v, const std::string& path,
+                   C& c) { r.integer(v, path, 10, 86400, c.grace_seconds); }},
+      {"requeue", [](Reader& r, const YAML::Node& v, const std::string& path,
+                     C& c) { r.boolean(v, path, c.requeue); }},
+  };
+  return rows;
+}
+
+void read_checkpoint(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  spec.checkpoint.enabled = true;
+  if (value.IsNull()) return;  // "checkpoint:" alone turns the defaults on
+  read.table(value, key, checkpoint_fields(), spec.checkpoint);
+}
+
+void read_run_dir(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  if (read.string(value, key, spec.run_dir) && spec.run_dir.empty()) {
+    read.errors.add(value, key, "expected a directory path, got an empty string");
+  }
+}
+
+void read_directives(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  read.string_list(value, key, spec.directives, [](const std::string& v) {
+    return !v.empty() && v.front() == '-'
+               ? std::string()
+               : std::string(
+                     "expected a scheduler option starting with '-' such as \"--exclusive\" or "
+                     "\"-l place=scatter\"");
+  });
+}
+
+void read_image(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  if (read.string(value, key, spec.image) && !is_image_reference(spec.image)) {
+    read.errors.add(value, key,
+                    "expected a container image reference such as "
+                    "nvcr.io/nvidia/pytorch:24.05-py3 or ghcr.io/me/train@sha256:<digest>, got " +
+                        describe(value));
+  }
+}
+
+void read_namespace(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  static const std::regex kNamespace("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+  if (read.string(value, key, spec.k8s_namespace) &&
+      !std::regex_match(spec.k8s_namespace, kNamespace)) {
+    read.errors.add(value, key,
+                    "expected a Kubernetes namespace (1 to 63 lower-case letters, digits and '-', "
+                    "starting and ending with a letter or digit), got " +
+                        describe(value));
+  }
+}
+
+// Every field of a job spec, in documentation order (docs/spec.md): adding a field is one row.
+const std::vector<Field<JobSpec>>& spec_fields() {
+  using S = JobSpec;
+  using N = const YAML::Node;
+  using K = const std::string;
+  static const std::vector<Field<S>> rows = {
+      {"name", read_name},
+      {"site", read_site},
+      {"nodes", [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 1, kMaxNodes, s.nodes); }},
+      {"ranks_per_node",
+       [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 1, kMaxRanksPerNode, s.ranks_per_node); }},
+      {"gpus_per_rank",
+       [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 0, 64, s.gpus_per_rank); }},
+      {"cpus_per_rank",
+       [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 1, 4096, s.cpus_per_rank); }},
+      {"walltime", read_walltime},
+      {"account",
+       [](Reader& r, N& v, K& k, S& s) { r.token(v, k, "an account or project name", s.account); }},
+      {"queue", [](Reader& r, N& v, K& k, S& s) { r.token(v, k, "a queue or QOS name", s.queue); }},
+      {"partition",
+       [](Reader& r, N& v, K& k, S& s) { r.token(v, k, "a partition name", s.partition); }},
+      {"filesystems", read_filesystems},
+      {"modules", read_modules},
+      {"setup", [](Reader& r, N& v, K& k, S& s) { r.string_list(v, k, s.setup); }},
+      {"env", [](Reader& r, N& v, K& k, S& s) { r.env(v, k, s.env); }},
+      {"site_env", [](Reader& r, N& v, K& k, S& s) { r.boolean(v, k, s.site_env); }},
+      {"framework", read_framework},
+      {"affinity",
+       [](Reader& r, N& v, K& k, S& s) { r.table(v, k, affinity_fields(), s.affinity); }},
+      {"command", read_command},
+      {"run_dir", read_run_dir},
+      {"checkpoint", read_checkpoint},
+      {"directives", read_directives},
+      {"image", read_image},
+      {"namespace", read_namespace},
+  };
+  return rows;
+}
+
+}  // namespace
 
 const std::vector<std::string>& builtin_sites() {
   static const std::vector<std::string> sites = {"local",    "slurm", "perlmutter", "polaris",
@@ -125,11 +296,7 @@ const std::vector<std::string>& builtin_sites() {
 }
 
 const std::vector<std::string>& job_spec_fields() {
-  static const std::vector<std::string> fields = {
-      "name",     "site",       "nodes",      "ranks_per_node", "gpus_per_rank", "cpus_per_rank",
-      "walltime", "account",    "queue",      "partition",      "filesystems",   "modules",
-      "setup",    "env",        "site_env",   "framework",      "affinity",      "command",
-      "run_dir",  "checkpoint", "directives", "image",          "namespace"};
+  static const std::vector<std::string> fields = detail::field_names(spec_fields());
   return fields;
 }
 
@@ -183,145 +350,7 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
   JobSpec spec;
   Reader read{errors};
   std::set<std::string> seen;
-  read.mapping(
-      root, "", job_spec_fields(),
-      [&](const std::string& key, const YAML::Node& value, const std::string&) {
-        seen.insert(key);
-        if (key == "name") {
-          static const std::regex kJobName("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
-          if (read.string(value, key, spec.name) && !std::regex_match(spec.name, kJobName)) {
-            errors.add(value, key,
-                       "expected 1 to 64 letters, digits, '.', '_' or '-' (it names the run "
-                       "directory and the scheduler job), got " +
-                           describe(value));
-          }
-        } else if (key == "site") {
-          if (read.string(value, key, spec.site) &&
-              std::find(builtin_sites().begin(), builtin_sites().end(), spec.site) ==
-                  builtin_sites().end() &&
-              !looks_like_profile_path(spec.site)) {
-            std::string message = "expected " + one_of(builtin_sites()) +
-                                  ", or a site profile file (.yaml), got " + describe(value);
-            if (auto near = closest_match(spec.site, builtin_sites()); !near.empty()) {
-              message += " (did you mean \"" + near + "\"?)";
-            }
-            errors.add(value, key, message);
-          }
-        } else if (key == "nodes") {
-          read.integer(value, key, 1, kMaxNodes, spec.nodes);
-        } else if (key == "ranks_per_node") {
-          read.integer(value, key, 1, kMaxRanksPerNode, spec.ranks_per_node);
-        } else if (key == "gpus_per_rank") {
-          read.integer(value, key, 0, 64, spec.gpus_per_rank);
-        } else if (key == "cpus_per_rank") {
-          read.integer(value, key, 1, 4096, spec.cpus_per_rank);
-        } else if (key == "walltime") {
-          std::string text_value;
-          if (value.IsScalar()) text_value = value.Scalar();
-          auto seconds = value.IsScalar() ? parse_walltime(text_value) : std::nullopt;
-          if (!seconds) {
-            errors.add(value, key,
-                       "expected a duration such as \"01:30:00\" (HH:MM:SS), \"1-00:00:00\" "
-                       "(D-HH:MM:SS) or 90 (minutes), up to 366 days, got " +
-                           describe(value));
-          } else {
-            spec.walltime_seconds = *seconds;
-          }
-        } else if (key == "account") {
-          read.token(value, key, "an account or project name", spec.account);
-        } else if (key == "queue") {
-          read.token(value, key, "a queue or QOS name", spec.queue);
-        } else if (key == "partition") {
-          read.token(value, key, "a partition name", spec.partition);
-        } else if (key == "filesystems") {
-          static const std::regex kFs("[A-Za-z0-9_-]{1,64}");
-          read.string_list(value, key, spec.filesystems, [](const std::string& v) {
-            return std::regex_match(v, kFs)
-                       ? std::string()
-                       : std::string("expected a filesystem name such as eagle");
-          });
-        } else if (key == "modules") {
-          static const std::regex kModule("[A-Za-z0-9][A-Za-z0-9._/@+:-]{0,127}");
-          read.string_list(value, key, spec.modules, [](const std::string& v) {
-            return std::regex_match(v, kModule)
-                       ? std::string()
-                       : std::string("expected a module name such as conda/2024-04-29");
-          });
-        } else if (key == "setup") {
-          read.string_list(value, key, spec.setup);
-        } else if (key == "env") {
-          read.env(value, key, spec.env);
-        } else if (key == "site_env") {
-          read.boolean(value, key, spec.site_env);
-        } else if (key == "framework") {
-          std::string name = "none";
-          read.choice(value, key, kFrameworks, name);
-          spec.framework = to_framework(name);
-        } else if (key == "affinity") {
-          read.mapping(value, key, kAffinityFields,
-                       [&](const std::string& field, const YAML::Node& v, const std::string& path) {
-                         if (field == "gpu")
-                           read.choice(v, path, {"closest", "identity", "none"}, spec.affinity.gpu);
-                         if (field == "gpu_visibility") {
-                           read.choice(v, path, {"own", "own-first"}, spec.affinity.gpu_visibility);
-                         }
-                         if (field == "cpu")
-                           read.choice(v, path, {"numa", "none"}, spec.affinity.cpu);
-                         if (field == "nic")
-                           read.choice(v, path, {"closest", "all", "none"}, spec.affinity.nic);
-                       });
-        } else if (key == "command") {
-          read_command(value, errors, spec);
-        } else if (key == "run_dir") {
-          if (read.string(value, key, spec.run_dir) && spec.run_dir.empty()) {
-            errors.add(value, key, "expected a directory path, got an empty string");
-          }
-        } else if (key == "checkpoint") {
-          spec.checkpoint.enabled = true;
-          if (value.IsNull()) return;  // "checkpoint:" alone turns the defaults on
-          read.mapping(
-              value, key, kCheckpointFields,
-              [&](const std::string& field, const YAML::Node& v, const std::string& path) {
-                if (field == "signal") {
-                  std::string name = v.IsScalar() ? v.Scalar() : std::string();
-                  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
-                  if (std::find(kSignals.begin(), kSignals.end(), name) == kSignals.end()) {
-                    errors.add(v, path, "expected " + one_of(kSignals) + ", got " + describe(v));
-                  } else {
-                    spec.checkpoint.signal = name;
-                  }
-                }
-                if (field == "grace")
-                  read.integer(v, path, 10, 86400, spec.checkpoint.grace_seconds);
-                if (field == "requeue") read.boolean(v, path, spec.checkpoint.requeue);
-              });
-        } else if (key == "image") {
-          if (read.string(value, key, spec.image) && !is_image_reference(spec.image)) {
-            errors.add(
-                value, key,
-                "expected a container image reference such as "
-                "nvcr.io/nvidia/pytorch:24.05-py3 or ghcr.io/me/train@sha256:<digest>, got " +
-                    describe(value));
-          }
-        } else if (key == "namespace") {
-          static const std::regex kNamespace("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
-          if (read.string(value, key, spec.k8s_namespace) &&
-              !std::regex_match(spec.k8s_namespace, kNamespace)) {
-            errors.add(value, key,
-                       "expected a Kubernetes namespace (1 to 63 lower-case letters, digits and "
-                       "'-', starting and ending with a letter or digit), got " +
-                           describe(value));
-          }
-        } else if (key == "directives") {
-          read.string_list(value, key, spec.directives, [](const std::string& v) {
-            return !v.empty() && v.front() == '-'
-                       ? std::string()
-                       : std::string(
-                             "expected a scheduler option starting with '-' such as "
-                             "\"--exclusive\" or \"-l place=scatter\"");
-          });
-        }
-      });
+  read.table(root, "", spec_fields(), spec, &seen);
   if (!seen.count("name")) errors.add_at(0, "name", "required field is missing");
   if (!seen.count("command")) errors.add_at(0, "command", "required field is missing");
   if (spec.site == "local" && spec.nodes != 1 && seen.count("nodes")) {

@@ -10,21 +10,14 @@
 #include <utility>
 #include <vector>
 
+// dtrain::kExitRequeue: the status with which a checkpointed job asks to be requeued
+// (`checkpoint.requeue`), defined once by the runtime that the training code calls.
+#include <dtrain/preemption.hpp>
+
+#include "affinity/framework_env.hpp"
+#include "affinity/policy.hpp"
+
 namespace dtrain::plan {
-
-// Which rendezvous environment `dtrain bind` exports to each rank.
-enum class Framework { kNone, kTorch, kTensorflow, kJax, kHorovod };
-std::string_view framework_name(Framework f);
-
-// The affinity solver's policies (docs/affinity.md); names are validated here.
-struct AffinityPolicy {
-  std::string gpu = "closest";         // closest | identity | none
-  std::string gpu_visibility = "own";  // own | own-first
-  std::string cpu = "numa";            // numa | none
-  std::string nic = "closest";         // closest | all | none
-
-  bool operator==(const AffinityPolicy&) const = default;
-};
 
 struct CheckpointSpec {
   bool enabled = false;         // true when the spec has a checkpoint: section
@@ -49,8 +42,10 @@ struct JobSpec {
   std::vector<std::string> setup;  // shell lines run before launch, verbatim (they are code)
   std::vector<std::pair<std::string, std::string>> env;  // in file order
   bool site_env = true;  // false: drop the site profile's recommended environment
-  Framework framework = Framework::kNone;
-  AffinityPolicy affinity;
+  // Which rendezvous environment `dtrain bind` exports to each rank, and the affinity solver's
+  // policies (docs/affinity.md): the words and their parsers are runtime/affinity's.
+  affinity::Framework framework = affinity::Framework::kNone;
+  affinity::Policy affinity;
   std::vector<std::string> command;  // words, each passed verbatim
   bool command_is_shell = false;     // command was a string: one line run by `bash -c`
   std::string run_dir;               // empty: runs/<name>-<job id> under the submit directory
@@ -67,8 +62,6 @@ struct JobSpec {
 inline constexpr std::size_t kMaxSpecBytes = 1 << 20;
 inline constexpr int kMaxRanksPerNode = 1024;
 inline constexpr int kMaxNodes = 100000;
-// The exit status with which a training code that saved a checkpoint asks to be requeued.
-inline constexpr int kExitRequeue = 85;
 
 // The built-in sites; any other site must be a path to a profile (.yaml).
 const std::vector<std::string>& builtin_sites();

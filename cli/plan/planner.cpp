@@ -146,13 +146,17 @@ std::vector<std::string> rank_command(const JobSpec& spec) {
 }
 
 std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::string& prefix,
-                                           const std::string& cpu) {
+                                           affinity::CpuPolicy cpu) {
   const auto& a = spec.affinity;
-  std::vector<std::string> f = {prefix + "gpu=" + a.gpu,
-                                prefix + "gpu-visibility=" + a.gpu_visibility,
-                                prefix + "cpu=" + cpu, prefix + "nic=" + a.nic};
-  if (spec.framework != Framework::kNone) {
-    f.push_back(prefix + "framework=" + std::string(framework_name(spec.framework)));
+  auto flag = [&](const char* name, std::string_view word) {
+    return prefix + name + "=" + std::string(word);
+  };
+  std::vector<std::string> f = {flag("gpu", affinity::to_string(a.gpu)),
+                                flag("gpu-visibility", affinity::to_string(a.gpu_visibility)),
+                                flag("cpu", affinity::to_string(cpu)),
+                                flag("nic", affinity::to_string(a.nic))};
+  if (spec.framework != affinity::Framework::kNone) {
+    f.push_back(flag("framework", affinity::to_string(spec.framework)));
   }
   return f;
 }

@@ -59,7 +59,7 @@ std::vector<std::string> rank_command(const JobSpec& spec);
 // plugin ("--dtrain-"); `cpu` is the CPU policy to pass (the spec's, unless the planner had to
 // relax it).
 std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::string& prefix,
-                                           const std::string& cpu);
+                                           affinity::CpuPolicy cpu);
 
 // The spec fields only a Kubernetes site uses (image, namespace) that the spec sets: the other
 // sites name them in a warning rather than drop them silently.
@@ -74,7 +74,7 @@ struct PlanDraft {
   const TemplateLookup& templates;
   JobShape shape;
   LaunchPlan plan;                    // header, rank map, warnings, env
-  std::string cpu;                    // the CPU policy the ranks are bound with
+  affinity::CpuPolicy cpu{};          // the CPU policy the ranks are bound with
   std::string exports;                // `export NAME=VALUE` lines of plan.env
   std::string setup;                  // "\n# setup from the job spec\n" + its lines, or ""
   std::vector<std::string> bind;      // DTRAIN bind <policy flags> --

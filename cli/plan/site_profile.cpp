@@ -1,7 +1,9 @@
 #include "plan/site_profile.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include "plan/yaml_fields.hpp"
 
@@ -10,24 +12,8 @@ namespace {
 
 using detail::Collector;
 using detail::describe;
+using detail::Field;
 using detail::Reader;
-
-const std::vector<std::string> kFields = {"name",
-                                          "description",
-                                          "scheduler",
-                                          "launcher",
-                                          "srun_mpi",
-                                          "constraint",
-                                          "select",
-                                          "place",
-                                          "gpus_per_node",
-                                          "cores_per_node",
-                                          "threads_per_core",
-                                          "required",
-                                          "default_queue",
-                                          "default_filesystems",
-                                          "env",
-                                          "topology"};
 
 const std::vector<std::string> kSchedulers = {"local",  "slurm", "pbspro",
                                               "cobalt", "pbs",   "kubernetes"};
@@ -46,6 +32,71 @@ bool launcher_fits(Scheduler s, const std::string& launcher) {
       return launcher == "mpirun";
   }
   return false;
+}
+
+void read_scheduler(Reader& read, const YAML::Node& v, const std::string& key, SiteProfile& p) {
+  std::string name;
+  read.choice(v, key, kSchedulers, name);
+  for (Scheduler s : {Scheduler::kLocal, Scheduler::kSlurm, Scheduler::kPbsPro, Scheduler::kCobalt,
+                      Scheduler::kPbs, Scheduler::kKubernetes}) {
+    if (scheduler_name(s) == name) p.scheduler = s;
+  }
+}
+
+// PBS resources: `select` (extra resources of each chunk) and `place`.
+void read_resources(Reader& read, const YAML::Node& v, const std::string& key, std::string& out) {
+  static const std::regex kResources("[A-Za-z0-9_.=:-]{1,128}");
+  if (read.string(v, key, out) && !std::regex_match(out, kResources)) {
+    read.errors.add(v, key, "expected PBS resources such as system=polaris, got " + describe(v));
+  }
+}
+
+void read_required(Reader& read, const YAML::Node& v, const std::string& key, SiteProfile& p) {
+  read.string_list(v, key, p.required, [](const std::string& field) {
+    const auto& fields = job_spec_fields();
+    return std::find(fields.begin(), fields.end(), field) != fields.end()
+               ? std::string()
+               : std::string("expected a job spec field name");
+  });
+}
+
+// Every field of a site profile, in documentation order: adding a field is one row.
+const std::vector<Field<SiteProfile>>& profile_fields() {
+  using P = SiteProfile;
+  using N = const YAML::Node;
+  using K = const std::string;
+  static const std::vector<Field<P>> rows = {
+      {"name", [](Reader& r, N& v, K& k, P& p) { r.token(v, k, "a site name", p.name); }},
+      {"description", [](Reader& r, N& v, K& k, P& p) { r.string(v, k, p.description); }},
+      {"scheduler", read_scheduler},
+      {"launcher",
+       [](Reader& r, N& v, K& k, P& p) {
+         r.choice(v, k, {"srun", "mpiexec", "mpirun"}, p.launcher);
+       }},
+      {"srun_mpi",
+       [](Reader& r, N& v, K& k, P& p) {
+         r.choice(v, k, {"pmix", "pmi2", "cray_shasta", "none"}, p.srun_mpi);
+       }},
+      {"constraint",
+       [](Reader& r, N& v, K& k, P& p) { r.token(v, k, "a node feature", p.constraint); }},
+      {"select", [](Reader& r, N& v, K& k, P& p) { read_resources(r, v, k, p.select); }},
+      {"place", [](Reader& r, N& v, K& k, P& p) { read_resources(r, v, k, p.place); }},
+      {"gpus_per_node",
+       [](Reader& r, N& v, K& k, P& p) { r.integer(v, k, 0, 64, p.gpus_per_node); }},
+      {"cores_per_node",
+       [](Reader& r, N& v, K& k, P& p) { r.integer(v, k, 1, 4096, p.cores_per_node); }},
+      {"threads_per_core",
+       [](Reader& r, N& v, K& k, P& p) { r.integer(v, k, 1, 8, p.threads_per_core); }},
+      {"required", read_required},
+      {"default_queue",
+       [](Reader& r, N& v, K& k, P& p) { r.token(v, k, "a queue name", p.default_queue); }},
+      {"default_filesystems",
+       [](Reader& r, N& v, K& k, P& p) { r.string_list(v, k, p.default_filesystems); }},
+      // The spec's env reader, with its name checks: a profile's names reach the job script too.
+      {"env", [](Reader& r, N& v, K& k, P& p) { r.env(v, k, p.env); }},
+      {"topology", [](Reader& r, N& v, K& k, P& p) { r.string(v, k, p.topology); }},
+  };
+  return rows;
 }
 
 }  // namespace
@@ -68,6 +119,11 @@ std::string_view scheduler_name(Scheduler s) {
   return "local";
 }
 
+const std::vector<std::string>& site_profile_fields() {
+  static const std::vector<std::string> fields = detail::field_names(profile_fields());
+  return fields;
+}
+
 SiteProfile parse_site_profile(std::string_view text, const std::string& source_name) {
   Collector errors(source_name);
   YAML::Node root = detail::load_yaml(text, kMaxProfileBytes, "a site profile", errors);
@@ -78,57 +134,12 @@ SiteProfile parse_site_profile(std::string_view text, const std::string& source_
   SiteProfile p;
   Reader read{errors};
   std::set<std::string> seen;
-  const YAML::Node* launcher_node = nullptr;
-  YAML::Node launcher_copy;
-  read.mapping(
-      root, "", kFields, [&](const std::string& key, const YAML::Node& v, const std::string&) {
-        seen.insert(key);
-        if (key == "name") read.token(v, key, "a site name", p.name);
-        if (key == "description") read.string(v, key, p.description);
-        if (key == "scheduler") {
-          std::string name;
-          read.choice(v, key, kSchedulers, name);
-          for (Scheduler s : {Scheduler::kLocal, Scheduler::kSlurm, Scheduler::kPbsPro,
-                              Scheduler::kCobalt, Scheduler::kPbs, Scheduler::kKubernetes}) {
-            if (scheduler_name(s) == name) p.scheduler = s;
-          }
-        }
-        if (key == "launcher") {
-          read.choice(v, key, {"srun", "mpiexec", "mpirun"}, p.launcher);
-          launcher_copy = v;
-          launcher_node = &launcher_copy;
-        }
-        if (key == "srun_mpi")
-          read.choice(v, key, {"pmix", "pmi2", "cray_shasta", "none"}, p.srun_mpi);
-        if (key == "constraint") read.token(v, key, "a node feature", p.constraint);
-        if (key == "select" || key == "place") {
-          static const std::regex kResources("[A-Za-z0-9_.=:-]{1,128}");
-          std::string& out = key == "select" ? p.select : p.place;
-          if (read.string(v, key, out) && !std::regex_match(out, kResources)) {
-            errors.add(v, key, "expected PBS resources such as system=polaris, got " + describe(v));
-          }
-        }
-        if (key == "gpus_per_node") read.integer(v, key, 0, 64, p.gpus_per_node);
-        if (key == "cores_per_node") read.integer(v, key, 1, 4096, p.cores_per_node);
-        if (key == "threads_per_core") read.integer(v, key, 1, 8, p.threads_per_core);
-        if (key == "required") {
-          read.string_list(v, key, p.required, [](const std::string& field) {
-            const auto& fields = job_spec_fields();
-            return std::find(fields.begin(), fields.end(), field) != fields.end()
-                       ? std::string()
-                       : std::string("expected a job spec field name");
-          });
-        }
-        if (key == "default_queue") read.token(v, key, "a queue name", p.default_queue);
-        if (key == "default_filesystems") read.string_list(v, key, p.default_filesystems);
-        if (key == "env") read.env(v, key, p.env);
-        if (key == "topology") read.string(v, key, p.topology);
-      });
+  read.table(root, "", profile_fields(), p, &seen);
   for (const char* field : {"name", "scheduler", "launcher"}) {
     if (!seen.count(field)) errors.add_at(0, field, "required field is missing");
   }
-  if (launcher_node != nullptr && !p.launcher.empty() && !launcher_fits(p.scheduler, p.launcher)) {
-    errors.add(*launcher_node, "launcher",
+  if (seen.count("launcher") && !p.launcher.empty() && !launcher_fits(p.scheduler, p.launcher)) {
+    errors.add(std::as_const(root)["launcher"], "launcher",
                "launcher " + p.launcher + " is not supported with scheduler " +
                    std::string(scheduler_name(p.scheduler)));
   }

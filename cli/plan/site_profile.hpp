@@ -40,4 +40,7 @@ inline constexpr std::size_t kMaxProfileBytes = 256 * 1024;
 // Throws SpecError with every problem of the file, like parse_job_spec.
 SiteProfile parse_site_profile(std::string_view text, const std::string& source_name);
 
+// The known field names, in documentation order (docs/spec.md, "Site profiles").
+const std::vector<std::string>& site_profile_fields();
+
 }  // namespace dtrain::plan

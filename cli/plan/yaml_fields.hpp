@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/words.hpp"
 #include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
 
@@ -70,10 +71,10 @@ inline std::string describe(const YAML::Node& node) {
   }
 }
 
-inline std::string one_of(const std::vector<std::string>& names) {
-  std::string out = "one of: ";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
-  return out;
+// The spec readers' lists say "one of: a, b, c" (the bad-spec messages users and tests know).
+template <typename Word>
+std::string one_of(const std::vector<Word>& names) {
+  return "one of: " + join_alternatives(names, ", ");
 }
 
 inline bool parse_int(std::string_view v, long long& out) {
@@ -81,6 +82,24 @@ inline bool parse_int(std::string_view v, long long& out) {
   const char* end = v.data() + v.size();
   auto [ptr, ec] = std::from_chars(v.data(), end, out);
   return !v.empty() && ec == std::errc() && ptr == end;
+}
+
+struct Reader;
+
+// One row of a reader table: a field and the function that reads its value into a T (`path` is
+// the field's path for messages, "affinity.gpu"). A file's table is the one definition of its
+// fields: it yields the field list, the did-you-mean candidates and the readers.
+template <typename T>
+struct Field {
+  std::string_view name;
+  void (*read)(Reader& read, const YAML::Node& value, const std::string& path, T& out);
+};
+
+template <typename T>
+std::vector<std::string> field_names(const std::vector<Field<T>>& table) {
+  std::vector<std::string> names;
+  for (const auto& row : table) names.emplace_back(row.name);
+  return names;
 }
 
 // Field readers: each checks one shape and records a precise message when it does not fit.
@@ -120,14 +139,35 @@ struct Reader {
     std::string value;
     if (!string(node, field, value)) return;
     if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
-      std::string message = "expected " + one_of(choices) + ", got " + describe(node);
-      if (auto near = closest_match(value, choices); !near.empty()) {
-        message += " (did you mean \"" + near + "\"?)";
-      }
-      errors.add(node, field, message);
+      refuse_choice(node, field, choices, value);
       return;
     }
     out = value;
+  }
+
+  // A word of a list another library defines (an affinity policy, a framework), turned into its
+  // value by that library's parser: the words and their meaning live there, the message with the
+  // file, the line and a suggestion here. `words` in the order the message lists them.
+  template <typename Value>
+  void word(const YAML::Node& node, const std::string& field,
+            const std::vector<std::string_view>& words,
+            Value (*parse)(std::string_view text, std::string_view what), Value& out) {
+    std::string value;
+    if (!string(node, field, value)) return;
+    try {
+      out = parse(value, field);
+    } catch (const InputError&) {
+      refuse_choice(node, field, std::vector<std::string>(words.begin(), words.end()), value);
+    }
+  }
+
+  void refuse_choice(const YAML::Node& node, const std::string& field,
+                     const std::vector<std::string>& choices, const std::string& value) {
+    std::string message = "expected " + one_of(choices) + ", got " + describe(node);
+    if (auto near = closest_match(value, choices); !near.empty()) {
+      message += " (did you mean \"" + near + "\"?)";
+    }
+    errors.add(node, field, message);
   }
 
   void integer(const YAML::Node& node, const std::string& field, long long min, long long max,
@@ -222,6 +262,19 @@ struct Reader {
       }
       each(key, kv.second, path);
     }
+  }
+
+  // A mapping read through a table of fields; `seen`, when given, collects the keys present.
+  template <typename T>
+  void table(const YAML::Node& node, const std::string& field, const std::vector<Field<T>>& rows,
+             T& out, std::set<std::string>* seen = nullptr) {
+    mapping(node, field, field_names(rows),
+            [&](const std::string& key, const YAML::Node& value, const std::string& path) {
+              if (seen != nullptr) seen->insert(key);
+              for (const auto& row : rows) {
+                if (row.name == key) row.read(*this, value, path, out);
+              }
+            });
   }
 };
 

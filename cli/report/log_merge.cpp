@@ -4,16 +4,16 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 
 namespace dtrain::report {
 
 std::int64_t parse_time_flag(std::string_view text, std::string_view flag) {
   if (const auto micros = records::parse_rfc3339(text)) return *micros;
-  throw plan::UsageError("dtrain: logs: " + std::string(flag) +
-                         ": expected an RFC 3339 time such as 2026-11-22T10:00:00Z or "
-                         "2026-11-22T10:00:00.5+01:00, got \"" +
-                         std::string(text) + "\"");
+  throw UsageError("dtrain: logs: " + std::string(flag) +
+                   ": expected an RFC 3339 time such as 2026-11-22T10:00:00Z or "
+                   "2026-11-22T10:00:00.5+01:00, got \"" +
+                   std::string(text) + "\"");
 }
 
 LineMatcher::LineMatcher(const std::string& pattern) {
@@ -21,8 +21,8 @@ LineMatcher::LineMatcher(const std::string& pattern) {
   if (rc != 0) {
     char reason[256];
     regerror(rc, &regex_, reason, sizeof reason);
-    throw plan::UsageError("dtrain: logs: --grep \"" + pattern +
-                           "\": expected a POSIX extended regular expression (grep -E); " + reason);
+    throw UsageError("dtrain: logs: --grep \"" + pattern +
+                     "\": expected a POSIX extended regular expression (grep -E); " + reason);
   }
 }
 
@@ -193,8 +193,8 @@ std::vector<std::string> LastLines::lines() const {
 
 std::vector<int> parse_rank_list(std::string_view text) {
   const auto bad = [&](std::string_view part) {
-    return plan::UsageError("dtrain: logs: --rank: expected ranks such as 3 or 0-3,7, got \"" +
-                            std::string(part) + "\" in \"" + std::string(text) + "\"");
+    return UsageError("dtrain: logs: --rank: expected ranks such as 3 or 0-3,7, got \"" +
+                      std::string(part) + "\" in \"" + std::string(text) + "\"");
   };
   const auto number = [&](std::string_view s, std::string_view part) {
     int v = 0;

@@ -32,7 +32,7 @@ class ByteSource {
 // --grep: a POSIX extended regular expression (as `grep -E`) searched in a line's text.
 class LineMatcher {
  public:
-  // Throws plan::UsageError naming the pattern and the reason when it does not compile.
+  // Throws UsageError naming the pattern and the reason when it does not compile.
   explicit LineMatcher(const std::string& pattern);
   ~LineMatcher();
   LineMatcher(const LineMatcher&) = delete;
@@ -44,7 +44,7 @@ class LineMatcher {
 };
 
 // A --since/--until value (records::parse_rfc3339: "2026-11-22T10:00:00Z", an optional fraction of
-// up to 6 digits, "Z" or a "+HH:MM"/"-HH:MM" offset, a space for the "T"). Throws plan::UsageError
+// up to 6 digits, "Z" or a "+HH:MM"/"-HH:MM" offset, a space for the "T"). Throws UsageError
 // naming `flag`, what was expected and what was found.
 std::int64_t parse_time_flag(std::string_view text, std::string_view flag);
 
@@ -169,7 +169,7 @@ class LastLines {
 };
 
 // Parses a --rank value: "3", "0-3,7", "0,2-5" (sorted, without duplicates). Throws
-// plan::UsageError naming the flag and the bad part.
+// UsageError naming the flag and the bad part.
 std::vector<int> parse_rank_list(std::string_view text);
 
 }  // namespace dtrain::report

@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -101,12 +101,12 @@ std::string axes(const Frame& f, double y_max, const std::string& x_title,
 }  // namespace
 
 ScalingTable scaling_table(std::vector<ScalingRun> runs) {
-  if (runs.empty()) throw plan::UsageError("dtrain: stats: expected at least one run");
+  if (runs.empty()) throw UsageError("dtrain: stats: expected at least one run");
   for (const auto& r : runs) {
     if (r.ranks <= 0 || !(r.samples_per_second > 0)) {
-      throw plan::UsageError("dtrain: stats: " + r.label +
-                             ": expected step records with samples and seconds to compare "
-                             "its throughput, got none");
+      throw UsageError("dtrain: stats: " + r.label +
+                       ": expected step records with samples and seconds to compare "
+                       "its throughput, got none");
     }
   }
   std::stable_sort(runs.begin(), runs.end(),

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "report/stats.hpp"
 
 namespace dtrain::report {
@@ -34,7 +34,7 @@ struct ScalingTable {
   bool mixed_jobs = false;       // the runs name different jobs
 };
 
-// Throws plan::UsageError when a run has no ranks or no throughput (it cannot be compared).
+// Throws UsageError when a run has no ranks or no throughput (it cannot be compared).
 ScalingTable scaling_table(std::vector<ScalingRun> runs);
 
 std::string format_scaling_table(const ScalingTable& table);

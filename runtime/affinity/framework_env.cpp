@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "affinity/errors.hpp"
+#include "common/words.hpp"
 
 namespace dtrain::affinity {
 namespace {
@@ -37,15 +38,6 @@ std::uint64_t job_number(std::string_view job_id) {
     hash *= 1099511628211ULL;
   }
   return hash;
-}
-
-std::string alternatives() {
-  std::string out;
-  for (std::size_t i = 0; i < kFrameworks.size(); ++i) {
-    if (i > 0) out += i + 1 == kFrameworks.size() ? " or " : ", ";
-    out += kFrameworks[i].first;
-  }
-  return out;
 }
 
 void check(const JobPlacement& p) {
@@ -94,7 +86,8 @@ Framework parse_framework(std::string_view text, std::string_view what) {
     if (name == text) return value;
   }
   throw PolicyError("dtrain: " + std::string(what) + ": unknown framework \"" + std::string(text) +
-                    "\"; expected " + alternatives() + ", got \"" + std::string(text) + "\"");
+                    "\"; expected " + join_alternatives(framework_names()) + ", got \"" +
+                    std::string(text) + "\"");
 }
 
 std::string_view to_string(Framework f) {

@@ -10,11 +10,10 @@
 
 namespace dtrain::affinity {
 
-// A named input that is missing, unreadable, not a regular file or too large. A TopologyError so
-// that every adapter already treats it as bad input (the CLI: exit 2).
-class InputFileError : public TopologyError {
+// A named input that is missing, unreadable, not a regular file or too large.
+class InputFileError : public InputError {
  public:
-  using TopologyError::TopologyError;
+  using InputError::InputError;
 };
 
 // Throws InputFileError unless `path` is a readable regular file; `what` says what was expected

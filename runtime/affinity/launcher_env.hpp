@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/errors.hpp"
+
 namespace dtrain::affinity {
 
 using Environment = std::map<std::string, std::string, std::less<>>;
@@ -28,9 +30,10 @@ struct LauncherInfo {
   bool local_known = false;
 };
 
-class LauncherEnvError : public std::runtime_error {
+// A launcher's variables are present but malformed or inconsistent: bad input (the environment).
+class LauncherEnvError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // Names of the variables consulted, in the order they are tried, for error messages and docs.

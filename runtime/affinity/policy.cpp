@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "affinity/errors.hpp"
+#include "common/words.hpp"
 
 namespace dtrain::affinity {
 namespace {
@@ -27,23 +28,13 @@ std::vector<std::string_view> names_of(const Table<Enum, N>& table) {
   return out;
 }
 
-// "a, b or c"
-std::string alternatives(const std::vector<std::string_view>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
-    out += names[i];
-  }
-  return out;
-}
-
 template <typename Enum, std::size_t N>
 Enum parse(const Table<Enum, N>& table, std::string_view text, std::string_view what) {
   for (const auto& [name, value] : table) {
     if (name == text) return value;
   }
   throw PolicyError("dtrain: affinity: " + std::string(what) + ": unknown policy \"" +
-                    std::string(text) + "\"; expected " + alternatives(names_of(table)) +
+                    std::string(text) + "\"; expected " + join_alternatives(names_of(table)) +
                     ", got \"" + std::string(text) + "\"");
 }
 

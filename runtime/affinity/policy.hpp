@@ -36,6 +36,8 @@ struct Policy {
   GpuVisibility gpu_visibility = GpuVisibility::kOwn;
   CpuPolicy cpu = CpuPolicy::kNuma;
   NicPolicy nic = NicPolicy::kClosest;
+
+  bool operator==(const Policy&) const = default;
 };
 
 // Each parser throws PolicyError naming the setting and the accepted words, e.g.

@@ -8,9 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "common/errors.hpp"
 
 namespace dtrain::records {
 
@@ -34,9 +35,10 @@ struct MetricRecord {
   bool enter = false;  // "phase": "enter" (true) or "exit"
 };
 
-class MetricFormatError : public std::runtime_error {
+// A malformed metric record: bad input (the CLI: exit 2).
+class MetricFormatError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // The version the writer writes and the newest the reader knows.

@@ -325,7 +325,7 @@ class Kubernetes final : public SchedulerAdapter {
 
   void check(PlanDraft& d) const override {
     const int gpus_per_worker = d.shape.gpus_per_rank * d.shape.ranks_per_node;
-    if (gpus_per_worker > 0 && d.spec.affinity.gpu != "none" &&
+    if (gpus_per_worker > 0 && d.spec.affinity.gpu != affinity::GpuPolicy::kNone &&
         (d.site.gpus_per_node == 0 || gpus_per_worker < d.site.gpus_per_node)) {
       d.plan.warnings.push_back(
           "site " + d.site.name +

@@ -43,8 +43,8 @@ class Local final : public SchedulerAdapter {
 
   void check(PlanDraft& d) const override {
     const int cores = d.inputs.machine.cores;
-    if (d.cpu == "numa" && d.shape.ranks_per_node > cores) {
-      d.cpu = "none";
+    if (d.cpu == affinity::CpuPolicy::kNuma && d.shape.ranks_per_node > cores) {
+      d.cpu = affinity::CpuPolicy::kNone;
       d.plan.warnings.push_back("affinity.cpu numa needs a core per rank, and this machine has " +
                                 std::to_string(cores) + " for " +
                                 std::to_string(d.shape.ranks_per_node) +

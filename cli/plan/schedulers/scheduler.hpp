@@ -17,12 +17,12 @@
 #pragma once
 
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/planner.hpp"
 #include "plan/site_profile.hpp"
@@ -117,9 +117,10 @@ const SchedulerAdapter* scheduler_adapter(std::string_view name);
 // The number alone ("123" of "123.server"), as the job script's DTRAIN_JOB_ID spells it.
 std::string job_number(std::string_view job_id);
 
-class SubmitError : public std::runtime_error {
+// A scheduler command failed or answered something dtrain cannot read.
+class SubmitError : public Failure {
  public:
-  using std::runtime_error::runtime_error;
+  using Failure::Failure;
 };
 
 }  // namespace dtrain::plan

@@ -30,7 +30,7 @@ struct SavedHandlers;
 }
 
 // The exit status that asks dtrain's job scripts to requeue the job after a checkpoint (Slurm:
-// `scontrol requeue`, PBS: `qrerun`); the same number as the CLI's kExitRequeue.
+// `scontrol requeue`, PBS: `qrerun`). The CLI's job scripts test for this constant itself.
 inline constexpr int kExitRequeue = 85;
 
 class DTRAIN_API Preemption {

@@ -2,7 +2,7 @@
 # dtrain doctor inside real jobs: under mpirun -n 2, or (with SLURM_DIR) under srun -n 2 on the
 # localhost Slurm cluster, each rank bound by dtrain bind: every rank reports, the checks are
 # green and the allreduce bandwidth check passes with no wrong element; alone, it says there is
-# nothing to measure; two ranks sharing cores are named. The bandwidth gate is tested both ways
+# nothing to measure; a setting libdtrain refuses exits 2; two ranks sharing cores are named. The bandwidth gate is tested both ways
 # with thresholds far from what any machine measures (0.001 GB/s passes, 10^6 GB/s fails), so
 # the outcome never depends on how busy the test machine is.
 #   doctor_test.sh DTRAIN [SLURM_DIR]
@@ -51,6 +51,14 @@ echo "$check"
 echo "== one process: nothing to measure, still green"
 out=$(env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK "$DTRAIN" doctor) || fail "doctor alone exited $?: $out"
 expect_contains "$out" "ok: one rank, no allreduce bandwidth to measure" "doctor alone"
+
+echo "== a DTRAIN_* setting libdtrain refuses is bad input: exit 2 (docs/errors.md)"
+set +e
+out=$(env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK DTRAIN_BOOTSTRAP=bogus "$DTRAIN" doctor 2>&1)
+status=$?
+set -e
+expect_eq 2 "$status" "doctor exit status with DTRAIN_BOOTSTRAP=bogus ($out)"
+expect_contains "$out" "DTRAIN_BOOTSTRAP: unknown method" "doctor with a bad setting"
 
 echo "== two ranks on the same cores are named"
 set +e

@@ -42,8 +42,9 @@ TEST(Policy, UnknownNamesListTheAcceptedOnes) {
   }
   EXPECT_THROW(parse_nic_policy("Closest"), PolicyError);  // case matters, as in the spec
   EXPECT_THROW(parse_gpu_visibility(""), PolicyError);
-  // A PolicyError is a TopologyError: the CLI maps both to exit 2 with one catch.
-  EXPECT_THROW(parse_nic_policy("any"), TopologyError);
+  // Bad input, like a TopologyError, without being one: the CLI maps both to exit 2 through
+  // the error root.
+  EXPECT_THROW(parse_nic_policy("any"), InputError);
 }
 
 }  // namespace

@@ -213,7 +213,7 @@ TEST(Topology, LiveMachineHasCores) {
 std::string error_of(const std::string& path) {
   try {
     load_node_xml(path);
-  } catch (const TopologyError& e) {
+  } catch (const InputError& e) {  // a TopologyError, or an InputFileError for the file itself
     return e.what();
   }
   return "no error";

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "affinity/input_file.hpp"
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "plan/job_spec.hpp"
 
 namespace dtrain::cli {
@@ -62,7 +62,7 @@ TEST_F(RunDirTest, NeverOverwritesAPreviousRun) {
   plan::LaunchPlan plan;
   plan.run_dir = dir_.string();
   write(dir_ / "rank-00000.log", "precious\n");
-  EXPECT_THROW(write_run_dir(plan, ""), plan::UsageError);
+  EXPECT_THROW(write_run_dir(plan, ""), UsageError);
   EXPECT_EQ(read(dir_ / "rank-00000.log"), "precious\n");
 }
 
@@ -87,7 +87,7 @@ TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
   try {
     read_run_stats(dir_.string());
     FAIL();
-  } catch (const plan::UsageError& e) {
+  } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("no rank-NNNNN.jsonl metric files"), std::string::npos);
   }
   write(dir_ / "rank-00003.jsonl",

@@ -1,5 +1,5 @@
-// Every file in tests/fixtures/specs/bad/ with the exact message it produces (NAME.expected beside
-// NAME.yaml). DTRAIN_UPDATE_GOLDEN=1 writes the .expected files for review.
+// Every file in tests/fixtures/specs/bad/ (and profiles/bad/) with the exact message it produces
+// (NAME.expected beside NAME.yaml). DTRAIN_UPDATE_GOLDEN=1 writes the .expected files for review.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 
 #include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
+#include "plan/site_profile.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -22,8 +23,9 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-TEST(BadSpecCorpus, EachFileGivesItsExactMessage) {
-  const fs::path dir = DTRAIN_FIXTURE_DIR "/specs/bad";
+// Runs `parse` on every NAME.yaml of `dir` and compares its message with NAME.expected; returns
+// how many files there were.
+int check_corpus(const fs::path& dir, void (*parse)(const std::string& text, const std::string&)) {
   const char* update = std::getenv("DTRAIN_UPDATE_GOLDEN");
   int files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -32,7 +34,7 @@ TEST(BadSpecCorpus, EachFileGivesItsExactMessage) {
     const std::string name = entry.path().filename().string();
     std::string message = "(no error)";
     try {
-      parse_job_spec(slurp(entry.path()), name);
+      parse(slurp(entry.path()), name);
     } catch (const SpecError& e) {
       message = e.what();
     }
@@ -45,7 +47,24 @@ TEST(BadSpecCorpus, EachFileGivesItsExactMessage) {
     EXPECT_EQ(slurp(expected_path), message + "\n") << name;
     EXPECT_NE(message, "(no error)") << name << " was accepted";
   }
-  EXPECT_GE(files, 20);
+  return files;
+}
+
+TEST(BadSpecCorpus, EachFileGivesItsExactMessage) {
+  EXPECT_GE(check_corpus(DTRAIN_FIXTURE_DIR "/specs/bad",
+                         [](const std::string& text, const std::string& name) {
+                           parse_job_spec(text, name);
+                         }),
+            20);
+}
+
+// The same for site profiles (tests/fixtures/profiles/bad/), read by the same field readers.
+TEST(BadProfileCorpus, EachFileGivesItsExactMessage) {
+  EXPECT_GE(check_corpus(DTRAIN_FIXTURE_DIR "/profiles/bad",
+                         [](const std::string& text, const std::string& name) {
+                           parse_site_profile(text, name);
+                         }),
+            2);
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
+#include "common/errors.hpp"
 #include "plan/errors.hpp"
 
 namespace dtrain::plan {
@@ -49,8 +52,8 @@ TEST(JobSpec, DefaultsSiteNodesAndRanks) {
   EXPECT_FALSE(spec.ranks_per_node.has_value());
   EXPECT_EQ(spec.ranks_per_node_or(1), 1);
   EXPECT_TRUE(spec.env.empty());
-  EXPECT_EQ(spec.framework, Framework::kNone);
-  EXPECT_EQ(spec.affinity, AffinityPolicy{});
+  EXPECT_EQ(spec.framework, affinity::Framework::kNone);
+  EXPECT_EQ(spec.affinity, affinity::Policy{});
   EXPECT_FALSE(spec.checkpoint.enabled);
 }
 
@@ -214,8 +217,10 @@ directives: ["-l place=scatter:group=tier1"]
   EXPECT_EQ(spec.filesystems, (std::vector<std::string>{"home", "eagle"}));
   EXPECT_EQ(spec.modules, (std::vector<std::string>{"conda/2024-04-29"}));
   EXPECT_EQ(spec.setup.size(), 2u);
-  EXPECT_EQ(spec.framework, Framework::kTorch);
-  EXPECT_EQ(spec.affinity, (AffinityPolicy{"identity", "own-first", "none", "all"}));
+  EXPECT_EQ(spec.framework, affinity::Framework::kTorch);
+  EXPECT_EQ(spec.affinity,
+            (affinity::Policy{affinity::GpuPolicy::kIdentity, affinity::GpuVisibility::kOwnFirst,
+                              affinity::CpuPolicy::kNone, affinity::NicPolicy::kAll}));
   EXPECT_TRUE(spec.command_is_shell);
   EXPECT_EQ(spec.command, (std::vector<std::string>{"python train.py --epochs 3"}));
   EXPECT_TRUE(spec.checkpoint.enabled);
@@ -275,7 +280,7 @@ TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {
                       {"ranks_per_node=4", "affinity.gpu=identity", "command=[b, c]", "env.A=1"}),
       "job.yaml");
   EXPECT_EQ(spec.ranks_per_node, 4);
-  EXPECT_EQ(spec.affinity.gpu, "identity");
+  EXPECT_EQ(spec.affinity.gpu, affinity::GpuPolicy::kIdentity);
   EXPECT_EQ(spec.command, (std::vector<std::string>{"b", "c"}));
   ASSERT_EQ(spec.env.size(), 1u);
   EXPECT_EQ(spec.env[0].second, "1");
@@ -284,6 +289,68 @@ TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {
             std::string::npos);
   EXPECT_THROW(apply_overrides(text, "job.yaml", {"rank_per_node=4"}), UsageError);
   EXPECT_THROW(apply_overrides(text, "job.yaml", {"novalue"}), UsageError);
+}
+
+// The affinity words are runtime/affinity's: every word its parsers accept is accepted here, and
+// the message lists the same words (a new policy word is one row in policy.cpp).
+TEST(JobSpec, AffinityWordsAreTheAffinityLibrarys) {
+  for (auto word : affinity::gpu_policy_names()) {
+    const JobSpec spec = parse_job_spec(
+        "name: x\ncommand: [a]\naffinity: {gpu: " + std::string(word) + "}\n", "job.yaml");
+    EXPECT_EQ(affinity::to_string(spec.affinity.gpu), word);
+  }
+  for (auto word : affinity::nic_policy_names()) {
+    const JobSpec spec = parse_job_spec(
+        "name: x\ncommand: [a]\naffinity: {nic: " + std::string(word) + "}\n", "job.yaml");
+    EXPECT_EQ(affinity::to_string(spec.affinity.nic), word);
+  }
+  for (auto word : affinity::framework_names()) {
+    const JobSpec spec =
+        parse_job_spec("name: x\ncommand: [a]\nframework: " + std::string(word) + "\n", "job.yaml");
+    EXPECT_EQ(affinity::to_string(spec.framework), word);
+  }
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\naffinity: {gpu_visibility: all, cpu: [numa]}\n"),
+            "job.yaml:3: affinity.gpu_visibility: expected one of: own, own-first, got \"all\"\n"
+            "job.yaml:3: affinity.cpu: expected a string, got a list");
+}
+
+// docs/spec.md's field table lists the reader table's fields, in its order: a field added to one
+// and not the other fails here.
+TEST(JobSpec, TheDocsListEveryFieldInOrder) {
+  std::ifstream doc(DTRAIN_FIXTURE_DIR "/../../docs/spec.md");
+  ASSERT_TRUE(doc) << "docs/spec.md";
+  std::vector<std::string> documented;
+  bool in_table = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("| field |", 0) == 0) in_table = true;
+    if (in_table && line.empty()) break;
+    if (in_table && line.rfind("| `", 0) == 0) {
+      documented.push_back(line.substr(3, line.find('`', 3) - 3));
+    }
+  }
+  EXPECT_EQ(documented, job_spec_fields());
+}
+
+// The same table's `framework` and `affinity` rows name every word the affinity library accepts
+// (a word added in policy.cpp or framework_env.cpp without its documentation fails here).
+TEST(JobSpec, TheDocsListEveryAffinityWord) {
+  std::ifstream doc(DTRAIN_FIXTURE_DIR "/../../docs/spec.md");
+  ASSERT_TRUE(doc) << "docs/spec.md";
+  std::string framework_row;
+  std::string affinity_row;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("| `framework` |", 0) == 0) framework_row = line;
+    if (line.rfind("| `affinity` |", 0) == 0) affinity_row = line;
+  }
+  for (auto word : affinity::framework_names()) {
+    EXPECT_NE(framework_row.find("`" + std::string(word) + "`"), std::string::npos) << word;
+  }
+  for (const auto* names : {&affinity::gpu_policy_names(), &affinity::gpu_visibility_names(),
+                            &affinity::cpu_policy_names(), &affinity::nic_policy_names()}) {
+    for (auto word : *names) {
+      EXPECT_NE(affinity_row.find("`" + std::string(word) + "`"), std::string::npos) << word;
+    }
+  }
 }
 
 TEST(ClosestMatch, OnlySuggestsNearNames) {

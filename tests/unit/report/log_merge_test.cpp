@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <random>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 #include "records/log_line.hpp"
 
 namespace dtrain::report {
@@ -160,19 +160,19 @@ TEST(RankList, ParsesRangesAndNamesBadParts) {
   try {
     parse_rank_list("0-2,x");
     FAIL();
-  } catch (const plan::UsageError& e) {
+  } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "dtrain: logs: --rank: expected ranks such as 3 or 0-3,7, got \"x\" in \"0-2,x\"");
   }
-  EXPECT_THROW(parse_rank_list("3-1"), plan::UsageError);
-  EXPECT_THROW(parse_rank_list(""), plan::UsageError);
+  EXPECT_THROW(parse_rank_list("3-1"), UsageError);
+  EXPECT_THROW(parse_rank_list(""), UsageError);
 }
 
 TEST(Grep, ABadPatternIsNamed) {
   try {
     LineMatcher m("a(");
     FAIL();
-  } catch (const plan::UsageError& e) {
+  } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--grep \"a(\": expected a POSIX extended regular"),
               std::string::npos)
         << e.what();
@@ -186,12 +186,12 @@ TEST(TimeFlag, AcceptsRfc3339AndNamesTheFlagOtherwise) {
   try {
     parse_time_flag("yesterday", "--until");
     FAIL();
-  } catch (const plan::UsageError& e) {
+  } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "dtrain: logs: --until: expected an RFC 3339 time such as 2026-11-22T10:00:00Z "
                  "or 2026-11-22T10:00:00.5+01:00, got \"yesterday\"");
   }
-  EXPECT_THROW(parse_time_flag("2026-11-22T10:00:00", "--since"), plan::UsageError);
+  EXPECT_THROW(parse_time_flag("2026-11-22T10:00:00", "--since"), UsageError);
 }
 
 }  // namespace

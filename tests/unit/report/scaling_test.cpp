@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "plan/errors.hpp"
+#include "common/errors.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -32,7 +32,7 @@ TEST(Scaling, SpeedupAndEfficiencyAgainstTheSmallestRun) {
   const std::string svg = scaling_svg(t);
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("<polyline class=\"measured\""), std::string::npos);
-  EXPECT_THROW(scaling_table({{"empty", "", 0, std::nullopt, 0}}), plan::UsageError);
+  EXPECT_THROW(scaling_table({{"empty", "", 0, std::nullopt, 0}}), UsageError);
 }
 
 }  // namespace
