@@ -64,6 +64,8 @@ YAML
     printf '%s\n' "$@"
   } >job.yaml
   grep -q '^command:' job.yaml || echo "command: [$TRAIN, --epochs, \"1\", --no-checkpoint]" >>job.yaml
+  # Created here: the background shell may open it only after the first read below (set -e).
+  : >submit.out
   timeout 280 "$DTRAIN" submit job.yaml --wait >submit.out 2>&1 &
   submit_pid=$!
   run_dir=""
