@@ -72,16 +72,16 @@ set(CPACK_PACKAGE_NAME dtrain)
 set(CPACK_PACKAGE_VENDOR "dtrain developers")
 set(CPACK_PACKAGE_CONTACT "dtrain developers <dtrain@users.noreply.github.com>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-    "Data-parallel training jobs on Slurm and PBS clusters: CLI, libdtrain, SPANK plugin")
-# The extended description (lintian: a package needs one), below the summary line.
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
-dtrain runs data-parallel deep-learning training from one GPU to many nodes.
+    "Data-parallel training on Slurm and PBS clusters: CLI, library, SPANK plugin")
+# The extended description (lintian: a package needs one); CPack puts the summary above it.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+    "dtrain runs data-parallel deep-learning training from one GPU to many nodes.
 The dtrain command plans a job from a YAML spec and submits it to Slurm, PBS,
 PBS Pro, Cobalt, Kubernetes (MPI operator) or the local machine, then reads
 its logs, metrics and timelines. libdtrain gives each rank its place in the
 job (PMIx, MPI or launcher variables), collectives and checkpoints, from C++
 or C. The Slurm SPANK plugin binds every task to its GPU, cores and NIC.
-This package is built without the NCCL backend.")
+The Debian package is built without the NCCL backend.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -91,6 +91,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# Debian policy: ldconfig runs through dpkg's trigger. CPack 3.25 also writes postinst/postrm scripts that run
+# it; packaging/deb/build-deb.sh removes those from the package.
+configure_file(packaging/deb/triggers ${PROJECT_BINARY_DIR}/packaging/deb/triggers COPYONLY)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/deb/triggers)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE https://github.com/dtrain/dtrain)
 # Library dependencies (libpmix2, libopenmpi3, libhwloc15, libyaml-cpp0.7, libstdc++6 ...) are

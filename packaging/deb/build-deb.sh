@@ -16,3 +16,24 @@ cmake --build "$build" -j"$(nproc)"
 mkdir -p "$out"
 rm -f "$out"/dtrain_*.deb
 (cd "$build" && cpack -G DEB -B "$(cd "$out" && pwd)")
+
+# CPack 3.25 adds postinst/postrm scripts that run ldconfig for libraries under /usr/lib; Debian
+# runs it through the ldconfig trigger (DEBIAN/triggers, from cmake/packaging.cmake) instead, so
+# the package is rebuilt without them (lintian: maintscript-calls-ldconfig).
+deb=$(ls "$out"/dtrain_*.deb)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+dpkg-deb -R "$deb" "$root/pkg"
+grep -qx 'activate-noawait ldconfig' "$root/pkg/DEBIAN/triggers"
+for script in postinst postrm; do
+  if [[ -f $root/pkg/DEBIAN/$script ]]; then
+    if grep -vE '^(#!/bin/sh|set -e|if \[ "\$1" = "(configure|remove)" \]; then|\s*ldconfig|fi|)$' \
+      "$root/pkg/DEBIAN/$script"; then
+      echo "build-deb.sh: DEBIAN/$script does more than run ldconfig; not removing it" >&2
+      exit 1
+    fi
+    rm "$root/pkg/DEBIAN/$script"
+  fi
+done
+dpkg-deb --root-owner-group -b "$root/pkg" "$deb" >/dev/null
+echo "build-deb.sh: $deb"

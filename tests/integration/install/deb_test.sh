@@ -32,7 +32,13 @@ grep -v '^E: ' "$work/lintian.log" || true
 errors=$(grep '^E: ' "$work/lintian.log" || true)
 [[ -z $errors ]] || fail "lintian reports $(wc -l <<<"$errors") error(s):"$'\n'"$errors"
 
-echo "== contents and Depends"
+echo "== control: ldconfig by trigger, no maintainer scripts; contents and Depends"
+control=$(dpkg-deb -I "$deb")
+expect_contains "$control" "triggers" "control part of $(basename "$deb")"
+if grep -qE ' (postinst|postrm|preinst|prerm) ' <<<"$control"; then
+  fail "$(basename "$deb") has maintainer scripts (ldconfig belongs in the trigger): $control"
+fi
+expect_eq "activate-noawait ldconfig" "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./triggers)" "DEBIAN/triggers"
 depends=$(dpkg-deb -f "$deb" Depends)
 for d in libpmix2 libhwloc15 libyaml-cpp0.7 openmpi-bin; do
   expect_contains "$depends" "$d" "Depends of $(basename "$deb")"
