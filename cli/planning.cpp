@@ -69,7 +69,6 @@ std::string resolve_site_topology(const std::string& site, const plan::SiteProfi
   } else if (profile_is_builtin(site)) {
     const fs::path exe_dir = fs::path(self_executable()).parent_path();
     candidates.push_back(exe_dir / ".." / DTRAIN_INSTALL_TEMPLATES_SUBDIR / named);
-    candidates.push_back(fs::path(DTRAIN_SOURCE_TEMPLATES_DIR) / named);
   } else {
     candidates.push_back(fs::absolute(site).parent_path() / named);
   }

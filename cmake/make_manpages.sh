@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Writes man pages for dtrain and each of its subcommands (dtrain.1, dtrain-submit.1, ...) from
-# the built program's own --help, so the pages always match the options the program accepts.
+# Writes man pages for dtrain and each of its subcommands (dtrain.1.gz, dtrain-submit.1.gz, ...)
+# from the built program's own --help, so the pages always match the options the program accepts.
 #   make_manpages.sh DTRAIN OUTDIR
 set -euo pipefail
 dtrain=$1 out=$2
@@ -31,3 +31,5 @@ sed -n '/^Subcommands:/,$p' <<<"$main_help" | tail -n +2 | while read -r cmd des
   [[ -n $cmd ]] || continue
   page "dtrain-$cmd" "$desc" "$("$dtrain" "$cmd" --help)"
 done
+# Compressed the way Debian policy asks (-n: no name or time stamp, so builds are reproducible).
+gzip -9nf "$out"/*.1

@@ -47,25 +47,54 @@ install(FILES packaging/bash-completion/dtrain
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
 
 set(DTRAIN_MAN_DIR ${PROJECT_BINARY_DIR}/man/man1)
-add_custom_command(OUTPUT ${DTRAIN_MAN_DIR}/dtrain.1 ${DTRAIN_MAN_DIR}/dtrain-submit.1
+# Gzipped (gzip -9n, as Debian policy wants them; man reads them the same).
+add_custom_command(OUTPUT ${DTRAIN_MAN_DIR}/dtrain.1.gz ${DTRAIN_MAN_DIR}/dtrain-submit.1.gz
   COMMAND bash ${PROJECT_SOURCE_DIR}/cmake/make_manpages.sh $<TARGET_FILE:dtrain> ${DTRAIN_MAN_DIR}
   DEPENDS dtrain ${PROJECT_SOURCE_DIR}/cmake/make_manpages.sh
   COMMENT "Man pages from dtrain --help")
-add_custom_target(dtrain_manpages ALL DEPENDS ${DTRAIN_MAN_DIR}/dtrain.1)
+add_custom_target(dtrain_manpages ALL DEPENDS ${DTRAIN_MAN_DIR}/dtrain.1.gz)
 install(DIRECTORY ${DTRAIN_MAN_DIR} DESTINATION ${CMAKE_INSTALL_MANDIR} COMPONENT runtime)
 
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+# The licence (LICENSE, BSD-3-Clause) in Debian's machine-readable form, and a changelog, which
+# Debian policy requires of every package (a native one: changelog.gz).
+install(FILES packaging/deb/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+configure_file(packaging/deb/changelog.in ${PROJECT_BINARY_DIR}/packaging/changelog @ONLY)
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+  COMMAND gzip -9nkf ${PROJECT_BINARY_DIR}/packaging/changelog
+  DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog)
+add_custom_target(dtrain_changelog ALL DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+install(FILES ${PROJECT_BINARY_DIR}/packaging/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        COMPONENT runtime)
 
 set(CPACK_PACKAGE_NAME dtrain)
 set(CPACK_PACKAGE_VENDOR "dtrain developers")
 set(CPACK_PACKAGE_CONTACT "dtrain developers <dtrain@users.noreply.github.com>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-    "Data-parallel training jobs on Slurm and PBS clusters: CLI, libdtrain, SPANK plugin")
+    "Data-parallel training on Slurm and PBS clusters: CLI, library, SPANK plugin")
+# The extended description (lintian: a package needs one); CPack puts the summary above it.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+    "dtrain runs data-parallel deep-learning training from one GPU to many nodes.
+The dtrain command plans a job from a YAML spec and submits it to Slurm, PBS,
+PBS Pro, Cobalt, Kubernetes (MPI operator) or the local machine, then reads
+its logs, metrics and timelines. libdtrain gives each rank its place in the
+job (PMIx, MPI or launcher variables), collectives and checkpoints, from C++
+or C. The Slurm SPANK plugin binds every task to its GPU, cores and NIC.
+The Debian package is built without the NCCL backend.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# Debian policy: stripped binaries, a shlibs file for libdtrain.so.0 (CPack then also declares an
+# ldconfig trigger instead of maintainer scripts that run ldconfig).
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# Debian policy: ldconfig runs through dpkg's trigger. CPack 3.25 also writes postinst/postrm scripts that run
+# it; packaging/deb/build-deb.sh removes those from the package.
+configure_file(packaging/deb/triggers ${PROJECT_BINARY_DIR}/packaging/deb/triggers COPYONLY)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/deb/triggers)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE https://github.com/dtrain/dtrain)
 # Library dependencies (libpmix2, libopenmpi3, libhwloc15, libyaml-cpp0.7, libstdc++6 ...) are

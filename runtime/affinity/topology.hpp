@@ -139,7 +139,8 @@ enum class LiveDiscovery {
   kWithoutGpuRuntimes,
 };
 Node load_live_node(LiveDiscovery discovery = LiveDiscovery::kFull);
-// The hwloc library in use (hwloc_get_api_version), e.g. "2.9.0".
+// The release of the hwloc library loaded at run time, e.g. "2.9.0" (read from a topology's
+// hwlocVersion info; "API 2.8.0" from hwloc_get_api_version() if a library lacks it).
 std::string hwloc_runtime_version();
 Node load_node_xml(const std::string& path);
 // An hwloc synthetic description such as "package:2 numa:2 core:4 pu:2" (CPU only, no devices),

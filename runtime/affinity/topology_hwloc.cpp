@@ -317,8 +317,20 @@ Node load_node_synthetic(const std::string& description) {
 }
 
 std::string hwloc_runtime_version() {
+  // hwloc_get_api_version() is the API level (2.8.0 for every 2.8.x and 2.9.x library), not the
+  // release. The release is the HWLOC_VERSION that the loaded library was compiled with, and it
+  // records that on the root object of every topology it builds: a one-PU synthetic topology reads
+  // it without probing the machine.
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) == 0) {
+    const TopologyPtr topo(raw);
+    if (hwloc_topology_set_synthetic(raw, "pu:1") == 0 && hwloc_topology_load(raw) == 0) {
+      const char* version = hwloc_obj_get_info_by_name(hwloc_get_root_obj(raw), "hwlocVersion");
+      if (version != nullptr && *version != '\0') return version;
+    }
+  }
   const unsigned v = hwloc_get_api_version();
-  return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
+  return "API " + std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
          std::to_string(v & 0xff);
 }
 

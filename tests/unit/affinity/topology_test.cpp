@@ -210,6 +210,12 @@ TEST(Topology, LiveMachineHasCores) {
   EXPECT_FALSE(node.cores.empty());
 }
 
+// `dtrain doctor` printed hwloc_get_api_version() (2.8.0) as the version of an hwloc 2.9.0
+// library; the release must match the hwloc.pc this build was configured against.
+TEST(Topology, RuntimeVersionIsTheLibraryRelease) {
+  EXPECT_EQ(hwloc_runtime_version(), DTRAIN_TEST_HWLOC_PC_VERSION);
+}
+
 std::string error_of(const std::string& path) {
   try {
     load_node_xml(path);

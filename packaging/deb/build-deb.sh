@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds dtrain's Debian package as it is shipped, in a build tree of its own: prefix /usr (so
+# libraries go to the multiarch libdir, /usr/lib/x86_64-linux-gnu), Release flags with debug
+# information that CPack strips, and without the NCCL backend: a .deb must run on nodes without
+# /usr/local/cuda, whose libnccl/libcudart no Debian package provides.
+#   build-deb.sh SOURCE_DIR BUILD_DIR OUT_DIR   ->  OUT_DIR/dtrain_VERSION_ARCH.deb
+set -euo pipefail
+src=$(cd "$1" && pwd) build=$2 out=$3
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+  -DDTRAIN_WITH_NCCL=OFF -DDTRAIN_BUILD_TESTS=OFF -DDTRAIN_BUILD_BENCH=OFF "${launcher[@]}"
+cmake --build "$build" -j"$(nproc)"
+mkdir -p "$out"
+rm -f "$out"/dtrain_*.deb
+(cd "$build" && cpack -G DEB -B "$(cd "$out" && pwd)")
+
+# CPack 3.25 adds postinst/postrm scripts that run ldconfig for libraries under /usr/lib; Debian
+# runs it through the ldconfig trigger (DEBIAN/triggers, from cmake/packaging.cmake) instead, so
+# the package is rebuilt without them (lintian: maintscript-calls-ldconfig).
+deb=$(ls "$out"/dtrain_*.deb)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+dpkg-deb -R "$deb" "$root/pkg"
+grep -qx 'activate-noawait ldconfig' "$root/pkg/DEBIAN/triggers"
+for script in postinst postrm; do
+  if [[ -f $root/pkg/DEBIAN/$script ]]; then
+    if grep -vE '^(#!/bin/sh|set -e|if \[ "\$1" = "(configure|remove)" \]; then|\s*ldconfig|fi|)$' \
+      "$root/pkg/DEBIAN/$script"; then
+      echo "build-deb.sh: DEBIAN/$script does more than run ldconfig; not removing it" >&2
+      exit 1
+    fi
+    rm "$root/pkg/DEBIAN/$script"
+  fi
+done
+dpkg-deb --root-owner-group -b "$root/pkg" "$deb" >/dev/null
+echo "build-deb.sh: $deb"
