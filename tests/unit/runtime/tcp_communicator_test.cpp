@@ -6,12 +6,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/store.hpp"
+#include "comm/engine.hpp"
 #include "threads_as_ranks.hpp"
 
 namespace {
@@ -120,6 +125,74 @@ TEST(TcpCommunicator, AnAddressNobodyPublishedTimesOutNamingTheKey) {
               "(DTRAIN_TIMEOUT); expected every rank to publish them (a rank that never started "
               "or died?)");
   }
+}
+
+// A silent peer in the shared-memory allreduce, run on the caller's thread: the wait fails at
+// DTRAIN_TIMEOUT, as its message says (it failed 2 s later, with the grace meant for the sockets,
+// which give up by themselves).
+TEST(TcpCommunicator, ASharedMemoryAllreduceFailsAtTheDeadlineItStates) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::atomic<bool> failed{false};
+  std::string error;
+  std::chrono::steady_clock::duration took{};
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Settings s = settings(true);
+    s.timeout = std::chrono::milliseconds(300);
+    auto comm = dtrain::runtime::make_tcp_communicator(tcp, rank, 2, s);
+    ASSERT_EQ(comm->allreduce_transport(), "shared memory");
+    if (rank == 1) {
+      // Alive but silent until rank 0 gave up.
+      while (!failed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    dtrain::runtime::Engine engine(std::move(comm), 0, 2, s);
+    dtrain::Comm c(engine);
+    float x = 1;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      c.allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      error = e.what();
+    }
+    took = std::chrono::steady_clock::now() - start;
+    failed = true;
+  });
+  EXPECT_NE(error.find("not complete after 0.3 s (DTRAIN_TIMEOUT); missing ranks: 1"),
+            std::string::npos)
+      << error;
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+}
+
+// The typed span overloads of allgather and reduce_scatter on 2 ranks: blocks land by rank.
+TEST(TcpCommunicator, TypedAllgatherAndReduceScatterPlaceBlocksByRank) {
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::Engine engine(connect(store, rank, 2, false), rank, 2, settings(false));
+    dtrain::Comm c(engine);
+    const std::vector<std::int64_t> mine = {10 * rank, 10 * rank + 1};
+    std::vector<std::int64_t> all(4);
+    c.allgather<std::int64_t>(mine, std::span<std::int64_t>(all));
+    EXPECT_EQ(all, (std::vector<std::int64_t>{0, 1, 10, 11}));
+    // In place: this rank's block of the output is the input.
+    std::vector<std::int64_t> gathered(4, -1);
+    gathered[static_cast<std::size_t>(2 * rank)] = 10 * rank;
+    gathered[static_cast<std::size_t>(2 * rank + 1)] = 10 * rank + 1;
+    c.allgather<std::int64_t>(std::span<std::int64_t>(gathered).subspan(2 * rank, 2),
+                              std::span<std::int64_t>(gathered));
+    EXPECT_EQ(gathered, (std::vector<std::int64_t>{0, 1, 10, 11}));
+    // Rank r's input is {r, r, 100 + r, 100 + r}: rank 0 gets {1, 1}, rank 1 {201, 201}.
+    const std::vector<float> in = {static_cast<float>(rank), static_cast<float>(rank),
+                                   100.0f + static_cast<float>(rank),
+                                   100.0f + static_cast<float>(rank)};
+    std::vector<float> block(2);
+    c.reduce_scatter<float>(in, std::span<float>(block), ReduceOp::kSum);
+    const float want = rank == 0 ? 1.0f : 201.0f;
+    EXPECT_EQ(block, (std::vector<float>{want, want}));
+    std::vector<float> avg = in;
+    c.reduce_scatter<float>(avg, std::span<float>(avg).first(2), ReduceOp::kAvg);
+    EXPECT_EQ(avg[0], want / 2);
+  });
 }
 
 }  // namespace
