@@ -195,4 +195,35 @@ TEST(TcpCommunicator, TypedAllgatherAndReduceScatterPlaceBlocksByRank) {
   });
 }
 
+// 3 ranks on the sockets, rank 1 alive but silent (a stopped process): rank 2 waits on rank 1,
+// and rank 0 on rank 2, which only passes on what it gets. Both must name rank 1 (rank 0 said
+// "missing ranks: 2; rank 2 did not answer").
+TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::atomic<int> done{0};
+  std::vector<std::string> errors(3);
+  dtrain::test::threads_as_ranks(3, [&](int rank) {
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = std::chrono::milliseconds(500);
+    auto comm = dtrain::runtime::make_tcp_communicator(tcp, rank, 3, s);
+    if (rank == 1) {
+      while (done.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    std::vector<float> x(1000, 1.0f);
+    try {
+      comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+    ++done;
+  });
+  const std::string host = host_name();
+  const std::string silent = "rank 1 (on " + host + ") did not answer before the deadline";
+  EXPECT_EQ(errors[2], "dtrain: allreduce: tcp: missing ranks: 1; " + silent + " (DTRAIN_TIMEOUT)");
+  EXPECT_EQ(errors[0], "dtrain: allreduce: tcp: missing ranks: 1, 2; " + silent +
+                           " (DTRAIN_TIMEOUT); rank 2 (on " + host + ") stopped because of it");
+}
+
 }  // namespace
