@@ -100,7 +100,7 @@ class TcpCommunicator final : public Communicator {
     hello.rank = rank;
     std::memcpy(hello.host.data(), host.data(), std::min(host.size(), hello.host.size() - 1));
     for (int peer = 0; peer < rank; ++peer) {
-      const std::string addr = store.get("addr/" + std::to_string(peer), timeout_);
+      const std::string addr = peer_address(store, peer);
       const auto colon = addr.rfind(':');
       hosts_[static_cast<std::size_t>(peer)] = addr.substr(0, colon);
       for (const Channel channel : {kData, kControl}) {
@@ -452,13 +452,43 @@ class TcpCommunicator final : public Communicator {
     throw *failure_;
   }
 
+  // The address rank `peer` published; a rank that never started never publishes it, and the
+  // store's timeout, which names only the key, gets the rank named in front.
+  std::string peer_address(Store& store, int peer) {
+    try {
+      return store.get("addr/" + std::to_string(peer), timeout_);
+    } catch (const Error& e) {
+      if (e.code() != Error::Code::kTimeout) throw;
+      std::string why = e.what();
+      if (why.rfind("dtrain: ", 0) == 0) why.erase(0, 8);
+      throw Error(Error::Code::kTimeout, "dtrain: tcp: rank " + std::to_string(rank_) + ": rank " +
+                                             std::to_string(peer) +
+                                             " never published its address: " + why);
+    }
+  }
+
+  // `peer` -1: a higher rank did not connect; the message names those that never did.
   [[noreturn]] void fail_setup(int peer) {
-    throw Error(
-        Error::Code::kComm,
-        "dtrain: tcp: rank " + std::to_string(rank_) + ": cannot set up the connection " +
-            (peer >= 0 ? "to rank " + std::to_string(peer) : std::string("from a higher rank")) +
-            " before the deadline (DTRAIN_TIMEOUT); expected every rank of the " +
-            std::to_string(size_) + " to start");
+    std::string from = "to rank " + std::to_string(peer);
+    if (peer < 0) {
+      std::string never;
+      int count = 0;
+      for (int q = rank_ + 1; q < size_; ++q) {
+        const auto i = static_cast<std::size_t>(q);
+        if (peers_[i].valid() && control_[i].valid()) continue;
+        never += (never.empty() ? "" : ", ") + std::to_string(q);
+        ++count;
+      }
+      from = never.empty()
+                 ? std::string("from a higher rank")
+                 : std::string(count == 1 ? "from rank " : "from ranks ") + never +
+                       " (never connected: did " + (count == 1 ? "it" : "they") + " start?)";
+    }
+    throw Error(Error::Code::kComm, "dtrain: tcp: rank " + std::to_string(rank_) +
+                                        ": cannot set up the connection " + from +
+                                        " before the deadline (DTRAIN_TIMEOUT); expected every "
+                                        "rank of the " +
+                                        std::to_string(size_) + " to start");
   }
 
   int rank_;

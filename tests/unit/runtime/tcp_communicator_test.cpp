@@ -121,7 +121,8 @@ TEST(TcpCommunicator, AnAddressNobodyPublishedTimesOutNamingTheKey) {
   } catch (const dtrain::Error& e) {
     EXPECT_EQ(e.code(), dtrain::Error::Code::kTimeout);
     EXPECT_EQ(std::string(e.what()),
-              "dtrain: store: memory: wait: keys \"addr/0\" not set within 0.2 s "
+              "dtrain: tcp: rank 1: rank 0 never published its address: store: memory: wait: "
+              "keys \"addr/0\" not set within 0.2 s "
               "(DTRAIN_TIMEOUT); expected every rank to publish them (a rank that never started "
               "or died?)");
   }
@@ -224,6 +225,32 @@ TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
   EXPECT_EQ(errors[2], "dtrain: allreduce: tcp: missing ranks: 1; " + silent + " (DTRAIN_TIMEOUT)");
   EXPECT_EQ(errors[0], "dtrain: allreduce: tcp: missing ranks: 1, 2; " + silent +
                            " (DTRAIN_TIMEOUT); rank 2 (on " + host + ") stopped because of it");
+}
+
+// 3 ranks, rank 1 never starts: rank 0 waits for its connections, rank 2 for its address; both
+// name it (rank 0 said "from a higher rank").
+TEST(TcpCommunicator, ARankThatNeverStartedIsNamed) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::vector<std::string> errors(3);
+  dtrain::test::threads_as_ranks(3, [&](int rank) {
+    if (rank == 1) return;
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = std::chrono::milliseconds(300);
+    try {
+      dtrain::runtime::make_tcp_communicator(tcp, rank, 3, s);
+    } catch (const dtrain::Error& e) {
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  EXPECT_EQ(errors[0],
+            "dtrain: tcp: rank 0: cannot set up the connection from rank 1 (never connected: did "
+            "it start?) before the deadline (DTRAIN_TIMEOUT); expected every rank of the 3 to "
+            "start");
+  EXPECT_EQ(errors[2],
+            "dtrain: tcp: rank 2: rank 1 never published its address: store: memory: wait: keys "
+            "\"addr/1\" not set within 0.3 s (DTRAIN_TIMEOUT); expected every rank to publish "
+            "them (a rank that never started or died?)");
 }
 
 }  // namespace
