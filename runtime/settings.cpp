@@ -36,23 +36,26 @@ std::chrono::milliseconds parse_timeout(const std::optional<std::string>& v) {
   errno = 0;
   char* end = nullptr;
   const double s = std::strtod(v->c_str(), &end);
-  if (*end != '\0' || errno != 0 || !(s > 0) || s > 1e7) {
+  // Under 1 ms the deadline would round to 0, and every collective would time out at once.
+  if (*end != '\0' || errno != 0 || !(s >= 0.001) || s > 1e7) {
     throw Error(Error::Code::kInvalid,
-                "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at most 1e7), "
-                "got \"" +
+                "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at least 0.001, "
+                "at most 1e7), got \"" +
                     *v + "\"");
   }
   return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
 }
 
-// A whole number of bytes of at least `minimum`.
+// A whole number of bytes of at least `minimum`: decimal digits only. strtoull alone would skip
+// leading spaces and take a sign, reading " -1" as 2^64-1.
 std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, std::size_t fallback,
                         std::size_t minimum) {
   if (!v) return fallback;
   char* end = nullptr;
   errno = 0;
   const unsigned long long n = std::strtoull(v->c_str(), &end, 10);
-  if (*end != '\0' || errno != 0 || n < minimum || v->front() == '-') {
+  if (*end != '\0' || errno != 0 || n < minimum ||
+      v->find_first_not_of("0123456789") != std::string::npos) {
     throw Error(Error::Code::kInvalid, std::string("dtrain: ") + name +
                                            ": expected a byte count of at least " +
                                            std::to_string(minimum) + ", got \"" + *v + "\"");

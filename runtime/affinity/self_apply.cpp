@@ -30,6 +30,20 @@ std::string why_not_bound(const Node& node, const SelfApplyFacts& facts, NotBoun
   return "cpu none";
 }
 
+// The NIC selections a user (or a job script) may set by hand, e.g. NCCL_SOCKET_IFNAME=ib0 for a
+// network the solver does not prefer: under a plain mpirun the rank inherits them, and they win
+// (dtrain doctor still warns when one names a device the node lacks).
+constexpr std::string_view kUserNicVariables[] = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME",
+                                                  "GLOO_SOCKET_IFNAME", "UCX_NET_DEVICES"};
+
+void keep_user_nic_variables(Environment& planned, const Environment& current) {
+  for (std::string_view name : kUserNicVariables) {
+    const auto set = current.find(name);
+    if (set == current.end() || set->second.empty()) continue;
+    if (const auto it = planned.find(name); it != planned.end()) planned.erase(it);
+  }
+}
+
 }  // namespace
 
 SelfApplyMode parse_self_apply_mode(std::optional<std::string_view> value) {
@@ -52,6 +66,7 @@ SelfApply plan_self_apply(const Node& node, const SelfApplyFacts& facts) {
       decide_binding(node, Policy{}, in, {GrantRule::kThisMachine, Moment::kAfterStart});
   SelfApply out;
   out.environment = b.environment;
+  keep_user_nic_variables(out.environment, facts.env);
   out.bind = b.bind;
   out.not_bound = why_not_bound(node, facts, b.not_bound);
   out.summary = "gpus " + value_or_dash(out.environment, "CUDA_VISIBLE_DEVICES") + " cpus " +

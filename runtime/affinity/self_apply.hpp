@@ -37,7 +37,10 @@ struct SelfApplyFacts {
 };
 
 struct SelfApply {
-  Environment environment;     // exactly what `dtrain bind` exports for this rank's entry
+  // What `dtrain bind` exports for this rank's entry, less the NIC variables (NCCL_IB_HCA,
+  // NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, UCX_NET_DEVICES) already set in facts.env: a variable
+  // the user set wins.
+  Environment environment;
   std::optional<CpuSet> bind;  // bind every thread to this; nullopt: leave the CPUs as they are
   std::string not_bound;       // why `bind` is nullopt, e.g. "bound by the launcher"
   // "gpus 3 cpus 0-7,32-39 nics mlx5_0": gpus as written to CUDA_VISIBLE_DEVICES ("-" for none),

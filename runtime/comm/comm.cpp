@@ -68,8 +68,9 @@ std::string_view to_string(ReduceOp op) {
 
 namespace {
 
-// Throws Error (kInvalid) for an op the type does not support: kAvg on integers.
-void check_reduce(DType type, ReduceOp op) {
+// Throws Error (kInvalid) for an op the type does not support: kAvg on integers. `name`: the
+// collective called, for the message.
+void check_reduce(DType type, ReduceOp op, const char* name) {
   switch (op) {
     case ReduceOp::kSum:
     case ReduceOp::kMin:
@@ -81,13 +82,14 @@ void check_reduce(DType type, ReduceOp op) {
       // remainder; the caller should sum and divide as it sees fit.
       if (runtime::is_floating(type)) return;
       throw Error(Error::Code::kInvalid,
-                  "dtrain: allreduce: kAvg is defined for floating types; "
-                  "expected float32, float64, float16 or bfloat16 (or kSum), got " +
+                  std::string("dtrain: ") + name +
+                      ": kAvg is defined for floating types; "
+                      "expected float32, float64, float16 or bfloat16 (or kSum), got " +
                       std::string(to_string(type)));
   }
   throw Error(Error::Code::kInvalid,
-              "dtrain: allreduce: unknown reduce op; expected kSum, kAvg, kMin, kMax or kProduct, "
-              "got " +
+              std::string("dtrain: ") + name +
+                  ": unknown reduce op; expected kSum, kAvg, kMin, kMax or kProduct, got " +
                   std::to_string(static_cast<int>(op)));
 }
 
@@ -116,7 +118,7 @@ void check_overlap(const void* in, const void* out, std::size_t in_bytes, std::s
 
 void check_allreduce(const void* in, const void* out, std::size_t count, DType type, ReduceOp op) {
   const std::size_t bytes = count * dtype_size(type);
-  check_reduce(type, op);
+  check_reduce(type, op, "allreduce");
   require_buffer(in, count, "allreduce", "input");
   require_buffer(out, count, "allreduce", "output");
   check_overlap(in, out, bytes, bytes, "allreduce");
@@ -154,8 +156,10 @@ Work Comm::allreduce_async(const void* in, void* out, std::size_t count, DType t
   const std::size_t bytes = count * dtype_size(type);
   check_allreduce(in, out, count, type, op);
   runtime::Engine* e = engine_;
+  const bool polls = e->backend().allreduce_polls(bytes, type);
   return Work(
-      e, e->submit("allreduce", bytes, [=] { e->backend().allreduce(in, out, count, type, op); }));
+      e, e->submit(
+             "allreduce", bytes, [=] { e->backend().allreduce(in, out, count, type, op); }, polls));
 }
 
 Work Comm::broadcast_async(void* buf, std::size_t count, DType type, int root) {
@@ -187,7 +191,7 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
                                 ReduceOp op) {
   const std::size_t bytes = count * dtype_size(type);
   const std::size_t all = bytes * static_cast<std::size_t>(size());
-  check_reduce(type, op);
+  check_reduce(type, op, "reduce_scatter");
   require_buffer(in, count, "reduce_scatter", "input");
   require_buffer(out, count, "reduce_scatter", "output");
   check_overlap(in, out, all, bytes, "reduce_scatter");
@@ -214,6 +218,15 @@ void Comm::throw_size_mismatch(std::size_t in, std::size_t out) {
   throw Error(Error::Code::kInvalid,
               "dtrain: allreduce: output size differs from input size; expected " +
                   std::to_string(in) + " elements, got " + std::to_string(out));
+}
+
+void Comm::throw_span_mismatch(const char* op, const char* which, std::size_t want,
+                               std::size_t got) {
+  const std::string other = std::string_view(which) == "input" ? "output" : "input";
+  throw Error(Error::Code::kInvalid, std::string("dtrain: ") + op + ": " + which +
+                                         " size differs from size() times the " + other +
+                                         " size; expected " + std::to_string(want) +
+                                         " elements, got " + std::to_string(got));
 }
 
 }  // namespace dtrain

@@ -115,10 +115,11 @@ void Engine::set_observer(std::shared_ptr<CollectiveObserver> observer) {
 }
 
 std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
-                                        std::function<void()> body) {
+                                        std::function<void()> body, bool polls) {
   auto p = std::make_shared<Pending>();
   p->op = op;
   p->bytes = bytes;
+  p->polls = polls;
   p->body = std::move(body);
   if (!threaded_) {
     p->seq = next_seq_++;
@@ -149,7 +150,10 @@ bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<v
     p->seq = next_seq_++;
     running_ = p;  // keeps the progress thread from starting queued work meanwhile
     running_since_ = Clock::now();
-    deadline = running_since_ + limit();
+    // The body waits only through poll(), whose check below is the deadline itself: the one
+    // DTRAIN_TIMEOUT sets and the message states.
+    p->polls = true;
+    deadline = running_since_ + limit(p.get());
   }
   const std::function<void()> check = [this, deadline] {
     if (lost_.load(std::memory_order_relaxed)) {
@@ -251,13 +255,14 @@ void Engine::wait(Pending& p) {
     if (p.done.load(std::memory_order_acquire)) break;
     std::lock_guard lock(mutex_);
     if (!broken_.empty()) throw_broken(p.seq);
-    if (running_ && Clock::now() - running_since_ > limit()) throw_timeout();
+    if (running_ && Clock::now() - running_since_ > limit(running_.get())) throw_timeout();
   }
   if (p.error) std::rethrow_exception(p.error);
 }
 
-std::chrono::milliseconds Engine::limit() const {
-  return backend_->enforces_deadline() ? timeout() + std::chrono::seconds(2) : timeout();
+std::chrono::milliseconds Engine::limit(const Pending* p) const {
+  const bool grace = backend_->enforces_deadline() && !(p != nullptr && p->polls);
+  return grace ? timeout() + std::chrono::seconds(2) : timeout();
 }
 
 std::string Engine::where(const Pending* p) const {
@@ -286,9 +291,10 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by,
       // most likely timed out in the same collective and exited: blaming it would name a victim.
       // This rank's own timeout, due at once, names the rank that is really missing.
       if (running_) {
+        const Clock::duration limit_now = limit(running_.get());
         const Clock::duration margin = std::min<Clock::duration>(
-            limit() / 2, std::max<Clock::duration>(std::chrono::seconds(1), limit() / 10));
-        if (Clock::now() - running_since_ + margin >= limit()) return false;
+            limit_now / 2, std::max<Clock::duration>(std::chrono::seconds(1), limit_now / 10));
+        if (Clock::now() - running_since_ + margin >= limit_now) return false;
       }
       report = "dtrain: " + where(running_.get()) + ": peer process lost: rank " +
                std::to_string(peer.rank) + " (on " +

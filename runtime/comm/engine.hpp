@@ -55,6 +55,9 @@ struct Pending {
   const char* op = "";
   std::size_t bytes = 0;
   std::function<void()> body;
+  // The body waits only by polling (Communicator::allreduce_polls): no deadline of the backend's
+  // own applies, so the Engine's is the one the message states, with no grace added.
+  bool polls = false;
   std::mutex mutex;
   std::condition_variable cv;
   std::atomic<bool> done{false};
@@ -76,14 +79,16 @@ class Engine {
   const Settings& settings() const { return settings_; }
 
   // Queues `body` (which calls the backend) as collective `op` of `bytes`; returns at once.
-  std::shared_ptr<Pending> submit(const char* op, std::size_t bytes, std::function<void()> body);
+  // `polls`: see Pending::polls.
+  std::shared_ptr<Pending> submit(const char* op, std::size_t bytes, std::function<void()> body,
+                                  bool polls = false);
   // Waits for `p`; rethrows its error; throws Error (kTimeout) when the collective running now
   // has taken longer than the timeout.
   void wait(Pending& p);
   // True when done (rethrowing its error); never blocks.
   bool test(Pending& p);
-  void run(const char* op, std::size_t bytes, std::function<void()> body) {
-    auto p = submit(op, bytes, std::move(body));
+  void run(const char* op, std::size_t bytes, std::function<void()> body, bool polls = false) {
+    auto p = submit(op, bytes, std::move(body), polls);
     wait(*p);
   }
   // Runs `body` as collective `op` on the calling thread when nothing is queued or running, and
@@ -106,7 +111,10 @@ class Engine {
 
  private:
   void loop();
-  std::chrono::milliseconds limit() const;
+  // How long `p` may run before the waiter throws the timeout: the timeout, plus a grace when
+  // the backend gives up by itself at the deadline (its message names the peer) and `p` does not
+  // just poll. With mutex_ held.
+  std::chrono::milliseconds limit(const Pending* p) const;
   void execute(Pending& p, const std::function<void()>& body) noexcept;
   // "allreduce #3 (4096 bytes, mpi, rank 0 of 4)" for `p`; for none, "between collectives (mpi,
   // rank 0 of 4, next #5)". With mutex_ held.

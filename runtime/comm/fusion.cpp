@@ -171,11 +171,11 @@ void FusedAllreduce::run() {
     }
   };
   // Every piece is at most plan->bytes, so when that polls, the whole run does.
-  if (engine.threaded() && engine.backend().allreduce_polls(plan->bytes, plan->type) &&
-      engine.run_inline("allreduce_fused", plan->bytes, body)) {
+  const bool polls = engine.backend().allreduce_polls(plan->bytes, plan->type);
+  if (engine.threaded() && polls && engine.run_inline("allreduce_fused", plan->bytes, body)) {
     return;
   }
-  engine.run("allreduce_fused", plan->bytes, body);
+  engine.run("allreduce_fused", plan->bytes, body, polls);
 }
 
 }  // namespace dtrain

@@ -65,6 +65,10 @@ struct AbortFrame {
 // How long a rank that saw a peer close waits for that peer's abort frame: a peer that closed
 // has closed its control connection too, so this waits only for bytes already on their way.
 constexpr auto kFrameWait = std::chrono::seconds(1);
+// How long a rank whose peer did not answer waits for that peer's frame: the peer may itself be
+// waiting on another rank (a ring passes data on), and its deadline, begun with the same
+// collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
+constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
 
 // Why a collective failed: the rank found lost first and how, and the peer that reported it when
 // this rank learned it from an abort frame rather than saw it itself.
@@ -96,7 +100,7 @@ class TcpCommunicator final : public Communicator {
     hello.rank = rank;
     std::memcpy(hello.host.data(), host.data(), std::min(host.size(), hello.host.size() - 1));
     for (int peer = 0; peer < rank; ++peer) {
-      const std::string addr = store.get("addr/" + std::to_string(peer), timeout_);
+      const std::string addr = peer_address(store, peer);
       const auto colon = addr.rfind(':');
       hosts_[static_cast<std::size_t>(peer)] = addr.substr(0, colon);
       for (const Channel channel : {kData, kControl}) {
@@ -363,17 +367,26 @@ class TcpCommunicator final : public Communicator {
   }
 
   // `seen`: the peer this rank found gone or silent. When that peer had stopped because of
-  // another rank, its abort frame names that rank: the cause, with the peer as the messenger.
+  // another rank, its abort frame names that rank: the cause, with the peer as the messenger; and
+  // when that rank in turn waited on another, its frame goes on (3 ranks in a ring, 1 stopped: 0
+  // waits on 2, which waits on 1).
   Loss cause_of(const Loss& seen) const {
     const auto deadline =
-        Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : std::chrono::seconds(0));
-    AbortFrame f;
-    if (net::recv_all(control(seen.rank), &f, sizeof f, deadline) != IoResult::kOk ||
-        f.magic != kAbortMagic || f.lost < 0 || f.lost >= size_ || f.lost == rank_ ||
-        f.lost == seen.rank) {
-      return seen;
+        Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
+    std::vector<bool> asked(static_cast<std::size_t>(size_), false);
+    asked[static_cast<std::size_t>(rank_)] = true;
+    Loss cause = seen;
+    while (!asked[static_cast<std::size_t>(cause.rank)]) {
+      asked[static_cast<std::size_t>(cause.rank)] = true;
+      AbortFrame f;
+      if (net::recv_all(control(cause.rank), &f, sizeof f, deadline) != IoResult::kOk ||
+          f.magic != kAbortMagic || f.lost < 0 || f.lost >= size_ ||
+          asked[static_cast<std::size_t>(f.lost)]) {
+        break;
+      }
+      cause = Loss{f.lost, static_cast<IoResult>(f.how), f.error, cause.rank};
     }
-    return Loss{f.lost, static_cast<IoResult>(f.how), f.error, seen.rank};
+    return cause;
   }
 
   // Tells every other rank which rank was lost, then shuts every connection: the data streams are
@@ -382,17 +395,24 @@ class TcpCommunicator final : public Communicator {
   void stop(const Loss& loss) {
     if (stopped_) return;
     stopped_ = true;
+    send_frames(loss);
+    for (int q = 0; q < size_; ++q) {
+      if (q == rank_) continue;
+      ::shutdown(fd(q), SHUT_RDWR);
+      ::shutdown(control(q), SHUT_WR);
+    }
+  }
+
+  // Tells every other rank but the lost one whom this rank lost; once (a peer reads one frame).
+  void send_frames(const Loss& loss) {
+    if (frames_sent_) return;
+    frames_sent_ = true;
     const AbortFrame f{kAbortMagic, loss.rank, static_cast<std::int32_t>(loss.how), loss.error};
     for (int q = 0; q < size_; ++q) {
       if (q == rank_ || q == loss.rank) continue;
       // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
       // a peer that is gone already the send just fails.
       ::send(control(q), &f, sizeof f, MSG_NOSIGNAL);
-    }
-    for (int q = 0; q < size_; ++q) {
-      if (q == rank_) continue;
-      ::shutdown(fd(q), SHUT_RDWR);
-      ::shutdown(control(q), SHUT_WR);
     }
   }
 
@@ -404,6 +424,9 @@ class TcpCommunicator final : public Communicator {
   // this rank's connections are shut, so a later failure would name a peer that did nothing.
   [[noreturn]] void fail(const Loss& seen, const char* what) {
     if (failure_) throw *failure_;
+    // A silent peer: say at once whom this rank waited for, so that a rank waiting on this one
+    // finds the frame while it waits for it (cause_of), then look for the cause.
+    if (seen.how == IoResult::kTimeout) send_frames(seen);
     const Loss loss = cause_of(seen);
     std::vector<int> missing = loss.how == IoResult::kTimeout && loss.messenger < 0
                                    ? std::vector<int>{loss.rank}
@@ -429,13 +452,43 @@ class TcpCommunicator final : public Communicator {
     throw *failure_;
   }
 
+  // The address rank `peer` published; a rank that never started never publishes it, and the
+  // store's timeout, which names only the key, gets the rank named in front.
+  std::string peer_address(Store& store, int peer) {
+    try {
+      return store.get("addr/" + std::to_string(peer), timeout_);
+    } catch (const Error& e) {
+      if (e.code() != Error::Code::kTimeout) throw;
+      std::string why = e.what();
+      if (why.rfind("dtrain: ", 0) == 0) why.erase(0, 8);
+      throw Error(Error::Code::kTimeout, "dtrain: tcp: rank " + std::to_string(rank_) + ": rank " +
+                                             std::to_string(peer) +
+                                             " never published its address: " + why);
+    }
+  }
+
+  // `peer` -1: a higher rank did not connect; the message names those that never did.
   [[noreturn]] void fail_setup(int peer) {
-    throw Error(
-        Error::Code::kComm,
-        "dtrain: tcp: rank " + std::to_string(rank_) + ": cannot set up the connection " +
-            (peer >= 0 ? "to rank " + std::to_string(peer) : std::string("from a higher rank")) +
-            " before the deadline (DTRAIN_TIMEOUT); expected every rank of the " +
-            std::to_string(size_) + " to start");
+    std::string from = "to rank " + std::to_string(peer);
+    if (peer < 0) {
+      std::string never;
+      int count = 0;
+      for (int q = rank_ + 1; q < size_; ++q) {
+        const auto i = static_cast<std::size_t>(q);
+        if (peers_[i].valid() && control_[i].valid()) continue;
+        never += (never.empty() ? "" : ", ") + std::to_string(q);
+        ++count;
+      }
+      from = never.empty()
+                 ? std::string("from a higher rank")
+                 : std::string(count == 1 ? "from rank " : "from ranks ") + never +
+                       " (never connected: did " + (count == 1 ? "it" : "they") + " start?)";
+    }
+    throw Error(Error::Code::kComm, "dtrain: tcp: rank " + std::to_string(rank_) +
+                                        ": cannot set up the connection " + from +
+                                        " before the deadline (DTRAIN_TIMEOUT); expected every "
+                                        "rank of the " +
+                                        std::to_string(size_) + " to start");
   }
 
   int rank_;
@@ -446,6 +499,7 @@ class TcpCommunicator final : public Communicator {
   std::vector<std::string> hosts_;    // every rank's host name
   std::vector<pollfd> watch_;         // the control connections, for the shared-memory waits
   bool stopped_ = false;              // abort frames sent, connections shut
+  bool frames_sent_ = false;          // abort frames sent (at a timeout, before stopping)
   std::optional<Error> failure_;      // the first failure, thrown again by every later call
   std::vector<char> scratch_;         // one received segment; kept across calls
   std::vector<char> work_;            // reduce_scatter's copy of the input; kept across calls

@@ -63,6 +63,24 @@ MPI_Op mpi_op(ReduceOp op) {
   return MPI_OP_NULL;
 }
 
+// Open MPI 4.1's AVX reduction saturates 8-bit integer sums at 255 instead of wrapping modulo 256
+// (open-mpi/ompi#8045, closed as won't fix), so the same uint8 call gave 144 through dtrain's own
+// kernels (shared memory, recursive doubling, TCP) and 255 through MPI's, depending on the size and
+// DTRAIN_SHM. uint8 therefore reduces with dtrain's kernels (reduce.hpp) on MPI's path too, as
+// user-defined ops; MPI's own ops are right for the wider integers and for floats, and faster.
+// MPI calls fn(in, inout): inout = in op inout, which for integers is inout op in.
+template <ReduceOp kOp>
+void uint8_kernel(void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
+  reduce_into(inout, in, static_cast<std::size_t>(*len), DType::kUInt8, kOp);
+}
+
+// kSum, kMin, kMax, kProduct in that order (kAvg reaches MPI as kSum).
+constexpr std::array<ReduceOp, 4> kOwnOps = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax,
+                                             ReduceOp::kProduct};
+constexpr std::array<MPI_User_function*, 4> kOwnKernels = {
+    &uint8_kernel<ReduceOp::kSum>, &uint8_kernel<ReduceOp::kMin>, &uint8_kernel<ReduceOp::kMax>,
+    &uint8_kernel<ReduceOp::kProduct>};
+
 // Large messages go to MPI in pieces. Open MPI 4.1 allocates a temporary buffer the size of the
 // message on every large allreduce, and glibc serves big ones with fresh mmaps (or, on the
 // progress thread's arena, trims them back) so every call pays page faults: ~0.45 GB/s instead of
@@ -101,6 +119,9 @@ class MpiCommunicator final : public Communicator {
     // returning error codes on it (not on MPI_COMM_WORLD, which belongs to the application) turns
     // failures into dtrain::Error instead of aborting the job.
     try {
+      for (std::size_t i = 0; i < kOwnOps.size(); ++i) {
+        check(MPI_Op_create(kOwnKernels[i], 1, &own_ops_[i]), "init", "MPI_Op_create");
+      }
       check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "init", "MPI_Comm_dup");
       check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "init", "MPI_Comm_set_errhandler");
       int mpi_rank = -1;
@@ -235,7 +256,7 @@ class MpiCommunicator final : public Communicator {
     }
     const void* src = in == out ? MPI_IN_PLACE : in;
     check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
-                                   mpi_op(op), comm_),
+                                   op_for(type, op), comm_),
           "reduce_scatter", "MPI_Reduce_scatter_block");
   }
 
@@ -254,6 +275,8 @@ class MpiCommunicator final : public Communicator {
     shm_.reset();
     if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    for (MPI_Op& o : own_ops_)
+      if (o != MPI_OP_NULL) MPI_Op_free(&o);
     if (owns_mpi_) MPI_Finalize();
     owns_mpi_ = false;
   }
@@ -351,7 +374,7 @@ class MpiCommunicator final : public Communicator {
       return;
     }
     check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), mpi_type(type),
-                        mpi_op(op), comm_),
+                        op_for(type, op), comm_),
           "allreduce", "MPI_Allreduce");
   }
 
@@ -391,6 +414,15 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  // The MPI op that reduces `type` as dtrain's own kernels do (kOwnOps for uint8).
+  MPI_Op op_for(DType type, ReduceOp op) const {
+    if (type != DType::kUInt8) return mpi_op(op);
+    const ReduceOp want = sum_for_avg(op);
+    for (std::size_t i = 0; i < kOwnOps.size(); ++i)
+      if (kOwnOps[i] == want) return own_ops_[i];
+    return mpi_op(op);
+  }
+
   static ReduceOp sum_for_avg(ReduceOp op) { return op == ReduceOp::kAvg ? ReduceOp::kSum : op; }
 
   static int as_int(std::size_t n, const char* op) {
@@ -415,6 +447,7 @@ class MpiCommunicator final : public Communicator {
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
+  std::array<MPI_Op, 4> own_ops_ = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // kOwnOps
 };
 
 }  // namespace

@@ -170,11 +170,30 @@ class DTRAIN_API Comm {
   void broadcast(std::span<T> buf, int root) {
     broadcast(buf.data(), buf.size(), dtype_of<T>(), root);
   }
+  // `out` holds size() * in.size() elements (throws Error kInvalid otherwise); `in` may be this
+  // rank's block of `out` (in place).
+  template <typename T>
+  void allgather(std::span<const std::type_identity_t<T>> in, std::span<T> out) {
+    const std::size_t n = in.size() * static_cast<std::size_t>(size());
+    if (out.size() != n) throw_span_mismatch("allgather", "output", n, out.size());
+    allgather(in.data(), out.data(), in.size(), dtype_of<T>());
+  }
+  // `in` holds size() * out.size() elements (throws Error kInvalid otherwise); `out` may be the
+  // start of `in` (in place).
+  template <typename T>
+  void reduce_scatter(std::span<const std::type_identity_t<T>> in, std::span<T> out, ReduceOp op) {
+    const std::size_t n = out.size() * static_cast<std::size_t>(size());
+    if (in.size() != n) throw_span_mismatch("reduce_scatter", "input", n, in.size());
+    reduce_scatter(in.data(), out.data(), out.size(), dtype_of<T>(), op);
+  }
 
   runtime::Engine& engine() { return *engine_; }
 
  private:
   [[noreturn]] static void throw_size_mismatch(std::size_t in, std::size_t out);
+  // "dtrain: OP: WHICH size differs from size() times the other size; expected WANT elements, ..."
+  [[noreturn]] static void throw_span_mismatch(const char* op, const char* which, std::size_t want,
+                                               std::size_t got);
 
   runtime::Engine* engine_;
 };

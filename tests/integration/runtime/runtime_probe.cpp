@@ -224,6 +224,48 @@ void check_kind(dtrain::Comm& comm, const Kind& k, int r, int p, std::size_t n) 
   expect_all(k, name + " broadcast", b, n, [&](std::size_t i) { return v(i) + 1; });
 }
 
+// uint8 arithmetic wraps modulo 256 whatever the size, backend or launcher (docs/runtime-api.md):
+// 200 on every rank sums to 200 * p mod 256 (144 on 2 ranks, 88 on 3), and 7s multiply to
+// 7^p mod 256. Open MPI 4.1's AVX reduction saturated 8-bit sums at 255 (open-mpi/ompi#8045) on
+// MPI's own path only, so the sizes straddle where the path changes: 64 KiB (point to point or
+// MPI_Allreduce), 1 MiB (pieces); reduce_scatter always went to MPI.
+void check_uint8_wraps(dtrain::Comm& comm, int p) {
+  using Op = dtrain::ReduceOp;
+  const auto u8 = dtrain::DType::kUInt8;
+  int sum = 0;
+  int product = 1;
+  for (int q = 0; q < p; ++q) {
+    sum = (sum + 200) % 256;
+    product = product * 7 % 256;
+  }
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{65535}, std::size_t{65536},
+                        std::size_t{65537}, std::size_t{1} << 20, (std::size_t{1} << 20) + 1}) {
+    const std::string size = "(n=" + std::to_string(n) + ")";
+    const std::vector<std::uint8_t> in(n, 200);
+    std::vector<std::uint8_t> out(n);
+    comm.allreduce(in.data(), out.data(), n, u8, Op::kSum);
+    for (std::size_t i = 0; i < n; ++i) expect_eq("uint8 wrap sum" + size, i, +out[i], sum);
+    std::vector<std::uint8_t> inplace(n, 200);
+    comm.allreduce(inplace.data(), inplace.data(), n, u8, Op::kSum);
+    for (std::size_t i = 0; i < n; ++i)
+      expect_eq("uint8 wrap sum in place" + size, i, +inplace[i], sum);
+    std::vector<std::uint8_t> sevens(n, 7);
+    comm.allreduce(sevens.data(), sevens.data(), n, u8, Op::kProduct);
+    for (std::size_t i = 0; i < n; ++i)
+      expect_eq("uint8 wrap product" + size, i, +sevens[i], product);
+    if (n > 65537) continue;  // reduce_scatter's input is p times larger
+    const std::vector<std::uint8_t> all(n * static_cast<std::size_t>(p), 200);
+    std::vector<std::uint8_t> block(n);
+    comm.reduce_scatter(all.data(), block.data(), n, u8, Op::kSum);
+    for (std::size_t i = 0; i < n; ++i)
+      expect_eq("uint8 wrap reduce_scatter" + size, i, +block[i], sum);
+    std::vector<std::uint8_t> rs_inplace = all;
+    comm.reduce_scatter(rs_inplace.data(), rs_inplace.data(), n, u8, Op::kSum);
+    for (std::size_t i = 0; i < n; ++i)
+      expect_eq("uint8 wrap reduce_scatter in place" + size, i, +rs_inplace[i], sum);
+  }
+}
+
 const Kind kKinds[] = {
     {dtrain::DType::kFloat32, std::size_t{1} << 20},
     {dtrain::DType::kFloat64, std::size_t{1} << 20},
@@ -279,6 +321,7 @@ int main() try {
        {std::size_t{1}, std::size_t{1000}, std::size_t{30000}, std::size_t{600000}}) {
     for (const Kind& k : kKinds) check_kind(comm, k, w.rank, w.size, n);
   }
+  check_uint8_wraps(comm, w.size);
   // Messages of 20 MB: a round of the piece-size trials (6 calls of one size of at least 16 MiB,
   // each cut in 1, 4 or 16 MiB pieces), the ranks' agreement on the fastest, and calls that use
   // it; every call checked exactly.

@@ -146,5 +146,25 @@ TEST(SelfApply, MoreRanksThanCoresLeavesCpusAlone) {
   EXPECT_EQ(plan.summary, "gpus - cpus 0-1");
 }
 
+TEST(SelfApply, NicVariablesTheUserSetWin) {
+  // Under a plain mpirun the rank inherits NCCL_SOCKET_IFNAME=ib0 from the user's shell: init()
+  // must not replace it with its own choice (it did: "=eth0").
+  Node node = load_node_synthetic("package:1 core:4 pu:1");
+  node.is_this_machine = true;
+  Nic eth;
+  eth.name = eth.netdev = "eth0";
+  eth.locality = node.all_pus();
+  node.nics.push_back(eth);
+  SelfApplyFacts facts;
+  facts.env = {{"NCCL_SOCKET_IFNAME", "ib0"}, {"GLOO_SOCKET_IFNAME", ""}};
+  facts.current_cpus = node.all_pus();
+  const SelfApply plan = plan_self_apply(node, facts);
+  EXPECT_EQ(get(plan.environment, "NCCL_SOCKET_IFNAME"), "<unset>") << "the user's value stays";
+  // Set but empty is unset: the solver's choice goes in.
+  EXPECT_EQ(get(plan.environment, "GLOO_SOCKET_IFNAME"), "eth0");
+  EXPECT_EQ(get(plan.environment, "UCX_NET_DEVICES"), "eth0");
+  EXPECT_EQ(get(plan.environment, "DTRAIN_NICS"), "eth0");
+}
+
 }  // namespace
 }  // namespace dtrain::affinity

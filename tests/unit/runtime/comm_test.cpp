@@ -63,6 +63,21 @@ TYPED_TEST(SingleAllreduce, BroadcastFromRankZeroKeepsTheData) {
   EXPECT_EQ(buf, sample<T>());
 }
 
+TYPED_TEST(SingleAllreduce, TypedAllgatherAndReduceScatterKeepTheData) {
+  using T = TypeParam;
+  dtrain::Context ctx = bare_context();
+  const std::vector<T> in = sample<T>();
+  std::vector<T> out(in.size());
+  ctx.comm().allgather<T>(in, std::span<T>(out));
+  EXPECT_EQ(out, in);
+  std::vector<T> block(in.size());
+  ctx.comm().reduce_scatter<T>(in, std::span<T>(block), dtrain::ReduceOp::kMax);
+  EXPECT_EQ(block, in);
+  std::vector<T> inplace = sample<T>();
+  ctx.comm().reduce_scatter<T>(inplace, std::span<T>(inplace), dtrain::ReduceOp::kSum);
+  EXPECT_EQ(inplace, in);
+}
+
 TEST(SingleComm, TypedInputConvertsFromAVector) {
   dtrain::Context ctx = bare_context();
   const std::vector<double> in = {0.5, 2.0};
@@ -105,6 +120,21 @@ TEST(SingleComm, AverageOfIntegersIsAnError) {
             "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
             "float16 or bfloat16 (or kSum), got int64");
   EXPECT_EQ(i32, (std::vector<std::int32_t>{1, 2})) << "a rejected call leaves the data alone";
+  // The message names the collective called.
+  std::vector<std::uint8_t> u8 = {1, 2};
+  std::vector<std::uint8_t> u8_out(2);
+  EXPECT_EQ(comm_error([&] {
+              ctx.comm().reduce_scatter(u8.data(), u8_out.data(), 2, dtrain::DType::kUInt8,
+                                        dtrain::ReduceOp::kAvg);
+            }),
+            "dtrain: reduce_scatter: kAvg is defined for floating types; expected float32, "
+            "float64, float16 or bfloat16 (or kSum), got uint8");
+  EXPECT_EQ(comm_error([&] {
+              ctx.comm().reduce_scatter_async(i32.data(), i32.data(), 2, dtrain::DType::kInt32,
+                                              dtrain::ReduceOp::kAvg);
+            }),
+            "dtrain: reduce_scatter: kAvg is defined for floating types; expected float32, "
+            "float64, float16 or bfloat16 (or kSum), got int32");
 }
 
 TEST(SingleComm, MismatchedSpansAreAnError) {
@@ -115,6 +145,14 @@ TEST(SingleComm, MismatchedSpansAreAnError) {
                                    dtrain::ReduceOp::kSum);
             }),
             "dtrain: allreduce: output size differs from input size; expected 2 elements, got 3");
+  EXPECT_EQ(comm_error([&] { ctx.comm().allgather<float>(a, std::span<float>(b)); }),
+            "dtrain: allgather: output size differs from size() times the input size; expected 2 "
+            "elements, got 3");
+  EXPECT_EQ(comm_error([&] {
+              ctx.comm().reduce_scatter<float>(b, std::span<float>(a), dtrain::ReduceOp::kSum);
+            }),
+            "dtrain: reduce_scatter: input size differs from size() times the output size; "
+            "expected 2 elements, got 3");
 }
 
 TEST(SingleComm, PartlyOverlappingBuffersAreAnError) {

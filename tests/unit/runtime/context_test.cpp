@@ -130,8 +130,8 @@ TEST_F(ContextTest, StoreHoldsValuesAndNamesAMissingKey) {
 TEST_F(ContextTest, BadTimeoutNamesTheVariable) {
   setenv("DTRAIN_TIMEOUT", "soon", 1);
   EXPECT_EQ(init_error(),
-            "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at most 1e7), got "
-            "\"soon\"");
+            "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at least 0.001, at "
+            "most 1e7), got \"soon\"");
   unsetenv("DTRAIN_TIMEOUT");
 }
 

@@ -24,13 +24,15 @@ using namespace std::chrono_literals;
 // Two pretend ranks; an allreduce of a "stuck" backend never returns (a peer that never arrives).
 class FakeComm final : public dtrain::runtime::Communicator {
  public:
-  FakeComm(bool stuck, std::shared_ptr<std::atomic<bool>> abandoned)
-      : Communicator(2), stuck_(stuck), abandoned_(std::move(abandoned)) {}
+  // `enforces`: gives up by itself at the deadline, as TCP's sockets do.
+  FakeComm(bool stuck, std::shared_ptr<std::atomic<bool>> abandoned, bool enforces = false)
+      : Communicator(2), stuck_(stuck), enforces_(enforces), abandoned_(std::move(abandoned)) {}
   void broadcast(void*, std::size_t, DType, int) override {}
   void allgather(const void*, void*, std::size_t, DType) override {}
   void barrier() override { throw Error(Error::Code::kComm, "dtrain: fake: the barrier broke"); }
   std::string_view backend() const override { return "fake"; }
   void abandon() noexcept override { abandoned_->store(true); }
+  bool enforces_deadline() const override { return enforces_; }
 
  protected:
   void do_allreduce(const void*, void*, std::size_t, DType, ReduceOp) override {
@@ -40,6 +42,7 @@ class FakeComm final : public dtrain::runtime::Communicator {
 
  private:
   bool stuck_;
+  bool enforces_;
   std::shared_ptr<std::atomic<bool>> abandoned_;
 };
 
@@ -105,6 +108,27 @@ TEST(Engine, AStuckCollectiveFailsAtTheDeadlineAndTheBackendIsAbandoned) {
   EXPECT_TRUE(abandoned->load()) << "a stuck backend must not be finalized";
   EXPECT_EQ(error_of([&] { engine->run("barrier", 0, [] {}); }),
             "dtrain: communicator unusable after an earlier failure: " + timeout);
+  engine.reset();  // leaves the stuck thread behind instead of joining it
+}
+
+// A backend that enforces its own deadline (TCP) gets a grace before the Engine's message, except
+// for a collective that only polls (TCP's shared-memory allreduce): nothing else would stop it, and
+// the message says DTRAIN_TIMEOUT, so it must fail then, not 2 s later.
+TEST(Engine, APollingCollectiveFailsAtTheDeadlineItStates) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  auto engine = std::make_unique<Engine>(std::make_unique<FakeComm>(true, abandoned, true), 0, 2,
+                                         with_timeout(300ms));
+  float x = 1;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_of([&] {
+    engine->run(
+        "allreduce", 4,
+        [&] { engine->backend().allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum); }, true);
+  });
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(error.find("not complete after 0.3 s (DTRAIN_TIMEOUT)"), std::string::npos) << error;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 1500ms) << "the grace for backends that time out by themselves was added";
   engine.reset();  // leaves the stuck thread behind instead of joining it
 }
 

@@ -95,6 +95,7 @@ TEST(RuntimeSettings, EveryBootstrapWordIsAccepted) {
 TEST(RuntimeSettings, TimeoutRoundsToTheMillisecond) {
   EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "5"}}).timeout, std::chrono::seconds(5));
   EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "1e7"}}).timeout, std::chrono::seconds(10'000'000));
+  EXPECT_EQ(parse({{"DTRAIN_TIMEOUT", "0.001"}}).timeout, std::chrono::milliseconds(1));
 }
 
 TEST(RuntimeSettings, ShmTakesTheSwitchWords) {
@@ -109,10 +110,11 @@ TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
   EXPECT_EQ(refusal({{"DTRAIN_BOOTSTRAP", "bogus"}}),
             "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or "
             "single, got \"bogus\"");
-  for (const char* bad : {"soon", "0", "-1", "1e8", "5s", "nan"}) {
+  // Under 1 ms would round to a deadline of 0: refused, not rounded.
+  for (const char* bad : {"soon", "0", "-1", "1e8", "5s", "nan", "0.0004", "1e-5", "0.0009"}) {
     EXPECT_EQ(refusal({{"DTRAIN_TIMEOUT", bad}}),
-              std::string("dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at most "
-                          "1e7), got \"") +
+              std::string("dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at least "
+                          "0.001, at most 1e7), got \"") +
                   bad + "\"");
   }
   EXPECT_EQ(refusal({{"DTRAIN_AFFINITY", "yes"}}),
@@ -131,8 +133,13 @@ TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
                           "node), got \"") +
                   bad + "\"");
   }
-  EXPECT_EQ(refusal({{"DTRAIN_FUSION_BYTES", "1023"}}),
-            "dtrain: DTRAIN_FUSION_BYTES: expected a byte count of at least 1024, got \"1023\"");
+  // Digits only: strtoull would skip the space and wrap " -1" to 2^64-1.
+  for (const char* bad : {"1023", " -1", "-1", " 4096", "+4096", "4096 ", "\t2048"}) {
+    EXPECT_EQ(refusal({{"DTRAIN_FUSION_BYTES", bad}}),
+              std::string("dtrain: DTRAIN_FUSION_BYTES: expected a byte count of at least 1024, "
+                          "got \"") +
+                  bad + "\"");
+  }
   EXPECT_EQ(refusal({{"DTRAIN_PREEMPT_SIGNALS", "USR1,KILL"}}),
             "dtrain: preemption: DTRAIN_PREEMPT_SIGNALS: unknown signal \"KILL\"; expected "
             "comma-separated names among USR1, USR2, TERM, INT, HUP, QUIT, XCPU, URG, got "

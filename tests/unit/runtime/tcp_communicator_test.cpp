@@ -6,12 +6,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/store.hpp"
+#include "comm/engine.hpp"
 #include "threads_as_ranks.hpp"
 
 namespace {
@@ -116,10 +121,136 @@ TEST(TcpCommunicator, AnAddressNobodyPublishedTimesOutNamingTheKey) {
   } catch (const dtrain::Error& e) {
     EXPECT_EQ(e.code(), dtrain::Error::Code::kTimeout);
     EXPECT_EQ(std::string(e.what()),
-              "dtrain: store: memory: wait: keys \"addr/0\" not set within 0.2 s "
+              "dtrain: tcp: rank 1: rank 0 never published its address: store: memory: wait: "
+              "keys \"addr/0\" not set within 0.2 s "
               "(DTRAIN_TIMEOUT); expected every rank to publish them (a rank that never started "
               "or died?)");
   }
+}
+
+// A silent peer in the shared-memory allreduce, run on the caller's thread: the wait fails at
+// DTRAIN_TIMEOUT, as its message says (it failed 2 s later, with the grace meant for the sockets,
+// which give up by themselves).
+TEST(TcpCommunicator, ASharedMemoryAllreduceFailsAtTheDeadlineItStates) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::atomic<bool> failed{false};
+  std::string error;
+  std::chrono::steady_clock::duration took{};
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Settings s = settings(true);
+    s.timeout = std::chrono::milliseconds(300);
+    auto comm = dtrain::runtime::make_tcp_communicator(tcp, rank, 2, s);
+    ASSERT_EQ(comm->allreduce_transport(), "shared memory");
+    if (rank == 1) {
+      // Alive but silent until rank 0 gave up.
+      while (!failed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    dtrain::runtime::Engine engine(std::move(comm), 0, 2, s);
+    dtrain::Comm c(engine);
+    float x = 1;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      c.allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      error = e.what();
+    }
+    took = std::chrono::steady_clock::now() - start;
+    failed = true;
+  });
+  EXPECT_NE(error.find("not complete after 0.3 s (DTRAIN_TIMEOUT); missing ranks: 1"),
+            std::string::npos)
+      << error;
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+}
+
+// The typed span overloads of allgather and reduce_scatter on 2 ranks: blocks land by rank.
+TEST(TcpCommunicator, TypedAllgatherAndReduceScatterPlaceBlocksByRank) {
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::Engine engine(connect(store, rank, 2, false), rank, 2, settings(false));
+    dtrain::Comm c(engine);
+    const std::vector<std::int64_t> mine = {10 * rank, 10 * rank + 1};
+    std::vector<std::int64_t> all(4);
+    c.allgather<std::int64_t>(mine, std::span<std::int64_t>(all));
+    EXPECT_EQ(all, (std::vector<std::int64_t>{0, 1, 10, 11}));
+    // In place: this rank's block of the output is the input.
+    std::vector<std::int64_t> gathered(4, -1);
+    gathered[static_cast<std::size_t>(2 * rank)] = 10 * rank;
+    gathered[static_cast<std::size_t>(2 * rank + 1)] = 10 * rank + 1;
+    c.allgather<std::int64_t>(std::span<std::int64_t>(gathered).subspan(2 * rank, 2),
+                              std::span<std::int64_t>(gathered));
+    EXPECT_EQ(gathered, (std::vector<std::int64_t>{0, 1, 10, 11}));
+    // Rank r's input is {r, r, 100 + r, 100 + r}: rank 0 gets {1, 1}, rank 1 {201, 201}.
+    const std::vector<float> in = {static_cast<float>(rank), static_cast<float>(rank),
+                                   100.0f + static_cast<float>(rank),
+                                   100.0f + static_cast<float>(rank)};
+    std::vector<float> block(2);
+    c.reduce_scatter<float>(in, std::span<float>(block), ReduceOp::kSum);
+    const float want = rank == 0 ? 1.0f : 201.0f;
+    EXPECT_EQ(block, (std::vector<float>{want, want}));
+    std::vector<float> avg = in;
+    c.reduce_scatter<float>(avg, std::span<float>(avg).first(2), ReduceOp::kAvg);
+    EXPECT_EQ(avg[0], want / 2);
+  });
+}
+
+// 3 ranks on the sockets, rank 1 alive but silent (a stopped process): rank 2 waits on rank 1,
+// and rank 0 on rank 2, which only passes on what it gets. Both must name rank 1 (rank 0 said
+// "missing ranks: 2; rank 2 did not answer").
+TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::atomic<int> done{0};
+  std::vector<std::string> errors(3);
+  dtrain::test::threads_as_ranks(3, [&](int rank) {
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = std::chrono::milliseconds(500);
+    auto comm = dtrain::runtime::make_tcp_communicator(tcp, rank, 3, s);
+    if (rank == 1) {
+      while (done.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    std::vector<float> x(1000, 1.0f);
+    try {
+      comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+    ++done;
+  });
+  const std::string host = host_name();
+  const std::string silent = "rank 1 (on " + host + ") did not answer before the deadline";
+  EXPECT_EQ(errors[2], "dtrain: allreduce: tcp: missing ranks: 1; " + silent + " (DTRAIN_TIMEOUT)");
+  EXPECT_EQ(errors[0], "dtrain: allreduce: tcp: missing ranks: 1, 2; " + silent +
+                           " (DTRAIN_TIMEOUT); rank 2 (on " + host + ") stopped because of it");
+}
+
+// 3 ranks, rank 1 never starts: rank 0 waits for its connections, rank 2 for its address; both
+// name it (rank 0 said "from a higher rank").
+TEST(TcpCommunicator, ARankThatNeverStartedIsNamed) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::vector<std::string> errors(3);
+  dtrain::test::threads_as_ranks(3, [&](int rank) {
+    if (rank == 1) return;
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = std::chrono::milliseconds(300);
+    try {
+      dtrain::runtime::make_tcp_communicator(tcp, rank, 3, s);
+    } catch (const dtrain::Error& e) {
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  EXPECT_EQ(errors[0],
+            "dtrain: tcp: rank 0: cannot set up the connection from rank 1 (never connected: did "
+            "it start?) before the deadline (DTRAIN_TIMEOUT); expected every rank of the 3 to "
+            "start");
+  EXPECT_EQ(errors[2],
+            "dtrain: tcp: rank 2: rank 1 never published its address: store: memory: wait: keys "
+            "\"addr/1\" not set within 0.3 s (DTRAIN_TIMEOUT); expected every rank to publish "
+            "them (a rank that never started or died?)");
 }
 
 }  // namespace
