@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Is the cluster's emulated link honest (issue 21)? On a 2-node namespace cluster of its own, for
-# each link rate: the one-way TCP rate from node 1 to node 2, then both directions at once, over
-# two connections (one each way) and over one connection carrying both (as Open MPI's TCP
-# transport does), each direction measured where it arrives. An honest full-duplex link gives
-# each direction ≥ 0.9 × the one-way rate. Reports only; never fails on a rate.
+# Is the cluster's emulated link honest (issue 21)? On a 3-node namespace cluster of its own, for
+# each link rate: the one-way TCP rate from node 1 to node 2; both directions at once, over two
+# connections (one each way) and over one carrying both (as Open MPI's TCP transport does); and
+# nodes 2 and 3 sending to node 1 while it sends to node 2. Each stream is measured where it
+# arrives. An honest full-duplex link gives each direction >= 0.9 x the one-way rate, and two
+# senders into one node no more than its rate. Reports only; never fails on a rate.
 #   link_check.sh CLUSTER_SH LINK_CHECK DIR [SECONDS] [RATE...]     (default: 5 s; 1gbit 400mbit)
 # The cluster is DTRAIN_CLUSTER_INDEX (default 21, so it runs beside the ctest fixture's), in DIR,
-# and goes down at the end. LINK_CHECK_CC=cubic (say) sets the nodes' TCP congestion control.
+# and goes down at the end. LINK_CHECK_CC=reno (say) sets the nodes' TCP congestion control.
+# LINK_CHECK_MPI=PROBE (tests/integration/cluster/sendrecv_probe) adds Open MPI's rates between
+# nodes 1 and 2, one way and MPI_Sendrecv both ways, with its default TCP transport and with two
+# sockets per peer.
 set -euo pipefail
 cluster_sh=$1 link_check=$2 dir=$3 seconds=${4:-5}
 shift $(($# < 4 ? $# : 4))
@@ -26,7 +30,10 @@ if [[ -n ${LINK_CHECK_CC:-} ]]; then
 fi
 rate_of() { awk '{print $1}' "$1"; }
 # Waits for every job; the receivers print the rates.
-run_all() { wait "$@" || { echo "link_check: a measurement failed" >&2; exit 1; }; }
+run_all() {
+  local pid
+  for pid; do wait "$pid" || { echo "link_check: a measurement failed" >&2; exit 1; }; done
+}
 
 one_way() {
   on 2 "$link_check" listen $port recv "$seconds" $warmup >"$out/one" & local r=$!
@@ -88,4 +95,27 @@ for rate in "${rates[@]}"; do
   f=$(sum "$(rate_of "$out/fan21")" "$(rate_of "$out/fan31")") g=$(rate_of "$out/fan12")
   row "$rate" "$o" "$a" "$b" "$(over "$(min "$a" "$b")" "$o")" "$c" "$d" \
     "$(over "$(min "$c" "$d")" "$o")" "$f" "$(over "$f" "$o")" "$g" "$(over "$g" "$o")"
+done
+
+[[ -n ${LINK_CHECK_MPI:-} ]] || exit 0
+# 64 MiB messages, 3 of them each way; Open MPI from the cluster's env.sh, through srun.
+mpi() {
+  (
+    # shellcheck source=/dev/null # written by cluster.sh up
+    source "$dir/env.sh"
+    env "$@" timeout 300 srun --mpi=pmix -N2 -w "$NODE1,$NODE2" --ntasks-per-node=1 \
+      "$LINK_CHECK_MPI" 67108864 3
+  )
+}
+# shellcheck source=/dev/null
+read -r NODE1 NODE2 _ <<<"$(source "$dir/env.sh" && echo "$DTRAIN_CLUSTER_NODES")"
+echo "# Open MPI, nodes 1 and 2, one rank each, 64 MiB x 3: one-way, then MPI_Sendrecv each way"
+mrow() { printf '%-9s %-7s  %-8s %-5s  %-8s %s\n' "$@"; }
+mrow "# rate" one-way sendrecv ratio "2 links:" ""
+mrow "#" "" default "" sendrecv ratio
+for rate in "${rates[@]}"; do
+  bash "$cluster_sh" shape "$dir" "$rate" 2>/dev/null
+  read -r o d <<<"$(mpi OMPI_MCA_btl_tcp_links=1)"
+  read -r _ l <<<"$(mpi OMPI_MCA_btl_tcp_links=2)"
+  mrow "$rate" "$o" "$d" "$(over "$d" "$o")" "$l" "$(over "$l" "$o")"
 done

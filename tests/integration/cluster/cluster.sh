@@ -204,11 +204,12 @@ shape_egress() {
     $ns tc class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" "${c[@]}"
     $ns tc class add dev "$dev" parent 1:1 classid 1:10 htb rate $((bps / 10))bit ceil "$rate" \
       prio 0 "${c[@]}"
-    $ns tc class add dev "$dev" parent 1:1 classid 1:20 htb rate $((bps - bps / 10))bit ceil "$rate" \
-      prio 1 "${c[@]}"
+    $ns tc class add dev "$dev" parent 1:1 classid 1:20 htb rate $((bps - bps / 10))bit \
+      ceil "$rate" prio 1 "${c[@]}"
     $ns tc qdisc add dev "$dev" parent 1:20 bfifo limit $((bps / 8 / 20 + burst))
     # IPv4 total length under 128 (the mask keeps its top nine bits).
-    $ns tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 0 0xff80 at 2 flowid 1:10
+    $ns tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 0 0xff80 at 2 \
+      flowid 1:10
   }
 }
 
