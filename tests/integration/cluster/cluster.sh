@@ -13,7 +13,8 @@
 #                                  /etc/hosts lines), also after a failed or half-finished up
 #   cluster.sh status DIR          exit 0 when every node is up and answering
 #   cluster.sh exec DIR K CMD...   run CMD "on" node K outside Slurm (its network and hostname)
-#   cluster.sh shape DIR RATE|off  change every node's link rate (tbf on its interface's egress)
+#   cluster.sh shape DIR RATE|off  change every node's link rate, each direction on its own
+#                                  (sending: its interface's egress; receiving: the bridge side's)
 #   cluster.sh lose-node DIR K     a node failure: SIGKILL node K's slurmd and every process in its
 #                                  namespace (job steps and tasks), as a crashed machine would
 #   cluster.sh revive-node DIR K   start node K's slurmd again (the node rejoins, idle)
@@ -162,23 +163,54 @@ cmd_status() {
 
 # --- up -------------------------------------------------------------------------------------------
 
-# tbf on node K's $IFNAME egress at RATE (every byte between two nodes leaves through exactly one
-# such interface); "off" removes it. The burst is 1 ms of the rate but at least 256 KiB, as tbf needs.
+# Node K's link at RATE, each direction on its own device, as a full-duplex NIC and its switch port:
+# what node K sends leaves through its $IFNAME's egress, what it receives through the egress of the
+# bridge's end of its veth pair (so two nodes sending to it share its rate, as on a real switch
+# port). "off" removes both.
 shape_node() {
-  local k=$1 rate=$2 bps burst
+  local k=$1 rate=$2 bps=0
+  if [[ $rate != off ]]; then
+    [[ $rate =~ ^([0-9]+)(kbit|mbit|gbit)$ ]] ||
+      die "link rate: expected a number with kbit, mbit or gbit (e.g. 1gbit), got '$rate'"
+    case ${BASH_REMATCH[2]} in
+      kbit) bps=$((BASH_REMATCH[1] * 1000)) ;;
+      mbit) bps=$((BASH_REMATCH[1] * 1000000)) ;;
+      gbit) bps=$((BASH_REMATCH[1] * 1000000000)) ;;
+    esac
+  fi
   ip netns exec "$NETNS_PREFIX$k" tc qdisc del dev "$IFNAME" root 2>/dev/null || true
+  tc qdisc del dev "$VETH_PREFIX$k" root 2>/dev/null || true
   [[ $rate == off ]] && return 0
-  [[ $rate =~ ^([0-9]+)(kbit|mbit|gbit)$ ]] ||
-    die "link rate: expected a number with kbit, mbit or gbit (e.g. 1gbit), got '$rate'"
-  case ${BASH_REMATCH[2]} in
-    kbit) bps=$((BASH_REMATCH[1] * 1000)) ;;
-    mbit) bps=$((BASH_REMATCH[1] * 1000000)) ;;
-    gbit) bps=$((BASH_REMATCH[1] * 1000000000)) ;;
-  esac
+  shape_egress "ip netns exec $NETNS_PREFIX$k" "$IFNAME" "$rate" "$bps"
+  shape_egress "" "$VETH_PREFIX$k" "$rate" "$bps"
+}
+
+# One direction: DEV's egress at RATE (tc run through the command prefix NS, "" for the root
+# namespace). One FIFO would hold a stream's acknowledgements behind up to 50 ms of the bulk data
+# of streams the other way, and starve them (measured: 0.62 of the rate, bench/link_check.sh); a
+# switch port does not queue like that. So an HTB at RATE with two classes that may each take all
+# of it: packets under 128 bytes (pure TCP ACKs, SYNs, small control messages) go first, and bulk
+# data waits in a byte FIFO of 50 ms of the rate plus the burst (tbf's queue before). This kernel
+# has no prio, sfq, fq or fq_codel. The burst is 1 ms of the rate but at least 256 KiB, as a
+# 64 KiB GSO packet needs.
+shape_egress() {
+  local ns=$1 dev=$2 rate=$3 bps=$4 burst
   burst=$((bps / 8 / 1000))
   ((burst >= 262144)) || burst=262144
-  ip netns exec "$NETNS_PREFIX$k" tc qdisc add dev "$IFNAME" root tbf rate "$rate" burst "$burst" \
-    latency 50ms
+  local -a c=(burst "$burst" cburst "$burst" quantum 65536)
+  # shellcheck disable=SC2086 # the prefix is words
+  {
+    $ns tc qdisc add dev "$dev" root handle 1: htb default 20
+    $ns tc class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" "${c[@]}"
+    $ns tc class add dev "$dev" parent 1:1 classid 1:10 htb rate $((bps / 10))bit ceil "$rate" \
+      prio 0 "${c[@]}"
+    $ns tc class add dev "$dev" parent 1:1 classid 1:20 htb rate $((bps - bps / 10))bit \
+      ceil "$rate" prio 1 "${c[@]}"
+    $ns tc qdisc add dev "$dev" parent 1:20 bfifo limit $((bps / 8 / 20 + burst))
+    # IPv4 total length under 128 (the mask keeps its top nine bits).
+    $ns tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 0 0xff80 at 2 \
+      flowid 1:10
+  }
 }
 
 UP_DIR=""

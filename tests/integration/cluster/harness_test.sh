@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The cluster harness itself, beside the fixture's cluster: a second 2-node cluster
 # (DTRAIN_CLUSTER_INDEX=1: its own subnet, bridge, namespaces, hostnames and ports) comes up, runs
-# a 2-node step with a job left running, shapes its links, and goes down leaving no namespace,
-# bridge, /etc/hosts line, daemon or task; the fixture's cluster keeps working throughout.
+# a 2-node step with a job left running, shapes each direction of its links, and goes down leaving
+# no namespace, bridge, /etc/hosts line, daemon or task; the fixture's cluster keeps working.
 #   harness_test.sh CLUSTER_SH DIR
 set -euo pipefail
 cluster_sh=$1 dir=$2
@@ -22,10 +22,14 @@ bash "$cluster_sh" up "$dir" --nodes 2 --cpus 2 --link-rate 200mbit
   timeout 10 sbatch -N2 --wrap 'srun sleep 300' >/dev/null
 )
 [[ $(bash "$cluster_sh" exec "$dir" 2 hostname) == c1n2 ]] || fail "exec on node 2"
-ip netns exec dtr1-n1 tc qdisc show dev ens3 | grep -q 'tbf.*rate 200Mbit' ||
-  fail "no tbf at 200mbit on c1n1: $(ip netns exec dtr1-n1 tc qdisc show dev ens3)"
+# Each direction of c1n1's link on its own device: its ens3 (sending), the bridge's end (receiving).
+send_side=(ip netns exec dtr1-n1 tc class show dev ens3) receive_side=(tc class show dev dtr1v1)
+"${send_side[@]}" | grep -q 'class htb 1:1 .*rate 200Mbit' ||
+  fail "c1n1 sends unshaped: $("${send_side[@]}")"
+"${receive_side[@]}" | grep -q 'class htb 1:1 .*rate 200Mbit' ||
+  fail "c1n1 receives unshaped: $("${receive_side[@]}")"
 bash "$cluster_sh" shape "$dir" off
-! ip netns exec dtr1-n1 tc qdisc show dev ens3 | grep -q tbf || fail "shape off left tbf"
+[[ -z $("${send_side[@]}") && -z $("${receive_side[@]}") ]] || fail "shape off left a shaper"
 echo "ok: exec and shape"
 
 # The fixture's cluster is untouched by the second one.
