@@ -154,4 +154,26 @@ std::string parse_job_id_line(std::string_view output, std::string_view (*strip)
   return std::string(id);
 }
 
+Argv QsubAdapter::submit_held_command(const std::string& script) const {
+  return {"qsub", "-h", script};
+}
+
+std::string QsubAdapter::parse_submitted(std::string_view output) const {
+  return parse_job_id_line(
+      output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
+}
+
+Argv QsubAdapter::release_command(const std::string& job_id) const { return {"qrls", job_id}; }
+
+Argv QsubAdapter::cancel_command(const std::string& job_id) const { return {"qdel", job_id}; }
+
+void add_pbs_tail_directives(const JobSpec& spec, const SiteProfile& site,
+                             std::vector<std::string>& d) {
+  if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
+  if (!spec.account.empty()) d.push_back("-A " + spec.account);
+  d.push_back("-j oe");
+  if (spec.checkpoint.enabled && spec.checkpoint.requeue) d.push_back("-r y");
+  for (const auto& extra : spec.directives) d.push_back(extra);
+}
+
 }  // namespace dtrain::plan

@@ -39,6 +39,22 @@ class BatchScriptAdapter : public SchedulerAdapter {
   virtual std::string requeue_command() const = 0;
 };
 
+// The qsub family (PBS Pro, Torque/PBS, Cobalt): `qsub -h` submits held and prints the job id
+// ("123" or "123.server", kept whole: qrls, qdel and qstat want it), qrls releases, qdel cancels.
+// Each scheduler keeps its own status command and parser.
+class QsubAdapter : public BatchScriptAdapter {
+ public:
+  Argv submit_held_command(const std::string& script) const override;
+  std::string parse_submitted(std::string_view output) const override;
+  Argv release_command(const std::string& job_id) const override;
+  Argv cancel_command(const std::string& job_id) const override;
+};
+
+// The directives PBS Pro and Torque/PBS end with: queue, account, one output file (-j oe),
+// rerunnable when the spec requeues, then the spec's own.
+void add_pbs_tail_directives(const JobSpec& spec, const SiteProfile& site,
+                             std::vector<std::string>& directives);
+
 // Helpers the batch adapters share.
 std::string hh_mm_ss(long seconds);  // hours past 24 as they are (PBS)
 std::string join(const std::vector<std::string>& items, const std::string& sep);

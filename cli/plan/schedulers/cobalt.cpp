@@ -12,7 +12,7 @@ namespace {
 // Whole minutes, rounded up.
 std::string cobalt_minutes(long s) { return std::to_string((s + 59) / 60); }
 
-class Cobalt final : public BatchScriptAdapter {
+class Cobalt final : public QsubAdapter {
  public:
   Scheduler id() const override { return Scheduler::kCobalt; }
   std::string template_name() const override { return "cobalt.sh.tmpl"; }
@@ -35,15 +35,6 @@ class Cobalt final : public BatchScriptAdapter {
     values["launcher"] = mpirun_launcher(d, "-hostfile \"$COBALT_NODEFILE\"");
   }
 
-  Argv submit_held_command(const std::string& script) const override {
-    return {"qsub", "-h", script};
-  }
-  std::string parse_submitted(std::string_view output) const override {
-    return parse_job_id_line(
-        output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
-  }
-  Argv release_command(const std::string& job_id) const override { return {"qrls", job_id}; }
-  Argv cancel_command(const std::string& job_id) const override { return {"qdel", job_id}; }
   Argv status_command(const std::string& job_id) const override { return {"qstat", job_id}; }
 
   // A table: "JobID  User  WallTime  Nodes  State  Location", a rule of '=', then one row.

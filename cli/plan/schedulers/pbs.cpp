@@ -8,7 +8,7 @@
 namespace dtrain::plan {
 namespace {
 
-class Pbs final : public BatchScriptAdapter {
+class Pbs final : public QsubAdapter {
  public:
   Scheduler id() const override { return Scheduler::kPbs; }
   std::string template_name() const override { return "pbs.sh.tmpl"; }
@@ -23,11 +23,7 @@ class Pbs final : public BatchScriptAdapter {
     }
     std::vector<std::string> d = {"-N " + spec.name, "-l " + nodes};
     if (spec.walltime_seconds) d.push_back("-l walltime=" + hh_mm_ss(*spec.walltime_seconds));
-    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
-    if (!spec.account.empty()) d.push_back("-A " + spec.account);
-    d.push_back("-j oe");
-    if (spec.checkpoint.enabled && spec.checkpoint.requeue) d.push_back("-r y");
-    for (const auto& extra : spec.directives) d.push_back(extra);
+    add_pbs_tail_directives(spec, site, d);
     return prefixed(std::move(d), "#PBS ");
   }
 
@@ -35,15 +31,6 @@ class Pbs final : public BatchScriptAdapter {
     values["launcher"] = mpirun_launcher(d, "--hostfile \"$PBS_NODEFILE\"");
   }
 
-  Argv submit_held_command(const std::string& script) const override {
-    return {"qsub", "-h", script};
-  }
-  std::string parse_submitted(std::string_view output) const override {
-    return parse_job_id_line(
-        output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
-  }
-  Argv release_command(const std::string& job_id) const override { return {"qrls", job_id}; }
-  Argv cancel_command(const std::string& job_id) const override { return {"qdel", job_id}; }
   Argv status_command(const std::string& job_id) const override { return {"qstat", "-f", job_id}; }
   std::optional<JobStatus> parse_status(std::string_view output) const override {
     return parse_qstat_full(output);

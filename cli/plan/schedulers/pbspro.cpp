@@ -28,7 +28,7 @@ std::string pals_mpiexec(const SiteProfile& site, const JobShape& s) {
                      "--cpu-bind", "depth"});
 }
 
-class PbsPro final : public BatchScriptAdapter {
+class PbsPro final : public QsubAdapter {
  public:
   Scheduler id() const override { return Scheduler::kPbsPro; }
   std::string template_name() const override { return "pbspro.sh.tmpl"; }
@@ -41,11 +41,7 @@ class PbsPro final : public BatchScriptAdapter {
     if (spec.walltime_seconds) d.push_back("-l walltime=" + hh_mm_ss(*spec.walltime_seconds));
     const auto& fs = filesystems_or_default(spec, site);
     if (!fs.empty()) d.push_back("-l filesystems=" + join(fs, ":"));
-    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
-    if (!spec.account.empty()) d.push_back("-A " + spec.account);
-    d.push_back("-j oe");
-    if (spec.checkpoint.enabled && spec.checkpoint.requeue) d.push_back("-r y");
-    for (const auto& extra : spec.directives) d.push_back(extra);
+    add_pbs_tail_directives(spec, site, d);
     return prefixed(std::move(d), "#PBS ");
   }
 
@@ -55,16 +51,6 @@ class PbsPro final : public BatchScriptAdapter {
                              : mpirun_launcher(d, "--hostfile \"$PBS_NODEFILE\"");
   }
 
-  Argv submit_held_command(const std::string& script) const override {
-    return {"qsub", "-h", script};
-  }
-  std::string parse_submitted(std::string_view output) const override {
-    // The full id ("123.server") is kept: qrls, qdel and qstat want it.
-    return parse_job_id_line(
-        output, [](std::string_view id) { return id; }, "\"123\" or \"123.server\"");
-  }
-  Argv release_command(const std::string& job_id) const override { return {"qrls", job_id}; }
-  Argv cancel_command(const std::string& job_id) const override { return {"qdel", job_id}; }
   // -x: finished jobs too.
   Argv status_command(const std::string& job_id) const override {
     return {"qstat", "-x", "-f", job_id};
