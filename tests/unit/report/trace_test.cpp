@@ -6,25 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "heartbeats.hpp"
 #include "records/metric_record.hpp"
 
 namespace dtrain::report {
 namespace {
 
-// A collective heartbeat of `rank` at 2026-11-22T10:00:00Z + t seconds.
-records::MetricRecord coll(int rank, long long seq, bool enter, double t,
-                           const std::string& op = "allreduce", long long bytes = 4096) {
-  records::MetricRecord r;
-  r.version = 2;
-  r.type = records::RecordType::kCollective;
-  r.rank = rank;
-  r.seq = seq;
-  r.enter = enter;
-  r.time = 1795341600.0 + t;
-  r.op = op;
-  r.bytes = bytes;
-  return r;
-}
+using testing::coll;
 
 TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
   std::string out;
