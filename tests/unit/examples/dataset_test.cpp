@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support.hpp"
+
 #include <string>
 
 namespace fmnist {
@@ -9,15 +11,7 @@ namespace {
 
 IdxArray images(std::uint32_t n) { return {{n, 2, 2}, std::vector<std::uint8_t>(n * 4, 255)}; }
 
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::message_of;
 
 TEST(MakeDataset, StandardizesPixelsAndKeepsLabels) {
   IdxArray img = images(2);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support.hpp"
+
 #include <string>
 
 namespace fmnist {
@@ -13,15 +15,7 @@ const std::vector<float> kParams = {1.5f, -2.0f, 3.25f};
 const std::vector<float> kVelocity = {0.5f, 0.25f, -1.0f};
 const TrainPosition kPos{2, 17, 953, 12.5, 128, 2026};
 
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::message_of;
 
 TEST(TrainState, RoundTripsPositionParametersAndMomentum) {
   const auto bytes = encode_state(kPos, kParams, kVelocity);
