@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "plan/schedulers/scheduler.hpp"
 #include "plan/yaml_fields.hpp"
 
 namespace dtrain::plan {
@@ -15,32 +16,16 @@ using detail::describe;
 using detail::Field;
 using detail::Reader;
 
-const std::vector<std::string> kSchedulers = {"local",  "slurm", "pbspro",
-                                              "cobalt", "pbs",   "kubernetes"};
-
-// Which launchers each scheduler's template knows how to drive.
+// Which launchers the scheduler's template knows how to drive (its adapter says).
 bool launcher_fits(Scheduler s, const std::string& launcher) {
-  switch (s) {
-    case Scheduler::kSlurm:
-      return launcher == "srun" || launcher == "mpirun";
-    case Scheduler::kPbsPro:
-      return launcher == "mpiexec" || launcher == "mpirun";
-    case Scheduler::kLocal:
-    case Scheduler::kCobalt:
-    case Scheduler::kPbs:
-    case Scheduler::kKubernetes:  // the MPI operator's OpenMPI mode: mpirun over its hostfile
-      return launcher == "mpirun";
-  }
-  return false;
+  const auto fits = scheduler_adapter(s).launchers();
+  return std::find(fits.begin(), fits.end(), launcher) != fits.end();
 }
 
 void read_scheduler(Reader& read, const YAML::Node& v, const std::string& key, SiteProfile& p) {
   std::string name;
-  read.choice(v, key, kSchedulers, name);
-  for (Scheduler s : {Scheduler::kLocal, Scheduler::kSlurm, Scheduler::kPbsPro, Scheduler::kCobalt,
-                      Scheduler::kPbs, Scheduler::kKubernetes}) {
-    if (scheduler_name(s) == name) p.scheduler = s;
-  }
+  read.choice(v, key, scheduler_names(), name);
+  if (const SchedulerAdapter* adapter = scheduler_adapter(name)) p.scheduler = adapter->id();
 }
 
 // PBS resources: `select` (extra resources of each chunk) and `place`.
@@ -101,23 +86,7 @@ const std::vector<Field<SiteProfile>>& profile_fields() {
 
 }  // namespace
 
-std::string_view scheduler_name(Scheduler s) {
-  switch (s) {
-    case Scheduler::kSlurm:
-      return "slurm";
-    case Scheduler::kPbsPro:
-      return "pbspro";
-    case Scheduler::kCobalt:
-      return "cobalt";
-    case Scheduler::kPbs:
-      return "pbs";
-    case Scheduler::kKubernetes:
-      return "kubernetes";
-    case Scheduler::kLocal:
-      break;
-  }
-  return "local";
-}
+std::string_view scheduler_name(Scheduler s) { return scheduler_adapter(s).name(); }
 
 const std::vector<std::string>& site_profile_fields() {
   static const std::vector<std::string> fields = detail::field_names(profile_fields());

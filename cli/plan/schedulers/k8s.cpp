@@ -285,6 +285,10 @@ std::string manifest(const PlanDraft& d) {
 class Kubernetes final : public SchedulerAdapter {
  public:
   Scheduler id() const override { return Scheduler::kKubernetes; }
+  std::string_view name() const override { return "kubernetes"; }
+  std::vector<std::string> launchers() const override {
+    return {"mpirun"};
+  }  // the MPI operator's OpenMPI mode: mpirun over its hostfile
   Submission submission() const override { return Submission::kManifest; }
 
   // Throws SpecError naming each problem: a field the site requires (image), a name that cannot

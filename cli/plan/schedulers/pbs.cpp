@@ -11,6 +11,8 @@ namespace {
 class Pbs final : public QsubAdapter {
  public:
   Scheduler id() const override { return Scheduler::kPbs; }
+  std::string_view name() const override { return "pbs"; }
+  std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "pbs.sh.tmpl"; }
   std::string requeue_command() const override { return "qrerun \"$PBS_JOBID\""; }
 

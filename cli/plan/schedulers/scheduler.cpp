@@ -61,7 +61,8 @@ const SchedulerAdapter& scheduler_adapter(Scheduler s) {
   for (const SchedulerAdapter* a : all_adapters()) {
     if (a->id() == s) return *a;
   }
-  throw std::logic_error("dtrain: no adapter for scheduler " + std::string(scheduler_name(s)));
+  throw std::logic_error("dtrain: no adapter for scheduler #" +
+                         std::to_string(static_cast<int>(s)));
 }
 
 const SchedulerAdapter* scheduler_adapter(std::string_view name) {
@@ -69,6 +70,12 @@ const SchedulerAdapter* scheduler_adapter(std::string_view name) {
     if (a->name() == name) return a;
   }
   return nullptr;
+}
+
+std::vector<std::string> scheduler_names() {
+  std::vector<std::string> names;
+  for (const SchedulerAdapter* a : all_adapters()) names.emplace_back(a->name());
+  return names;
 }
 
 std::string job_number(std::string_view job_id) {

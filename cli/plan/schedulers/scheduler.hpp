@@ -11,9 +11,9 @@
 // derived from BatchScriptAdapter (schedulers/batch_script.hpp: directives, template name,
 // launcher, requeue command, the submit/release/cancel/status commands and their parsers) and a
 // `templates/<name>.sh.tmpl`; the adapter's accessor is then listed in adapters.hpp and in the
-// registry (scheduler.cpp). The shared skeleton, the CLI's submit and wait loops and plan.json need
-// no change. Until the site-profile reader (plan/site_profile.*) takes its scheduler words from
-// scheduler_adapter(name), the word also goes in the `Scheduler` enum and the reader's list.
+// registry (scheduler.cpp), and its id is one more value of the `Scheduler` enum. The shared
+// skeleton, the site-profile reader (which takes the scheduler words and the launchers each
+// supports from the adapters), the CLI's submit and wait loops and plan.json need no change.
 #pragma once
 
 #include <optional>
@@ -55,7 +55,10 @@ class SchedulerAdapter {
   virtual ~SchedulerAdapter() = default;
 
   virtual Scheduler id() const = 0;
-  std::string_view name() const { return scheduler_name(id()); }
+  // The word a site profile's `scheduler:` names it by.
+  virtual std::string_view name() const = 0;
+  // The launchers its script knows how to drive (a site profile's `launcher:`).
+  virtual std::vector<std::string> launchers() const = 0;
   virtual Submission submission() const = 0;
 
   // --- Planning: plan() calls these in this order.
@@ -112,6 +115,8 @@ class SchedulerAdapter {
 // The one place a Scheduler becomes its adapter.
 const SchedulerAdapter& scheduler_adapter(Scheduler s);
 // nullptr when no adapter has this name.
+// Every adapter's name, in the registry's order (the words `scheduler:` accepts).
+std::vector<std::string> scheduler_names();
 const SchedulerAdapter* scheduler_adapter(std::string_view name);
 
 // The number alone ("123" of "123.server"), as the job script's DTRAIN_JOB_ID spells it.
