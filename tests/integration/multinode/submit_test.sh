@@ -2,7 +2,8 @@
 # dtrain submit across nodes: a `site: slurm` spec with 2 nodes x 2 ranks and 4 nodes x 1 rank,
 # and `site: pbs` through Slurm's qsub wrapper on 2 nodes. `--wait` runs the job to completion;
 # the run directory on the shared file system holds every rank's log and metrics; `dtrain logs`
-# prefixes each line with its rank and node; `dtrain stats` shows each node's throughput.
+# prefixes each line with its rank and node; `dtrain stats` shows each node's throughput. The
+# same holds for a run directory that `srun --dtrain-run-dir` (the SPANK plugin) wrote.
 #   submit_test.sh CLUSTER_DIR DTRAIN PI
 set -euo pipefail
 source "$1/env.sh"
@@ -72,4 +73,11 @@ out=$(timeout 240 "$DTRAIN" submit job.yaml --wait 2>&1) || fail "submit exited 
 job=$(sed -n 's/^dtrain: submitted job \([0-9]*\)[.a-z0-9-]* to pbs .*/\1/p' <<<"$out")
 [[ -n $job ]] || fail "no job id in: $out"
 check_run "$work/runs/pi-$job" 2 1
+
+# The plugin writes the same run directory (records::tee_output): the start lines carry each
+# rank's node, so the prefixes and the per-node rows of `dtrain stats` work without dtrain submit.
+echo "== srun --dtrain --dtrain-run-dir: 2 nodes x 2 ranks, no dtrain submit"
+timeout 240 srun -p debug -N2 --ntasks-per-node=2 --dtrain --dtrain-run-dir="$work/plugin-run" \
+  "$PI" --samples 20000000 --steps 10 >plugin.out 2>&1 || fail "srun exited $?: $(cat plugin.out)"
+check_run "$work/plugin-run" 2 2
 echo PASS
