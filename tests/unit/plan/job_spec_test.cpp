@@ -353,11 +353,5 @@ TEST(JobSpec, TheDocsListEveryAffinityWord) {
   }
 }
 
-TEST(ClosestMatch, OnlySuggestsNearNames) {
-  EXPECT_EQ(closest_match("comand", job_spec_fields()), "command");
-  EXPECT_EQ(closest_match("envv", job_spec_fields()), "env");
-  EXPECT_EQ(closest_match("zzzzzzzz", job_spec_fields()), "");
-}
-
 }  // namespace
 }  // namespace dtrain::plan

@@ -1,0 +1,105 @@
+// Files a user names as inputs (input_file.cpp): only a regular file is read, never more than the
+// cap, and a FIFO is refused at once instead of waiting for a writer.
+#include "affinity/input_file.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace dtrain::affinity {
+namespace {
+
+class InputFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/dtrain-input-file-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    dir_ = dir_template;
+  }
+  void TearDown() override {
+    for (const char* name : {"/spec.yaml", "/fifo", "/zero", "/empty", "/sub"}) {
+      const std::string path = dir_ + name;
+      if (::unlink(path.c_str()) != 0) ::rmdir(path.c_str());
+    }
+    ::rmdir(dir_.c_str());
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  std::string dir_;
+};
+
+std::string read_error(const std::string& path, std::size_t max_bytes) {
+  try {
+    read_input_file(path, "a job spec (YAML)", max_bytes);
+  } catch (const InputFileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string check_error(const std::string& path, const std::string& component = "") {
+  try {
+    check_input_file(path, "a readable hwloc XML file", component);
+  } catch (const InputFileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(InputFile, ReadsARegularFileWhole) {
+  const std::string path = write("spec.yaml", "name: x\nnodes: 2\n");
+  EXPECT_EQ(read_input_file(path, "a job spec (YAML)", 1024), "name: x\nnodes: 2\n");
+  EXPECT_EQ(read_input_file(path, "a job spec (YAML)", 17), "name: x\nnodes: 2\n");  // at the cap
+  EXPECT_EQ(read_input_file(write("empty", ""), "a job spec (YAML)", 0), "");
+  EXPECT_EQ(check_error(path), "(no error)");
+}
+
+TEST_F(InputFile, RefusesAFileOverTheCap) {
+  const std::string path = write("spec.yaml", "name: x\nnodes: 2\n");
+  EXPECT_EQ(read_error(path, 16),
+            "dtrain: " + path + ": expected a job spec (YAML) of at most 16 bytes, got 17 bytes");
+}
+
+TEST_F(InputFile, RefusesAMissingFile) {
+  const std::string path = dir_ + "/nothing.yaml";
+  EXPECT_EQ(read_error(path, 1024), "dtrain: " + path +
+                                        ": cannot open it: No such file or directory; expected a "
+                                        "job spec (YAML)");
+  EXPECT_EQ(check_error(path, "topology"),
+            "dtrain: topology: " + path +
+                ": cannot open it: No such file or directory; expected a readable hwloc XML file");
+}
+
+TEST_F(InputFile, RefusesAFifoWithoutWaitingForAWriter) {
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(read_error(fifo, 1024),
+            "dtrain: " + fifo + ": expected a job spec (YAML), got a FIFO (named pipe)");
+  EXPECT_EQ(check_error(fifo),
+            "dtrain: " + fifo + ": expected a readable hwloc XML file, got a FIFO (named pipe)");
+}
+
+TEST_F(InputFile, RefusesDirectoriesAndDevicesBehindSymlinks) {
+  const std::string sub = dir_ + "/sub";
+  ASSERT_EQ(::mkdir(sub.c_str(), 0700), 0);
+  EXPECT_EQ(read_error(sub, 1024),
+            "dtrain: " + sub + ": expected a job spec (YAML), got a directory");
+  const std::string zero = dir_ + "/zero";
+  ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
+  EXPECT_EQ(read_error(zero, 1024),
+            "dtrain: " + zero + ": expected a job spec (YAML), got a character device");
+  EXPECT_EQ(
+      check_error(zero, "topology"),
+      "dtrain: topology: " + zero + ": expected a readable hwloc XML file, got a character device");
+}
+
+}  // namespace
+}  // namespace dtrain::affinity

@@ -1,0 +1,100 @@
+// The CLI's planning entry point (planning.cpp) on a spec file in a temporary directory: --site
+// and --set change the spec before it is parsed, a relative run_dir becomes absolute, and a
+// missing spec file or an unknown site is refused with a message naming it.
+#include "planning.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "affinity/input_file.hpp"
+#include "plan/errors.hpp"
+
+namespace dtrain::cli {
+namespace {
+namespace fs = std::filesystem;
+
+class Planning : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/dtrain-planning-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    dir_ = dir_template;
+    spec_ = (dir_ / "job.yaml").string();
+    std::ofstream(spec_) << "name: resnet\n"
+                            "site: slurm\n"
+                            "nodes: 2\n"
+                            "ranks_per_node: 4\n"
+                            "command: [./train, --epochs, \"3\"]\n"
+                            "run_dir: /scratch/resnet-run\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  std::string spec_;
+};
+
+TEST_F(Planning, PlansTheSpecAsWritten) {
+  const PlannedJob job = plan_from_file(spec_, "", {});
+  EXPECT_EQ(job.spec.name, "resnet");
+  EXPECT_EQ(job.site.name, "slurm");
+  EXPECT_EQ(job.plan.site, "slurm");
+  EXPECT_EQ(job.plan.nodes, 2);
+  EXPECT_EQ(job.plan.ranks_per_node, 4);
+  EXPECT_EQ(job.plan.run_dir, "/scratch/resnet-run");
+  EXPECT_EQ(job.plan.command, (std::vector<std::string>{"./train", "--epochs", "3"}));
+}
+
+TEST_F(Planning, SiteAndSetOverrideTheSpec) {
+  const PlannedJob job = plan_from_file(spec_, "pbs", {"nodes=3", "ranks_per_node=1"});
+  EXPECT_EQ(job.spec.site, "pbs");
+  EXPECT_EQ(job.site.name, "pbs");
+  EXPECT_EQ(job.plan.site, "pbs");
+  EXPECT_EQ(job.spec.nodes, 3);
+  EXPECT_EQ(job.plan.nodes, 3);
+  EXPECT_EQ(job.plan.ranks_per_node, 1);
+  // The run directory keeps the overridden text as job.yaml: it parses to the same values.
+  const PlannedJob again = plan_from_file(spec_, "pbs", {"nodes=3", "ranks_per_node=1"});
+  EXPECT_EQ(again.spec_text, job.spec_text);
+  EXPECT_NE(job.spec_text.find("nodes: 3"), std::string::npos) << job.spec_text;
+}
+
+TEST_F(Planning, AnOverrideIsValidatedLikeTheFile) {
+  try {
+    plan_from_file(spec_, "", {"nodes=zero"});
+    FAIL() << "no error";
+  } catch (const plan::SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              spec_ + ":3: nodes: expected an integer from 1 to 100000, got \"zero\"");
+  }
+}
+
+TEST_F(Planning, AMissingSpecFileIsNamed) {
+  const std::string missing = (dir_ / "missing.yaml").string();
+  try {
+    plan_from_file(missing, "", {});
+    FAIL() << "no error";
+  } catch (const affinity::InputFileError& e) {
+    EXPECT_EQ(std::string(e.what()), "dtrain: " + missing +
+                                         ": cannot open it: No such file or directory; expected "
+                                         "a job spec (YAML)");
+  }
+}
+
+TEST_F(Planning, AnUnknownSiteIsNamed) {
+  const std::string site = (dir_ / "nowhere.yaml").string();
+  try {
+    plan_from_file(spec_, site, {});
+    FAIL() << "no error";
+  } catch (const affinity::InputFileError& e) {
+    EXPECT_EQ(std::string(e.what()), "dtrain: " + site +
+                                         ": cannot open it: No such file or directory; expected "
+                                         "a site profile (.yaml) or a built-in site");
+  }
+}
+
+}  // namespace
+}  // namespace dtrain::cli
