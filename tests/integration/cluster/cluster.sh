@@ -395,23 +395,8 @@ SlurmdDebug=info
 TmpFS=$dir/tmp/%n
 # Job ids of two clusters on one machine differ (MPI session directories are named by them).
 FirstJobId=$((INDEX * 100000 + 50001))
-ProctrackType=proctrack/linuxproc
 # More CPUs than the machine has: task/affinity could not lay the tasks out.
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=pmix
-ReturnToService=2
-SlurmdParameters=config_overrides
-PlugStackConfig=$dir/etc/plugstack.conf
-MailProg=/bin/true
-KillWait=5
-MinJobAge=300
+$(slurm_conf_common "$dir" task/none)
 # A lost node is noticed in seconds, not the default 5 minutes.
 SlurmdTimeout=10
 $gres_types

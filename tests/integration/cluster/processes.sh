@@ -1,5 +1,6 @@
-# Process helpers shared by the test clusters' scripts (tests/integration/slurm/cluster.sh, one
-# node on localhost; tests/integration/cluster/cluster.sh, many namespace nodes). Sourced.
+# Process helpers and the common slurm.conf lines shared by the test clusters' scripts
+# (tests/integration/slurm/cluster.sh, one node on localhost; tests/integration/cluster/cluster.sh,
+# many namespace nodes). Sourced.
 
 log() { echo "cluster.sh: $*" >&2; }
 die() {
@@ -59,4 +60,30 @@ unset_foreign_slurm_env() {
       unset "$v"
     fi
   done
+}
+
+# The slurm.conf lines both localhost clusters (this folder's and ../slurm's) share: no
+# accounting, the backfill scheduler without its batch delay (batch jobs otherwise wait up to 3 s
+# before they are scheduled, even on an idle node; with 0 they start at the next 1 s tick), cores
+# as the unit, PMIx, nodes back in service on their own, the SPANK plugstack of DIR.
+#   slurm_conf_common DIR TASK_PLUGIN
+slurm_conf_common() {
+  cat <<CONF
+ProctrackType=proctrack/linuxproc
+TaskPlugin=$2
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=pmix
+ReturnToService=2
+SlurmdParameters=config_overrides
+PlugStackConfig=$1/etc/plugstack.conf
+MailProg=/bin/true
+KillWait=5
+MinJobAge=300
+CONF
 }

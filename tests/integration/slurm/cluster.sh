@@ -345,24 +345,7 @@ SlurmdDebug=info
 TmpFS=$dir/tmp
 # Job ids differ between clusters in different DIRs for the same reason (MPI session directories).
 FirstJobId=$((slot * 10000 + 1))
-ProctrackType=proctrack/linuxproc
-TaskPlugin=$task_plugin
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/backfill
-# Batch jobs otherwise wait up to 3 s (batch_sched_delay's default) before they are scheduled,
-# even on an idle node; with 0 they start at the scheduler's next 1 s tick.
-SchedulerParameters=batch_sched_delay=0
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=pmix
-ReturnToService=2
-SlurmdParameters=config_overrides
-PlugStackConfig=$dir/etc/plugstack.conf
-MailProg=/bin/true
-KillWait=5
-MinJobAge=300
+$(slurm_conf_common "$dir" "$task_plugin")
 $gres_types
 $node_line
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
