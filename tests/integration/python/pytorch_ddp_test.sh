@@ -55,27 +55,7 @@ echo "$stats"
 expect_contains "$stats" "samples/s" "dtrain stats"
 
 echo "== SIGUSR1 mid-run: both ranks stop at the same step with a checkpoint; a resubmission resumes"
-before=$(ls -d "$work"/runs/* | sort)
-"$DTRAIN" submit job.yaml --set "command=$(command_for "${args[@]}" --checkpoint-dir "$work/ck")" \
-  > stopped.txt 2>&1 &
-submit_pid=$!
-log=
-for _ in $(seq 1200); do
-  run_dir=$(comm -13 <(echo "$before") <(ls -d "$work"/runs/* | sort) | head -1)
-  [[ -n "$run_dir" && -f "$run_dir/rank-00000.log" ]] && log="$run_dir/rank-00000.log"
-  [[ -n "$log" ]] && grep -q ' step 40 loss' "$log" && break
-  sleep 0.1
-done
-[[ -n "$log" ]] && grep -q ' step 40 loss' "$log" || fail "the run to interrupt never reached step 40"
-mpirun_pid=$(pgrep -P "$submit_pid" | head -1)
-[[ -n "$mpirun_pid" ]] || fail "no launcher under dtrain submit ($submit_pid)"
-kill -USR1 "$mpirun_pid"
-set +e
-wait "$submit_pid"
-status=$?
-set -e
-submit_pid=
-stopped=$(cat stopped.txt)
+submit_and_preempt "$work" "$(command_for "${args[@]}" --checkpoint-dir "$work/ck")" stopped.txt
 expect_eq 85 "$status" "exit status of the signalled run (85 asks for a requeue): $stopped"
 stop_step=$(sed -n 's/^\(.* \)\?stopping at step \([0-9]*\) on a signal: checkpoint saved in .*/\2/p' <<< "$stopped")
 [[ -n "$stop_step" ]] || fail "expected 'stopping at step N on a signal: checkpoint saved', got: $stopped"
