@@ -101,6 +101,9 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE https://github.com/dtrain/dtrain)
 # read off the binaries by dpkg-shlibdeps; programs the job scripts run are named here.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin, hwloc")
+if(DTRAIN_DEB_PYTHON_DEPENDS)  # the Python module (python/) is in the package
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", ${DTRAIN_DEB_PYTHON_DEPENDS}")
+endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "slurm-client")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "environment-modules | lmod")
 include(CPack)
