@@ -60,8 +60,17 @@ bool lacks_exit_lines(const report::FirstErrorReport& r) {
          std::any_of(r.stopped.begin(), r.stopped.end(), silent);
 }
 
-// After a failed job: the rank that failed first, as `dtrain logs --first-error` names it.
-void print_first_failure(const std::string& run_dir) {
+// After a failed job: the rank that failed first, as `dtrain logs --first-error` names it. At the
+// walltime no rank is to blame, whatever the logs say: the launcher's SIGKILL can take a rank's
+// logger before its exit line, and that rank would look silent.
+void print_first_failure(const std::string& run_dir, bool walltime_reached) {
+  if (walltime_reached) {
+    std::printf(
+        "dtrain: first failure: no rank failed on its own; the launcher stopped the ranks "
+        "at the job's walltime (details: dtrain logs --first-error %s)\n",
+        run_dir.c_str());
+    return;
+  }
   try {
     const auto logs = list_rank_files(run_dir, records::kLogExtension);
     if (logs.empty()) return;
@@ -95,7 +104,7 @@ std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec
 void print_end(const std::string& job_id, const std::string& run_dir, int status,
                bool walltime_reached, const plan::JobSpec& spec) {
   print_throughput(run_dir);
-  if (status != 0) print_first_failure(run_dir);
+  if (status != 0) print_first_failure(run_dir, walltime_reached);
   std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),
               outcome(status, walltime_reached, spec).c_str(), run_dir.c_str());
 }

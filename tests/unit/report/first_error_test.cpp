@@ -275,36 +275,6 @@ TEST(FirstError, AJobStoppedAtItsWalltimeBlamesNoRank) {
   EXPECT_EQ(first_error_to_json(r)["stopped"].size(), 3u);
 }
 
-// The launcher's SIGKILL can stop a rank's logger before its exit line: a rank without one, on a
-// host whose other ranks show the launcher's SIGTERM, was stopped with them (seen on one node at
-// the walltime). A host where no rank got that signal is a lost node, not a stopped job.
-TEST(FirstError, ARankWithoutItsExitLineBesideStoppedRanksWasStoppedToo) {
-  std::vector<RankLogScan> scans = {
-      scan(0, {at(0, start(0, 2)), at(1, "started")}),
-      scan(1, {at(0, start(1, 2)), at(1, "started"), at(4, exit_line(1, 0, 15))}),
-  };
-  const auto r = find_first_error(scans, {}, std::nullopt);
-  EXPECT_FALSE(r.culprit);
-  ASSERT_EQ(r.stopped.size(), 2u);
-  EXPECT_EQ(r.stopped[0].rank, 0);
-  EXPECT_EQ(r.stopped[0].kind, RankEnd::Kind::kSilent);
-  EXPECT_EQ(summarize_first_error(r),
-            "no rank failed on its own; 2 ranks were stopped by the launcher or scheduler "
-            "(walltime reached or job cancelled)");
-
-  // Ranks 2 and 3 on node1 lost with their node; ranks 0 and 1 on node0 stopped afterwards.
-  std::vector<RankLogScan> lost = {
-      scan(0, {at(0, start(0, 4, "node0")), at(9, exit_line(0, 0, 15))}),
-      scan(1, {at(0, start(1, 4, "node0")), at(9, exit_line(1, 0, 15))}),
-      scan(2, {at(0, start(2, 4, "node1")), at(5, "step 50")}),
-      scan(3, {at(0, start(3, 4, "node1")), at(5, "step 50")}),
-  };
-  const auto l = find_first_error(lost, {}, std::nullopt);
-  EXPECT_TRUE(l.stopped.empty());
-  ASSERT_TRUE(l.culprit);
-  EXPECT_EQ(l.culprit->host, "node1");
-}
-
 // Issue 22, item 30: a 100 MB line is kept and quoted cut, not whole.
 TEST(FirstError, AHugeLineIsCutWhenKeptAndQuoted) {
   const std::string huge = "error: " + std::string(100u << 20, 'x');
