@@ -24,10 +24,10 @@ bash "$cluster_sh" up "$dir" --nodes 2 --cpus 2 --link-rate 200mbit
 [[ $(bash "$cluster_sh" exec "$dir" 2 hostname) == c1n2 ]] || fail "exec on node 2"
 # Each direction of c1n1's link on its own device: its ens3 (sending), the bridge's end (receiving).
 send_side=(ip netns exec dtr1-n1 tc class show dev ens3) receive_side=(tc class show dev dtr1v1)
-"${send_side[@]}" | grep -q 'class htb 1:1 .*rate 200Mbit' ||
-  fail "c1n1 sends unshaped: $("${send_side[@]}")"
-"${receive_side[@]}" | grep -q 'class htb 1:1 .*rate 200Mbit' ||
-  fail "c1n1 receives unshaped: $("${receive_side[@]}")"
+# Read whole first: grep -q stops reading at its match, and tc's SIGPIPE then fails the pipeline.
+sent=$("${send_side[@]}") received=$("${receive_side[@]}")
+grep -q 'class htb 1:1 .*rate 200Mbit' <<<"$sent" || fail "c1n1 sends unshaped: $sent"
+grep -q 'class htb 1:1 .*rate 200Mbit' <<<"$received" || fail "c1n1 receives unshaped: $received"
 bash "$cluster_sh" shape "$dir" off
 [[ -z $("${send_side[@]}") && -z $("${receive_side[@]}") ]] || fail "shape off left a shaper"
 echo "ok: exec and shape"
