@@ -2,11 +2,8 @@
 // local site the job runs now, in the foreground, and its exit status is dtrain's; batch sites get
 // sbatch/qsub, and --wait follows the job to its end and returns its exit status.
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
-#include <thread>
 
 #include "batch_job.hpp"
 #include "commands.hpp"
@@ -44,22 +41,6 @@ void print_throughput(const std::string& run_dir) {
   }
 }
 
-// A launcher stopped by a signal (the walltime's timeout, a cancel) can return before its ranks'
-// loggers have written their exit lines; the report waits this long for them.
-constexpr auto kExitLinesGrace = std::chrono::seconds(3);
-constexpr auto kExitLinesPoll = std::chrono::milliseconds(100);
-
-// Whether some rank's log has no exit line yet (running, or silent next to ranks that ended).
-bool lacks_exit_lines(const report::FirstErrorReport& r) {
-  const auto silent = [](const report::RankEnd& e) {
-    return e.kind == report::RankEnd::Kind::kSilent;
-  };
-  return !r.running.empty() || (r.culprit && silent(*r.culprit)) ||
-         std::any_of(r.victims.begin(), r.victims.end(), silent) ||
-         std::any_of(r.same_error.begin(), r.same_error.end(), silent) ||
-         std::any_of(r.stopped.begin(), r.stopped.end(), silent);
-}
-
 // After a failed job: the rank that failed first, as `dtrain logs --first-error` names it. At the
 // walltime no rank is to blame, whatever the logs say: the launcher's SIGKILL can take a rank's
 // logger before its exit line, and that rank would look silent.
@@ -74,13 +55,7 @@ void print_first_failure(const std::string& run_dir, bool walltime_reached) {
   try {
     const auto logs = list_rank_files(run_dir, records::kLogExtension);
     if (logs.empty()) return;
-    auto report = read_first_error(run_dir, logs);
-    const auto until = std::chrono::steady_clock::now() + kExitLinesGrace;
-    while (lacks_exit_lines(report) && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(kExitLinesPoll);
-      report = read_first_error(run_dir, logs);
-    }
-    const std::string summary = report::summarize_first_error(report);
+    const std::string summary = report::summarize_first_error(read_first_error(run_dir, logs));
     if (summary.empty()) return;
     std::printf("dtrain: first failure: %s (details: dtrain logs --first-error %s)\n",
                 summary.c_str(), run_dir.c_str());
