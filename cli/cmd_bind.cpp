@@ -148,6 +148,7 @@ int run_bind(const BindOptions& opts) {
   facts.local_size = place.local_size;
   facts.requested = opts.affinity.restriction();
   facts.grant_env = env;
+  facts.inherited_env = env;
   facts.framework = framework;
   facts.placement = [&] {
     return affinity::placement_from_environment(env, place.job, affinity::this_hostname());

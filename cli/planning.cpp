@@ -84,11 +84,13 @@ std::string resolve_site_topology(const std::string& site, const plan::SiteProfi
 
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
                           const std::vector<std::string>& overrides) {
-  std::vector<std::string> all = overrides;
-  if (!site_override.empty()) all.push_back("site=" + site_override);
+  const plan::SpecOverrides given{overrides, site_override};
   PlannedJob job;
-  job.spec_text = plan::apply_overrides(read_spec_file(spec_path), spec_path, all);
-  job.spec = plan::parse_job_spec(job.spec_text, spec_path);
+  const std::string text = read_spec_file(spec_path);
+  // Parsed from the user's text, so errors name the user's lines; job.yaml in the run directory
+  // records the spec as it ran, overrides applied.
+  job.spec = plan::parse_job_spec(text, spec_path, given);
+  job.spec_text = plan::apply_overrides(text, spec_path, given);
   job.site = resolve_site(job.spec.site);
 
   plan::PlanInputs inputs;

@@ -208,11 +208,7 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
       auto it = tracker->ranks().find(scans[i].rank());
       if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
     }
-    const auto hang = report::detect_hang(*tracker);
-    if (hang.missed_seq) {
-      missed = report::MissedCollective{*hang.missed_seq, hang.missed_what, {}};
-      for (const auto& p : hang.never_entered) missed->ranks.push_back(p.rank);
-    }
+    missed = report::missed_collective(report::detect_hang(*tracker));
   }
   return report::find_first_error(scans, last_metric, missed);
 }

@@ -88,12 +88,13 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
   append_locked(records::format_step_record(r));
 }
 
-void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t bytes,
-                              bool enter) noexcept {
+void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
+                              bool failed) noexcept {
   // The allocation-free writer: this runs for every collective and must stay far below 1 % of a
   // step (the meter_overhead case of bench/coll_bench.cpp measures it).
   char line[256];
-  records::format_collective_record(line, sizeof line, unix_now(), rank_, seq, op, bytes, enter);
+  records::format_collective_record(line, sizeof line, unix_now(), rank_, seq, op, bytes, enter,
+                                    failed);
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (enter) {
@@ -103,7 +104,9 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
   }
   try {
     append_locked(line);
-    if (enter && now - last_write_ >= kEagerGap) flush_locked();
+    // A failure is written at once too: it is the evidence `dtrain logs` reads if the launcher
+    // then kills the job.
+    if (failed || (enter && now - last_write_ >= kEagerGap)) flush_locked();
   } catch (...) {
     // A failed write stays in the buffer; flush() reports it.
   }

@@ -24,8 +24,8 @@ class MeterFile final : public CollectiveObserver {
   const std::string& path() const { return path_; }
   // A step record (schema v2); data_seconds < 0: not reported.
   void step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds);
-  void on_collective(std::uint64_t seq, const char* op, std::size_t bytes,
-                     bool enter) noexcept override;
+  void on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
+                     bool failed) noexcept override;
   // Writes the buffer; throws Error (kSystem) naming the file on failure.
   void flush();
   // Flushes, stops the flusher, closes the file; later records are dropped. Never throws.

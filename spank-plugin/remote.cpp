@@ -93,6 +93,7 @@ int remote_task_init(const Spank& sp, PluginState& state) {
     facts.nodelist = first_of(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"});
     facts.step_gpu_env = state.step_gpu_env;
     facts.step_cpus = state.step_cpus;
+    facts.job_env = env;
 
     const TaskBinding binding = plan_task(*state.node, *state.settings, facts);
     if (!state.settings->run_dir.empty()) {

@@ -67,6 +67,7 @@ TaskBinding plan_task(const affinity::Node& node, const StepSettings& settings,
   in.grant_env = facts.step_gpu_env;
   in.current_cpus = facts.step_cpus;
   in.framework = settings.framework;
+  in.inherited_env = facts.job_env;
   in.placement = [&facts] { return placement(facts); };
   // Unlike `dtrain bind --topology`, an admin's topology= file is declared to describe this node,
   // so Slurm's GPU indices are honoured against it as well.

@@ -32,6 +32,9 @@ struct TaskFacts {
   affinity::Environment step_gpu_env;
   // The CPUs the step may use on this machine (slurmstepd's affinity); nullopt: unknown.
   std::optional<affinity::CpuSet> step_cpus;
+  // The job's environment as the task inherits it: a MASTER_PORT (or other rendezvous variable)
+  // the user exported wins over the framework's.
+  affinity::Environment job_env;
 };
 
 struct TaskBinding {

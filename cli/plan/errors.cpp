@@ -14,6 +14,22 @@ std::string join_issues(const std::vector<SpecIssue>& issues) {
 
 }  // namespace
 
+std::string escape_for_message(std::string_view text, std::string_view also) {
+  std::string out;
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b == 0x7f || also.find(c) != std::string_view::npos) {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[(b >> 4) & 0xf];
+      out += hex[b & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string format_issue(const SpecIssue& issue) {
   std::string out = issue.source;
   if (issue.line > 0) {
@@ -22,7 +38,7 @@ std::string format_issue(const SpecIssue& issue) {
   }
   out += ": ";
   if (!issue.field.empty()) {
-    out += issue.field;
+    out += escape_for_message(issue.field);
     out += ": ";
   }
   out += issue.message;

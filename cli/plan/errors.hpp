@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -16,7 +17,14 @@ struct SpecIssue {
   std::string message;  // "expected ..., got ..."
 };
 
+// "file:line: field: message". The field path holds the user's keys as written, so control
+// characters in it (a NUL, a newline) are shown escaped: a NUL would otherwise end the message
+// that what() returns.
 std::string format_issue(const SpecIssue& issue);
+
+// `text` with bytes below 0x20, DEL and those in `also` written as \xNN, for showing user input
+// in messages.
+std::string escape_for_message(std::string_view text, std::string_view also = "");
 
 class SpecError : public InputError {
  public:

@@ -34,11 +34,24 @@ bool looks_like_profile_path(const std::string& site) {
   return ends_with(".yaml") || ends_with(".yml");
 }
 
+// Linux refuses to exec a program with an argument (or an environment string) of 32 pages or more
+// (MAX_ARG_STRLEN, counting the NUL): the job would be accepted and then fail at launch.
+constexpr std::size_t kMaxArgBytes = 128 * 1024 - 1;
+
+bool fits_an_argument(Collector& errors, const YAML::Node& node, const std::string& field) {
+  if (node.Scalar().size() <= kMaxArgBytes) return true;
+  errors.add(node, field,
+             "expected at most " + std::to_string(kMaxArgBytes) +
+                 " bytes (Linux passes no longer argument to a program: MAX_ARG_STRLEN), got " +
+                 std::to_string(node.Scalar().size()) + " bytes");
+  return false;
+}
+
 void read_command(Reader& read, const YAML::Node& node, const std::string&, JobSpec& spec) {
   Collector& errors = read.errors;
   if (node.IsScalar()) {
     std::string line;
-    if (!read.string(node, "command", line)) return;
+    if (!read.string(node, "command", line) || !fits_an_argument(errors, node, "command")) return;
     if (line.find_first_not_of(" \t") == std::string::npos) {
       errors.add(node, "command", "expected a command line, got an empty string");
       return;
@@ -69,6 +82,7 @@ void read_command(Reader& read, const YAML::Node& node, const std::string&, JobS
       errors.add(word, field, "expected a string without NUL bytes");
       continue;
     }
+    if (!fits_an_argument(errors, word, field)) continue;
     spec.command.push_back(word.Scalar());
   }
   if (!spec.command.empty() && spec.command.front().empty()) {
@@ -213,8 +227,24 @@ void read_checkpoint(Reader& read, const YAML::Node& value, const std::string& k
 }
 
 void read_run_dir(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
-  if (read.string(value, key, spec.run_dir) && spec.run_dir.empty()) {
+  if (!read.string(value, key, spec.run_dir)) return;
+  if (spec.run_dir.empty()) {
     read.errors.add(value, key, "expected a directory path, got an empty string");
+    return;
+  }
+  // NAME_MAX: no Linux file system takes a longer name, so mkdir would fail at submit (or, on a
+  // batch site, inside the job).
+  constexpr std::size_t kMaxComponent = 255;
+  for (std::size_t start = 0; start <= spec.run_dir.size();) {
+    const std::size_t slash = std::min(spec.run_dir.find('/', start), spec.run_dir.size());
+    if (slash - start > kMaxComponent) {
+      read.errors.add(value, key,
+                      "expected path components of at most " + std::to_string(kMaxComponent) +
+                          " bytes (NAME_MAX), got one of " + std::to_string(slash - start) +
+                          " bytes starting " + detail::quote_short(spec.run_dir.substr(start, 20)));
+      return;
+    }
+    start = slash + 1;
   }
 }
 
@@ -304,7 +334,8 @@ std::optional<long> parse_walltime(std::string_view text) {
   long days = 0;
   if (auto dash = text.find('-'); dash != std::string_view::npos) {
     long long d = 0;
-    if (!parse_int(text.substr(0, dash), d) || d < 0 || d > 365) return std::nullopt;
+    // 366 itself: "366-00:00:00" is how slurm_time() writes the longest walltime allowed.
+    if (!parse_int(text.substr(0, dash), d) || d < 0 || d > 366) return std::nullopt;
     days = static_cast<long>(d);
     text.remove_prefix(dash + 1);
     if (text.find(':') == std::string_view::npos) text = std::string_view();  // "D-HH" unsupported
@@ -337,9 +368,77 @@ std::optional<long> parse_walltime(std::string_view text) {
   return static_cast<long>(seconds);
 }
 
-JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
+namespace {
+
+// Splits a --set KEY into its dotted path (affinity.gpu -> affinity, gpu).
+std::vector<std::string> key_path(const std::string& key) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    auto dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+// Sets `value` at the dotted `key` of `root`, creating mappings on the way (affinity.gpu=...).
+void set_at(YAML::Node& root, const std::vector<std::string>& parts, const YAML::Node& value) {
+  YAML::Node node = root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node child = node[parts[i]];
+    if (!child.IsMap()) {
+      child = YAML::Node(YAML::NodeType::Map);
+      node[parts[i]] = child;
+    }
+    node.reset(child);
+  }
+  node[parts.back()] = value;
+}
+
+// Applies the command line's fields to the parsed file, telling `errors` which paths they gave.
+void apply_to_tree(YAML::Node& root, const SpecOverrides& overrides, Collector& errors) {
+  for (const auto& override_text : overrides.set) {
+    const std::string where = "--set " + override_text;
+    auto eq = override_text.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("dtrain: " + where + ": expected KEY=VALUE such as ranks_per_node=4");
+    }
+    const std::string key = override_text.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(override_text.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw UsageError("dtrain: " + where + ": the value is not valid YAML: " + e.msg);
+    }
+    const std::vector<std::string> parts = key_path(key);
+    if (std::find(job_spec_fields().begin(), job_spec_fields().end(), parts[0]) ==
+        job_spec_fields().end()) {
+      std::string message = "dtrain: " + where + ": unknown field \"" + parts[0] + "\"";
+      if (auto near = closest_match(parts[0], job_spec_fields()); !near.empty()) {
+        message += "; did you mean \"" + near + "\"?";
+      }
+      throw UsageError(message);
+    }
+    set_at(root, parts, value);
+    errors.given_on_command_line(key, where);
+  }
+  if (!overrides.site.empty()) {
+    set_at(root, {"site"}, YAML::Node(overrides.site));  // a name or a path, never YAML
+    errors.given_on_command_line("site", "--site " + overrides.site);
+  }
+}
+
+}  // namespace
+
+JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
+                       const SpecOverrides& overrides) {
   Collector errors(source_name);
   YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
+  if (!overrides.set.empty() || !overrides.site.empty()) {
+    if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+    if (root.IsMap()) apply_to_tree(root, overrides, errors);
+  }
   if (!root.IsMap()) {
     errors.add(root, "",
                "expected a mapping of job fields (name, command, ...), got " +
@@ -364,52 +463,13 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name) {
 }
 
 std::string apply_overrides(std::string_view text, const std::string& source_name,
-                            const std::vector<std::string>& overrides) {
-  if (overrides.empty()) return std::string(text);
+                            const SpecOverrides& overrides) {
+  if (overrides.set.empty() && overrides.site.empty()) return std::string(text);
   Collector errors(source_name);
   YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) return std::string(text);  // parse_job_spec reports the shape problem
-  for (const auto& override_text : overrides) {
-    const std::string where = "--set " + override_text;
-    auto eq = override_text.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw UsageError("dtrain: " + where + ": expected KEY=VALUE such as ranks_per_node=4");
-    }
-    const std::string key = override_text.substr(0, eq);
-    YAML::Node value;
-    try {
-      value = YAML::Load(override_text.substr(eq + 1));
-    } catch (const YAML::Exception& e) {
-      throw UsageError("dtrain: " + where + ": the value is not valid YAML: " + e.msg);
-    }
-    // Walk a dotted path, creating mappings on the way (affinity.gpu=identity).
-    std::vector<std::string> parts;
-    for (std::size_t start = 0;;) {
-      auto dot = key.find('.', start);
-      parts.push_back(key.substr(start, dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    if (std::find(job_spec_fields().begin(), job_spec_fields().end(), parts[0]) ==
-        job_spec_fields().end()) {
-      std::string message = "dtrain: " + where + ": unknown field \"" + parts[0] + "\"";
-      if (auto near = closest_match(parts[0], job_spec_fields()); !near.empty()) {
-        message += "; did you mean \"" + near + "\"?";
-      }
-      throw UsageError(message);
-    }
-    YAML::Node node = root;
-    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-      YAML::Node child = node[parts[i]];
-      if (!child.IsMap()) {
-        child = YAML::Node(YAML::NodeType::Map);
-        node[parts[i]] = child;
-      }
-      node.reset(child);
-    }
-    node[parts.back()] = value;
-  }
+  apply_to_tree(root, overrides, errors);
   YAML::Emitter out;
   out << root;
   return std::string(out.c_str()) + "\n";

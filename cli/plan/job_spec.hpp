@@ -66,13 +66,26 @@ inline constexpr int kMaxNodes = 100000;
 // The built-in sites; any other site must be a path to a profile (.yaml).
 const std::vector<std::string>& builtin_sites();
 
-JobSpec parse_job_spec(std::string_view text, const std::string& source_name);
+// Fields given on the command line: `--set KEY=VALUE` in order (VALUE is YAML, `--set
+// command='[a, b]'`; KEY may be a dotted path, `affinity.gpu=identity`), then `--site NAME`
+// (a plain string; "" for none). A bad KEY or VALUE that is not YAML throws UsageError naming the
+// argument.
+struct SpecOverrides {
+  std::vector<std::string> set;
+  std::string site;
+};
 
-// Applies `key=value` overrides (`dtrain submit --set ranks_per_node=4`) to the spec text before
-// parsing, so the value is validated exactly like one written in the file. `value` is YAML
-// (`--set command='[a, b]'`); `key` may be a dotted path (`affinity.gpu=identity`).
+// `overrides` are applied to the parsed file, so a value given on the command line is validated
+// exactly like one written in the file; problems in the file name its lines, problems in an
+// override name the argument (`--set ranks_per_node=lots: ranks_per_node: expected ...`).
+JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
+                       const SpecOverrides& overrides = {});
+
+// The spec with `overrides` applied, as YAML text: the record of what ran (the run directory's
+// job.yaml). Parse the user's text with parse_job_spec(text, name, overrides), not this, so that
+// errors point into the user's file.
 std::string apply_overrides(std::string_view text, const std::string& source_name,
-                            const std::vector<std::string>& overrides);
+                            const SpecOverrides& overrides);
 
 // The known field names, in documentation order.
 const std::vector<std::string>& job_spec_fields();
@@ -86,5 +99,11 @@ std::string closest_match(std::string_view given, const std::vector<std::string>
 // A variable dtrain sets for every rank itself (DTRAIN_RUN_DIR, DTRAIN_RANK, ...); a spec's or a
 // profile's `env` may not set one.
 bool is_dtrain_variable(std::string_view name);
+
+// Why the job script's bash cannot pass `name` on ("" when it can): bash's read-only variables
+// (EUID, UID, PPID, BASHOPTS, SHELLOPTS, BASH_VERSINFO: `export EUID=1` stops the script) and the
+// ones whose value bash computes itself, so an assignment is ignored (RANDOM, SECONDS, GROUPS,
+// FUNCNAME, BASHPID, ...). Checked against bash 5.2's `readonly -p` and its manual.
+std::string_view bash_reserved_variable(std::string_view name);
 
 }  // namespace dtrain::plan

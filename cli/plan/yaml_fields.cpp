@@ -38,6 +38,22 @@ bool is_dtrain_variable(std::string_view name) {
   return std::find(kOwned.begin(), kOwned.end(), name) != kOwned.end();
 }
 
+std::string_view bash_reserved_variable(std::string_view name) {
+  static constexpr std::array<std::string_view, 6> kReadOnly = {"BASHOPTS", "BASH_VERSINFO", "EUID",
+                                                                "PPID",     "SHELLOPTS",     "UID"};
+  static constexpr std::array<std::string_view, 17> kComputed = {
+      "BASHPID",       "BASH_ARGC", "BASH_ARGV",     "BASH_COMMAND", "BASH_LINENO", "BASH_SOURCE",
+      "BASH_SUBSHELL", "DIRSTACK",  "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME",    "GROUPS",
+      "HISTCMD",       "LINENO",    "RANDOM",        "SECONDS",      "SRANDOM"};
+  if (std::find(kReadOnly.begin(), kReadOnly.end(), name) != kReadOnly.end()) {
+    return "which bash keeps read-only (assigning it stops the job script)";
+  }
+  if (std::find(kComputed.begin(), kComputed.end(), name) != kComputed.end()) {
+    return "whose value bash computes itself (an assignment never reaches the ranks)";
+  }
+  return "";
+}
+
 std::string closest_match(std::string_view given, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
@@ -75,6 +91,12 @@ void Reader::env(const YAML::Node& node, const std::string& field,
       errors.add(kv.first, path,
                  "expected a variable of your own, got " + describe(kv.first) +
                      ", which dtrain sets for every rank (docs/spec.md, \"What each rank gets\")");
+      continue;
+    }
+    if (const auto why = bash_reserved_variable(key); !why.empty()) {
+      errors.add(kv.first, path,
+                 "expected a variable the job script can set, got " + describe(kv.first) + ", " +
+                     std::string(why));
       continue;
     }
     if (!seen.insert(key).second) {

@@ -27,33 +27,43 @@ class Collector {
   void add(const YAML::Node& node, const std::string& field, std::string message) {
     int line = 0;
     if (node.IsDefined()) line = node.Mark().line + 1;
-    issues_.push_back({source_, line, field, std::move(message)});
+    add_at(line, field, std::move(message));
   }
   void add_at(int line, const std::string& field, std::string message) {
+    if (const std::string* flag = given_by(field)) {
+      issues_.push_back({*flag, 0, field, std::move(message)});
+      return;
+    }
     issues_.push_back({source_, line, field, std::move(message)});
+  }
+  // The value at `path` ("ranks_per_node", "affinity.gpu") and below it came from the command
+  // line: its problems name `flag` ("--set ranks_per_node=lots"), not a line of the file. The
+  // latest registration of a path wins, as the latest --set does.
+  void given_on_command_line(std::string path, std::string flag) {
+    flags_.emplace_back(std::move(path), std::move(flag));
   }
   bool empty() const { return issues_.empty(); }
   [[noreturn]] void raise() { throw SpecError(std::move(issues_)); }
 
  private:
+  const std::string* given_by(const std::string& field) const {
+    for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
+      const std::string& path = it->first;
+      if (field.compare(0, path.size(), path) == 0 &&
+          (field.size() == path.size() || field[path.size()] == '.' || field[path.size()] == '[')) {
+        return &it->second;
+      }
+    }
+    return nullptr;
+  }
+
   std::string source_;
   std::vector<SpecIssue> issues_;
+  std::vector<std::pair<std::string, std::string>> flags_;  // path, flag
 };
 
 inline std::string quote_short(const std::string& s) {
-  std::string shown = s.size() > 40 ? s.substr(0, 37) + "..." : s;
-  std::string out = "\"";
-  for (char c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') {
-      const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[(static_cast<unsigned char>(c) >> 4) & 0xf];
-      out += hex[static_cast<unsigned char>(c) & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+  return "\"" + escape_for_message(s.size() > 40 ? s.substr(0, 37) + "..." : s, "\"\\") + "\"";
 }
 
 inline std::string describe(const YAML::Node& node) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "records/log_line.hpp"
@@ -15,7 +17,7 @@ constexpr std::string_view kPeerLossWords[] = {
     "broken pipe",    "watchdog",        "timed out",        "timeout",
     "remote error",   "ncclremoteerror", "lost connection",  "socket closed",
     "proc_failed",    "process failed",  "remote process",   "peer process",
-    "end of file on", "unreachable"};
+    "end of file on", "unreachable",     "missing ranks"};
 
 constexpr std::string_view kErrorWords[] = {
     "error",         "exception", "traceback", "fatal", "segmentation fault", "abort", "panic",
@@ -86,6 +88,38 @@ bool stopped_by_launcher(int signal) {
 
 }  // namespace
 
+std::optional<MissedCollective> missed_collective(const HangReport& hang) {
+  if (hang.missed_seq) {
+    MissedCollective missed{*hang.missed_seq, hang.missed_what, {}, false};
+    for (const auto& p : hang.never_entered) missed.ranks.push_back(p.rank);
+    return missed;
+  }
+  if (hang.failed_seq && !hang.late.empty()) {
+    MissedCollective missed{*hang.failed_seq, hang.failed_what, {}, true};
+    for (const auto& p : hang.late) missed.ranks.push_back(p.rank);
+    return missed;
+  }
+  return std::nullopt;
+}
+
+std::vector<int> parse_missing_ranks(std::string_view text) {
+  constexpr std::string_view kMarker = "missing ranks: ";
+  std::vector<int> ranks;
+  const auto at = text.rfind(kMarker);
+  if (at == std::string_view::npos) return ranks;
+  std::string_view rest = text.substr(at + kMarker.size());
+  while (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front()))) {
+    int rank = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), rank);
+    if (ec != std::errc()) break;
+    ranks.push_back(rank);
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    if (!rest.starts_with(", ")) break;
+    rest.remove_prefix(2);
+  }
+  return ranks;
+}
+
 bool reports_peer_loss(std::string_view text) {
   return contains_any(text, kPeerLossWords, std::size(kPeerLossWords));
 }
@@ -141,6 +175,10 @@ void RankLogScan::add(std::string_view line) {
   }
   if (reports_peer_loss(text)) {
     last_peer_loss_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
+    if (auto missing = parse_missing_ranks(text); !missing.empty()) {
+      missing_ranks_ = std::move(missing);
+      missing_line_ = last_peer_loss_;
+    }
   }
   if (!first_error_ && reports_error(text)) {
     first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
@@ -216,11 +254,51 @@ void mark_peer_blame(std::vector<Failing>& failing) {
       failing[i].end.peer_loss = true;
       failing[i].end.evidence = loss;
     }
+    // A collective that names the ranks it waited for is evidence by itself: the named rank may
+    // well end after this one (a stopped rank that is woken, then killed, exits last).
+    const auto& named = failing[i].scan->missing_ranks();
+    const int self = failing[i].end.rank;
+    if (std::any_of(named.begin(), named.end(), [self](int r) { return r != self; })) {
+      failing[i].end.peer_loss = true;
+      failing[i].end.evidence = failing[i].scan->missing_line();
+    }
   }
 }
 
+// The failing ranks that the others' "missing ranks" errors name most often (rank 0 may say
+// "missing ranks: 1, 2" while rank 2, itself waiting on rank 1, says "missing ranks: 1").
+std::vector<const Failing*> named_missing(const std::vector<Failing>& failing) {
+  std::map<int, int> votes;
+  for (const auto& f : failing) {
+    for (int r : f.scan->missing_ranks()) {
+      if (r != f.end.rank) ++votes[r];
+    }
+  }
+  int most = 0;
+  for (const auto& [rank, n] : votes) most = std::max(most, n);
+  std::vector<const Failing*> out;
+  for (const auto& f : failing) {
+    const auto it = votes.find(f.end.rank);
+    if (most > 0 && it != votes.end() && it->second == most) out.push_back(&f);
+  }
+  if (out.size() < 2) return out;
+  // A tie (two ranks, each naming the other): the earliest report is the one a waiting rank made;
+  // the later one came from the rank that arrived late and found its peers gone.
+  const Failing* first = nullptr;
+  for (const auto& f : failing) {
+    const auto& line = f.scan->missing_line();
+    if (line && (first == nullptr || line->time < first->scan->missing_line()->time)) first = &f;
+  }
+  const auto& named = first->scan->missing_ranks();
+  std::erase_if(out, [&](const Failing* f) {
+    return std::find(named.begin(), named.end(), f->end.rank) == named.end();
+  });
+  return out;
+}
+
 // Candidates for the culprit, strongest evidence first: ranks that never reached a collective
-// the others entered; else ranks that failed on their own and do not blame a peer; else ranks
+// the others entered; else the ranks the others' "missing ranks" errors name (named_missing);
+// else ranks that failed on their own and do not blame a peer; else ranks
 // that do not blame a peer; else everyone who failed (`all_blame_peers`). "On their own" is a
 // non-zero status or a signal other than the ones launchers and schedulers stop jobs with: a
 // silent rank's time is only its last line, which for a rank that was merely waiting can precede
@@ -231,6 +309,7 @@ const Failing& pick_culprit(const std::vector<Failing>& failing,
   for (const auto& f : failing) {
     if (in_missed(missed, f.end.rank)) candidates.push_back(&f);
   }
+  if (candidates.empty()) candidates = named_missing(failing);
   if (candidates.empty()) {
     for (const auto& f : failing) {
       const auto& exit = f.scan->exit();
@@ -298,8 +377,15 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   const RankEnd& culprit = pick_culprit(failing, missed, all_blame_peers).end;
   report.culprit = culprit;
   if (in_missed(missed, culprit.rank)) {
-    report.culprit_reason = "never entered collective #" + std::to_string(missed->seq) + " (" +
-                            missed->what + ") that the other ranks entered";
+    report.culprit_reason =
+        missed->late ? "entered collective #" + std::to_string(missed->seq) + " (" + missed->what +
+                           ") only after it had failed on the ranks that waited for it"
+                     : "never entered collective #" + std::to_string(missed->seq) + " (" +
+                           missed->what + ") that the other ranks entered";
+  } else if (const auto named = named_missing(failing);
+             std::any_of(named.begin(), named.end(),
+                         [&](const Failing* f) { return f->end.rank == culprit.rank; })) {
+    report.culprit_reason = "the other failing ranks' errors name it as missing";
   } else if (culprit.kind == RankEnd::Kind::kSilent) {
     report.culprit_reason = "went silent first";
   } else {

@@ -3,7 +3,10 @@
 // run-rank's exit line, or the heartbeats show it never reached a collective the others entered),
 // is the culprit; ranks that fail later, or whose logs report a lost peer, a watchdog or a timeout,
 // are victims, except ranks that failed on their own with the culprit's very error line: they are
-// culprits too. A Python traceback's error line is its exception line, at its end. When every
+// culprits too. A rank whose error names the ranks a collective missed ("missing ranks: 1", as
+// libdtrain's backends say) is a victim whatever the exit order, and the rank it names is the
+// culprit: a stopped rank that the launcher wakes (Open MPI sends SIGCONT before it kills the
+// job) exits last. A Python traceback's error line is its exception line, at its end. When every
 // failing rank was stopped by the launcher (SIGTERM at the walltime, a cancel), no rank is blamed.
 // Pure: the command feeds each rank's lines to a RankLogScan.
 #pragma once
@@ -17,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "records/rank_lines.hpp"
+#include "report/hang.hpp"
 #include "report/log_merge.hpp"
 
 namespace dtrain::report {
@@ -55,6 +59,10 @@ class RankLogScan {
   // line printing a timeout setting).
   const std::optional<TimedLine>& last_peer_loss() const { return last_peer_loss_; }
   std::vector<std::string> last_lines() const { return last_lines_.lines(); }
+  // The ranks the last "missing ranks: 1, 2" line names (libdtrain's timeout and peer-loss
+  // errors), with that line; empty when none does, or it says "unknown".
+  const std::vector<int>& missing_ranks() const { return missing_ranks_; }
+  const std::optional<TimedLine>& missing_line() const { return missing_line_; }
 
  private:
   int rank_;
@@ -66,6 +74,8 @@ class RankLogScan {
   std::int64_t current_time_ = 0;
   std::optional<TimedLine> first_error_;
   std::optional<TimedLine> last_peer_loss_;
+  std::vector<int> missing_ranks_;
+  std::optional<TimedLine> missing_line_;
   bool in_traceback_ = false;  // first_error_ is a Python traceback's header, its end not read yet
   LastLines last_lines_;
 };
@@ -97,12 +107,22 @@ struct FirstErrorReport {
 };
 
 // Heartbeat evidence for a culprit: ranks that never entered the collective #seq the others
-// reached (from hang.hpp), with the collective's description.
+// reached (from hang.hpp), with the collective's description. `late`: they did enter it, but only
+// after it had failed on the ranks that waited for them.
 struct MissedCollective {
   long long seq = 0;
   std::string what;  // "allreduce of 4096 bytes"
   std::vector<int> ranks;
+  bool late = false;
 };
+
+// The heartbeat evidence in `hang`: the ranks that never entered a collective the others
+// reached; else those that entered the first failed collective only after it failed elsewhere.
+std::optional<MissedCollective> missed_collective(const HangReport& hang);
+
+// The ranks a "missing ranks: 1, 2; ..." error names, in order; empty when `text` has none or
+// says "unknown".
+std::vector<int> parse_missing_ranks(std::string_view text);
 
 // `last_metric_time[i]` (optional, microseconds) is the last metric record of scans[i]'s rank: a
 // sign of life for a rank that logs little.

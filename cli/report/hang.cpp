@@ -55,7 +55,42 @@ void HeartbeatTracker::add(const records::MetricRecord& r) {
     p.left = r.seq;
     p.left_at = t;
   }
+  if (!r.enter && r.failed && (p.failed < 0 || r.seq < p.failed)) {
+    p.failed = r.seq;
+    p.failed_at = t;
+  }
 }
+
+namespace {
+
+// The first collective that failed, on which ranks, and who reached it only after that.
+void find_failed(const HeartbeatTracker& tracker, HangReport& report) {
+  std::optional<long long> seq;
+  for (const auto& [rank, p] : tracker.ranks()) {
+    if (p.failed >= 0 && (!seq || p.failed < *seq)) seq = p.failed;
+  }
+  if (!seq) return;
+  std::optional<std::int64_t> first_failure;
+  for (const auto& [rank, p] : tracker.ranks()) {
+    if (p.failed != *seq) continue;
+    report.failed.push_back(p);
+    if (p.failed_at) first_failure = std::min(first_failure.value_or(*p.failed_at), *p.failed_at);
+    if (report.failed_what.empty() && p.entered == *seq)
+      report.failed_what = describe(p.op, p.bytes);
+  }
+  report.failed_seq = seq;
+  if (report.failed_what.empty()) report.failed_what = "collective #" + std::to_string(*seq);
+  for (const auto& [rank, p] : tracker.ranks()) {
+    if (p.failed == *seq) continue;
+    // Only the latest entry's time is kept: entering exactly #seq after the first failure of it
+    // is arriving late; never entering it is later still.
+    const bool late = p.entered < *seq || (p.entered == *seq && first_failure && p.entered_at &&
+                                           *p.entered_at > *first_failure);
+    if (late) report.late.push_back(p);
+  }
+}
+
+}  // namespace
 
 HangReport detect_hang(const HeartbeatTracker& tracker) {
   HangReport report;
@@ -100,6 +135,7 @@ HangReport detect_hang(const HeartbeatTracker& tracker) {
       for (const RankProgress* p : ps) report.mismatched.push_back(*p);
     }
   }
+  find_failed(tracker, report);
   return report;
 }
 
@@ -141,6 +177,27 @@ std::string format_hang(const HangReport& r) {
     out += "no hang: all " + std::to_string(r.ranks) + " ranks entered and left collective #" +
            std::to_string(r.highest_seq) + "\n";
   }
+  if (r.failed_seq) {
+    out += "failed: collective #" + std::to_string(*r.failed_seq) + " (" + r.failed_what +
+           ") failed on ranks " + rank_list(r.failed);
+    if (!r.late.empty()) {
+      out += "; ranks " + rank_list(r.late) +
+             " had not entered it when it failed there (stopped or slow: they kept the others "
+             "waiting)";
+    }
+    out += "\n";
+    for (const auto& p : r.failed) {
+      out += "    rank " + std::to_string(p.rank) + " on " + p.host + ": failed at " +
+             when(p.failed_at) + "\n";
+    }
+    for (const auto& p : r.late) {
+      out += "    rank " + std::to_string(p.rank) + " on " + p.host + ": ";
+      out += p.entered == *r.failed_seq
+                 ? "entered it only at " + when(p.entered_at)
+                 : "never entered it (last entered #" + std::to_string(p.entered) + ")";
+      out += "\n";
+    }
+  }
   if (!r.mismatched.empty()) {
     out += "mismatch: ranks at the same collective # call different operations:\n";
     for (const auto& p : r.mismatched) {
@@ -165,7 +222,11 @@ nlohmann::json hang_to_json(const HangReport& r) {
           {"never_entered", list(r.never_entered)},
           {"reached", list(r.reached)},
           {"stuck", list(r.stuck)},
-          {"mismatched", list(r.mismatched)}};
+          {"mismatched", list(r.mismatched)},
+          {"failed_seq", r.failed_seq ? nlohmann::json(*r.failed_seq) : nlohmann::json(nullptr)},
+          {"failed_what", r.failed_what},
+          {"failed", list(r.failed)},
+          {"late", list(r.late)}};
 }
 
 }  // namespace dtrain::report

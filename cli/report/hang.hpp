@@ -1,7 +1,9 @@
 // `dtrain logs --hang`: from the collective heartbeats (metric schema v2, "coll" records), which
 // ranks never entered collective #k that the others reached, and which entered one and never left,
-// with the times. Collectives are numbered per rank from 0 in call order, so in a healthy job every
-// rank's #k is the same call. Pure: the command feeds the records of each rank here.
+// with the times; a collective that failed (its exit heartbeat says so) and the ranks that
+// reached it only after it failed on the others. Collectives are numbered per rank from 0 in call
+// order, so in a healthy job every rank's #k is the same call. Pure: the command feeds the records
+// of each rank here.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@ struct RankProgress {
   long long left = -1;                     // highest collective # left
   std::optional<std::int64_t> left_at;
   std::optional<std::int64_t> last_record;  // any record: the last sign of life in the metrics
+  long long failed = -1;  // the lowest collective # whose exit record says "failed" (-1: none)
+  std::optional<std::int64_t> failed_at;
 };
 
 class HeartbeatTracker {
@@ -52,6 +56,13 @@ struct HangReport {
   std::vector<RankProgress> stuck;
   // Ranks at the same collective # calling different operations or sizes (a desync).
   std::vector<RankProgress> mismatched;
+  // The lowest collective # that failed on some rank (its exit record says "failed"), the ranks
+  // it failed on, and the ranks that entered it only after the first of those failures (or not
+  // at all): those kept the others waiting (a stopped rank that the launcher woke with SIGCONT).
+  std::optional<long long> failed_seq;
+  std::string failed_what;
+  std::vector<RankProgress> failed;
+  std::vector<RankProgress> late;
   long long highest_seq = -1;
 };
 

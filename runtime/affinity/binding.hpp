@@ -59,6 +59,9 @@ struct BindingFacts {
   // Where the rank sits in the job; called only for a framework other than kNone, after the
   // solve (so a node that cannot host the ranks is reported first). May throw LauncherEnvError.
   std::function<JobPlacement()> placement;
+  // The environment the rank inherits (the spec's env, the user's exports): a rendezvous port or
+  // address set there wins over the framework's (see framework_environment).
+  Environment inherited_env;
 };
 
 // Why Binding::bind is empty.

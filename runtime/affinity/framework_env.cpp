@@ -121,7 +121,14 @@ int tensorflow_worker_port(std::string_view job_id, int local_rank) {
   return kTensorflowPortBase + slot * kTensorflowPortsPerJob + local_rank;
 }
 
-Environment framework_environment(Framework framework, const JobPlacement& p) {
+const std::vector<std::string_view>& user_settable_rendezvous_variables() {
+  static const std::vector<std::string_view> names = {"MASTER_ADDR", "MASTER_PORT",
+                                                      "JAX_COORDINATOR_ADDRESS"};
+  return names;
+}
+
+Environment framework_environment(Framework framework, const JobPlacement& p,
+                                  const Environment& inherited) {
   Environment env;
   if (framework == Framework::kNone || framework == Framework::kHorovod) return env;
   check(p);
@@ -150,6 +157,11 @@ Environment framework_environment(Framework framework, const JobPlacement& p) {
     case Framework::kNone:
     case Framework::kHorovod:
       break;
+  }
+  for (std::string_view name : user_settable_rendezvous_variables()) {
+    const auto set = inherited.find(name);
+    if (set == inherited.end() || set->second.empty()) continue;
+    if (const auto it = env.find(name); it != env.end()) env.erase(it);
   }
   return env;
 }

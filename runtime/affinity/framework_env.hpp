@@ -52,7 +52,16 @@ int tensorflow_worker_port(std::string_view job_id, int local_rank);
 // tensorflow: TF_CONFIG, one worker per rank at host:tensorflow_worker_port(). jax:
 // JAX_COORDINATOR_ADDRESS (host:port), JAX_NUM_PROCESSES, JAX_PROCESS_ID, JAX_LOCAL_PROCESS_ID.
 // Throws std::invalid_argument when the placement is inconsistent (a bug in the caller).
-Environment framework_environment(Framework framework, const JobPlacement& placement);
+// A rendezvous address or port the user set in the environment the rank inherits (`inherited`:
+// the spec's or site's env, an export before srun) wins: users behind firewalls need fixed ports.
+// Those variables (user_settable_rendezvous_variables) are left out of the result, so the user's
+// value reaches the rank unchanged; the rank-position variables are always computed.
+Environment framework_environment(Framework framework, const JobPlacement& placement,
+                                  const Environment& inherited = {});
+
+// MASTER_ADDR, MASTER_PORT and JAX_COORDINATOR_ADDRESS: the same on every rank, so a value the
+// user set is as right as dtrain's choice.
+const std::vector<std::string_view>& user_settable_rendezvous_variables();
 
 // The placement of this process from the launcher's variables (`launcher`, from detect_launcher)
 // and the scheduler's host list: SLURM_STEP_NODELIST / SLURM_JOB_NODELIST, DTRAIN_HOSTS (a

@@ -184,7 +184,7 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
     std::lock_guard lock(observer_mutex_);
     observer = observer_;
   }
-  if (observer) observer->on_collective(p.seq, p.op, p.bytes, true);
+  if (observer) observer->on_collective(p.seq, p.op, p.bytes, true, false);
   try {
     body();
   } catch (const Abandoned& a) {
@@ -200,7 +200,7 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   } catch (...) {
     p.error = std::current_exception();
   }
-  if (observer) observer->on_collective(p.seq, p.op, p.bytes, false);
+  if (observer) observer->on_collective(p.seq, p.op, p.bytes, false, p.error != nullptr);
   {
     // Before the waiter wakes: its next collective may then run inline at once.
     std::lock_guard lock(mutex_);
@@ -333,6 +333,14 @@ void Engine::throw_timeout() {
             "; expected every rank to enter the same collective (a rank died, hangs or called "
             "a different collective)";
   backend_->abandon();
+  // The backend's call never returns, so execute() writes no exit heartbeat: record the failure
+  // here, for `dtrain logs --hang` to tell this rank's wait from a rank that never came.
+  std::shared_ptr<CollectiveObserver> observer;
+  {
+    std::lock_guard observer_lock(observer_mutex_);  // never held while mutex_ is taken
+    observer = observer_;
+  }
+  if (observer) observer->on_collective(running_->seq, running_->op, running_->bytes, false, true);
   throw Error(Error::Code::kTimeout, broken_);
 }
 

@@ -45,8 +45,9 @@ namespace dtrain::runtime {
 class CollectiveObserver {
  public:
   virtual ~CollectiveObserver() = default;
-  virtual void on_collective(std::uint64_t seq, const char* op, std::size_t bytes,
-                             bool enter) noexcept = 0;
+  // `failed` (at exit only): the collective ended with an error rather than completing.
+  virtual void on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
+                             bool failed) noexcept = 0;
 };
 
 // One submitted collective.

@@ -81,6 +81,12 @@ void parse_collective(const nlohmann::json& record, const std::string& where, Me
                        "field \"phase\": expected \"enter\" or \"exit\", got \"" + phase + "\"");
   }
   out.enter = phase == "enter";
+  if (const auto* failed = find(record, "failed"); failed != nullptr) {
+    if (!failed->is_boolean()) {
+      throw format_error(where, "field \"failed\": expected true or false, got " + failed->dump());
+    }
+    out.failed = failed->get<bool>();
+  }
   if (out.seq < 0 || out.bytes < 0) {
     throw format_error(where, "fields \"seq\" and \"bytes\": expected integers >= 0");
   }
@@ -104,13 +110,13 @@ std::string format_step_record(const MetricRecord& r) {
 }
 
 int format_collective_record(char* buffer, std::size_t size, double time, int rank,
-                             std::uint64_t seq, const char* op, std::size_t bytes,
-                             bool enter) noexcept {
+                             std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
+                             bool failed) noexcept {
   return std::snprintf(buffer, size,
                        "{\"v\":%d,\"type\":\"coll\",\"time\":%.6f,\"rank\":%d,\"seq\":%llu,"
-                       "\"op\":\"%s\",\"bytes\":%zu,\"phase\":\"%s\"}",
+                       "\"op\":\"%s\",\"bytes\":%zu,\"phase\":\"%s\"%s}",
                        kMetricSchemaVersion, time, rank, static_cast<unsigned long long>(seq), op,
-                       bytes, enter ? "enter" : "exit");
+                       bytes, enter ? "enter" : "exit", !enter && failed ? ",\"failed\":true" : "");
 }
 
 MetricRecord parse_metric_record(std::string_view line, const std::string& where) {

@@ -33,6 +33,9 @@ struct MetricRecord {
   std::string op;     // "allreduce", ...
   long long bytes = 0;
   bool enter = false;  // "phase": "enter" (true) or "exit"
+  // An exit record's "failed": true: the collective raised an error (a timeout, a lost peer)
+  // rather than completing.
+  bool failed = false;
 };
 
 // A malformed metric record: bad input (the CLI: exit 2).
@@ -51,10 +54,11 @@ std::string format_step_record(const MetricRecord& record);
 
 // A collective heartbeat into `buffer` (256 bytes hold any), without a JSON object or an
 // allocation: the Meter writes one per collective entry and exit, and it must stay far below 1 %
-// of a step. `op` is a fixed identifier (no escaping). Returns the length, as snprintf does.
+// of a step. `op` is a fixed identifier (no escaping). `failed` (exit records only) adds
+// "failed":true. Returns the length, as snprintf does.
 int format_collective_record(char* buffer, std::size_t size, double time, int rank,
-                             std::uint64_t seq, const char* op, std::size_t bytes,
-                             bool enter) noexcept;
+                             std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
+                             bool failed = false) noexcept;
 
 // Reader side. Parses one JSON Lines record; `where` ("rank-00001.jsonl:12") prefixes any error.
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);

@@ -91,6 +91,12 @@ bool BatchScriptAdapter::forgot_job(std::string_view text, int) const {
          text.find("Unknown Job") != std::string_view::npos;
 }
 
+std::string slurm_time(long s) {
+  const long days = s / 86400;
+  const std::string hms = hh_mm_ss(s % 86400);
+  return days > 0 ? std::to_string(days) + "-" + hms : hms;
+}
+
 std::string hh_mm_ss(long s) {
   return two_digits(s / 3600) + ":" + two_digits(s / 60 % 60) + ":" + two_digits(s % 60);
 }

@@ -56,7 +56,10 @@ void add_pbs_tail_directives(const JobSpec& spec, const SiteProfile& site,
                              std::vector<std::string>& directives);
 
 // Helpers the batch adapters share.
-std::string hh_mm_ss(long seconds);  // hours past 24 as they are (PBS)
+// The walltime as the schedulers read it; parse_walltime() reads every one of them back to the
+// same seconds (walltime_round_trip test), up to the 366 days the spec allows.
+std::string hh_mm_ss(long seconds);    // hours past 24 as they are (PBS)
+std::string slurm_time(long seconds);  // [D-]HH:MM:SS (sbatch --time)
 std::string join(const std::vector<std::string>& items, const std::string& sep);
 std::string queue_or_default(const JobSpec& spec, const SiteProfile& site);
 const std::vector<std::string>& filesystems_or_default(const JobSpec& spec,

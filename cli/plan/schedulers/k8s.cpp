@@ -21,11 +21,35 @@ constexpr const char* kDtrainInImage = "dtrain";
 // Kubernetes' limits on a label (DNS-1035/1123 labels, label values).
 constexpr std::size_t kMaxLabel = 63;
 
+// Characters that YAML 1.2 reads as text but YAML 1.1 readers (kubectl's, PyYAML) do not: U+2028
+// and U+2029 are line breaks there, the C1 controls (NEL, U+0085, among them) are not printable
+// or break lines, and a BOM inside a document is refused.
+bool breaks_yaml11(std::string_view s) {
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    const auto b1 = static_cast<unsigned char>(s[i + 1]);
+    if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F) return true;
+    if (i + 2 < s.size()) {
+      const auto b2 = static_cast<unsigned char>(s[i + 2]);
+      if (b0 == 0xE2 && b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9)) return true;
+      if (b0 == 0xEF && b1 == 0xBB && b2 == 0xBF) return true;
+    }
+  }
+  return false;
+}
+
+// Double-quoted; with every non-ASCII character escaped (\u2028) when some would break a YAML 1.1
+// reader, so the manifest reads back the same everywhere.
+void emit_double_quoted(YAML::Emitter& out, const std::string& s) {
+  if (breaks_yaml11(s)) out << YAML::EscapeNonAscii;
+  out << YAML::DoubleQuoted << s;
+}
+
 void emit_string(YAML::Emitter& out, const std::string& s) {
   if (is_plain_yaml_string(s)) {
     out << s;
   } else {
-    out << YAML::DoubleQuoted << s;
+    emit_double_quoted(out, s);
   }
 }
 
@@ -33,14 +57,15 @@ void emit_string(YAML::Emitter& out, const std::string& s) {
 // ending in exactly one newline; yaml-cpp's `|` adds that newline back), so `dtrain plan` shows it
 // as it runs; double-quoted with escapes otherwise.
 void emit_script(YAML::Emitter& out, const std::string& script) {
-  bool literal = script.size() >= 2 && script.back() == '\n' && script[script.size() - 2] != '\n';
+  bool literal = script.size() >= 2 && script.back() == '\n' && script[script.size() - 2] != '\n' &&
+                 !breaks_yaml11(script);
   for (unsigned char c : script) {
     if (c != '\n' && (c < 0x20 || c == 0x7f)) literal = false;
   }
   if (literal) {
     out << YAML::Literal << script.substr(0, script.size() - 1);
   } else {
-    out << YAML::DoubleQuoted << script;
+    emit_double_quoted(out, script);
   }
 }
 

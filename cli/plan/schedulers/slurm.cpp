@@ -10,13 +10,6 @@
 namespace dtrain::plan {
 namespace {
 
-// [D-]HH:MM:SS
-std::string slurm_time(long s) {
-  const long days = s / 86400;
-  const std::string hms = hh_mm_ss(s % 86400);
-  return days > 0 ? std::to_string(days) + "-" + hms : hms;
-}
-
 // "Key=Value" words of `scontrol show job -o`; values never contain spaces except Command= and
 // the like, which come after the fields read here.
 std::optional<std::string> slurm_field(std::string_view line, std::string_view key) {

@@ -183,6 +183,60 @@ assert h["missed_seq"] == 5 and [p["rank"] for p in h["never_entered"]] == [2], 
 PY
 expect_contains "$("$DTRAIN" logs --first-error "$work/hang")" "culprit: never entered collective #5" "--first-error with heartbeats"
 
+echo "== a stopped rank woken late by SIGCONT is the culprit, not the victims that exited first (issue 22, item 24)"
+# Rank 1 was stopped before allreduce #5; ranks 0 and 2 time out in it naming rank 1 and exit with
+# status 1; Open MPI's SIGCONT then wakes rank 1, which enters #5, finds its peers gone, and is
+# killed last. Both the victims' "missing ranks: 1" and the "failed" heartbeats name rank 1.
+python3 - "$work" <<'PY'
+import datetime, json, os, sys
+T0 = 1795341600.0
+def ts(t):
+    d = datetime.datetime.fromtimestamp(T0 + t, datetime.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % d.microsecond
+for name, heartbeats in (("sigcont", True), ("sigcont-logs-only", False)):
+    d = os.path.join(sys.argv[1], name)
+    os.makedirs(d)
+    json.dump({"version": 1, "job": {"name": "woken", "id": name}}, open(os.path.join(d, "plan.json"), "w"))
+    open(os.path.join(d, "job.yaml"), "w").write("name: woken\ncommand: [a]\n")
+    ends = {0: (6.0, 6.1, "exited with status 1"), 2: (6.05, 6.3, "exited with status 1"),
+            1: (9.0, 9.2, "was killed by signal 9 (SIGKILL)")}
+    for r in range(3):
+        err_t, exit_t, how = ends[r]
+        missing = "0, 2" if r == 1 else "1"
+        with open(os.path.join(d, "rank-%05d.log" % r), "w") as log:
+            log.write("%s dtrain: rank %d of 3 started on node0 (local rank %d of 3, pid %d): train\n"
+                      % (ts(0), r, r, 100 + r))
+            log.write("%s dtrain: allreduce #5 (4096 bytes, rank %d of 3): tcp: missing ranks: %s; "
+                      "not complete (DTRAIN_TIMEOUT)\n" % (ts(err_t), r, missing))
+            log.write("%s dtrain: rank %d %s\n" % (ts(exit_t), r, how))
+        with open(os.path.join(d, "rank-%05d.jsonl" % r), "w") as m:
+            if not heartbeats:
+                continue
+            def coll(seq, t, phase, failed=False):
+                rec = {"v": 2, "type": "coll", "time": T0 + t, "rank": r, "seq": seq,
+                       "op": "allreduce", "bytes": 4096, "phase": phase}
+                if failed:
+                    rec["failed"] = True
+                m.write(json.dumps(rec) + "\n")
+            coll(4, 0.5, "enter"); coll(4, 0.6, "exit")
+            if r == 1:
+                coll(5, 8.9, "enter")          # woken after the others failed
+            else:
+                coll(5, 1.0, "enter"); coll(5, err_t, "exit", failed=True)
+PY
+for d in sigcont sigcont-logs-only; do
+  report=$("$DTRAIN" logs --first-error "$work/$d")
+  echo "$report"
+  expect_contains "$report" "first failure: rank 1 on node0 was killed by signal 9 (SIGKILL)" "--first-error $d"
+  expect_contains "$report" "victims (2 other failing ranks; rank 1 is the culprit):" "--first-error $d"
+done
+expect_contains "$("$DTRAIN" logs --first-error "$work/sigcont")" "culprit: entered collective #5 (allreduce of 4096 bytes) only after it had failed on the ranks that waited for it" "--first-error heartbeats"
+expect_contains "$("$DTRAIN" logs --first-error "$work/sigcont-logs-only")" "culprit: the other failing ranks' errors name it as missing" "--first-error logs only"
+hang=$("$DTRAIN" logs --hang "$work/sigcont")
+echo "$hang"
+expect_contains "$hang" "failed: collective #5 (allreduce of 4096 bytes) failed on ranks 0, 2; ranks 1 had not entered it when it failed there" "--hang"
+expect_contains "$hang" "rank 1 on node0: entered it only at 2026-11-22T10:00:08.900000Z" "--hang"
+
 python3 - "$("$DTRAIN" stats --json "$work/sums")" <<'PY'
 import json, sys
 s = json.loads(sys.argv[1])

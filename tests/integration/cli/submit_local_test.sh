@@ -175,4 +175,18 @@ done
 expect_eq "$port0" "$port1" "MASTER_PORT agrees across ranks"
 ((port0 >= 61000 && port0 < 65536)) || fail "MASTER_PORT $port0 outside 61000-65535"
 [[ -n $cpus0 && -n $cpus1 && $cpus0 != "$cpus1" ]] || fail "expected one distinct cpuset per rank, got [$cpus0] [$cpus1]"
+
+echo "== a MASTER_PORT/MASTER_ADDR the spec sets wins over framework torch's (issue 22, item 18)"
+cat > fixedport.yaml <<'YAML'
+name: fixedport
+ranks_per_node: 2
+framework: torch
+env: {MASTER_PORT: "29533", MASTER_ADDR: "127.0.0.1"}
+command: [bash, -c, 'echo "$RANK $MASTER_ADDR $MASTER_PORT"']
+YAML
+out=$("$DTRAIN" submit fixedport.yaml) || fail "submit exited $?: $out"
+run_dir=$(ls -d "$work"/runs/fixedport-*)
+for r in 0 1; do
+  expect_eq "$r 127.0.0.1 29533" "$(rank_output "$run_dir/rank-0000$r.log" | cut -d' ' -f2-)" "rank $r RANK MASTER_ADDR MASTER_PORT"
+done
 echo "PASS"

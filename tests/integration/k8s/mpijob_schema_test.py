@@ -166,6 +166,16 @@ env:
   EMPTY: ""
 command: [python3, pretrain_gpt.py, --tp, "2", "$(rm -rf /)", "--flag=yes", "~", "1e3"]
 """,
+    # Characters YAML 1.1 reads as line breaks (U+2028, U+2029, NEL) or refuses (a BOM) in
+    # setup lines, an env value and a command word (issue 22, item 31).
+    "yaml11-breaks": """
+name: breaks
+site: k8s
+image: registry.example.com/team/pi:1.0
+setup: ["echo 'a\u2028b'", "echo 'c\u2029\u0085\ufeffd'"]
+env: {NOTE: "x\u2028y"}
+command: [/usr/local/bin/pi, "w\u2029z"]
+""",
     # A command line (bash -c) and a user run directory, 16 workers.
     "shell-16": """
 name: sweep
@@ -267,6 +277,12 @@ def main():
                    "CPU job: mpirun words as a list"))
     checks.append(("resources" not in cpu["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
                    ["containers"][0], "CPU job: no limits"))
+    breaks = manifests["yaml11-breaks"]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"][
+        "containers"][0]
+    checks.append(("echo 'a\u2028b'\necho 'c\u2029\u0085\ufeffd'\n" in breaks["command"][2]
+                   and "'w\u2029z'" in breaks["command"][2]
+                   and {e["name"]: e["value"] for e in breaks["env"]}.get("NOTE") == "x\u2028y",
+                   "U+2028/U+2029/NEL/BOM read back by a YAML 1.1 reader"))
     for ok, what in checks:
         print(f"== check {what}: {'ok' if ok else 'FAILED'}")
         if not ok:

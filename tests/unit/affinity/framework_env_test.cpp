@@ -98,6 +98,28 @@ TEST(Framework, JaxGetsTheCoordinatorAndProcessIds) {
   EXPECT_EQ(env, expected);
 }
 
+// Issue 22, item 18: a spec's env (or the user's export) fixing the rendezvous port or address
+// wins; the rank-position variables are still dtrain's.
+TEST(Framework, RendezvousVariablesTheUserSetWin) {
+  const Environment user = {{"MASTER_PORT", "29533"},
+                            {"MASTER_ADDR", "gateway"},
+                            {"JAX_COORDINATOR_ADDRESS", "gateway:1234"},
+                            {"RANK", "7"}};
+  const Environment torch = framework_environment(Framework::kTorch, two_nodes_of_four(6), user);
+  EXPECT_EQ(torch.count("MASTER_PORT"), 0U);
+  EXPECT_EQ(torch.count("MASTER_ADDR"), 0U);
+  EXPECT_EQ(torch.at("RANK"), "6");
+  EXPECT_EQ(torch.at("WORLD_SIZE"), "8");
+  const Environment jax = framework_environment(Framework::kJax, two_nodes_of_four(3), user);
+  EXPECT_EQ(jax.count("JAX_COORDINATOR_ADDRESS"), 0U);
+  EXPECT_EQ(jax.at("JAX_PROCESS_ID"), "3");
+  // Only the port set: dtrain still names the coordinator; an empty value counts as unset.
+  const Environment port_only = framework_environment(
+      Framework::kTorch, two_nodes_of_four(0), {{"MASTER_PORT", "29533"}, {"MASTER_ADDR", ""}});
+  EXPECT_EQ(port_only.count("MASTER_PORT"), 0U);
+  EXPECT_EQ(port_only.at("MASTER_ADDR"), "nid001");
+}
+
 TEST(Framework, HorovodAndNoneAddNothing) {
   EXPECT_TRUE(framework_environment(Framework::kHorovod, two_nodes_of_four(0)).empty());
   EXPECT_TRUE(framework_environment(Framework::kNone, JobPlacement{}).empty());

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "affinity/input_file.hpp"
@@ -67,8 +68,37 @@ TEST_F(Planning, AnOverrideIsValidatedLikeTheFile) {
     plan_from_file(spec_, "", {"nodes=zero"});
     FAIL() << "no error";
   } catch (const plan::SpecError& e) {
+    // The value came from the command line: the message names the argument, not a line.
     EXPECT_EQ(std::string(e.what()),
-              spec_ + ":3: nodes: expected an integer from 1 to 100000, got \"zero\"");
+              "--set nodes=zero: nodes: expected an integer from 1 to 100000, got \"zero\"");
+  }
+}
+
+// Issue 22, item 28: with --site or --set, an error in the file still names the file's own line
+// (the overrides were once applied to re-emitted YAML, whose lines lose the comments and blank
+// lines, and reported there).
+TEST_F(Planning, AnErrorInTheFileKeepsItsLineWithSiteAndSet) {
+  std::ofstream(spec_) << "# ResNet on two nodes\n"
+                          "\n"
+                          "name: resnet   # the run directory's name\n"
+                          "site: slurm\n"
+                          "\n"
+                          "command: [./train]\n"
+                          "affinity:\n"
+                          "  gpu: nearest\n";
+  const std::string expected = spec_ + ":8: affinity.gpu: expected one of: ";
+  for (const auto& [site, set] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"", {}},
+           {"pbs", {}},
+           {"", {"nodes=2"}},
+           {"polaris", {"env.A=1", "ranks_per_node=2"}}}) {
+    SCOPED_TRACE("--site " + site + ", " + std::to_string(set.size()) + " --set");
+    try {
+      plan_from_file(spec_, site, set);
+      FAIL() << "no error";
+    } catch (const plan::SpecError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(expected, 0), 0u) << e.what();
+    }
   }
 }
 

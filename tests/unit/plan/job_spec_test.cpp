@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -13,9 +14,9 @@ namespace dtrain::plan {
 namespace {
 
 // Every message the user would see for `text`, one per line.
-std::string errors_of(const std::string& text) {
+std::string errors_of(const std::string& text, const SpecOverrides& overrides = {}) {
   try {
-    parse_job_spec(text, "job.yaml");
+    parse_job_spec(text, "job.yaml", overrides);
   } catch (const SpecError& e) {
     return e.what();
   }
@@ -149,6 +150,61 @@ TEST(JobSpec, EnvMayNotSetDtrainsOwnVariables) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {DTRAIN_TIMEOUT: 60}\n"), "(no error)");
 }
 
+// Issue 22, item 31: `export EUID=1` stops the job script (bash keeps it read-only), and an
+// assignment to RANDOM or SECONDS never reaches the ranks: refused up front, by name.
+TEST(JobSpec, EnvMayNotSetVariablesBashReserves) {
+  for (const std::string name : {"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"}) {
+    EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {" + name + ": 1}\n"),
+              "job.yaml:3: env." + name + ": expected a variable the job script can set, got \"" +
+                  name + "\", which bash keeps read-only (assigning it stops the job script)");
+  }
+  for (const std::string name : {"RANDOM", "SECONDS", "GROUPS", "FUNCNAME", "BASHPID", "LINENO"}) {
+    EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {" + name + ": 1}\n"),
+              "job.yaml:3: env." + name + ": expected a variable the job script can set, got \"" +
+                  name +
+                  "\", whose value bash computes itself (an assignment never reaches the "
+                  "ranks)");
+  }
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {PATH: /opt/bin, HOME: /h, IFS: x}\n"),
+            "(no error)");
+  // The same list for every bash-reserved name the job script's shell really refuses.
+  for (const std::string name : {"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"}) {
+    EXPECT_NE(std::system(("bash -c 'export " + name + "=1' 2>/dev/null").c_str()), 0) << name;
+  }
+}
+
+TEST(JobSpec, WordsTooLongToExecAndRunDirNamesTooLongToCreateAreRefused) {
+  const std::string longest(128 * 1024 - 1, 'a');
+  EXPECT_EQ(errors_of("name: x\ncommand: [a, " + longest + "]\n"), "(no error)");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a, " + longest + "b]\n"),
+            "job.yaml:2: command[1]: expected at most 131071 bytes (Linux passes no longer "
+            "argument to a program: MAX_ARG_STRLEN), got 131072 bytes");
+  EXPECT_EQ(errors_of("name: x\ncommand: \"echo " + longest + "\"\n"),
+            "job.yaml:2: command: expected at most 131071 bytes (Linux passes no longer argument "
+            "to a program: MAX_ARG_STRLEN), got 131076 bytes");
+  const std::string name255(255, 'd');
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrun_dir: /scratch/" + name255 + "/r\n"),
+            "(no error)");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrun_dir: /scratch/" + name255 + "d/r\n"),
+            "job.yaml:3: run_dir: expected path components of at most 255 bytes (NAME_MAX), got "
+            "one of 256 bytes starting \"dddddddddddddddddddd\"");
+}
+
+// A NUL in a key (YAML's "\0" escape) once ended the message there: what() is a C string.
+TEST(JobSpec, ANulInAKeyIsShownEscapedNotCutOff) {
+  const std::string text = "name: x\ncommand: [a]\nenv: {\"A\\0B\": 1}\naffinity: {\"g\\0\": x}\n";
+  const std::string error = errors_of(text);
+  EXPECT_EQ(error,
+            "job.yaml:3: env.A\\x00B: expected a variable name of letters, digits and '_' not "
+            "starting with a digit, got \"A\\x00B\"\n"
+            "job.yaml:4: affinity.g\\x00: unknown field; did you mean \"gpu\"?");
+  try {
+    parse_job_spec(text, "job.yaml");
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()), error);  // the C string holds all of it
+  }
+}
+
 TEST(JobSpec, EnvValuesMustBeScalars) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv:\n  A: [1, 2]\n"),
             "job.yaml:4: env.A: expected a string, number or boolean, got a list");
@@ -275,20 +331,49 @@ TEST(Walltime, AcceptsTheSchedulerFormats) {
 
 TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {
   const std::string text = "name: x\ncommand: [a]\n";
-  const JobSpec spec = parse_job_spec(
-      apply_overrides(text, "job.yaml",
-                      {"ranks_per_node=4", "affinity.gpu=identity", "command=[b, c]", "env.A=1"}),
-      "job.yaml");
-  EXPECT_EQ(spec.ranks_per_node, 4);
-  EXPECT_EQ(spec.affinity.gpu, affinity::GpuPolicy::kIdentity);
-  EXPECT_EQ(spec.command, (std::vector<std::string>{"b", "c"}));
-  ASSERT_EQ(spec.env.size(), 1u);
-  EXPECT_EQ(spec.env[0].second, "1");
-  EXPECT_NE(errors_of(apply_overrides(text, "job.yaml", {"ranks_per_node=lots"}))
-                .find("ranks_per_node: expected an integer from 1 to 1024, got \"lots\""),
+  const SpecOverrides set{
+      {"ranks_per_node=4", "affinity.gpu=identity", "command=[b, c]", "env.A=1"}, ""};
+  for (const JobSpec& spec : {parse_job_spec(text, "job.yaml", set),
+                              parse_job_spec(apply_overrides(text, "job.yaml", set), "job.yaml")}) {
+    EXPECT_EQ(spec.ranks_per_node, 4);
+    EXPECT_EQ(spec.affinity.gpu, affinity::GpuPolicy::kIdentity);
+    EXPECT_EQ(spec.command, (std::vector<std::string>{"b", "c"}));
+    ASSERT_EQ(spec.env.size(), 1u);
+    EXPECT_EQ(spec.env[0].second, "1");
+  }
+  EXPECT_THROW(apply_overrides(text, "job.yaml", {{"rank_per_node=4"}, ""}), UsageError);
+  EXPECT_THROW(parse_job_spec(text, "job.yaml", {{"novalue"}, ""}), UsageError);
+  EXPECT_EQ(parse_job_spec(text, "job.yaml", {{}, "my site.yaml"}).site, "my site.yaml");
+}
+
+// Issue 22, item 28: errors name the user's file and line, or the argument that gave the value,
+// never a line of the spec as re-emitted with the overrides applied.
+TEST(Overrides, ErrorsNameTheUsersLineOrTheArgument) {
+  const std::string text =
+      "# a comment, then a blank line\n"
+      "\n"
+      "name: x\n"
+      "command: [a]\n"
+      "env:\n"
+      "  OK: 1\n"
+      "affinity: {gpu: sideways}\n";
+  const std::string bad_gpu = "job.yaml:7: affinity.gpu: expected one of: ";
+  EXPECT_EQ(errors_of(text).rfind(bad_gpu, 0), 0u) << errors_of(text);
+  const std::string with_site = errors_of(text, {{}, "polaris"});
+  EXPECT_EQ(with_site.rfind(bad_gpu, 0), 0u) << with_site;
+  const std::string with_set = errors_of(text, {{"ranks_per_node=2", "env.MORE=x"}, ""});
+  EXPECT_EQ(with_set.rfind(bad_gpu, 0), 0u) << with_set;
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\n", {{"ranks_per_node=lots"}, ""}),
+            "--set ranks_per_node=lots: ranks_per_node: expected an integer from 1 to 1024, got "
+            "\"lots\"");
+  // Nested: the value's own problems name the argument; the file's keep their lines.
+  const std::string nested = errors_of(text, {{"affinity.cpu=everywhere"}, ""});
+  EXPECT_NE(nested.find("job.yaml:7: affinity.gpu: "), std::string::npos) << nested;
+  EXPECT_NE(nested.find("--set affinity.cpu=everywhere: affinity.cpu: "), std::string::npos)
+      << nested;
+  EXPECT_NE(errors_of("name: x\ncommand: [a]\n", {{"command=[a, [b]]"}, ""})
+                .find("--set command=[a, [b]]: command[1]: "),
             std::string::npos);
-  EXPECT_THROW(apply_overrides(text, "job.yaml", {"rank_per_node=4"}), UsageError);
-  EXPECT_THROW(apply_overrides(text, "job.yaml", {"novalue"}), UsageError);
 }
 
 // The affinity words are runtime/affinity's: every word its parsers accept is accepted here, and

@@ -117,6 +117,22 @@ TEST(MetricRecord, AHeartbeatWrittenReadsBack) {
   EXPECT_EQ(back.bytes, 1 << 20);
   EXPECT_TRUE(back.enter);
   EXPECT_DOUBLE_EQ(back.time, 1795341600.5);
+  EXPECT_FALSE(back.failed);
+}
+
+TEST(MetricRecord, AFailedCollectiveSaysSoInItsExitRecord) {
+  char buf[256];
+  const int n = format_collective_record(buf, sizeof buf, 1795341600.5, 2, 41, "allreduce", 8,
+                                         /*enter=*/false, /*failed=*/true);
+  const std::string line(buf, static_cast<std::size_t>(n));
+  EXPECT_EQ(line,
+            R"({"v":2,"type":"coll","time":1795341600.500000,"rank":2,"seq":41,"op":"allreduce",)"
+            R"("bytes":8,"phase":"exit","failed":true})");
+  EXPECT_TRUE(parse_metric_record(line, "f:1").failed);
+  EXPECT_THROW(parse_metric_record(R"({"v":2,"type":"coll","time":1,"rank":0,"seq":1,"op":"x",)"
+                                   R"("bytes":0,"phase":"exit","failed":"yes"})",
+                                   "f:2"),
+               MetricFormatError);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heartbeats.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
 
@@ -173,6 +174,104 @@ TEST(FirstError, HeartbeatsNameTheRankThatNeverReachedTheCollective) {
   EXPECT_EQ(r.culprit->rank, 1);
   EXPECT_EQ(r.culprit_reason,
             "never entered collective #5 (allreduce of 4096 bytes) that the other ranks entered");
+}
+
+// Issue 22, item 24: rank 1 was stopped (SIGSTOP); ranks 0 and 2 time out in allreduce #5 naming
+// it and exit first; Open MPI sends SIGCONT before it kills the job, so rank 1 wakes, finds its
+// peers gone and exits last. The victims' "missing ranks: 1" outranks the exit order.
+std::vector<RankLogScan> stopped_rank_woken_late() {
+  const std::string timeout = ": not complete after 5 s (DTRAIN_TIMEOUT); missing ranks: 1";
+  return {
+      scan(0, {at(0, start(0, 3)), at(1, "step 1"),
+               at(6, "dtrain: allreduce #5 (4096 bytes, rank 0 of 3)" + timeout),
+               at(6.1, exit_line(0, 1))}),
+      scan(1, {at(0, start(1, 3)), at(1, "step 1"),
+               at(9,
+                  "dtrain: allreduce #5 (4096 bytes, rank 1 of 3): tcp: peer closed the "
+                  "connection; missing ranks: 0, 2"),
+               at(9.2, exit_line(1, 0, 9))}),
+      scan(2, {at(0, start(2, 3)), at(1, "step 1"),
+               at(6.05, "dtrain: allreduce #5 (4096 bytes, rank 2 of 3)" + timeout),
+               at(6.3, exit_line(2, 1))}),
+  };
+}
+
+TEST(FirstError, TheRankTheVictimsNameAsMissingIsTheCulpritThoughItExitedLast) {
+  const auto r = find_first_error(stopped_rank_woken_late(), {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 1);
+  EXPECT_EQ(r.culprit_reason, "the other failing ranks' errors name it as missing");
+  ASSERT_EQ(r.victims.size(), 2u);
+  EXPECT_EQ(r.victims[0].rank, 0);
+  EXPECT_TRUE(r.victims[0].peer_loss);
+  EXPECT_EQ(r.victims[1].rank, 2);
+  EXPECT_TRUE(r.same_error.empty());
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("victims (2 other failing ranks; rank 1 is the culprit):\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(3.100 s earlier): reports dtrain: allreduce #5 (4096 bytes, rank 0 of 3): "
+                      "not complete after 5 s (DTRAIN_TIMEOUT); missing ranks: 1"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FirstError, HeartbeatsOfACollectiveEnteredAfterItFailedNameTheLateRank) {
+  HeartbeatTracker t;
+  for (int r = 0; r < 3; ++r) {
+    t.add_rank(r, "node0");
+    t.add(testing::coll(r, 4, true, 0.5));
+    t.add(testing::coll(r, 4, false, 0.6));
+  }
+  for (int r : {0, 2}) {
+    t.add(testing::coll(r, 5, true, 1));
+    auto failed = testing::coll(r, 5, false, 6);
+    failed.failed = true;
+    t.add(failed);
+  }
+  t.add(testing::coll(1, 5, true, 9));  // woken by SIGCONT, then killed inside #5
+  const auto missed = missed_collective(detect_hang(t));
+  ASSERT_TRUE(missed);
+  EXPECT_EQ(missed->ranks, std::vector<int>{1});
+  EXPECT_TRUE(missed->late);
+  // The logs alone, without a "missing ranks" line, would blame rank 0, which exited first.
+  std::vector<RankLogScan> scans = {
+      scan(0,
+           {at(0, start(0, 3)), at(6, "RuntimeError: allreduce failed"), at(6.1, exit_line(0, 1))}),
+      scan(1, {at(0, start(1, 3)), at(9.2, exit_line(1, 0, 9))}),
+      scan(2,
+           {at(0, start(2, 3)), at(6, "RuntimeError: allreduce failed"), at(6.3, exit_line(2, 1))}),
+  };
+  const auto r = find_first_error(scans, {}, missed);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 1);
+  EXPECT_EQ(r.culprit_reason,
+            "entered collective #5 (allreduce of 4096 bytes) only after it had failed on the ranks "
+            "that waited for it");
+}
+
+TEST(FirstError, MissingRanksAreParsedFromEveryBackendsWording) {
+  EXPECT_EQ(parse_missing_ranks("dtrain: allreduce: tcp: missing ranks: 1, 2; rank 2 did not "
+                                "answer"),
+            (std::vector<int>{1, 2}));
+  EXPECT_EQ(parse_missing_ranks("not complete after 5 s (DTRAIN_TIMEOUT); missing ranks: 3"),
+            std::vector<int>{3});
+  EXPECT_TRUE(parse_missing_ranks("missing ranks: unknown (MPI does not say)").empty());
+  EXPECT_TRUE(parse_missing_ranks("no such words").empty());
+}
+
+TEST(FirstError, TwoRanksNamingEachOtherBlameTheOneNamedFirst) {
+  // Two ranks: rank 0 times out waiting for the stopped rank 1; rank 1, woken later, names 0.
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2)), at(6, "dtrain: allreduce #5: tcp: missing ranks: 1; timeout"),
+               at(6.1, exit_line(0, 1))}),
+      scan(1,
+           {at(0, start(1, 2)), at(9, "dtrain: allreduce #5: tcp: missing ranks: 0; peer closed"),
+            at(9.1, exit_line(1, 1))}),
+  };
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 1);
 }
 
 TEST(FirstError, NoFailureWhenEveryRankExitedCleanlyOrIsStillRunning) {

@@ -48,6 +48,42 @@ TEST(Hang, ARankThatStopsBeforeACollectiveIsNamedWithTheTimes) {
   EXPECT_EQ(hang_to_json(h)["never_entered"][0]["rank"], 2);
 }
 
+// Issue 22, item 24: ranks 0 and 2 give up on #5 waiting for the stopped rank 1, which the
+// launcher's SIGCONT wakes into #5 after they failed. Their exit records say "failed".
+TEST(Hang, ACollectiveThatFailedAndTheRankThatEnteredItLateAreNamed) {
+  HeartbeatTracker t;
+  for (int r = 0; r < 3; ++r) {
+    t.add_rank(r, "node0");
+    t.add(coll(r, 4, true, 0.5));
+    t.add(coll(r, 4, false, 0.6));
+  }
+  for (int r : {0, 2}) {
+    t.add(coll(r, 5, true, 1));
+    records::MetricRecord failed = coll(r, 5, false, 6 + 0.1 * r);
+    failed.failed = true;
+    t.add(failed);
+  }
+  t.add(coll(1, 5, true, 9));
+  const HangReport h = detect_hang(t);
+  EXPECT_FALSE(h.missed_seq);  // everyone entered #5 in the end
+  ASSERT_TRUE(h.failed_seq);
+  EXPECT_EQ(*h.failed_seq, 5);
+  ASSERT_EQ(h.failed.size(), 2u);
+  EXPECT_EQ(h.failed[0].rank, 0);
+  EXPECT_EQ(h.failed[1].rank, 2);
+  ASSERT_EQ(h.late.size(), 1u);
+  EXPECT_EQ(h.late[0].rank, 1);
+  const std::string text = format_hang(h);
+  EXPECT_NE(text.find("failed: collective #5 (allreduce of 4096 bytes) failed on ranks 0, 2; ranks "
+                      "1 had not entered it when it failed there"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 1 on node0: entered it only at 2026-11-22T10:00:09.000000Z"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(hang_to_json(h)["late"][0]["rank"], 1);
+}
+
 TEST(Hang, AllEnteredButSomeNeverLeftAndMismatchesAreReported) {
   HeartbeatTracker t;
   t.add(coll(0, 0, true, 0));

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +85,54 @@ TEST(Engine, ABackendErrorNamesItsCollective) {
             "dtrain: barrier #1 (0 bytes, rank 1 of 2): fake: the barrier broke");
   EXPECT_FALSE(abandoned->load()) << "an error is not a timeout: the backend stays usable";
   engine.run("allreduce", 8, [] {});
+}
+
+// The heartbeats' view (issue 22, item 24): every enter and exit, and whether the exit was a
+// failure.
+class Recorder final : public dtrain::runtime::CollectiveObserver {
+ public:
+  void on_collective(std::uint64_t seq, const char* op, std::size_t, bool enter,
+                     bool failed) noexcept override {
+    std::lock_guard lock(mutex);
+    seen.push_back(std::string(op) + " #" + std::to_string(seq) + (enter ? " enter" : " exit") +
+                   (failed ? " failed" : ""));
+  }
+  std::vector<std::string> events() {
+    std::lock_guard lock(mutex);
+    return seen;
+  }
+
+ private:
+  std::mutex mutex;
+  std::vector<std::string> seen;
+};
+
+TEST(Engine, AFailedCollectiveIsRecordedAsFailedNotAsANormalExit) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  Engine engine(std::make_unique<FakeComm>(false, abandoned), 1, 2, with_timeout(60s));
+  auto recorder = std::make_shared<Recorder>();
+  engine.set_observer(recorder);
+  engine.run("allreduce", 8, [] {});
+  (void)error_of([&] { engine.run("barrier", 0, [&] { engine.backend().barrier(); }); });
+  EXPECT_EQ(recorder->events(),
+            (std::vector<std::string>{"allreduce #0 enter", "allreduce #0 exit", "barrier #1 enter",
+                                      "barrier #1 exit failed"}));
+}
+
+TEST(Engine, AStuckCollectiveIsRecordedAsFailedAtItsDeadline) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  auto engine = std::make_unique<Engine>(std::make_unique<FakeComm>(true, abandoned), 0, 2,
+                                         with_timeout(300ms));
+  auto recorder = std::make_shared<Recorder>();
+  engine->set_observer(recorder);
+  float x = 1;
+  (void)error_of([&] {
+    engine->run("allreduce", 4,
+                [&] { engine->backend().allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum); });
+  });
+  EXPECT_EQ(recorder->events(),
+            (std::vector<std::string>{"allreduce #0 enter", "allreduce #0 exit failed"}));
+  engine.reset();
 }
 
 TEST(Engine, AStuckCollectiveFailsAtTheDeadlineAndTheBackendIsAbandoned) {

@@ -4,10 +4,12 @@
 #include "comm/tcp_communicator.hpp"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -17,6 +19,7 @@
 
 #include "bootstrap/store.hpp"
 #include "comm/engine.hpp"
+#include "comm/half.hpp"
 #include "threads_as_ranks.hpp"
 
 namespace {
@@ -84,6 +87,61 @@ TEST(TcpCommunicator, CollectivesOverRingsAndSharedMemory) {
         EXPECT_EQ(root_value, 42);
         comm->barrier();
       });
+    }
+  }
+}
+
+// Issue 22, item 8: what docs/runtime-api.md ("float16 and bfloat16 sums") promises for the TCP
+// backend, over the ring and through shared memory: every rank gets the same bits, and the sum of
+// p ranks' values is within (p - 1) roundings of the exact one: |error| <= gamma * sum |x|, with
+// gamma = (p - 1) u / (1 - (p - 1) u) and u = 2^-11 for float16, 2^-8 for bfloat16.
+TEST(TcpCommunicator, SixteenBitSumsAreTheSameOnEveryRankAndWithinTheDocumentedBound) {
+  using dtrain::runtime::bfloat16_to_float;
+  using dtrain::runtime::float_to_bfloat16;
+  using dtrain::runtime::float_to_half;
+  using dtrain::runtime::half_to_float;
+  const std::size_t n = 5003;  // several ring segments and shared-memory pieces, uneven
+  for (bool half : {true, false}) {
+    const auto widen = [half](std::uint16_t v) {
+      return half ? half_to_float(v) : bfloat16_to_float(v);
+    };
+    const auto input = [&](int rank, std::size_t i) -> std::uint16_t {
+      // Mixed signs and magnitudes, so rounding happens at most steps.
+      const float x =
+          static_cast<float>((static_cast<long>(i) * 7919 + rank * 104729) % 2001 - 1000) /
+          static_cast<float>(1 + (i + static_cast<std::size_t>(rank)) % 17);
+      return half ? float_to_half(x) : float_to_bfloat16(x);
+    };
+    const double u = half ? 1.0 / 2048 : 1.0 / 256;
+    for (bool shm : {false, true}) {
+      for (int size : {2, 3, 4}) {
+        SCOPED_TRACE((half ? "float16, " : "bfloat16, ") + std::to_string(size) + " ranks, shm " +
+                     std::to_string(shm));
+        auto store = dtrain::runtime::make_memory_store();
+        std::vector<std::vector<std::uint16_t>> results(static_cast<std::size_t>(size));
+        dtrain::test::threads_as_ranks(size, [&](int rank) {
+          const auto comm = connect(store, rank, size, shm);
+          std::vector<std::uint16_t> data(n);
+          for (std::size_t i = 0; i < n; ++i) data[i] = input(rank, i);
+          comm->allreduce(data.data(), data.data(), n, half ? DType::kFloat16 : DType::kBFloat16,
+                          ReduceOp::kSum);
+          results[static_cast<std::size_t>(rank)] = std::move(data);
+        });
+        for (int r = 1; r < size; ++r) {
+          ASSERT_EQ(results[static_cast<std::size_t>(r)], results[0]) << "rank " << r;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          double exact = 0;
+          double magnitude = 0;
+          for (int r = 0; r < size; ++r) {
+            exact += widen(input(r, i));
+            magnitude += std::abs(static_cast<double>(widen(input(r, i))));
+          }
+          const double error = std::abs(static_cast<double>(widen(results[0][i])) - exact);
+          const double gamma = (size - 1) * u / (1 - (size - 1) * u);
+          ASSERT_LE(error, gamma * magnitude) << "element " << i << ": exact " << exact;
+        }
+      }
     }
   }
 }

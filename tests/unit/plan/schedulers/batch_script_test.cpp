@@ -73,5 +73,20 @@ TEST(BatchScript, Helpers) {
   }
 }
 
+// Issue 22, item 31: every walltime the spec accepts is rendered in a form the spec reads back as
+// the same seconds, the longest (366 days, "366-00:00:00" for Slurm) included.
+TEST(BatchScript, WalltimeRoundTrip) {
+  for (long s : {1L, 59L, 60L, 3599L, 3600L, 86399L, 86400L, 86401L, 90061L, 365L * 86400 + 1,
+                 366L * 86400 - 1, 366L * 86400}) {
+    SCOPED_TRACE(s);
+    EXPECT_EQ(parse_walltime(slurm_time(s)), s) << slurm_time(s);
+    EXPECT_EQ(parse_walltime(hh_mm_ss(s)), s) << hh_mm_ss(s);
+  }
+  EXPECT_EQ(slurm_time(366L * 86400), "366-00:00:00");
+  EXPECT_EQ(parse_walltime("366-00:00:00"), 366L * 86400);
+  EXPECT_FALSE(parse_walltime("366-00:00:01"));  // past the limit
+  EXPECT_FALSE(parse_walltime("367-00:00:00"));
+}
+
 }  // namespace
 }  // namespace dtrain::plan

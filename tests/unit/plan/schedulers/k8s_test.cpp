@@ -297,6 +297,31 @@ TEST(MpiJob, SetupWithControlCharactersIsDoubleQuoted) {
   EXPECT_NE(plan.script.find("- \"set -euo pipefail\\n"), std::string::npos) << plan.script;
 }
 
+// Issue 22, item 31: U+2028/U+2029, NEL and a BOM are text to YAML 1.2 but line breaks or refused
+// characters to YAML 1.1 readers (kubectl's, PyYAML): the manifest escapes them (\u2028), so no
+// raw one is left and every reader gets the lines back. (k8s_mpijob_schema reads it with PyYAML.)
+TEST(MpiJob, SetupAndEnvWithYaml11LineBreaksAreEscaped) {
+  const std::string ls = "\u2028", ps = "\u2029", nel = "\u0085", bom = "\ufeff";
+  const LaunchPlan plan =
+      plan_of(kHead + "setup: [\"echo 'a" + ls + "b'\", \"echo 'c" + ps + nel + bom + "d'\"]\n" +
+              "env: {NOTE: \"x" + ls + "y\"}\ncommand: [./pi, \"w" + ps + "z\"]\n");
+  for (const std::string& raw : {ls, ps, nel, bom}) {
+    EXPECT_EQ(plan.script.find(raw), std::string::npos) << plan.script;
+  }
+  const YAML::Node launcher = container(YAML::Load(plan.script), "Launcher");
+  const auto command = strings(launcher["command"]);
+  ASSERT_EQ(command.size(), 3u);
+  EXPECT_NE(command[2].find("echo 'a" + ls + "b'\necho 'c" + ps + nel + bom + "d'\n"),
+            std::string::npos)
+      << command[2];
+  EXPECT_NE(command[2].find("./pi 'w" + ps + "z'"), std::string::npos) << command[2];
+  bool found = false;
+  for (const auto& e : launcher["env"]) {
+    if (e["name"].Scalar() == "NOTE") found = e["value"].Scalar() == "x" + ls + "y";
+  }
+  EXPECT_TRUE(found) << plan.script;
+}
+
 TEST(MpiJob, ACommandLineRunsUnderBash) {
   const auto command =
       strings(container(YAML::Load(plan_of(kHead + "command: \"./pi | tee out.txt\"\n").script),
