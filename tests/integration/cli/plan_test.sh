@@ -81,12 +81,29 @@ done
 
 echo "== variables dtrain sets are refused in a spec's and a profile's env, on every site"
 for site in local slurm polaris pbs k8s; do
-  expect_refused "job.yaml:5: env.DTRAIN_RUN_DIR: expected a variable of your own, got \"DTRAIN_RUN_DIR\", which dtrain sets for every rank" \
+  expect_refused "--set env={DTRAIN_RUN_DIR: /elsewhere}: env.DTRAIN_RUN_DIR: expected a variable of your own, got \"DTRAIN_RUN_DIR\", which dtrain sets for every rank" \
     "$site spec env" job.yaml --set site=$site --set 'env={DTRAIN_RUN_DIR: /elsewhere}'
 done
 printf 'name: own\nscheduler: slurm\nlauncher: srun\nenv: {DTRAIN_JOB_ID: "1"}\n' > site/own.yaml
 expect_refused "site/own.yaml:4: env.DTRAIN_JOB_ID: expected a variable of your own" "profile env" \
   job.yaml --set site=site/own.yaml
+
+echo "== with --site and --set, errors name the user's file and line, or the argument (issue 22, item 28)"
+cat > commented.yaml <<'YAML'
+# A job with comments and blank lines, which YAML re-emitted with the overrides would drop.
+
+name: commented
+
+command: [./train]   # the program
+affinity:
+  cpu: everywhere
+YAML
+for args in "" "--site pbs" "--set nodes=2" "--site polaris --set env.A=1 --set ranks_per_node=2"; do
+  # shellcheck disable=SC2086
+  expect_refused "commented.yaml:7: affinity.cpu: expected one of: " "bad field with [$args]" commented.yaml $args
+done
+expect_refused "--set ranks_per_node=lots: ranks_per_node: expected an integer from 1 to 1024, got \"lots\"" \
+  "bad --set value" commented.yaml --set affinity.cpu=numa --set ranks_per_node=lots
 
 echo "== special files as a profile or a topology: refused, never read or waited on"
 ln -s /dev/zero site/zero.yaml
