@@ -3,6 +3,7 @@
 // then checks collectives exactly on integer-valued data (nccl-tests' verifiable idea: the result
 // is known in closed form and exactly representable, so any difference is a bug, not rounding),
 // and exits non-zero naming the first mismatches.
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -266,6 +267,71 @@ void check_uint8_wraps(dtrain::Comm& comm, int p) {
   }
 }
 
+// Any float16 (normal or subnormal) as a double.
+double half_any(std::uint16_t h) {
+  const int e = (h >> 10) & 0x1f;
+  const int m = h & 0x3ff;
+  const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+// Issue 22, item 8: what docs/runtime-api.md ("float16 and bfloat16 sums") promises, on whichever
+// backend runs the probe, at sizes on each side of MPI's path changes (64 KiB, 1 MiB, widened to
+// float): every rank gets the same bits, the error is within p - 1 roundings of the exact sum, and
+// MPI, which sums in float32 and rounds once, within one rounding (plus float32's error).
+void check_16bit_sums(dtrain::Comm& comm, int rank, int p) {
+  // Mixed signs, exponents over 14 binades (float16 2^-5..2^9, bfloat16 likewise), and mantissas
+  // that rarely add exactly.
+  const auto input = [](bool half, int r, std::size_t i) -> std::uint16_t {
+    const auto k = static_cast<unsigned>(i * 7919 + static_cast<std::size_t>(r) * 104729);
+    const unsigned sign = (k % 3 == 0) ? 0x8000u : 0u;
+    const unsigned binade = k / 3 % 14;
+    return static_cast<std::uint16_t>(half ? sign | ((10 + binade) << 10) | (k % 1021)
+                                           : sign | ((122 + binade) << 7) | (k % 127));
+  };
+  for (bool half : {true, false}) {
+    const auto value = [half](std::uint16_t v) { return half ? half_any(v) : bf16_value(v); };
+    const auto type = half ? dtrain::DType::kFloat16 : dtrain::DType::kBFloat16;
+    const double u = half ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+    for (std::size_t n : {std::size_t{1000}, std::size_t{40000}, std::size_t{300000}}) {
+      const std::string what = std::string(half ? "float16" : "bfloat16") +
+                               " sum (n=" + std::to_string(n) + ", " + std::string(comm.backend()) +
+                               ")";
+      std::vector<std::uint16_t> in(n);
+      for (std::size_t i = 0; i < n; ++i) in[i] = input(half, rank, i);
+      std::vector<std::uint16_t> out(n);
+      comm.allreduce(in.data(), out.data(), n, type, dtrain::ReduceOp::kSum);
+      std::vector<std::uint16_t> all(n * static_cast<std::size_t>(p));
+      comm.allgather(out.data(), all.data(), n, type);
+      for (int q = 0; q < p; ++q) {
+        for (std::size_t i = 0; i < n; ++i) {
+          expect_eq(what + ": bits on rank " + std::to_string(q), i,
+                    +all[static_cast<std::size_t>(q) * n + i], +out[i]);
+        }
+      }
+      const double gamma = (p - 1) * u / (1 - (p - 1) * u);
+      for (std::size_t i = 0; i < n; ++i) {
+        double exact = 0;
+        double magnitude = 0;
+        for (int q = 0; q < p; ++q) {
+          exact += value(input(half, q, i));
+          magnitude += std::fabs(value(input(half, q, i)));
+        }
+        const double error = std::fabs(value(out[i]) - exact);
+        const double bound = comm.backend() == "mpi"
+                                 ? u * std::fabs(exact) + p * std::ldexp(1.0, -24) * magnitude
+                                 : gamma * magnitude;
+        if (error > bound && failures++ < 10) {
+          std::fprintf(stderr,
+                       "runtime_probe: rank %d: %s[%zu]: exact %.17g, got %.17g: error %.3g over "
+                       "the documented bound %.3g\n",
+                       rank, what.c_str(), i, exact, value(out[i]), error, bound);
+        }
+      }
+    }
+  }
+}
+
 const Kind kKinds[] = {
     {dtrain::DType::kFloat32, std::size_t{1} << 20},
     {dtrain::DType::kFloat64, std::size_t{1} << 20},
@@ -322,6 +388,7 @@ int main() try {
     for (const Kind& k : kKinds) check_kind(comm, k, w.rank, w.size, n);
   }
   check_uint8_wraps(comm, w.size);
+  check_16bit_sums(comm, w.rank, w.size);
   // Messages of 20 MB: a round of the piece-size trials (6 calls of one size of at least 16 MiB,
   // each cut in 1, 4 or 16 MiB pieces), the ranks' agreement on the fastest, and calls that use
   // it; every call checked exactly.
