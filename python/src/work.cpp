@@ -1,5 +1,7 @@
 #include "work.hpp"
 
+#include "interrupt.hpp"
+
 namespace py = pybind11;
 
 namespace dtrain::python {
@@ -11,6 +13,7 @@ PyWork::~PyWork() {
     work_.wait();
   } catch (...) {
     // A destructor cannot raise; the error was the caller's to collect with wait().
+    keep_if_abandoned(held_);
   }
 }
 
@@ -25,6 +28,7 @@ py::object PyWork::wait() {
     py::gil_scoped_release release;
     work_.wait();
   } catch (...) {
+    keep_if_abandoned(held_);
     finish();
     throw;
   }
