@@ -157,6 +157,7 @@ void Buffer::from_buffer_protocol(py::handle obj, Access access, Typing typing,
 void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefix,
                          std::optional<DType> dtype) {
   using namespace dlpack;
+  // DLPack (up to v0.8, what torch 1.13 exports) has no read-only flag: a tensor is writable.
   // The device before __dlpack__, which for a device tensor may synchronize a stream.
   if (py::hasattr(obj, "__dlpack_device__")) {
     const auto device = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
