@@ -2,7 +2,7 @@
 # SIGINT 1 s into OP and must raise KeyboardInterrupt then, not at DTRAIN_TIMEOUT (120 s here);
 # its next collective says the communicator is unusable. Rank 0 prints what it saw for the test's
 # regular expression, then leaves a verdict file that lets rank 1 exit.
-#   interrupt_test.py allreduce|broadcast|work|fused   (2 ranks, any launcher; DTRAIN_TIMEOUT set)
+#   interrupt_test.py allreduce|broadcast|work|dropped|fused   (2 ranks, any launcher; DTRAIN_TIMEOUT set)
 import os
 import signal
 import sys
@@ -39,10 +39,20 @@ def interrupt():
 
 
 a = np.ones(4)
+
+
+def dropped():
+    ctx.allreduce_async(a)  # dropped unfinished: its destructor waits, and cannot raise,
+    end = time.monotonic() + 5  # so it signals SIGINT again: raised at the interpreter's next check
+    while time.monotonic() < end:
+        pass
+
+
 calls = {
     "allreduce": lambda: ctx.allreduce(a),
     "broadcast": lambda: ctx.broadcast(a, root=1),
     "work": lambda: ctx.allreduce_async(a).wait(),
+    "dropped": dropped,
     "fused": lambda: dtrain.FusedAllreduce(ctx, [a, np.ones(8)]).run(),
 }
 threading.Thread(target=interrupt, daemon=True).start()
