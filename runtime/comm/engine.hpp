@@ -138,14 +138,14 @@ class Engine {
   std::chrono::microseconds spin_;  // how long a waiting side polls before sleeping
   std::uint64_t next_seq_ = 0;
 
-  std::mutex mutex_;  // guards queue_, stop_, running_*, broken_
+  std::mutex mutex_;  // guards queue_, stop_, running_*, broken_, interrupted_
   std::condition_variable work_;
   std::deque<std::shared_ptr<Pending>> queue_;
   std::atomic<int> queued_{0};  // queue_.size(), readable without the lock
   bool stop_ = false;
   std::shared_ptr<Pending> running_;
   std::chrono::steady_clock::time_point running_since_;
-  std::string broken_;  // set once a collective timed out or a peer was lost: that message
+  std::string broken_;  // set once a collective timed out, a peer was lost or a wait interrupted
   std::optional<std::uint64_t> lost_in_;  // the collective running when a peer was lost
   std::atomic<bool> lost_{false};         // broken_ holds a lost peer's report
   // A waiter was interrupted: queued collectives are failed, never run (their caller may have
