@@ -101,9 +101,12 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE https://github.com/dtrain/dtrain)
 # read off the binaries by dpkg-shlibdeps; programs the job scripts run are named here.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin, hwloc")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "slurm-client")
 if(DTRAIN_DEB_PYTHON_DEPENDS)  # the Python module (python/) is in the package
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", ${DTRAIN_DEB_PYTHON_DEPENDS}")
+  # Recommended, not required: the module imports without NumPy and takes any buffer-protocol or
+  # DLPack object (bytearray, memoryview, torch tensors); NumPy arrays are what most codes pass.
+  string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", python3-numpy")
 endif()
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "slurm-client")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "environment-modules | lmod")
 include(CPack)

@@ -5,6 +5,9 @@
 #include "buffers.hpp"
 
 #include <string_view>
+#include <utility>
+
+#include "dlpack.hpp"
 
 namespace py = pybind11;
 
@@ -50,56 +53,185 @@ bool is_bfloat16(py::handle obj) {
 
 std::string type_name(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
 
+std::string element_text(py::handle obj, const Py_buffer& view, bool has_view) {
+  if (has_view) return element_name(obj, view);
+  return py::hasattr(obj, "dtype") ? std::string(py::str(obj.attr("dtype"))) : "elements";
+}
+
+// "cuda:0" as torch says it, else DLPack's device type number.
+std::string device_text(py::handle obj, std::pair<int, int> device) {
+  if (py::hasattr(obj, "device")) return py::str(obj.attr("device"));
+  return "DLPack device type " + std::to_string(device.first) + " (id " +
+         std::to_string(device.second) + ")";
+}
+
+bool is_c_contiguous(const dlpack::DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  std::int64_t expected = 1;
+  for (std::int32_t i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+// Older torch exports bool as an 8-bit unsigned integer: its name tells them apart, since
+// summing booleans as bytes is not what a caller means.
+std::optional<DType> dtype_from_dlpack(py::handle obj, dlpack::DLDataType type) {
+  using namespace dlpack;
+  switch (type.code) {
+    case kDLFloat:
+      if (type.bits == 16) return DType::kFloat16;
+      if (type.bits == 32) return DType::kFloat32;
+      if (type.bits == 64) return DType::kFloat64;
+      return std::nullopt;
+    case kDLBfloat:
+      return type.bits == 16 ? std::optional(DType::kBFloat16) : std::nullopt;
+    case kDLInt:
+      if (type.bits == 32) return DType::kInt32;
+      if (type.bits == 64) return DType::kInt64;
+      return std::nullopt;
+    case kDLUInt:
+      if (type.bits != 8) return std::nullopt;
+      if (py::hasattr(obj, "dtype") && std::string(py::str(obj.attr("dtype"))).ends_with("bool")) {
+        return std::nullopt;
+      }
+      return DType::kUInt8;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Buffer::Buffer(py::handle obj, Access access, Typing typing, const std::string& what,
                std::optional<DType> dtype) {
+  const std::string prefix = "dtrain: " + what + ": ";
+  // The buffer protocol first: NumPy arrays are the common case, and a lookup costs.
+  if (PyObject_CheckBuffer(obj.ptr()) == 0 && py::hasattr(obj, "__dlpack__")) {
+    from_dlpack(obj, typing, prefix, dtype);
+    return;
+  }
   if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS_RO) != 0) {
     view_ = {};
     throw py::error_already_set();
   }
+  has_view_ = true;
   // From here on the destructor would not run on a throw: release by hand.
   try {
-    const std::string prefix = "dtrain: " + what + ": ";
-    if (access == Access::kWrite && view_.readonly != 0) {
-      throw py::value_error(prefix + "read-only; expected a writable buffer, got a read-only " +
-                            type_name(obj));
-    }
-    if (PyBuffer_IsContiguous(&view_, 'C') == 0) {
-      throw py::value_error(prefix +
-                            "not contiguous; expected a C-contiguous buffer (numpy."
-                            "ascontiguousarray, torch.Tensor.contiguous), got a strided " +
-                            type_name(obj));
-    }
-    const char* format = view_.format != nullptr ? view_.format : "B";
-    if (dtype) {
-      if (dtype_size(*dtype) != static_cast<std::size_t>(view_.itemsize)) {
-        throw py::value_error(prefix + "dtype " + dtype_name(*dtype) + " needs " +
-                              std::to_string(dtype_size(*dtype)) + "-byte elements, got " +
-                              element_name(obj, view_) + " of " + std::to_string(view_.itemsize) +
-                              " bytes");
-      }
-      dtype_ = *dtype;
-    } else if (auto found = dtype_from_format(format, view_.itemsize)) {
-      dtype_ = *found;
-    } else if (view_.itemsize == 2 && is_bfloat16(obj)) {  // after the format: a lookup per call
-      dtype_ = DType::kBFloat16;
-    } else if (typing == Typing::kBytes) {
-      dtype_ = DType::kUInt8;
-      count_ = static_cast<std::size_t>(view_.len);
-      return;
-    } else {
-      throw py::value_error(prefix + "element type; expected " + kExpected + ", got " +
-                            element_name(obj, view_));
-    }
-    count_ = static_cast<std::size_t>(view_.len) / dtype_size(dtype_);
+    from_buffer_protocol(obj, access, typing, prefix, dtype);
   } catch (...) {
     PyBuffer_Release(&view_);
     throw;
   }
 }
 
-Buffer::~Buffer() { PyBuffer_Release(&view_); }
+void Buffer::from_buffer_protocol(py::handle obj, Access access, Typing typing,
+                                  const std::string& prefix, std::optional<DType> dtype) {
+  if (access == Access::kWrite && view_.readonly != 0) {
+    throw py::value_error(prefix + "read-only; expected a writable buffer, got a read-only " +
+                          type_name(obj));
+  }
+  if (PyBuffer_IsContiguous(&view_, 'C') == 0) {
+    throw py::value_error(prefix +
+                          "not contiguous; expected a C-contiguous buffer (numpy."
+                          "ascontiguousarray, torch.Tensor.contiguous), got a strided " +
+                          type_name(obj));
+  }
+  data_ = view_.buf;
+  bytes_ = static_cast<std::size_t>(view_.len);
+  const char* format = view_.format != nullptr ? view_.format : "B";
+  const auto itemsize = static_cast<std::size_t>(view_.itemsize);
+  std::optional<DType> found = dtype_from_format(format, view_.itemsize);
+  if (!found && !dtype && itemsize == 2 && is_bfloat16(obj)) {  // a lookup per call: last
+    found = DType::kBFloat16;
+  }
+  // The name is looked up only for a message.
+  if (dtype || found || typing == Typing::kBytes) {
+    decide_type(obj, found, itemsize, typing, prefix, dtype, {});
+  } else {
+    decide_type(obj, found, itemsize, typing, prefix, dtype, element_name(obj, view_));
+  }
+}
+
+void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefix,
+                         std::optional<DType> dtype) {
+  using namespace dlpack;
+  // DLPack (up to v0.8, what torch 1.13 exports) has no read-only flag: a tensor is writable.
+  // The device before __dlpack__, which for a device tensor may synchronize a stream.
+  if (py::hasattr(obj, "__dlpack_device__")) {
+    const auto device = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    if (device.first != kDLCPU && device.first != kDLCUDAHost) {
+      throw py::value_error(prefix + "on " + device_text(obj, device) +
+                            "; expected a CPU tensor: the collectives of dtrain.Comm work on "
+                            "host memory, and device tensors need the NCCL device "
+                            "communicator, which the Python module does not bind (copy with "
+                            ".cpu(), or use torch.distributed's nccl backend for device tensors)");
+    }
+  }
+  // A tensor that requires grad refuses __dlpack__. Its data is used as detach() gives it, the
+  // same memory outside autograd, as torch.distributed and Horovod treat parameters.
+  py::object source = py::reinterpret_borrow<py::object>(obj);
+  if (py::hasattr(obj, "requires_grad") && py::bool_(obj.attr("requires_grad"))) {
+    source = obj.attr("detach")();
+  }
+  try {
+    capsule_ = source.attr("__dlpack__")();
+  } catch (py::error_already_set& e) {
+    // torch 1.13 exports no bool: a view of the same bytes as uint8 moves them.
+    throw py::value_error(prefix + "cannot be shared through DLPack (" +
+                          std::string(py::str(e.value())) +
+                          "); expected a dense CPU tensor of a DLPack type, got a " +
+                          type_name(obj) + " (a bool tensor can go as t.view(torch.uint8))");
+  }
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule_.ptr(), "dltensor"));
+  if (managed == nullptr) throw py::error_already_set();
+  const DLTensor& t = managed->dl_tensor;
+  std::size_t n = 1;
+  for (std::int32_t i = 0; i < t.ndim; ++i) n *= static_cast<std::size_t>(t.shape[i]);
+  if (!is_c_contiguous(t)) {
+    throw py::value_error(prefix +
+                          "not contiguous; expected a C-contiguous tensor (torch.Tensor."
+                          "contiguous), got a strided " +
+                          type_name(obj));
+  }
+  const std::size_t itemsize = (static_cast<std::size_t>(t.dtype.bits) + 7) / 8;
+  data_ = static_cast<char*>(t.data) + t.byte_offset;
+  bytes_ = n * itemsize;
+  const std::optional<DType> found =
+      t.dtype.lanes == 1 ? dtype_from_dlpack(obj, t.dtype) : std::nullopt;
+  decide_type(obj, found, itemsize, typing, prefix, dtype,
+              py::hasattr(obj, "dtype") ? std::string(py::str(obj.attr("dtype")))
+                                        : "DLPack type code " + std::to_string(t.dtype.code) +
+                                              ", " + std::to_string(t.dtype.bits) + " bits");
+}
+
+void Buffer::decide_type(py::handle obj, std::optional<DType> found, std::size_t itemsize,
+                         Typing typing, const std::string& prefix, std::optional<DType> dtype,
+                         const std::string& name) {
+  if (dtype) {
+    if (dtype_size(*dtype) != itemsize) {
+      throw py::value_error(prefix + "dtype " + dtype_name(*dtype) + " needs " +
+                            std::to_string(dtype_size(*dtype)) + "-byte elements, got " +
+                            (name.empty() ? element_text(obj, view_, has_view_) : name) + " of " +
+                            std::to_string(itemsize) + " bytes");
+    }
+    dtype_ = *dtype;
+  } else if (found) {
+    dtype_ = *found;
+  } else if (typing == Typing::kBytes) {
+    dtype_ = DType::kUInt8;
+    count_ = bytes_;
+    return;
+  } else {
+    throw py::value_error(prefix + "element type; expected " + kExpected + ", got " + name);
+  }
+  count_ = bytes_ / dtype_size(dtype_);
+}
+
+Buffer::~Buffer() {
+  if (has_view_) PyBuffer_Release(&view_);
+}
 
 std::string dtype_name(DType type) { return std::string(to_string(type)); }
 

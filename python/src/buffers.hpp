@@ -1,7 +1,8 @@
 // Python objects as the raw buffers libdtrain's collectives take: any object with the buffer
-// protocol (NumPy arrays, torch CPU tensors' .numpy() views, bytearray, memoryview), used in
-// place without a copy. The element type comes from the buffer's format (or an explicit dtype);
-// what libdtrain cannot take is a ValueError naming the argument and what is wrong with it.
+// protocol (NumPy arrays, bytearray, memoryview) or with DLPack's __dlpack__ (torch tensors
+// directly, JAX/CuPy arrays on the CPU), used in place without a copy. The element type comes
+// from the buffer's format or DLPack type (or an explicit dtype); what libdtrain cannot take is a
+// ValueError naming the argument and what is wrong with it.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -26,8 +27,9 @@ enum class Typing {
   kBytes,   // data movement only: other element types travel as bytes (uint8)
 };
 
-// A held Py_buffer: the exporter keeps the memory in place (a NumPy array cannot be resized,
-// a bytearray cannot grow) until this is destroyed, which needs the GIL.
+// A held Py_buffer or DLPack capsule: the exporter keeps the memory in place (a NumPy array
+// cannot be resized, a bytearray cannot grow, a tensor's storage stays alive) until this is
+// destroyed, which needs the GIL.
 class Buffer {
  public:
   // `what` names the argument in messages ("allreduce: out"); `dtype` overrides the format
@@ -39,13 +41,27 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  void* data() const { return view_.buf; }
+  void* data() const { return data_; }
   std::size_t count() const { return count_; }
-  std::size_t bytes() const { return static_cast<std::size_t>(view_.len); }
+  std::size_t bytes() const { return bytes_; }
   DType dtype() const { return dtype_; }
 
  private:
+  // With data_, bytes_ and the exporter's element (`found`, `itemsize`) known: sets dtype_ and
+  // count_ or throws. `name` is the exporter's element type for messages.
+  void decide_type(pybind11::handle obj, std::optional<DType> found, std::size_t itemsize,
+                   Typing typing, const std::string& prefix, std::optional<DType> dtype,
+                   const std::string& name);
+  void from_buffer_protocol(pybind11::handle obj, Access access, Typing typing,
+                            const std::string& prefix, std::optional<DType> dtype);
+  void from_dlpack(pybind11::handle obj, Typing typing, const std::string& prefix,
+                   std::optional<DType> dtype);
+
   Py_buffer view_{};
+  bool has_view_ = false;
+  pybind11::object capsule_;  // DLPack: its destructor gives the tensor back to the exporter
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
   DType dtype_ = DType::kUInt8;
   std::size_t count_ = 0;
 };

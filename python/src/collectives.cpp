@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "interrupt.hpp"
+
 namespace dtrain::python {
 namespace {
 
@@ -104,7 +106,12 @@ template <typename Call>
 py::object run_blocking(Operands ops, Call call) {
   {
     py::gil_scoped_release release;
-    call(ops);
+    try {
+      call(ops);
+    } catch (...) {
+      keep_if_abandoned(ops.held);
+      throw;
+    }
   }
   return ops.result;
 }

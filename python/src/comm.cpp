@@ -5,6 +5,7 @@
 
 #include "collectives.hpp"
 #include "fused.hpp"
+#include "interrupt.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -79,6 +80,7 @@ void bind_context(py::module_& m) {
           py::gil_scoped_release release;
           c = std::make_unique<Context>(dtrain::init());
         }
+        install_interrupt_check(c->comm());
         return c;
       },
       "Bootstraps this process (dtrain::init()).");

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "interrupt.hpp"
+
 namespace py = pybind11;
 
 namespace dtrain::python {
@@ -26,7 +28,12 @@ PyFused::PyFused(Comm& comm, const py::list& tensors, ReduceOp op, std::size_t b
 
 void PyFused::run() {
   py::gil_scoped_release release;
-  fused_->run();
+  try {
+    fused_->run();
+  } catch (...) {
+    keep_if_abandoned(held_);
+    throw;
+  }
 }
 
 }  // namespace dtrain::python

@@ -1,5 +1,7 @@
 #include "work.hpp"
 
+#include "interrupt.hpp"
+
 namespace py = pybind11;
 
 namespace dtrain::python {
@@ -9,8 +11,14 @@ PyWork::~PyWork() {
   try {
     py::gil_scoped_release release;
     work_.wait();
+  } catch (py::error_already_set& e) {
+    // A destructor cannot raise, but a Ctrl-C that ended this wait must not be lost: it is
+    // signalled again, and the interpreter raises it at its next check. (The GIL is back here.)
+    keep_if_abandoned(held_);
+    if (e.matches(PyExc_KeyboardInterrupt)) PyErr_SetInterrupt();
   } catch (...) {
     // A destructor cannot raise; the error was the caller's to collect with wait().
+    keep_if_abandoned(held_);
   }
 }
 
@@ -25,6 +33,7 @@ py::object PyWork::wait() {
     py::gil_scoped_release release;
     work_.wait();
   } catch (...) {
+    keep_if_abandoned(held_);
     finish();
     throw;
   }

@@ -7,6 +7,7 @@
 #include "comm/communicator.hpp"
 #include "comm/engine.hpp"
 #include "comm/reduce.hpp"
+#include "dtrain/interrupt.hpp"
 
 namespace dtrain {
 
@@ -125,6 +126,10 @@ void check_allreduce(const void* in, const void* out, std::size_t count, DType t
 }
 
 }  // namespace
+
+void set_interrupt_check(Comm& comm, std::function<void()> check) {
+  comm.engine().set_interrupt_check(std::move(check));
+}
 
 void Comm::allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
   runtime::Engine* e = engine_;

@@ -28,6 +28,10 @@ struct Abandoned {
 // thread it waits for, the collective or the training step.
 constexpr auto kSpin = std::chrono::microseconds(100);
 
+// How often a waiting caller sleeps between checks of the deadline and the interrupt check: often
+// enough that Ctrl-C feels immediate, rarely enough to cost nothing.
+constexpr auto kWaitSlice = std::chrono::milliseconds(100);
+
 std::chrono::microseconds spin_for_this_process() {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
@@ -155,12 +159,22 @@ bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<v
     p->polls = true;
     deadline = running_since_ + limit(p.get());
   }
-  const std::function<void()> check = [this, deadline] {
+  Clock::time_point next_interrupt_check = running_since_ + kWaitSlice;
+  const std::function<void()> check = [this, deadline, &next_interrupt_check, &p] {
     if (lost_.load(std::memory_order_relaxed)) {
       std::lock_guard lock(mutex_);
       throw Abandoned{std::make_exception_ptr(Error(Error::Code::kComm, broken_))};
     }
-    if (Clock::now() <= deadline) return;
+    const Clock::time_point now = Clock::now();
+    if (interrupt_check_ && now >= next_interrupt_check) {
+      next_interrupt_check = now + kWaitSlice;
+      try {
+        check_interrupt(*p);
+      } catch (...) {
+        throw Abandoned{std::current_exception()};
+      }
+    }
+    if (now <= deadline) return;
     std::lock_guard lock(mutex_);
     try {
       throw_timeout();
@@ -228,8 +242,22 @@ void Engine::loop() {
       queued_.fetch_sub(1, std::memory_order_relaxed);
       p = std::move(queue_.front());
       queue_.pop_front();
-      running_ = p;
-      running_since_ = Clock::now();
+      if (interrupted_) {
+        p->error = std::make_exception_ptr(
+            Error(Error::Code::kComm,
+                  "dtrain: communicator unusable after an earlier failure: " + broken_));
+      } else {
+        running_ = p;
+        running_since_ = Clock::now();
+      }
+    }
+    if (p->error) {
+      {
+        std::lock_guard lock(p->mutex);
+        p->done.store(true, std::memory_order_release);
+      }
+      p->cv.notify_all();
+      continue;
     }
     execute(*p, p->body);
   }
@@ -249,10 +277,10 @@ void Engine::wait(Pending& p) {
   while (!p.done.load(std::memory_order_acquire)) {
     {
       std::unique_lock lock(p.mutex);
-      p.cv.wait_for(lock, std::chrono::milliseconds(100),
-                    [&] { return p.done.load(std::memory_order_acquire); });
+      p.cv.wait_for(lock, kWaitSlice, [&] { return p.done.load(std::memory_order_acquire); });
     }
     if (p.done.load(std::memory_order_acquire)) break;
+    check_interrupt(p);
     std::lock_guard lock(mutex_);
     if (!broken_.empty()) throw_broken(p.seq);
     if (running_ && Clock::now() - running_since_ > limit(running_.get())) throw_timeout();
@@ -318,6 +346,24 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by,
   } catch (...) {
     // Out of memory for the message: the launcher's own report will have to do.
     return false;
+  }
+}
+
+void Engine::check_interrupt(const Pending& p) {
+  if (!interrupt_check_) return;
+  try {
+    interrupt_check_();
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    if (broken_.empty()) {
+      broken_ = "dtrain: " + where(&p) +
+                ": interrupted while waiting for the other ranks; a collective cannot be "
+                "cancelled, so this communicator is unusable from now on";
+      interrupted_ = true;
+      // The collective may stay inside the backend for good: MPI must not be finalized.
+      backend_->abandon();
+    }
+    throw;
   }
 }
 

@@ -102,6 +102,8 @@ class Engine {
   // False for a one-rank backend: submit() then runs the body before returning.
   bool threaded() const { return threaded_; }
   void set_observer(std::shared_ptr<CollectiveObserver> observer);
+  // See dtrain::set_interrupt_check (dtrain/interrupt.hpp). Set before the first collective.
+  void set_interrupt_check(std::function<void()> check) { interrupt_check_ = std::move(check); }
   // A peer's process ended (called by the PeerWatch; `told_by`: the rank whose alarm said so, -1
   // when this rank saw it): writes one line naming it, its host and what this rank was doing to
   // stderr, and fails the running and later collectives with it. Nothing once the backend says
@@ -121,6 +123,10 @@ class Engine {
   // rank 0 of 4, next #5)". With mutex_ held.
   std::string where(const Pending* p) const;
   [[noreturn]] void throw_timeout();
+  // Calls interrupt_check_ (if set) for a caller waiting on `p`; when it throws, the
+  // communicator is marked unusable (the collective cannot be cancelled) and the exception is
+  // rethrown. Without mutex_ held.
+  void check_interrupt(const Pending& p);
   // For a collective waited on after the failure: the failure's own message if it is the one
   // that was running, else "communicator unusable after an earlier failure". With mutex_ held.
   [[noreturn]] void throw_broken(std::optional<std::uint64_t> seq = std::nullopt) const;
@@ -133,16 +139,20 @@ class Engine {
   std::chrono::microseconds spin_;  // how long a waiting side polls before sleeping
   std::uint64_t next_seq_ = 0;
 
-  std::mutex mutex_;  // guards queue_, stop_, running_*, broken_
+  std::mutex mutex_;  // guards queue_, stop_, running_*, broken_, interrupted_
   std::condition_variable work_;
   std::deque<std::shared_ptr<Pending>> queue_;
   std::atomic<int> queued_{0};  // queue_.size(), readable without the lock
   bool stop_ = false;
   std::shared_ptr<Pending> running_;
   std::chrono::steady_clock::time_point running_since_;
-  std::string broken_;  // set once a collective timed out or a peer was lost: that message
+  std::string broken_;  // set once a collective timed out, a peer was lost or a wait interrupted
   std::optional<std::uint64_t> lost_in_;  // the collective running when a peer was lost
   std::atomic<bool> lost_{false};         // broken_ holds a lost peer's report
+  // A waiter was interrupted: queued collectives are failed, never run (their caller may have
+  // given their buffers up).
+  bool interrupted_ = false;
+  std::function<void()> interrupt_check_;
 
   std::mutex observer_mutex_;
   std::shared_ptr<CollectiveObserver> observer_;

@@ -43,10 +43,13 @@ depends=$(dpkg-deb -f "$deb" Depends)
 for d in libpmix2 libhwloc15 libyaml-cpp0.7 openmpi-bin; do
   expect_contains "$depends" "$d" "Depends of $(basename "$deb")"
 done
+# The Python module imports without NumPy (tests/unit/python/module_test.py): recommended only.
+expect_contains "$(dpkg-deb -f "$deb" Recommends)" "python3-numpy" "Recommends of $(basename "$deb")"
+[[ "$depends" != *numpy* ]] || fail "Depends of $(basename "$deb") names numpy, which the module does not need: $depends"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 lib=./usr/lib/$multiarch
 for f in ./usr/bin/dtrain "$lib/libdtrain.so.0" ./usr/include/dtrain/dtrain.hpp \
-  "$lib/cmake/dtrain/dtrainConfig.cmake" "$lib/pkgconfig/dtrain.pc" \
+  ./usr/include/dtrain/interrupt.hpp "$lib/cmake/dtrain/dtrainConfig.cmake" "$lib/pkgconfig/dtrain.pc" \
   ./usr/share/man/man1/dtrain-submit.1.gz ./usr/share/bash-completion/completions/dtrain \
   ./usr/share/modulefiles/dtrain/$version ./usr/share/doc/dtrain/copyright \
   ./usr/share/doc/dtrain/changelog.gz ./usr/share/dtrain/templates/slurm.sh.tmpl; do

@@ -1,7 +1,8 @@
 # The Python module with 2 ranks, under mpirun (PMIx bootstrap, MPI) and a torchrun-style launch
 # (TCP): the world, exact results of every collective and element type, async handles, fusion,
-# the checkpoint's per-rank blobs, the agreed preemption stop, the shards' cover, and the GIL
-# released while a collective waits.
+# the checkpoint's per-rank blobs, the agreed preemption stop, the shards' cover, the GIL
+# released while a collective waits, and torch tensors directly. (Ctrl-C, which leaves the
+# communicator unusable, has its own job: interrupt_test.py.)
 import os
 import signal
 import tempfile
@@ -169,34 +170,26 @@ def test_fused_allreduce_of_torch_gradients(ctx):
     model = torch.nn.Linear(4, 3)
     x = torch.full((2, 4), float(ctx.rank + 1))
     model(x).sum().backward()
-    fused = dtrain.FusedAllreduce(ctx, [p.grad.numpy() for p in model.parameters()], "avg")
+    fused = dtrain.FusedAllreduce(ctx, [p.grad for p in model.parameters()], "avg")
     fused.run()
     # d(sum)/dW = sum over the batch of x: 2 (rank + 1) per entry, averaged: 3; the bias: 2.
     assert torch.equal(model.weight.grad, torch.full((3, 4), 3.0))
     assert torch.equal(model.bias.grad, torch.full((3,), 2.0))
 
 
-def test_ctrl_c_in_a_blocking_collective_is_raised_when_it_returns(ctx):
-    # SIGINT reaches rank 0 while it waits for rank 1 (1 s late): the allreduce completes (it
-    # cannot be cancelled) and KeyboardInterrupt is raised right after, not swallowed.
-    data = np.ones(1024, dtype=np.float32)
-    # Python's own handler, as in an interactive run (a launcher's background jobs ignore SIGINT).
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    ctx.barrier()
-    interrupted = False
-    if ctx.rank == 0:
-        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-        timer.start()
-        try:
-            ctx.allreduce(data, "sum")
-            for _ in range(1000):  # the interpreter raises it at its next check
-                pass
-        except KeyboardInterrupt:
-            interrupted = True
-        timer.join()
-    else:
-        time.sleep(1.0)
-        ctx.allreduce(data, "sum")
-    signal.signal(signal.SIGINT, previous)
-    assert data[0] == 2
-    assert interrupted == (ctx.rank == 0)
+def test_torch_tensors_directly(ctx):
+    torch = pytest.importorskip("torch")
+    mine = torch.tensor([1.0, 2.0]) if ctx.rank == 0 else torch.tensor([2.0, 3.0])
+    out = torch.zeros(2)
+    assert ctx.allreduce(mine, "sum", out=out) is out
+    assert out.tolist() == [3, 5]
+    assert ctx.allreduce(mine, "max") is mine  # in place
+    assert mine.tolist() == [2, 3]
+    for dtype in (torch.float16, torch.bfloat16, torch.int64):
+        t = torch.full((3,), ctx.rank + 1, dtype=dtype)
+        ctx.allreduce(t)
+        assert t.tolist() == [3, 3, 3], dtype
+    # Rank 0's parameters to every rank, in place, as for the initial state.
+    weight = torch.nn.Parameter(torch.full((2,), float(ctx.rank + 7)))
+    ctx.broadcast(weight, root=0)
+    assert weight.tolist() == [7, 7] and weight.requires_grad

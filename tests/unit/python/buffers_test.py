@@ -1,5 +1,6 @@
-# Python objects as collective buffers: which element types map to which DType, and the
-# ValueError (naming the argument and the fault) for what libdtrain cannot take.
+# Python objects as collective buffers, python/src/buffers.cpp: which element types map to which
+# DType, torch tensors directly through DLPack, and the ValueError (naming the argument and the
+# fault) for what libdtrain cannot take.
 import array
 
 import numpy as np
@@ -82,20 +83,6 @@ def test_read_only_buffers_are_refused_where_written(ctx):
     np.testing.assert_array_equal(out, ro)
 
 
-def test_out_must_match_in_type_and_size(ctx):
-    with pytest.raises(ValueError, match="allreduce: element types differ; expected out to be "
-                                         "float64 like in, got float32"):
-        ctx.allreduce(np.ones(3), out=np.zeros(3, np.float32))
-    with pytest.raises(ValueError, match="allreduce: sizes differ; expected out to hold 3 "
-                                         "elements like buf, got 4"):
-        ctx.allreduce(np.ones(3), out=np.zeros(4))
-    with pytest.raises(ValueError, match="allgather: out size; expected 1 × 3 = 3 elements, got 2"):
-        ctx.allgather(np.ones(3), np.zeros(2))
-    with pytest.raises(ValueError, match="reduce_scatter: in size; expected 1 × 2 = 2 elements, "
-                                         "got 3"):
-        ctx.reduce_scatter(np.ones(3), np.zeros(2))
-
-
 def test_objects_without_the_buffer_protocol_are_type_errors(ctx):
     with pytest.raises(TypeError):
         ctx.allreduce([1.0, 2.0])
@@ -129,21 +116,6 @@ def test_empty_buffers(ctx):
     ctx.broadcast(bytearray())
 
 
-def test_buffers_stay_pinned_until_the_collective_is_done(ctx):
-    b = bytearray(16)
-    w = ctx.broadcast_async(b)
-    with pytest.raises(BufferError):
-        b.extend(b"x")  # libdtrain may still write into it
-    w.wait()
-    b.extend(b"x")
-    fused = dtrain.FusedAllreduce(ctx, [b])
-    with pytest.raises(BufferError):
-        b.extend(b"x")  # registered: libdtrain keeps its address
-    del fused
-    b.extend(b"x")
-    assert len(b) == 18
-
-
 def test_torch_cpu_tensors_through_their_numpy_views(ctx):
     torch = pytest.importorskip("torch")
     t = torch.zeros(4)
@@ -154,3 +126,109 @@ def test_torch_cpu_tensors_through_their_numpy_views(ctx):
     b = torch.ones(3, dtype=torch.bfloat16)
     ctx.allreduce(b.view(torch.int16).numpy(), dtype=torch.bfloat16)
     assert b.tolist() == [1, 1, 1]
+
+
+def torch_or_skip():
+    return pytest.importorskip(
+        "torch", reason="Debian's python3-torch is not installed (scripts/install-deps installs it)")
+
+
+def test_torch_tensors_directly_in_place_and_out_of_place(ctx):
+    torch = torch_or_skip()
+    t = torch.arange(4, dtype=torch.float32)
+    address = t.data_ptr()
+    assert ctx.allreduce(t, "sum") is t
+    assert t.tolist() == [0, 1, 2, 3] and t.data_ptr() == address
+    out = torch.zeros(4)
+    assert ctx.allreduce(t, "max", out=out) is out
+    assert out.tolist() == [0, 1, 2, 3]
+    everyone = torch.zeros(4, dtype=torch.int64)
+    ctx.allgather(torch.tensor([5, 6, 7, 8]), everyone)
+    assert everyone.tolist() == [5, 6, 7, 8]
+    mine = torch.zeros(2, dtype=torch.float64)
+    ctx.reduce_scatter(torch.tensor([1.0, 2.0], dtype=torch.float64), mine)
+    assert mine.tolist() == [1, 2]
+    assert ctx.allreduce_async(t).wait() is t
+
+
+def test_torch_tensors_are_used_in_place_not_copied(ctx):
+    torch = torch_or_skip()
+    t = torch.zeros(3)
+    ctx.allreduce(np.array([1, 2, 3], dtype=np.float32), out=t)  # written into t's storage
+    assert t.tolist() == [1, 2, 3]
+    window = torch.zeros(6)[2:5]  # a contiguous view at an offset: the offset is honoured
+    ctx.allreduce(np.array([4, 5, 6], dtype=np.float32), out=window)
+    assert window._base.tolist() == [0, 0, 4, 5, 6, 0]
+
+
+@pytest.mark.parametrize("name,dtype", [
+    ("float32", "FLOAT32"), ("float64", "FLOAT64"), ("float16", "FLOAT16"),
+    ("bfloat16", "BFLOAT16"), ("int32", "INT32"), ("int64", "INT64"), ("uint8", "UINT8")])
+def test_torch_dtypes_map_to_dtypes(ctx, name, dtype):
+    torch = torch_or_skip()
+    t = torch.ones(3, dtype=getattr(torch, name))
+    assert dtrain.FusedAllreduce(ctx, [t]).dtype == getattr(dtrain.DType, dtype)
+    ctx.allreduce(t)
+    assert t.tolist() == [1, 1, 1]
+
+
+def test_torch_refusals_name_the_fault(ctx):
+    torch = torch_or_skip()
+    with pytest.raises(ValueError, match=r"dtrain: allreduce: buf: not contiguous; expected a "
+                                         r"C-contiguous tensor \(torch.Tensor.contiguous\), got "
+                                         r"a strided Tensor"):
+        ctx.allreduce(torch.ones(4, 4).t())
+    with pytest.raises(ValueError, match="dtrain: allreduce: out: element type; expected float32, "
+                                         "float64, float16, bfloat16, int32, int64 or uint8, got "
+                                         "torch.int16"):
+        ctx.allreduce(torch.ones(2), out=torch.ones(2, dtype=torch.int16))
+    with pytest.raises(ValueError, match=r"dtrain: broadcast: buf: cannot be shared through DLPack "
+                                         r"\(.*[Bb]ool.*\); .* t.view\(torch.uint8\)"):
+        ctx.broadcast(torch.ones(2, dtype=torch.bool))
+    with pytest.raises(ValueError, match="FusedAllreduce: tensors\\[1\\]: element type; expected "
+                                         "float32 like tensors\\[0\\], got float64"):
+        dtrain.FusedAllreduce(ctx, [torch.ones(2), torch.ones(2, dtype=torch.float64)])
+
+
+def test_torch_bool_moves_as_a_uint8_view(ctx):
+    torch = torch_or_skip()
+    flags = torch.tensor([True, False, True])
+    ctx.broadcast(flags.view(torch.uint8))
+    assert flags.tolist() == [True, False, True]
+
+
+def test_torch_tensors_that_require_grad_are_used_detached(ctx):
+    torch = torch_or_skip()
+    weight = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    ctx.broadcast(weight, root=0)  # as for broadcasting the initial parameters
+    out = torch.zeros(2)
+    ctx.allreduce(weight, out=out)
+    assert out.tolist() == [1, 2]
+    assert weight.requires_grad and weight.grad is None
+    (weight * 3).sum().backward()  # autograd still works on it
+    fused = dtrain.FusedAllreduce(ctx, [weight.grad], "avg")
+    fused.run()
+    assert weight.grad.tolist() == [3, 3]
+
+
+def test_torch_cuda_tensors_are_refused_with_the_reason(ctx):
+    torch = torch_or_skip()
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device here: a CUDA tensor cannot be made to check its refusal")
+    with pytest.raises(ValueError, match="dtrain: allreduce: buf: on cuda:0; expected a CPU tensor"
+                                         ": .* NCCL device communicator"):
+        ctx.allreduce(torch.ones(2, device="cuda"))
+
+
+def test_other_dlpack_exporters_are_checked_for_their_device(ctx):
+    class OnDevice:  # what a CUDA array of another library says, without needing CUDA
+        def __dlpack_device__(self):
+            return (2, 1)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("the device is checked before __dlpack__")
+
+    with pytest.raises(ValueError, match=r"dtrain: allreduce: buf: on DLPack device type 2 \(id 1\)"
+                                         r"; expected a CPU tensor"):
+        ctx.allreduce(OnDevice())
+

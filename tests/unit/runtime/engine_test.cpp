@@ -1,7 +1,8 @@
 // The Engine without launcher or peers: collectives numbered in order on the progress thread, a
 // backend's error named with its collective, and the deadline: a collective stuck in the backend
 // fails at DTRAIN_TIMEOUT, the backend is abandoned, and every later call says the communicator
-// is unusable. (A lost peer's report is in peer_watch_test.cpp.)
+// is unusable; an interrupted wait (dtrain/interrupt.hpp) gives the communicator up the same way.
+// (A lost peer's report is in peer_watch_test.cpp.)
 #include "comm/engine.hpp"
 
 #include <gtest/gtest.h>
@@ -179,6 +180,38 @@ TEST(Engine, APollingCollectiveFailsAtTheDeadlineItStates) {
   EXPECT_GE(took, 300ms);
   EXPECT_LT(took, 1500ms) << "the grace for backends that time out by themselves was added";
   engine.reset();  // leaves the stuck thread behind instead of joining it
+}
+
+// A binding's interrupt check (Python's Ctrl-C) abandons a wait on a collective that waits for a
+// peer, long before the deadline: its exception reaches the caller, the backend is abandoned, a
+// collective queued behind never runs (its caller may have freed its buffers), and later ones
+// say the communicator is unusable.
+TEST(Engine, AnInterruptedWaitIsAbandonedAndTheCommunicatorGivenUp) {
+  struct Interrupt {};
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  Engine engine(std::make_unique<FakeComm>(false, abandoned), 0, 2, with_timeout(600s));
+  std::atomic<int> checks{0};
+  engine.set_interrupt_check([&checks] {
+    if (++checks == 3) throw Interrupt{};
+  });
+  std::atomic<bool> peer_arrived{false};
+  auto waiting = engine.submit("allreduce", 4, [&peer_arrived] {
+    while (!peer_arrived.load()) std::this_thread::sleep_for(1ms);
+  });
+  std::atomic<bool> ran_after{false};
+  auto queued = engine.submit("broadcast", 4, [&ran_after] { ran_after = true; });
+  EXPECT_THROW(engine.wait(*waiting), Interrupt);
+  EXPECT_EQ(checks.load(), 3) << "the wait ended at the check that threw";
+  EXPECT_TRUE(abandoned->load()) << "a collective left in the backend must not be finalized";
+  engine.set_interrupt_check({});
+  peer_arrived = true;
+  const std::string unusable =
+      "dtrain: communicator unusable after an earlier failure: dtrain: allreduce #0 (4 bytes, "
+      "fake, rank 0 of 2): interrupted while waiting for the other ranks; a collective cannot be "
+      "cancelled, so this communicator is unusable from now on";
+  EXPECT_EQ(error_of([&] { engine.wait(*queued); }), unusable);
+  EXPECT_FALSE(ran_after.load()) << "a collective queued behind the interrupted one ran";
+  EXPECT_EQ(error_of([&] { engine.run("barrier", 0, [] {}); }), unusable);
 }
 
 }  // namespace
