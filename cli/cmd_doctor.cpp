@@ -201,6 +201,18 @@ std::string first_line_of(const std::vector<std::string>& argv) {
   }
 }
 
+// The NCCL libdtrain's device communicator would load ("2.28.9 (/path/libnccl.so.2)"), or why it
+// cannot (built without NCCL, a library not found: libdtrain's message, which says what to do).
+std::string nccl_status() {
+  if (!DTRAIN_HAVE_NCCL) return "not compiled in";
+  try {
+    const dtrain::NcclLibrary nccl = dtrain::nccl_library();
+    return nccl.version + " (" + nccl.file + ")";
+  } catch (const dtrain::Error& e) {
+    return std::string("not loadable: ") + e.what();
+  }
+}
+
 int run_doctor(const DoctorOptions& opts) {
   if (opts.iterations < 1 || opts.bytes < sizeof(float) || opts.min_busbw < 0) {
     throw UsageError(
@@ -224,7 +236,7 @@ int run_doctor(const DoctorOptions& opts) {
       {"pmix (built with)", DTRAIN_BUILT_PMIX_VERSION},
       {"hwloc", affinity::hwloc_runtime_version()},
       {"cuda (built with)", DTRAIN_HAVE_CUDA ? DTRAIN_BUILT_CUDA_VERSION : "not compiled in"},
-      {"nccl", DTRAIN_HAVE_NCCL ? "compiled in" : "not compiled in"},
+      {"nccl", nccl_status()},
   };
   if (opts.json) {
     nlohmann::json out;

@@ -81,7 +81,8 @@ PBS Pro, Cobalt, Kubernetes (MPI operator) or the local machine, then reads
 its logs, metrics and timelines. libdtrain gives each rank its place in the
 job (PMIx, MPI or launcher variables), collectives and checkpoints, from C++
 or C. The Slurm SPANK plugin binds every task to its GPU, cores and NIC.
-The Debian package is built without the NCCL backend.")
+The NCCL backend loads NCCL and the CUDA runtime when first used; they
+are not dependencies of the package.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -108,5 +109,6 @@ if(DTRAIN_DEB_PYTHON_DEPENDS)  # the Python module (python/) is in the package
   # DLPack object (bytearray, memoryview, torch tensors); NumPy arrays are what most codes pass.
   string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", python3-numpy")
 endif()
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "environment-modules | lmod")
+# NCCL (NVIDIA's repository; libdtrain loads it with dlopen, so dpkg-shlibdeps does not see it).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "environment-modules | lmod, libnccl2")
 include(CPack)

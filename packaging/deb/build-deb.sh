@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds dtrain's Debian package as it is shipped, in a build tree of its own: prefix /usr (so
 # libraries go to the multiarch libdir, /usr/lib/x86_64-linux-gnu), Release flags with debug
-# information that CPack strips, and without the NCCL backend: a .deb must run on nodes without
-# /usr/local/cuda, whose libnccl/libcudart no Debian package provides.
+# information that CPack strips, and with the NCCL backend when the CUDA and NCCL headers are found
+# (/usr/local/cuda): libdtrain loads libnccl.so.2 and libcudart.so.<major> with dlopen when the
+# device communicator is first used, so the package needs no CUDA library (none of them is in a
+# Debian package) and starts on nodes without one.
 #   build-deb.sh SOURCE_DIR BUILD_DIR OUT_DIR   ->  OUT_DIR/dtrain_VERSION_ARCH.deb
 set -euo pipefail
 src=$(cd "$1" && pwd) build=$2 out=$3
@@ -11,7 +13,7 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-  -DDTRAIN_WITH_NCCL=OFF -DDTRAIN_BUILD_TESTS=OFF -DDTRAIN_BUILD_BENCH=OFF "${launcher[@]}"
+  -DDTRAIN_WITH_NCCL=ON -DDTRAIN_BUILD_TESTS=OFF -DDTRAIN_BUILD_BENCH=OFF "${launcher[@]}"
 cmake --build "$build" -j"$(nproc)"
 mkdir -p "$out"
 rm -f "$out"/dtrain_*.deb

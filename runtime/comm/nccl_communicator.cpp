@@ -1,15 +1,14 @@
-// NCCL over device memory. The only file of libdtrain that includes nccl.h and cuda_runtime.h.
+// NCCL over device memory, through the functions nccl_library.cpp loads at run time (libdtrain does
+// not link NCCL or CUDA).
 // Every call enqueues on the communicator's own stream and then polls the stream and NCCL's async
 // error until done or the deadline; at the deadline the communicator is aborted (ncclCommAbort),
 // which is NCCL's documented way out of a collective whose peer is gone.
 #include "comm/nccl_communicator.hpp"
 
+#include "comm/nccl_library.hpp"
 #include "dtrain/config.hpp"
 
 #if DTRAIN_HAVE_NCCL
-#include <cuda_runtime.h>
-#include <nccl.h>
-
 #include <cstring>
 #include <string>
 #include <thread>
@@ -55,38 +54,42 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-void cuda_check(cudaError_t rc, const char* call) {
+void cuda_check(const NcclApi& api, cudaError_t rc, const char* call) {
   if (rc == cudaSuccess) return;
   throw Error(Error::Code::kComm, std::string("nccl: ") + call + " failed: " +
-                                      cudaGetErrorString(rc) + " (" + std::to_string(rc) + ")");
+                                      api.cudaGetErrorString(rc) + " (" + std::to_string(rc) + ")");
 }
 
-void nccl_check(ncclResult_t rc, ncclComm_t comm, const char* call) {
+void nccl_check(const NcclApi& api, ncclResult_t rc, ncclComm_t comm, const char* call) {
   if (rc == ncclSuccess || rc == ncclInProgress) return;
-  const char* last = ncclGetLastError(comm);
+  const char* last = api.ncclGetLastError(comm);
   throw Error(Error::Code::kComm, std::string("nccl: ") + call +
-                                      " failed: " + ncclGetErrorString(rc) +
+                                      " failed: " + api.ncclGetErrorString(rc) +
                                       (last && *last ? std::string(" (") + last + ")" : ""));
 }
 
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(Store& store, const WorldInfo& world, std::chrono::milliseconds timeout)
-      : Communicator(world.size), rank_(world.rank), size_(world.size), timeout_(timeout) {
+      : Communicator(world.size),
+        api_(nccl_api()),
+        rank_(world.rank),
+        size_(world.size),
+        timeout_(timeout) {
     int devices = 0;
-    const cudaError_t rc = cudaGetDeviceCount(&devices);
+    const cudaError_t rc = api_.cudaGetDeviceCount(&devices);
     if (rc != cudaSuccess || devices == 0) {
       throw Error(Error::Code::kInvalid,
                   std::string("dtrain: nccl: no CUDA device: cudaGetDeviceCount ") +
-                      (rc != cudaSuccess ? std::string("returned ") + cudaGetErrorString(rc)
+                      (rc != cudaSuccess ? std::string("returned ") + api_.cudaGetErrorString(rc)
                                          : std::string("found 0 devices")) +
                       "; expected a visible GPU (CUDA_VISIBLE_DEVICES) for device collectives");
     }
     device_ = world.local_rank % devices;
-    cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+    cuda_check(api_, api_.cudaSetDevice(device_), "cudaSetDevice");
     ncclUniqueId id;
     if (rank_ == 0) {
-      nccl_check(ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
+      nccl_check(api_, api_.ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
       store.set("id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
     }
     const std::string got = store.get("id", timeout);
@@ -97,37 +100,38 @@ class NcclCommunicator final : public Communicator {
                                           std::to_string(sizeof id));
     }
     std::memcpy(&id, got.data(), sizeof id);
-    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    nccl_check(ncclCommInitRank(&comm_, size_, id, rank_), nullptr, "ncclCommInitRank");
+    cuda_check(api_, api_.cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+               "cudaStreamCreate");
+    nccl_check(api_, api_.ncclCommInitRank(&comm_, size_, id, rank_), nullptr, "ncclCommInitRank");
   }
 
   ~NcclCommunicator() override {
     if (comm_ != nullptr) {
       if (aborted_) {
-        ncclCommAbort(comm_);
+        api_.ncclCommAbort(comm_);
       } else {
-        ncclCommDestroy(comm_);
+        api_.ncclCommDestroy(comm_);
       }
     }
-    if (token_ != nullptr) cudaFree(token_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    if (token_ != nullptr) api_.cudaFree(token_);
+    if (stream_ != nullptr) api_.cudaStreamDestroy(stream_);
   }
 
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     enter();
-    nccl_check(ncclBroadcast(buf, buf, count, nccl_type(type), root, comm_, stream_), comm_,
-               "ncclBroadcast");
+    nccl_check(api_, api_.ncclBroadcast(buf, buf, count, nccl_type(type), root, comm_, stream_),
+               comm_, "ncclBroadcast");
     finish("broadcast");
   }
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     enter();
-    nccl_check(ncclAllGather(in, out, count, nccl_type(type), comm_, stream_), comm_,
+    nccl_check(api_, api_.ncclAllGather(in, out, count, nccl_type(type), comm_, stream_), comm_,
                "ncclAllGather");
     finish("allgather");
   }
   void barrier() override {
     // NCCL has no barrier: a one-element allreduce is one.
-    if (token_ == nullptr) cuda_check(cudaMalloc(&token_, sizeof(float)), "cudaMalloc");
+    if (token_ == nullptr) cuda_check(api_, api_.cudaMalloc(&token_, sizeof(float)), "cudaMalloc");
     allreduce(token_, token_, 1, DType::kFloat32, ReduceOp::kSum);
   }
   std::string_view backend() const override { return "nccl"; }
@@ -138,14 +142,16 @@ class NcclCommunicator final : public Communicator {
   void do_allreduce(const void* in, void* out, std::size_t count, DType type,
                     ReduceOp op) override {
     enter();
-    nccl_check(ncclAllReduce(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_), comm_,
-               "ncclAllReduce");
+    nccl_check(api_,
+               api_.ncclAllReduce(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_),
+               comm_, "ncclAllReduce");
     finish("allreduce");
   }
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                          ReduceOp op) override {
     enter();
-    nccl_check(ncclReduceScatter(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_),
+    nccl_check(api_,
+               api_.ncclReduceScatter(in, out, count, nccl_type(type), nccl_op(op), comm_, stream_),
                comm_, "ncclReduceScatter");
     finish("reduce_scatter");
   }
@@ -156,21 +162,21 @@ class NcclCommunicator final : public Communicator {
     if (aborted_) {
       throw Error(Error::Code::kComm, "nccl: communicator aborted after an earlier timeout");
     }
-    cuda_check(cudaSetDevice(device_), "cudaSetDevice");  // the progress thread's device
+    cuda_check(api_, api_.cudaSetDevice(device_), "cudaSetDevice");  // the progress thread's device
   }
 
   // Polls until the stream is idle; at the deadline aborts the communicator.
   void finish(const char* what) {
     const auto deadline = Clock::now() + timeout_;
     for (;;) {
-      const cudaError_t rc = cudaStreamQuery(stream_);
+      const cudaError_t rc = api_.cudaStreamQuery(stream_);
       if (rc == cudaSuccess) return;
-      if (rc != cudaErrorNotReady) cuda_check(rc, "cudaStreamQuery");
+      if (rc != cudaErrorNotReady) cuda_check(api_, rc, "cudaStreamQuery");
       ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &async);
+      api_.ncclCommGetAsyncError(comm_, &async);
       if (async != ncclSuccess && async != ncclInProgress) {
         aborted_ = true;
-        nccl_check(async, comm_, what);
+        nccl_check(api_, async, comm_, what);
       }
       if (Clock::now() >= deadline) {
         aborted_ = true;
@@ -183,13 +189,14 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
+  const NcclApi& api_;  // loaded on the first device communicator of the process
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
-  float* token_ = nullptr;
+  void* token_ = nullptr;  // the barrier's one float
   bool aborted_ = false;
 };
 
@@ -208,9 +215,9 @@ namespace dtrain::runtime {
 
 std::unique_ptr<Communicator> make_nccl_communicator(Store&, const WorldInfo&,
                                                      std::chrono::milliseconds) {
-  throw Error(Error::Code::kInvalid,
-              "dtrain: nccl: this libdtrain was built without NCCL; expected a build with CUDA "
-              "and NCCL found (DTRAIN_WITH_NCCL=ON, NCCL in /usr/local/cuda)");
+  nccl_library();  // throws the one "built without NCCL" error
+  throw Error(Error::Code::kInternal,
+              "dtrain: nccl: nccl_library() returned in a build without NCCL");
 }
 
 }  // namespace dtrain::runtime

@@ -1,9 +1,11 @@
-// The CUDA/NCCL toolchain dtrain compiles against: the library matches its header (no GPU
-// needed), and with a GPU a one-rank NCCL allreduce is exact.
+// NCCL itself, linked directly (libdtrain loads it with dlopen; nccl_comm_test covers that): the
+// library has the headers' major version (no GPU needed), and with a GPU a one-rank NCCL allreduce
+// is exact.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <nccl.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -21,10 +23,14 @@ std::string no_gpu_reason() {
   return "";
 }
 
-TEST(Nccl, LibraryMatchesHeader) {
+// The NCCL found at run time (LD_LIBRARY_PATH: a pip wheel, a system package) may be another
+// release than the headers; libdtrain's loader accepts the same major version, as NCCL's ABI does.
+TEST(Nccl, LibraryHasTheHeadersMajorVersion) {
   int version = 0;
   ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
-  EXPECT_EQ(version, NCCL_VERSION_CODE);
+  std::printf("NCCL library %d, headers %d\n", version, NCCL_VERSION_CODE);
+  EXPECT_EQ(version / 10000, NCCL_MAJOR)
+      << "library " << version << ", headers " << NCCL_VERSION_CODE;
 }
 
 TEST(Nccl, UniqueIdNeedsNoGpu) {

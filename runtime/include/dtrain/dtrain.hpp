@@ -242,8 +242,10 @@ class DTRAIN_API Context {
   Comm& comm();
   // Device-memory collectives over NCCL on GPU local_rank % device count, its unique id exchanged
   // through the bootstrap store. Created on first call, which is collective: every rank calls it
-  // at the same point. Throws Error (kInvalid) when libdtrain was built without NCCL or no CUDA
-  // device is visible, naming the cause.
+  // at the same point. NCCL and the CUDA runtime are loaded then (dlopen; see nccl_library()).
+  // Throws Error (kInvalid) when libdtrain was built without NCCL, libnccl.so.2 or
+  // libcudart.so.<CUDA major> cannot be loaded (the message names the library, the loader's
+  // reason and what to do) or no CUDA device is visible, naming the cause.
   Comm& device_comm();
 
   // The bootstrap's key/value store (PMIx, MPI, TCP or in memory), for small blobs every rank
@@ -267,6 +269,18 @@ class DTRAIN_API Context {
 // (kInvalid) naming the variable, e.g. `dtrain: DTRAIN_SHM: expected 0 (...) or 1 (...), got
 // "yes"`. Throws Error naming the method and the cause when the chosen method fails.
 DTRAIN_API Context init();
+
+// The NCCL that device_comm() uses. libdtrain does not link NCCL or CUDA: it loads
+// libcudart.so.<CUDA major> and libnccl.so.2 with dlopen (LD_LIBRARY_PATH, then ld.so.cache) the
+// first time either this or device_comm() is called, so a build with NCCL runs on nodes without
+// them. Needs no GPU and no init().
+struct NcclLibrary {
+  std::string version;  // "2.28.9", from ncclGetVersion
+  std::string file;     // the file loaded, e.g. "/usr/lib/x86_64-linux-gnu/libnccl.so.2"
+};
+// Throws Error (kInvalid) when libdtrain was built without NCCL, or naming the library, the
+// loader's reason and what to do when it cannot be loaded or lacks a function libdtrain calls.
+DTRAIN_API NcclLibrary nccl_library();
 
 // Per-rank records, one JSON object per line appended to RUN_DIR/rank-NNNNN.jsonl (NNNNN: the
 // global rank; schema version 2 in docs/metrics.md): a "step" record per record() call, with the

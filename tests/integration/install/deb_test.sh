@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Debian package as CI ships it (packaging/deb/build-deb.sh, its own build tree under
 # BUILD_DIR/deb): lintian reports no error (its warnings are printed), the contents sit under the
-# multiarch libdir, Depends come from dpkg-shlibdeps and name no CUDA library, and, where this test
+# multiarch libdir, Depends come from dpkg-shlibdeps and name no CUDA library, the NCCL backend is
+# compiled in (when this machine has the CUDA and NCCL headers) and loads NCCL at run time (`dtrain
+# doctor`), and, where this test
 # may change the system (root, dtrain not installed already), it installs with apt-get, works from
 # /usr, and is removed again; otherwise the unpacked package is checked.
 #   deb_test.sh SOURCE_DIR BUILD_DIR
@@ -67,12 +69,22 @@ if [[ $(id -u) -eq 0 ]] && ! dpkg-query -W -f='${Status}' dtrain 2>/dev/null | g
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >"$work/apt.log" 2>&1 ||
     fail "apt-get install $deb failed: $(tail -20 "$work/apt.log")"
   deb_installed_here=1
+  dtrain_bin=/usr/bin/dtrain dtrain_libdir=
   expect_eq "dtrain $version" "$(/usr/bin/dtrain --version)" "/usr/bin/dtrain --version"
   consumers /usr "deb"
 else
   echo "(not root, or a dtrain package is installed already: checking the unpacked package instead of installing it)"
-  expect_eq "dtrain $version" "$(LD_LIBRARY_PATH=$work/unpacked/usr/lib/$multiarch "$work/unpacked/usr/bin/dtrain" --version)" \
+  dtrain_bin=$work/unpacked/usr/bin/dtrain dtrain_libdir=$work/unpacked/usr/lib/$multiarch
+  expect_eq "dtrain $version" "$(LD_LIBRARY_PATH=$dtrain_libdir "$dtrain_bin" --version)" \
     "unpacked dtrain --version"
   consumers "$work/unpacked/usr" "unpacked deb"
+fi
+# The NCCL that libdtrain loads with dlopen (none of its NEEDED entries, checked above).
+if [[ -f /usr/local/cuda/include/nccl.h ]]; then
+  nccl=$(env -u DTRAIN_BOOTSTRAP -u PMIX_NAMESPACE -u PMIX_RANK \
+    LD_LIBRARY_PATH="${dtrain_libdir:+$dtrain_libdir:}/usr/local/cuda/lib64" "$dtrain_bin" doctor 2>&1 |
+    sed -n 's/^nccl  *//p' || true)
+  [[ $nccl == 2.* ]] || fail "the package's dtrain doctor says nccl: '$nccl'; expected the NCCL backend compiled in and libnccl.so.2 loaded from /usr/local/cuda/lib64"
+  echo "ok: packaged dtrain doctor: nccl $nccl"
 fi
 echo PASS
