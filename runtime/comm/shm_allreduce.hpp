@@ -63,6 +63,21 @@ class ShmAllreduce {
   // is written straight to its `out`, so fusing many small tensors needs no staging copy.
   void allreduce(std::span<const AllreducePart> parts, DType type, ReduceOp op);
 
+  // The elements of a piece of `n` that rank `rank` of `size` reduces in the two-shot path (its
+  // share): consecutive, starting on 64-byte boundaries. The hierarchical allreduce gives each
+  // rank this share to carry across nodes.
+  struct Range {
+    std::size_t first;
+    std::size_t count;
+  };
+  static Range share_of(std::size_t n, std::size_t elem, int rank, int size);
+  // The two halves of one piece (n <= kPieceBytes / elem elements), for the hierarchical
+  // allreduce: reduce_scatter_piece leaves the node's reduction of `in` in this rank's share of
+  // `out` (the rest of `out` is unspecified; in == out allowed); gather_piece fills the rest of
+  // `data` from every other rank's share of its `data`. Every rank calls them in the same order.
+  void reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
+  void gather_piece(void* data, std::size_t n, DType type);
+
   // While a call waits: the ranks it waits for, e.g. "1, 3 (not yet in this allreduce)"; "" when
   // it does not wait.
   std::string missing_ranks() const;
@@ -76,8 +91,9 @@ class ShmAllreduce {
   Control& control(int r) const;
   char* buffer(int r, std::uint64_t piece) const;
   void wait_all(bool reduced, std::uint64_t piece);
-  // Reduces the piece described by slices_ (n elements).
-  void piece(std::size_t n, DType type, ReduceOp op);
+  // Reduces the piece described by slices_ (n elements); `scatter`: only this rank's share of
+  // the result is written out.
+  void piece(std::size_t n, DType type, ReduceOp op, bool scatter = false);
 
   // Where a piece's elements [first, first + count) come from and go to.
   struct Slice {
