@@ -460,7 +460,7 @@ int main(int argc, char** argv) {
   gethostname(host, sizeof host - 1);
   const char* mmap_env = std::getenv("MALLOC_MMAP_THRESHOLD_");
   std::vector<char> hosts(static_cast<std::size_t>(size) * 256);
-  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Allgather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
   std::vector<int> pids(static_cast<std::size_t>(size));
   int pid = getpid();
   MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);

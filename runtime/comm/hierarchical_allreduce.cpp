@@ -29,6 +29,7 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
   std::map<std::string, int> node_of_host;
   std::vector<std::vector<int>> members;  // by node: its ranks in rank order
   std::vector<std::string> names;
+  NodeLayout layout;
   for (int r = 0; r < static_cast<int>(host_of_rank.size()); ++r) {
     const std::string& host = host_of_rank[static_cast<std::size_t>(r)];
     const auto [it, added] = node_of_host.emplace(host, static_cast<int>(members.size()));
@@ -38,7 +39,7 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
     }
     members[static_cast<std::size_t>(it->second)].push_back(r);
   }
-  NodeLayout layout;
+  layout.ranks = members;
   layout.nodes = static_cast<int>(members.size());
   layout.node = node_of_host.at(host_of_rank.at(static_cast<std::size_t>(rank)));
   layout.node_ranks = members[static_cast<std::size_t>(layout.node)];
@@ -81,24 +82,26 @@ bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes) {
 HierarchicalAllreduce::HierarchicalAllreduce(NodeLayout layout, ShmAllreduce& node,
                                              PeerTransport& net, std::function<void()> poll)
     : layout_(std::move(layout)),
+      relay_(layout_.nodes == 2 && layout_.local_size > 1),
       node_(node),
       net_(net),
       poll_(std::move(poll)),
       scratch_(static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) *
-               ShmAllreduce::kPieceBytes) {}
+               node.piece_bytes()) {}
 
 char* HierarchicalAllreduce::scratch(int slot, int node) {
   return scratch_.data() +
          (static_cast<std::size_t>(slot) * static_cast<std::size_t>(layout_.nodes) +
           static_cast<std::size_t>(node)) *
-             ShmAllreduce::kPieceBytes;
+             node_.piece_bytes();
 }
 
 void HierarchicalAllreduce::allreduce(const void* in, void* out, std::size_t count, DType type,
                                       ReduceOp op) {
   const std::size_t elem = dtype_size(type);
-  const std::size_t per_piece = ShmAllreduce::kPieceBytes / elem;
+  const std::size_t per_piece = node_.piece_bytes() / elem;
   const std::size_t pieces = (count + per_piece - 1) / per_piece;
+  relayed_ = 0;
   // The same schedule on every rank of the node, so their shared-memory steps pair up: piece k's
   // reduction follows the finish of piece k - kDepth.
   for (std::size_t k = 0; k < pieces; ++k) {
@@ -107,23 +110,84 @@ void HierarchicalAllreduce::allreduce(const void* in, void* out, std::size_t cou
     const std::size_t n = std::min(per_piece, count - first);
     char* piece_out = static_cast<char*>(out) + first * elem;
     node_.reduce_scatter_piece(static_cast<const char*>(in) + first * elem, piece_out, n, type, op);
-    const int slot = static_cast<int>(k % kDepth);
-    flights_[slot] = {piece_out, n};
-    const ShmAllreduce::Range own =
-        ShmAllreduce::share_of(n, elem, layout_.local_rank, layout_.local_size);
-    if (own.count == 0) continue;
-    for (int j = 0; j < layout_.nodes; ++j) {
-      if (j == layout_.node) continue;
-      net_.post(slot, piece_out + own.first * elem, scratch(slot, j), own.count * elem,
-                layout_.peers[static_cast<std::size_t>(j)]);
-    }
+    // Relay, node 1: the result sent from this slot kDepth pieces ago may still be going out; the
+    // slot's next done() waits for it too.
+    flights_[k % kDepth] = {piece_out, n};
+    post(k, elem);
+    if (relay_ && layout_.node == 1) relay(k + 1, false, type, op);
   }
   for (std::size_t k = pieces > kDepth ? pieces - kDepth : 0; k < pieces; ++k) finish(k, type, op);
+  for (int slot = 0; slot < kDepth; ++slot) wait_network(slot);  // the last results sent
+}
+
+void HierarchicalAllreduce::post(std::size_t k, std::size_t elem) {
+  const int slot = static_cast<int>(k % kDepth);
+  const Flight& f = flights_[slot];
+  const int l = layout_.local_rank;
+  const int size = layout_.local_size;
+  const ShmAllreduce::Range own = ShmAllreduce::share_of(f.n, elem, l, size);
+  const auto at = [&](const ShmAllreduce::Range& r) { return f.out + r.first * elem; };
+  if (relay_) {
+    const std::vector<int>& other = layout_.ranks[static_cast<std::size_t>(1 - layout_.node)];
+    if (layout_.node == 0) {
+      // Out: this share to its owner on node 1; in: the result of share l - 1, from its owner.
+      const int from = (l + size - 1) % size;
+      const ShmAllreduce::Range theirs = ShmAllreduce::share_of(f.n, elem, from, size);
+      if (own.count > 0) net_.send(slot, at(own), own.count * elem, other[l]);
+      if (theirs.count > 0) {
+        net_.recv(slot, at(theirs), theirs.count * elem, other[static_cast<std::size_t>(from)]);
+      }
+    } else if (own.count > 0) {
+      net_.recv(slot, scratch(slot, 0), own.count * elem, other[static_cast<std::size_t>(l)]);
+    }
+    return;
+  }
+  if (own.count == 0) return;
+  for (int j = 0; j < layout_.nodes; ++j) {
+    if (j == layout_.node) continue;
+    const int peer = layout_.peers[static_cast<std::size_t>(j)];
+    net_.send(slot, at(own), own.count * elem, peer);
+    net_.recv(slot, scratch(slot, j), own.count * elem, peer);
+  }
+}
+
+void HierarchicalAllreduce::relay(std::size_t posted, bool wait, DType type, ReduceOp op) {
+  const std::size_t elem = dtype_size(type);
+  const int l = layout_.local_rank;
+  const int size = layout_.local_size;
+  while (relayed_ < posted) {
+    const int slot = static_cast<int>(relayed_ % kDepth);
+    if (wait) {
+      wait_network(slot);
+    } else if (!net_.done(slot)) {
+      return;
+    }
+    const Flight& f = flights_[slot];
+    const ShmAllreduce::Range own = ShmAllreduce::share_of(f.n, elem, l, size);
+    if (own.count > 0) {
+      char* dst = f.out + own.first * elem;
+      reduce_to(dst, scratch(slot, 0), dst, own.count, type, op);  // node 0's first
+      const int to = layout_.ranks[0][static_cast<std::size_t>((l + 1) % size)];
+      net_.send(slot, dst, own.count * elem, to);
+    }
+    ++relayed_;
+  }
 }
 
 void HierarchicalAllreduce::finish(std::size_t k, DType type, ReduceOp op) {
   const int slot = static_cast<int>(k % kDepth);
   const Flight& f = flights_[slot];
+  if (relay_) {
+    if (layout_.node == 1) {
+      relay(k + 1, true, type, op);
+      node_.gather_piece(f.out, f.n, type);
+    } else {
+      wait_network(slot);
+      // Local rank l holds the result of share l - 1.
+      node_.gather_piece(f.out, f.n, type, layout_.local_size - 1);
+    }
+    return;
+  }
   const std::size_t elem = dtype_size(type);
   const ShmAllreduce::Range own =
       ShmAllreduce::share_of(f.n, elem, layout_.local_rank, layout_.local_size);

@@ -4,15 +4,24 @@
 // ShmAllreduce::reduce_scatter_piece), each local rank carries its share of the node's sum to
 // the rank with the same local rank on every other node (PeerTransport: MPI point to point, or
 // the TCP backend's sockets), combines the nodes' sums in node order, and the node shares the
-// result again (ShmAllreduce::gather_piece). The message goes in pieces of
-// ShmAllreduce::kPieceBytes with up to kDepth pieces on the network at once, so the node's work
-// on later pieces overlaps the transfer of earlier ones and the time approaches the network's.
+// result again (ShmAllreduce::gather_piece). The message goes in pieces of kPieceBytes with up
+// to kDepth pieces on the network at once, so the node's work on later pieces overlaps the
+// transfer of earlier ones and the time approaches the network's.
+//
+// On 2 nodes of several ranks each, the shares are relayed so that every pair of processes
+// carries data one way only: local rank l of node 0 sends its share to local rank l of node 1,
+// which combines the two (node 0's first) and sends the result to local rank l + 1 of node 0.
+// Open MPI's TCP transport moved only 0.51-0.55 x the one-way rate each way when one pair sent
+// both ways at once inside a dtrain process (docs/benchmarks.md); one-way pairs move at the
+// link's rate, as a ring's do. Each node still sends S and receives S. Otherwise (3 nodes, or
+// one rank per node when forced) peers exchange directly: each sends its share to each other
+// node and combines the nodes' sums in node order, which sends what a ring sends on 2 nodes and
+// no more than it on 3; beyond that hierarchy_wanted() keeps the flat path (a ring among peers
+// is the remaining step, issue 21).
 //
 // Every rank ends with the same bits: a node's sum is reduced once, in local rank order, by the
-// share's owner; the nodes' sums are combined in node order by every peer alike; the gather only
-// copies. Peers exchange directly (each sends its share to each other node), which is what a
-// ring sends on 2 nodes and no more than it on 3; beyond that hierarchy_pays() leaves the flat
-// path (a ring among peers is the remaining step, issue 21).
+// share's owner; the nodes' sums are combined in node order, once per share (relay) or by every
+// peer alike; the gather only copies.
 #pragma once
 
 #include <atomic>
@@ -33,8 +42,9 @@ struct NodeLayout {
   int nodes = 1;
   int local_rank = 0;  // among the ranks of its node, in rank order
   int local_size = 1;
-  std::vector<int> node_ranks;  // the ranks on this node, by local rank
-  std::vector<int> peers;       // the rank with this local rank on each node, by node
+  std::vector<int> node_ranks;          // the ranks on this node, by local rank
+  std::vector<int> peers;               // the rank with this local rank on each node, by node
+  std::vector<std::vector<int>> ranks;  // every node's ranks, by node, by local rank
   // Every node holds local_size ranks; else `counts` says what each holds ("node1: 2, node2: 1").
   bool uniform = true;
   std::string counts;
@@ -57,9 +67,10 @@ bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes);
 class PeerTransport {
  public:
   virtual ~PeerTransport() = default;
-  // Starts sending `bytes` from `send` to rank `peer` and receiving as many from `peer` into
-  // `recv`, as part of exchange `slot` (0 <= slot < HierarchicalAllreduce::kDepth).
-  virtual void post(int slot, const void* send, void* recv, std::size_t bytes, int peer) = 0;
+  // Start sending `bytes` from `buf` to rank `peer` / receiving them from `peer` into `buf`, as
+  // part of exchange `slot` (0 <= slot < HierarchicalAllreduce::kDepth).
+  virtual void send(int slot, const void* buf, std::size_t bytes, int peer) = 0;
+  virtual void recv(int slot, void* buf, std::size_t bytes, int peer) = 0;
   // Moves what it can; true once every message of `slot` is complete.
   virtual bool done(int slot) = 0;
   // The peers whose message into `slot` has not arrived.
@@ -69,8 +80,12 @@ class PeerTransport {
 class HierarchicalAllreduce {
  public:
   static constexpr int kDepth = 8;
+  // The node's ShmAllreduce's piece size: 4 x the single-node one, so that the node's ranks,
+  // which share cores with the TCP stack and each other, meet 4 x less often per byte.
+  static constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
 
-  // `node` reduces among layout.node_ranks (its rank = layout.local_rank); `poll` is called
+  // `node` reduces among layout.node_ranks (its rank = layout.local_rank), in pieces of any
+  // size (kPieceBytes in libdtrain; the unit tests use the default too); `poll` is called
   // while waiting and may throw to abandon the call. Both must outlive this object.
   HierarchicalAllreduce(NodeLayout layout, ShmAllreduce& node, PeerTransport& net,
                         std::function<void()> poll);
@@ -87,11 +102,18 @@ class HierarchicalAllreduce {
     std::size_t n;
   };
   char* scratch(int slot, int node);
-  // Waits for piece `k`'s exchange, combines the nodes' sums and shares the result in the node.
+  // Starts piece `k`'s messages (its node sum is in flights_).
+  void post(std::size_t k, std::size_t elem);
+  // Relay, node 1: combines and sends on the pieces whose share from node 0 has arrived, up to
+  // `posted`; with `wait`, waits for each of them.
+  void relay(std::size_t posted, bool wait, DType type, ReduceOp op);
+  // Waits for piece `k`'s messages, combines the nodes' sums and shares the result in the node.
   void finish(std::size_t k, DType type, ReduceOp op);
   void wait_network(int slot);
 
   NodeLayout layout_;
+  bool relay_;               // 2 nodes of several ranks: one-way pairs (above)
+  std::size_t relayed_ = 0;  // relay, node 1: pieces of this call whose result went out
   ShmAllreduce& node_;
   PeerTransport& net_;
   std::function<void()> poll_;

@@ -35,16 +35,18 @@ struct ShmAllreduce::Control {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "counters in shared memory must be lock-free to work across processes");
 
-ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll)
+ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
+                           std::size_t piece_bytes)
     : rank_(rank),
       size_(static_cast<int>(segments.size())),
+      piece_bytes_(piece_bytes),
       segments_(std::move(segments)),
       poll_(std::move(poll)) {
   static_assert(sizeof(Control) <= kControlBytes);
 }
 
-void ShmAllreduce::init_segment(char* segment) {
-  std::memset(segment, 0, segment_bytes());
+void ShmAllreduce::init_segment(char* segment, std::size_t piece_bytes) {
+  std::memset(segment, 0, segment_bytes(piece_bytes));
   new (segment) Control{};  // the counters' lifetime begins here, for every process mapping it
 }
 
@@ -53,7 +55,7 @@ ShmAllreduce::Control& ShmAllreduce::control(int r) const {
 }
 
 char* ShmAllreduce::buffer(int r, std::uint64_t piece) const {
-  return segments_[static_cast<std::size_t>(r)] + kControlBytes + (piece % 2) * kPieceBytes;
+  return segments_[static_cast<std::size_t>(r)] + kControlBytes + (piece % 2) * piece_bytes_;
 }
 
 void ShmAllreduce::wait_all(bool reduced, std::uint64_t piece) {
@@ -83,7 +85,7 @@ void ShmAllreduce::allreduce(const void* in, void* out, std::size_t count, DType
 
 void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
   const std::size_t elem = dtype_size(type);
-  const std::size_t per_piece = kPieceBytes / elem;
+  const std::size_t per_piece = piece_bytes_ / elem;
   std::size_t part = 0;
   std::size_t done = 0;  // elements of parts[part] already in a piece
   while (part < parts.size()) {
@@ -122,19 +124,20 @@ void ShmAllreduce::reduce_scatter_piece(const void* in, void* out, std::size_t n
   if (n > 0) piece(n, type, op, true);
 }
 
-void ShmAllreduce::gather_piece(void* data, std::size_t n, DType type) {
+void ShmAllreduce::gather_piece(void* data, std::size_t n, DType type, int shift) {
   if (n == 0) return;
   const std::size_t elem = dtype_size(type);
   char* bytes = static_cast<char*>(data);
+  const auto share_held_by = [&](int r) { return share_of(n, elem, (r + shift) % size_, size_); };
   const std::uint64_t s = ++piece_;
   wait_all(false, s - 1);  // as in piece(): buffer s % 2 is free once all posted s - 1
-  const Range own = share_of(n, elem, rank_, size_);
+  const Range own = share_held_by(rank_);
   std::memcpy(buffer(rank_, s) + own.first * elem, bytes + own.first * elem, own.count * elem);
   control(rank_).posted.store(s, std::memory_order_release);
   wait_all(false, s);
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    const Range theirs = share_of(n, elem, r, size_);
+    const Range theirs = share_held_by(r);
     std::memcpy(bytes + theirs.first * elem, buffer(r, s) + theirs.first * elem,
                 theirs.count * elem);
   }

@@ -368,13 +368,15 @@ class MpiCommunicator final : public Communicator {
 
   // A shared window over `comm` (ranks of one node), a ShmAllreduce segment per rank, each
   // prepared (and so first touched, NUMA-local) by its owner before anyone uses it. Collective.
-  std::vector<char*> map_segments(MPI_Comm comm, int ranks, MPI_Win* window) {
+  std::vector<char*> map_segments(MPI_Comm comm, int ranks, MPI_Win* window,
+                                  std::size_t piece_bytes = ShmAllreduce::kPieceBytes) {
     MPI_Info info = MPI_INFO_NULL;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     char* mine = nullptr;
-    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(ShmAllreduce::segment_bytes()), 1,
-                                           info, comm, &mine, window);
+    const int rc =
+        MPI_Win_allocate_shared(static_cast<MPI_Aint>(ShmAllreduce::segment_bytes(piece_bytes)), 1,
+                                info, comm, &mine, window);
     MPI_Info_free(&info);
     check(rc, "init", "MPI_Win_allocate_shared (DTRAIN_SHM=0 allreduces through MPI instead)");
     std::vector<char*> segments(static_cast<std::size_t>(ranks));
@@ -385,7 +387,7 @@ class MpiCommunicator final : public Communicator {
       check(MPI_Win_shared_query(*window, r, &bytes, &unit, &base), "init", "MPI_Win_shared_query");
       segments[static_cast<std::size_t>(r)] = static_cast<char*>(base);
     }
-    ShmAllreduce::init_segment(mine);
+    ShmAllreduce::init_segment(mine, piece_bytes);
     check(MPI_Barrier(comm), "init", "MPI_Barrier");
     return segments;
   }
@@ -416,13 +418,17 @@ class MpiCommunicator final : public Communicator {
     algo_ = want == 2 ? AllreduceAlgo::kHierarchical : AllreduceAlgo::kAuto;
     check(MPI_Comm_split(comm_, layout.node, layout.local_rank, &node_comm_), "init",
           "MPI_Comm_split");
-    std::vector<char*> segments = map_segments(node_comm_, layout.local_size, &node_window_);
+    std::vector<char*> segments = map_segments(node_comm_, layout.local_size, &node_window_,
+                                               HierarchicalAllreduce::kPieceBytes);
     peers_ = std::make_unique<MpiPeerTransport>(comm_);
     // While the node's ranks wait on each other, the pieces on the network keep moving.
-    node_shm_ = std::make_unique<ShmAllreduce>(layout.local_rank, std::move(segments), [this] {
-      poll();
-      peers_->progress();
-    });
+    node_shm_ = std::make_unique<ShmAllreduce>(
+        layout.local_rank, std::move(segments),
+        [this] {
+          poll();
+          peers_->progress();
+        },
+        HierarchicalAllreduce::kPieceBytes);
     hier_ = std::make_unique<HierarchicalAllreduce>(std::move(layout), *node_shm_, *peers_,
                                                     [this] { poll(); });
   }

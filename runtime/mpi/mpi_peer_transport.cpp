@@ -18,20 +18,28 @@ MpiPeerTransport::~MpiPeerTransport() {
   for (Slot& s : slots_) s.requests.clear();
 }
 
-void MpiPeerTransport::post(int slot, const void* send, void* recv, std::size_t bytes, int peer) {
+int MpiPeerTransport::as_count(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) {
     throw Error(Error::Code::kInvalid, "dtrain: allreduce: a piece of " + std::to_string(bytes) +
                                            " bytes is too large for MPI");
   }
+  return static_cast<int>(bytes);
+}
+
+void MpiPeerTransport::send(int slot, const void* buf, std::size_t bytes, int peer) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
-  const int n = static_cast<int>(bytes);
   s.requests.push_back(MPI_REQUEST_NULL);
-  check(MPI_Irecv(recv, n, MPI_BYTE, peer, kTag, comm_, &s.requests.back()), "allreduce",
-        "MPI_Irecv");
+  s.peers.push_back(-1);
+  check(MPI_Isend(buf, as_count(bytes), MPI_BYTE, peer, kTag, comm_, &s.requests.back()),
+        "allreduce", "MPI_Isend");
+}
+
+void MpiPeerTransport::recv(int slot, void* buf, std::size_t bytes, int peer) {
+  Slot& s = slots_[static_cast<std::size_t>(slot)];
   s.requests.push_back(MPI_REQUEST_NULL);
-  check(MPI_Isend(send, n, MPI_BYTE, peer, kTag, comm_, &s.requests.back()), "allreduce",
-        "MPI_Isend");
   s.peers.push_back(peer);
+  check(MPI_Irecv(buf, as_count(bytes), MPI_BYTE, peer, kTag, comm_, &s.requests.back()),
+        "allreduce", "MPI_Irecv");
 }
 
 bool MpiPeerTransport::done(int slot) {
@@ -55,7 +63,7 @@ std::vector<int> MpiPeerTransport::waiting(int slot) const {
   const Slot& s = slots_[static_cast<std::size_t>(slot)];
   std::vector<int> peers;
   for (std::size_t i = 0; i < s.peers.size(); ++i) {
-    if (s.requests[2 * i] != MPI_REQUEST_NULL) peers.push_back(s.peers[i]);
+    if (s.peers[i] >= 0 && s.requests[i] != MPI_REQUEST_NULL) peers.push_back(s.peers[i]);
   }
   return peers;
 }

@@ -17,7 +17,8 @@ class MpiPeerTransport final : public PeerTransport {
   explicit MpiPeerTransport(MPI_Comm comm) : comm_(comm) {}
   ~MpiPeerTransport() override;
 
-  void post(int slot, const void* send, void* recv, std::size_t bytes, int peer) override;
+  void send(int slot, const void* buf, std::size_t bytes, int peer) override;
+  void recv(int slot, void* buf, std::size_t bytes, int peer) override;
   bool done(int slot) override;
   std::vector<int> waiting(int slot) const override;
   // Lets MPI move the messages of every slot (called while the node's ranks wait on each other).
@@ -25,9 +26,10 @@ class MpiPeerTransport final : public PeerTransport {
 
  private:
   struct Slot {
-    std::vector<MPI_Request> requests;  // receive, send, receive, send, ...
-    std::vector<int> peers;             // one per receive
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;  // one per request; -1 for a send
   };
+  static int as_count(std::size_t bytes);
   MPI_Comm comm_;
   std::array<Slot, HierarchicalAllreduce::kDepth> slots_;
   std::vector<int> indices_;  // MPI_Testsome's output, kept across calls

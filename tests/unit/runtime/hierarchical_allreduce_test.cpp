@@ -2,8 +2,9 @@
 // hierarchy is set up and taken, the shares a piece splits into) and the algorithm itself with
 // threads as ranks: a ShmAllreduce per node over segments in this process's memory and a
 // PeerTransport of in-memory mailboxes. Every op and dtype exact on integer-valued data, on
-// 2 x 2, 3 x 2 and 4 x 1 ranks, one piece and more pieces than the pipeline holds, in and out of
-// place, the same bits on every rank; a rank that never arrives, on this node or another, named.
+// 2 x 2 and 2 x 3 (the relay), 3 x 2 and 4 x 1 ranks (the direct exchange), one piece and more
+// pieces than the pipeline holds, in and out of place, the same bits on every rank; a rank that
+// never arrives, on this node or another, named.
 #include "comm/hierarchical_allreduce.hpp"
 
 #include <gtest/gtest.h>
@@ -115,13 +116,14 @@ struct Mailboxes {
 class MemoryTransport final : public PeerTransport {
  public:
   MemoryTransport(int rank, Mailboxes& boxes) : rank_(rank), boxes_(boxes) {}
-  void post(int slot, const void* send, void* recv, std::size_t bytes, int peer) override {
-    const char* p = static_cast<const char*>(send);
-    {
-      const std::lock_guard<std::mutex> lock(boxes_.mutex);
-      boxes_.queues[{rank_, peer}].emplace_back(p, p + bytes);
-    }
-    pending_.push_back({slot, recv, bytes, peer});
+  void send(int slot, const void* buf, std::size_t bytes, int peer) override {
+    (void)slot;
+    const char* p = static_cast<const char*>(buf);
+    const std::lock_guard<std::mutex> lock(boxes_.mutex);
+    boxes_.queues[{rank_, peer}].emplace_back(p, p + bytes);
+  }
+  void recv(int slot, void* buf, std::size_t bytes, int peer) override {
+    pending_.push_back({slot, buf, bytes, peer});
   }
   bool done(int slot) override {
     const std::lock_guard<std::mutex> lock(boxes_.mutex);
@@ -159,13 +161,16 @@ class MemoryTransport final : public PeerTransport {
   std::deque<Pending> pending_;
 };
 
-// One process's stand-in for a node's shared window: prepared, 64-byte aligned segments.
+// One process's stand-in for a node's shared window: prepared, 64-byte aligned segments, for
+// pieces of the size libdtrain gives the node.
 struct Segments {
-  explicit Segments(int p) : memory(ShmAllreduce::segment_bytes() * p + 64) {
+  static constexpr std::size_t kSegment =
+      ShmAllreduce::segment_bytes(HierarchicalAllreduce::kPieceBytes);
+  explicit Segments(int p) : memory(kSegment * p + 64) {
     char* base = memory.data() + (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
     for (int r = 0; r < p; ++r) {
-      pointers.push_back(base + ShmAllreduce::segment_bytes() * static_cast<std::size_t>(r));
-      ShmAllreduce::init_segment(pointers.back());
+      pointers.push_back(base + kSegment * static_cast<std::size_t>(r));
+      ShmAllreduce::init_segment(pointers.back(), HierarchicalAllreduce::kPieceBytes);
     }
   }
   std::vector<char> memory;
@@ -191,7 +196,8 @@ void run_ranks(const std::vector<std::string>& hosts, const std::function<void()
     threads.emplace_back([&, r] {
       try {
         NodeLayout l = plan_layout(hosts, r);
-        ShmAllreduce node(l.local_rank, nodes[hosts[static_cast<std::size_t>(r)]]->pointers, poll);
+        ShmAllreduce node(l.local_rank, nodes[hosts[static_cast<std::size_t>(r)]]->pointers, poll,
+                          HierarchicalAllreduce::kPieceBytes);
         MemoryTransport net(r, boxes);
         HierarchicalAllreduce hier(std::move(l), node, net, poll);
         body(r, hier);
@@ -267,11 +273,12 @@ void check_exact(const std::vector<std::string>& hosts, DType type, std::size_t 
 
 const std::vector<std::string> k2x2 = {"n1", "n1", "n2", "n2"};
 const std::vector<std::string> k3x2 = {"n1", "n2", "n3", "n1", "n2", "n3"};  // round robin
+const std::vector<std::string> k2x3 = {"n1", "n1", "n1", "n2", "n2", "n2"};
 const std::vector<std::string> k4x1 = {"n1", "n2", "n3", "n4"};
 
 // More pieces than the pipeline holds, and a last piece that is not whole.
 constexpr std::size_t kManyPieces =
-    (HierarchicalAllreduce::kDepth + 3) * ShmAllreduce::kPieceBytes / sizeof(float) + 17;
+    (HierarchicalAllreduce::kDepth + 3) * HierarchicalAllreduce::kPieceBytes / sizeof(float) + 17;
 
 TEST(HierarchicalAllreduce, ExactOnTwoNodesOfTwo) {
   check_exact<float>(k2x2, DType::kFloat32, kManyPieces, false);
@@ -280,6 +287,12 @@ TEST(HierarchicalAllreduce, ExactOnTwoNodesOfTwo) {
   check_exact<std::int32_t>(k2x2, DType::kInt32, 3, false);
   check_exact<std::int64_t>(k2x2, DType::kInt64, 100003, false);
   check_exact<std::uint8_t>(k2x2, DType::kUInt8, 300001, true);
+}
+
+TEST(HierarchicalAllreduce, ExactOnTwoNodesOfThree) {
+  check_exact<float>(k2x3, DType::kFloat32, kManyPieces, false);
+  check_exact<std::int32_t>(k2x3, DType::kInt32, 65537, true);
+  check_exact<std::uint8_t>(k2x3, DType::kUInt8, 100, false);
 }
 
 TEST(HierarchicalAllreduce, ExactOnThreeNodesOfTwoAndFourOfOne) {
