@@ -61,12 +61,13 @@ echo "ok: ranks 0-2 named rank 3"
 echo "== rank 3 stopped (SIGSTOP), DTRAIN_ALGO=hierarchical, DTRAIN_TIMEOUT=3"
 RUNTIME_PROBE_SIGNAL=STOP DTRAIN_TIMEOUT=3 timeout -k 5 60 srun --mpi=pmix -N2 --ntasks-per-node=2 \
   "$probe" >"$work/stop" 2>&1 && fail "srun succeeded with rank 3 stopped: $(cat "$work/stop")"
-# Rank 2 waits for rank 3 in its node's reduction; rank 1 for rank 3's share from the other node;
-# rank 0 for rank 2's share (rank 2 itself waits).
+# Rank 2 waits for rank 3 in its node's reduction. On 2 nodes the shares are relayed: rank 0
+# (local rank 0 of node 0) waits for share 1's result from rank 3 (local rank 1 of node 1), rank 1
+# for share 0's from rank 2 (which itself waits).
 grep -qE "not complete after 3 s \\(DTRAIN_TIMEOUT\\)" "$work/stop" || fail "no deadline error: $(cat "$work/stop")"
 for want in "2 of 4.*missing ranks: 3 \\(on this node, not yet in this allreduce\\)" \
-  "1 of 4.*missing ranks: 3 \\(on other nodes; their share of this allreduce has not arrived\\)" \
-  "0 of 4.*missing ranks: 2 \\(on other nodes; their share of this allreduce has not arrived\\)"; do
+  "0 of 4.*missing ranks: 3 \\(on other nodes; their share of this allreduce has not arrived\\)" \
+  "1 of 4.*missing ranks: 2 \\(on other nodes; their share of this allreduce has not arrived\\)"; do
   grep -qE "rank $want" "$work/stop" || fail "no line matching /rank $want/ in: $(cat "$work/stop")"
 done
 echo "ok: each rank's deadline error names the rank it waits for"
