@@ -11,7 +11,15 @@
 //   meter      a step of 161 per-tensor dtrain allreduces with and without a Meter recording
 //              heartbeats and a step record: the recording overhead.
 //
-//   mpirun -n 2 coll_bench [--json FILE] [--max-bytes N] [--skip-bert] [--sweep-only]
+// --nodes (ranks on several nodes, issue 21) replaces all that with: the link between the first
+// two nodes measured by MPI (one way, and both ways at once), then the allreduce sweep 4 KiB ..
+// --max-bytes (default 64 MiB) with dtrain as the environment configures it (DTRAIN_ALGO unset:
+// hierarchical above 64 KiB where nodes hold several ranks), dtrain with DTRAIN_ALGO=flat (a
+// second Context in this process), MPI_Allreduce tuned, and the link limit: a node must send
+// 2 (N - 1) / N x S of an allreduce over N nodes (S on 2), so S takes at least that over the
+// one-way rate. Then the ResNet-50 fusion set, one round.
+//
+//   mpirun -n 2 coll_bench [--json FILE] [--max-bytes N] [--skip-bert] [--sweep-only] [--nodes]
 // Reports only; never fails on a timing. #wrong counts result elements that differ from the exact
 // expected value (integer-valued data), and a non-zero total makes the exit status 1.
 #define OMPI_SKIP_MPICXX 1
@@ -31,6 +39,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -146,6 +156,126 @@ void allreduce_sweep(dtrain::Comm& comm, std::size_t max_bytes) {
   std::printf("# /dflt, /tuned: MPI time over dtrain time (above 1: dtrain faster)\n");
 }
 
+// The lowest rank on another host than rank 0's, -1 when every rank is on rank 0's; and the
+// number of hosts.
+std::pair<int, int> other_node(const std::vector<char>& hosts) {
+  int other = -1;
+  std::vector<std::string> seen;
+  for (int r = 0; r < size; ++r) {
+    const std::string h(&hosts[static_cast<std::size_t>(r) * 256]);
+    if (other < 0 && h != std::string(&hosts[0])) other = r;
+    if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+  }
+  return {other, static_cast<int>(seen.size())};
+}
+
+// GB/s from rank 0 to `peer` (one way) and each way while both send (MPI_Sendrecv), 64 MiB in
+// 4 MiB messages, median of 3; every rank returns rank 0's figures.
+std::pair<double, double> link_rates(int peer) {
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  constexpr std::size_t kMessage = std::size_t{4} << 20;
+  std::vector<char> out(kBytes, 1);
+  std::vector<char> in(kBytes);
+  const bool mine = rank == 0 || rank == peer;
+  const int other = rank == 0 ? peer : 0;
+  const auto run = [&](bool both) {
+    std::vector<double> t;
+    for (int i = 0; i < 4; ++i) {  // the first is a warm-up
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double start = MPI_Wtime();
+      if (mine) {
+        for (std::size_t d = 0; d < kBytes; d += kMessage) {
+          const int n = static_cast<int>(kMessage);
+          if (both) {
+            MPI_Sendrecv(out.data() + d, n, MPI_BYTE, other, 1, in.data() + d, n, MPI_BYTE, other,
+                         1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          } else if (rank == 0) {
+            MPI_Send(out.data() + d, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+          } else {
+            MPI_Recv(in.data() + d, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          }
+        }
+        // One way: done when the receiver has it all.
+        if (!both && rank == peer) MPI_Send(in.data(), 1, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        if (!both && rank == 0)
+          MPI_Recv(in.data(), 1, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      if (i > 0) t.push_back(MPI_Wtime() - start);
+    }
+    std::sort(t.begin(), t.end());
+    double rate = static_cast<double>(kBytes) / t[1] / 1e9;
+    MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return rate;
+  };
+  const double one_way = run(false);
+  return {one_way, run(true)};
+}
+
+void nodes_sweep(dtrain::Comm& comm, dtrain::Comm& flat, std::size_t max_bytes,
+                 const std::vector<char>& hosts) {
+  const auto [peer, nodes] = other_node(hosts);
+  double one_way = 0;
+  double both = 0;
+  if (peer > 0) std::tie(one_way, both) = link_rates(peer);
+  // A node sends at least 2 (N - 1) / N of the message (the bandwidth-optimal lower bound).
+  const double node_share = nodes > 1 ? 2.0 * (nodes - 1) / nodes : 0;
+  const double bus = dtrain::allreduce_bus_factor(size);
+  if (rank == 0) {
+    std::printf(
+        "# link rank 0 -> rank %d (MPI, 64 MiB): one-way %.4f GB/s, both ways at once %.4f "
+        "GB/s each (%.2f x one-way)\n",
+        peer, one_way, both, one_way > 0 ? both / one_way : 0);
+    std::printf("# limit = %.2f x S / one-way rate (%d nodes); lim/d = limit / dtrain time\n",
+                node_share, nodes);
+    std::printf("# allreduce float32 sum, out of place, tuned malloc; time us, busbw GB/s\n");
+    std::printf("#%11s | %9s %7s | %9s %7s | %9s %7s | %9s %6s | %7s %7s %6s\n", "size", "dtrain",
+                "busbw", "d-flat", "busbw", "mpi-tuned", "busbw", "limit", "lim/d", "mpi/d",
+                "flat/d", "#wrong");
+    report["nodes"] = {{"nodes", nodes},
+                       {"one_way_GBps", one_way},
+                       {"both_ways_GBps", both},
+                       {"transport", std::string(comm.allreduce_transport())},
+                       {"sweep", nlohmann::json::array()}};
+  }
+  for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+    const std::size_t n = bytes / sizeof(float);
+    std::vector<float> in(n);
+    std::vector<float> out(n);
+    fill(in);
+    const auto dtrain_with = [&](dtrain::Comm& c) {
+      std::fill(out.begin(), out.end(), -1.0f);
+      const double t = measure([&] {
+        c.allreduce(in.data(), out.data(), n, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
+      });
+      return std::pair<double, long long>(t, wrong(out));
+    };
+    const auto [d, d_wrong] = dtrain_with(comm);
+    const auto [f, f_wrong] = dtrain_with(flat);
+    const double m = measure([&] {
+      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    });
+    long long bad = d_wrong + f_wrong + wrong(out);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    total_wrong += rank == 0 ? bad : 0;
+    if (rank != 0) continue;
+    const double limit = one_way > 0 ? node_share * static_cast<double>(bytes) / one_way / 1e9 : 0;
+    const auto bw = [&](double t) { return static_cast<double>(bytes) / t / 1e9 * bus; };
+    std::printf(
+        "%12zu | %9.1f %7.4f | %9.1f %7.4f | %9.1f %7.4f | %9.1f %6.2f | %7.2f %7.2f %6lld\n",
+        bytes, d * 1e6, bw(d), f * 1e6, bw(f), m * 1e6, bw(m), limit * 1e6, limit / d, m / d, f / d,
+        bad);
+    std::fflush(stdout);
+    report["nodes"]["sweep"].push_back({{"bytes", bytes},
+                                        {"dtrain_us", d * 1e6},
+                                        {"dtrain_flat_us", f * 1e6},
+                                        {"mpi_tuned_us", m * 1e6},
+                                        {"limit_us", limit * 1e6},
+                                        {"wrong", bad}});
+  }
+  if (rank == 0)
+    std::printf("# mpi/d, flat/d: their time over dtrain's (above 1: dtrain faster)\n");
+}
+
 std::vector<std::size_t> resnet50_shapes() {
   // 161 tensors, 25.56 M elements, 109 under 64 KiB: 53 conv/fc weights spread geometrically
   // from 9,408 to 2.36 M elements, 108 batch-norm vectors of 64..2,048, and the fc bias.
@@ -185,7 +315,8 @@ std::vector<std::size_t> many_small_shapes() {
   return s;
 }
 
-void fusion_set(dtrain::Comm& comm, const char* name, const std::vector<std::size_t>& shapes) {
+void fusion_set(dtrain::Comm& comm, const char* name, const std::vector<std::size_t>& shapes,
+                int fusion_rounds = kFusionRounds) {
   std::vector<std::vector<float>> tensors;
   std::size_t total = 0;
   for (std::size_t n : shapes) {
@@ -212,12 +343,12 @@ void fusion_set(dtrain::Comm& comm, const char* name, const std::vector<std::siz
       },
       [&] { fused.run(); }};
   std::vector<double> rounds[3];
-  for (int round = 0; round < kFusionRounds; ++round) {
+  for (int round = 0; round < fusion_rounds; ++round) {
     for (int v = 0; v < 3; ++v) rounds[v].push_back(measure(variants[(v + round) % 3]));
   }
   // rounds[v] holds variant (v + round) % 3: regroup by variant.
   std::vector<double> by_variant[3];
-  for (int round = 0; round < kFusionRounds; ++round) {
+  for (int round = 0; round < fusion_rounds; ++round) {
     for (int v = 0; v < 3; ++v) by_variant[(v + round) % 3].push_back(rounds[v][round]);
   }
   const auto median = [](std::vector<double> t) {
@@ -293,20 +424,25 @@ int main(int argc, char** argv) {
   std::size_t max_bytes = std::size_t{256} << 20;
   bool bert = true;
   bool sweep_only = false;
+  bool nodes = false;
+  bool max_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else if (a == "--max-bytes" && i + 1 < argc) {
       max_bytes = std::stoull(argv[++i]);
+      max_given = true;
     } else if (a == "--skip-bert") {
       bert = false;
     } else if (a == "--sweep-only") {
       sweep_only = true;
+    } else if (a == "--nodes") {
+      nodes = true;
     } else {
       std::fprintf(stderr,
                    "coll_bench: unknown argument \"%s\"; expected --json FILE, "
-                   "--max-bytes N, --skip-bert or --sweep-only\n",
+                   "--max-bytes N, --skip-bert, --sweep-only or --nodes\n",
                    a.c_str());
       return 2;
     }
@@ -324,7 +460,7 @@ int main(int argc, char** argv) {
   gethostname(host, sizeof host - 1);
   const char* mmap_env = std::getenv("MALLOC_MMAP_THRESHOLD_");
   std::vector<char> hosts(static_cast<std::size_t>(size) * 256);
-  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Allgather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
   std::vector<int> pids(static_cast<std::size_t>(size));
   int pid = getpid();
   MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -343,6 +479,37 @@ int main(int argc, char** argv) {
                   pids[static_cast<std::size_t>(r)], &hosts[static_cast<std::size_t>(r) * 256]);
     report["mpi"] = mpi_version;
     report["ranks"] = size;
+  }
+  if (nodes) {
+    // The flat path beside the configured one, in this process: a second Context.
+    const char* configured = std::getenv("DTRAIN_ALGO");
+    const std::string algo = configured && *configured ? configured : "unset (auto)";
+    setenv("DTRAIN_ALGO", "flat", 1);
+    dtrain::Context flat = dtrain::init();
+    if (rank == 0) {
+      std::printf(
+          "# DTRAIN_ALGO %s: allreduce %s; d-flat: DTRAIN_ALGO=flat; OMPI_MCA_btl_tcp_links "
+          "%s\n",
+          algo.c_str(), std::string(ctx.comm().allreduce_transport()).c_str(),
+          std::getenv("OMPI_MCA_btl_tcp_links") ? std::getenv("OMPI_MCA_btl_tcp_links")
+                                                : "unset (1)");
+    }
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    nodes_sweep(ctx.comm(), flat.comm(), max_given ? max_bytes : std::size_t{64} << 20, hosts);
+    if (rank == 0) {
+      std::printf("#\n# fusion, float32 sum in place, tuned malloc, one round; ms per step\n");
+      std::printf("#%-11s %7s %11s | %10s %10s %10s | %9s %9s %6s | %s\n", "set", "tensors",
+                  "elements", "per-tensor", "pre-packed", "dtrain", "d/best", "pt/d", "#wrong",
+                  "buckets");
+      report["fusion"] = nlohmann::json::array();
+    }
+    fusion_set(ctx.comm(), "resnet50", resnet50_shapes(), 1);
+    if (rank == 0) {
+      std::printf("# Out of bounds values : %lld %s\n", total_wrong, total_wrong ? "ERROR" : "OK");
+      if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";
+    }
+    return total_wrong == 0 ? 0 : 1;
   }
   allreduce_sweep(ctx.comm(), max_bytes);
   if (sweep_only) return total_wrong == 0 ? 0 : 1;

@@ -74,6 +74,16 @@ bool parse_shm(const std::optional<std::string>& v) {
                   *v + "\"");
 }
 
+AllreduceAlgo parse_algo(const std::optional<std::string>& v) {
+  if (!v || *v == "auto") return AllreduceAlgo::kAuto;
+  if (*v == "flat") return AllreduceAlgo::kFlat;
+  if (*v == "hierarchical") return AllreduceAlgo::kHierarchical;
+  throw Error(Error::Code::kInvalid,
+              "dtrain: DTRAIN_ALGO: expected auto, flat (every rank alike) or hierarchical "
+              "(inside each node, then across nodes), got \"" +
+                  *v + "\"");
+}
+
 affinity::SelfApplyMode parse_affinity(const std::optional<std::string>& v) {
   try {
     return affinity::parse_self_apply_mode(v ? std::optional<std::string_view>(*v) : std::nullopt);
@@ -93,6 +103,7 @@ Settings parse_settings(const EnvLookup& env) {
   s.topology = non_empty(env, "DTRAIN_TOPOLOGY").value_or("");
   s.piece_bytes = parse_bytes("DTRAIN_PIECE_BYTES", non_empty(env, "DTRAIN_PIECE_BYTES"), 0, 4096);
   s.shm = parse_shm(non_empty(env, "DTRAIN_SHM"));
+  s.algo = parse_algo(non_empty(env, "DTRAIN_ALGO"));
   s.fusion_bytes = parse_bytes("DTRAIN_FUSION_BYTES", non_empty(env, "DTRAIN_FUSION_BYTES"),
                                s.fusion_bytes, 1024);
   // Set but empty is an empty list, which names no signal: refused, unlike the others.

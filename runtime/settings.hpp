@@ -17,6 +17,13 @@
 
 namespace dtrain::runtime {
 
+// DTRAIN_ALGO: how allreduces across nodes travel (comm/hierarchical_allreduce.hpp).
+enum class AllreduceAlgo {
+  kAuto,          // hierarchical where the node layout and the size pay for it, else flat
+  kFlat,          // every rank alike: the backend's own allreduce
+  kHierarchical,  // inside each node through shared memory, across nodes between peers
+};
+
 struct Settings {
   // DTRAIN_BOOTSTRAP: "" (choose automatically), "pmix", "mpi", "tcp", "env" or "single".
   std::string bootstrap;
@@ -34,6 +41,9 @@ struct Settings {
   // DTRAIN_SHM (default 1): allreduces may go through shared memory when every rank is on one
   // node; 0 keeps them on the backend's own messages.
   bool shm = true;
+  // DTRAIN_ALGO (default auto): "flat" or "hierarchical" forces the allreduce across nodes, for
+  // tests and benchmarks.
+  AllreduceAlgo algo = AllreduceAlgo::kAuto;
   // DTRAIN_FUSION_BYTES (default 64 MiB): FusedAllreduce's bucket size when the caller gives none.
   std::size_t fusion_bytes = std::size_t{64} << 20;
   // DTRAIN_PREEMPT_SIGNALS (default SIGUSR1 and SIGTERM): the signals a Preemption watches.
@@ -47,9 +57,9 @@ struct Settings {
 using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 // Parses every variable through `env`, in the order init() used them before this value existed:
-// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, FUSION_BYTES, PREEMPT_SIGNALS. An unset or empty
-// variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error (kInvalid) naming
-// the first bad variable and its value.
+// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, FUSION_BYTES, PREEMPT_SIGNALS. An unset or
+// empty variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error (kInvalid)
+// naming the first bad variable and its value.
 Settings parse_settings(const EnvLookup& env);
 // parse_settings over this process's environment (getenv).
 Settings settings_from_environment();

@@ -35,16 +35,18 @@ struct ShmAllreduce::Control {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "counters in shared memory must be lock-free to work across processes");
 
-ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll)
+ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
+                           std::size_t piece_bytes)
     : rank_(rank),
       size_(static_cast<int>(segments.size())),
+      piece_bytes_(piece_bytes),
       segments_(std::move(segments)),
       poll_(std::move(poll)) {
   static_assert(sizeof(Control) <= kControlBytes);
 }
 
-void ShmAllreduce::init_segment(char* segment) {
-  std::memset(segment, 0, segment_bytes());
+void ShmAllreduce::init_segment(char* segment, std::size_t piece_bytes) {
+  std::memset(segment, 0, segment_bytes(piece_bytes));
   new (segment) Control{};  // the counters' lifetime begins here, for every process mapping it
 }
 
@@ -53,7 +55,7 @@ ShmAllreduce::Control& ShmAllreduce::control(int r) const {
 }
 
 char* ShmAllreduce::buffer(int r, std::uint64_t piece) const {
-  return segments_[static_cast<std::size_t>(r)] + kControlBytes + (piece % 2) * kPieceBytes;
+  return segments_[static_cast<std::size_t>(r)] + kControlBytes + (piece % 2) * piece_bytes_;
 }
 
 void ShmAllreduce::wait_all(bool reduced, std::uint64_t piece) {
@@ -83,7 +85,7 @@ void ShmAllreduce::allreduce(const void* in, void* out, std::size_t count, DType
 
 void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
   const std::size_t elem = dtype_size(type);
-  const std::size_t per_piece = kPieceBytes / elem;
+  const std::size_t per_piece = piece_bytes_ / elem;
   std::size_t part = 0;
   std::size_t done = 0;  // elements of parts[part] already in a piece
   while (part < parts.size()) {
@@ -107,7 +109,41 @@ void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, R
   }
 }
 
-void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op) {
+ShmAllreduce::Range ShmAllreduce::share_of(std::size_t n, std::size_t elem, int rank, int size) {
+  const std::size_t align = std::max<std::size_t>(1, 64 / elem);
+  const std::size_t p = static_cast<std::size_t>(size);
+  const std::size_t share = ((n + p - 1) / p + align - 1) / align * align;
+  const std::size_t first = std::min(n, static_cast<std::size_t>(rank) * share);
+  return {first, std::min(n, first + share) - first};
+}
+
+void ShmAllreduce::reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type,
+                                        ReduceOp op) {
+  slices_.clear();
+  slices_.push_back({static_cast<const char*>(in), static_cast<char*>(out), 0, n});
+  if (n > 0) piece(n, type, op, true);
+}
+
+void ShmAllreduce::gather_piece(void* data, std::size_t n, DType type, int shift) {
+  if (n == 0) return;
+  const std::size_t elem = dtype_size(type);
+  char* bytes = static_cast<char*>(data);
+  const auto share_held_by = [&](int r) { return share_of(n, elem, (r + shift) % size_, size_); };
+  const std::uint64_t s = ++piece_;
+  wait_all(false, s - 1);  // as in piece(): buffer s % 2 is free once all posted s - 1
+  const Range own = share_held_by(rank_);
+  std::memcpy(buffer(rank_, s) + own.first * elem, bytes + own.first * elem, own.count * elem);
+  control(rank_).posted.store(s, std::memory_order_release);
+  wait_all(false, s);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    const Range theirs = share_held_by(r);
+    std::memcpy(bytes + theirs.first * elem, buffer(r, s) + theirs.first * elem,
+                theirs.count * elem);
+  }
+}
+
+void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, bool scatter) {
   const std::size_t elem = dtype_size(type);
   const std::uint64_t s = ++piece_;
   // Buffer s % 2 last held piece s - 2; every rank is done reading it once all have posted s - 1.
@@ -132,11 +168,10 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op) {
     return;
   }
   // Two-shot. Shares start on 64-byte boundaries so no two ranks write the same cache line.
-  const std::size_t align = std::max<std::size_t>(1, 64 / elem);
-  const std::size_t p = static_cast<std::size_t>(size_);
-  const std::size_t share = ((n + p - 1) / p + align - 1) / align * align;
-  const std::size_t first = std::min(n, static_cast<std::size_t>(rank_) * share);
-  const std::size_t length = std::min(n, first + share) - first;
+  const Range own = share_of(n, elem, rank_, size_);
+  const std::size_t first = own.first;
+  const std::size_t length = own.count;
+  const std::size_t share = std::max<std::size_t>(1, share_of(n, elem, 0, size_).count);
   if (rank_ < 2) {
     reduce_range(mine + first * elem, first, length);
   } else {
@@ -151,6 +186,13 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op) {
     }
   }
   control(rank_).reduced.store(s, std::memory_order_release);
+  if (scatter) {
+    // Only this rank's share leaves; a slower rank still reading our buffer is covered by the
+    // wait at the start of piece s + 2.
+    const Slice& sl = slices_.front();
+    std::memcpy(sl.out + first * elem, mine + first * elem, length * elem);
+    return;
+  }
   wait_all(true, s);
   // Each slice's elements from the ranks that reduced them (rank r holds [r * share, ...)).
   for (const Slice& sl : slices_) {

@@ -45,23 +45,45 @@ class ShmAllreduce {
   // Pieces up to this size go one-shot: one synchronization instead of two.
   static constexpr std::size_t kOneShotBytes = std::size_t{32} << 10;
 
-  // Bytes each rank's segment must hold, 64-byte aligned.
-  static constexpr std::size_t segment_bytes() { return kControlBytes + 2 * kPieceBytes; }
+  // Bytes each rank's segment must hold for pieces of `piece_bytes`, 64-byte aligned.
+  static constexpr std::size_t segment_bytes(std::size_t piece_bytes = kPieceBytes) {
+    return kControlBytes + 2 * piece_bytes;
+  }
 
   // Prepares this rank's own segment (its counters at 0); every rank's must be prepared before
   // any rank's first allreduce.
-  static void init_segment(char* segment);
+  static void init_segment(char* segment, std::size_t piece_bytes = kPieceBytes);
 
-  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes() long and
-  // prepared by init_segment(). `poll` is called while waiting and may throw to abandon
-  // the call.
-  ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll);
+  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes(piece_bytes) long
+  // and prepared by init_segment(). `poll` is called while waiting and may throw to abandon the
+  // call. `piece_bytes` (a multiple of 64): the hierarchical allreduce takes larger pieces, so
+  // that its ranks, which may share cores with others, synchronize less often.
+  ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
+               std::size_t piece_bytes = kPieceBytes);
+
+  std::size_t piece_bytes() const { return piece_bytes_; }
 
   // `in == out` is in place. kAvg sums, like kSum: the Communicator divides (communicator.hpp).
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   // Many buffers as one message: pieces are filled from consecutive parts and each part's result
   // is written straight to its `out`, so fusing many small tensors needs no staging copy.
   void allreduce(std::span<const AllreducePart> parts, DType type, ReduceOp op);
+
+  // The elements of a piece of `n` that rank `rank` of `size` reduces in the two-shot path (its
+  // share): consecutive, starting on 64-byte boundaries. The hierarchical allreduce gives each
+  // rank this share to carry across nodes.
+  struct Range {
+    std::size_t first;
+    std::size_t count;
+  };
+  static Range share_of(std::size_t n, std::size_t elem, int rank, int size);
+  // The two halves of one piece (n <= piece_bytes() / elem elements), for the hierarchical
+  // allreduce: reduce_scatter_piece leaves the node's reduction of `in` in this rank's share of
+  // `out` (the rest of `out` is unspecified; in == out allowed); gather_piece fills the rest of
+  // `data` from every other rank's share of its `data`, rank r holding share (r + shift) % size.
+  // Every rank calls them in the same order.
+  void reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
+  void gather_piece(void* data, std::size_t n, DType type, int shift = 0);
 
   // While a call waits: the ranks it waits for, e.g. "1, 3 (not yet in this allreduce)"; "" when
   // it does not wait.
@@ -76,8 +98,9 @@ class ShmAllreduce {
   Control& control(int r) const;
   char* buffer(int r, std::uint64_t piece) const;
   void wait_all(bool reduced, std::uint64_t piece);
-  // Reduces the piece described by slices_ (n elements).
-  void piece(std::size_t n, DType type, ReduceOp op);
+  // Reduces the piece described by slices_ (n elements); `scatter`: only this rank's share of
+  // the result is written out.
+  void piece(std::size_t n, DType type, ReduceOp op, bool scatter = false);
 
   // Where a piece's elements [first, first + count) come from and go to.
   struct Slice {
@@ -89,6 +112,7 @@ class ShmAllreduce {
 
   int rank_;
   int size_;
+  std::size_t piece_bytes_;
   std::vector<char*> segments_;
   std::function<void()> poll_;
   std::uint64_t piece_ = 0;    // pieces done; every rank counts the same

@@ -3,7 +3,8 @@
 # sbatch -N2, and the torchrun-style TCP rendezvous at node1 with ranks on both nodes. The probe
 # (tests/integration/runtime/runtime_probe.cpp) checks every collective exactly and prints where
 # init() placed it and how its allreduces travel; every rank's place must be right, and shared
-# memory must be used only when all ranks share one node.
+# memory must be used alone only when all ranks share one node (2 nodes of 2 ranks: hierarchical,
+# tests/integration/multinode/hierarchical_test.sh).
 #   collectives_test.sh CLUSTER_DIR PROBE
 set -euo pipefail
 source "$1/env.sh"
@@ -33,7 +34,7 @@ check() {
 echo "== srun --mpi=pmix -N2 --ntasks-per-node=2"
 timeout -k 5 120 srun --mpi=pmix -N2 --ntasks-per-node=2 "$probe" >"$work/srun" 2>&1 ||
   fail "srun exited $?: $(cat "$work/srun")"
-check "$work/srun" 2 2 pmix mpi
+check "$work/srun" 2 2 pmix hierarchical # nodes of 2 ranks: shared memory, then across nodes
 
 echo "== srun --mpi=pmix -N4 --ntasks-per-node=1"
 timeout -k 5 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" >"$work/srun4" 2>&1 ||
@@ -50,7 +51,7 @@ echo "== mpirun inside sbatch -N2 --ntasks-per-node=2"
 job=$(timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 -o "$work/mpirun" \
   --wrap "mpirun $(printf '%q' "$probe")")
 expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/mpirun" 2>/dev/null)"
-check "$work/mpirun" 2 2 pmix mpi
+check "$work/mpirun" 2 2 pmix hierarchical
 
 echo "== torchrun-style TCP rendezvous at node1, ranks on node1 and node2"
 timeout -k 5 120 srun --mpi=none -N2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000)) \

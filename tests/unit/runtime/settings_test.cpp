@@ -106,6 +106,20 @@ TEST(RuntimeSettings, ShmTakesTheSwitchWords) {
   }
 }
 
+TEST(RuntimeSettings, AlgoForcesFlatOrHierarchical) {
+  EXPECT_EQ(parse({}).algo, dtrain::runtime::AllreduceAlgo::kAuto);
+  EXPECT_EQ(parse({{"DTRAIN_ALGO", "auto"}}).algo, dtrain::runtime::AllreduceAlgo::kAuto);
+  EXPECT_EQ(parse({{"DTRAIN_ALGO", "flat"}}).algo, dtrain::runtime::AllreduceAlgo::kFlat);
+  EXPECT_EQ(parse({{"DTRAIN_ALGO", "hierarchical"}}).algo,
+            dtrain::runtime::AllreduceAlgo::kHierarchical);
+  for (const char* bad : {"ring", "Flat", "hier"}) {
+    EXPECT_EQ(refusal({{"DTRAIN_ALGO", bad}}),
+              std::string("dtrain: DTRAIN_ALGO: expected auto, flat (every rank alike) or "
+                          "hierarchical (inside each node, then across nodes), got \"") +
+                  bad + "\"");
+  }
+}
+
 TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
   EXPECT_EQ(refusal({{"DTRAIN_BOOTSTRAP", "bogus"}}),
             "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or "

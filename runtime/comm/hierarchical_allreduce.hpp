@@ -1,0 +1,127 @@
+// The allreduce for ranks on several nodes: the links between nodes are many times slower than
+// memory inside a node, and a flat ring sends 1.5 S across each boundary of 2 nodes x 2 ranks
+// where S is the least a node can send. So the node reduces first (shared memory,
+// ShmAllreduce::reduce_scatter_piece), each local rank carries its share of the node's sum to
+// the rank with the same local rank on every other node (PeerTransport: MPI point to point, or
+// the TCP backend's sockets), combines the nodes' sums in node order, and the node shares the
+// result again (ShmAllreduce::gather_piece). The message goes in pieces of kPieceBytes with up
+// to kDepth pieces on the network at once, so the node's work on later pieces overlaps the
+// transfer of earlier ones and the time approaches the network's.
+//
+// On 2 nodes of several ranks each, the shares are relayed so that every pair of processes
+// carries data one way only: local rank l of node 0 sends its share to local rank l of node 1,
+// which combines the two (node 0's first) and sends the result to local rank l + 1 of node 0.
+// Open MPI's TCP transport moved only 0.51-0.55 x the one-way rate each way when one pair sent
+// both ways at once inside a dtrain process (docs/benchmarks.md); one-way pairs move at the
+// link's rate, as a ring's do. Each node still sends S and receives S. Otherwise (3 nodes, or
+// one rank per node when forced) peers exchange directly: each sends its share to each other
+// node and combines the nodes' sums in node order, which sends what a ring sends on 2 nodes and
+// no more than it on 3; beyond that hierarchy_wanted() keeps the flat path (a ring among peers
+// is the remaining step, issue 21).
+//
+// Every rank ends with the same bits: a node's sum is reduced once, in local rank order, by the
+// share's owner; the nodes' sums are combined in node order, once per share (relay) or by every
+// peer alike; the gather only copies.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "comm/shm_allreduce.hpp"
+#include "settings.hpp"
+
+namespace dtrain::runtime {
+
+// Who shares this rank's node, from the hostname of every rank (the bootstrap's view).
+struct NodeLayout {
+  int node = 0;  // this rank's node; nodes are numbered in the order of their lowest rank
+  int nodes = 1;
+  int local_rank = 0;  // among the ranks of its node, in rank order
+  int local_size = 1;
+  std::vector<int> node_ranks;          // the ranks on this node, by local rank
+  std::vector<int> peers;               // the rank with this local rank on each node, by node
+  std::vector<std::vector<int>> ranks;  // every node's ranks, by node, by local rank
+  // Every node holds local_size ranks; else `counts` says what each holds ("node1: 2, node2: 1").
+  bool uniform = true;
+  std::string counts;
+};
+NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
+
+// Above this an allreduce may go hierarchical; up to it the backend's latency-optimal route.
+inline constexpr std::size_t kHierarchyMinBytes = std::size_t{64} << 10;
+
+// Whether to set the hierarchy up at all: never for kFlat; for kAuto when some node holds more
+// than one rank, there are 2 or 3 nodes and all hold the same number; kHierarchical forces it
+// (one node or one rank per node included), and throws Error (kInvalid) naming the node counts
+// when the nodes differ.
+bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout);
+// With the hierarchy set up: whether an allreduce of `bytes` takes it (forced: always).
+bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes);
+
+// Moves one piece's shares between peers. Messages between two ranks arrive in the order they
+// were posted. Called from one thread.
+class PeerTransport {
+ public:
+  virtual ~PeerTransport() = default;
+  // Start sending `bytes` from `buf` to rank `peer` / receiving them from `peer` into `buf`, as
+  // part of exchange `slot` (0 <= slot < HierarchicalAllreduce::kDepth).
+  virtual void send(int slot, const void* buf, std::size_t bytes, int peer) = 0;
+  virtual void recv(int slot, void* buf, std::size_t bytes, int peer) = 0;
+  // Moves what it can; true once every message of `slot` is complete.
+  virtual bool done(int slot) = 0;
+  // The peers whose message into `slot` has not arrived.
+  virtual std::vector<int> waiting(int slot) const = 0;
+};
+
+class HierarchicalAllreduce {
+ public:
+  static constexpr int kDepth = 8;
+  // The node's ShmAllreduce's piece size: 4 x the single-node one, so that the node's ranks,
+  // which share cores with the TCP stack and each other, meet 4 x less often per byte.
+  static constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+
+  // `node` reduces among layout.node_ranks (its rank = layout.local_rank), in pieces of any
+  // size (kPieceBytes in libdtrain; the unit tests use the default too); `poll` is called
+  // while waiting and may throw to abandon the call. Both must outlive this object.
+  HierarchicalAllreduce(NodeLayout layout, ShmAllreduce& node, PeerTransport& net,
+                        std::function<void()> poll);
+
+  // Every rank calls it with the same count, type and op; in == out is in place; kAvg sums.
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+
+  // While a call waits: the ranks it waits for and why; "" when it does not wait.
+  std::string missing_ranks() const;
+
+ private:
+  struct Flight {
+    char* out;
+    std::size_t n;
+  };
+  char* scratch(int slot, int node);
+  // Starts piece `k`'s messages (its node sum is in flights_).
+  void post(std::size_t k, std::size_t elem);
+  // Relay, node 1: combines and sends on the pieces whose share from node 0 has arrived, up to
+  // `posted`; with `wait`, waits for each of them.
+  void relay(std::size_t posted, bool wait, DType type, ReduceOp op);
+  // Waits for piece `k`'s messages, combines the nodes' sums and shares the result in the node.
+  void finish(std::size_t k, DType type, ReduceOp op);
+  void wait_network(int slot);
+
+  NodeLayout layout_;
+  bool relay_;               // 2 nodes of several ranks: one-way pairs (above)
+  std::size_t relayed_ = 0;  // relay, node 1: pieces of this call whose result went out
+  ShmAllreduce& node_;
+  PeerTransport& net_;
+  std::function<void()> poll_;
+  std::vector<char> scratch_;  // kDepth x nodes share buffers; touched once, kept
+  Flight flights_[kDepth] = {};
+  // What a stuck wait waits for, for missing_ranks() on the thread reporting a timeout.
+  mutable std::mutex waiting_mutex_;
+  std::string waiting_;
+};
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The hierarchical allreduce across nodes (issue 21; runtime/comm/hierarchical_allreduce.hpp): the
+# runtime probe (tests/integration/runtime/runtime_probe.cpp: every collective, op and dtype
+# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix and under
+# mpirun inside sbatch, with DTRAIN_ALGO forcing hierarchical and flat and left to choose. Exact
+# results on integer-valued data are the same bits on both paths. Then a rank SIGKILLed under
+# forced hierarchical (every allreduce takes it): the others name it; and a rank stopped: each
+# other rank's deadline error names the rank it waits for.
+#   hierarchical_test.sh CLUSTER_DIR PROBE
+set -euo pipefail
+source "$1/env.sh"
+source "$(dirname "$0")/lib.sh"
+probe=$2
+work=$(scratch_dir)
+trap 'rm -rf "$work"' EXIT
+
+# run NODES PER_NODE ALGO TRANSPORT: the probe passes on every rank, which reports TRANSPORT.
+run() {
+  local nodes=$1 per=$2 algo=$3 transport=$4 out n r
+  out="$work/run-$nodes-$per-${algo:-auto}"
+  echo "== srun --mpi=pmix -N$nodes --ntasks-per-node=$per, DTRAIN_ALGO=${algo:-unset}"
+  DTRAIN_ALGO=$algo timeout -k 5 240 srun --mpi=pmix -N"$nodes" --ntasks-per-node="$per" "$probe" \
+    >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
+  n=$((nodes * per))
+  expect_eq $n "$(grep -c "allreduce=$transport\$" "$out")" "ranks on $transport in $(cat "$out")"
+  echo "ok: $n ranks, allreduce $transport, collectives exact"
+}
+run 2 2 hierarchical hierarchical
+run 2 2 flat mpi
+run 2 2 "" hierarchical # auto: nodes with 2 ranks each
+run 4 1 hierarchical hierarchical
+run 4 1 "" mpi # auto: nothing to reduce inside a node
+
+echo "== mpirun inside sbatch -N2 --ntasks-per-node=2, DTRAIN_ALGO=hierarchical"
+job=$(DTRAIN_ALGO=hierarchical timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 \
+  -o "$work/mpirun" --wrap "mpirun $(printf '%q' "$probe")")
+expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/mpirun" 2>/dev/null)"
+expect_eq 4 "$(grep -c 'allreduce=hierarchical$' "$work/mpirun")" "ranks in $(cat "$work/mpirun")"
+echo "ok: mpirun, 4 ranks hierarchical, collectives exact"
+
+echo "== DTRAIN_ALGO=hierarchical on nodes of 2 and 1 ranks: refused, naming the counts"
+DTRAIN_ALGO=hierarchical timeout -k 5 120 srun --mpi=pmix -N2 -n3 --distribution=block "$probe" \
+  >"$work/uneven" 2>&1 && fail "srun succeeded on uneven nodes: $(cat "$work/uneven")"
+line=$(grep -m1 'DTRAIN_ALGO=hierarchical' "$work/uneven") || fail "no refusal in: $(cat "$work/uneven")"
+expect_match "$line" "the nodes hold different numbers of ranks \\([a-z0-9]+: 2, [a-z0-9]+: 1\\); expected the same number on every node" "refusal"
+echo "ok: refused"
+
+export RUNTIME_PROBE_DIE_RANK=3 DTRAIN_ALGO=hierarchical
+echo "== rank 3 SIGKILLed, DTRAIN_ALGO=hierarchical"
+start=$SECONDS
+RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 timeout -k 5 90 srun --mpi=pmix -N2 --ntasks-per-node=2 \
+  "$probe" >"$work/kill" 2>&1 && fail "srun succeeded with rank 3 killed: $(cat "$work/kill")"
+((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end: $(cat "$work/kill")"
+for r in 0 1 2; do
+  line=$(grep -m1 -E "^dtrain: .*, rank $r of 4[,)].*: peer process lost: " "$work/kill") ||
+    fail "rank $r wrote no line naming the lost rank: $(cat "$work/kill")"
+  expect_match "$line" "peer process lost: rank 3 \\(on [a-z0-9]+\\) was killed" "rank $r"
+done
+echo "ok: ranks 0-2 named rank 3"
+
+echo "== rank 3 stopped (SIGSTOP), DTRAIN_ALGO=hierarchical, DTRAIN_TIMEOUT=3"
+RUNTIME_PROBE_SIGNAL=STOP DTRAIN_TIMEOUT=3 timeout -k 5 60 srun --mpi=pmix -N2 --ntasks-per-node=2 \
+  "$probe" >"$work/stop" 2>&1 && fail "srun succeeded with rank 3 stopped: $(cat "$work/stop")"
+# Rank 2 waits for rank 3 in its node's reduction. On 2 nodes the shares are relayed: rank 0
+# (local rank 0 of node 0) waits for share 1's result from rank 3 (local rank 1 of node 1), rank 1
+# for share 0's from rank 2 (which itself waits).
+grep -qE "not complete after 3 s \\(DTRAIN_TIMEOUT\\)" "$work/stop" || fail "no deadline error: $(cat "$work/stop")"
+for want in "2 of 4.*missing ranks: 3 \\(on this node, not yet in this allreduce\\)" \
+  "0 of 4.*missing ranks: 3 \\(on other nodes; their share of this allreduce has not arrived\\)" \
+  "1 of 4.*missing ranks: 2 \\(on other nodes; their share of this allreduce has not arrived\\)"; do
+  grep -qE "rank $want" "$work/stop" || fail "no line matching /rank $want/ in: $(cat "$work/stop")"
+done
+echo "ok: each rank's deadline error names the rank it waits for"
+echo PASS
