@@ -50,7 +50,7 @@ expect_eq 0 "$status" "exit status of the restarted job ($out)"
 run=$(new_run_dir)
 expect_contains "$out" "dtrain: attempt 1 of 3 failed: rank 1 on " "restart line"
 expect_contains "$out" "exited with status 3: dtrain-fashion-mnist: error: injected failure after step 50 on rank 1 (--fail-at-step, attempt 0); restarting in 0 s" "restart line"
-expect_contains "$out" "resumed from $run/checkpoints/ckpt-000000000040 at epoch 0, step 40" "resume line"
+expect_contains "$out" "resumed from $run/checkpoints/ckpt-000000000040 at epoch 1, step 40" "resume line"
 expect_contains "$out" "dtrain: attempt 2 of 3 completed" "completion line"
 expect_contains "$out" "dtrain: job " "end line"
 expect_contains "$out" " completed (exit status 0)" "end line"
