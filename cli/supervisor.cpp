@@ -33,6 +33,14 @@ std::string no_progress_reason(const AttemptEnd& end) {
 
 }  // namespace
 
+std::string describe_attempt_record(const records::AttemptRecord& record) {
+  std::string out = "attempt " + std::to_string(record.attempt + 1) + " ";
+  if (record.outcome == "restarted") return out + "failed: " + record.cause + "; restarting";
+  if (record.outcome == "completed") return out + "completed";
+  if (record.outcome == "stopped") return out + record.cause;
+  return out + "failed: " + record.cause;
+}
+
 std::string attempt_cause(const report::FirstErrorReport& report) {
   std::string out = report::summarize_first_error(report);
   if (!report.culprit || report.culprit->evidence || report.culprit->last_lines.empty()) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "records/attempt_record.hpp"
 #include "report/first_error.hpp"
 
 namespace dtrain::cli {
@@ -40,6 +41,10 @@ struct SuperviseDecision {
 };
 
 SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const AttemptEnd& end);
+
+// What `dtrain submit --wait` prints for an attempt record that appeared while it followed a
+// batch job: "attempt 1 failed: CAUSE; restarted", "attempt 2 completed", ...
+std::string describe_attempt_record(const records::AttemptRecord& record);
 
 // AttemptEnd::cause from the attempt's first-error report: `dtrain submit`'s one-line summary,
 // with the culprit's last line of output when the summary quotes no error line (a program whose

@@ -143,3 +143,28 @@ TEST(Supervisor, TheCauseQuotesTheCulpritsLastLineWhenNoErrorLineWasFound) {
 
 }  // namespace
 }  // namespace dtrain::cli
+
+namespace dtrain::cli {
+namespace {
+
+// `dtrain submit --wait` on a batch site: one line per attempt record as it appears.
+TEST(Supervisor, AttemptRecordsAreDescribedForSubmitWait) {
+  records::AttemptRecord r;
+  r.attempt = 0;
+  r.outcome = "restarted";
+  r.cause = "rank 1 on n exited with status 3: boom";
+  EXPECT_EQ(describe_attempt_record(r),
+            "attempt 1 failed: rank 1 on n exited with status 3: boom; restarting");
+  r.outcome = "ended";
+  EXPECT_EQ(describe_attempt_record(r), "attempt 1 failed: rank 1 on n exited with status 3: boom");
+  r.outcome = "stopped";
+  r.cause = "stopped by SIGTERM";
+  EXPECT_EQ(describe_attempt_record(r), "attempt 1 stopped by SIGTERM");
+  r.attempt = 1;
+  r.outcome = "completed";
+  r.cause = "";
+  EXPECT_EQ(describe_attempt_record(r), "attempt 2 completed");
+}
+
+}  // namespace
+}  // namespace dtrain::cli
