@@ -69,6 +69,8 @@ int run_attempt(const std::vector<std::string>& command, int attempt) {
   const pid_t pid = ::fork();
   if (pid < 0) throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // Until exec, a signal meant for the launch must act on it, not be swallowed by our handler.
+    for (int sig : kForwarded) ::signal(sig, SIG_DFL);
     ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
     std::vector<char*> argv;
     for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
