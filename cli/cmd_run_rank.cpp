@@ -9,7 +9,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -71,17 +70,6 @@ class RankLog {
   ::_exit(127);
 }
 
-// DTRAIN_ATTEMPT, which `dtrain supervise` sets for each attempt of a restarted job; 0 when unset
-// or not a number (libdtrain's init() refuses a bad value by name, with the rank's own output).
-int attempt_from_environment() {
-  const char* text = std::getenv("DTRAIN_ATTEMPT");
-  if (text == nullptr) return 0;
-  const std::string_view s(text);
-  int value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  return ec == std::errc() && end == s.data() + s.size() && value >= 0 ? value : 0;
-}
-
 int run_rank(const RunRankOptions& opts) {
   auto info = affinity::detect_launcher(affinity::current_environment());
   if (!info) {
@@ -108,6 +96,7 @@ int run_rank(const RunRankOptions& opts) {
 
   const records::TeedChild child = records::fork_with_output_pipes(kWho);
   if (child.pid == 0) exec_command(opts.command);
+  const char* attempt_text = std::getenv("DTRAIN_ATTEMPT");  // `dtrain supervise` sets it
   const records::RankStart start{info->rank,
                                  info->size,
                                  records::this_host(),
@@ -115,7 +104,7 @@ int run_rank(const RunRankOptions& opts) {
                                  info->local_size,
                                  0,
                                  records::join_command(opts.command),
-                                 attempt_from_environment()};
+                                 records::attempt_from_text(attempt_text ? attempt_text : "")};
   const int status =
       records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO}, start, kWho);
   return wait_status_to_exit_code(status);

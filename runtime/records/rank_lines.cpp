@@ -49,6 +49,13 @@ std::string join_command(const std::vector<std::string>& words) {
   return out;
 }
 
+int attempt_from_text(std::string_view text) {
+  if (text.empty() || text.size() > 6) return 0;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() && value >= 0 ? value : 0;
+}
+
 std::string format_rank_start(const RankStart& s) {
   return std::string(kPrefix) + std::to_string(s.rank) + " of " + std::to_string(s.world_size) +
          " started on " + s.host + " (local rank " + std::to_string(s.local_rank) + " of " +
