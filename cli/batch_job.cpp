@@ -14,6 +14,7 @@
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
 #include "run_dir.hpp"
+#include "supervisor.hpp"
 
 namespace dtrain::cli {
 namespace fs = std::filesystem;
@@ -194,6 +195,25 @@ void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status)
 
 }  // namespace
 
+namespace {
+
+// A job with `restarts`: one line per attempt its supervisor recorded since the last poll
+// (attempts.jsonl), so restarts are reported as they happen (docs/fault-tolerance.md).
+void report_new_attempts(const SubmittedJob& job, bool tty, std::size_t& seen) {
+  std::vector<records::AttemptRecord> attempts;
+  try {
+    attempts = read_attempt_records(job.run_dir);
+  } catch (const std::exception&) {
+    return;  // a line being written; the next poll reads it whole
+  }
+  for (; seen < attempts.size(); ++seen) {
+    std::fprintf(stderr, "%sdtrain: job %s: %s\n", tty ? "\r\033[K" : "", job.job_id.c_str(),
+                 describe_attempt_record(attempts[seen]).c_str());
+  }
+}
+
+}  // namespace
+
 BatchEnd wait_for_batch(const SubmittedJob& job) {
   using Clock = std::chrono::steady_clock;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -202,6 +222,7 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
   std::string last_state;
   std::optional<Clock::time_point> running_since;
   int failures = 0;
+  std::size_t attempts_seen = 0;
   while (true) {
     const Captured c = run_capturing(query);
     const auto status = job.scheduler->parse_status(c.out);
@@ -214,6 +235,7 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
       }
       if (!unknown) fail(query, c, " ten times in a row while waiting for job " + job.job_id);
       if (tty) std::fputs("\n", stderr);
+      report_new_attempts(job, false, attempts_seen);
       if (auto from_file = exit_status_file(job.run_dir)) return {*from_file};
       std::fprintf(stderr,
                    "dtrain: job %s ended, but neither the scheduler nor %s/exit-status says with "
@@ -222,6 +244,8 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
       return {1};
     }
     failures = 0;
+    // Read after the status, so a job seen finished has all its attempts reported first.
+    report_new_attempts(job, tty, attempts_seen);
     if (!running_since && status->running) running_since = Clock::now();
     std::string line = "dtrain: job " + job.job_id + " " + status->state;
     if (!status->reason.empty() && !status->finished) line += " (" + status->reason + ")";

@@ -278,12 +278,20 @@ int run_merge(const LogsOptions& opts) {
 
 int run_first_error(const LogsOptions& opts) {
   const auto report = read_first_error(opts.run_dir, selected_logs(opts));
+  const auto attempts = read_attempt_records(opts.run_dir);
   if (opts.json) {
     auto j = report::first_error_to_json(report);
     j["run_dir"] = opts.run_dir;
+    if (!attempts.empty()) {
+      j["attempts"] = nlohmann::json::array();
+      for (const auto& a : attempts) {
+        j["attempts"].push_back(
+            {{"attempt", a.attempt}, {"outcome", a.outcome}, {"end", a.end}, {"cause", a.cause}});
+      }
+    }
     write_out(report::json_text(j, 2) + "\n");
   } else {
-    write_out(report::format_first_error(report));
+    write_out(report::format_attempts(attempts) + report::format_first_error(report));
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -95,13 +96,15 @@ int run_rank(const RunRankOptions& opts) {
 
   const records::TeedChild child = records::fork_with_output_pipes(kWho);
   if (child.pid == 0) exec_command(opts.command);
+  const char* attempt_text = std::getenv("DTRAIN_ATTEMPT");  // `dtrain supervise` sets it
   const records::RankStart start{info->rank,
                                  info->size,
                                  records::this_host(),
                                  info->local_rank,
                                  info->local_size,
                                  0,
-                                 records::join_command(opts.command)};
+                                 records::join_command(opts.command),
+                                 records::attempt_from_text(attempt_text ? attempt_text : "")};
   const int status =
       records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO}, start, kWho);
   return wait_status_to_exit_code(status);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   register_logs(app, action);
   register_timeline(app, action);
   register_run_rank(app, action);
+  register_supervise(app, action);
   register_topo(app, action);
   register_bind(app, action);
   register_doctor(app, action);

@@ -236,4 +236,46 @@ report::RunStats read_run_stats(const std::string& run_dir, double straggler_thr
   return builder.finish(straggler_threshold);
 }
 
+namespace {
+
+// Every non-empty line of RUN_DIR/NAME parsed by `parse`; none when the file does not exist.
+template <typename Record, typename Parse>
+std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name, Parse parse) {
+  std::vector<Record> out;
+  const std::string path = run_dir + "/" + std::string(name);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return out;
+  int lineno = 0;
+  for_each_line(path, [&](std::string_view line) {
+    ++lineno;
+    if (!line.empty()) out.push_back(parse(line, std::string(name) + ":" + std::to_string(lineno)));
+  });
+  return out;
+}
+
+}  // namespace
+
+std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir) {
+  return read_jsonl<records::AttemptRecord>(run_dir, records::kAttemptsFile,
+                                            records::parse_attempt_record);
+}
+
+std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string& run_dir) {
+  return read_jsonl<records::CheckpointRecord>(run_dir, records::kCheckpointsFile,
+                                               records::parse_checkpoint_record);
+}
+
+void append_attempt_record(const std::string& run_dir, const records::AttemptRecord& record) {
+  const std::string path = run_dir + "/" + std::string(records::kAttemptsFile);
+  const std::string line = records::format_attempt_record(record) + "\n";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const bool written =
+      fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!written) {
+    throw std::runtime_error("dtrain: cannot append to " + path + ": " + std::strerror(error));
+  }
+}
+
 }  // namespace dtrain::cli

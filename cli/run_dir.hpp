@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plan/launch_plan.hpp"
+#include "records/attempt_record.hpp"
 #include "records/metric_record.hpp"
 #include "records/rank_lines.hpp"
 #include "report/first_error.hpp"
@@ -91,6 +92,14 @@ std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_d
 // as evidence; `dtrain submit` prints the same when a job fails.
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs);
+
+// The run's attempt records (attempts.jsonl, written by `dtrain supervise`), in order; none when
+// the job was not supervised. Throws records::AttemptFormatError naming the line of a bad one.
+std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir);
+// Appends one record to attempts.jsonl; throws naming the file when it cannot.
+void append_attempt_record(const std::string& run_dir, const records::AttemptRecord& record);
+// The checkpoint records (checkpoints.jsonl, written by libdtrain's Checkpointer), in order.
+std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string& run_dir);
 
 // Raises the soft limit on open files to the hard limit when `needed` (plus a margin for stdio)
 // exceeds it; throws UsageError saying how many files could not be opened at once otherwise.

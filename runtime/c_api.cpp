@@ -168,6 +168,11 @@ dtrain_status_t dtrain_local_size(const dtrain_context_t* ctx, int* out) noexcep
                      [](const dtrain::WorldInfo& w) { return w.local_size; });
 }
 
+dtrain_status_t dtrain_attempt(const dtrain_context_t* ctx, int* out) noexcept {
+  return world_field(ctx, out, "dtrain_attempt",
+                     [](const dtrain::WorldInfo& w) { return w.attempt; });
+}
+
 dtrain_status_t dtrain_allreduce_float(dtrain_context_t* ctx, const float* in, float* out,
                                        size_t count, dtrain_reduce_op_t op) noexcept {
   return allreduce(ctx, in, out, count, op, "dtrain_allreduce_float");

@@ -76,6 +76,7 @@ Context init() {
   }
   state->session = std::move(found.session);
   state->world = std::move(found.world);
+  state->world.attempt = settings.attempt;
   // Now that the local rank is known, and before the communicator starts MPI's threads and
   // before anything could initialise CUDA.
   state->world.affinity = runtime::apply_init_affinity(state->world, settings);

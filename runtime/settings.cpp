@@ -46,6 +46,17 @@ std::chrono::milliseconds parse_timeout(const std::optional<std::string>& v) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
 }
 
+// A count from 0 of decimal digits only, as `dtrain supervise` writes it.
+int parse_attempt(const std::optional<std::string>& v) {
+  if (!v) return 0;
+  if (v->size() > 6 || v->find_first_not_of("0123456789") != std::string::npos) {
+    throw Error(
+        Error::Code::kInvalid,
+        "dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to 999999, got \"" + *v + "\"");
+  }
+  return std::stoi(*v);
+}
+
 // A whole number of bytes of at least `minimum`: decimal digits only. strtoull alone would skip
 // leading spaces and take a sign, reading " -1" as 2^64-1.
 std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, std::size_t fallback,
@@ -110,6 +121,7 @@ Settings parse_settings(const EnvLookup& env) {
   const std::optional<std::string> signals = env("DTRAIN_PREEMPT_SIGNALS");
   s.preempt_signals = signals ? parse_signal_list(*signals) : std::vector<int>{SIGUSR1, SIGTERM};
   s.run_dir = non_empty(env, "DTRAIN_RUN_DIR").value_or("");
+  s.attempt = parse_attempt(non_empty(env, "DTRAIN_ATTEMPT"));
   return s;
 }
 

@@ -51,6 +51,9 @@ struct Settings {
   // DTRAIN_RUN_DIR (set by `dtrain run-rank` and the SPANK plugin): where a Meter writes this
   // rank's records; "": not in a dtrain run, the Meter is off unless given a directory.
   std::string run_dir;
+  // DTRAIN_ATTEMPT (set by `dtrain supervise`, default 0): which attempt of a restarted job this
+  // is, counted from 0 (WorldInfo::attempt).
+  int attempt = 0;
 };
 
 // The value of an environment variable, nullopt when it is unset.

@@ -99,7 +99,8 @@ int remote_task_init(const Spank& sp, PluginState& state) {
     if (!state.settings->run_dir.empty()) {
       tee_task_output(state.settings->run_dir,
                       {facts.rank, facts.size, records::this_host(), facts.local_rank,
-                       facts.local_size, 0, records::join_command(sp.job_argv())});
+                       facts.local_size, 0, records::join_command(sp.job_argv()),
+                       records::attempt_from_text(first_of(env, {"DTRAIN_ATTEMPT"}))});
     }
     if (binding.bind) affinity::bind_this_process(*binding.bind);
     for (const auto& [name, value] : binding.environment) sp.setenv(name, value);

@@ -310,6 +310,12 @@ const std::vector<Field<JobSpec>>& spec_fields() {
       {"command", read_command},
       {"run_dir", read_run_dir},
       {"checkpoint", read_checkpoint},
+      {"restarts",
+       [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 0, kMaxRestarts, s.restarts); }},
+      {"restart_backoff",
+       [](Reader& r, N& v, K& k, S& s) {
+         r.integer(v, k, 0, kMaxRestartBackoff, s.restart_backoff_seconds);
+       }},
       {"directives", read_directives},
       {"image", read_image},
       {"namespace", read_namespace},
@@ -457,6 +463,12 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
     errors.add(
         nodes_node, "nodes",
         "expected 1 for site local (it runs on this machine), got " + std::to_string(spec.nodes));
+  }
+  if (spec.site == "k8s" && spec.restarts > 0) {
+    errors.add(std::as_const(root)["restarts"], "restarts",
+               "expected 0 for site k8s (the MPIJob's pods are restarted by Kubernetes, not by "
+               "dtrain), got " +
+                   std::to_string(spec.restarts));
   }
   if (!errors.empty()) errors.raise();
   return spec;

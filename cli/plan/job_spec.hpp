@@ -50,6 +50,10 @@ struct JobSpec {
   bool command_is_shell = false;     // command was a string: one line run by `bash -c`
   std::string run_dir;               // empty: runs/<name>-<job id> under the submit directory
   CheckpointSpec checkpoint;
+  // Attempts after the first when the job fails (docs/fault-tolerance.md); > 0 makes the script
+  // run its launch under `dtrain supervise`.
+  int restarts = 0;
+  int restart_backoff_seconds = 10;     // the pause between a failed attempt and the next
   std::vector<std::string> directives;  // extra scheduler directives, verbatim
   std::string image;                    // container image (site k8s); empty: none
   std::string k8s_namespace;  // Kubernetes namespace (site k8s); empty: kubectl's current one
@@ -62,6 +66,8 @@ struct JobSpec {
 inline constexpr std::size_t kMaxSpecBytes = 1 << 20;
 inline constexpr int kMaxRanksPerNode = 1024;
 inline constexpr int kMaxNodes = 100000;
+inline constexpr int kMaxRestarts = 1000;
+inline constexpr int kMaxRestartBackoff = 3600;
 
 // The built-in sites; any other site must be a path to a profile (.yaml).
 const std::vector<std::string>& builtin_sites();

@@ -164,7 +164,7 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
 LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
                 const PlanInputs& inputs, const TemplateLookup& templates) {
   const SchedulerAdapter& adapter = scheduler_adapter(site.scheduler);
-  PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}};
+  PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}, {}};
   d.shape = adapter.shape(spec, spec_source, site);
   d.plan.name = spec.name;
   d.plan.site = site.name;
@@ -187,6 +187,11 @@ LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteP
   d.bind.emplace_back("--");
   d.run_rank = {dtrain, "run-rank", "--"};
   for (const auto& w : d.plan.command) d.run_rank.push_back(w);
+  if (spec.restarts > 0) {
+    d.supervise = shell_join({dtrain, "supervise", "--restarts", std::to_string(spec.restarts),
+                              "--backoff", std::to_string(spec.restart_backoff_seconds), "--"}) +
+                  " ";
+  }
   adapter.write(d);
   return std::move(d.plan);
 }

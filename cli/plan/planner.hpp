@@ -79,6 +79,9 @@ struct PlanDraft {
   std::string setup;                  // "\n# setup from the job spec\n" + its lines, or ""
   std::vector<std::string> bind;      // DTRAIN bind <policy flags> --
   std::vector<std::string> run_rank;  // DTRAIN run-rank -- <command>
+  // "DTRAIN supervise --restarts N --backoff S -- " before the launch when the spec asks for
+  // restarts (docs/fault-tolerance.md), else "": scripts without restarts stay as they were.
+  std::string supervise;
 };
 
 // Throws SpecError when the spec misses a field the site requires or asks for what the site

@@ -32,9 +32,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 bool is_dtrain_variable(std::string_view name) {
   // The job script exports the first three; `dtrain bind` and run-rank set the rest per rank.
-  static constexpr std::array<std::string_view, 10> kOwned = {
-      "DTRAIN_JOB_ID",     "DTRAIN_RUN_DIR",    "DTRAIN_HOSTS",  "DTRAIN_RANK", "DTRAIN_WORLD_SIZE",
-      "DTRAIN_LOCAL_RANK", "DTRAIN_LOCAL_SIZE", "DTRAIN_CPUSET", "DTRAIN_GPUS", "DTRAIN_NICS"};
+  static constexpr std::array<std::string_view, 11> kOwned = {
+      "DTRAIN_JOB_ID",     "DTRAIN_RUN_DIR",    "DTRAIN_HOSTS",      "DTRAIN_RANK",
+      "DTRAIN_WORLD_SIZE", "DTRAIN_LOCAL_RANK", "DTRAIN_LOCAL_SIZE", "DTRAIN_CPUSET",
+      "DTRAIN_GPUS",       "DTRAIN_NICS",       "DTRAIN_ATTEMPT"};
   return std::find(kOwned.begin(), kOwned.end(), name) != kOwned.end();
 }
 

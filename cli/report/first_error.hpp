@@ -19,6 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "records/attempt_record.hpp"
 #include "records/rank_lines.hpp"
 #include "report/hang.hpp"
 #include "report/log_merge.hpp"
@@ -135,5 +136,10 @@ std::string format_first_error(const FirstErrorReport& report);
 // ValueError: boom"; "" when no rank failed.
 std::string summarize_first_error(const FirstErrorReport& report);
 nlohmann::json first_error_to_json(const FirstErrorReport& report);
+
+// The lines before the report of a job that restarted (attempts.jsonl, docs/fault-tolerance.md):
+// which attempt the report covers (the logs' last) and how the earlier ones ended; "" without
+// records.
+std::string format_attempts(const std::vector<records::AttemptRecord>& attempts);
 
 }  // namespace dtrain::report

@@ -9,6 +9,9 @@
 //   7. checkpoint on rank 0 (collectively), resume from the latest, stop cleanly on SIGUSR1/TERM.
 //   8. average metrics: the test accuracy of each epoch is summed over the ranks' test shards and
 //      printed by rank 0; a Meter records every step for `dtrain stats`.
+// --fail-at-step S --fail-rank R makes rank R crash after step S in the job's first attempt only
+// (WorldInfo::attempt, DTRAIN_ATTEMPT), to show a job with `restarts` resuming
+// (docs/fault-tolerance.md).
 #include "cnn.hpp"
 #include "dataset.hpp"
 #include "mlp.hpp"
@@ -51,6 +54,8 @@ struct Options {
   std::string checkpoint_dir;  // "": DTRAIN_RUN_DIR/checkpoints when set, else none
   std::int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
+  std::int64_t fail_at_step = 0;  // 0: never; else rank fail_rank crashes after this step
+  int fail_rank = 0;
 };
 
 // "a,b,c" -> {a, b, c}, each 1 .. max; `option` names the flag in the error.
@@ -295,6 +300,17 @@ class Training {
                   static_cast<double>(reduced.loss), static_cast<double>(lr));
       std::fflush(stdout);
     }
+    if (opts_.fail_at_step == pos_.global_step && world_.rank == opts_.fail_rank &&
+        world_.attempt == 0) {
+      // A crash as a bug or a lost GPU makes it: no clean shutdown, the other ranks are left in
+      // their next collective and the launcher ends them.
+      std::fprintf(stderr,
+                   "dtrain-fashion-mnist: error: injected failure after step %lld on rank %d "
+                   "(--fail-at-step, attempt %d)\n",
+                   static_cast<long long>(pos_.global_step), world_.rank, world_.attempt);
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
     return !reduced.stop;
   }
 
@@ -400,6 +416,11 @@ int main(int argc, char** argv) {
                  "also checkpoint every N steps (0: at the end of each epoch only)")
       ->check(CLI::Range(0, 1000000));
   app.add_flag("--no-checkpoint", opts.no_checkpoint, "neither save nor resume");
+  app.add_option("--fail-at-step", opts.fail_at_step,
+                 "fault injection: crash after this step in the job's first attempt (0: never)")
+      ->check(CLI::Range(0, 1000000000));
+  app.add_option("--fail-rank", opts.fail_rank, "fault injection: the rank that crashes")
+      ->check(CLI::Range(0, 1000000));
   try {
     app.parse(argc, argv);
     // A width given to the model that is not trained would be ignored without a word.

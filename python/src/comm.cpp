@@ -47,6 +47,7 @@ void bind_context(py::module_& m) {
       .def_property_readonly("hostname", world(&WorldInfo::hostname))
       .def_property_readonly("bootstrap", world(&WorldInfo::bootstrap))
       .def_property_readonly("affinity", world(&WorldInfo::affinity))
+      .def_property_readonly("attempt", world(&WorldInfo::attempt))
       .def_property_readonly("comm", &Context::comm, py::return_value_policy::reference_internal)
       .def(
           "store_set",

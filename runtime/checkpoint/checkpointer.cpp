@@ -3,12 +3,19 @@
 // the per-rank blobs (skipped when all are empty, which every rank knows from the first), and a
 // broadcast of rank 0's outcome. So rank 0 never runs a collective the others do not, and a
 // failure on rank 0 reaches every rank as the same Error.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "checkpoint/files.hpp"
 #include "checkpoint/format.hpp"
+#include "comm/engine.hpp"
 #include "dtrain/checkpoint.hpp"
+#include "records/attempt_record.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain {
 
@@ -23,6 +30,23 @@ void broadcast_bytes(Comm& comm, std::byte* data, std::size_t size) {
   for (std::size_t at = 0; at < size; at += kBroadcastChunk) {
     comm.broadcast(data + at, std::min(kBroadcastChunk, size - at), DType::kUInt8, 0);
   }
+}
+
+// Rank 0, after a durable save in a dtrain run: one line in RUN_DIR/checkpoints.jsonl, from which
+// `dtrain supervise` tells an attempt that made progress from one that did not
+// (docs/fault-tolerance.md). Best effort: a run directory that cannot be written must not fail a
+// save that succeeded; the supervisor then sees no progress and does not restart.
+void record_save(const std::string& run_dir, const std::string& dir, std::int64_t step, int world) {
+  if (run_dir.empty()) return;
+  const records::CheckpointRecord record{records::format_log_time(std::chrono::system_clock::now()),
+                                         step, dir + "/" + runtime::checkpoint::file_name(step),
+                                         world};
+  const std::string line = records::format_checkpoint_record(record) + "\n";
+  const std::string path = run_dir + "/" + std::string(records::kCheckpointsFile);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  (void)!::write(fd, line.data(), line.size());
+  ::close(fd);
 }
 
 // Rank 0's outcome, sent to every rank: a code (-1: success) and a message.
@@ -200,6 +224,7 @@ void Checkpointer::save_impl(std::int64_t step, const std::function<void(Checkpo
       const auto table = ck::encode_rank_blobs(blobs);
       ck::write_checkpoint(dir_, step, write, table, static_cast<std::uint32_t>(size),
                            options_.keep, options_.discard_newer, discardable_, options_.on_stage);
+      record_save(comm.engine().settings().run_dir, dir_, step, size);
     } catch (const Error& e) {
       code = static_cast<int>(e.code());
       message = e.what();

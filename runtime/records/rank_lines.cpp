@@ -49,10 +49,19 @@ std::string join_command(const std::vector<std::string>& words) {
   return out;
 }
 
+int attempt_from_text(std::string_view text) {
+  if (text.empty() || text.size() > 6) return 0;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() && value >= 0 ? value : 0;
+}
+
 std::string format_rank_start(const RankStart& s) {
   return std::string(kPrefix) + std::to_string(s.rank) + " of " + std::to_string(s.world_size) +
          " started on " + s.host + " (local rank " + std::to_string(s.local_rank) + " of " +
-         std::to_string(s.local_size) + ", pid " + std::to_string(s.pid) + "): " + s.command;
+         std::to_string(s.local_size) + ", pid " + std::to_string(s.pid) +
+         (s.attempt > 0 ? ", attempt " + std::to_string(s.attempt) : std::string()) +
+         "): " + s.command;
 }
 
 std::string describe_exit(const RankExit& e) {
@@ -78,10 +87,11 @@ std::optional<RankStart> parse_rank_start(std::string_view s) {
   out.host = std::string(s.substr(0, space));
   s.remove_prefix(space);
   if (!take(s, " (local rank ") || !take_number(s, out.local_rank) || !take(s, " of ") ||
-      !take_number(s, out.local_size) || !take(s, ", pid ") || !take_number(s, out.pid) ||
-      !take(s, "):")) {
+      !take_number(s, out.local_size) || !take(s, ", pid ") || !take_number(s, out.pid)) {
     return std::nullopt;
   }
+  if (take(s, ", attempt ") && !take_number(s, out.attempt)) return std::nullopt;
+  if (!take(s, "):")) return std::nullopt;
   if (!s.empty() && s[0] == ' ') s.remove_prefix(1);
   out.command = std::string(s);
   return out;

@@ -4,6 +4,7 @@
 //   <time> dtrain: rank 3 of 4 started on node01 (local rank 3 of 4, pid 4242): python train.py
 //   <time> dtrain: rank 3 exited with status 1
 //   <time> dtrain: rank 3 was killed by signal 9 (SIGKILL)
+//   <time> dtrain: rank 3 of 4 started on node01 (local rank 3 of 4, pid 4300, attempt 1): ...
 // A rank whose log has no exit line went silent: its run-rank itself was killed or is still
 // running. Formatting and parsing live together so the two cannot drift apart; run-rank and the
 // SPANK plugin write them through output_tee.hpp.
@@ -24,6 +25,9 @@ struct RankStart {
   int local_size = 0;
   long pid = 0;
   std::string command;  // the words joined by spaces, for people to read
+  // The job's attempt (DTRAIN_ATTEMPT, `dtrain supervise`): written as ", attempt N" after the pid
+  // when above 0, so a restarted job's merged log shows where each attempt began.
+  int attempt = 0;
 };
 
 struct RankExit {
@@ -46,5 +50,10 @@ std::string describe_exit(const RankExit& exit);
 std::string signal_name(int signal);
 
 std::string join_command(const std::vector<std::string>& words);
+
+// RankStart::attempt from DTRAIN_ATTEMPT's text (`dtrain supervise` sets it): 0 for "" or anything
+// but 1 to 6 decimal digits. The writers of start lines (run-rank, the plugin) read it this way;
+// libdtrain's init() refuses a bad value by name.
+int attempt_from_text(std::string_view text);
 
 }  // namespace dtrain::records

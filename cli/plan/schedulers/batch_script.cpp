@@ -37,9 +37,10 @@ std::string run_launch(const PlanDraft& d, const std::string& requeue) {
     text = render_template(d.templates("run_launch_checkpoint.sh.tmpl"),
                            {{"signal", checkpoint.signal},
                             {"grace", std::to_string(checkpoint.grace_seconds)},
-                            {"requeue", requeue_line}});
+                            {"requeue", requeue_line},
+                            {"supervise", d.supervise}});
   } else {
-    text = std::string(d.templates("run_launch.sh.tmpl"));
+    text = render_template(d.templates("run_launch.sh.tmpl"), {{"supervise", d.supervise}});
   }
   if (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
@@ -129,6 +130,7 @@ std::string mpirun_launcher(const PlanDraft& d, const std::string& hostfile) {
   std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "DTRAIN_JOB_ID",
                                         "DTRAIN_RUN_DIR", "DTRAIN_HOSTS"};
   if (d.spec.checkpoint.enabled) forwarded.push_back("DTRAIN_PREEMPT_SIGNALS");
+  if (!d.supervise.empty()) forwarded.push_back("DTRAIN_ATTEMPT");
   for (const auto& kv : d.plan.env) forwarded.push_back(kv.first);
   for (const auto& name : forwarded) text += " -x " + shell_quote(name);
   return text;

@@ -125,6 +125,7 @@ std::vector<std::string> fields_kubernetes_ignores(const JobSpec& spec) {
   if (!spec.directives.empty()) out.emplace_back("directives");
   if (!spec.modules.empty()) out.emplace_back("modules (the image carries the software)");
   if (spec.checkpoint.enabled) out.emplace_back("checkpoint (no signal before the deadline)");
+  if (spec.restarts > 0) out.emplace_back("restarts (Kubernetes restarts the pods, not dtrain)");
   return out;
 }
 

@@ -84,6 +84,7 @@ class Local final : public SchedulerAdapter {
         {"command", shell_join(d.plan.command)},
         {"setup", d.setup},
         {"time_limit", time_limit},
+        {"supervise", d.supervise},
     };
     d.plan.script = render_template(d.templates("local.sh.tmpl"), values);
   }

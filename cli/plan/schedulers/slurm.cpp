@@ -94,6 +94,9 @@ class Slurm final : public BatchScriptAdapter {
                   " --ntasks-per-node=" + std::to_string(s.ranks_per_node);
     // Since Slurm 22.05 srun no longer inherits --cpus-per-task from the batch allocation.
     if (s.cpus_per_rank > 0) srun_flags += " --cpus-per-task=" + std::to_string(s.cpus_per_rank);
+    // With restarts, a rank that fails ends the step at once (as mpirun does), so the next
+    // attempt does not wait for ranks stuck in a collective with it (docs/fault-tolerance.md).
+    if (d.spec.restarts > 0) srun_flags += " --kill-on-bad-exit=1";
     std::vector<std::string> plugin = {"--dtrain"};
     for (auto& f : bind_policy_flags(d.spec, "--dtrain-", d.cpu)) plugin.push_back(std::move(f));
     values["srun_flags"] = srun_flags;

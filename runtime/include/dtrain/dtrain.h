@@ -71,6 +71,8 @@ DTRAIN_API dtrain_status_t dtrain_rank(const dtrain_context_t* ctx, int* out) DT
 DTRAIN_API dtrain_status_t dtrain_size(const dtrain_context_t* ctx, int* out) DTRAIN_NOEXCEPT;
 DTRAIN_API dtrain_status_t dtrain_local_rank(const dtrain_context_t* ctx, int* out) DTRAIN_NOEXCEPT;
 DTRAIN_API dtrain_status_t dtrain_local_size(const dtrain_context_t* ctx, int* out) DTRAIN_NOEXCEPT;
+/* Which attempt of a job restarted after failures this is, from 0 (DTRAIN_ATTEMPT). */
+DTRAIN_API dtrain_status_t dtrain_attempt(const dtrain_context_t* ctx, int* out) DTRAIN_NOEXCEPT;
 
 /* in == out is an in-place allreduce; otherwise the buffers must not overlap. */
 DTRAIN_API dtrain_status_t dtrain_allreduce_float(dtrain_context_t* ctx, const float* in,

@@ -70,6 +70,9 @@ struct WorldInfo {
   // the SPANK plugin), "init: gpus 3 cpus 0-7,32-39 bound" (init() did), "off" (DTRAIN_AFFINITY),
   // "off: single process without a launcher", or "skipped: CAUSE".
   std::string affinity;
+  // Which attempt of a job that restarts after failures this is, from 0 (DTRAIN_ATTEMPT, set by
+  // `dtrain supervise`; docs/fault-tolerance.md): 0 for a job that never restarted.
+  int attempt = 0;
 };
 
 // kFloat16 (IEEE binary16) and kBFloat16 are passed as raw 16-bit patterns (std::uint16_t

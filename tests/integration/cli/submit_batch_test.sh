@@ -74,6 +74,31 @@ expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3 ($out)"
 expect_contains "$out" "FAILED (exit status 3)" "--wait result"
 expect_contains "$out" "dtrain: first failure: rank 1 on $host exited with status 3" "--wait names the failing rank"
 
+echo "== restarts: a new srun step after a failure with progress, DTRAIN_ATTEMPT in every rank (docs/fault-tolerance.md)"
+# Rank 0 records a checkpoint (as libdtrain's Checkpointer would) and fails in attempt 0 only.
+cat > crash_once.sh <<'SH'
+if [[ $DTRAIN_RANK == 0 && $DTRAIN_ATTEMPT == 0 ]]; then
+  echo '{"v":1,"time":"t","step":1,"path":"p","world":2}' >> "$DTRAIN_RUN_DIR/checkpoints.jsonl"
+  echo "error: crash in attempt $DTRAIN_ATTEMPT" >&2
+  exit 3
+fi
+echo "attempt $DTRAIN_ATTEMPT of rank $DTRAIN_RANK ok"
+SH
+set +e
+out=$(timeout 180 "$DTRAIN" submit job.yaml --wait --set ranks_per_node=2 --set restarts=1 \
+  --set restart_backoff=0 --set framework=none --set "command=[bash, $work/crash_once.sh]" 2>&1)
+status=$?
+set -e
+expect_eq 0 "$status" "exit status of a job restarted once ($out)"
+job=$(sed -n 's/^dtrain: submitted job \([0-9]*\) to slurm .*/\1/p' <<<"$out")
+expect_contains "$out" "dtrain: job $job: attempt 1 failed: rank 0 on $host exited with status 3: error: crash in attempt 0; restarting" "--wait's restart line"
+expect_contains "$out" "dtrain: job $job: attempt 2 completed" "--wait's completion line"
+for r in 0 1; do
+  grep -q "attempt 1 of rank $r ok" "$work/runs/envcheck-$job/rank-0000$r.log" ||
+    fail "rank $r did not run attempt 1: $(cat "$work/runs/envcheck-$job/rank-0000$r.log")"
+done
+expect_eq 2 "$(wc -l < "$work/runs/envcheck-$job/attempts.jsonl")" "attempt records"
+
 echo "== a job Slurm stops at its walltime (issue 22, item 20)"
 set +e
 out=$(timeout 300 "$DTRAIN" submit job.yaml --wait --set ranks_per_node=2 --set walltime=1 \

@@ -78,6 +78,26 @@ TEST(JobSpec, OutOfRangeNumbersAreRejected) {
             "job.yaml:3: nodes: expected 1 for site local (it runs on this machine), got 2");
 }
 
+TEST(JobSpec, RestartsAndTheirBackoff) {
+  const JobSpec defaults = parse_job_spec("name: x\ncommand: [a]\n", "job.yaml");
+  EXPECT_EQ(defaults.restarts, 0);
+  EXPECT_EQ(defaults.restart_backoff_seconds, 10);
+  const JobSpec spec =
+      parse_job_spec("name: x\ncommand: [a]\nrestarts: 2\nrestart_backoff: 0\n", "job.yaml");
+  EXPECT_EQ(spec.restarts, 2);
+  EXPECT_EQ(spec.restart_backoff_seconds, 0);
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrestarts: -1\n"),
+            "job.yaml:3: restarts: expected an integer from 0 to 1000, got \"-1\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrestarts: many\nrestart_backoff: 1.5\n"),
+            "job.yaml:3: restarts: expected an integer from 0 to 1000, got \"many\"\n"
+            "job.yaml:4: restart_backoff: expected an integer from 0 to 3600, got \"1.5\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nsite: k8s\nimage: a/b\nrestarts: 1\n"),
+            "job.yaml:5: restarts: expected 0 for site k8s (the MPIJob's pods are restarted by "
+            "Kubernetes, not by dtrain), got 1");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrestart: 1\n"),
+            "job.yaml:3: restart: unknown field; did you mean \"restarts\"?");
+}
+
 TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrank_per_node: 2\n"),
             "job.yaml:3: rank_per_node: unknown field; did you mean \"ranks_per_node\"?");
@@ -85,8 +105,7 @@ TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
             "job.yaml:3: queue_depth: unknown field; expected one of: name, site, nodes, "
             "ranks_per_node, gpus_per_rank, cpus_per_rank, walltime, account, queue, partition, "
             "filesystems, modules, setup, env, site_env, framework, affinity, command, run_dir, "
-            "checkpoint, "
-            "directives, image, namespace");
+            "checkpoint, restarts, restart_backoff, directives, image, namespace");
 }
 
 TEST(JobSpec, ImageAndNamespaceForKubernetes) {
@@ -140,9 +159,9 @@ TEST(JobSpec, DuplicateFieldsAreErrors) {
 // job always ended with status 1; on k8s it was dropped with a warning. Refused the same way on
 // every site.
 TEST(JobSpec, EnvMayNotSetDtrainsOwnVariables) {
-  for (const std::string name :
-       {"DTRAIN_RUN_DIR", "DTRAIN_JOB_ID", "DTRAIN_HOSTS", "DTRAIN_RANK", "DTRAIN_WORLD_SIZE",
-        "DTRAIN_LOCAL_RANK", "DTRAIN_LOCAL_SIZE", "DTRAIN_CPUSET", "DTRAIN_GPUS", "DTRAIN_NICS"}) {
+  for (const std::string name : {"DTRAIN_RUN_DIR", "DTRAIN_JOB_ID", "DTRAIN_HOSTS", "DTRAIN_RANK",
+                                 "DTRAIN_WORLD_SIZE", "DTRAIN_LOCAL_RANK", "DTRAIN_LOCAL_SIZE",
+                                 "DTRAIN_CPUSET", "DTRAIN_GPUS", "DTRAIN_NICS", "DTRAIN_ATTEMPT"}) {
     EXPECT_EQ(errors_of("name: x\ncommand: [a]\nenv: {" + name + ": /elsewhere}\n"),
               "job.yaml:3: env." + name + ": expected a variable of your own, got \"" + name +
                   "\", which dtrain sets for every rank (docs/spec.md, \"What each rank gets\")");

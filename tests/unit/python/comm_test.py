@@ -11,6 +11,7 @@ def test_init_gives_the_world_of_one_process(ctx):
     assert ctx.node_id in (0, -1)
     assert ctx.hostname
     assert ctx.affinity == "off: single process without a launcher"
+    assert ctx.attempt == 0  # DTRAIN_ATTEMPT unset: not a restarted job
     assert "rank 0 of 1" in repr(ctx)
 
 

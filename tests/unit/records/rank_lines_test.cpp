@@ -9,7 +9,7 @@ namespace dtrain::records {
 namespace {
 
 TEST(RankLines, FormatAndParseRoundTrip) {
-  const std::string s = format_rank_start({3, 8, "nid001", 3, 8, 103, "python train.py"});
+  const std::string s = format_rank_start({3, 8, "nid001", 3, 8, 103, "python train.py", 0});
   EXPECT_EQ(s,
             "dtrain: rank 3 of 8 started on nid001 (local rank 3 of 8, pid 103): python train.py");
   const auto parsed = parse_rank_start(s);
@@ -21,7 +21,28 @@ TEST(RankLines, FormatAndParseRoundTrip) {
   EXPECT_EQ(parse_rank_exit("dtrain: rank 2 was killed by signal 9 (SIGKILL)")->signal, 9);
   EXPECT_EQ(parse_rank_exit("dtrain: rank 2 exited with status 3")->status, 3);
   EXPECT_FALSE(parse_rank_exit("dtrain: rank 2 exited with status 3 maybe"));
+  EXPECT_EQ(attempt_from_text("3"), 3);
+  for (const char* bad : {"", "-1", "x", "1 ", "1234567"})
+    EXPECT_EQ(attempt_from_text(bad), 0) << bad;
   EXPECT_FALSE(parse_rank_start("dtrain: rank x of 8 started on h"));
+}
+
+// A restarted job's ranks say which attempt they belong to; the first attempt's lines stay as
+// they were.
+TEST(RankLines, StartLinesOfLaterAttemptsCarryTheAttempt) {
+  RankStart start{1, 2, "node0", 1, 2, 4300, "./train", 2};
+  const std::string s = format_rank_start(start);
+  EXPECT_EQ(
+      s, "dtrain: rank 1 of 2 started on node0 (local rank 1 of 2, pid 4300, attempt 2): ./train");
+  const auto parsed = parse_rank_start(s);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->attempt, 2);
+  EXPECT_EQ(parsed->pid, 4300);
+  EXPECT_EQ(parsed->command, "./train");
+  EXPECT_EQ(parse_rank_start(format_rank_start({1, 2, "node0", 1, 2, 4300, "./train", 0}))->attempt,
+            0);
+  EXPECT_FALSE(parse_rank_start(
+      "dtrain: rank 1 of 2 started on n (local rank 1 of 2, pid 4, attempt x): a"));
 }
 
 // Issue 22, item 30: a log that went through a Windows tool has CRLF line ends.

@@ -33,7 +33,7 @@ int main(void) {
   float in[3] = {1.0f, -2.5f, 3.0f};
   float out[3] = {0.0f, 0.0f, 0.0f};
   double d[2] = {0.5, -4.0};
-  int rank = -1, size = -1, local_rank = -1, local_size = -1;
+  int rank = -1, size = -1, local_rank = -1, local_size = -1, attempt = -1;
   unsigned char bytes[4] = {1, 2, 3, 250};
   unsigned short halves[2] = {0x3c00, 0xc000};
 
@@ -47,6 +47,7 @@ int main(void) {
   CHECK(dtrain_size(ctx, &size) == DTRAIN_OK && size == 1);
   CHECK(dtrain_local_rank(ctx, &local_rank) == DTRAIN_OK && local_rank == 0);
   CHECK(dtrain_local_size(ctx, &local_size) == DTRAIN_OK && local_size == 1);
+  CHECK(dtrain_attempt(ctx, &attempt) == DTRAIN_OK && attempt == 0);
 
   CHECK(dtrain_allreduce_float(ctx, in, out, 3, DTRAIN_SUM) == DTRAIN_OK);
   CHECK(out[0] == 1.0f && out[1] == -2.5f && out[2] == 3.0f);

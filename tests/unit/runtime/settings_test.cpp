@@ -47,6 +47,19 @@ TEST(RuntimeSettings, AnEmptyEnvironmentGivesTheDefaults) {
   EXPECT_TRUE(s.shm);
   EXPECT_EQ(s.fusion_bytes, std::size_t{64} << 20);
   EXPECT_EQ(s.preempt_signals, (std::vector<int>{SIGUSR1, SIGTERM}));
+  EXPECT_EQ(s.attempt, 0);
+}
+
+// `dtrain supervise` numbers a restarted job's attempts from 0 (docs/fault-tolerance.md).
+TEST(RuntimeSettings, TheAttemptComesFromDtrainAttempt) {
+  EXPECT_EQ(parse({{"DTRAIN_ATTEMPT", "2"}}).attempt, 2);
+  EXPECT_EQ(parse({{"DTRAIN_ATTEMPT", ""}}).attempt, 0);
+  for (const char* bad : {"-1", "one", "1.0", " 1", "1234567"}) {
+    EXPECT_EQ(
+        refusal({{"DTRAIN_ATTEMPT", bad}}),
+        std::string("dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to 999999, got \"") +
+            bad + "\"");
+  }
 }
 
 TEST(RuntimeSettings, EmptyValuesAreTheDefaultsToo) {

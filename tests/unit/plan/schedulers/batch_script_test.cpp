@@ -56,6 +56,24 @@ TEST(BatchScript, MpirunForwardsTheJobsVariablesAndThePreemptionSignals) {
       << script;
 }
 
+// With restarts, the launch runs under `dtrain supervise` and each attempt's number reaches the
+// ranks on every node; without, the script does not change (the goldens).
+TEST(BatchScript, RestartsSuperviseTheLaunchAndForwardTheAttempt) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\nsite: pbs\nnodes: 2\nsite_env: false\nrestarts: 2\ncommand: [a]\n", "job.yaml");
+  const std::string script = plan_spec(spec, builtin_profile("pbs")).script;
+  EXPECT_NE(script.find("-x DTRAIN_HOSTS -x DTRAIN_ATTEMPT "), std::string::npos) << script;
+  EXPECT_NE(script.find("\n/opt/dtrain/bin/dtrain supervise --restarts 2 --backoff 10 -- "
+                        "\"${launch[@]}\" || status=$?\n"),
+            std::string::npos)
+      << script;
+  const JobSpec plain =
+      parse_job_spec("name: x\nsite: pbs\nnodes: 2\nsite_env: false\ncommand: [a]\n", "job.yaml");
+  const std::string plain_script = plan_spec(plain, builtin_profile("pbs")).script;
+  EXPECT_EQ(plain_script.find("DTRAIN_ATTEMPT"), std::string::npos);
+  EXPECT_EQ(plain_script.find("supervise"), std::string::npos);
+}
+
 TEST(BatchScript, Helpers) {
   EXPECT_EQ(hh_mm_ss(90061), "25:01:01");
   EXPECT_EQ(join({"a", "b"}, ":"), "a:b");

@@ -18,6 +18,9 @@ LaunchPlan plan_local(const JobSpec& spec, const LocalMachine& machine) {
 
 TEST(PlanLocal, GoldenScriptAndPlanJson) { expect_golden_plan("local"); }
 
+// restarts: mpirun runs under `dtrain supervise`, itself under the walltime's `timeout`.
+TEST(PlanLocal, GoldenScriptWithRestarts) { expect_golden_plan("local-restarts"); }
+
 TEST(PlanLocal, RankMapCoversEveryRankOnce) {
   JobSpec spec;
   spec.name = "x";

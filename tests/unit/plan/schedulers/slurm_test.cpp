@@ -16,6 +16,9 @@ TEST(Slurm, GoldenScriptAndPlanJson) {
   testing::expect_golden_plan("perlmutter");
 }
 
+// restarts: srun runs under `dtrain supervise`, which the checkpoint signal reaches first.
+TEST(Slurm, GoldenScriptWithRestarts) { testing::expect_golden_plan("slurm-restarts"); }
+
 TEST(Slurm, SubmitHeldThenReleaseCancelQuery) {
   EXPECT_EQ(slurm().submission(), Submission::kHeldBatchJob);
   EXPECT_EQ(slurm().submit_held_command("/r/launch.sh"),

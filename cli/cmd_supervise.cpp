@@ -1,0 +1,197 @@
+// `dtrain supervise [--restarts N] [--backoff S] -- LAUNCH...`: what a job script runs instead of
+// its launch (mpirun, srun) when the spec asks for `restarts` (docs/fault-tolerance.md). It runs
+// LAUNCH once per attempt with DTRAIN_ATTEMPT=k exported, forwards the scheduler's and the user's
+// signals to it, appends one record per attempt to RUN_DIR/attempts.jsonl and, after a failure
+// that made progress, starts the next attempt; supervisor.cpp decides (pure), this file does the
+// processes, the clock and the files. It exits with the last attempt's status.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "common/errors.hpp"
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
+#include "report/first_error.hpp"
+#include "run_dir.hpp"
+#include "supervisor.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+struct SuperviseOptions {
+  std::string run_dir;
+  int restarts = 0;
+  int backoff = 10;
+  std::vector<std::string> command;
+};
+
+// The signals a scheduler or a person sends to stop a job (and the checkpoint signals of
+// docs/spec.md): each is forwarded to the running attempt and ends the supervision.
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGURG};
+
+std::atomic<pid_t> g_child{0};
+volatile sig_atomic_t g_stop_signal = 0;
+
+extern "C" void forward_signal(int sig) {
+  g_stop_signal = sig;
+  const pid_t child = g_child.load();
+  if (child > 0) ::kill(child, sig);
+}
+
+void install_forwarding() {
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kForwarded) ::sigaction(sig, &sa, nullptr);
+}
+
+int wait_status_to_exit_code(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Runs one attempt of the launch and returns its exit status.
+int run_attempt(const std::vector<std::string>& command, int attempt) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Until exec, a signal meant for the launch must act on it, not be swallowed by our handler.
+    for (int sig : kForwarded) ::signal(sig, SIG_DFL);
+    ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    const std::string msg =
+        "dtrain: supervise: cannot run " + command[0] + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  g_child.store(pid);
+  // A signal that arrived between the last attempt and this fork reaches the new attempt too.
+  if (g_stop_signal != 0) ::kill(pid, g_stop_signal);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      throw Failure(std::string("dtrain: supervise: waitpid: ") + std::strerror(errno));
+  }
+  g_child.store(0);
+  return wait_status_to_exit_code(status);
+}
+
+// The first failure of the attempt's logs (only the last attempt of each rank log counts), as
+// `dtrain submit` prints it; "" when the logs name none.
+std::string first_failure(const std::string& run_dir) {
+  try {
+    const auto logs = list_rank_files(run_dir, records::kLogExtension);
+    if (logs.empty()) return "";
+    return attempt_cause(read_first_error(run_dir, logs));
+  } catch (const std::exception&) {
+    return "";  // logs the launch did not write are no reason to stop supervising
+  }
+}
+
+void describe_ranks(const std::string& run_dir, records::AttemptRecord& record) {
+  try {
+    record.ranks = static_cast<int>(list_rank_files(run_dir, records::kLogExtension).size());
+    std::set<std::string> hosts;
+    for (const auto& [rank, host] : read_rank_hosts(run_dir)) hosts.insert(host);
+    record.nodes.assign(hosts.begin(), hosts.end());
+  } catch (const std::exception&) {
+  }
+}
+
+std::size_t checkpoint_count(const std::string& run_dir) {
+  try {
+    return read_checkpoint_records(run_dir).size();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrain: supervise: warning: %s\n", e.what());
+    return 0;
+  }
+}
+
+// Sleeps `seconds`, waking early when a stop signal arrives.
+void backoff(int seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (g_stop_signal == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+int supervise(const SuperviseOptions& opts) {
+  install_forwarding();
+  const SupervisePolicy policy{opts.restarts, opts.backoff};
+  for (int attempt = 0;; ++attempt) {
+    const std::size_t checkpoints_before = checkpoint_count(opts.run_dir);
+    records::AttemptRecord record;
+    record.attempt = attempt;
+    record.start = records::format_log_time(std::chrono::system_clock::now());
+    const auto started = std::chrono::steady_clock::now();
+    const int status = run_attempt(opts.command, attempt);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    record.end = records::format_log_time(std::chrono::system_clock::now());
+    record.status = status;
+    const std::size_t checkpoints_after = checkpoint_count(opts.run_dir);
+    record.checkpoints =
+        static_cast<int>(checkpoints_after - std::min(checkpoints_before, checkpoints_after));
+    describe_ranks(opts.run_dir, record);
+
+    AttemptEnd end;
+    end.attempt = attempt;
+    end.status = status;
+    end.stop_signal = g_stop_signal;
+    end.seconds = took.count();
+    end.new_checkpoints = record.checkpoints;
+    end.run_has_checkpoints = checkpoints_after > 0;
+    if (status != 0 && end.stop_signal == 0) end.cause = first_failure(opts.run_dir);
+    const SuperviseDecision decision = decide_after_attempt(policy, end);
+    record.outcome = decision.outcome;
+    record.cause = decision.cause;
+    try {
+      append_attempt_record(opts.run_dir, record);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dtrain: supervise: warning: %s\n", e.what());
+    }
+    if (!decision.message.empty()) std::fprintf(stderr, "dtrain: %s\n", decision.message.c_str());
+    std::fflush(stderr);
+    if (!decision.restart) return status;
+    backoff(policy.backoff_seconds);
+    if (g_stop_signal != 0) return status;
+  }
+}
+
+}  // namespace
+
+void register_supervise(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<SuperviseOptions>();
+  auto* cmd = app.add_subcommand(
+      "supervise",
+      "Run a job's launch, restarting it after failures (used by job scripts with `restarts`)");
+  cmd->group("");  // hidden: job scripts call it
+  cmd->add_option("--run-dir", opts->run_dir, "Run directory (attempts.jsonl goes there)")
+      ->envname("DTRAIN_RUN_DIR")
+      ->required();
+  cmd->add_option("--restarts", opts->restarts, "Attempts after the first, at most")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--backoff", opts->backoff, "Seconds between a failed attempt and the next")
+      ->check(CLI::Range(0, 86400));
+  cmd->add_option("command", opts->command, "The launch command and its arguments, after --")
+      ->required();
+  cmd->callback([opts, &action] { action = [opts] { return supervise(*opts); }; });
+}
+
+}  // namespace dtrain::cli

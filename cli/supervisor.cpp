@@ -1,0 +1,97 @@
+#include "supervisor.hpp"
+
+#include "records/log_line.hpp"
+#include "records/rank_lines.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+// "attempt 2 of 3": people count from 1; DTRAIN_ATTEMPT and the records count from 0.
+std::string attempt_of(const SupervisePolicy& policy, const AttemptEnd& end) {
+  return "attempt " + std::to_string(end.attempt + 1) + " of " +
+         std::to_string(policy.restarts + 1);
+}
+
+std::string failure_cause(const AttemptEnd& end) {
+  if (!end.cause.empty()) return end.cause;
+  if (end.status > 128) {
+    return "the launch was killed by " + records::signal_name(end.status - 128);
+  }
+  return "the launch exited with status " + std::to_string(end.status);
+}
+
+bool made_progress(const AttemptEnd& end) {
+  if (end.new_checkpoints > 0) return true;
+  return !end.run_has_checkpoints && end.seconds >= kMinProgressSeconds;
+}
+
+std::string no_progress_reason(const AttemptEnd& end) {
+  if (end.run_has_checkpoints) return "it saved no checkpoint";
+  return "it failed within " + std::to_string(static_cast<int>(kMinProgressSeconds)) +
+         " s and no checkpoint was ever saved";
+}
+
+}  // namespace
+
+std::string describe_attempt_record(const records::AttemptRecord& record) {
+  std::string out = "attempt " + std::to_string(record.attempt + 1) + " ";
+  if (record.outcome == "restarted") return out + "failed: " + record.cause + "; restarting";
+  if (record.outcome == "completed") return out + "completed";
+  if (record.outcome == "stopped") return out + record.cause;
+  return out + "failed: " + record.cause;
+}
+
+std::string attempt_cause(const report::FirstErrorReport& report) {
+  std::string out = report::summarize_first_error(report);
+  if (!report.culprit || report.culprit->evidence || report.culprit->last_lines.empty()) {
+    return out;
+  }
+  std::string_view last = report.culprit->last_lines.back();
+  if (records::parse_log_timestamp(last)) last.remove_prefix(records::kLogTimestampWidth + 1);
+  if (!last.empty()) out += ": " + std::string(last);
+  return out;
+}
+
+SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const AttemptEnd& end) {
+  SuperviseDecision d;
+  const std::string which = attempt_of(policy, end);
+  if (end.stop_signal != 0) {
+    // Preemption, the walltime or a cancel: the scheduler decides what comes next, never us.
+    d.outcome = "stopped";
+    d.cause = "stopped by " + records::signal_name(end.stop_signal);
+    if (end.status == kSuperviseRequeueStatus) d.cause += "; the ranks asked for a requeue";
+    d.message = which + " " + d.cause + "; not restarting";
+    return d;
+  }
+  if (end.status == 0) {
+    d.outcome = "completed";
+    if (end.attempt > 0) d.message = which + " completed";
+    return d;
+  }
+  d.cause = failure_cause(end);
+  if (end.status == kSuperviseRequeueStatus) {
+    d.outcome = "ended";
+    d.cause = "the ranks asked for a requeue (exit status 85)";
+    d.message = which + " ended: " + d.cause;
+    return d;
+  }
+  if (end.attempt >= policy.restarts) {
+    d.outcome = "ended";
+    d.message = which + " failed: " + d.cause +
+                (policy.restarts > 0 ? "; no restarts left" : std::string());
+    return d;
+  }
+  if (!made_progress(end)) {
+    d.outcome = "ended";
+    d.message = which + " failed: " + d.cause + "; not restarting: " + no_progress_reason(end) +
+                ", so the failure would repeat";
+    return d;
+  }
+  d.restart = true;
+  d.outcome = "restarted";
+  d.message = which + " failed: " + d.cause + "; restarting in " +
+              std::to_string(policy.backoff_seconds) + " s";
+  return d;
+}
+
+}  // namespace dtrain::cli

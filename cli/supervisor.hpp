@@ -1,0 +1,55 @@
+// `dtrain supervise`'s decisions, pure (docs/fault-tolerance.md): after each attempt of a job's
+// launch, whether to start another, and what to tell the user. cmd_supervise.cpp does the
+// processes, signals, clock and files; everything it decides is here, so each rule is one test.
+#pragma once
+
+#include <string>
+
+#include "records/attempt_record.hpp"
+#include "report/first_error.hpp"
+
+namespace dtrain::cli {
+
+// The status with which a checkpointed training code asks to be requeued (dtrain::kExitRequeue);
+// repeated here so the pure logic needs no libdtrain header.
+inline constexpr int kSuperviseRequeueStatus = 85;
+
+// An attempt that ran at least this long counts as progress in a run that never recorded a
+// checkpoint (its program saves without dtrain's Checkpointer, or not at all).
+inline constexpr double kMinProgressSeconds = 30.0;
+
+struct SupervisePolicy {
+  int restarts = 0;         // attempts after the first one, at most
+  int backoff_seconds = 0;  // the pause between a failed attempt and the next
+};
+
+struct AttemptEnd {
+  int attempt = 0;                   // 0-based
+  int status = 0;                    // the launch's exit status (128 + N when killed by signal N)
+  int stop_signal = 0;               // a signal the supervisor received and forwarded, 0 when none
+  double seconds = 0;                // how long the attempt ran
+  int new_checkpoints = 0;           // durable checkpoints saved during the attempt
+  bool run_has_checkpoints = false;  // the run recorded a checkpoint, in this attempt or before
+  std::string cause;  // the first failure, "rank 1 on node0 exited with status 3: ..."
+};
+
+struct SuperviseDecision {
+  bool restart = false;
+  std::string outcome;  // the attempt record's: "completed", "restarted", "ended", "stopped"
+  std::string cause;    // the attempt record's cause
+  std::string message;  // one line for the user (without "dtrain: "), "" when there is none
+};
+
+SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const AttemptEnd& end);
+
+// What `dtrain submit --wait` prints for an attempt record that appeared while it followed a
+// batch job: "attempt 1 failed: CAUSE; restarted", "attempt 2 completed", ...
+std::string describe_attempt_record(const records::AttemptRecord& record);
+
+// AttemptEnd::cause from the attempt's first-error report: `dtrain submit`'s one-line summary,
+// with the culprit's last line of output when the summary quotes no error line (a program whose
+// message has no "error" in it), so the user reads the program's own words; "" when no rank
+// failed.
+std::string attempt_cause(const report::FirstErrorReport& report);
+
+}  // namespace dtrain::cli

@@ -1,0 +1,58 @@
+// How a supervised job's attempts went, in the run directory (docs/fault-tolerance.md):
+//   attempts.jsonl    one line per attempt, appended by `dtrain supervise` when the attempt ends:
+//                     {"v":1,"attempt":0,"start":"2026-11-26T02:00:00.000000Z","end":"...",
+//                      "status":1,"outcome":"restarted","cause":"rank 1 on node0 exited with
+//                      status 3: boom","ranks":2,"nodes":["node0"],"checkpoints":1}
+//   checkpoints.jsonl one line per durable save, appended by libdtrain's Checkpointer on rank 0:
+//                     {"v":1,"time":"...","step":40,"path":"/ck/ckpt-000000000040","world":2}
+// The supervisor reads the second to tell an attempt that made progress from one that did not;
+// `dtrain logs` and people read the first. Writers and readers share this one schema: readers
+// ignore fields they do not know and reject versions they do not. Pure: no clock, no files.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/errors.hpp"
+
+namespace dtrain::records {
+
+inline constexpr std::string_view kAttemptsFile = "attempts.jsonl";
+inline constexpr std::string_view kCheckpointsFile = "checkpoints.jsonl";
+inline constexpr int kAttemptSchemaVersion = 1;
+
+struct AttemptRecord {
+  int attempt = 0;      // 0-based, as DTRAIN_ATTEMPT
+  std::string start;    // log-line time (log_line.hpp): "2026-11-26T02:00:00.000000Z"
+  std::string end;      // the same
+  int status = 0;       // the launch's exit status (128 + N when killed by signal N)
+  std::string outcome;  // "completed", "restarted", "ended" (a failure not restarted), "stopped"
+  std::string cause;    // why it ended: the first failure's summary, the signal, "" when completed
+  int ranks = 0;        // rank logs the attempt wrote
+  std::vector<std::string> nodes;  // the hosts its ranks ran on, sorted
+  int checkpoints = 0;             // durable checkpoints saved during the attempt
+};
+
+struct CheckpointRecord {
+  std::string time;  // log-line time of the save
+  long long step = 0;
+  std::string path;  // the checkpoint file
+  int world = 0;     // ranks that saved it
+};
+
+// A malformed record: bad input (the CLI: exit 2).
+class AttemptFormatError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// One JSON line each, without the '\n'.
+std::string format_attempt_record(const AttemptRecord& record);
+std::string format_checkpoint_record(const CheckpointRecord& record);
+
+// `where` ("attempts.jsonl:2") prefixes any error.
+AttemptRecord parse_attempt_record(std::string_view line, const std::string& where);
+CheckpointRecord parse_checkpoint_record(std::string_view line, const std::string& where);
+
+}  // namespace dtrain::records

@@ -1,0 +1,170 @@
+// `dtrain supervise`'s decisions after an attempt: restart after a failure that made progress,
+// never after a stop signal, a requeue request, the last restart or a failure without progress,
+// each with the line the user sees.
+#include "supervisor.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtrain::cli {
+namespace {
+
+const SupervisePolicy kTwoRestarts{2, 10};
+
+AttemptEnd failed(int attempt) {
+  AttemptEnd end;
+  end.attempt = attempt;
+  end.status = 3;
+  end.seconds = 5;
+  end.new_checkpoints = 1;
+  end.run_has_checkpoints = true;
+  end.cause = "rank 1 on node0 exited with status 3: boom";
+  return end;
+}
+
+TEST(Supervisor, RestartsAFailureThatSavedACheckpoint) {
+  const auto d = decide_after_attempt(kTwoRestarts, failed(0));
+  EXPECT_TRUE(d.restart);
+  EXPECT_EQ(d.outcome, "restarted");
+  EXPECT_EQ(d.cause, "rank 1 on node0 exited with status 3: boom");
+  EXPECT_EQ(
+      d.message,
+      "attempt 1 of 3 failed: rank 1 on node0 exited with status 3: boom; restarting in 10 s");
+}
+
+TEST(Supervisor, EndsWhenNoRestartIsLeft) {
+  const auto d = decide_after_attempt(kTwoRestarts, failed(2));
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.outcome, "ended");
+  EXPECT_EQ(d.message,
+            "attempt 3 of 3 failed: rank 1 on node0 exited with status 3: boom; no restarts left");
+  const auto none = decide_after_attempt({0, 10}, failed(0));
+  EXPECT_FALSE(none.restart);
+  EXPECT_EQ(none.message, "attempt 1 of 1 failed: rank 1 on node0 exited with status 3: boom");
+}
+
+TEST(Supervisor, EndsAFailureWithoutANewCheckpoint) {
+  AttemptEnd end = failed(1);
+  end.new_checkpoints = 0;
+  const auto d = decide_after_attempt(kTwoRestarts, end);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.outcome, "ended");
+  EXPECT_EQ(d.message,
+            "attempt 2 of 3 failed: rank 1 on node0 exited with status 3: boom; not restarting: "
+            "it saved no checkpoint, so the failure would repeat");
+}
+
+TEST(Supervisor, WithoutCheckpointsAtAllOnlyAQuickFailureEndsTheJob) {
+  AttemptEnd end = failed(0);
+  end.new_checkpoints = 0;
+  end.run_has_checkpoints = false;
+  end.seconds = kMinProgressSeconds - 1;
+  const auto quick = decide_after_attempt(kTwoRestarts, end);
+  EXPECT_FALSE(quick.restart);
+  EXPECT_EQ(quick.message,
+            "attempt 1 of 3 failed: rank 1 on node0 exited with status 3: boom; not restarting: "
+            "it failed within 30 s and no checkpoint was ever saved, so the failure would repeat");
+  end.seconds = kMinProgressSeconds;
+  EXPECT_TRUE(decide_after_attempt(kTwoRestarts, end).restart);
+}
+
+TEST(Supervisor, NeverRestartsAnAttemptStoppedByASignal) {
+  AttemptEnd end = failed(0);
+  end.stop_signal = 10;  // SIGUSR1: the scheduler's checkpoint signal
+  end.status = kSuperviseRequeueStatus;
+  const auto d = decide_after_attempt(kTwoRestarts, end);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.outcome, "stopped");
+  EXPECT_EQ(d.cause, "stopped by SIGUSR1; the ranks asked for a requeue");
+  EXPECT_EQ(d.message,
+            "attempt 1 of 3 stopped by SIGUSR1; the ranks asked for a requeue; not restarting");
+  end.stop_signal = 15;
+  end.status = 143;
+  EXPECT_EQ(decide_after_attempt(kTwoRestarts, end).cause, "stopped by SIGTERM");
+}
+
+TEST(Supervisor, LeavesARequeueRequestToTheScript) {
+  AttemptEnd end = failed(0);
+  end.status = kSuperviseRequeueStatus;
+  const auto d = decide_after_attempt(kTwoRestarts, end);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.cause, "the ranks asked for a requeue (exit status 85)");
+}
+
+TEST(Supervisor, CompletionIsQuietOnTheFirstAttempt) {
+  AttemptEnd end;
+  const auto first = decide_after_attempt(kTwoRestarts, end);
+  EXPECT_FALSE(first.restart);
+  EXPECT_EQ(first.outcome, "completed");
+  EXPECT_EQ(first.message, "");
+  end.attempt = 1;
+  EXPECT_EQ(decide_after_attempt(kTwoRestarts, end).message, "attempt 2 of 3 completed");
+}
+
+TEST(Supervisor, NamesTheLaunchWhenNoRankIsToBlame) {
+  AttemptEnd end = failed(0);
+  end.cause.clear();
+  end.status = 137;
+  EXPECT_EQ(decide_after_attempt(kTwoRestarts, end).cause, "the launch was killed by SIGKILL");
+  end.status = 1;
+  EXPECT_EQ(decide_after_attempt(kTwoRestarts, end).cause, "the launch exited with status 1");
+}
+
+}  // namespace
+}  // namespace dtrain::cli
+
+namespace dtrain::cli {
+namespace {
+
+report::FirstErrorReport culprit_report(std::vector<std::string> last_lines, bool evidence) {
+  report::FirstErrorReport r;
+  r.ranks = 2;
+  report::RankEnd c;
+  c.rank = 1;
+  c.host = "node0";
+  c.kind = report::RankEnd::Kind::kFailed;
+  c.how = "exited with status 1";
+  if (evidence) c.evidence = report::TimedLine{0, "ValueError: boom"};
+  c.last_lines = std::move(last_lines);
+  r.culprit = c;
+  return r;
+}
+
+// The program's own words reach the restart line even when they do not say "error".
+TEST(Supervisor, TheCauseQuotesTheCulpritsLastLineWhenNoErrorLineWasFound) {
+  EXPECT_EQ(attempt_cause(culprit_report({"2026-11-26T02:00:00.000000Z step 3",
+                                          "2026-11-26T02:00:01.000000Z data: no such file"},
+                                         false)),
+            "rank 1 on node0 exited with status 1: data: no such file");
+  EXPECT_EQ(attempt_cause(culprit_report({"2026-11-26T02:00:01.000000Z x"}, true)),
+            "rank 1 on node0 exited with status 1: ValueError: boom");
+  EXPECT_EQ(attempt_cause(culprit_report({}, false)), "rank 1 on node0 exited with status 1");
+  EXPECT_EQ(attempt_cause(report::FirstErrorReport{}), "");
+}
+
+}  // namespace
+}  // namespace dtrain::cli
+
+namespace dtrain::cli {
+namespace {
+
+// `dtrain submit --wait` on a batch site: one line per attempt record as it appears.
+TEST(Supervisor, AttemptRecordsAreDescribedForSubmitWait) {
+  records::AttemptRecord r;
+  r.attempt = 0;
+  r.outcome = "restarted";
+  r.cause = "rank 1 on n exited with status 3: boom";
+  EXPECT_EQ(describe_attempt_record(r),
+            "attempt 1 failed: rank 1 on n exited with status 3: boom; restarting");
+  r.outcome = "ended";
+  EXPECT_EQ(describe_attempt_record(r), "attempt 1 failed: rank 1 on n exited with status 3: boom");
+  r.outcome = "stopped";
+  r.cause = "stopped by SIGTERM";
+  EXPECT_EQ(describe_attempt_record(r), "attempt 1 stopped by SIGTERM");
+  r.attempt = 1;
+  r.outcome = "completed";
+  r.cause = "";
+  EXPECT_EQ(describe_attempt_record(r), "attempt 2 completed");
+}
+
+}  // namespace
+}  // namespace dtrain::cli

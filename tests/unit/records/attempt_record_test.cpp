@@ -1,0 +1,83 @@
+// The attempt and checkpoint records from both sides: what `dtrain supervise` and the
+// Checkpointer write reads back as the same record, and bad lines are refused by name.
+#include "records/attempt_record.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dtrain::records {
+namespace {
+
+std::string message(const char* line) {
+  try {
+    parse_attempt_record(line, "attempts.jsonl:2");
+  } catch (const AttemptFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(AttemptRecord, RoundTrips) {
+  AttemptRecord r;
+  r.attempt = 1;
+  r.start = "2026-11-26T02:00:00.000000Z";
+  r.end = "2026-11-26T02:00:09.500000Z";
+  r.status = 3;
+  r.outcome = "restarted";
+  r.cause = "rank 1 on node0 exited with status 3: \"boom\"";
+  r.ranks = 2;
+  r.nodes = {"node0", "node1"};
+  r.checkpoints = 4;
+  const std::string line = format_attempt_record(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line.rfind(R"({"v":1,"attempt":1,"start":"2026-11-26T02:00:00.000000Z",)", 0), 0u)
+      << line;
+  const AttemptRecord back = parse_attempt_record(line, "attempts.jsonl:1");
+  EXPECT_EQ(back.attempt, 1);
+  EXPECT_EQ(back.start, r.start);
+  EXPECT_EQ(back.end, r.end);
+  EXPECT_EQ(back.status, 3);
+  EXPECT_EQ(back.outcome, "restarted");
+  EXPECT_EQ(back.cause, r.cause);
+  EXPECT_EQ(back.ranks, 2);
+  EXPECT_EQ(back.nodes, r.nodes);
+  EXPECT_EQ(back.checkpoints, 4);
+}
+
+TEST(AttemptRecord, IgnoresUnknownFields) {
+  const auto r = parse_attempt_record(
+      R"({"v":1,"attempt":0,"start":"a","end":"b","status":0,"outcome":"completed","cause":"",)"
+      R"("ranks":1,"nodes":[],"checkpoints":0,"later":true})",
+      "f:1");
+  EXPECT_EQ(r.outcome, "completed");
+}
+
+TEST(AttemptRecord, RefusesBadLinesByName) {
+  EXPECT_EQ(message("not json"),
+            "dtrain: attempts.jsonl:2: expected a JSON object, got \"not json\"");
+  EXPECT_EQ(message(R"({"attempt":0})"),
+            "dtrain: attempts.jsonl:2: missing field \"v\" (the schema version)");
+  EXPECT_EQ(message(R"({"v":2})"),
+            "dtrain: attempts.jsonl:2: schema version 2 is not known to this dtrain (1 is)");
+  EXPECT_EQ(message(R"({"v":1,"attempt":"0"})"),
+            "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer, got \"0\"");
+  EXPECT_EQ(message(R"({"v":1,"attempt":0,"start":"a","end":"b","status":0,"outcome":"x",)"
+                    R"("cause":"","ranks":1,"nodes":"n","checkpoints":0})"),
+            "dtrain: attempts.jsonl:2: field \"nodes\": expected a list of host names, got \"n\"");
+}
+
+TEST(CheckpointRecord, RoundTrips) {
+  CheckpointRecord r{"2026-11-26T02:00:01.000000Z", 40, "/ck/ckpt-000000000040", 2};
+  const std::string line = format_checkpoint_record(r);
+  EXPECT_EQ(line, R"({"v":1,"time":"2026-11-26T02:00:01.000000Z","step":40,)"
+                  R"("path":"/ck/ckpt-000000000040","world":2})");
+  const auto back = parse_checkpoint_record(line, "checkpoints.jsonl:1");
+  EXPECT_EQ(back.time, r.time);
+  EXPECT_EQ(back.step, 40);
+  EXPECT_EQ(back.path, r.path);
+  EXPECT_EQ(back.world, 2);
+}
+
+}  // namespace
+}  // namespace dtrain::records
