@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "affinity/input_file.hpp"
+#include "common/input_file.hpp"
 #include "plan/errors.hpp"
 
 namespace dtrain::cli {
@@ -77,7 +77,7 @@ TEST_F(Planning, AMissingSpecFileIsNamed) {
   try {
     plan_from_file(missing, "", {});
     FAIL() << "no error";
-  } catch (const affinity::InputFileError& e) {
+  } catch (const dtrain::InputFileError& e) {
     EXPECT_EQ(std::string(e.what()), "dtrain: " + missing +
                                          ": cannot open it: No such file or directory; expected "
                                          "a job spec (YAML)");
@@ -89,7 +89,7 @@ TEST_F(Planning, AnUnknownSiteIsNamed) {
   try {
     plan_from_file(spec_, site, {});
     FAIL() << "no error";
-  } catch (const affinity::InputFileError& e) {
+  } catch (const dtrain::InputFileError& e) {
     EXPECT_EQ(std::string(e.what()), "dtrain: " + site +
                                          ": cannot open it: No such file or directory; expected "
                                          "a site profile (.yaml) or a built-in site");

@@ -7,7 +7,7 @@
 namespace dtrain::spank {
 namespace {
 
-using affinity::Environment;
+using launch::Environment;
 
 const affinity::Node& polaris() {
   static const affinity::Node node =
@@ -15,7 +15,7 @@ const affinity::Node& polaris() {
   return node;
 }
 
-StepSettings bind_with(affinity::Framework framework = affinity::Framework::kNone) {
+StepSettings bind_with(launch::Framework framework = launch::Framework::kNone) {
   StepSettings s;
   s.policy.enabled = true;
   s.framework = framework;
@@ -57,9 +57,9 @@ TEST(TaskPlan, TorchVariablesFromTheTasksPlaceInTheStep) {
   f.size = 4;
   f.node_rank = 1;
   f.nodelist = "nid[001-002]";
-  const TaskBinding b = plan_task(polaris(), bind_with(affinity::Framework::kTorch), f);
+  const TaskBinding b = plan_task(polaris(), bind_with(launch::Framework::kTorch), f);
   EXPECT_EQ(b.environment.at("MASTER_ADDR"), "nid001");
-  EXPECT_EQ(b.environment.at("MASTER_PORT"), std::to_string(affinity::rendezvous_port("42")));
+  EXPECT_EQ(b.environment.at("MASTER_PORT"), std::to_string(launch::rendezvous_port("42")));
   EXPECT_EQ(b.environment.at("RANK"), "3");
   EXPECT_EQ(b.environment.at("LOCAL_RANK"), "1");
   EXPECT_EQ(b.environment.at("WORLD_SIZE"), "4");
@@ -140,9 +140,9 @@ TEST(TaskPlan, NodeListThatMissesTheTasksNodeIsAnError) {
   f.node_rank = 2;
   f.nodelist = "nid[001-002]";
   try {
-    plan_task(polaris(), bind_with(affinity::Framework::kTorch), f);
+    plan_task(polaris(), bind_with(launch::Framework::kTorch), f);
     FAIL() << "expected an error";
-  } catch (const affinity::LauncherEnvError& e) {
+  } catch (const launch::LauncherEnvError& e) {
     EXPECT_NE(std::string(e.what()).find("SLURM_STEP_NODELIST: this task is on node 2"),
               std::string::npos);
   }

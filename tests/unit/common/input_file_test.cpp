@@ -1,6 +1,6 @@
 // Files a user names as inputs (input_file.cpp): only a regular file is read, never more than the
 // cap, and a FIFO is refused at once instead of waiting for a writer.
-#include "affinity/input_file.hpp"
+#include "common/input_file.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-namespace dtrain::affinity {
+namespace dtrain {
 namespace {
 
 class InputFile : public ::testing::Test {
@@ -102,4 +102,4 @@ TEST_F(InputFile, RefusesDirectoriesAndDevicesBehindSymlinks) {
 }
 
 }  // namespace
-}  // namespace dtrain::affinity
+}  // namespace dtrain
