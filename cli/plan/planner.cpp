@@ -163,7 +163,7 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
 
 LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
                 const PlanInputs& inputs, const TemplateLookup& templates) {
-  const SchedulerAdapter& adapter = scheduler_adapter(site.scheduler);
+  const SchedulerAdapter& adapter = scheduler_of(site);
   PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}};
   d.shape = adapter.shape(spec, spec_source, site);
   d.plan.name = spec.name;
