@@ -28,6 +28,25 @@ leave_workdir() {
   rm -rf "$work"
 }
 
+# `$DTRAIN submit NAME.yaml`, its output in NAME.out and its exit status in status, which must be
+# STATUS (the failure quotes the output).
+#   submit_expecting STATUS NAME.yaml WHAT
+submit_expecting() {
+  local out_file=${2%.yaml}.out
+  "$DTRAIN" submit "$2" >"$out_file" 2>&1 && status=0 || status=$?
+  expect_eq "$1" "$status" "$3 ($(cat "$out_file"))"
+}
+
+# A job's command as a YAML flow list: FIRST (YAML items already, e.g. "/usr/bin/python3,
+# train.py"), then each word quoted.
+#   yaml_command FIRST WORD...
+yaml_command() {
+  local out="[$1" w
+  shift
+  for w in "$@"; do out+=", \"$w\""; done
+  echo "$out]"
+}
+
 # A rank log without the start and exit lines dtrain run-rank adds around the command's output
 # (docs/logs.md): only what the command printed, each line still with its timestamp.
 rank_output() {  # log

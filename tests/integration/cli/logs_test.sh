@@ -15,8 +15,7 @@ name: killed
 ranks_per_node: 4
 command: [bash, -c, 'for i in 1 2 3 4 5; do echo "rank $DTRAIN_RANK step $i"; sleep 0.1; done; if [ "$DTRAIN_RANK" = 2 ]; then echo "rank 2 about to die"; kill -9 $$; fi; sleep 30']
 YAML
-"$DTRAIN" submit kill.yaml > kill.out 2>&1 && status=0 || status=$?
-expect_eq 137 "$status" "exit status of a job whose rank 2 was SIGKILLed"
+submit_expecting 137 kill.yaml "exit status of a job whose rank 2 was SIGKILLed"
 run=$(ls -d "$work"/runs/killed-*)
 
 merged=$("$DTRAIN" logs "$run")

@@ -50,8 +50,7 @@ name: failing
 ranks_per_node: 2
 command: [bash, -c, 'if [ "$DTRAIN_RANK" = 1 ]; then echo "rank 1 fails" >&2; exit 3; fi']
 YAML
-"$DTRAIN" submit fail.yaml > fail.out 2>&1 && status=0 || status=$?
-expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3"
+submit_expecting 3 fail.yaml "exit status of a job whose rank 1 exits 3"
 expect_contains "$(cat runs/failing-*/rank-00001.log)" "rank 1 fails" "rank 1 log"
 expect_contains "$(tail -1 runs/failing-*/rank-00001.log)" "dtrain: rank 1 exited with status 3" "rank 1 exit line"
 # Issue 22, item 32: the summary names the rank that failed, as `dtrain logs --first-error` does.
@@ -64,8 +63,7 @@ name: traceback
 ranks_per_node: 2
 command: [python3, -c, 'import os, time; os.environ["DTRAIN_RANK"] == "1" and exec("raise ValueError(\"boom\")"); time.sleep(30)']
 YAML
-"$DTRAIN" submit traceback.yaml > traceback.out 2>&1 && status=0 || status=$?
-expect_eq 1 "$status" "exit status of a job whose rank 1 raised"
+submit_expecting 1 traceback.yaml "exit status of a job whose rank 1 raised"
 expect_contains "$(cat traceback.out)" "dtrain: first failure: rank 1 on $(hostname) exited with status 1: ValueError: boom" "submit summary"
 report=$("$DTRAIN" logs --first-error runs/traceback-*)
 expect_contains "$report" "): ValueError: boom" "--first-error quotes the exception line"
@@ -93,8 +91,7 @@ ranks_per_node: 2
 walltime: "00:00:03"
 command: [bash, -c, 'echo started; exec sleep 60']
 YAML
-"$DTRAIN" submit walltime.yaml > walltime.out 2>&1 && status=0 || status=$?
-expect_eq 124 "$status" "exit status of a job stopped at its walltime ($(cat walltime.out))"
+submit_expecting 124 walltime.yaml "exit status of a job stopped at its walltime"
 expect_contains "$(cat walltime.out)" "FAILED (exit status 124): its walltime (00:00:03) was reached" "submit summary"
 expect_contains "$(cat walltime.out)" "dtrain: first failure: no rank failed on its own" "submit summary"
 # Every exit line there is says SIGTERM. Open MPI follows it with SIGKILL after a second, which

@@ -26,11 +26,7 @@ for line in "#PBS -l select=2:system=polaris" "#PBS -A MyProj" "#PBS -l filesyst
 done
 
 short=(--epochs 2 --steps-per-epoch 60 --warmup-steps 20 --log-every 1)
-command_for() {  # words... -> a YAML flow list
-  local out="[$TRAIN"
-  for w in "$@"; do out+=", \"$w\""; done
-  echo "$out]"
-}
+command_for() { yaml_command "$TRAIN" "$@"; }
 losses() { sed -n 's/^step \([0-9]*\) loss \([0-9.]*\) .*/\1 \2/p' <<< "$1"; }
 
 echo "== 1 rank and 2 ranks, global batch 128, seed 2026, 60 steps per epoch"

@@ -19,11 +19,7 @@ sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
 grep -q "PYTHONPATH: $BUILD/python" job.yaml || fail "job.yaml: no PYTHONPATH line to point at the build"
 
 args=(--epochs 2 --steps-per-epoch 300 --log-every 1)
-command_for() {  # words... -> a YAML flow list
-  local out="[/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py"
-  for w in "$@"; do out+=", \"$w\""; done
-  echo "$out]"
-}
+command_for() { yaml_command "/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py" "$@"; }
 losses() { sed -n 's/^\(.* \)\?step \([0-9]*\) loss \([0-9.]*\)$/\2 \3/p' <<< "$1"; }
 
 echo "== uninterrupted: 2 epochs of 300 steps of global batch 128"
