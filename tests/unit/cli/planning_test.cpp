@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/scratch_dir.hpp"
 #include "common/input_file.hpp"
 #include "plan/errors.hpp"
 
@@ -17,12 +18,11 @@ namespace dtrain::cli {
 namespace {
 namespace fs = std::filesystem;
 
-class Planning : public ::testing::Test {
+class Planning : public test_support::ScratchDirTest {
  protected:
+  Planning() : ScratchDirTest("dtrain-planning-test-") {}
   void SetUp() override {
-    char dir_template[] = "/tmp/dtrain-planning-test.XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
+    ScratchDirTest::SetUp();
     spec_ = (dir_ / "job.yaml").string();
     std::ofstream(spec_) << "name: resnet\n"
                             "site: slurm\n"
@@ -31,9 +31,7 @@ class Planning : public ::testing::Test {
                             "command: [./train, --epochs, \"3\"]\n"
                             "run_dir: /scratch/resnet-run\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  fs::path dir_;
   std::string spec_;
 };
 
