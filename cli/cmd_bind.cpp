@@ -18,8 +18,6 @@
 
 #include "affinity/affinity.hpp"
 #include "affinity/binding.hpp"
-#include "affinity/framework_env.hpp"
-#include "affinity/launcher_env.hpp"
 #include "affinity/process_binding.hpp"
 #include "affinity/report.hpp"
 #include "affinity/topology.hpp"
@@ -27,6 +25,8 @@
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "common/words.hpp"
+#include "launch/framework_env.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -47,7 +47,7 @@ struct Place {
   int local_rank = 0;
   int local_size = 1;
   // Where the rank sits in the whole job, for the framework's rendezvous variables.
-  affinity::LauncherInfo job;
+  launch::LauncherInfo job;
 };
 
 std::string names(const std::vector<std::string>& list) {
@@ -56,7 +56,7 @@ std::string names(const std::vector<std::string>& list) {
   return out;
 }
 
-Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
+Place place_on_node(const BindOptions& opts, const launch::Environment& env) {
   if (opts.local_rank >= 0 || opts.local_size > 0) {
     if (opts.local_rank < 0 || opts.local_size <= 0 || opts.local_rank >= opts.local_size) {
       throw UsageError(
@@ -65,25 +65,24 @@ Place place_on_node(const BindOptions& opts, const affinity::Environment& env) {
     }
     // The global rank still comes from the launcher when there is one; alone, the command line
     // describes a one-node job.
-    auto job = affinity::detect_launcher(env).value_or(affinity::LauncherInfo{
+    auto job = launch::detect_launcher(env).value_or(launch::LauncherInfo{
         "command line", opts.local_rank, opts.local_size, opts.local_rank, opts.local_size, true});
     job.local_rank = opts.local_rank;
     job.local_size = opts.local_size;
     return {"command line", opts.local_rank, opts.local_size, job};
   }
-  const auto info = affinity::detect_launcher(env);
+  const auto info = launch::detect_launcher(env);
   if (!info) {
-    throw affinity::LauncherEnvError(
-        "dtrain: bind: no launcher found; expected one of " +
-        names(affinity::launcher_variables()) +
+    throw launch::LauncherEnvError(
+        "dtrain: bind: no launcher found; expected one of " + names(launch::launcher_variables()) +
         " (srun, mpirun, mpiexec set them) or --local-rank and --local-size, got none");
   }
   if (!info->local_known) {
-    throw affinity::LauncherEnvError(
+    throw launch::LauncherEnvError(
         "dtrain: bind: " + info->launcher +
         ": the launcher does not say where this process sits on the node; expected a local rank "
         "and size (one of " +
-        names(affinity::local_rank_variables()) +
+        names(launch::local_rank_variables()) +
         " with its size), got only the global rank; pass --local-rank and --local-size");
   }
   return {info->launcher, info->local_rank, info->local_size, *info};
@@ -135,9 +134,9 @@ int run_bind(const BindOptions& opts) {
     throw UsageError("dtrain: bind: no command; expected -- CMD ARGS..., got nothing");
   }
   const affinity::Policy policy = opts.affinity.policy();
-  const affinity::Framework framework = affinity::parse_framework(opts.framework, "--framework");
+  const launch::Framework framework = launch::parse_framework(opts.framework, "--framework");
 
-  const affinity::Environment env = affinity::current_environment();
+  const launch::Environment env = launch::current_environment();
   const Place place = place_on_node(opts, env);
   const bool live = opts.topology.empty();
   const affinity::Node node =
@@ -151,7 +150,7 @@ int run_bind(const BindOptions& opts) {
   facts.inherited_env = env;
   facts.framework = framework;
   facts.placement = [&] {
-    return affinity::placement_from_environment(env, place.job, affinity::this_hostname());
+    return launch::placement_from_environment(env, place.job, launch::this_hostname());
   };
   // The scheduler's GPU grant describes this machine; for an XML file it would describe the wrong
   // one, so it is only honoured live.
@@ -191,7 +190,7 @@ void register_bind(CLI::App& app, Action& action) {
   add_affinity_flags(*cmd, opts->affinity);
   cmd->add_option("--framework", opts->framework,
                   "Export this framework's rendezvous variables: " +
-                      join_alternatives(affinity::framework_names()))
+                      join_alternatives(launch::framework_names()))
       ->capture_default_str();
   cmd->add_option("--local-rank", opts->local_rank,
                   "This process's rank on the node; default: from the launcher");

@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "affinity/cpuset.hpp"
-#include "affinity/launcher_env.hpp"
 #include "affinity/topology.hpp"
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "dtrain/config.hpp"
+#include "launch/launcher_env.hpp"
 #include "process.hpp"
 #include "report/doctor.hpp"
 
@@ -82,9 +82,9 @@ report::RankReport this_rank(const dtrain::WorldInfo& world) {
   r.size = world.size;
   r.local_rank = world.local_rank;
   r.local_size = world.local_size;
-  r.host = affinity::this_hostname();
-  const auto env = affinity::current_environment();
-  const auto launcher = affinity::detect_launcher(env);
+  r.host = launch::this_hostname();
+  const auto env = launch::current_environment();
+  const auto launcher = launch::detect_launcher(env);
   r.launcher = launcher ? launcher->launcher : "none";
   r.cpuset = process_cpuset().to_list();
   for (const auto& name : report::doctor_env_names()) {

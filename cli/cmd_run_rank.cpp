@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "affinity/launcher_env.hpp"
-#include "affinity/rank_env.hpp"
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "launch/launcher_env.hpp"
+#include "launch/rank_place.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
@@ -71,10 +71,10 @@ class RankLog {
 }
 
 int run_rank(const RunRankOptions& opts) {
-  auto info = affinity::detect_launcher(affinity::current_environment());
+  auto info = launch::detect_launcher(launch::current_environment());
   if (!info) {
     std::string names;
-    for (const auto& n : affinity::launcher_variables()) names += (names.empty() ? "" : ", ") + n;
+    for (const auto& n : launch::launcher_variables()) names += (names.empty() ? "" : ", ") + n;
     throw UsageError(
         "dtrain: run-rank: expected to be started by a launcher (mpirun, srun, mpiexec); none of " +
         names + " is set");
@@ -88,7 +88,7 @@ int run_rank(const RunRankOptions& opts) {
   const RankLog log(opts.run_dir + "/" +
                     records::rank_file_name(info->rank, records::kLogExtension));
 
-  for (const auto& [name, value] : affinity::rank_place_environment(
+  for (const auto& [name, value] : launch::rank_place_environment(
            {info->rank, info->size, info->local_rank, info->local_size})) {
     ::setenv(name.c_str(), value.c_str(), 1);
   }

@@ -7,9 +7,9 @@
 #include <ctime>
 #include <filesystem>
 
-#include "affinity/input_file.hpp"
 #include "affinity/topology.hpp"
 #include "common/errors.hpp"
+#include "common/input_file.hpp"
 #include "dtrain/config.hpp"
 #include "embedded_templates.hpp"
 #include "plan/planner.hpp"
@@ -55,8 +55,8 @@ plan::SiteProfile resolve_site(const std::string& site) {
                                     "(built-in site " + site + ")");
   }
   return plan::parse_site_profile(
-      affinity::read_input_file(site, "a site profile (.yaml) or a built-in site",
-                                plan::kMaxProfileBytes),
+      dtrain::read_input_file(site, "a site profile (.yaml) or a built-in site",
+                              plan::kMaxProfileBytes),
       site);
 }
 

@@ -30,9 +30,7 @@ struct PlannedJob {
   plan::SiteProfile site;
   plan::LaunchPlan plan;
 
-  const plan::SchedulerAdapter& scheduler() const {
-    return plan::scheduler_adapter(site.scheduler);
-  }
+  const plan::SchedulerAdapter& scheduler() const { return plan::scheduler_of(site); }
 };
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
                           const std::vector<std::string>& overrides);

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "affinity/input_file.hpp"
 #include "common/errors.hpp"
+#include "common/input_file.hpp"
 #include "plan/job_spec.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
@@ -23,7 +23,7 @@ namespace dtrain::cli {
 namespace fs = std::filesystem;
 
 std::string read_spec_file(const std::string& path) {
-  return affinity::read_input_file(path, "a job spec (YAML)", plan::kMaxSpecBytes);
+  return dtrain::read_input_file(path, "a job spec (YAML)", plan::kMaxSpecBytes);
 }
 
 namespace {

@@ -26,7 +26,7 @@
 namespace dtrain::cli {
 
 // Reads a spec file, refusing what is not a regular file (directories, FIFOs, devices), unreadable
-// files and files over the size limit (affinity::InputFileError: bad input).
+// files and files over the size limit (dtrain::InputFileError: bad input).
 std::string read_spec_file(const std::string& path);
 
 // Creates `run_dir` (which must not exist or be empty) and writes job.yaml, launch.sh, plan.json.

@@ -5,10 +5,10 @@
 #include <exception>
 #include <string_view>
 
-#include "affinity/launcher_env.hpp"
 #include "affinity/process_binding.hpp"
 #include "affinity/self_apply.hpp"
 #include "affinity/topology.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -59,7 +59,7 @@ std::string apply_init_affinity(const WorldInfo& world, const Settings& settings
   affinity::SelfApplyFacts facts;
   facts.local_rank = world.local_rank;
   facts.local_size = world.local_size;
-  facts.env = affinity::current_environment();
+  facts.env = launch::current_environment();
   if (node.is_this_machine) facts.current_cpus = affinity::current_cpu_affinity();
   affinity::SelfApply plan;
   try {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "affinity/errors.hpp"
-#include "affinity/on_off.hpp"
+#include "common/on_off.hpp"
 #include "dtrain/dtrain.hpp"
 #include "preemption/signals.hpp"
 
@@ -74,11 +74,11 @@ std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, s
   return static_cast<std::size_t>(n);
 }
 
-// The switch words every dtrain setting takes (affinity/on_off.hpp), so DTRAIN_SHM=off works as
+// The switch words every dtrain setting takes (common/on_off.hpp), so DTRAIN_SHM=off works as
 // DTRAIN_VERBOSE=off and plugstack's verbose=off do.
 bool parse_shm(const std::optional<std::string>& v) {
   if (!v) return true;
-  if (const auto on = affinity::parse_switch(*v)) return *on;
+  if (const auto on = dtrain::parse_switch(*v)) return *on;
   throw Error(Error::Code::kInvalid,
               "dtrain: DTRAIN_SHM: expected 0 or off (allreduce through MPI or TCP messages) or 1 "
               "or on (through shared memory when every rank is on one node), got \"" +

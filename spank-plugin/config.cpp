@@ -4,7 +4,7 @@
 #include <set>
 #include <string_view>
 
-#include "affinity/on_off.hpp"
+#include "common/on_off.hpp"
 #include "errors.hpp"
 
 namespace dtrain::spank {
@@ -16,7 +16,7 @@ constexpr std::string_view kKeys =
 
 // Anything but a switch word is an error, never a silent false.
 bool parse_bool(std::string_view key, std::string_view value) {
-  if (const auto on = affinity::parse_switch(value)) return *on;
+  if (const auto on = dtrain::parse_switch(value)) return *on;
   throw ConfigError(std::string(kWhere) + std::string(key) +
                     ": expected 0 or 1 (or yes/no, true/false), got \"" + std::string(value) +
                     "\"");

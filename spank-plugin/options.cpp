@@ -1,8 +1,8 @@
 #include "options.hpp"
 
-#include "affinity/framework_env.hpp"
 #include "affinity/policy.hpp"
 #include "errors.hpp"
+#include "launch/framework_env.hpp"
 #include "step_policy.hpp"
 
 namespace dtrain::spank {
@@ -70,7 +70,7 @@ void validate_option_value(OptionId id, std::string_view value, std::string_view
       (void)affinity::parse_nic_policy(value, what);
       return;
     case OptionId::kFramework:
-      (void)affinity::parse_framework(value, what);
+      (void)launch::parse_framework(value, what);
       return;
     case OptionId::kRunDir:
       if (value.empty()) {

@@ -28,7 +28,7 @@ struct PluginState {
 
   // Each task process: the step's GPU grant, read in task_init_privileged before Slurm narrows it
   // to the task.
-  affinity::Environment step_gpu_env;
+  launch::Environment step_gpu_env;
 };
 
 }  // namespace dtrain::spank

@@ -33,7 +33,7 @@ int task_failed(const PluginState& state, const std::string& message) {
   return -1;
 }
 
-std::string first_of(const affinity::Environment& env, std::initializer_list<const char*> names) {
+std::string first_of(const launch::Environment& env, std::initializer_list<const char*> names) {
   for (const char* n : names) {
     auto it = env.find(std::string_view(n));
     if (it != env.end() && !it->second.empty()) return it->second;
@@ -89,7 +89,7 @@ int remote_task_init(const Spank& sp, PluginState& state) {
     facts.local_size = static_cast<int>(sp.local_task_count());
     facts.node_rank = static_cast<int>(sp.node_id());
     facts.job_id = std::to_string(sp.job_id());
-    facts.hostname = affinity::this_hostname();
+    facts.hostname = launch::this_hostname();
     facts.nodelist = first_of(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"});
     facts.step_gpu_env = state.step_gpu_env;
     facts.step_cpus = state.step_cpus;

@@ -2,13 +2,13 @@
 
 #include <optional>
 
-#include "affinity/on_off.hpp"
+#include "common/on_off.hpp"
 #include "errors.hpp"
 
 namespace dtrain::spank {
 namespace {
 
-std::optional<std::string> variable(const affinity::Environment& env, OptionId id) {
+std::optional<std::string> variable(const launch::Environment& env, OptionId id) {
   const auto it = env.find(option_spec(id).environment);
   if (it == env.end() || it->second.empty()) return std::nullopt;
   return it->second;
@@ -16,14 +16,14 @@ std::optional<std::string> variable(const affinity::Environment& env, OptionId i
 
 // The command line's value, else the variable's (validated here: srun has not seen it yet).
 std::optional<std::string> pick(const std::optional<std::string>& command_line,
-                                const affinity::Environment& env, OptionId id) {
+                                const launch::Environment& env, OptionId id) {
   if (command_line) return command_line;
   auto value = variable(env, id);
   if (value) validate_option_value(id, *value, option_spec(id).environment);
   return value;
 }
 
-StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& env,
+StepSettings resolve(const RequestedOptions& cmd, const launch::Environment& env,
                      const PluginConfig& config) {
   StepSettings s;
   s.policy = config.default_policy;
@@ -36,7 +36,7 @@ StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& e
   } else if (cmd.any_setting()) {
     s.policy = config.default_policy;
   } else if (auto bind = variable(env, OptionId::kDtrain)) {
-    if (auto on = affinity::parse_switch(*bind)) {
+    if (auto on = dtrain::parse_switch(*bind)) {
       s.policy = config.default_policy;
       s.policy.enabled = *on;
     } else {
@@ -52,13 +52,13 @@ StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& e
   if (auto v = pick(cmd.cpu, env, OptionId::kCpu)) a.cpu = affinity::parse_cpu_policy(*v);
   if (auto v = pick(cmd.nic, env, OptionId::kNic)) a.nic = affinity::parse_nic_policy(*v);
   if (auto v = pick(cmd.framework, env, OptionId::kFramework)) {
-    s.framework = affinity::parse_framework(*v);
+    s.framework = launch::parse_framework(*v);
   }
   if (auto v = pick(cmd.run_dir, env, OptionId::kRunDir)) s.run_dir = *v;
 
   s.verbose = cmd.verbose || config.verbose;
   if (auto v = variable(env, OptionId::kVerbose)) {
-    auto on = affinity::parse_switch(*v);
+    auto on = dtrain::parse_switch(*v);
     if (!on) {
       throw OptionError("dtrain: DTRAIN_VERBOSE: expected 1 or 0, got \"" + *v + "\"");
     }
@@ -70,8 +70,7 @@ StepSettings resolve(const RequestedOptions& cmd, const affinity::Environment& e
 }  // namespace
 
 StepSettings resolve_settings(const RequestedOptions& command_line,
-                              const affinity::Environment& environment,
-                              const PluginConfig& config) {
+                              const launch::Environment& environment, const PluginConfig& config) {
   try {
     return resolve(command_line, environment, config);
   } catch (const OptionError&) {

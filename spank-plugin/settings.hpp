@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "affinity/framework_env.hpp"
-#include "affinity/launcher_env.hpp"
 #include "config.hpp"
+#include "launch/framework_env.hpp"
+#include "launch/launcher_env.hpp"
 #include "options.hpp"
 #include "step_policy.hpp"
 
@@ -15,7 +15,7 @@ namespace dtrain::spank {
 
 struct StepSettings {
   StepPolicy policy;  // policy.enabled: whether the plugin touches the step at all
-  affinity::Framework framework = affinity::Framework::kNone;
+  launch::Framework framework = launch::Framework::kNone;
   std::string run_dir;  // "" when not asked for
   bool verbose = false;
 };
@@ -26,6 +26,6 @@ struct StepSettings {
 // asking for a framework or a GPU policy means asking for dtrain. The variables only fill in
 // values; DTRAIN_BIND (1/0, or a POLICY) is the one that turns binding on or off.
 StepSettings resolve_settings(const RequestedOptions& command_line,
-                              const affinity::Environment& environment, const PluginConfig& config);
+                              const launch::Environment& environment, const PluginConfig& config);
 
 }  // namespace dtrain::spank

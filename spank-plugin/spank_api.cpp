@@ -79,11 +79,11 @@ Context current_context() {
   }
 }
 
-affinity::Environment Spank::job_environment() const {
+launch::Environment Spank::job_environment() const {
   char** env = nullptr;
   const spank_err_t rc = spank_get_item(handle_, S_JOB_ENV, &env);
   if (rc != ESPANK_SUCCESS) fail("spank_get_item(S_JOB_ENV)", rc);
-  affinity::Environment out;
+  launch::Environment out;
   for (char** e = env; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const auto eq = entry.find('=');

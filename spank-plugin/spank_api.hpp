@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "affinity/launcher_env.hpp"
 #include "common/errors.hpp"
+#include "launch/launcher_env.hpp"
 
 struct spank_handle;  // spank_t is `struct spank_handle*` (slurm/spank.h)
 
@@ -40,7 +40,7 @@ class Spank {
   std::string register_options(OptionCallback callback) const;
 
   // The job's environment (S_JOB_ENV; remote context), as a value for the pure functions.
-  affinity::Environment job_environment() const;
+  launch::Environment job_environment() const;
   void setenv(const std::string& name, const std::string& value) const;
 
   std::uint32_t job_id() const;

@@ -2,8 +2,9 @@
 
 #include "affinity/binding.hpp"
 #include "affinity/errors.hpp"
-#include "affinity/framework_env.hpp"
 #include "affinity/rank_env.hpp"
+#include "launch/framework_env.hpp"
+#include "launch/rank_place.hpp"
 
 namespace dtrain::spank {
 namespace {
@@ -37,19 +38,18 @@ std::string report_line(const affinity::Node& node, const affinity::RankMap& map
 }
 
 // Where the task sits in the step, for the framework's rendezvous variables.
-affinity::JobPlacement placement(const TaskFacts& facts) {
-  affinity::JobPlacement p;
+launch::JobPlacement placement(const TaskFacts& facts) {
+  launch::JobPlacement p;
   p.rank = facts.rank;
   p.size = facts.size;
   p.local_rank = facts.local_rank;
   p.local_size = facts.local_size;
   p.node_rank = facts.node_rank;
   p.job_id = facts.job_id;
-  p.hosts = facts.nodelist.empty()
-                ? std::vector<std::string>{facts.hostname}
-                : affinity::expand_hostlist(facts.nodelist, "SLURM_STEP_NODELIST");
+  p.hosts = facts.nodelist.empty() ? std::vector<std::string>{facts.hostname}
+                                   : launch::expand_hostlist(facts.nodelist, "SLURM_STEP_NODELIST");
   if (static_cast<std::size_t>(p.node_rank) >= p.hosts.size()) {
-    throw affinity::LauncherEnvError(
+    throw launch::LauncherEnvError(
         "dtrain: SLURM_STEP_NODELIST: this task is on node " + std::to_string(p.node_rank) +
         " of the step (counting from 0); expected at least " + std::to_string(p.node_rank + 1) +
         " hosts in \"" + facts.nodelist + "\", got " + std::to_string(p.hosts.size()));
@@ -76,8 +76,8 @@ TaskBinding plan_task(const affinity::Node& node, const StepSettings& settings,
                                {affinity::GrantRule::kAlways, affinity::Moment::kAtBirth});
   TaskBinding b;
   b.environment = decided.environment;
-  b.environment.merge(affinity::rank_place_environment(
-      {facts.rank, facts.size, facts.local_rank, facts.local_size}));
+  b.environment.merge(
+      launch::rank_place_environment({facts.rank, facts.size, facts.local_rank, facts.local_size}));
   if (!facts.job_id.empty()) b.environment["DTRAIN_JOB_ID"] = facts.job_id;
   if (!settings.run_dir.empty()) b.environment["DTRAIN_RUN_DIR"] = settings.run_dir;
   b.bind = decided.bind;

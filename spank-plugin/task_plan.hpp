@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "affinity/affinity.hpp"
-#include "affinity/launcher_env.hpp"
 #include "affinity/topology.hpp"
+#include "launch/launcher_env.hpp"
 #include "settings.hpp"
 
 namespace dtrain::spank {
@@ -29,7 +29,7 @@ struct TaskFacts {
   // The step's GPU grant as the step (not yet each task) sees it: CUDA_VISIBLE_DEVICES,
   // SLURM_STEP_GPUS, ROCR/HIP_VISIBLE_DEVICES. Slurm narrows these per task (--gpus-per-task)
   // after task_init_privileged, so remote.cpp reads them there.
-  affinity::Environment step_gpu_env;
+  launch::Environment step_gpu_env;
   // The CPUs the step may use on this machine (slurmstepd's affinity); nullopt: unknown.
   std::optional<affinity::CpuSet> step_cpus;
   // The job's environment as the task inherits it: a MASTER_PORT (or other rendezvous variable)
@@ -38,13 +38,13 @@ struct TaskFacts {
 };
 
 struct TaskBinding {
-  affinity::Environment environment;     // exported to the task
+  launch::Environment environment;       // exported to the task
   std::optional<affinity::CpuSet> bind;  // the task's CPU affinity; nullopt: left alone
   std::string report;                    // one line for --dtrain-verbose
 };
 
 // Throws affinity::TopologyError/PolicyError (a node that cannot host the step, a grant naming
-// GPUs the topology lacks) and affinity::LauncherEnvError (a malformed node list); the messages
+// GPUs the topology lacks) and launch::LauncherEnvError (a malformed node list); the messages
 // name the topology source or the variable.
 TaskBinding plan_task(const affinity::Node& node, const StepSettings& settings,
                       const TaskFacts& facts);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The dependency rules of docs/architecture.md, checked on #include lines:
 #   runtime/ (libdtrain and affinity) never includes the CLI or the planner;
-#   runtime/common/ (the error root and the word joiner every library shares) includes only the
-#   standard library;
+#   runtime/common/ (the error root, the word joiner, the switch words and input-file reading
+#   every library shares) includes only the standard library (and POSIX);
+#   runtime/launch/ (the launcher contract) includes only runtime/common of dtrain, and no
+#   hwloc, MPI, PMIx, CUDA or NCCL header: it knows no topology;
 #   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;
 #   runtime/records/ (the run-directory contract, linked by libdtrain, the CLI and the plugin)
 #   includes nothing of the CLI, the plugin, libdtrain's internals, CLI11, hwloc, MPI or PMIx
@@ -10,7 +12,8 @@
 #   cli/plan/ and cli/report/ (pure) include nothing of the CLI around them, and cli/plan/ nothing
 #   of cli/report/; of libdtrain, cli/plan/ includes only dtrain/preemption.hpp, for the requeue
 #   exit code (a constant: nothing to link);
-#   spank-plugin/ uses only runtime/affinity, runtime/records and runtime/common of dtrain;
+#   spank-plugin/ uses only runtime/launch, runtime/affinity, runtime/records and runtime/common
+#   of dtrain;
 #   python/ binds libdtrain's public API (dtrain/*.hpp) and nothing inside it.
 # Each third-party C header has one including file.
 set -euo pipefail
@@ -27,12 +30,13 @@ check() {  # dir regex why
   [[ -z "$hits" ]] || violation "$3:"$'\n'"$hits"
 }
 check runtime 'plan/|commands\.hpp|run_dir\.hpp|embedded_templates' "runtime/ must not include the CLI or planner"
-check runtime/common 'affinity/|plan/|report/|records/|dtrain/|CLI/|nlohmann|yaml|hwloc|mpi\.h|pmix' "runtime/common must include only the standard library"
+check runtime/common 'affinity/|launch/|plan/|report/|records/|dtrain/|CLI/|nlohmann|yaml|hwloc|mpi\.h|pmix' "runtime/common must include only the standard library"
+check runtime/launch 'affinity/|records/|comm/|bootstrap/|plan/|report/|dtrain/|CLI/|yaml|hwloc|mpi\.h|pmix|cuda|nccl' "runtime/launch may use only runtime/common of dtrain, and knows no topology"
 check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
-check runtime/records 'plan/|report/|commands\.hpp|run_dir|process\.hpp|exit_codes|site_resolver|batch_job|mpijob_submit|embedded_templates|task_output|task_plan|spank|plugin_state|remote\.hpp|slurm/|CLI/|hwloc|mpi\.h|pmix|affinity/|dtrain/|comm/|bootstrap/|context_state|meter_file' "runtime/records depends on nlohmann-json only"
+check runtime/records 'launch/|plan/|report/|commands\.hpp|run_dir|process\.hpp|exit_codes|site_resolver|batch_job|mpijob_submit|embedded_templates|task_output|task_plan|spank|plugin_state|remote\.hpp|slurm/|CLI/|hwloc|mpi\.h|pmix|affinity/|dtrain/|comm/|bootstrap/|context_state|meter_file' "runtime/records depends on nlohmann-json only"
 check cli/report 'plan/|commands\.hpp|run_dir\.hpp|process\.hpp|exit_codes\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/report must stay pure"
 check cli/plan 'dtrain/(dtrain|checkpoint|shard)|commands\.hpp|run_dir\.hpp|process\.hpp|report/|records/|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure (and plan, not report)"
-check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/affinity, runtime/records and runtime/common"
+check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/launch, runtime/affinity, runtime/records and runtime/common"
 check python 'runtime/|comm/|bootstrap/|checkpoint/|preemption/|data/|net/|records/|context_state|meter_file|plan/|report/|rundir/|mpi\.h|pmix|hwloc' "python/ may use only libdtrain's public headers"
 for header in hwloc.h mpi.h pmix.h nccl.h; do
   n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)

@@ -161,8 +161,8 @@ void read_modules(Reader& read, const YAML::Node& value, const std::string& key,
 // The spec's messages list a field's default first ("one of: none, torch, ..."); the affinity
 // library lists "none" last for the flags. The words stay the library's.
 std::vector<std::string_view> framework_words() {
-  std::vector<std::string_view> words = {affinity::to_string(affinity::Framework::kNone)};
-  for (auto word : affinity::framework_names()) {
+  std::vector<std::string_view> words = {launch::to_string(launch::Framework::kNone)};
+  for (auto word : launch::framework_names()) {
     if (word != words.front()) words.push_back(word);
   }
   return words;
@@ -170,7 +170,7 @@ std::vector<std::string_view> framework_words() {
 
 void read_framework(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
   static const std::vector<std::string_view> words = framework_words();
-  read.word(value, key, words, affinity::parse_framework, spec.framework);
+  read.word(value, key, words, launch::parse_framework, spec.framework);
 }
 
 // The `affinity:` block: the words and their parsers are the affinity library's (policy.cpp).

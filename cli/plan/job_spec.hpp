@@ -14,8 +14,8 @@
 // (`checkpoint.requeue`), defined once by the runtime that the training code calls.
 #include <dtrain/preemption.hpp>
 
-#include "affinity/framework_env.hpp"
 #include "affinity/policy.hpp"
+#include "launch/framework_env.hpp"
 
 namespace dtrain::plan {
 
@@ -44,7 +44,7 @@ struct JobSpec {
   bool site_env = true;  // false: drop the site profile's recommended environment
   // Which rendezvous environment `dtrain bind` exports to each rank, and the affinity solver's
   // policies (docs/affinity.md): the words and their parsers are runtime/affinity's.
-  affinity::Framework framework = affinity::Framework::kNone;
+  launch::Framework framework = launch::Framework::kNone;
   affinity::Policy affinity;
   std::vector<std::string> command;  // words, each passed verbatim
   bool command_is_shell = false;     // command was a string: one line run by `bash -c`

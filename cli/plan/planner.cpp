@@ -155,15 +155,15 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
                                 flag("gpu-visibility", affinity::to_string(a.gpu_visibility)),
                                 flag("cpu", affinity::to_string(cpu)),
                                 flag("nic", affinity::to_string(a.nic))};
-  if (spec.framework != affinity::Framework::kNone) {
-    f.push_back(flag("framework", affinity::to_string(spec.framework)));
+  if (spec.framework != launch::Framework::kNone) {
+    f.push_back(flag("framework", launch::to_string(spec.framework)));
   }
   return f;
 }
 
 LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
                 const PlanInputs& inputs, const TemplateLookup& templates) {
-  const SchedulerAdapter& adapter = scheduler_adapter(site.scheduler);
+  const SchedulerAdapter& adapter = scheduler_of(site);
   PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}, {}};
   d.shape = adapter.shape(spec, spec_source, site);
   d.plan.name = spec.name;

@@ -17,15 +17,15 @@ using detail::Field;
 using detail::Reader;
 
 // Which launchers the scheduler's template knows how to drive (its adapter says).
-bool launcher_fits(Scheduler s, const std::string& launcher) {
-  const auto fits = scheduler_adapter(s).launchers();
+bool launcher_fits(const SiteProfile& site, const std::string& launcher) {
+  const auto fits = scheduler_of(site).launchers();
   return std::find(fits.begin(), fits.end(), launcher) != fits.end();
 }
 
 void read_scheduler(Reader& read, const YAML::Node& v, const std::string& key, SiteProfile& p) {
   std::string name;
   read.choice(v, key, scheduler_names(), name);
-  if (const SchedulerAdapter* adapter = scheduler_adapter(name)) p.scheduler = adapter->id();
+  if (scheduler_adapter(name) != nullptr) p.scheduler = name;
 }
 
 // PBS resources: `select` (extra resources of each chunk) and `place`.
@@ -86,8 +86,6 @@ const std::vector<Field<SiteProfile>>& profile_fields() {
 
 }  // namespace
 
-std::string_view scheduler_name(Scheduler s) { return scheduler_adapter(s).name(); }
-
 const std::vector<std::string>& site_profile_fields() {
   static const std::vector<std::string> fields = detail::field_names(profile_fields());
   return fields;
@@ -107,10 +105,9 @@ SiteProfile parse_site_profile(std::string_view text, const std::string& source_
   for (const char* field : {"name", "scheduler", "launcher"}) {
     if (!seen.count(field)) errors.add_at(0, field, "required field is missing");
   }
-  if (seen.count("launcher") && !p.launcher.empty() && !launcher_fits(p.scheduler, p.launcher)) {
+  if (seen.count("launcher") && !p.launcher.empty() && !launcher_fits(p, p.launcher)) {
     errors.add(std::as_const(root)["launcher"], "launcher",
-               "launcher " + p.launcher + " is not supported with scheduler " +
-                   std::string(scheduler_name(p.scheduler)));
+               "launcher " + p.launcher + " is not supported with scheduler " + p.scheduler);
   }
   if (!errors.empty()) errors.raise();
   return p;

@@ -11,15 +11,12 @@
 
 namespace dtrain::plan {
 
-// kKubernetes: no batch scheduler; the job is a Kubeflow MPI Operator MPIJob (plan/schedulers/k8s).
-// Each scheduler's behaviour is its adapter's (plan/schedulers/scheduler.hpp).
-enum class Scheduler { kLocal, kSlurm, kPbsPro, kCobalt, kPbs, kKubernetes };
-std::string_view scheduler_name(Scheduler s);
-
 struct SiteProfile {
   std::string name;
   std::string description;
-  Scheduler scheduler = Scheduler::kLocal;
+  // The name of a registered scheduler adapter (plan/schedulers/scheduler.hpp: scheduler_of()
+  // finds it), which does everything scheduler-specific: the set of schedulers stays open.
+  std::string scheduler = "local";
   std::string launcher;    // srun | mpiexec | mpirun (kubernetes: mpirun, Open MPI)
   std::string srun_mpi;    // srun --mpi= value (slurm)
   std::string constraint;  // sbatch -C (slurm)

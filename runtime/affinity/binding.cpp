@@ -66,9 +66,9 @@ Binding decide_binding(const Node& node, const Policy& policy, const BindingFact
 
   out.map = solve(node, facts.local_size, out.policy, restriction);
   out.environment = rank_environment(node, out.map, facts.local_rank, inputs);
-  if (facts.framework != Framework::kNone) {
+  if (facts.framework != launch::Framework::kNone) {
     out.environment.merge(
-        framework_environment(facts.framework, facts.placement(), facts.inherited_env));
+        launch::framework_environment(facts.framework, facts.placement(), facts.inherited_env));
   }
   out.not_bound = not_bound.value_or(NotBound::kBound);
   if (out.not_bound == NotBound::kBound) out.bind = out.rank().cpus;

@@ -12,10 +12,10 @@
 
 #include "affinity/affinity.hpp"
 #include "affinity/cpuset.hpp"
-#include "affinity/framework_env.hpp"
-#include "affinity/launcher_env.hpp"
 #include "affinity/policy.hpp"
 #include "affinity/topology.hpp"
+#include "launch/framework_env.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::affinity {
 
@@ -51,17 +51,17 @@ struct BindingFacts {
   // over `current_cpus`, on any topology.
   Restriction requested;
   // The environment the scheduler's GPU grant is read from (see GrantRule).
-  Environment grant_env;
+  launch::Environment grant_env;
   // The CPUs the process (or step) may use now; read only when the topology is this machine.
   // nullopt: unknown.
   std::optional<CpuSet> current_cpus;
-  Framework framework = Framework::kNone;
+  launch::Framework framework = launch::Framework::kNone;
   // Where the rank sits in the job; called only for a framework other than kNone, after the
   // solve (so a node that cannot host the ranks is reported first). May throw LauncherEnvError.
-  std::function<JobPlacement()> placement;
+  std::function<launch::JobPlacement()> placement;
   // The environment the rank inherits (the spec's env, the user's exports): a rendezvous port or
   // address set there wins over the framework's (see framework_environment).
-  Environment inherited_env;
+  launch::Environment inherited_env;
 };
 
 // Why Binding::bind is empty.
@@ -78,7 +78,7 @@ struct Binding {
   RankMap map;    // the whole node's map (the reports show it)
   int local_rank = 0;
   // rank_environment() for the rank's entry, plus the framework's rendezvous variables.
-  Environment environment;
+  launch::Environment environment;
   std::optional<CpuSet> bind;  // bind the CPUs to this; nullopt: leave them as they are
   NotBound not_bound = NotBound::kBound;
 

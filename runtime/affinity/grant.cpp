@@ -45,7 +45,7 @@ std::vector<int> parse_index_list(std::string_view text, std::string_view what) 
   return out;
 }
 
-GpuGrant gpu_grant_from_environment(const Environment& env) {
+GpuGrant gpu_grant_from_environment(const launch::Environment& env) {
   GpuGrant grant;
   if (auto it = env.find(std::string_view("CUDA_VISIBLE_DEVICES")); it != env.end()) {
     grant.inherited_visible_devices = split(it->second);

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "affinity/launcher_env.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::affinity {
 
@@ -23,7 +23,7 @@ struct GpuGrant {
 
 // Throws PolicyError when a variable is set but cannot be read as a restriction, e.g. GPU UUIDs in
 // CUDA_VISIBLE_DEVICES (which GPU they are needs NVML): the message asks for --gpus-allowed.
-GpuGrant gpu_grant_from_environment(const Environment& env);
+GpuGrant gpu_grant_from_environment(const launch::Environment& env);
 
 // A list of non-negative indices "0,2-3" (the list form of cpuset.hpp); throws PolicyError naming
 // `what`.

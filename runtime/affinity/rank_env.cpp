@@ -12,15 +12,15 @@ void append(std::string& list, const std::string& item) {
 
 }  // namespace
 
-Environment rank_environment(const Node& node, const RankMap& map, int local_rank,
-                             const RankEnvInputs& inputs) {
+launch::Environment rank_environment(const Node& node, const RankMap& map, int local_rank,
+                                     const RankEnvInputs& inputs) {
   if (local_rank < 0 || local_rank >= static_cast<int>(map.ranks.size())) {
     throw PolicyError("dtrain: affinity: local rank: expected 0-" +
                       std::to_string(static_cast<int>(map.ranks.size()) - 1) + ", got " +
                       std::to_string(local_rank));
   }
   const auto& rank = map.ranks[static_cast<std::size_t>(local_rank)];
-  Environment env;
+  launch::Environment env;
   env["DTRAIN_LOCAL_RANK"] = std::to_string(local_rank);
   env["DTRAIN_LOCAL_SIZE"] = std::to_string(map.ranks.size());
   env["DTRAIN_CPUSET"] = rank.cpus.to_list();
@@ -74,13 +74,6 @@ Environment rank_environment(const Node& node, const RankMap& map, int local_ran
   }
   if (!ucx.empty()) env["UCX_NET_DEVICES"] = ucx;
   return env;
-}
-
-Environment rank_place_environment(const RankPlace& place) {
-  return {{"DTRAIN_RANK", std::to_string(place.rank)},
-          {"DTRAIN_WORLD_SIZE", std::to_string(place.size)},
-          {"DTRAIN_LOCAL_RANK", std::to_string(place.local_rank)},
-          {"DTRAIN_LOCAL_SIZE", std::to_string(place.local_size)}};
 }
 
 }  // namespace dtrain::affinity

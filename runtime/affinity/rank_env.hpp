@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "affinity/affinity.hpp"
-#include "affinity/launcher_env.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::affinity {
 
@@ -27,20 +27,7 @@ struct RankEnvInputs {
 //   ("mlx5_0:1"); Ethernet NCCL_SOCKET_IFNAME ("=eth0"), GLOO_SOCKET_IFNAME ("eth0") and
 //   UCX_NET_DEVICES; Slingshot NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (its interface).
 // Variables the decision does not cover (no GPUs, gpu none) are absent, i.e. left as they were.
-Environment rank_environment(const Node& node, const RankMap& map, int local_rank,
-                             const RankEnvInputs& inputs = {});
-
-// Where a rank sits in the job, as its launcher said.
-struct RankPlace {
-  int rank = 0;
-  int size = 1;
-  int local_rank = 0;
-  int local_size = 1;
-};
-
-// DTRAIN_RANK, DTRAIN_WORLD_SIZE, DTRAIN_LOCAL_RANK and DTRAIN_LOCAL_SIZE: what docs/spec.md
-// promises every rank, whether `dtrain run-rank` or the SPANK plugin started it, so that a
-// program (or a shell line) reads one set of names under either.
-Environment rank_place_environment(const RankPlace& place);
+launch::Environment rank_environment(const Node& node, const RankMap& map, int local_rank,
+                                     const RankEnvInputs& inputs = {});
 
 }  // namespace dtrain::affinity

@@ -148,7 +148,7 @@ Json topology_to_json(const Node& node, const RankMap& map) {
   return j;
 }
 
-Json environment_to_json(const Environment& env) {
+Json environment_to_json(const launch::Environment& env) {
   Json j = Json::object();
   for (const auto& [k, v] : env) j[k] = v;
   return j;

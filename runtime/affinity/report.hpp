@@ -6,7 +6,7 @@
 #include <string>
 
 #include "affinity/affinity.hpp"
-#include "affinity/launcher_env.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::affinity {
 
@@ -16,7 +16,7 @@ nlohmann::ordered_json node_to_json(const Node& node);
 nlohmann::ordered_json rank_to_json(const Node& node, const RankMap& map, int local_rank);
 // {"node": node_to_json, "policy": {...}, "allowed_cpus", "ranks": [rank_to_json...]}
 nlohmann::ordered_json topology_to_json(const Node& node, const RankMap& map);
-nlohmann::ordered_json environment_to_json(const Environment& env);
+nlohmann::ordered_json environment_to_json(const launch::Environment& env);
 
 // Human-readable: the node's NUMA domains, GPUs and NICs, then the rank map.
 std::string node_to_text(const Node& node);

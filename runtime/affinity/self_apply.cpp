@@ -7,7 +7,7 @@
 namespace dtrain::affinity {
 namespace {
 
-std::string value_or_dash(const Environment& env, std::string_view name) {
+std::string value_or_dash(const launch::Environment& env, std::string_view name) {
   auto it = env.find(name);
   return it == env.end() || it->second.empty() ? std::string("-") : it->second;
 }
@@ -36,7 +36,7 @@ std::string why_not_bound(const Node& node, const SelfApplyFacts& facts, NotBoun
 constexpr std::string_view kUserNicVariables[] = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME",
                                                   "GLOO_SOCKET_IFNAME", "UCX_NET_DEVICES"};
 
-void keep_user_nic_variables(Environment& planned, const Environment& current) {
+void keep_user_nic_variables(launch::Environment& planned, const launch::Environment& current) {
   for (std::string_view name : kUserNicVariables) {
     const auto set = current.find(name);
     if (set == current.end() || set->second.empty()) continue;

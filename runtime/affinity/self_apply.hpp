@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "affinity/cpuset.hpp"
-#include "affinity/launcher_env.hpp"
 #include "affinity/topology.hpp"
+#include "launch/launcher_env.hpp"
 
 namespace dtrain::affinity {
 
@@ -30,7 +30,7 @@ SelfApplyMode parse_self_apply_mode(std::optional<std::string_view> value);
 struct SelfApplyFacts {
   int local_rank = 0;
   int local_size = 1;
-  Environment env;  // the process's environment: the scheduler's GPU grant is read from it
+  launch::Environment env;  // the process's environment: the scheduler's GPU grant is read from it
   // The CPUs the process may run on now; consulted only when the topology is this machine.
   // nullopt (or empty): unknown.
   std::optional<CpuSet> current_cpus;
@@ -40,7 +40,7 @@ struct SelfApply {
   // What `dtrain bind` exports for this rank's entry, less the NIC variables (NCCL_IB_HCA,
   // NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, UCX_NET_DEVICES) already set in facts.env: a variable
   // the user set wins.
-  Environment environment;
+  launch::Environment environment;
   std::optional<CpuSet> bind;  // bind every thread to this; nullopt: leave the CPUs as they are
   std::string not_bound;       // why `bind` is nullopt, e.g. "bound by the launcher"
   // "gpus 3 cpus 0-7,32-39 nics mlx5_0": gpus as written to CUDA_VISIBLE_DEVICES ("-" for none),

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string_view>
 
-#include "affinity/input_file.hpp"
 #include "affinity/net_namespace.hpp"
 #include "affinity/topology.hpp"
+#include "common/input_file.hpp"
 
 namespace dtrain::affinity {
 namespace {

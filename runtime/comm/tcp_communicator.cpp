@@ -14,6 +14,7 @@
 // connections: whoever sees it go reads the frame and names the real culprit, not the messenger.
 // An in-band frame would be read as data by a peer in the middle of a message, so it needs its own
 // connection; that connection is read only after a failure, so the normal path is unchanged.
+// The diagnosis (following the frames to the rank really lost) and its messages: tcp_loss.cpp.
 #include "comm/tcp_communicator.hpp"
 
 #include <poll.h>
@@ -34,6 +35,7 @@
 #include "comm/posix_shm.hpp"
 #include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
+#include "comm/tcp_loss.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -53,15 +55,6 @@ struct Hello {
   std::array<char, 256> host{};
 };
 
-// Host byte order, as the store's frames: every rank of a job runs the same build.
-constexpr std::uint32_t kAbortMagic = 0x64744162;  // "dtAb"
-struct AbortFrame {
-  std::uint32_t magic = kAbortMagic;
-  std::int32_t lost = -1;  // the rank first found lost
-  std::int32_t how = 0;    // IoResult: kClosed, kTimeout or kError
-  std::int32_t error = 0;  // errno, with kError
-};
-
 // How long a rank that saw a peer close waits for that peer's abort frame: a peer that closed
 // has closed its control connection too, so this waits only for bytes already on their way.
 constexpr auto kFrameWait = std::chrono::seconds(1);
@@ -69,15 +62,6 @@ constexpr auto kFrameWait = std::chrono::seconds(1);
 // waiting on another rank (a ring passes data on), and its deadline, begun with the same
 // collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
 constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
-
-// Why a collective failed: the rank found lost first and how, and the peer that reported it when
-// this rank learned it from an abort frame rather than saw it itself.
-struct Loss {
-  int rank = -1;
-  IoResult how = IoResult::kClosed;
-  int error = 0;
-  int messenger = -1;
-};
 
 class TcpCommunicator final : public Communicator {
  public:
@@ -366,27 +350,16 @@ class TcpCommunicator final : public Communicator {
     fail(Loss{peer, r, errno, -1}, what);
   }
 
-  // `seen`: the peer this rank found gone or silent. When that peer had stopped because of
-  // another rank, its abort frame names that rank: the cause, with the peer as the messenger; and
-  // when that rank in turn waited on another, its frame goes on (3 ranks in a ring, 1 stopped: 0
-  // waits on 2, which waits on 1).
+  // The rank really lost behind `seen` (tcp_loss.hpp), from the abort frames on the control
+  // connections.
   Loss cause_of(const Loss& seen) const {
     const auto deadline =
         Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
-    std::vector<bool> asked(static_cast<std::size_t>(size_), false);
-    asked[static_cast<std::size_t>(rank_)] = true;
-    Loss cause = seen;
-    while (!asked[static_cast<std::size_t>(cause.rank)]) {
-      asked[static_cast<std::size_t>(cause.rank)] = true;
+    return runtime::cause_of(seen, rank_, size_, [&](int peer) -> std::optional<AbortFrame> {
       AbortFrame f;
-      if (net::recv_all(control(cause.rank), &f, sizeof f, deadline) != IoResult::kOk ||
-          f.magic != kAbortMagic || f.lost < 0 || f.lost >= size_ ||
-          asked[static_cast<std::size_t>(f.lost)]) {
-        break;
-      }
-      cause = Loss{f.lost, static_cast<IoResult>(f.how), f.error, cause.rank};
-    }
-    return cause;
+      if (net::recv_all(control(peer), &f, sizeof f, deadline) != IoResult::kOk) return {};
+      return f;
+    });
   }
 
   // Tells every other rank which rank was lost, then shuts every connection: the data streams are
@@ -416,10 +389,6 @@ class TcpCommunicator final : public Communicator {
     }
   }
 
-  std::string who(int r) const {
-    return "rank " + std::to_string(r) + " (on " + hosts_[static_cast<std::size_t>(r)] + ")";
-  }
-
   // Every failure ends here, and every later call fails with the first one's message: after it
   // this rank's connections are shut, so a later failure would name a peer that did nothing.
   [[noreturn]] void fail(const Loss& seen, const char* what) {
@@ -428,25 +397,10 @@ class TcpCommunicator final : public Communicator {
     // finds the frame while it waits for it (cause_of), then look for the cause.
     if (seen.how == IoResult::kTimeout) send_frames(seen);
     const Loss loss = cause_of(seen);
-    std::vector<int> missing = loss.how == IoResult::kTimeout && loss.messenger < 0
-                                   ? std::vector<int>{loss.rank}
-                                   : closed_peers();
-    missing.push_back(loss.rank);
-    if (loss.messenger >= 0) missing.push_back(loss.messenger);
-    std::sort(missing.begin(), missing.end());
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    std::string list;
-    for (int q : missing) list += (list.empty() ? "" : ", ") + std::to_string(q);
-    missing_ = "ranks " + list;
+    const std::vector<int> missing = runtime::missing_ranks(loss, closed_peers());
+    missing_ = "ranks " + rank_list(missing);
     stop(loss);
-    const std::string why = loss.how == IoResult::kClosed
-                                ? " closed its connection (it exited or was killed)"
-                            : loss.how == IoResult::kTimeout
-                                ? " did not answer before the deadline (DTRAIN_TIMEOUT)"
-                                : ": socket error: " + std::string(std::strerror(loss.error));
-    std::string text = std::string("dtrain: ") + what + ": tcp: missing ranks: " + list + "; " +
-                       who(loss.rank) + why;
-    if (loss.messenger >= 0) text += "; " + who(loss.messenger) + " stopped because of it";
+    const std::string text = loss_message(what, loss, missing, hosts_);
     failure_.emplace(loss.how == IoResult::kTimeout ? Error::Code::kTimeout : Error::Code::kComm,
                      text);
     throw *failure_;
@@ -469,26 +423,11 @@ class TcpCommunicator final : public Communicator {
 
   // `peer` -1: a higher rank did not connect; the message names those that never did.
   [[noreturn]] void fail_setup(int peer) {
-    std::string from = "to rank " + std::to_string(peer);
-    if (peer < 0) {
-      std::string never;
-      int count = 0;
-      for (int q = rank_ + 1; q < size_; ++q) {
-        const auto i = static_cast<std::size_t>(q);
-        if (peers_[i].valid() && control_[i].valid()) continue;
-        never += (never.empty() ? "" : ", ") + std::to_string(q);
-        ++count;
-      }
-      from = never.empty()
-                 ? std::string("from a higher rank")
-                 : std::string(count == 1 ? "from rank " : "from ranks ") + never +
-                       " (never connected: did " + (count == 1 ? "it" : "they") + " start?)";
+    std::vector<bool> connected(static_cast<std::size_t>(size_));
+    for (std::size_t q = 0; q < connected.size(); ++q) {
+      connected[q] = peers_[q].valid() && control_[q].valid();
     }
-    throw Error(Error::Code::kComm, "dtrain: tcp: rank " + std::to_string(rank_) +
-                                        ": cannot set up the connection " + from +
-                                        " before the deadline (DTRAIN_TIMEOUT); expected every "
-                                        "rank of the " +
-                                        std::to_string(size_) + " to start");
+    throw Error(Error::Code::kComm, setup_failure_message(rank_, size_, peer, connected));
   }
 
   int rank_;

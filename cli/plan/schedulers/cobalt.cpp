@@ -14,7 +14,6 @@ std::string cobalt_minutes(long s) { return std::to_string((s + 59) / 60); }
 
 class Cobalt final : public QsubAdapter {
  public:
-  Scheduler id() const override { return Scheduler::kCobalt; }
   std::string_view name() const override { return "cobalt"; }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "cobalt.sh.tmpl"; }

@@ -310,7 +310,6 @@ std::string manifest(const PlanDraft& d) {
 
 class Kubernetes final : public SchedulerAdapter {
  public:
-  Scheduler id() const override { return Scheduler::kKubernetes; }
   std::string_view name() const override { return "kubernetes"; }
   std::vector<std::string> launchers() const override {
     return {"mpirun"};

@@ -8,7 +8,6 @@ namespace {
 
 class Local final : public SchedulerAdapter {
  public:
-  Scheduler id() const override { return Scheduler::kLocal; }
   std::string_view name() const override { return "local"; }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   Submission submission() const override { return Submission::kRunHere; }

@@ -10,7 +10,6 @@ namespace {
 
 class Pbs final : public QsubAdapter {
  public:
-  Scheduler id() const override { return Scheduler::kPbs; }
   std::string_view name() const override { return "pbs"; }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "pbs.sh.tmpl"; }

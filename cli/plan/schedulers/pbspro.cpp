@@ -30,7 +30,6 @@ std::string pals_mpiexec(const SiteProfile& site, const JobShape& s) {
 
 class PbsPro final : public QsubAdapter {
  public:
-  Scheduler id() const override { return Scheduler::kPbsPro; }
   std::string_view name() const override { return "pbspro"; }
   std::vector<std::string> launchers() const override { return {"mpiexec", "mpirun"}; }
   std::string template_name() const override { return "pbspro.sh.tmpl"; }

@@ -48,21 +48,26 @@ std::vector<std::string> SchedulerAdapter::parse_failed_nodes(std::string_view) 
 
 namespace {
 
-const std::vector<const SchedulerAdapter*>& all_adapters() {
-  static const std::vector<const SchedulerAdapter*> all = {&local_adapter(),  &slurm_adapter(),
-                                                           &pbspro_adapter(), &cobalt_adapter(),
-                                                           &pbs_adapter(),    &k8s_adapter()};
+std::vector<const SchedulerAdapter*>& all_adapters() {
+  static std::vector<const SchedulerAdapter*> all = {&local_adapter(),  &slurm_adapter(),
+                                                     &pbspro_adapter(), &cobalt_adapter(),
+                                                     &pbs_adapter(),    &k8s_adapter()};
   return all;
 }
 
 }  // namespace
 
-const SchedulerAdapter& scheduler_adapter(Scheduler s) {
-  for (const SchedulerAdapter* a : all_adapters()) {
-    if (a->id() == s) return *a;
+const SchedulerAdapter& scheduler_of(const SiteProfile& site) {
+  if (const SchedulerAdapter* a = scheduler_adapter(site.scheduler)) return *a;
+  throw std::logic_error("dtrain: no adapter for scheduler \"" + site.scheduler + "\"");
+}
+
+void register_scheduler(const SchedulerAdapter& adapter) {
+  if (scheduler_adapter(adapter.name()) != nullptr) {
+    throw std::logic_error("dtrain: scheduler \"" + std::string(adapter.name()) +
+                           "\" is registered twice");
   }
-  throw std::logic_error("dtrain: no adapter for scheduler #" +
-                         std::to_string(static_cast<int>(s)));
+  all_adapters().push_back(&adapter);
 }
 
 const SchedulerAdapter* scheduler_adapter(std::string_view name) {

@@ -10,10 +10,12 @@
 // Adding a scheduler (LSF, Flux) is one new file here plus its template: `<name>.cpp` with a class
 // derived from BatchScriptAdapter (schedulers/batch_script.hpp: directives, template name,
 // launcher, requeue command, the submit/release/cancel/status commands and their parsers) and a
-// `templates/<name>.sh.tmpl`; the adapter's accessor is then listed in adapters.hpp and in the
-// registry (scheduler.cpp), and its id is one more value of the `Scheduler` enum. The shared
-// skeleton, the site-profile reader (which takes the scheduler words and the launchers each
-// supports from the adapters), the CLI's submit and wait loops and plan.json need no change.
+// `templates/<name>.sh.tmpl`. A site profile names its scheduler by the adapter's name, so nothing
+// else names a scheduler: the shared skeleton, the site-profile reader (which takes the scheduler
+// words and the launchers each supports from the registry), the CLI's submit and wait loops and
+// plan.json need no change. A built-in adapter's accessor is listed in adapters.hpp so that the
+// registry (scheduler.cpp) lists the words in a fixed order; any other registers itself with
+// register_scheduler().
 #pragma once
 
 #include <optional>
@@ -54,8 +56,7 @@ class SchedulerAdapter {
  public:
   virtual ~SchedulerAdapter() = default;
 
-  virtual Scheduler id() const = 0;
-  // The word a site profile's `scheduler:` names it by.
+  // The word a site profile's `scheduler:` names it by; unique in the registry.
   virtual std::string_view name() const = 0;
   // The launchers its script knows how to drive (a site profile's `launcher:`).
   virtual std::vector<std::string> launchers() const = 0;
@@ -112,12 +113,18 @@ class SchedulerAdapter {
   [[noreturn]] void unsupported(const char* what) const;
 };
 
-// The one place a Scheduler becomes its adapter.
-const SchedulerAdapter& scheduler_adapter(Scheduler s);
+// The adapter of `site`'s scheduler. Throws std::logic_error when none is registered under its
+// name (parse_site_profile accepts only registered names: a bug).
+const SchedulerAdapter& scheduler_of(const SiteProfile& site);
 // nullptr when no adapter has this name.
-// Every adapter's name, in the registry's order (the words `scheduler:` accepts).
-std::vector<std::string> scheduler_names();
 const SchedulerAdapter* scheduler_adapter(std::string_view name);
+// Every adapter's name, in the registry's order (the words `scheduler:` accepts): the built-in
+// ones, then the registered ones in the order they registered.
+std::vector<std::string> scheduler_names();
+// Adds `adapter` (which must outlive every use) to the registry, after the built-in ones; call it
+// before planning starts, e.g. from a static object's constructor. Throws std::logic_error when
+// its name is taken.
+void register_scheduler(const SchedulerAdapter& adapter);
 
 // The number alone ("123" of "123.server"), as the job script's DTRAIN_JOB_ID spells it.
 std::string job_number(std::string_view job_id);

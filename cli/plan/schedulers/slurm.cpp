@@ -48,7 +48,6 @@ std::string_view strip_sbatch(std::string_view text) {
 
 class Slurm final : public BatchScriptAdapter {
  public:
-  Scheduler id() const override { return Scheduler::kSlurm; }
   std::string_view name() const override { return "slurm"; }
   std::vector<std::string> launchers() const override { return {"srun", "mpirun"}; }
   std::string template_name() const override { return "slurm.sh.tmpl"; }

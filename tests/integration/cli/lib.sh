@@ -12,11 +12,39 @@ expect_contains() {  # haystack needle what
   [[ "$1" == *"$2"* ]] || fail "$3: expected to contain [$2], got [$1]"
 }
 
-make_workdir() {
-  local dir
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-cli-test.XXXXXX")
-  trap 'rm -rf "'"$dir"'"' EXIT
-  echo "$dir"
+# A scratch directory as the working directory, removed when the test exits (killing first the
+# `dtrain submit` whose pid is in submit_pid, if one is still running: submit_and_preempt sets
+# it). Sets work. Call it in the test's own shell, not in $(...), or the trap would go with the
+# subshell.
+#   enter_workdir NAME
+enter_workdir() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-$1.XXXXXX")
+  submit_pid=
+  trap 'leave_workdir' EXIT
+  cd "$work"
+}
+leave_workdir() {
+  [[ -z "${submit_pid:-}" ]] || kill "$submit_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+
+# `$DTRAIN submit NAME.yaml`, its output in NAME.out and its exit status in status, which must be
+# STATUS (the failure quotes the output).
+#   submit_expecting STATUS NAME.yaml WHAT
+submit_expecting() {
+  local out_file=${2%.yaml}.out
+  "$DTRAIN" submit "$2" >"$out_file" 2>&1 && status=0 || status=$?
+  expect_eq "$1" "$status" "$3 ($(cat "$out_file"))"
+}
+
+# A job's command as a YAML flow list: FIRST (YAML items already, e.g. "/usr/bin/python3,
+# train.py"), then each word quoted.
+#   yaml_command FIRST WORD...
+yaml_command() {
+  local out="[$1" w
+  shift
+  for w in "$@"; do out+=", \"$w\""; done
+  echo "$out]"
 }
 
 # A rank log without the start and exit lines dtrain run-rank adds around the command's output
@@ -52,4 +80,34 @@ submit_and_preempt() {
   set -e
   submit_pid=
   stopped=$(cat "$outfile")
+}
+
+# After submit_and_preempt, on two ranks: the run stopped with exit status 85 (a requeue request)
+# at one step in [40, END), with the checkpoint it names saved under WORK/ck and both ranks'
+# metrics up to the step before. Sets stop_step and ckpt.
+#   expect_stopped WORK END
+expect_stopped() {
+  local work=$1 end=$2 r last
+  expect_eq 85 "$status" "exit status of the signalled run (85 asks for a requeue): $stopped"
+  stop_step=$(sed -n 's/^\(.* \)\?stopping at step \([0-9]*\) on a signal: checkpoint saved in .*/\2/p' <<< "$stopped")
+  [[ -n "$stop_step" ]] || fail "expected 'stopping at step N on a signal: checkpoint saved', got: $stopped"
+  ((stop_step >= 40 && stop_step < end)) || fail "stopped at step $stop_step; expected 40-$((end - 1))"
+  ckpt=$(printf '%s/ck/ckpt-%012d' "$work" "$stop_step")
+  [[ -f "$ckpt" ]] || fail "expected the checkpoint $ckpt, found: $(ls "$work/ck")"
+  for r in 0 1; do
+    last=$(grep '"type":"step"' "$run_dir/rank-0000$r.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\),.*/\1/')
+    expect_eq $((stop_step - 1)) "$last" "last step rank $r recorded before stopping"
+  done
+}
+
+# Then: `$DTRAIN submit job.yaml` with COMMAND resumes, and the stopped run's losses followed by
+# the resumed run's are exactly FULL, the uninterrupted run's (the test's `losses` picks them out
+# of an output). Sets out (the resumed run's output).
+#   expect_resumed COMMAND FULL
+expect_resumed() {
+  local command=$1 full=$2 resumed
+  out=$("$DTRAIN" submit job.yaml --set "command=$command" 2>&1) || fail "resumed run exited $?: $out"
+  resumed=$( (losses "$stopped"; losses "$out") )
+  [[ "$resumed" == "$full" ]] ||
+    fail "stopped + resumed loss curve differs from the uninterrupted one:"$'\n'"$(diff <(echo "$full") <(echo "$resumed") | head)"
 }

@@ -4,9 +4,7 @@
 set -euo pipefail
 DTRAIN=$1 PI=$2 SPEC=$3
 source "$(dirname "$0")/lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-pi-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_workdir pi-test
 # The shipped spec, pointed at this build's binary and fewer samples.
 sed -e "s#build/bin/dtrain-pi#$PI#" -e 's/"200000000"/"4000000"/' "$SPEC" > job.yaml
 grep -q "$PI" job.yaml || fail "could not point the example spec at $PI"

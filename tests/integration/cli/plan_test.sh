@@ -5,9 +5,7 @@ set -euo pipefail
 DTRAIN=$1
 SRC=$2
 source "$(dirname "$0")/lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-plan-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_workdir plan-test
 
 echo "== the built-in polaris profile names its node topology"
 out=$("$DTRAIN" plan "$SRC/tests/fixtures/golden/polaris/job.yaml")
@@ -40,16 +38,10 @@ expect_contains "$out" "polaris-like-4xa100.xml)" "--topology wins"
 
 echo "== errors: a missing topology, more ranks than the node holds"
 rm node.xml
-set +e
-out=$("$DTRAIN" plan job.yaml 2>&1)
-status=$?
-set -e
+out=$("$DTRAIN" plan job.yaml 2>&1) && status=0 || status=$?
 expect_eq 2 "$status" "exit status ($out)"
 expect_contains "$out" "dtrain: site mysite: topology ../node.xml: no such file; expected an hwloc XML at $work/node.xml" "message"
-set +e
-out=$("$DTRAIN" plan "$SRC/tests/fixtures/golden/polaris/job.yaml" --set ranks_per_node=100 2>&1)
-status=$?
-set -e
+out=$("$DTRAIN" plan "$SRC/tests/fixtures/golden/polaris/job.yaml" --set ranks_per_node=100 2>&1) && status=0 || status=$?
 expect_eq 2 "$status" "exit status ($out)"
 expect_contains "$out" "100 ranks per node" "message"
 

@@ -8,9 +8,7 @@ set -euo pipefail
 DTRAIN=$1
 source "$2/env.sh"
 source "$(dirname "$0")/lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-batch-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_workdir batch-test
 host=$(hostname)
 
 # 8 ranks on a machine with 2 cores: the cluster declares 16 CPUs (see cluster.sh).
@@ -65,11 +63,8 @@ for r in 0 1; do
 done
 
 echo "== --wait returns the job's exit status"
-set +e
 out=$(timeout 180 "$DTRAIN" submit job.yaml --wait --set ranks_per_node=2 \
-  --set 'command=[bash, -c, "[ $RANK = 1 ] && exit 3; exit 0"]' 2>&1)
-status=$?
-set -e
+  --set 'command=[bash, -c, "[ $RANK = 1 ] && exit 3; exit 0"]' 2>&1) && status=0 || status=$?
 expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3 ($out)"
 expect_contains "$out" "FAILED (exit status 3)" "--wait result"
 expect_contains "$out" "dtrain: first failure: rank 1 on $host exited with status 3" "--wait names the failing rank"
@@ -100,11 +95,8 @@ done
 expect_eq 2 "$(wc -l < "$work/runs/envcheck-$job/attempts.jsonl")" "attempt records"
 
 echo "== a job Slurm stops at its walltime (issue 22, item 20)"
-set +e
 out=$(timeout 300 "$DTRAIN" submit job.yaml --wait --set ranks_per_node=2 --set walltime=1 \
-  --set 'command=[bash, -c, "echo started; exec sleep 600"]' 2>&1)
-status=$?
-set -e
+  --set 'command=[bash, -c, "echo started; exec sleep 600"]' 2>&1) && status=0 || status=$?
 [[ $status != 0 && $status != 124 ]] || fail "exit status $status of a job stopped at its walltime: $out"
 expect_contains "$out" "its walltime (00:01:00) was reached" "--wait at the walltime"
 job=$(sed -n 's/^dtrain: submitted job \([0-9]*\) to slurm .*/\1/p' <<<"$out")
@@ -113,10 +105,7 @@ report=$("$DTRAIN" logs --first-error "$work/runs/envcheck-$job")
 
 echo "== sbatch's own error is shown with the command line; nothing is left behind"
 before=$(ls "$work/runs" | wc -l)
-set +e
-out=$(timeout 60 "$DTRAIN" submit job.yaml --set partition=nosuch 2>&1)
-status=$?
-set -e
+out=$(timeout 60 "$DTRAIN" submit job.yaml --set partition=nosuch 2>&1) && status=0 || status=$?
 expect_eq 1 "$status" "exit status when sbatch refuses ($out)"
 expect_contains "$out" "sbatch --hold --parsable" "error names the command"
 expect_contains "$out" "invalid partition specified: nosuch" "error shows sbatch's output"
@@ -126,11 +115,8 @@ echo "== pbs site through qsub (slurm-wlm-torque): torch variables, exit status"
 if ! command -v qsub >/dev/null; then
   fail "qsub not found: scripts/install-deps installs slurm-wlm-torque"
 fi
-set +e
 out=$(timeout 180 "$DTRAIN" submit job.yaml --wait --set site=pbs --set queue=debug \
-  --set ranks_per_node=2 --set 'command=[bash, -c, "echo RANK=$RANK WORLD_SIZE=$WORLD_SIZE; [ $RANK = 0 ] || exit 4"]' 2>&1)
-status=$?
-set -e
+  --set ranks_per_node=2 --set 'command=[bash, -c, "echo RANK=$RANK WORLD_SIZE=$WORLD_SIZE; [ $RANK = 0 ] || exit 4"]' 2>&1) && status=0 || status=$?
 expect_eq 4 "$status" "exit status of the pbs job ($out)"
 job=$(sed -n 's/^dtrain: submitted job \([0-9.a-z-]*\) to pbs .*/\1/p' <<<"$out")
 [[ -n $job ]] || fail "no job id in: $out"

@@ -4,9 +4,7 @@
 set -euo pipefail
 DTRAIN=$1
 source "$(dirname "$0")/lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-cli-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_workdir cli-test
 
 echo "== a 4-rank job: run directory, rank logs, rank environment, verbatim arguments"
 cat > job.yaml <<YAML
@@ -52,11 +50,7 @@ name: failing
 ranks_per_node: 2
 command: [bash, -c, 'if [ "$DTRAIN_RANK" = 1 ]; then echo "rank 1 fails" >&2; exit 3; fi']
 YAML
-set +e
-"$DTRAIN" submit fail.yaml > fail.out 2>&1
-status=$?
-set -e
-expect_eq 3 "$status" "exit status of a job whose rank 1 exits 3"
+submit_expecting 3 fail.yaml "exit status of a job whose rank 1 exits 3"
 expect_contains "$(cat runs/failing-*/rank-00001.log)" "rank 1 fails" "rank 1 log"
 expect_contains "$(tail -1 runs/failing-*/rank-00001.log)" "dtrain: rank 1 exited with status 3" "rank 1 exit line"
 # Issue 22, item 32: the summary names the rank that failed, as `dtrain logs --first-error` does.
@@ -69,11 +63,7 @@ name: traceback
 ranks_per_node: 2
 command: [python3, -c, 'import os, time; os.environ["DTRAIN_RANK"] == "1" and exec("raise ValueError(\"boom\")"); time.sleep(30)']
 YAML
-set +e
-"$DTRAIN" submit traceback.yaml > traceback.out 2>&1
-status=$?
-set -e
-expect_eq 1 "$status" "exit status of a job whose rank 1 raised"
+submit_expecting 1 traceback.yaml "exit status of a job whose rank 1 raised"
 expect_contains "$(cat traceback.out)" "dtrain: first failure: rank 1 on $(hostname) exited with status 1: ValueError: boom" "submit summary"
 report=$("$DTRAIN" logs --first-error runs/traceback-*)
 expect_contains "$report" "): ValueError: boom" "--first-error quotes the exception line"
@@ -101,11 +91,7 @@ ranks_per_node: 2
 walltime: "00:00:03"
 command: [bash, -c, 'echo started; exec sleep 60']
 YAML
-set +e
-"$DTRAIN" submit walltime.yaml > walltime.out 2>&1
-status=$?
-set -e
-expect_eq 124 "$status" "exit status of a job stopped at its walltime ($(cat walltime.out))"
+submit_expecting 124 walltime.yaml "exit status of a job stopped at its walltime"
 expect_contains "$(cat walltime.out)" "FAILED (exit status 124): its walltime (00:00:03) was reached" "submit summary"
 expect_contains "$(cat walltime.out)" "dtrain: first failure: no rank failed on its own" "submit summary"
 # Every exit line there is says SIGTERM. Open MPI follows it with SIGKILL after a second, which
@@ -133,27 +119,18 @@ expect_contains "$script" "export GREETING='hello world'" "dry-run output"
 
 echo "== a bad spec exits 2 naming file, line and field, and launches nothing"
 printf 'name: x\ncommand: [true]\nranks_per_node: four\nnodez: 1\n' > bad.yaml
-set +e
-err=$("$DTRAIN" submit bad.yaml 2>&1)
-status=$?
-set -e
+err=$("$DTRAIN" submit bad.yaml 2>&1) && status=0 || status=$?
 expect_eq 2 "$status" "exit status for a bad spec"
 expect_contains "$err" 'bad.yaml:3: ranks_per_node: expected an integer from 1 to 1024, got "four"' "error"
 expect_contains "$err" 'bad.yaml:4: nodez: unknown field; did you mean "nodes"?' "error"
 [[ ! -e runs ]] || fail "a bad spec created a run directory"
 
-set +e
-err=$("$DTRAIN" submit missing.yaml 2>&1)
-status=$?
-set -e
+err=$("$DTRAIN" submit missing.yaml 2>&1) && status=0 || status=$?
 expect_eq 2 "$status" "exit status for a missing spec"
 expect_contains "$err" "dtrain: missing.yaml: cannot open it: No such file or directory; expected a job spec (YAML)" "error"
 
 echo "== run-rank outside a launcher names the variables it looked for"
-set +e
-err=$(env -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID -u PMI_RANK -u PALS_RANKID "$DTRAIN" run-rank --run-dir x -- true 2>&1)
-status=$?
-set -e
+err=$(env -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID -u PMI_RANK -u PALS_RANKID "$DTRAIN" run-rank --run-dir x -- true 2>&1) && status=0 || status=$?
 expect_eq 2 "$status" "run-rank exit status without a launcher"
 expect_contains "$err" "OMPI_COMM_WORLD_RANK, PALS_RANKID, PMI_RANK, SLURM_PROCID is set" "error"
 echo "== framework torch on the local site: rendezvous variables and a core per rank"

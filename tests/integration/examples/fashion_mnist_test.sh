@@ -10,14 +10,7 @@ DTRAIN=$1 TRAIN=$2 SRC=$3
 source "$SRC/tests/integration/cli/lib.sh"
 [[ -d /usr/share/datasets/fashion-mnist ]] ||
   fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-fmnist-test.XXXXXX")
-submit_pid=
-cleanup() {
-  [[ -n "$submit_pid" ]] && kill "$submit_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+enter_workdir fmnist-test
 cp "$SRC/examples/fashion-mnist/job.yaml" job.yaml
 
 echo "== the cluster specs render"
@@ -33,11 +26,7 @@ for line in "#PBS -l select=2:system=polaris" "#PBS -A MyProj" "#PBS -l filesyst
 done
 
 short=(--epochs 2 --steps-per-epoch 60 --warmup-steps 20 --log-every 1)
-command_for() {  # words... -> a YAML flow list
-  local out="[$TRAIN"
-  for w in "$@"; do out+=", \"$w\""; done
-  echo "$out]"
-}
+command_for() { yaml_command "$TRAIN" "$@"; }
 losses() { sed -n 's/^step \([0-9]*\) loss \([0-9.]*\) .*/\1 \2/p' <<< "$1"; }
 
 echo "== 1 rank and 2 ranks, global batch 128, seed 2026, 60 steps per epoch"
@@ -104,30 +93,13 @@ full_final=$(grep '^final test accuracy' <<< "$out")
 expect_eq 300 "$(wc -l <<< "$full")" "loss lines of the uninterrupted run"
 
 submit_and_preempt "$work" "$(command_for "${long[@]}" --checkpoint-dir "$work/ck")" stopped.txt
-expect_eq 85 "$status" "exit status of the signalled run (85 asks for a requeue): $stopped"
-stop_step=$(sed -n 's/^stopping at step \([0-9]*\) on a signal: checkpoint saved in .*/\1/p' <<< "$stopped")
-[[ -n "$stop_step" ]] || fail "expected 'stopping at step N on a signal: checkpoint saved', got: $stopped"
-((stop_step >= 40 && stop_step < 300)) || fail "stopped at step $stop_step; expected 40-299"
-ckpt=$(printf '%s/ck/ckpt-%012d' "$work" "$stop_step")
-[[ -f "$ckpt" ]] || fail "expected the checkpoint $ckpt, found: $(ls "$work/ck")"
+expect_stopped "$work" 300
 expect_eq "$(basename "$ckpt")" "$(cat "$work/ck/latest")" "the latest pointer"
-for r in 0 1; do
-  last=$(grep '"type":"step"' "$run_dir/rank-0000$r.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\),.*/\1/')
-  expect_eq $((stop_step - 1)) "$last" "last step rank $r recorded before stopping"
-done
-
-out=$("$DTRAIN" submit job.yaml --set "command=$(command_for "${long[@]}" --checkpoint-dir "$work/ck")" 2>&1) ||
-  fail "resumed run exited $?: $out"
+expect_resumed "$(command_for "${long[@]}" --checkpoint-dir "$work/ck")" "$full"
 expect_contains "$out" "resumed from $ckpt at epoch 1, step $stop_step" "resumed run"
-resumed=$( (losses "$stopped"; losses "$out") )
-[[ "$resumed" == "$full" ]] ||
-  fail "stopped + resumed loss curve differs from the uninterrupted one:"$'\n'"$(diff <(echo "$full") <(echo "$resumed") | head)"
 expect_eq "$full_final" "$(grep '^final test accuracy' <<< "$out")" "final accuracy after resuming"
 echo "stopped at step $stop_step, resumed, and matched the uninterrupted run bit for bit"
-set +e
-out=$("$TRAIN" "${long[@]}" --global-batch 64 --checkpoint-dir "$work/ck" 2>&1)
-status=$?
-set -e
+out=$("$TRAIN" "${long[@]}" --global-batch 64 --checkpoint-dir "$work/ck" 2>&1) && status=0 || status=$?
 expect_eq 1 "$status" "exit status when resuming with another batch ($out)"
 expect_contains "$out" "saved by a run with --global-batch 128 --seed 2026; expected --global-batch 64 --seed 2026" "message"
 
@@ -153,10 +125,7 @@ for args in "--hidden 64" "--model mlp --channels 4,8" "--channels 4" "--channel
 done
 
 echo "== missing and damaged data"
-set +e
-out=$("$TRAIN" --data "$work/nothing" --no-checkpoint 2>&1)
-status=$?
-set -e
+out=$("$TRAIN" --data "$work/nothing" --no-checkpoint 2>&1) && status=0 || status=$?
 expect_eq 1 "$status" "exit status without data ($out)"
 expect_contains "$out" "$work/nothing/train-images-idx3-ubyte.gz: no such file" "message"
 expect_contains "$out" "dataset-fashion-mnist" "message names the package"
@@ -164,10 +133,7 @@ mkdir bad
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
   printf 'not an idx file' | gzip > "bad/$f.gz"
 done
-set +e
-out=$("$TRAIN" --data "$work/bad" --no-checkpoint 2>&1)
-status=$?
-set -e
+out=$("$TRAIN" --data "$work/bad" --no-checkpoint 2>&1) && status=0 || status=$?
 expect_eq 1 "$status" "exit status with damaged data ($out)"
 expect_contains "$out" "$work/bad/train-images-idx3-ubyte.gz: bad IDX magic number; expected 0x00000803" "message"
 echo PASS

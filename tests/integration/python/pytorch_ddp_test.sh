@@ -11,14 +11,7 @@ source "$SRC/tests/integration/cli/lib.sh"
   fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
 /usr/bin/python3 -c "import torch" 2>/dev/null ||
   fail "Debian's python3-torch is not installed (scripts/install-deps installs it)"
-work=$(mktemp -d "${TMPDIR:-/tmp}/dtrain-ddp-test.XXXXXX")
-submit_pid=
-cleanup() {
-  [[ -n "$submit_pid" ]] && kill "$submit_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+enter_workdir ddp-test
 # The shipped spec, with this build's module and the example by absolute path.
 sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
     -e "s|examples/pytorch-ddp/train.py|$SRC/examples/pytorch-ddp/train.py|" \
@@ -26,11 +19,7 @@ sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
 grep -q "PYTHONPATH: $BUILD/python" job.yaml || fail "job.yaml: no PYTHONPATH line to point at the build"
 
 args=(--epochs 2 --steps-per-epoch 300 --log-every 1)
-command_for() {  # words... -> a YAML flow list
-  local out="[/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py"
-  for w in "$@"; do out+=", \"$w\""; done
-  echo "$out]"
-}
+command_for() { yaml_command "/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py" "$@"; }
 losses() { sed -n 's/^\(.* \)\?step \([0-9]*\) loss \([0-9.]*\)$/\2 \3/p' <<< "$1"; }
 
 echo "== uninterrupted: 2 epochs of 300 steps of global batch 128"
@@ -56,23 +45,9 @@ expect_contains "$stats" "samples/s" "dtrain stats"
 
 echo "== SIGUSR1 mid-run: both ranks stop at the same step with a checkpoint; a resubmission resumes"
 submit_and_preempt "$work" "$(command_for "${args[@]}" --checkpoint-dir "$work/ck")" stopped.txt
-expect_eq 85 "$status" "exit status of the signalled run (85 asks for a requeue): $stopped"
-stop_step=$(sed -n 's/^\(.* \)\?stopping at step \([0-9]*\) on a signal: checkpoint saved in .*/\2/p' <<< "$stopped")
-[[ -n "$stop_step" ]] || fail "expected 'stopping at step N on a signal: checkpoint saved', got: $stopped"
-((stop_step >= 40 && stop_step < 600)) || fail "stopped at step $stop_step; expected 40-599"
-ckpt=$(printf '%s/ck/ckpt-%012d' "$work" "$stop_step")
-[[ -f "$ckpt" ]] || fail "expected the checkpoint $ckpt, found: $(ls "$work/ck")"
-for r in 0 1; do
-  last=$(grep '"type":"step"' "$run_dir/rank-0000$r.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\),.*/\1/')
-  expect_eq $((stop_step - 1)) "$last" "last step rank $r recorded before stopping"
-done
-
-out=$("$DTRAIN" submit job.yaml --set "command=$(command_for "${args[@]}" --checkpoint-dir "$work/ck")" 2>&1) ||
-  fail "resumed run exited $?: $out"
+expect_stopped "$work" 600
+expect_resumed "$(command_for "${args[@]}" --checkpoint-dir "$work/ck")" "$full"
 expect_contains "$out" "resumed from $ckpt at epoch $(((stop_step - 1) / 300)), step $stop_step" "resumed run"
-resumed=$( (losses "$stopped"; losses "$out") )
-[[ "$resumed" == "$full" ]] ||
-  fail "stopped + resumed loss curve differs from the uninterrupted one:"$'\n'"$(diff <(echo "$full") <(echo "$resumed") | head)"
 expect_eq "$full_final" "$(grep -o 'final test accuracy .*' <<< "$out")" "final accuracy after resuming"
 echo "stopped at step $stop_step, resumed, and matched the uninterrupted run exactly ($full_final)"
 echo PASS

@@ -37,7 +37,7 @@ BindingFacts rank_of(int local_rank, int local_size) {
   return f;
 }
 
-std::string get(const Environment& env, const char* name) {
+std::string get(const launch::Environment& env, const char* name) {
   auto it = env.find(std::string_view(name));
   return it == env.end() ? "<unset>" : it->second;
 }
@@ -172,7 +172,7 @@ TEST(Binding, FrameworkVariablesComeFromThePlacementAfterTheSolve) {
   int asked = 0;
   facts.placement = [&] {
     ++asked;
-    JobPlacement p;
+    launch::JobPlacement p;
     p.rank = 3;
     p.size = 4;
     p.local_rank = 1;
@@ -185,7 +185,7 @@ TEST(Binding, FrameworkVariablesComeFromThePlacementAfterTheSolve) {
   const Node& node = fixture("polaris-like-4xa100.xml");
   EXPECT_EQ(decide_binding(node, Policy{}, facts, kBind).environment.count("MASTER_ADDR"), 0U);
   EXPECT_EQ(asked, 0);
-  facts.framework = Framework::kTorch;
+  facts.framework = launch::Framework::kTorch;
   const Binding b = decide_binding(node, Policy{}, facts, kBind);
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(get(b.environment, "MASTER_ADDR"), "nid001");

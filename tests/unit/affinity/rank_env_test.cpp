@@ -12,8 +12,8 @@ using testing::fixture;
 TEST(RankEnv, PolarisRankZero) {
   const Node& node = fixture("polaris-like-4xa100.xml");
   const auto map = solve(node, 4, {});
-  const Environment env = rank_environment(node, map, 0);
-  const Environment expected{
+  const launch::Environment env = rank_environment(node, map, 0);
+  const launch::Environment expected{
       {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
       {"CUDA_VISIBLE_DEVICES", "3"},
       {"DTRAIN_CPUSET", "0-7,32-39"},
@@ -32,7 +32,7 @@ TEST(RankEnv, OwnFirstKeepsAllGpusVisible) {
   Policy policy;
   policy.gpu_visibility = GpuVisibility::kOwnFirst;
   const auto map = solve(node, 4, policy);
-  const Environment env = rank_environment(node, map, 1);
+  const launch::Environment env = rank_environment(node, map, 1);
   EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,0,1,3");
   EXPECT_EQ(env.at("DTRAIN_GPUS"), "2");
 }
@@ -101,14 +101,6 @@ TEST(RankEnv, NicVariablesByKind) {
 TEST(RankEnv, LocalRankOutOfRange) {
   const Node& node = fixture("pascal-2xp100.xml");
   EXPECT_THROW(rank_environment(node, solve(node, 2, {}), 2), PolicyError);
-}
-
-TEST(RankEnv, RankPlaceNamesTheGlobalAndLocalPlace) {
-  const Environment env = rank_place_environment({5, 8, 1, 4});
-  EXPECT_EQ(env, (Environment{{"DTRAIN_RANK", "5"},
-                              {"DTRAIN_WORLD_SIZE", "8"},
-                              {"DTRAIN_LOCAL_RANK", "1"},
-                              {"DTRAIN_LOCAL_SIZE", "4"}}));
 }
 
 }  // namespace

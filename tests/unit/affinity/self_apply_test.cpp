@@ -24,7 +24,7 @@ Node live_polaris() {
   return node;
 }
 
-std::string get(const Environment& env, const char* name) {
+std::string get(const launch::Environment& env, const char* name) {
   auto it = env.find(std::string_view(name));
   return it == env.end() ? "<unset>" : it->second;
 }

@@ -8,8 +8,8 @@
 #include <system_error>
 
 #include "affinity/errors.hpp"
-#include "affinity/launcher_env.hpp"
 #include "common/errors.hpp"
+#include "launch/launcher_env.hpp"
 #include "plan/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "records/metric_record.hpp"
@@ -36,7 +36,7 @@ TEST(RunGuarded, BadInputExitsTwo) {
   EXPECT_EQ(guarded_throw(affinity::PolicyError("dtrain: affinity: --gpu: bad")).status,
             kExitUsage);
   EXPECT_EQ(guarded_throw(affinity::TopologyError("dtrain: topology: bad")).status, kExitUsage);
-  EXPECT_EQ(guarded_throw(affinity::LauncherEnvError("dtrain: launcher environment: bad")).status,
+  EXPECT_EQ(guarded_throw(launch::LauncherEnvError("dtrain: launcher environment: bad")).status,
             kExitUsage);
   EXPECT_EQ(
       guarded_throw(records::MetricFormatError("dtrain: stats: rank-00001.jsonl:2: bad")).status,

@@ -11,19 +11,19 @@
 #include <utility>
 #include <vector>
 
-#include "affinity/input_file.hpp"
+#include "../support/scratch_dir.hpp"
+#include "common/input_file.hpp"
 #include "plan/errors.hpp"
 
 namespace dtrain::cli {
 namespace {
 namespace fs = std::filesystem;
 
-class Planning : public ::testing::Test {
+class Planning : public test_support::ScratchDirTest {
  protected:
+  Planning() : ScratchDirTest("dtrain-planning-test-") {}
   void SetUp() override {
-    char dir_template[] = "/tmp/dtrain-planning-test.XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
+    ScratchDirTest::SetUp();
     spec_ = (dir_ / "job.yaml").string();
     std::ofstream(spec_) << "name: resnet\n"
                             "site: slurm\n"
@@ -32,9 +32,7 @@ class Planning : public ::testing::Test {
                             "command: [./train, --epochs, \"3\"]\n"
                             "run_dir: /scratch/resnet-run\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  fs::path dir_;
   std::string spec_;
 };
 
@@ -107,7 +105,7 @@ TEST_F(Planning, AMissingSpecFileIsNamed) {
   try {
     plan_from_file(missing, "", {});
     FAIL() << "no error";
-  } catch (const affinity::InputFileError& e) {
+  } catch (const dtrain::InputFileError& e) {
     EXPECT_EQ(std::string(e.what()), "dtrain: " + missing +
                                          ": cannot open it: No such file or directory; expected "
                                          "a job spec (YAML)");
@@ -119,7 +117,7 @@ TEST_F(Planning, AnUnknownSiteIsNamed) {
   try {
     plan_from_file(spec_, site, {});
     FAIL() << "no error";
-  } catch (const affinity::InputFileError& e) {
+  } catch (const dtrain::InputFileError& e) {
     EXPECT_EQ(std::string(e.what()), "dtrain: " + site +
                                          ": cannot open it: No such file or directory; expected "
                                          "a site profile (.yaml) or a built-in site");

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "affinity/input_file.hpp"
 #include "common/errors.hpp"
+#include "common/input_file.hpp"
 #include "plan/job_spec.hpp"
 
 namespace dtrain::cli {
@@ -104,7 +104,7 @@ TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
 std::string spec_file_error(const std::string& path) {
   try {
     read_spec_file(path);
-  } catch (const affinity::InputFileError& e) {  // bad input: exit 2
+  } catch (const dtrain::InputFileError& e) {  // bad input: exit 2
     return e.what();
   }
   return "(no error)";

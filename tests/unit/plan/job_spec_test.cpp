@@ -53,7 +53,7 @@ TEST(JobSpec, DefaultsSiteNodesAndRanks) {
   EXPECT_FALSE(spec.ranks_per_node.has_value());
   EXPECT_EQ(spec.ranks_per_node_or(1), 1);
   EXPECT_TRUE(spec.env.empty());
-  EXPECT_EQ(spec.framework, affinity::Framework::kNone);
+  EXPECT_EQ(spec.framework, launch::Framework::kNone);
   EXPECT_EQ(spec.affinity, affinity::Policy{});
   EXPECT_FALSE(spec.checkpoint.enabled);
 }
@@ -292,7 +292,7 @@ directives: ["-l place=scatter:group=tier1"]
   EXPECT_EQ(spec.filesystems, (std::vector<std::string>{"home", "eagle"}));
   EXPECT_EQ(spec.modules, (std::vector<std::string>{"conda/2024-04-29"}));
   EXPECT_EQ(spec.setup.size(), 2u);
-  EXPECT_EQ(spec.framework, affinity::Framework::kTorch);
+  EXPECT_EQ(spec.framework, launch::Framework::kTorch);
   EXPECT_EQ(spec.affinity,
             (affinity::Policy{affinity::GpuPolicy::kIdentity, affinity::GpuVisibility::kOwnFirst,
                               affinity::CpuPolicy::kNone, affinity::NicPolicy::kAll}));
@@ -408,10 +408,10 @@ TEST(JobSpec, AffinityWordsAreTheAffinityLibrarys) {
         "name: x\ncommand: [a]\naffinity: {nic: " + std::string(word) + "}\n", "job.yaml");
     EXPECT_EQ(affinity::to_string(spec.affinity.nic), word);
   }
-  for (auto word : affinity::framework_names()) {
+  for (auto word : launch::framework_names()) {
     const JobSpec spec =
         parse_job_spec("name: x\ncommand: [a]\nframework: " + std::string(word) + "\n", "job.yaml");
-    EXPECT_EQ(affinity::to_string(spec.framework), word);
+    EXPECT_EQ(launch::to_string(spec.framework), word);
   }
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\naffinity: {gpu_visibility: all, cpu: [numa]}\n"),
             "job.yaml:3: affinity.gpu_visibility: expected one of: own, own-first, got \"all\"\n"
@@ -446,7 +446,7 @@ TEST(JobSpec, TheDocsListEveryAffinityWord) {
     if (line.rfind("| `framework` |", 0) == 0) framework_row = line;
     if (line.rfind("| `affinity` |", 0) == 0) affinity_row = line;
   }
-  for (auto word : affinity::framework_names()) {
+  for (auto word : launch::framework_names()) {
     EXPECT_NE(framework_row.find("`" + std::string(word) + "`"), std::string::npos) << word;
   }
   for (const auto* names : {&affinity::gpu_policy_names(), &affinity::gpu_visibility_names(),

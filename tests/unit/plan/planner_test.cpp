@@ -72,7 +72,7 @@ TEST(Plan, PythonIsUnbufferedUnlessTheUserSaysOtherwise) {
                          std::pair<std::string, std::string>{"PYTHONUNBUFFERED", "1"}),
               1)
         << site;
-    if (profile.scheduler != Scheduler::kKubernetes) {
+    if (profile.scheduler != "kubernetes") {
       EXPECT_NE(plan.script.find("export PYTHONUNBUFFERED=1\n"), std::string::npos) << site;
     }
   }

@@ -54,7 +54,7 @@ TEST(SiteProfile, ReadsEveryField) {
       "threads_per_core: 2\nrequired: [account, walltime]\ndefault_queue: debug\n"
       "default_filesystems: [home]\nenv: {NCCL_DEBUG: WARN}\ntopology: node.xml\n",
       "site.yaml");
-  EXPECT_EQ(p.scheduler, Scheduler::kPbsPro);
+  EXPECT_EQ(p.scheduler, "pbspro");
   EXPECT_EQ(p.launcher, "mpiexec");
   EXPECT_EQ(p.select, "system=polaris");
   EXPECT_EQ(p.place, "scatter");

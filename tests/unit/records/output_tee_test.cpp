@@ -15,27 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "../support/scratch_dir.hpp"
 #include "records/log_line.hpp"
 
 namespace dtrain::records {
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_support::slurp;
 
-class OutputTee : public testing::Test {
+class OutputTee : public test_support::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dtrain-output-tee-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  OutputTee() : ScratchDirTest("dtrain-output-tee-") {}
 
   // Runs `sh -c script` through the tee as rank 5 of 8; returns its wait status and fills lines_
   // with the log's lines, each checked for its timestamp and returned without it.
@@ -60,7 +50,6 @@ class OutputTee : public testing::Test {
     return status;
   }
 
-  std::filesystem::path dir_;
   std::vector<std::string> lines_;
   pid_t pid_ = 0;
 };

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/scratch_dir.hpp"
 #include "checkpoint/files.hpp"
 
 namespace {
@@ -18,12 +19,11 @@ namespace {
 namespace fs = std::filesystem;
 namespace ck = dtrain::runtime::checkpoint;
 
-class CheckpointFilesTest : public ::testing::Test {
+class CheckpointFilesTest : public dtrain::test_support::ScratchDirTest {
  protected:
+  CheckpointFilesTest() : ScratchDirTest("dtrain-ckpt-files-test-") {}
   void SetUp() override {
-    char tmpl[] = "/tmp/dtrain-ckpt-files-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ScratchDirTest::SetUp();
     for (std::int64_t step : {1, 2}) {
       const std::string data = "state " + std::to_string(step);
       ck::write_checkpoint(dir_.string(), step,
@@ -34,8 +34,6 @@ class CheckpointFilesTest : public ::testing::Test {
     }
     newest_ = (dir_ / "ckpt-000000000002").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Reads like the real reader, except that the newest file fails with `err`.
   ck::FileReader failing_on_newest(int err) const {
     return [this, err](const std::string& path) {
@@ -47,7 +45,6 @@ class CheckpointFilesTest : public ::testing::Test {
     };
   }
 
-  fs::path dir_;
   std::string newest_;
 };
 

@@ -7,9 +7,9 @@
 namespace dtrain::spank {
 namespace {
 
-using affinity::Environment;
-using affinity::Framework;
 using affinity::GpuPolicy;
+using launch::Environment;
+using launch::Framework;
 
 RequestedOptions command_line(std::initializer_list<std::pair<OptionId, const char*>> given) {
   RequestedOptions o;

@@ -13,25 +13,16 @@
 #include <sstream>
 #include <string>
 
+#include "../support/scratch_dir.hpp"
+
 namespace dtrain::spank {
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_support::slurp;
 
-class TaskOutput : public testing::Test {
+class TaskOutput : public test_support::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dtrain-task-output-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  TaskOutput() : ScratchDirTest("dtrain-task-output-") {}
 
   // Forks a "task" with stdout/stderr on files, runs `task` after tee_task_output in it, and
   // returns the wait status of the process Slurm would wait for.
@@ -51,8 +42,6 @@ class TaskOutput : public testing::Test {
     ::waitpid(pid, &status, 0);
     return status;
   }
-
-  std::filesystem::path dir_;
 };
 
 TEST_F(TaskOutput, LinesPassThroughAndLandInTheRankLogWithTimestamps) {

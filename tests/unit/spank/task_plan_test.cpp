@@ -7,7 +7,7 @@
 namespace dtrain::spank {
 namespace {
 
-using affinity::Environment;
+using launch::Environment;
 
 const affinity::Node& polaris() {
   static const affinity::Node node =
@@ -15,7 +15,7 @@ const affinity::Node& polaris() {
   return node;
 }
 
-StepSettings bind_with(affinity::Framework framework = affinity::Framework::kNone) {
+StepSettings bind_with(launch::Framework framework = launch::Framework::kNone) {
   StepSettings s;
   s.policy.enabled = true;
   s.framework = framework;
@@ -51,20 +51,34 @@ TEST(TaskPlan, PolarisTasksGetTheirGpuCoresAndNic) {
   EXPECT_EQ(plan_task(polaris(), bind_with(), task(2)).environment.at("NCCL_IB_HCA"), "=mlx5_1");
 }
 
-TEST(TaskPlan, TorchVariablesFromTheTasksPlaceInTheStep) {
+// Rank 3 of a 4-task step on nid[001-002]: local rank 1 of 2 on the second node.
+TaskFacts second_node_task() {
   TaskFacts f = task(1, 2);
   f.rank = 3;
   f.size = 4;
   f.node_rank = 1;
   f.nodelist = "nid[001-002]";
-  const TaskBinding b = plan_task(polaris(), bind_with(affinity::Framework::kTorch), f);
-  EXPECT_EQ(b.environment.at("MASTER_ADDR"), "nid001");
-  EXPECT_EQ(b.environment.at("MASTER_PORT"), std::to_string(affinity::rendezvous_port("42")));
-  EXPECT_EQ(b.environment.at("RANK"), "3");
-  EXPECT_EQ(b.environment.at("LOCAL_RANK"), "1");
-  EXPECT_EQ(b.environment.at("WORLD_SIZE"), "4");
-  EXPECT_EQ(b.environment.at("LOCAL_WORLD_SIZE"), "2");
-  EXPECT_EQ(b.environment.at("NODE_RANK"), "1");
+  return f;
+}
+
+// Each of `expected` is in `b`'s environment with that value.
+void expect_variables(const TaskBinding& b, const launch::Environment& expected) {
+  for (const auto& [name, value] : expected) {
+    ASSERT_EQ(b.environment.count(name), 1U) << name;
+    EXPECT_EQ(b.environment.at(name), value) << name;
+  }
+}
+
+TEST(TaskPlan, TorchVariablesFromTheTasksPlaceInTheStep) {
+  const TaskBinding b =
+      plan_task(polaris(), bind_with(launch::Framework::kTorch), second_node_task());
+  expect_variables(b, {{"MASTER_ADDR", "nid001"},
+                       {"MASTER_PORT", std::to_string(launch::rendezvous_port("42"))},
+                       {"RANK", "3"},
+                       {"LOCAL_RANK", "1"},
+                       {"WORLD_SIZE", "4"},
+                       {"LOCAL_WORLD_SIZE", "2"},
+                       {"NODE_RANK", "1"}});
 }
 
 TEST(TaskPlan, AMasterPortTheJobExportedWins) {
@@ -80,17 +94,12 @@ TEST(TaskPlan, AMasterPortTheJobExportedWins) {
 TEST(TaskPlan, EveryTaskGetsItsGlobalPlaceAndJob) {
   // docs/spec.md promises these to every rank, whether run-rank or the plugin started it; a task
   // of a 2-node step knows its global rank even with no framework asked for.
-  TaskFacts f = task(1, 2);
-  f.rank = 3;
-  f.size = 4;
-  f.node_rank = 1;
-  f.nodelist = "nid[001-002]";
-  const TaskBinding b = plan_task(polaris(), bind_with(), f);
-  EXPECT_EQ(b.environment.at("DTRAIN_RANK"), "3");
-  EXPECT_EQ(b.environment.at("DTRAIN_WORLD_SIZE"), "4");
-  EXPECT_EQ(b.environment.at("DTRAIN_LOCAL_RANK"), "1");
-  EXPECT_EQ(b.environment.at("DTRAIN_LOCAL_SIZE"), "2");
-  EXPECT_EQ(b.environment.at("DTRAIN_JOB_ID"), "42");
+  const TaskBinding b = plan_task(polaris(), bind_with(), second_node_task());
+  expect_variables(b, {{"DTRAIN_RANK", "3"},
+                       {"DTRAIN_WORLD_SIZE", "4"},
+                       {"DTRAIN_LOCAL_RANK", "1"},
+                       {"DTRAIN_LOCAL_SIZE", "2"},
+                       {"DTRAIN_JOB_ID", "42"}});
 }
 
 TEST(TaskPlan, StepGrantIsHonouredAndMappedThrough) {
@@ -150,9 +159,9 @@ TEST(TaskPlan, NodeListThatMissesTheTasksNodeIsAnError) {
   f.node_rank = 2;
   f.nodelist = "nid[001-002]";
   try {
-    plan_task(polaris(), bind_with(affinity::Framework::kTorch), f);
+    plan_task(polaris(), bind_with(launch::Framework::kTorch), f);
     FAIL() << "expected an error";
-  } catch (const affinity::LauncherEnvError& e) {
+  } catch (const launch::LauncherEnvError& e) {
     EXPECT_NE(std::string(e.what()).find("SLURM_STEP_NODELIST: this task is on node 2"),
               std::string::npos);
   }

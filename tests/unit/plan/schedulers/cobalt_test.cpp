@@ -7,7 +7,7 @@
 namespace dtrain::plan {
 namespace {
 
-const SchedulerAdapter& cobalt() { return scheduler_adapter(Scheduler::kCobalt); }
+const SchedulerAdapter& cobalt() { return *scheduler_adapter("cobalt"); }
 
 TEST(Cobalt, GoldenScriptAndPlanJson) { testing::expect_golden_plan("thetagpu"); }
 

@@ -25,7 +25,7 @@ PlanInputs fixed_inputs() {
   return in;
 }
 
-const SchedulerAdapter& k8s() { return scheduler_adapter(Scheduler::kKubernetes); }
+const SchedulerAdapter& k8s() { return *scheduler_adapter("kubernetes"); }
 
 SiteProfile k8s_site() {
   return parse_site_profile(read(DTRAIN_TEMPLATE_DIR "/sites/k8s.yaml"), "k8s");

@@ -80,7 +80,7 @@ TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
 }
 
 TEST(PlanLocal, RunsHereAndHasNoSchedulerCommands) {
-  const SchedulerAdapter& local = scheduler_adapter(Scheduler::kLocal);
+  const SchedulerAdapter& local = *scheduler_adapter("local");
   EXPECT_EQ(local.submission(), Submission::kRunHere);
   try {
     local.submit_held_command("x");

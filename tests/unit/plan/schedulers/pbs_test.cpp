@@ -7,7 +7,7 @@
 namespace dtrain::plan {
 namespace {
 
-const SchedulerAdapter& pbs() { return scheduler_adapter(Scheduler::kPbs); }
+const SchedulerAdapter& pbs() { return *scheduler_adapter("pbs"); }
 
 TEST(Pbs, GoldenScriptAndPlanJson) { testing::expect_golden_plan("pbs"); }
 

@@ -7,7 +7,7 @@
 namespace dtrain::plan {
 namespace {
 
-const SchedulerAdapter& pbspro() { return scheduler_adapter(Scheduler::kPbsPro); }
+const SchedulerAdapter& pbspro() { return *scheduler_adapter("pbspro"); }
 
 TEST(PbsPro, GoldenScriptAndPlanJson) { testing::expect_golden_plan("polaris"); }
 

@@ -6,27 +6,39 @@
 namespace dtrain::plan {
 namespace {
 
-TEST(Scheduler, EverySchedulerHasItsAdapter) {
-  for (Scheduler s : {Scheduler::kLocal, Scheduler::kSlurm, Scheduler::kPbsPro, Scheduler::kCobalt,
-                      Scheduler::kPbs, Scheduler::kKubernetes}) {
-    const SchedulerAdapter& adapter = scheduler_adapter(s);
-    EXPECT_EQ(adapter.id(), s);
-    EXPECT_EQ(adapter.name(), scheduler_name(s));
-    EXPECT_EQ(scheduler_adapter(adapter.name()), &adapter);
+// The words `scheduler:` accepts, in the order messages list them.
+TEST(Scheduler, TheBuiltInAdaptersComeFirstInAFixedOrder) {
+  const std::vector<std::string> builtin = {"local",  "slurm", "pbspro",
+                                            "cobalt", "pbs",   "kubernetes"};
+  const std::vector<std::string> names = scheduler_names();
+  ASSERT_GE(names.size(), builtin.size());
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 6), builtin);
+  for (const auto& name : builtin) {
+    SiteProfile site;
+    site.scheduler = name;
+    EXPECT_EQ(scheduler_of(site).name(), name);
+    EXPECT_EQ(scheduler_adapter(name), &scheduler_of(site));
   }
   EXPECT_EQ(scheduler_adapter("lsf"), nullptr);
 }
 
+TEST(Scheduler, AnUnregisteredNameIsABug) {
+  SiteProfile site;
+  site.scheduler = "lsf";
+  EXPECT_THROW(scheduler_of(site), std::logic_error);
+  EXPECT_THROW(register_scheduler(*scheduler_adapter("slurm")), std::logic_error);
+}
+
 TEST(Scheduler, CommandsASchedulerLacksAreABugToAskFor) {
-  const SchedulerAdapter& k8s = scheduler_adapter(Scheduler::kKubernetes);
+  const SchedulerAdapter& k8s = *scheduler_adapter("kubernetes");
   try {
     k8s.release_command("pi");
     FAIL() << "no error";
   } catch (const std::logic_error& e) {
     EXPECT_STREQ(e.what(), "dtrain: release_command for scheduler kubernetes");
   }
-  EXPECT_THROW(scheduler_adapter(Scheduler::kSlurm).submit_command("m.yaml"), std::logic_error);
-  EXPECT_TRUE(scheduler_adapter(Scheduler::kSlurm).failed_nodes_command("").empty());
+  EXPECT_THROW(scheduler_adapter("slurm")->submit_command("m.yaml"), std::logic_error);
+  EXPECT_TRUE(scheduler_adapter("slurm")->failed_nodes_command("").empty());
 }
 
 TEST(Scheduler, JobNumber) {

@@ -8,8 +8,8 @@
 namespace dtrain::plan {
 namespace {
 
-const SchedulerAdapter& slurm() { return scheduler_adapter(Scheduler::kSlurm); }
-const SchedulerAdapter& pbs() { return scheduler_adapter(Scheduler::kPbs); }
+const SchedulerAdapter& slurm() { return *scheduler_adapter("slurm"); }
+const SchedulerAdapter& pbs() { return *scheduler_adapter("pbs"); }
 
 TEST(Slurm, GoldenScriptAndPlanJson) {
   testing::expect_golden_plan("slurm");

@@ -13,7 +13,7 @@
 
 #include "common/errors.hpp"
 
-namespace dtrain::affinity {
+namespace dtrain::launch {
 
 using Environment = std::map<std::string, std::string, std::less<>>;
 
@@ -55,4 +55,4 @@ Environment current_environment();
 // This machine's host name (gethostname), "localhost" if it has none.
 std::string this_hostname();
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain::launch

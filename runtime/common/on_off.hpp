@@ -8,10 +8,10 @@
 #include <optional>
 #include <string_view>
 
-namespace dtrain::affinity {
+namespace dtrain {
 
 // true for 1, yes, y, true, on; false for 0, no, n, false, off (exactly these, lower case);
 // nullopt for anything else, so each caller names its own setting in the message.
 std::optional<bool> parse_switch(std::string_view text);
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain

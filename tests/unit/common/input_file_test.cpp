@@ -1,6 +1,6 @@
 // Files a user names as inputs (input_file.cpp): only a regular file is read, never more than the
 // cap, and a FIFO is refused at once instead of waiting for a writer.
-#include "affinity/input_file.hpp"
+#include "common/input_file.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,30 +10,19 @@
 #include <fstream>
 #include <string>
 
-namespace dtrain::affinity {
+#include "../support/scratch_dir.hpp"
+
+namespace dtrain {
 namespace {
 
-class InputFile : public ::testing::Test {
+class InputFile : public test_support::ScratchDirTest {
  protected:
-  void SetUp() override {
-    char dir_template[] = "/tmp/dtrain-input-file-test.XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
-  }
-  void TearDown() override {
-    for (const char* name : {"/spec.yaml", "/fifo", "/zero", "/empty", "/sub"}) {
-      const std::string path = dir_ + name;
-      if (::unlink(path.c_str()) != 0) ::rmdir(path.c_str());
-    }
-    ::rmdir(dir_.c_str());
-  }
+  InputFile() : ScratchDirTest("dtrain-input-file-test-") {}
+  std::string in_dir(const std::string& name) const { return (dir_ / name).string(); }
   std::string write(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
+    std::ofstream(in_dir(name)) << text;
+    return in_dir(name);
   }
-
-  std::string dir_;
 };
 
 std::string read_error(const std::string& path, std::size_t max_bytes) {
@@ -69,7 +58,7 @@ TEST_F(InputFile, RefusesAFileOverTheCap) {
 }
 
 TEST_F(InputFile, RefusesAMissingFile) {
-  const std::string path = dir_ + "/nothing.yaml";
+  const std::string path = in_dir("nothing.yaml");
   EXPECT_EQ(read_error(path, 1024), "dtrain: " + path +
                                         ": cannot open it: No such file or directory; expected a "
                                         "job spec (YAML)");
@@ -79,7 +68,7 @@ TEST_F(InputFile, RefusesAMissingFile) {
 }
 
 TEST_F(InputFile, RefusesAFifoWithoutWaitingForAWriter) {
-  const std::string fifo = dir_ + "/fifo";
+  const std::string fifo = in_dir("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(read_error(fifo, 1024),
             "dtrain: " + fifo + ": expected a job spec (YAML), got a FIFO (named pipe)");
@@ -88,11 +77,11 @@ TEST_F(InputFile, RefusesAFifoWithoutWaitingForAWriter) {
 }
 
 TEST_F(InputFile, RefusesDirectoriesAndDevicesBehindSymlinks) {
-  const std::string sub = dir_ + "/sub";
+  const std::string sub = in_dir("sub");
   ASSERT_EQ(::mkdir(sub.c_str(), 0700), 0);
   EXPECT_EQ(read_error(sub, 1024),
             "dtrain: " + sub + ": expected a job spec (YAML), got a directory");
-  const std::string zero = dir_ + "/zero";
+  const std::string zero = in_dir("zero");
   ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
   EXPECT_EQ(read_error(zero, 1024),
             "dtrain: " + zero + ": expected a job spec (YAML), got a character device");
@@ -102,4 +91,4 @@ TEST_F(InputFile, RefusesDirectoriesAndDevicesBehindSymlinks) {
 }
 
 }  // namespace
-}  // namespace dtrain::affinity
+}  // namespace dtrain

@@ -1,8 +1,8 @@
-#include "affinity/on_off.hpp"
+#include "common/on_off.hpp"
 
 #include <gtest/gtest.h>
 
-namespace dtrain::affinity {
+namespace dtrain {
 namespace {
 
 TEST(Switch, AcceptsTheOnWords) {
@@ -20,4 +20,4 @@ TEST(Switch, RefusesAnythingElseIncludingOtherCases) {
 }
 
 }  // namespace
-}  // namespace dtrain::affinity
+}  // namespace dtrain

@@ -1,4 +1,4 @@
-#include "affinity/input_file.hpp"
+#include "common/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace dtrain::affinity {
+namespace dtrain {
 namespace {
 
 std::string kind_of(mode_t mode) {
@@ -96,4 +96,4 @@ std::string read_input_file(const std::string& path, const std::string& what,
   return text;
 }
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain

@@ -1,6 +1,6 @@
-#include "affinity/on_off.hpp"
+#include "common/on_off.hpp"
 
-namespace dtrain::affinity {
+namespace dtrain {
 
 std::optional<bool> parse_switch(std::string_view text) {
   for (std::string_view yes : {"1", "yes", "y", "true", "on"}) {
@@ -12,4 +12,4 @@ std::optional<bool> parse_switch(std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain

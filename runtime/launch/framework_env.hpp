@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "affinity/launcher_env.hpp"
+#include "launch/launcher_env.hpp"
 
-namespace dtrain::affinity {
+namespace dtrain::launch {
 
 enum class Framework {
   kNone,        // nothing beyond the rank map
@@ -20,7 +20,13 @@ enum class Framework {
   kHorovod,     // runs under the site's MPI launcher: nothing extra
 };
 
-// Throws PolicyError naming `what` and the accepted words, like the affinity policy parsers.
+// An unknown framework word (the spec's framework:, --framework, --dtrain-framework): bad input.
+class FrameworkError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// Throws FrameworkError naming `what` and the accepted words, like the affinity policy parsers.
 Framework parse_framework(std::string_view text, std::string_view what = "framework");
 std::string_view to_string(Framework f);
 const std::vector<std::string_view>& framework_names();
@@ -72,4 +78,4 @@ const std::vector<std::string_view>& user_settable_rendezvous_variables();
 JobPlacement placement_from_environment(const Environment& env, const LauncherInfo& launcher,
                                         std::string_view hostname);
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain::launch

@@ -1,4 +1,4 @@
-#include "affinity/launcher_env.hpp"
+#include "launch/launcher_env.hpp"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 extern char** environ;
 
-namespace dtrain::affinity {
+namespace dtrain::launch {
 namespace {
 
 struct Scheme {
@@ -229,4 +229,4 @@ std::vector<std::string> expand_hostlist(std::string_view text, std::string_view
   return hosts;
 }
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain::launch

@@ -1,4 +1,4 @@
-#include "affinity/framework_env.hpp"
+#include "launch/framework_env.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,10 +8,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "affinity/errors.hpp"
 #include "common/words.hpp"
 
-namespace dtrain::affinity {
+namespace dtrain::launch {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, Framework>, 5> kFrameworks{{
@@ -85,9 +84,9 @@ Framework parse_framework(std::string_view text, std::string_view what) {
   for (const auto& [name, value] : kFrameworks) {
     if (name == text) return value;
   }
-  throw PolicyError("dtrain: " + std::string(what) + ": unknown framework \"" + std::string(text) +
-                    "\"; expected " + join_alternatives(framework_names()) + ", got \"" +
-                    std::string(text) + "\"");
+  throw FrameworkError("dtrain: " + std::string(what) + ": unknown framework \"" +
+                       std::string(text) + "\"; expected " + join_alternatives(framework_names()) +
+                       ", got \"" + std::string(text) + "\"");
 }
 
 std::string_view to_string(Framework f) {
@@ -238,4 +237,4 @@ JobPlacement placement_from_environment(const Environment& env, const LauncherIn
   return p;
 }
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain::launch

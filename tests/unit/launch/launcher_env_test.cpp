@@ -1,8 +1,8 @@
-#include "affinity/launcher_env.hpp"
+#include "launch/launcher_env.hpp"
 
 #include <gtest/gtest.h>
 
-namespace dtrain::affinity {
+namespace dtrain::launch {
 namespace {
 
 TEST(DetectLauncher, BareProcessHasNone) {
@@ -143,4 +143,4 @@ TEST(Hostlist, MalformedListsNameTheVariable) {
 }
 
 }  // namespace
-}  // namespace dtrain::affinity
+}  // namespace dtrain::launch

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <string>
 
-#include "affinity/errors.hpp"
+#include "common/errors.hpp"
 
-namespace dtrain::affinity {
+namespace dtrain {
 
 // A named input that is missing, unreadable, not a regular file or too large.
 class InputFileError : public InputError {
@@ -26,4 +26,4 @@ void check_input_file(const std::string& path, const std::string& what,
 std::string read_input_file(const std::string& path, const std::string& what,
                             std::size_t max_bytes);
 
-}  // namespace dtrain::affinity
+}  // namespace dtrain

@@ -1,13 +1,11 @@
-#include "affinity/framework_env.hpp"
+#include "launch/framework_env.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <stdexcept>
 
-#include "affinity/errors.hpp"
-
-namespace dtrain::affinity {
+namespace dtrain::launch {
 namespace {
 
 JobPlacement two_nodes_of_four(int rank) {
@@ -36,7 +34,7 @@ TEST(Framework, ParsesEveryNameAndNamesTheFlagOnAMistake) {
   EXPECT_EQ(message_of([] { parse_framework("pytorch", "--dtrain-framework"); }),
             "dtrain: --dtrain-framework: unknown framework \"pytorch\"; expected torch, "
             "tensorflow, jax, horovod or none, got \"pytorch\"");
-  EXPECT_THROW(parse_framework("Torch"), PolicyError);
+  EXPECT_THROW(parse_framework("Torch"), FrameworkError);
 }
 
 TEST(Framework, TorchGetsTheTorchrunContract) {
@@ -170,4 +168,4 @@ TEST(Placement, ANodeBeyondTheListIsAnError) {
 }
 
 }  // namespace
-}  // namespace dtrain::affinity
+}  // namespace dtrain::launch

@@ -1,0 +1,81 @@
+#include "comm/tcp_loss.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dtrain::runtime {
+
+Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame) {
+  std::vector<bool> asked(static_cast<std::size_t>(size), false);
+  asked[static_cast<std::size_t>(self)] = true;
+  Loss cause = seen;
+  while (!asked[static_cast<std::size_t>(cause.rank)]) {
+    asked[static_cast<std::size_t>(cause.rank)] = true;
+    const std::optional<AbortFrame> f = read_frame(cause.rank);
+    if (!f || f->magic != kAbortMagic || f->lost < 0 || f->lost >= size ||
+        asked[static_cast<std::size_t>(f->lost)]) {
+      break;
+    }
+    cause = Loss{f->lost, static_cast<net::IoResult>(f->how), f->error, cause.rank};
+  }
+  return cause;
+}
+
+std::vector<int> missing_ranks(const Loss& loss, const std::vector<int>& closed) {
+  std::vector<int> missing = loss.how == net::IoResult::kTimeout && loss.messenger < 0
+                                 ? std::vector<int>{loss.rank}
+                                 : closed;
+  missing.push_back(loss.rank);
+  if (loss.messenger >= 0) missing.push_back(loss.messenger);
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  return missing;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string list;
+  for (int q : ranks) list += (list.empty() ? "" : ", ") + std::to_string(q);
+  return list;
+}
+
+namespace {
+
+std::string who(int r, const std::vector<std::string>& hosts) {
+  return "rank " + std::to_string(r) + " (on " + hosts[static_cast<std::size_t>(r)] + ")";
+}
+
+}  // namespace
+
+std::string loss_message(const char* what, const Loss& loss, const std::vector<int>& missing,
+                         const std::vector<std::string>& hosts) {
+  const std::string why = loss.how == net::IoResult::kClosed
+                              ? " closed its connection (it exited or was killed)"
+                          : loss.how == net::IoResult::kTimeout
+                              ? " did not answer before the deadline (DTRAIN_TIMEOUT)"
+                              : ": socket error: " + std::string(std::strerror(loss.error));
+  std::string text = std::string("dtrain: ") + what +
+                     ": tcp: missing ranks: " + rank_list(missing) + "; " + who(loss.rank, hosts) +
+                     why;
+  if (loss.messenger >= 0) text += "; " + who(loss.messenger, hosts) + " stopped because of it";
+  return text;
+}
+
+std::string setup_failure_message(int self, int size, int peer,
+                                  const std::vector<bool>& connected) {
+  std::string from = "to rank " + std::to_string(peer);
+  if (peer < 0) {
+    std::vector<int> never;
+    for (int q = self + 1; q < size; ++q) {
+      if (!connected[static_cast<std::size_t>(q)]) never.push_back(q);
+    }
+    const bool one = never.size() == 1;
+    from = never.empty() ? std::string("from a higher rank")
+                         : std::string(one ? "from rank " : "from ranks ") + rank_list(never) +
+                               " (never connected: did " + (one ? "it" : "they") + " start?)";
+  }
+  return "dtrain: tcp: rank " + std::to_string(self) + ": cannot set up the connection " + from +
+         " before the deadline (DTRAIN_TIMEOUT); expected every rank of the " +
+         std::to_string(size) + " to start";
+}
+
+}  // namespace dtrain::runtime

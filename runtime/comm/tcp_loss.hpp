@@ -1,0 +1,63 @@
+// Which rank a failed TCP collective lost, and the message that names it. A rank that stops
+// because of a lost peer tells the others in an abort frame; a rank that then sees the messenger
+// go follows the frames back to the rank really lost, so the message names the culprit and not
+// the rank that passed the news on. The socket reads stay in tcp_communicator.cpp: here the
+// frames arrive through a callback, so the diagnosis is unit-tested without sockets.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/socket.hpp"
+
+namespace dtrain::runtime {
+
+// Host byte order, as the store's frames: every rank of a job runs the same build.
+inline constexpr std::uint32_t kAbortMagic = 0x64744162;  // "dtAb"
+struct AbortFrame {
+  std::uint32_t magic = kAbortMagic;
+  std::int32_t lost = -1;  // the rank first found lost
+  std::int32_t how = 0;    // IoResult: kClosed, kTimeout or kError
+  std::int32_t error = 0;  // errno, with kError
+};
+
+// Why a collective failed: the rank found lost first and how, and the peer that reported it when
+// this rank learned it from an abort frame rather than saw it itself.
+struct Loss {
+  int rank = -1;
+  net::IoResult how = net::IoResult::kClosed;
+  int error = 0;
+  int messenger = -1;
+};
+
+// The abort frame rank `peer` sent, or nullopt when none came (in time, or intact).
+using FrameReader = std::function<std::optional<AbortFrame>(int peer)>;
+
+// `seen`: the peer this rank (`self` of `size`) found gone or silent. When that peer had stopped
+// because of another rank, its frame names that rank: the cause, with the peer as the messenger;
+// and when that rank in turn waited on another, its frame goes on (3 ranks in a ring, 1 stopped:
+// 0 waits on 2, which waits on 1). Each rank is asked once, so a cycle of frames ends.
+Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame);
+
+// The ranks a failure leaves missing, sorted: the lost rank and its messenger, and `closed` (the
+// peers whose connections are closed now: a failure spreads) unless the lost rank was silent and
+// seen by this rank itself, when only it is known missing.
+std::vector<int> missing_ranks(const Loss& loss, const std::vector<int>& closed);
+
+// "0, 2": the list form of the messages and of Communicator::missing_ranks().
+std::string rank_list(const std::vector<int>& ranks);
+
+// "dtrain: <what>: tcp: missing ranks: 1, 2; rank 1 (on hostB) closed its connection (it exited
+// or was killed); rank 2 (on hostC) stopped because of it". `hosts`: every rank's host name.
+std::string loss_message(const char* what, const Loss& loss, const std::vector<int>& missing,
+                         const std::vector<std::string>& hosts);
+
+// The setup failure of rank `self` of `size`: `peer` >= 0 could not be reached; -1: a higher
+// rank did not connect, and `connected[q]` says which did (the message names those that never
+// did).
+std::string setup_failure_message(int self, int size, int peer, const std::vector<bool>& connected);
+
+}  // namespace dtrain::runtime

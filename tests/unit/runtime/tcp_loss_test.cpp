@@ -1,0 +1,100 @@
+// The missing-rank diagnosis of the TCP communicator (comm/tcp_loss.cpp): which rank a message
+// names when the news of a loss passed through other ranks, and the words a user reads.
+#include "comm/tcp_loss.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+namespace dtrain::runtime {
+namespace {
+
+using net::IoResult;
+
+// Frames by sender; a rank without one sent nothing in time.
+FrameReader frames(std::map<int, AbortFrame> sent) {
+  return [sent = std::move(sent)](int peer) -> std::optional<AbortFrame> {
+    auto it = sent.find(peer);
+    if (it == sent.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+AbortFrame lost(int rank, IoResult how) {
+  return AbortFrame{kAbortMagic, rank, static_cast<std::int32_t>(how), 0};
+}
+
+const std::vector<std::string> kHosts = {"a", "b", "c", "d"};
+
+TEST(TcpLoss, APeerThatSentNoFrameIsTheCause) {
+  const Loss seen{2, IoResult::kClosed, 0, -1};
+  const Loss cause = cause_of(seen, 0, 4, frames({}));
+  EXPECT_EQ(cause.rank, 2);
+  EXPECT_EQ(cause.messenger, -1);
+}
+
+TEST(TcpLoss, FramesAreFollowedToTheRankReallyLost) {
+  // A ring of 3 where rank 1 stopped: rank 0 waits on 2, which waited on 1.
+  const Loss seen{2, IoResult::kClosed, 0, -1};
+  const Loss cause = cause_of(seen, 0, 3, frames({{2, lost(1, IoResult::kTimeout)}}));
+  EXPECT_EQ(cause.rank, 1);
+  EXPECT_EQ(cause.how, IoResult::kTimeout);
+  EXPECT_EQ(cause.messenger, 2);
+}
+
+TEST(TcpLoss, ACycleOfFramesOrABadFrameEndsTheSearch) {
+  const Loss seen{1, IoResult::kClosed, 0, -1};
+  // 1 blames 2, 2 blames 1: each asked once, the last rank named before the cycle is kept.
+  const Loss cycle = cause_of(
+      seen, 0, 3, frames({{1, lost(2, IoResult::kClosed)}, {2, lost(1, IoResult::kClosed)}}));
+  EXPECT_EQ(cycle.rank, 2);
+  EXPECT_EQ(cycle.messenger, 1);
+  AbortFrame garbage = lost(2, IoResult::kClosed);
+  garbage.magic = 0;
+  EXPECT_EQ(cause_of(seen, 0, 3, frames({{1, garbage}})).rank, 1);
+  EXPECT_EQ(cause_of(seen, 0, 3, frames({{1, lost(7, IoResult::kClosed)}})).rank, 1);
+  // A frame blaming the reader itself names nobody new.
+  EXPECT_EQ(cause_of(seen, 0, 3, frames({{1, lost(0, IoResult::kClosed)}})).rank, 1);
+}
+
+TEST(TcpLoss, MissingRanksAreTheClosedPeersTheCauseAndItsMessenger) {
+  EXPECT_EQ(missing_ranks(Loss{3, IoResult::kClosed, 0, 1}, {2}), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(missing_ranks(Loss{1, IoResult::kClosed, 0, -1}, {1, 3}), (std::vector<int>{1, 3}));
+  // A silent peer this rank saw itself: only it is known missing, closed peers or not.
+  EXPECT_EQ(missing_ranks(Loss{2, IoResult::kTimeout, 0, -1}, {1, 3}), (std::vector<int>{2}));
+  EXPECT_EQ(missing_ranks(Loss{2, IoResult::kTimeout, 0, 3}, {1}), (std::vector<int>{1, 2, 3}));
+}
+
+TEST(TcpLoss, TheMessageNamesTheCauseItsHostAndTheMessenger) {
+  EXPECT_EQ(loss_message("allreduce", Loss{1, IoResult::kClosed, 0, 2}, {1, 2}, kHosts),
+            "dtrain: allreduce: tcp: missing ranks: 1, 2; rank 1 (on b) closed its connection (it "
+            "exited or was killed); rank 2 (on c) stopped because of it");
+  EXPECT_EQ(loss_message("barrier", Loss{3, IoResult::kTimeout, 0, -1}, {3}, kHosts),
+            "dtrain: barrier: tcp: missing ranks: 3; rank 3 (on d) did not answer before the "
+            "deadline (DTRAIN_TIMEOUT)");
+  EXPECT_EQ(loss_message("broadcast", Loss{0, IoResult::kError, ECONNRESET, -1}, {0}, kHosts),
+            "dtrain: broadcast: tcp: missing ranks: 0; rank 0 (on a): socket error: " +
+                std::string(std::strerror(ECONNRESET)));
+}
+
+TEST(TcpLoss, SetupFailureNamesTheRanksThatNeverConnected) {
+  EXPECT_EQ(setup_failure_message(0, 4, -1, {true, true, false, false}),
+            "dtrain: tcp: rank 0: cannot set up the connection from ranks 2, 3 (never connected: "
+            "did they start?) before the deadline (DTRAIN_TIMEOUT); expected every rank of the 4 "
+            "to start");
+  EXPECT_EQ(setup_failure_message(1, 3, -1, {false, true, false}),
+            "dtrain: tcp: rank 1: cannot set up the connection from rank 2 (never connected: did "
+            "it start?) before the deadline (DTRAIN_TIMEOUT); expected every rank of the 3 to "
+            "start");
+  EXPECT_EQ(setup_failure_message(1, 3, -1, {false, true, true}),
+            "dtrain: tcp: rank 1: cannot set up the connection from a higher rank before the "
+            "deadline (DTRAIN_TIMEOUT); expected every rank of the 3 to start");
+  EXPECT_EQ(setup_failure_message(2, 3, 0, {false, false, true}),
+            "dtrain: tcp: rank 2: cannot set up the connection to rank 0 before the deadline "
+            "(DTRAIN_TIMEOUT); expected every rank of the 3 to start");
+}
+
+}  // namespace
+}  // namespace dtrain::runtime
