@@ -34,7 +34,7 @@ struct TaskFacts {
   std::optional<affinity::CpuSet> step_cpus;
   // The job's environment as the task inherits it: a MASTER_PORT (or other rendezvous variable)
   // the user exported wins over the framework's.
-  affinity::Environment job_env;
+  launch::Environment job_env;
 };
 
 struct TaskBinding {

@@ -85,7 +85,7 @@ TEST(TaskPlan, AMasterPortTheJobExportedWins) {
   // Issue 22, item 18: srun --dtrain-framework=torch under `export MASTER_PORT=29533`.
   TaskFacts f = task(0, 2);
   f.job_env = {{"MASTER_PORT", "29533"}};
-  const TaskBinding b = plan_task(polaris(), bind_with(affinity::Framework::kTorch), f);
+  const TaskBinding b = plan_task(polaris(), bind_with(launch::Framework::kTorch), f);
   EXPECT_EQ(b.environment.count("MASTER_PORT"), 0U);  // the task keeps the job's value
   EXPECT_EQ(b.environment.at("MASTER_ADDR"), "x3004c0s7b0n0");
   EXPECT_EQ(b.environment.at("RANK"), "0");
