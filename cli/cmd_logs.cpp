@@ -298,7 +298,9 @@ int run_first_error(const LogsOptions& opts) {
 
 int run_hang(const LogsOptions& opts) {
   require_run_dir(opts.run_dir);
-  auto tracker = read_heartbeats(opts.run_dir);
+  // A restarted job numbers collectives from 0 again: only the attempt that ended it counts.
+  const auto attempts = read_attempt_records(opts.run_dir);
+  auto tracker = read_heartbeats(opts.run_dir, report::last_attempt(attempts));
   if (!tracker) {
     throw UsageError("dtrain: " + opts.run_dir +
                      ": no rank-NNNNN.jsonl metric files; --hang reads the collective "
@@ -308,9 +310,10 @@ int run_hang(const LogsOptions& opts) {
   if (opts.json) {
     auto j = report::hang_to_json(report);
     j["run_dir"] = opts.run_dir;
+    j["attempt"] = tracker->attempt();
     write_out(report::json_text(j, 2) + "\n");
   } else {
-    write_out(report::format_hang(report));
+    write_out(report::format_attempts(attempts) + report::format_hang(report));
   }
   return 0;
 }

@@ -107,9 +107,11 @@ std::string first_failure(const std::string& run_dir) {
 
 void describe_ranks(const std::string& run_dir, records::AttemptRecord& record) {
   try {
-    record.ranks = static_cast<int>(list_rank_files(run_dir, records::kLogExtension).size());
+    // The ranks and hosts of this attempt's start lines: the logs hold every attempt's.
+    const auto ranks = read_attempt_hosts(run_dir, record.attempt);
+    record.ranks = static_cast<int>(ranks.size());
     std::set<std::string> hosts;
-    for (const auto& [rank, host] : read_rank_hosts(run_dir)) hosts.insert(host);
+    for (const auto& [rank, host] : ranks) hosts.insert(host);
     record.nodes.assign(hosts.begin(), hosts.end());
   } catch (const std::exception&) {
   }

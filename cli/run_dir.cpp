@@ -152,6 +152,18 @@ std::map<int, std::string> read_rank_hosts(const std::string& run_dir) {
   return hosts;
 }
 
+std::map<int, std::string> read_attempt_hosts(const std::string& run_dir, int attempt) {
+  std::map<int, std::string> hosts;
+  for (const auto& f : list_rank_files(run_dir, records::kLogExtension)) {
+    for_each_line(f.path, [&](std::string_view line) {
+      if (!records::parse_log_timestamp(line)) return;
+      const auto start = records::parse_rank_start(line.substr(records::kLogTimestampWidth + 1));
+      if (start && start->attempt == attempt) hosts[f.rank] = start->host;
+    });
+  }
+  return hosts;
+}
+
 void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each) {
   report::LineCursor cursor(std::make_unique<FileSource>(path), 1 << 20);
   const report::LineFilter all;
@@ -186,24 +198,47 @@ void for_each_metric_record(const std::string& run_dir,
   }
 }
 
-std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir) {
+namespace {
+
+// The heartbeats of `attempt` (or a later one) of the ranks in `hosts` and of those with records.
+std::optional<report::HeartbeatTracker> heartbeats_of(const std::string& run_dir, int attempt,
+                                                      const std::map<int, std::string>& hosts) {
   if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
-  report::HeartbeatTracker tracker;
-  for (const auto& [rank, host] : read_rank_hosts(run_dir)) tracker.add_rank(rank, host);
+  report::HeartbeatTracker tracker(attempt);
+  for (const auto& [rank, host] : hosts) tracker.add_rank(rank, host);
   for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { tracker.add(r); });
   return tracker;
+}
+
+}  // namespace
+
+std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir, int attempt) {
+  // The ranks of a later attempt are those with its start line: the world may have changed, and a
+  // rank of the attempt without a heartbeat is the one that never entered the first collective.
+  return heartbeats_of(
+      run_dir, attempt,
+      attempt > 0 ? read_attempt_hosts(run_dir, attempt) : read_rank_hosts(run_dir));
 }
 
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs) {
   std::vector<report::RankLogScan> scans;
+  int attempt = read_last_attempt(run_dir);
   for (const auto& f : logs) {
     scans.emplace_back(f.rank);
     for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
+    attempt = std::max(attempt, scans.back().attempt());
   }
+  std::erase_if(scans, [&](const report::RankLogScan& s) { return s.attempt() < attempt; });
   std::vector<std::optional<std::int64_t>> last_metric(scans.size());
   std::optional<report::MissedCollective> missed;
-  if (auto tracker = read_heartbeats(run_dir)) {
+  // Of a later attempt, its ranks are those whose logs' last start line is of it (read just now).
+  std::map<int, std::string> hosts;
+  if (attempt == 0) hosts = read_rank_hosts(run_dir);
+  for (const auto& scan : scans) {
+    if (attempt > 0 && scan.start()) hosts[scan.rank()] = scan.start()->host;
+  }
+  if (auto tracker = heartbeats_of(run_dir, attempt, hosts)) {
     for (std::size_t i = 0; i < scans.size(); ++i) {
       auto it = tracker->ranks().find(scans[i].rank());
       if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
@@ -211,6 +246,10 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
     missed = report::missed_collective(report::detect_hang(*tracker));
   }
   return report::find_first_error(scans, last_metric, missed);
+}
+
+int read_last_attempt(const std::string& run_dir) {
+  return report::last_attempt(read_attempt_records(run_dir));
 }
 
 void ensure_open_files(std::size_t needed) {
@@ -233,7 +272,12 @@ report::RunStats read_run_stats(const std::string& run_dir, double straggler_thr
   report::StatsBuilder builder;
   for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
   for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { builder.add(r); });
-  return builder.finish(straggler_threshold);
+  report::RunStats stats = builder.finish(straggler_threshold);
+  const long long redone = stats.lost.redone_step_records;
+  stats.lost = report::compute_lost_time(read_attempt_records(run_dir),
+                                         read_checkpoint_records(run_dir), stats.first_step_start);
+  stats.lost.redone_step_records = redone;
+  return stats;
 }
 
 namespace {

@@ -72,6 +72,10 @@ std::string read_last_line(const std::string& path);
 
 // rank -> host from the start lines of the run's logs; ranks without one are left out.
 std::map<int, std::string> read_rank_hosts(const std::string& run_dir);
+// rank -> host of the ranks that took part in attempt `attempt` of a restarted job: from each log's
+// last start line of that attempt (a restart appends to the logs, and the world may change from
+// one attempt to the next); ranks without one are left out. Reads the logs whole.
+std::map<int, std::string> read_attempt_hosts(const std::string& run_dir, int attempt);
 
 // Calls `each` for every line of the file, in order, reading 1 MiB at a time.
 void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each);
@@ -81,15 +85,25 @@ void for_each_line(const std::string& path, const std::function<void(std::string
 void for_each_metric_record(const std::string& run_dir,
                             const std::function<void(const records::MetricRecord&)>& each);
 
-// The run's per-rank throughput from its metric files, with each rank's host from its log.
+// The run's per-rank throughput from its metric files, with each rank's host from its log, and of
+// a job that restarted, the time lost to failures (attempts.jsonl, checkpoints.jsonl).
 report::RunStats read_run_stats(const std::string& run_dir,
                                 double straggler_threshold = report::kDefaultStragglerThreshold);
 
-// The collective heartbeats of the run's metric files; nullopt when it has none.
-std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir);
+// The collective heartbeats of the run's metric files, of the highest attempt at least `attempt`
+// (report::HeartbeatTracker); nullopt when it has no metric file.
+std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir,
+                                                        int attempt = 0);
+
+// The attempt that ended the job (or runs now), from 0: the one after the last record of
+// attempts.jsonl when that says "restarted", else that record's; 0 without records.
+int read_last_attempt(const std::string& run_dir);
 
 // `dtrain logs --first-error` of `logs` (all or some of the run's rank logs), with the heartbeats
-// as evidence; `dtrain submit` prints the same when a job fails.
+// as evidence; `dtrain submit` prints the same when a job fails. Of a job that restarted, only the
+// attempt that ended it counts: each log's lines from its last start line on (a log whose last
+// start line is of an earlier attempt is left out: that rank was not in it), and that attempt's
+// heartbeats.
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs);
 

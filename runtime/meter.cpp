@@ -40,7 +40,8 @@ double unix_now() {
 
 }  // namespace
 
-MeterFile::MeterFile(std::string path, int rank) : path_(std::move(path)), rank_(rank) {
+MeterFile::MeterFile(std::string path, int rank, int attempt)
+    : path_(std::move(path)), rank_(rank), attempt_(attempt) {
   // Appending: a restarted run continues the same file, and every record stays a whole line.
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
@@ -79,6 +80,7 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
   records::MetricRecord r;
   r.time = unix_now();
   r.rank = rank_;
+  r.attempt = attempt_;
   r.step = step;
   r.samples = samples;
   r.seconds = seconds;
@@ -94,7 +96,7 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
   // step (the meter_overhead case of bench/coll_bench.cpp measures it).
   char line[256];
   records::format_collective_record(line, sizeof line, unix_now(), rank_, seq, op, bytes, enter,
-                                    failed);
+                                    failed, attempt_);
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (enter) {
@@ -177,8 +179,8 @@ void check_seconds(const char* field, double v) {
 Meter::Meter(Context& ctx, std::string run_dir) {
   if (run_dir.empty()) run_dir = ctx.comm().engine().settings().run_dir;
   if (run_dir.empty()) return;  // not in a dtrain run: disabled
-  file_ =
-      std::make_shared<runtime::MeterFile>(rank_file(run_dir, ctx.world().rank), ctx.world().rank);
+  file_ = std::make_shared<runtime::MeterFile>(rank_file(run_dir, ctx.world().rank),
+                                               ctx.world().rank, ctx.world().attempt);
   // The engine holds the file too, so heartbeats never reach a destroyed Meter.
   ctx.comm().engine().set_observer(file_);
 }

@@ -18,7 +18,7 @@ namespace dtrain::runtime {
 class MeterFile final : public CollectiveObserver {
  public:
   // Throws Error (kSystem) naming the file when it cannot be opened.
-  MeterFile(std::string path, int rank);
+  MeterFile(std::string path, int rank, int attempt);
   ~MeterFile() override;
 
   const std::string& path() const { return path_; }
@@ -38,6 +38,7 @@ class MeterFile final : public CollectiveObserver {
 
   std::string path_;
   int rank_;
+  int attempt_;       // WorldInfo::attempt, written into every record
   std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
   int fd_ = -1;

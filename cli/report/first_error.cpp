@@ -537,13 +537,19 @@ nlohmann::json first_error_to_json(const FirstErrorReport& r) {
   return out;
 }
 
+int last_attempt(const std::vector<records::AttemptRecord>& attempts) {
+  if (attempts.empty()) return 0;
+  const records::AttemptRecord& last = attempts.back();
+  return last.outcome == "restarted" ? last.attempt + 1 : last.attempt;
+}
+
 std::string format_attempts(const std::vector<records::AttemptRecord>& attempts) {
   if (attempts.empty()) return "";
   const records::AttemptRecord& last = attempts.back();
   // A last record that says "restarted" was followed by an attempt that has no record yet: it is
   // running, or its supervisor was killed with it.
   const bool unrecorded = last.outcome == "restarted";
-  const int covered = (unrecorded ? last.attempt + 1 : last.attempt) + 1;
+  const int covered = last_attempt(attempts) + 1;
   std::string out = "attempt " + std::to_string(covered) + " of the job";
   out += unrecorded ? " (no record yet: running, or its supervisor was stopped with it)"
                     : " (" + last.outcome + ")";

@@ -51,6 +51,8 @@ class RankLogScan {
 
   int rank() const { return rank_; }
   const std::optional<records::RankStart>& start() const { return start_; }
+  // The attempt of the last start line; 0 without one.
+  int attempt() const { return start_ ? start_->attempt : 0; }
   const std::optional<records::RankExit>& exit() const { return exit_; }
   std::optional<std::int64_t> exit_time() const { return exit_time_; }
   // The last line of any kind, and the last of the rank's own output (not run-rank's lines).
@@ -136,6 +138,10 @@ std::string format_first_error(const FirstErrorReport& report);
 // ValueError: boom"; "" when no rank failed.
 std::string summarize_first_error(const FirstErrorReport& report);
 nlohmann::json first_error_to_json(const FirstErrorReport& report);
+
+// The attempt (from 0) the logs' last lines belong to: after a record that says "restarted" comes
+// an attempt with no record yet; 0 without records.
+int last_attempt(const std::vector<records::AttemptRecord>& attempts);
 
 // The lines before the report of a job that restarted (attempts.jsonl, docs/fault-tolerance.md):
 // which attempt the report covers (the logs' last) and how the earlier ones ended; "" without

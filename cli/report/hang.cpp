@@ -40,6 +40,18 @@ void HeartbeatTracker::add_rank(int rank, std::string host) {
 }
 
 void HeartbeatTracker::add(const records::MetricRecord& r) {
+  if (r.attempt < attempt_) return;
+  if (r.attempt > attempt_) {
+    // A later attempt: what the earlier one reached says nothing about how this one ended.
+    for (auto& [rank, p] : ranks_) {
+      RankProgress fresh;
+      fresh.rank = rank;
+      fresh.host = std::move(p.host);
+      p = std::move(fresh);
+    }
+    any_heartbeat_ = false;
+    attempt_ = r.attempt;
+  }
   RankProgress& p = ranks_[r.rank];
   p.rank = r.rank;
   const std::int64_t t = records::unix_seconds_to_micros(r.time);

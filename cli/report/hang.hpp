@@ -32,8 +32,14 @@ struct RankProgress {
   std::optional<std::int64_t> failed_at;
 };
 
+// A restarted job appends every attempt's records to the same files and numbers collectives from
+// 0 again, so only one attempt's records are compared: the highest attempt seen that is at least
+// `attempt` (the one that ended the job, from attempts.jsonl and the start lines); records of
+// earlier attempts are dropped.
 class HeartbeatTracker {
  public:
+  explicit HeartbeatTracker(int attempt = 0) : attempt_(attempt) {}
+  int attempt() const { return attempt_; }
   void add_rank(int rank, std::string host);  // a rank with a metric file (maybe no heartbeat)
   void add(const records::MetricRecord& record);
   const std::map<int, RankProgress>& ranks() const { return ranks_; }
@@ -42,6 +48,7 @@ class HeartbeatTracker {
  private:
   std::map<int, RankProgress> ranks_;
   bool any_heartbeat_ = false;
+  int attempt_;
 };
 
 struct HangReport {

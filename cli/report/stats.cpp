@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "affinity/cpuset.hpp"
+#include "records/log_line.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -135,20 +136,21 @@ double percentile(std::vector<double> values, double p) {
 void StatsBuilder::add(const records::MetricRecord& r) {
   if (r.type != records::RecordType::kStep) return;
   Acc& acc = ranks_[r.rank];
-  RankStats& s = acc.stats;
-  s.rank = r.rank;
-  s.steps += 1;
-  add_saturating(s.samples, r.samples);
-  s.seconds += r.seconds;
-  if (r.comm_seconds) {
-    s.has_comm = true;
-    s.comm_seconds += *r.comm_seconds;
+  acc.rank = r.rank;
+  if (r.attempt > acc.attempt) {
+    // Resumed from a checkpoint: what the earlier attempt did from this step on was lost.
+    while (!acc.steps.empty() && acc.steps.back().step >= r.step) {
+      acc.steps.pop_back();
+      ++redone_;
+    }
+    acc.attempt = r.attempt;
   }
-  if (r.data_seconds) {
-    s.has_data = true;
-    s.data_seconds += *r.data_seconds;
+  acc.steps.push_back({r.step, r.samples, r.seconds, r.comm_seconds, r.data_seconds});
+  if (r.time > 0) {
+    const std::int64_t began = records::unix_seconds_to_micros(r.time - r.seconds);
+    auto [it, inserted] = first_step_start_.emplace(r.attempt, began);
+    if (!inserted) it->second = std::min(it->second, began);
   }
-  if (r.seconds > 0) acc.rates.push_back(static_cast<double>(r.samples) / r.seconds);
 }
 
 void StatsBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::move(host); }
@@ -156,16 +158,34 @@ void StatsBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::mo
 RunStats StatsBuilder::finish(double straggler_threshold) const {
   RunStats out;
   out.straggler_threshold = straggler_threshold;
+  out.first_step_start = first_step_start_;
+  out.lost.redone_step_records = redone_;
   for (const auto& [rank, acc] : ranks_) {
-    RankStats s = acc.stats;
+    RankStats s;
+    s.rank = rank;
+    std::vector<double> rates;
+    for (const Kept& k : acc.steps) {
+      s.steps += 1;
+      add_saturating(s.samples, k.samples);
+      s.seconds += k.seconds;
+      if (k.comm_seconds) {
+        s.has_comm = true;
+        s.comm_seconds += *k.comm_seconds;
+      }
+      if (k.data_seconds) {
+        s.has_data = true;
+        s.data_seconds += *k.data_seconds;
+      }
+      if (k.seconds > 0) rates.push_back(static_cast<double>(k.samples) / k.seconds);
+    }
     if (auto it = hosts_.find(rank); it != hosts_.end()) s.host = it->second;
     if (s.seconds > 0) {
       s.samples_per_second = static_cast<double>(s.samples) / s.seconds;
       s.comm_share = s.comm_seconds / s.seconds;
       s.data_share = s.data_seconds / s.seconds;
     }
-    s.p50_samples_per_second = percentile(acc.rates, 50);
-    s.p95_samples_per_second = percentile(acc.rates, 95);
+    s.p50_samples_per_second = percentile(rates, 50);
+    s.p95_samples_per_second = percentile(rates, 95);
     add_saturating(out.total_samples, s.samples);
     out.slowest_rank_seconds = std::max(out.slowest_rank_seconds, s.seconds);
     out.ranks.push_back(std::move(s));
@@ -246,6 +266,7 @@ std::string format_stats_table(const RunStats& stats) {
                 stats.total_samples, stats.slowest_rank_seconds,
                 rate(stats.total_samples_per_second).c_str());
   out += line;
+  out += format_lost_time(stats.lost);
   if (!stats.nodes.empty()) {
     std::snprintf(line, sizeof line, "%-13s %13s %12s %10s %11s\n", "node", "ranks", "samples",
                   "seconds", "samples/s");
@@ -320,6 +341,7 @@ nlohmann::json stats_to_json(const RunStats& stats) {
            {{"samples", stats.total_samples},
             {"slowest_rank_seconds", stats.slowest_rank_seconds},
             {"samples_per_second", stats.total_samples_per_second}}},
+          {"failures", lost_time_to_json(stats.lost)},
           {"straggler_threshold", stats.straggler_threshold},
           {"stragglers", stragglers}};
 }

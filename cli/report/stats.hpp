@@ -4,13 +4,16 @@
 // hands the records here, one at a time.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "records/metric_record.hpp"
+#include "report/lost_time.hpp"
 
 namespace dtrain::report {
 
@@ -65,10 +68,17 @@ struct RunStats {
   double total_samples_per_second = 0;
   double straggler_threshold = kDefaultStragglerThreshold;
   std::vector<Straggler> stragglers;  // ranks, then nodes, slowest first
+  // A job that restarted (records with "attempt"): when each attempt began its first step
+  // (microseconds), for the lost time, which the command fills in from the attempt records.
+  std::map<int, std::int64_t> first_step_start;
+  LostTime lost;  // lost.redone_step_records is set here
 };
 
 // Adds step records one at a time (collective heartbeats are ignored here), so a run's records
-// never have to be in memory together; only each step's rate is kept, for the percentiles.
+// never have to be in memory together; only each step's numbers are kept, for the percentiles and
+// for restarts: a rank's record of a later attempt for step s drops that rank's records of earlier
+// attempts for steps >= s (the work the crash lost, redone from the checkpoint), so each step is
+// counted once, from the attempt that completed it.
 class StatsBuilder {
  public:
   void add(const records::MetricRecord& record);
@@ -76,11 +86,21 @@ class StatsBuilder {
   RunStats finish(double straggler_threshold = kDefaultStragglerThreshold) const;
 
  private:
+  struct Kept {
+    long long step = 0;
+    long long samples = 0;
+    double seconds = 0;
+    std::optional<double> comm_seconds;
+    std::optional<double> data_seconds;
+  };
   struct Acc {
-    RankStats stats;
-    std::vector<double> rates;
+    int rank = 0;
+    int attempt = 0;  // of the last record added
+    std::vector<Kept> steps;
   };
   std::map<int, Acc> ranks_;
+  std::map<int, std::int64_t> first_step_start_;
+  long long redone_ = 0;
   std::map<int, std::string> hosts_;
 };
 

@@ -106,17 +106,24 @@ std::string format_step_record(const MetricRecord& r) {
                                  {"seconds", r.seconds},
                                  {"comm_seconds", r.comm_seconds.value_or(0.0)}};
   if (r.data_seconds) line["data_seconds"] = *r.data_seconds;
+  if (r.attempt > 0) line["attempt"] = r.attempt;
   return line.dump();
 }
 
 int format_collective_record(char* buffer, std::size_t size, double time, int rank,
                              std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
-                             bool failed) noexcept {
-  return std::snprintf(buffer, size,
-                       "{\"v\":%d,\"type\":\"coll\",\"time\":%.6f,\"rank\":%d,\"seq\":%llu,"
-                       "\"op\":\"%s\",\"bytes\":%zu,\"phase\":\"%s\"%s}",
-                       kMetricSchemaVersion, time, rank, static_cast<unsigned long long>(seq), op,
-                       bytes, enter ? "enter" : "exit", !enter && failed ? ",\"failed\":true" : "");
+                             bool failed, int attempt) noexcept {
+  const int n =
+      std::snprintf(buffer, size,
+                    "{\"v\":%d,\"type\":\"coll\",\"time\":%.6f,\"rank\":%d,\"seq\":%llu,"
+                    "\"op\":\"%s\",\"bytes\":%zu,\"phase\":\"%s\"%s",
+                    kMetricSchemaVersion, time, rank, static_cast<unsigned long long>(seq), op,
+                    bytes, enter ? "enter" : "exit", !enter && failed ? ",\"failed\":true" : "");
+  if (n < 0 || static_cast<std::size_t>(n) >= size) return n;
+  const int tail = attempt > 0 ? std::snprintf(buffer + n, size - static_cast<std::size_t>(n),
+                                               ",\"attempt\":%d}", attempt)
+                               : std::snprintf(buffer + n, size - static_cast<std::size_t>(n), "}");
+  return tail < 0 ? tail : n + tail;
 }
 
 MetricRecord parse_metric_record(std::string_view line, const std::string& where) {
@@ -135,6 +142,13 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
   if (out.rank < 0) {
     throw format_error(where,
                        "field \"rank\": expected an integer >= 0, got " + std::to_string(out.rank));
+  }
+  if (find(record, "attempt") != nullptr) {
+    out.attempt = number<int>(record, "attempt", where);
+    if (out.attempt < 0) {
+      throw format_error(
+          where, "field \"attempt\": expected an integer >= 0, got " + std::to_string(out.attempt));
+    }
   }
   // v1 made "time" optional in practice (early files lack it); v2 requires it.
   if (out.version >= 2 || find(record, "time") != nullptr) {

@@ -22,6 +22,9 @@ struct MetricRecord {
   RecordType type = RecordType::kStep;
   double time = 0;  // Unix seconds when the record was made
   int rank = 0;
+  // The job's attempt (DTRAIN_ATTEMPT, docs/fault-tolerance.md): written as "attempt" last, only
+  // when above 0, so a restarted job's appended records can be told apart; absent reads as 0.
+  int attempt = 0;
   // Step records.
   long long step = 0;
   long long samples = 0;
@@ -58,7 +61,7 @@ std::string format_step_record(const MetricRecord& record);
 // "failed":true. Returns the length, as snprintf does.
 int format_collective_record(char* buffer, std::size_t size, double time, int rank,
                              std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
-                             bool failed = false) noexcept;
+                             bool failed = false, int attempt = 0) noexcept;
 
 // Reader side. Parses one JSON Lines record; `where` ("rank-00001.jsonl:12") prefixes any error.
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);

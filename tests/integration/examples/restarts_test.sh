@@ -93,6 +93,35 @@ expect_contains "$report" "attempt 2 of the job (completed): the report below co
 expect_contains "$report" "  attempt 1 restarted at " "first-error report"
 expect_contains "$report" "no rank failed: 2 of 2 ranks exited with status 0" "first-error report"
 
+# dtrain stats: the two attempts and the time lost (checkpoint of step 40 to the crash, crash to
+# attempt 1's first step); steps 40-49 of attempt 0, redone, are counted once: 80 steps per rank.
+grep -q '"attempt":1' "$run/rank-00001.jsonl" || fail "no metric record of attempt 1 carries \"attempt\":1"
+grep -q '"attempt":0' "$run/rank-00001.jsonl" && fail "a metric record of attempt 0 carries \"attempt\""
+stats=$("$DTRAIN" stats "$run" 2>&1) || fail "dtrain stats exited $?: $stats"
+echo "$stats" | grep -E '^attempts|^  attempt|step records' || true
+expect_contains "$stats" "attempts: 2 (1 failed and restarted); time lost to failures: " "stats lost-time line"
+expect_contains "$stats" "  attempt 1 failed at " "stats failed-attempt line"
+expect_contains "$stats" "since the checkpoint of step 40, " "stats failed-attempt line"
+"$DTRAIN" stats --json "$run" > "$work/stats.json" || fail "dtrain stats --json exited $?"
+"$DTRAIN" stats --json "$work/runs/full" > "$work/stats-full.json" || fail "dtrain stats --json (undisturbed) exited $?"
+python3 - "$work/stats.json" "$work/stats-full.json" <<'PY'
+import json, sys
+s, full = (json.load(open(p)) for p in sys.argv[1:])
+assert [r["steps"] for r in s["ranks"]] == [80, 80], s["ranks"]
+assert [r["samples"] for r in s["ranks"]] == [r["samples"] for r in full["ranks"]], (s["ranks"], full["ranks"])
+f = s["failures"]
+assert f["attempts"] == 2 and len(f["failed"]) == 1, f
+a = f["failed"][0]
+assert a["attempt"] == 0 and a["checkpoint_step"] == 40, a
+assert a["redone_seconds"] > 0 and a["restart_seconds"] > 0, a
+assert abs(f["lost_seconds"] - a["redone_seconds"] - a["restart_seconds"]) < 1e-6, f
+# At most steps 40-49 of both ranks: a rank that crashes loses its last unflushed records.
+assert 0 < f["redone_step_records"] <= 20, f
+assert full["failures"] is None, full["failures"]
+print("stats: lost %.2f s (%.2f redone, %.2f restart), %d redone step records" % (
+    f["lost_seconds"], a["redone_seconds"], a["restart_seconds"], f["redone_step_records"]))
+PY
+
 echo "== a command that fails at start ends the job after one attempt with its own error"
 set +e
 out=$("$DTRAIN" submit job.yaml --set restarts=2 --set restart_backoff=0 \

@@ -136,5 +136,85 @@ TEST_F(RunDirTest, SpecialFilesAreRefusedWithoutReadingOrBlocking) {
                 ": expected a job spec (YAML), got a FIFO (named pipe)");
 }
 
+// Heartbeats `from`..`to` (enter records) of `rank` in `attempt`, a second apart from `t0`.
+std::string heartbeats(int rank, int from, int to, int attempt, double t0) {
+  std::string out;
+  for (int k = from; k <= to; ++k) {
+    char line[256];
+    const int n = records::format_collective_record(line, sizeof line, t0 + k, rank, k, "allreduce",
+                                                    64, /*enter=*/true, /*failed=*/false, attempt);
+    out += std::string(line, static_cast<std::size_t>(n)) + "\n";
+  }
+  return out;
+}
+
+// A job that restarted once: in attempt 0 rank 1 fell behind (#5 against rank 0's #10) and
+// failed; in attempt 1 rank 0 stopped before collective #3 that rank 1 entered. Both attempts'
+// lines and heartbeats are in the same files; the report speaks of attempt 1 only: rank 0. Rank 2
+// ran in attempt 0 only (the world shrank) and is no part of it.
+TEST_F(RunDirTest, FirstErrorAndHangSpeakOfTheLastAttemptOnly) {
+  const std::string t0 = "2026-11-22T10:00:";
+  write(dir_ / "rank-00000.log",
+        t0 + "00.000000Z dtrain: rank 0 of 3 started on node0 (local rank 0 of 1, pid 1): ./t\n" +
+            t0 + "20.000000Z dtrain: rank 0 was killed by signal 15 (SIGTERM)\n" + t0 +
+            "30.000000Z dtrain: rank 0 of 2 started on node0 (local rank 0 of 1, pid 5, attempt "
+            "1): ./t\n" +
+            t0 + "33.000000Z step 3\n");
+  write(dir_ / "rank-00001.log",
+        t0 + "00.000000Z dtrain: rank 1 of 3 started on node1 (local rank 0 of 1, pid 2): ./t\n" +
+            t0 + "06.000000Z ValueError: boom\n" + t0 +
+            "06.100000Z dtrain: rank 1 exited with status 3\n" + t0 +
+            "30.000000Z dtrain: rank 1 of 2 started on node1 (local rank 0 of 1, pid 6, attempt "
+            "1): ./t\n" +
+            t0 + "50.000000Z dtrain: rank 1 was killed by signal 9 (SIGKILL)\n");
+  write(dir_ / "rank-00002.log",
+        t0 + "00.000000Z dtrain: rank 2 of 3 started on node2 (local rank 0 of 1, pid 3): ./t\n" +
+            t0 + "01.000000Z OSError: disk\n" + t0 +
+            "01.000000Z dtrain: rank 2 exited with status 1\n");
+  const double start = 1795341600.0;  // 2026-11-22T10:00:00Z
+  write(dir_ / "rank-00000.jsonl",
+        heartbeats(0, 0, 10, 0, start) + heartbeats(0, 0, 2, 1, start + 30));
+  write(dir_ / "rank-00001.jsonl",
+        heartbeats(1, 0, 5, 0, start) + heartbeats(1, 0, 3, 1, start + 30));
+  records::AttemptRecord a0;
+  a0.outcome = "restarted";
+  a0.end = "2026-11-22T10:00:25.000000Z";
+  append_attempt_record(dir_.string(), a0);
+
+  const auto report = read_first_error(dir_.string(), list_rank_files(dir_.string(), "log"));
+  ASSERT_TRUE(report.culprit);
+  EXPECT_EQ(report.culprit->rank, 0);
+  EXPECT_EQ(report.culprit_reason,
+            "never entered collective #3 (allreduce of 64 bytes) that the other ranks entered");
+  EXPECT_EQ(report.ranks, 2);
+  ASSERT_EQ(report.victims.size(), 1u);
+  EXPECT_EQ(report.victims[0].rank, 1);
+  EXPECT_EQ(report.victims[0].how, "was killed by signal 9 (SIGKILL)");
+
+  EXPECT_EQ(read_last_attempt(dir_.string()), 1);
+  const auto tracker = read_heartbeats(dir_.string(), read_last_attempt(dir_.string()));
+  ASSERT_TRUE(tracker);
+  const report::HangReport hang = report::detect_hang(*tracker);
+  ASSERT_EQ(hang.never_entered.size(), 1u);
+  EXPECT_EQ(hang.never_entered[0].rank, 0);
+}
+
+// attempts.jsonl names the ranks and nodes of the attempt it records: the start lines of that
+// attempt, not each log's first (attempt 0 ran on node0 and node1, attempt 1 on node2 only, with
+// one rank fewer; a log without a start line of the attempt is a rank it did not have).
+TEST_F(RunDirTest, AttemptHostsComeFromThatAttemptsStartLines) {
+  const std::string t = "2026-11-22T10:00:00.000000Z ";
+  write(dir_ / "rank-00000.log",
+        t + "dtrain: rank 0 of 2 started on node0 (local rank 0 of 1, pid 1): ./t\nout\n" + t +
+            "dtrain: rank 0 exited with status 1\n" + t +
+            "dtrain: rank 0 of 1 started on node2 (local rank 0 of 1, pid 7, attempt 1): ./t\n");
+  write(dir_ / "rank-00001.log",
+        t + "dtrain: rank 1 of 2 started on node1 (local rank 0 of 1, pid 2): ./t\n");
+  EXPECT_EQ(read_attempt_hosts(dir_.string(), 1), (std::map<int, std::string>{{0, "node2"}}));
+  EXPECT_EQ(read_attempt_hosts(dir_.string(), 0),
+            (std::map<int, std::string>{{0, "node0"}, {1, "node1"}}));
+  EXPECT_TRUE(read_attempt_hosts(dir_.string(), 2).empty());
+}
+
 }  // namespace
 }  // namespace dtrain::cli

@@ -101,6 +101,39 @@ TEST(MetricRecord, AStepRecordWrittenReadsBackWithTheDocumentedFieldOrder) {
   EXPECT_EQ(with_data.comm_seconds, 0.0);  // the writer always writes it; unset is 0
 }
 
+// A restarted job appends to the same files: records past attempt 0 say which attempt wrote them
+// (records without the field, as every file before it, read as attempt 0).
+TEST(MetricRecord, RecordsOfALaterAttemptCarryIt) {
+  char buf[256];
+  const int n = format_collective_record(buf, sizeof buf, 1795341600.5, 2, 0, "allreduce", 8,
+                                         /*enter=*/false, /*failed=*/false,
+                                         /*attempt=*/3);
+  const std::string line(buf, static_cast<std::size_t>(n));
+  EXPECT_EQ(line,
+            R"({"v":2,"type":"coll","time":1795341600.500000,"rank":2,"seq":0,"op":"allreduce",)"
+            R"("bytes":8,"phase":"exit","attempt":3})");
+  EXPECT_EQ(parse_metric_record(line, "f:1").attempt, 3);
+  MetricRecord r;
+  r.step = 4;
+  r.attempt = 1;
+  const std::string step = format_step_record(r);
+  EXPECT_TRUE(step.ends_with(R"(,"attempt":1})")) << step;
+  EXPECT_EQ(parse_metric_record(step, "f:2").attempt, 1);
+  r.attempt = 0;
+  EXPECT_EQ(format_step_record(r).find("attempt"), std::string::npos);
+  EXPECT_EQ(parse_metric_record(format_step_record(r), "f:3").attempt, 0);
+  try {
+    parse_metric_record(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,)"
+                        R"("seconds":1,"comm_seconds":0,"attempt":-1})",
+                        "f:4");
+    FAIL() << "a negative attempt was accepted";
+  } catch (const MetricFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("f:4: field \"attempt\": expected an integer >= 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MetricRecord, AHeartbeatWrittenReadsBack) {
   char buf[256];
   const int n = format_collective_record(buf, sizeof buf, 1795341600.5, 2, 41, "allreduce",

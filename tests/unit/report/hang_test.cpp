@@ -84,6 +84,36 @@ TEST(Hang, ACollectiveThatFailedAndTheRankThatEnteredItLateAreNamed) {
   EXPECT_EQ(hang_to_json(h)["late"][0]["rank"], 1);
 }
 
+// A restarted job's files hold every attempt's heartbeats, numbered from 0 again each time: only
+// the last attempt's count. Attempt 0 alone would blame rank 1 (it stopped at #5 while rank 0
+// reached #10); in attempt 1 rank 0 is the one that stopped.
+TEST(Hang, OnlyTheLastAttemptsHeartbeatsCount) {
+  HeartbeatTracker t;
+  t.add_rank(0, "node0");
+  t.add_rank(1, "node1");
+  const auto in_attempt = [](records::MetricRecord r, int attempt) {
+    r.attempt = attempt;
+    return r;
+  };
+  for (int k = 0; k <= 10; ++k) t.add(coll(0, k, true, k));
+  for (int k = 0; k <= 5; ++k) t.add(coll(1, k, true, k));
+  for (int k = 0; k <= 2; ++k) t.add(in_attempt(coll(0, k, true, 100 + k), 1));
+  for (int k = 0; k <= 3; ++k) t.add(in_attempt(coll(1, k, true, 100 + k), 1));
+  t.add(coll(1, 6, true, 50));  // a late record of attempt 0 (rank files are read one by one)
+  EXPECT_EQ(t.attempt(), 1);
+  const HangReport h = detect_hang(t);
+  ASSERT_TRUE(h.missed_seq);
+  EXPECT_EQ(*h.missed_seq, 3);
+  ASSERT_EQ(h.never_entered.size(), 1u);
+  EXPECT_EQ(h.never_entered[0].rank, 0);
+  EXPECT_EQ(h.never_entered[0].host, "node0");
+
+  // Told the job's last attempt is 2, which wrote no heartbeat yet: nothing of 0 or 1 is evidence.
+  HeartbeatTracker later(2);
+  later.add(in_attempt(coll(0, 4, true, 1), 1));
+  EXPECT_FALSE(detect_hang(later).heartbeats);
+}
+
 TEST(Hang, AllEnteredButSomeNeverLeftAndMismatchesAreReported) {
   HeartbeatTracker t;
   t.add(coll(0, 0, true, 0));

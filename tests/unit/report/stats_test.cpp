@@ -38,6 +38,35 @@ TEST(Stats, SumsPerRankAndTotalsAtTheSlowestRanksPace) {
   EXPECT_TRUE(stats_to_json(s)["ranks"][0]["comm_share"].is_null());
 }
 
+// A restarted job's files hold both attempts' records: attempt 0 did steps 0-4 and crashed, attempt
+// 1 resumed at step 3 (its checkpoint) and did 3-5. Steps 3 and 4 count once, from attempt 1; the
+// two records of attempt 0 it redid are left out and counted. Records of one attempt that repeat a
+// step number (a program that records every step as 0) are all counted, as before.
+TEST(Stats, StepsRedoneAfterARestartAreCountedOnce) {
+  StatsBuilder b;
+  const auto rec = [](int rank, long long n, int attempt, double seconds) {
+    records::MetricRecord r = step(rank, 10, seconds);
+    r.step = n;
+    r.attempt = attempt;
+    r.time = 1795341600.0 + 100 * attempt + static_cast<double>(n);
+    return r;
+  };
+  for (long long n = 0; n <= 4; ++n) b.add(rec(0, n, 0, 1.0));
+  for (long long n = 3; n <= 5; ++n) b.add(rec(0, n, 1, 2.0));
+  for (int i = 0; i < 3; ++i) b.add(rec(1, 0, 0, 1.0));
+  const RunStats s = b.finish();
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[0].steps, 6);
+  EXPECT_EQ(s.ranks[0].samples, 60);
+  EXPECT_DOUBLE_EQ(s.ranks[0].seconds, 3 * 1.0 + 3 * 2.0);
+  EXPECT_EQ(s.ranks[1].steps, 3);
+  EXPECT_EQ(s.lost.redone_step_records, 2);
+  // Attempt 1's first step (step 3, 2 s long) ended at +103 s: it began at +101 s.
+  ASSERT_EQ(s.first_step_start.count(1), 1u);
+  EXPECT_EQ(s.first_step_start.at(1), (1795341600LL + 101) * 1000000);
+  EXPECT_EQ(s.first_step_start.at(0), (1795341600LL - 1) * 1000000);
+}
+
 TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
   // 200 random steps per rank; every figure is recomputed here from the same numbers.
   std::mt19937 rng(3);
