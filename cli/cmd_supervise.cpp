@@ -22,6 +22,9 @@
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "elastic.hpp"
+#include "launch/launcher_env.hpp"
+#include "process.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/first_error.hpp"
@@ -35,7 +38,15 @@ struct SuperviseOptions {
   std::string run_dir;
   int restarts = 0;
   int backoff = 10;
+  int min_nodes = 0;
   std::vector<std::string> command;
+};
+
+// An elastic job's nodes across attempts (Slurm, --min-nodes): the allocation's, and those lost.
+struct ElasticNodes {
+  std::string nodelist;                // SLURM_JOB_NODELIST, as Slurm writes it
+  std::vector<std::string> allocated;  // expanded
+  std::vector<std::string> excluded;   // lost so far, in the order they were found
 };
 
 // The signals a scheduler or a person sends to stop a job (and the checkpoint signals of
@@ -64,14 +75,20 @@ int wait_status_to_exit_code(int status) {
   return 1;
 }
 
-// Runs one attempt of the launch and returns its exit status.
-int run_attempt(const std::vector<std::string>& command, int attempt) {
+// Runs one attempt of the launch and returns its exit status. `shrunk`: the launch runs on fewer
+// nodes than the allocation, so srun must not take the batch step's task count (SLURM_NTASKS,
+// an input of srun's) over the --nodes and --ntasks-per-node it is given.
+int run_attempt(const std::vector<std::string>& command, int attempt, bool shrunk) {
   const pid_t pid = ::fork();
   if (pid < 0) throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
   if (pid == 0) {
     // Until exec, a signal meant for the launch must act on it, not be swallowed by our handler.
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
     ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
+    if (shrunk) {
+      ::unsetenv("SLURM_NTASKS");
+      ::unsetenv("SLURM_NPROCS");
+    }
     std::vector<char*> argv;
     for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
     argv.push_back(nullptr);
@@ -126,6 +143,46 @@ std::size_t checkpoint_count(const std::string& run_dir) {
   }
 }
 
+ElasticNodes allocation_nodes() {
+  ElasticNodes nodes;
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (list == nullptr || *list == '\0') {
+    throw InputError(
+        "dtrain: supervise: --min-nodes needs SLURM_JOB_NODELIST (it runs inside a Slurm job)");
+  }
+  nodes.nodelist = list;
+  nodes.allocated = launch::expand_hostlist(list, "SLURM_JOB_NODELIST");
+  return nodes;
+}
+
+// Asks Slurm which of the allocation's nodes are lost; the new ones join `nodes.excluded` and
+// `end` says what the next attempt has. A query that fails loses no node (and says so).
+void find_lost_nodes(ElasticNodes& nodes, AttemptEnd& end) {
+  const plan::SchedulerAdapter& slurm = *plan::scheduler_adapter("slurm");
+  std::vector<LostNode> fresh;
+  try {
+    const Captured c = run_capturing(slurm.failed_nodes_command(nodes.nodelist));
+    if (c.status != 0) {
+      std::fprintf(stderr, "dtrain: supervise: warning: cannot tell which nodes are lost: %s",
+                   c.err.c_str());
+    }
+    for (auto& node : lost_nodes(slurm.parse_node_failures(c.out))) {
+      const auto& a = nodes.allocated;
+      const auto& x = nodes.excluded;
+      if (std::find(a.begin(), a.end(), node.name) == a.end()) continue;
+      if (std::find(x.begin(), x.end(), node.name) != x.end()) continue;
+      nodes.excluded.push_back(node.name);
+      fresh.push_back(std::move(node));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrain: supervise: warning: cannot tell which nodes are lost: %s\n",
+                 e.what());
+  }
+  end.lost_nodes = describe_lost_nodes(fresh);
+  end.excluded = nodes.excluded;
+  end.nodes_left = static_cast<int>(nodes.allocated.size() - nodes.excluded.size());
+}
+
 // Sleeps `seconds`, waking early when a stop signal arrives.
 void backoff(int seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -134,33 +191,68 @@ void backoff(int seconds) {
   }
 }
 
+// The end of one attempt, as decide_after_attempt reads it.
+AttemptEnd attempt_end(const SuperviseOptions& opts, const records::AttemptRecord& record,
+                       double seconds, std::size_t checkpoints_after) {
+  AttemptEnd end;
+  end.attempt = record.attempt;
+  end.status = record.status;
+  end.stop_signal = g_stop_signal;
+  end.seconds = seconds;
+  end.new_checkpoints = record.checkpoints;
+  end.run_has_checkpoints = checkpoints_after > 0;
+  if (record.status != 0 && end.stop_signal == 0) end.cause = first_failure(opts.run_dir);
+  return end;
+}
+
+// An elastic job's failed attempt: Slurm marks a dead node down only after its SlurmdTimeout, so
+// a restart first waits the backoff, then asks which nodes are lost and decides again with them.
+SuperviseDecision decide_elastic(const SupervisePolicy& policy, ElasticNodes& nodes,
+                                 AttemptEnd& end) {
+  end.excluded = nodes.excluded;
+  end.nodes_left = static_cast<int>(nodes.allocated.size() - nodes.excluded.size());
+  SuperviseDecision decision = decide_after_attempt(policy, end);
+  if (end.status == 0 || end.stop_signal != 0) return decision;
+  if (decision.restart) {
+    std::fprintf(stderr,
+                 "dtrain: attempt %d failed; asking Slurm in %d s which of its nodes are lost\n",
+                 end.attempt + 1, policy.backoff_seconds);
+    std::fflush(stderr);
+    backoff(policy.backoff_seconds);
+    end.waited = true;
+    end.stop_signal = g_stop_signal;
+  }
+  find_lost_nodes(nodes, end);
+  return decide_after_attempt(policy, end);
+}
+
 int supervise(const SuperviseOptions& opts) {
   install_forwarding();
-  const SupervisePolicy policy{opts.restarts, opts.backoff};
+  SupervisePolicy policy{opts.restarts, opts.backoff};
+  ElasticNodes nodes;
+  if (opts.min_nodes > 0) {
+    nodes = allocation_nodes();
+    policy.min_nodes = opts.min_nodes;
+    policy.max_nodes = static_cast<int>(nodes.allocated.size());
+  }
+  std::vector<std::string> launch = opts.command;
   for (int attempt = 0;; ++attempt) {
     const std::size_t checkpoints_before = checkpoint_count(opts.run_dir);
     records::AttemptRecord record;
     record.attempt = attempt;
     record.start = records::format_log_time(std::chrono::system_clock::now());
     const auto started = std::chrono::steady_clock::now();
-    const int status = run_attempt(opts.command, attempt);
+    record.status = run_attempt(launch, attempt, !nodes.excluded.empty());
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     record.end = records::format_log_time(std::chrono::system_clock::now());
-    record.status = status;
     const std::size_t checkpoints_after = checkpoint_count(opts.run_dir);
     record.checkpoints =
         static_cast<int>(checkpoints_after - std::min(checkpoints_before, checkpoints_after));
     describe_ranks(opts.run_dir, record);
 
-    AttemptEnd end;
-    end.attempt = attempt;
-    end.status = status;
-    end.stop_signal = g_stop_signal;
-    end.seconds = took.count();
-    end.new_checkpoints = record.checkpoints;
-    end.run_has_checkpoints = checkpoints_after > 0;
-    if (status != 0 && end.stop_signal == 0) end.cause = first_failure(opts.run_dir);
-    const SuperviseDecision decision = decide_after_attempt(policy, end);
+    AttemptEnd end = attempt_end(opts, record, took.count(), checkpoints_after);
+    const SuperviseDecision decision =
+        opts.min_nodes > 0 ? decide_elastic(policy, nodes, end) : decide_after_attempt(policy, end);
     record.outcome = decision.outcome;
     record.cause = decision.cause;
     try {
@@ -170,9 +262,11 @@ int supervise(const SuperviseOptions& opts) {
     }
     if (!decision.message.empty()) std::fprintf(stderr, "dtrain: %s\n", decision.message.c_str());
     std::fflush(stderr);
-    if (!decision.restart) return status;
-    backoff(policy.backoff_seconds);
-    if (g_stop_signal != 0) return status;
+    if (!decision.restart) return record.status;
+    if (!end.waited) backoff(policy.backoff_seconds);
+    if (g_stop_signal != 0) return record.status;
+    if (!nodes.excluded.empty())
+      launch = shrink_launch(opts.command, end.nodes_left, nodes.excluded);
   }
 }
 
@@ -191,6 +285,9 @@ void register_supervise(CLI::App& app, Action& action) {
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--backoff", opts->backoff, "Seconds between a failed attempt and the next")
       ->check(CLI::Range(0, 86400));
+  cmd->add_option("--min-nodes", opts->min_nodes,
+                  "Elastic range's MIN (Slurm): restart without lost nodes while this many are up")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("command", opts->command, "The launch command and its arguments, after --")
       ->required();
   cmd->callback([opts, &action] { action = [opts] { return supervise(*opts); }; });

@@ -13,6 +13,9 @@ std::string attempt_of(const SupervisePolicy& policy, const AttemptEnd& end) {
 }
 
 std::string failure_cause(const AttemptEnd& end) {
+  if (!end.lost_nodes.empty()) {
+    return end.lost_nodes + (end.cause.empty() ? std::string() : "; " + end.cause);
+  }
   if (!end.cause.empty()) return end.cause;
   if (end.status > 128) {
     return "the launch was killed by " + records::signal_name(end.status - 128);
@@ -81,6 +84,17 @@ SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const Atte
                 (policy.restarts > 0 ? "; no restarts left" : std::string());
     return d;
   }
+  if (policy.min_nodes > 0 && end.nodes_left < policy.min_nodes) {
+    d.outcome = "ended";
+    d.message = which + " failed: " + d.cause +
+                "; not restarting: " + std::to_string(end.nodes_left) + " of " +
+                std::to_string(policy.max_nodes) + " nodes left, fewer than the " +
+                std::to_string(policy.min_nodes) +
+                " the job needs (nodes: " + std::to_string(policy.min_nodes) + ".." +
+                std::to_string(policy.max_nodes) + "), after " + std::to_string(end.attempt + 1) +
+                (end.attempt == 0 ? " attempt" : " attempts");
+    return d;
+  }
   if (!made_progress(end)) {
     d.outcome = "ended";
     d.message = which + " failed: " + d.cause + "; not restarting: " + no_progress_reason(end) +
@@ -89,8 +103,15 @@ SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const Atte
   }
   d.restart = true;
   d.outcome = "restarted";
-  d.message = which + " failed: " + d.cause + "; restarting in " +
-              std::to_string(policy.backoff_seconds) + " s";
+  d.message = which + " failed: " + d.cause + "; restarting";
+  if (!end.waited) d.message += " in " + std::to_string(policy.backoff_seconds) + " s";
+  if (policy.min_nodes > 0) {
+    d.message += " on " + std::to_string(end.nodes_left) + " of " +
+                 std::to_string(policy.max_nodes) + " nodes";
+    std::string without;
+    for (const auto& n : end.excluded) without += (without.empty() ? "" : ", ") + n;
+    if (!without.empty()) d.message += " (without " + without + ")";
+  }
   return d;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "records/attempt_record.hpp"
 #include "report/first_error.hpp"
@@ -21,6 +22,8 @@ inline constexpr double kMinProgressSeconds = 30.0;
 struct SupervisePolicy {
   int restarts = 0;         // attempts after the first one, at most
   int backoff_seconds = 0;  // the pause between a failed attempt and the next
+  int min_nodes = 0;        // the elastic range's MIN (Slurm); 0 when the job is not elastic
+  int max_nodes = 0;        // the nodes the job started with, when elastic
 };
 
 struct AttemptEnd {
@@ -31,6 +34,12 @@ struct AttemptEnd {
   int new_checkpoints = 0;           // durable checkpoints saved during the attempt
   bool run_has_checkpoints = false;  // the run recorded a checkpoint, in this attempt or before
   std::string cause;  // the first failure, "rank 1 on node0 exited with status 3: ..."
+  // Elastic jobs only: the nodes lost in this attempt ("node node2 lost (DOWN)", elastic.hpp),
+  // those left for the next, and whether the caller already waited the backoff.
+  std::string lost_nodes;
+  std::vector<std::string> excluded;  // every node lost so far, the next attempt runs without
+  int nodes_left = 0;
+  bool waited = false;
 };
 
 struct SuperviseDecision {

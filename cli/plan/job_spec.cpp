@@ -278,6 +278,36 @@ void read_namespace(Reader& read, const YAML::Node& value, const std::string& ke
   }
 }
 
+// `nodes: 4` or the elastic range `nodes: MIN..MAX` (docs/fault-tolerance.md): the job asks for
+// MAX nodes and carries on while at least MIN of them are up.
+void read_nodes(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
+  const std::string text = value.IsScalar() ? value.Scalar() : std::string();
+  const std::size_t dots = text.find("..");
+  if (dots == std::string::npos) {
+    read.integer(value, key, 1, kMaxNodes, spec.nodes);
+    return;
+  }
+  long long min = 0;
+  long long max = 0;
+  const std::string range_help =
+      "expected a node count such as 4 or an elastic range MIN..MAX "
+      "such as 2..4 (1 <= MIN <= MAX <= " +
+      std::to_string(kMaxNodes) + "), got " + describe(value);
+  if (!parse_int(std::string_view(text).substr(0, dots), min) ||
+      !parse_int(std::string_view(text).substr(dots + 2), max) || min < 1 || max > kMaxNodes) {
+    read.errors.add(value, key, range_help);
+    return;
+  }
+  if (min > max) {
+    read.errors.add(value, key,
+                    "expected MIN <= MAX in the elastic range MIN..MAX, got " + describe(value) +
+                        " (MIN " + std::to_string(min) + " > MAX " + std::to_string(max) + ")");
+    return;
+  }
+  spec.nodes = static_cast<int>(max);
+  spec.min_nodes = static_cast<int>(min);
+}
+
 // Every field of a job spec, in documentation order (docs/spec.md): adding a field is one row.
 const std::vector<Field<JobSpec>>& spec_fields() {
   using S = JobSpec;
@@ -286,7 +316,7 @@ const std::vector<Field<JobSpec>>& spec_fields() {
   static const std::vector<Field<S>> rows = {
       {"name", read_name},
       {"site", read_site},
-      {"nodes", [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 1, kMaxNodes, s.nodes); }},
+      {"nodes", read_nodes},
       {"ranks_per_node",
        [](Reader& r, N& v, K& k, S& s) { r.integer(v, k, 1, kMaxRanksPerNode, s.ranks_per_node); }},
       {"gpus_per_rank",
@@ -458,7 +488,17 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
   read.table(root, "", spec_fields(), spec, &seen);
   if (!seen.count("name")) errors.add_at(0, "name", "required field is missing");
   if (!seen.count("command")) errors.add_at(0, "command", "required field is missing");
-  if (spec.site == "local" && spec.nodes != 1 && seen.count("nodes")) {
+  if (spec.min_nodes > 0 && spec.restarts < 1) {
+    errors.add(
+        std::as_const(root)["nodes"], "nodes",
+        "the elastic range " + std::to_string(spec.min_nodes) + ".." + std::to_string(spec.nodes) +
+            " needs restarts: 1 or more (a job carries on with fewer nodes by starting a new "
+            "attempt), got restarts: " +
+            std::to_string(spec.restarts));
+  }
+  // An elastic range on a site whose scheduler cannot shrink is refused by the planner, which
+  // knows the scheduler of every site (a profile path's too).
+  if (spec.site == "local" && spec.nodes != 1 && seen.count("nodes") && spec.min_nodes == 0) {
     const YAML::Node nodes_node = std::as_const(root)["nodes"];
     errors.add(
         nodes_node, "nodes",

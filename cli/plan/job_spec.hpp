@@ -29,7 +29,8 @@ struct CheckpointSpec {
 struct JobSpec {
   std::string name;
   std::string site = "local";  // a built-in site name or a path to a site profile
-  int nodes = 1;
+  int nodes = 1;               // with an elastic range MIN..MAX: MAX, the nodes the job asks for
+  int min_nodes = 0;           // the elastic range's MIN; 0 when `nodes` is a plain count
   std::optional<int> ranks_per_node;  // unset: the site's GPUs per node, or 1
   std::optional<int> gpus_per_rank;
   std::optional<int> cpus_per_rank;

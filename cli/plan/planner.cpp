@@ -165,6 +165,13 @@ LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteP
                 const PlanInputs& inputs, const TemplateLookup& templates) {
   const SchedulerAdapter& adapter = scheduler_of(site);
   PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}, {}};
+  if (spec.min_nodes > 0 && !adapter.can_shrink()) {
+    throw SpecError({{spec_source, 0, "nodes",
+                      "expected a node count on site " + site.name + " (scheduler " +
+                          std::string(adapter.name()) + "), got the elastic range " +
+                          std::to_string(spec.min_nodes) + ".." + std::to_string(spec.nodes) +
+                          ": only Slurm jobs carry on with fewer nodes so far"}});
+  }
   d.shape = adapter.shape(spec, spec_source, site);
   d.plan.name = spec.name;
   d.plan.site = site.name;
@@ -188,9 +195,15 @@ LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteP
   d.run_rank = {dtrain, "run-rank", "--"};
   for (const auto& w : d.plan.command) d.run_rank.push_back(w);
   if (spec.restarts > 0) {
-    d.supervise = shell_join({dtrain, "supervise", "--restarts", std::to_string(spec.restarts),
-                              "--backoff", std::to_string(spec.restart_backoff_seconds), "--"}) +
-                  " ";
+    std::vector<std::string> supervise = {
+        dtrain,       "supervise",
+        "--restarts", std::to_string(spec.restarts),
+        "--backoff",  std::to_string(spec.restart_backoff_seconds)};
+    if (spec.min_nodes > 0) {
+      supervise.insert(supervise.end(), {"--min-nodes", std::to_string(spec.min_nodes)});
+    }
+    supervise.emplace_back("--");
+    d.supervise = shell_join(supervise) + " ";
   }
   adapter.write(d);
   return std::move(d.plan);

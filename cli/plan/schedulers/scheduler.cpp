@@ -44,7 +44,16 @@ std::optional<JobStatus> SchedulerAdapter::parse_status(std::string_view) const 
 }
 bool SchedulerAdapter::forgot_job(std::string_view, int) const { unsupported("forgot_job"); }
 Argv SchedulerAdapter::failed_nodes_command(const std::string&) const { return {}; }
-std::vector<std::string> SchedulerAdapter::parse_failed_nodes(std::string_view) const { return {}; }
+std::vector<NodeFailure> SchedulerAdapter::parse_node_failures(std::string_view) const {
+  return {};
+}
+std::vector<std::string> SchedulerAdapter::parse_failed_nodes(std::string_view output) const {
+  std::vector<std::string> out;
+  for (const auto& node : parse_node_failures(output)) {
+    out.push_back(node.reason.empty() ? node.name : node.name + " (" + node.reason + ")");
+  }
+  return out;
+}
 
 namespace {
 

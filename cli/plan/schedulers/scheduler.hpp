@@ -34,6 +34,13 @@ namespace dtrain::plan {
 using Argv = std::vector<std::string>;
 using Env = std::vector<std::pair<std::string, std::string>>;
 
+// A node the scheduler reports down, failing, not responding or drained.
+struct NodeFailure {
+  std::string name;    // "node2"
+  std::string state;   // the scheduler's word: "down*", "idle*" (Slurm: '*' = not responding)
+  std::string reason;  // why, when the scheduler says: "Not responding"; "" when it does not
+};
+
 struct JobStatus {
   std::string state;  // the scheduler's word: PENDING, RUNNING, COMPLETED, ... or Q, R, C, F ...
   bool running = false;
@@ -61,6 +68,10 @@ class SchedulerAdapter {
   // The launchers its script knows how to drive (a site profile's `launcher:`).
   virtual std::vector<std::string> launchers() const = 0;
   virtual Submission submission() const = 0;
+  // Whether a job can carry on inside its allocation with fewer nodes than it started with (an
+  // elastic `nodes: MIN..MAX`): the supervisor must learn which nodes were lost and launch
+  // without them. Only Slurm so far (docs/fault-tolerance.md).
+  virtual bool can_shrink() const { return false; }
 
   // --- Planning: plan() calls these in this order.
   // The job's shape on the site; throws SpecError naming every problem the spec has there.
@@ -106,8 +117,10 @@ class SchedulerAdapter {
   // After a job ended with node_failed: the command that lists which of its `nodes` are down and
   // why; empty when the scheduler has none.
   virtual Argv failed_nodes_command(const std::string& nodes) const;
-  // "node2 (Not responding)", one per failed node, from failed_nodes_command's output.
-  virtual std::vector<std::string> parse_failed_nodes(std::string_view output) const;
+  // One per failed node, each once, from failed_nodes_command's output.
+  virtual std::vector<NodeFailure> parse_node_failures(std::string_view output) const;
+  // "node2 (Not responding)", one per failed node: what `dtrain submit --wait` prints.
+  std::vector<std::string> parse_failed_nodes(std::string_view output) const;
 
  protected:
   [[noreturn]] void unsupported(const char* what) const;

@@ -51,6 +51,7 @@ class Slurm final : public BatchScriptAdapter {
   std::string_view name() const override { return "slurm"; }
   std::vector<std::string> launchers() const override { return {"srun", "mpirun"}; }
   std::string template_name() const override { return "slurm.sh.tmpl"; }
+  bool can_shrink() const override { return true; }
   std::string requeue_command() const override { return "scontrol requeue \"$SLURM_JOB_ID\""; }
 
   std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
@@ -81,6 +82,8 @@ class Slurm final : public BatchScriptAdapter {
     // Slurm's default (JobRequeue=1) starts a batch job over after a node failure: from step 0
     // when the job cannot resume, into the same run directory. Only a job that asks is requeued.
     if (!(spec.checkpoint.enabled && spec.checkpoint.requeue)) d.push_back("--no-requeue");
+    // Slurm ends a job whose node fails unless told not to; an elastic job carries on without it.
+    if (spec.min_nodes > 0) d.push_back("--no-kill");
     for (const auto& extra : spec.directives) d.push_back(extra);
     return prefixed(std::move(d), "#SBATCH ");
   }
@@ -143,24 +146,31 @@ class Slurm final : public BatchScriptAdapter {
 
   Argv failed_nodes_command(const std::string& nodes) const override {
     if (nodes.empty()) return {};
-    // One line per node that is down, failing or not answering: "node2|Not responding".
-    return {"sinfo", "-h", "-N", "-n", nodes, "-t", "down,fail,no_respond,drain", "-o", "%N|%E"};
+    // One line per node that is down, failing or not answering: "node2|down*|Not responding".
+    return {"sinfo", "-h", "-N", "-n", nodes, "-t", "down,fail,no_respond,drain", "-o", "%N|%T|%E"};
   }
 
-  std::vector<std::string> parse_failed_nodes(std::string_view output) const override {
-    std::vector<std::string> out;
+  std::vector<NodeFailure> parse_node_failures(std::string_view output) const override {
+    std::vector<NodeFailure> out;
     std::istringstream in{std::string(output)};
     for (std::string line; std::getline(in, line);) {
-      const std::string_view text = trim(line);
-      if (text.empty()) continue;
-      const auto bar = text.find('|');
-      std::string entry(text.substr(0, bar));
-      if (bar != std::string_view::npos) {
-        const std::string_view why = trim(text.substr(bar + 1));
-        if (!why.empty() && why != "none") entry += " (" + std::string(why) + ")";
-      }
+      std::string_view rest = trim(line);
+      if (rest.empty()) continue;
+      auto next = [&rest] {
+        const auto bar = rest.find('|');
+        const std::string_view word = trim(rest.substr(0, bar));
+        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+        return std::string(word);
+      };
+      NodeFailure node;
+      node.name = next();
+      node.state = next();
+      node.reason = next();
+      if (node.reason == "none") node.reason.clear();  // sinfo's empty reason
       // sinfo -N lists a node once per partition it is in.
-      if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(std::move(entry));
+      const bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const NodeFailure& n) { return n.name == node.name; });
+      if (!seen) out.push_back(std::move(node));
     }
     return out;
   }

@@ -67,6 +67,60 @@ TEST(Supervisor, WithoutCheckpointsAtAllOnlyAQuickFailureEndsTheJob) {
   EXPECT_TRUE(decide_after_attempt(kTwoRestarts, end).restart);
 }
 
+// nodes: 2..3 on Slurm: a lost node is the cause; the next attempt runs on the nodes left.
+const SupervisePolicy kElastic{1, 15, 2, 3};
+
+AttemptEnd lost_node(int nodes_left, std::vector<std::string> excluded) {
+  AttemptEnd end = failed(0);
+  end.cause = "rank 4 on node3 went silent";
+  end.lost_nodes = "node node3 lost (DOWN)";
+  end.excluded = std::move(excluded);
+  end.nodes_left = nodes_left;
+  end.waited = true;
+  return end;
+}
+
+TEST(Supervisor, ALostNodeIsTheCauseAndTheNextAttemptRunsWithoutIt) {
+  const auto d = decide_after_attempt(kElastic, lost_node(2, {"node3"}));
+  EXPECT_TRUE(d.restart);
+  EXPECT_EQ(d.cause, "node node3 lost (DOWN); rank 4 on node3 went silent");
+  EXPECT_EQ(d.message,
+            "attempt 1 of 2 failed: node node3 lost (DOWN); rank 4 on node3 went silent; "
+            "restarting on 2 of 3 nodes (without node3)");
+}
+
+TEST(Supervisor, FewerNodesThanTheMinimumEndTheJobNamingThem) {
+  AttemptEnd end = lost_node(1, {"node2", "node3"});
+  end.lost_nodes = "node node2 lost (DOWN), node node3 lost (NOT_RESPONDING)";
+  const auto d = decide_after_attempt(kElastic, end);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.outcome, "ended");
+  EXPECT_EQ(d.message,
+            "attempt 1 of 2 failed: node node2 lost (DOWN), node node3 lost (NOT_RESPONDING); "
+            "rank 4 on node3 went silent; not restarting: 1 of 3 nodes left, fewer than the 2 "
+            "the job needs (nodes: 2..3), after 1 attempt");
+}
+
+TEST(Supervisor, ALostNodeWithoutProgressStillEndsTheJob) {
+  AttemptEnd end = lost_node(2, {"node3"});
+  end.new_checkpoints = 0;
+  const auto d = decide_after_attempt(kElastic, end);
+  EXPECT_FALSE(d.restart);
+  EXPECT_NE(d.message.find("not restarting: it saved no checkpoint"), std::string::npos)
+      << d.message;
+}
+
+TEST(Supervisor, AnElasticJobWithAllItsNodesRestartsOnAllOfThem) {
+  AttemptEnd end = failed(0);
+  end.nodes_left = 3;
+  end.waited = true;
+  const auto d = decide_after_attempt(kElastic, end);
+  EXPECT_TRUE(d.restart);
+  EXPECT_EQ(d.message,
+            "attempt 1 of 2 failed: rank 1 on node0 exited with status 3: boom; restarting on 3 "
+            "of 3 nodes");
+}
+
 TEST(Supervisor, NeverRestartsAnAttemptStoppedByASignal) {
   AttemptEnd end = failed(0);
   end.stop_signal = 10;  // SIGUSR1: the scheduler's checkpoint signal

@@ -144,6 +144,22 @@ TEST(Placement, SrunSaysWhichNodeAndTheStepNodeList) {
   EXPECT_EQ(p.job_id, "77");
 }
 
+// An elastic job's attempt after a lost node (docs/fault-tolerance.md): srun --nodes=2
+// --exclude=c5n1 in a 3-node allocation. The world and the torch rendezvous come from the step,
+// so MASTER_ADDR is a node that is still up, never the allocation's first.
+TEST(Placement, AShrunkStepRendezvousesOnItsOwnNodes) {
+  const Environment env = {{"SLURM_STEP_NODELIST", "c5n[2-3]"},
+                           {"SLURM_JOB_NODELIST", "c5n[1-3]"},
+                           {"SLURM_NODEID", "1"},
+                           {"SLURM_JOB_ID", "57"}};
+  const JobPlacement p = placement_from_environment(env, launcher("slurm", 3, 4, 1, 2), "c5n3");
+  EXPECT_EQ(p.hosts, (std::vector<std::string>{"c5n2", "c5n3"}));
+  const Environment torch = framework_environment(Framework::kTorch, p);
+  EXPECT_EQ(torch.at("MASTER_ADDR"), "c5n2");
+  EXPECT_EQ(torch.at("WORLD_SIZE"), "4");
+  EXPECT_EQ(torch.at("RANK"), "3");
+}
+
 TEST(Placement, NodeFileHostsAreDeduplicatedAndThisHostIsFound) {
   const Environment env = {{"DTRAIN_HOSTS", "x3001,x3001,x3002,x3002"},
                            {"PBS_JOBID", "1234.polaris-pbs-01"}};

@@ -98,6 +98,31 @@ TEST(JobSpec, RestartsAndTheirBackoff) {
             "job.yaml:3: restart: unknown field; did you mean \"restarts\"?");
 }
 
+TEST(JobSpec, AnElasticNodeRangeAsksForMaxAndKeepsMin) {
+  const JobSpec spec =
+      parse_job_spec("name: x\ncommand: [a]\nsite: slurm\nnodes: 2..3\nrestarts: 1\n", "job.yaml");
+  EXPECT_EQ(spec.nodes, 3);
+  EXPECT_EQ(spec.min_nodes, 2);
+  const JobSpec plain =
+      parse_job_spec("name: x\ncommand: [a]\nsite: slurm\nnodes: 3\n", "job.yaml");
+  EXPECT_EQ(plain.nodes, 3);
+  EXPECT_EQ(plain.min_nodes, 0);
+  const std::string range = "name: x\ncommand: [a]\nsite: slurm\nrestarts: 1\nnodes: ";
+  EXPECT_EQ(errors_of(range + "3..2\n"),
+            "job.yaml:5: nodes: expected MIN <= MAX in the elastic range MIN..MAX, got \"3..2\" "
+            "(MIN 3 > MAX 2)");
+  const std::string expected =
+      "job.yaml:5: nodes: expected a node count such as 4 or an elastic range MIN..MAX such as "
+      "2..4 (1 <= MIN <= MAX <= 100000), got ";
+  EXPECT_EQ(errors_of(range + "0..2\n"), expected + "\"0..2\"");
+  EXPECT_EQ(errors_of(range + "2..\n"), expected + "\"2..\"");
+  EXPECT_EQ(errors_of(range + "-1..2\n"), expected + "\"-1..2\"");
+  EXPECT_EQ(errors_of(range + "2..100001\n"), expected + "\"2..100001\"");
+  EXPECT_EQ(errors_of("name: x\ncommand: [a]\nsite: slurm\nnodes: 2..3\n"),
+            "job.yaml:4: nodes: the elastic range 2..3 needs restarts: 1 or more (a job carries on "
+            "with fewer nodes by starting a new attempt), got restarts: 0");
+}
+
 TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
   EXPECT_EQ(errors_of("name: x\ncommand: [a]\nrank_per_node: 2\n"),
             "job.yaml:3: rank_per_node: unknown field; did you mean \"ranks_per_node\"?");

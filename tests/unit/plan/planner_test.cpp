@@ -133,6 +133,31 @@ TEST(JobShape, DefaultsComeFromTheSite) {
   EXPECT_NE(plan.script.find("#SBATCH --cpus-per-task=32\n"), std::string::npos);
 }
 
+// Only Slurm can carry on with fewer nodes (dtrain supervise asks sinfo which are lost).
+TEST(JobShape, AnElasticRangeOnASiteThatCannotShrinkIsRefused) {
+  const auto refusal = [](const std::string& site, const std::string& extra) {
+    const JobSpec spec = parse_job_spec(
+        "name: x\ncommand: [a]\nnodes: 2..3\nrestarts: 1\nsite: " + site + "\n" + extra,
+        "job.yaml");
+    try {
+      plan_spec(spec, builtin_profile(site));
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(refusal("local", ""),
+            "job.yaml: nodes: expected a node count on site local (scheduler local), got the "
+            "elastic range 2..3: only Slurm jobs carry on with fewer nodes so far");
+  EXPECT_EQ(refusal("pbs", "walltime: 10\n"),
+            "job.yaml: nodes: expected a node count on site pbs (scheduler pbs), got the "
+            "elastic range 2..3: only Slurm jobs carry on with fewer nodes so far");
+  EXPECT_EQ(refusal("thetagpu", "walltime: 10\naccount: a\n"),
+            "job.yaml: nodes: expected a node count on site thetagpu (scheduler cobalt), got the "
+            "elastic range 2..3: only Slurm jobs carry on with fewer nodes so far");
+  EXPECT_EQ(refusal("slurm", ""), "(no error)");
+}
+
 std::string profile_errors(const std::string& text) {
   try {
     parse_site_profile(text, "my.yaml");

@@ -19,6 +19,9 @@ TEST(Slurm, GoldenScriptAndPlanJson) {
 // restarts: srun runs under `dtrain supervise`, which the checkpoint signal reaches first.
 TEST(Slurm, GoldenScriptWithRestarts) { testing::expect_golden_plan("slurm-restarts"); }
 
+// nodes: 2..3: 3 nodes with --no-kill, srun on 3, `dtrain supervise --min-nodes 2`.
+TEST(Slurm, GoldenScriptWithAnElasticNodeRange) { testing::expect_golden_plan("slurm-elastic"); }
+
 TEST(Slurm, SubmitHeldThenReleaseCancelQuery) {
   EXPECT_EQ(slurm().submission(), Submission::kHeldBatchJob);
   EXPECT_EQ(slurm().submit_held_command("/r/launch.sh"),
@@ -87,12 +90,21 @@ TEST(Slurm, NodeFailureNamesTheNodes) {
   EXPECT_EQ(slurm().parse_status("JobId=7 JobState=PENDING NodeList=(null)")->nodes, "");
   EXPECT_EQ(slurm().failed_nodes_command("node[1-2]"),
             (Argv{"sinfo", "-h", "-N", "-n", "node[1-2]", "-t", "down,fail,no_respond,drain", "-o",
-                  "%N|%E"}));
+                  "%N|%T|%E"}));
   EXPECT_TRUE(pbs().failed_nodes_command("n1").empty());
   // A node in two partitions is listed twice; "none" is sinfo's empty reason.
-  EXPECT_EQ(
-      slurm().parse_failed_nodes("node2|Not responding\nnode2|Not responding\nnode3|none\n\n"),
-      (std::vector<std::string>{"node2 (Not responding)", "node3"}));
+  EXPECT_EQ(slurm().parse_failed_nodes(
+                "node2|down*|Not responding\nnode2|down*|Not responding\nnode3|drained|none\n\n"),
+            (std::vector<std::string>{"node2 (Not responding)", "node3"}));
+  // sinfo 22.05's lines for a node whose slurmd was killed under a job, 10 s and 20 s later.
+  const auto failures =
+      slurm().parse_node_failures("node3|mixed*|none\nnode2|down*|Not responding\n");
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].name, "node3");
+  EXPECT_EQ(failures[0].state, "mixed*");
+  EXPECT_EQ(failures[0].reason, "");
+  EXPECT_EQ(failures[1].state, "down*");
+  EXPECT_EQ(failures[1].reason, "Not responding");
 }
 
 // Issue 22, item 20: Slurm's TIMEOUT is the walltime; --wait says so.
