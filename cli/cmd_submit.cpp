@@ -76,8 +76,14 @@ std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec
   return out;
 }
 
+// Also into the run directory, so that `dtrain logs --first-error` says the same later.
 void print_end(const std::string& job_id, const std::string& run_dir, int status,
                bool walltime_reached, const plan::JobSpec& spec) {
+  try {
+    append_job_end_record(run_dir, {status, walltime_reached});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrain: warning: %s\n", e.what());
+  }
   print_throughput(run_dir);
   if (status != 0) print_first_failure(run_dir, walltime_reached);
   std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),

@@ -245,7 +245,8 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
     }
     missed = report::missed_collective(report::detect_hang(*tracker));
   }
-  return report::find_first_error(scans, last_metric, missed);
+  const auto end = read_job_end_record(run_dir);
+  return report::find_first_error(scans, last_metric, missed, end && end->walltime_reached);
 }
 
 int read_last_attempt(const std::string& run_dir) {
@@ -309,9 +310,11 @@ std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string
                                                records::parse_checkpoint_record);
 }
 
-void append_attempt_record(const std::string& run_dir, const records::AttemptRecord& record) {
-  const std::string path = run_dir + "/" + std::string(records::kAttemptsFile);
-  const std::string line = records::format_attempt_record(record) + "\n";
+namespace {
+
+void append_line(const std::string& run_dir, std::string_view name, const std::string& record) {
+  const std::string path = run_dir + "/" + std::string(name);
+  const std::string line = record + "\n";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const bool written =
       fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
@@ -320,6 +323,23 @@ void append_attempt_record(const std::string& run_dir, const records::AttemptRec
   if (!written) {
     throw std::runtime_error("dtrain: cannot append to " + path + ": " + std::strerror(error));
   }
+}
+
+}  // namespace
+
+void append_attempt_record(const std::string& run_dir, const records::AttemptRecord& record) {
+  append_line(run_dir, records::kAttemptsFile, records::format_attempt_record(record));
+}
+
+void append_job_end_record(const std::string& run_dir, const records::JobEndRecord& record) {
+  append_line(run_dir, records::kJobEndFile, records::format_job_end_record(record));
+}
+
+std::optional<records::JobEndRecord> read_job_end_record(const std::string& run_dir) {
+  auto all = read_jsonl<records::JobEndRecord>(run_dir, records::kJobEndFile,
+                                               records::parse_job_end_record);
+  if (all.empty()) return std::nullopt;
+  return all.back();  // a job resubmitted by hand into its run directory ends again
 }
 
 }  // namespace dtrain::cli

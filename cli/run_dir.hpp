@@ -103,7 +103,7 @@ int read_last_attempt(const std::string& run_dir);
 // as evidence; `dtrain submit` prints the same when a job fails. Of a job that restarted, only the
 // attempt that ended it counts: each log's lines from its last start line on (a log whose last
 // start line is of an earlier attempt is left out: that rank was not in it), and that attempt's
-// heartbeats.
+// heartbeats. A job that `dtrain submit` saw end at its walltime (job-end.jsonl) blames no rank.
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs);
 
@@ -112,6 +112,10 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
 std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir);
 // Appends one record to attempts.jsonl; throws naming the file when it cannot.
 void append_attempt_record(const std::string& run_dir, const records::AttemptRecord& record);
+// How the job ended, as `dtrain submit` saw it (job-end.jsonl): the last record, none when submit
+// did not see the end (a batch job submitted without --wait). Appends throw naming the file.
+void append_job_end_record(const std::string& run_dir, const records::JobEndRecord& record);
+std::optional<records::JobEndRecord> read_job_end_record(const std::string& run_dir);
 // The checkpoint records (checkpoints.jsonl, written by libdtrain's Checkpointer), in order.
 std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string& run_dir);
 

@@ -361,13 +361,15 @@ bool by_time(const RankEnd& a, const RankEnd& b) {
 
 FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
                                   const std::vector<std::optional<std::int64_t>>& last_metric_time,
-                                  const std::optional<MissedCollective>& missed) {
+                                  const std::optional<MissedCollective>& missed,
+                                  bool walltime_reached) {
   FirstErrorReport report;
+  report.walltime_reached = walltime_reached;
   report.ranks = static_cast<int>(scans.size());
   std::vector<Failing> failing = classify_ends(scans, last_metric_time, missed, report);
   if (failing.empty()) return report;
   mark_peer_blame(failing);
-  if (stopped_from_outside(failing, missed)) {
+  if (walltime_reached || stopped_from_outside(failing, missed)) {
     for (auto& f : failing) report.stopped.push_back(std::move(f.end));
     std::sort(report.stopped.begin(), report.stopped.end(), by_time);
     return report;
@@ -410,10 +412,14 @@ namespace {
 
 std::string format_stopped(const FirstErrorReport& r) {
   const std::size_t n = r.stopped.size();
-  std::string out = "no rank failed on its own: " + std::to_string(n) + " of " +
-                    std::to_string(r.ranks) + " ranks " + (n == 1 ? "was" : "were") +
-                    " stopped by the launcher or scheduler (SIGTERM, SIGINT or SIGHUP), as when "
-                    "the job reaches its walltime or is cancelled; no rank is blamed\n";
+  std::string out =
+      "no rank failed on its own: " + std::to_string(n) + " of " + std::to_string(r.ranks) +
+      " ranks " + (n == 1 ? "was" : "were") +
+      (r.walltime_reached ? " stopped by the launcher when the job reached its walltime (as "
+                            "`dtrain submit` recorded); no rank is blamed\n"
+                          : " stopped by the launcher or scheduler (SIGTERM, SIGINT or SIGHUP), as "
+                            "when the job reaches its walltime or is cancelled; no rank is "
+                            "blamed\n");
   for (const auto& e : r.stopped) {
     out += "  rank " + std::to_string(e.rank) + " on " + e.host + " " + e.how + " at " +
            records::format_log_time(e.time);
@@ -490,7 +496,9 @@ std::string summarize_first_error(const FirstErrorReport& r) {
   if (!r.culprit && !r.stopped.empty()) {
     return "no rank failed on its own; " + std::to_string(r.stopped.size()) +
            (r.stopped.size() == 1 ? " rank was" : " ranks were") +
-           " stopped by the launcher or scheduler (walltime reached or job cancelled)";
+           (r.walltime_reached ? " stopped at the job's walltime"
+                               : " stopped by the launcher or scheduler (walltime reached or job "
+                                 "cancelled)");
   }
   if (!r.culprit) return "";
   const RankEnd& c = *r.culprit;
@@ -534,6 +542,7 @@ nlohmann::json first_error_to_json(const FirstErrorReport& r) {
   for (const auto& v : r.victims) out["victims"].push_back(end_json(v));
   out["stopped"] = nlohmann::json::array();
   for (const auto& e : r.stopped) out["stopped"].push_back(end_json(e));
+  out["walltime_reached"] = r.walltime_reached;
   return out;
 }
 

@@ -104,9 +104,10 @@ struct FirstErrorReport {
   std::vector<RankEnd> victims;     // by time
   // When every failing rank was stopped by the launcher or scheduler (the walltime was reached,
   // the job was cancelled), there is no culprit and they are listed here instead.
-  std::vector<RankEnd> stopped;  // by time
-  std::vector<int> finished;     // exited with status 0
-  std::vector<int> running;      // no exit line while no rank has ended either
+  std::vector<RankEnd> stopped;   // by time
+  bool walltime_reached = false;  // known to have ended at its walltime: every failing rank stopped
+  std::vector<int> finished;      // exited with status 0
+  std::vector<int> running;       // no exit line while no rank has ended either
 };
 
 // Heartbeat evidence for a culprit: ranks that never entered the collective #seq the others
@@ -128,10 +129,13 @@ std::optional<MissedCollective> missed_collective(const HangReport& hang);
 std::vector<int> parse_missing_ranks(std::string_view text);
 
 // `last_metric_time[i]` (optional, microseconds) is the last metric record of scans[i]'s rank: a
-// sign of life for a rank that logs little.
+// sign of life for a rank that logs little. `walltime_reached`: the job is known to have ended at
+// its walltime (`dtrain submit` saw it), so every failing rank was stopped, whatever its log
+// holds: the launcher's SIGKILL can take a rank's logger before its exit line.
 FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
                                   const std::vector<std::optional<std::int64_t>>& last_metric_time,
-                                  const std::optional<MissedCollective>& missed);
+                                  const std::optional<MissedCollective>& missed,
+                                  bool walltime_reached = false);
 
 std::string format_first_error(const FirstErrorReport& report);
 // The report in one line for `dtrain submit`'s summary: "rank 1 on node0 exited with status 3:

@@ -117,4 +117,25 @@ CheckpointRecord parse_checkpoint_record(std::string_view line, const std::strin
   return r;
 }
 
+std::string format_job_end_record(const JobEndRecord& r) {
+  nlohmann::ordered_json j;
+  j["v"] = kAttemptSchemaVersion;
+  j["status"] = r.status;
+  j["walltime_reached"] = r.walltime_reached;
+  return j.dump();
+}
+
+JobEndRecord parse_job_end_record(std::string_view line, const std::string& where) {
+  const nlohmann::json j = parse_object(line, where);
+  JobEndRecord r;
+  r.status = static_cast<int>(integer(j, "status", where));
+  const nlohmann::json& reached = field(j, "walltime_reached", where);
+  if (!reached.is_boolean()) {
+    throw format_error(where,
+                       "field \"walltime_reached\": expected true or false, got " + reached.dump());
+  }
+  r.walltime_reached = reached.get<bool>();
+  return r;
+}
+
 }  // namespace dtrain::records

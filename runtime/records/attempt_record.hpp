@@ -1,10 +1,13 @@
-// How a supervised job's attempts went, in the run directory (docs/fault-tolerance.md):
+// How a job's attempts went and how it ended, in the run directory (docs/fault-tolerance.md):
 //   attempts.jsonl    one line per attempt, appended by `dtrain supervise` when the attempt ends:
 //                     {"v":1,"attempt":0,"start":"2026-11-26T02:00:00.000000Z","end":"...",
 //                      "status":1,"outcome":"restarted","cause":"rank 1 on node0 exited with
 //                      status 3: boom","ranks":2,"nodes":["node0"],"checkpoints":1}
 //   checkpoints.jsonl one line per durable save, appended by libdtrain's Checkpointer on rank 0:
 //                     {"v":1,"time":"...","step":40,"path":"/ck/ckpt-000000000040","world":2}
+//   job-end.jsonl     how the whole job ended, appended by `dtrain submit` when it saw the end
+//                     (the local site, or --wait): {"v":1,"status":124,"walltime_reached":true}
+//                     so that `dtrain logs --first-error` says what submit said, later too.
 // The supervisor reads the second to tell an attempt that made progress from one that did not;
 // `dtrain logs` and people read the first. Writers and readers share this one schema: readers
 // ignore fields they do not know and reject versions they do not. Pure: no clock, no files.
@@ -20,6 +23,7 @@ namespace dtrain::records {
 
 inline constexpr std::string_view kAttemptsFile = "attempts.jsonl";
 inline constexpr std::string_view kCheckpointsFile = "checkpoints.jsonl";
+inline constexpr std::string_view kJobEndFile = "job-end.jsonl";
 inline constexpr int kAttemptSchemaVersion = 1;
 
 struct AttemptRecord {
@@ -41,6 +45,11 @@ struct CheckpointRecord {
   int world = 0;     // ranks that saved it
 };
 
+struct JobEndRecord {
+  int status = 0;                 // the job's exit status as submit reported it
+  bool walltime_reached = false;  // the scheduler's time limit (or local `timeout`) ended it
+};
+
 // A malformed record: bad input (the CLI: exit 2).
 class AttemptFormatError : public InputError {
  public:
@@ -50,9 +59,11 @@ class AttemptFormatError : public InputError {
 // One JSON line each, without the '\n'.
 std::string format_attempt_record(const AttemptRecord& record);
 std::string format_checkpoint_record(const CheckpointRecord& record);
+std::string format_job_end_record(const JobEndRecord& record);
 
 // `where` ("attempts.jsonl:2") prefixes any error.
 AttemptRecord parse_attempt_record(std::string_view line, const std::string& where);
 CheckpointRecord parse_checkpoint_record(std::string_view line, const std::string& where);
+JobEndRecord parse_job_end_record(std::string_view line, const std::string& where);
 
 }  // namespace dtrain::records

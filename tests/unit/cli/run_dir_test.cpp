@@ -199,6 +199,30 @@ TEST_F(RunDirTest, FirstErrorAndHangSpeakOfTheLastAttemptOnly) {
   EXPECT_EQ(hang.never_entered[0].rank, 0);
 }
 
+// What `dtrain submit` recorded of the job's end reaches --first-error later: rank 1's logger was
+// killed before its exit line at the walltime, and is not blamed once job-end.jsonl says so.
+TEST_F(RunDirTest, TheRecordedWalltimeEndReachesFirstError) {
+  const std::string t0 = "2026-11-22T10:00:";
+  write(dir_ / "rank-00000.log",
+        t0 + "00.000000Z dtrain: rank 0 of 2 started on node0 (local rank 0 of 2, pid 1): ./t\n" +
+            t0 + "20.000000Z dtrain: rank 0 was killed by signal 15 (SIGTERM)\n");
+  write(dir_ / "rank-00001.log",
+        t0 + "00.000000Z dtrain: rank 1 of 2 started on node0 (local rank 1 of 2, pid 2): ./t\n" +
+            t0 + "10.000000Z step 9\n");
+  const auto logs = list_rank_files(dir_.string(), "log");
+  EXPECT_FALSE(read_job_end_record(dir_.string()));
+  ASSERT_TRUE(read_first_error(dir_.string(), logs).culprit);
+
+  append_job_end_record(dir_.string(), {124, true});
+  const auto end = read_job_end_record(dir_.string());
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->status, 124);
+  const auto report = read_first_error(dir_.string(), logs);
+  EXPECT_FALSE(report.culprit);
+  EXPECT_TRUE(report.walltime_reached);
+  EXPECT_EQ(report.stopped.size(), 2u);
+}
+
 // attempts.jsonl names the ranks and nodes of the attempt it records: the start lines of that
 // attempt, not each log's first (attempt 0 ran on node0 and node1, attempt 1 on node2 only, with
 // one rank fewer; a log without a start line of the attempt is a rank it did not have).

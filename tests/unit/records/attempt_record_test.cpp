@@ -79,5 +79,21 @@ TEST(CheckpointRecord, RoundTrips) {
   EXPECT_EQ(back.world, 2);
 }
 
+TEST(JobEndRecord, RoundTripsAndRefusesANonBoolean) {
+  const std::string line = format_job_end_record({124, true});
+  EXPECT_EQ(line, R"({"v":1,"status":124,"walltime_reached":true})");
+  const auto back = parse_job_end_record(line, "job-end.jsonl:1");
+  EXPECT_EQ(back.status, 124);
+  EXPECT_TRUE(back.walltime_reached);
+  try {
+    parse_job_end_record(R"({"v":1,"status":1,"walltime_reached":"yes"})", "job-end.jsonl:2");
+    FAIL() << "a string was taken for walltime_reached";
+  } catch (const AttemptFormatError& e) {
+    EXPECT_STREQ(e.what(),
+                 "dtrain: job-end.jsonl:2: field \"walltime_reached\": expected true or false, "
+                 "got \"yes\"");
+  }
+}
+
 }  // namespace
 }  // namespace dtrain::records

@@ -375,6 +375,36 @@ TEST(FirstError, AJobStoppedAtItsWalltimeBlamesNoRank) {
   EXPECT_EQ(first_error_to_json(r)["stopped"].size(), 3u);
 }
 
+// Issue 22, item 20, after the fact: the launcher's SIGKILL took rank 1's logger before its exit
+// line, so from the logs alone rank 1 went silent first and would be the culprit. `dtrain submit`
+// recorded that the walltime ended the job (job-end.jsonl): every failing rank was stopped.
+TEST(FirstError, AJobKnownToHaveReachedItsWalltimeBlamesNoRankThoughOneLostItsExitLine) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 3)), at(59, "step 90"), at(60.2, exit_line(0, 0, 15))}),
+      scan(1, {at(0, start(1, 3)), at(58, "step 89")}),
+      scan(2, {at(0, start(2, 3)), at(59, "step 90"), at(60.1, exit_line(2, 0, 15))}),
+  };
+  const auto from_logs = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(from_logs.culprit);
+  EXPECT_EQ(from_logs.culprit->rank, 1);
+
+  const auto r = find_first_error(scans, {}, std::nullopt, /*walltime_reached=*/true);
+  EXPECT_FALSE(r.culprit);
+  EXPECT_TRUE(r.victims.empty());
+  ASSERT_EQ(r.stopped.size(), 3u);
+  EXPECT_EQ(r.stopped[0].rank, 1);
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("no rank failed on its own: 3 of 3 ranks were stopped by the launcher when "
+                      "the job reached its walltime (as `dtrain submit` recorded); no rank is "
+                      "blamed\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(summarize_first_error(r),
+            "no rank failed on its own; 3 ranks were stopped at the job's walltime");
+  EXPECT_EQ(first_error_to_json(r)["walltime_reached"], true);
+  EXPECT_EQ(first_error_to_json(from_logs)["walltime_reached"], false);
+}
+
 // Issue 22, item 30: a 100 MB line is kept and quoted cut, not whole.
 TEST(FirstError, AHugeLineIsCutWhenKeptAndQuoted) {
   const std::string huge = "error: " + std::string(100u << 20, 'x');
