@@ -19,6 +19,7 @@
 #include "common/errors.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
+#include "report/attempts.hpp"
 #include "report/first_error.hpp"
 #include "report/hang.hpp"
 #include "report/json_text.hpp"

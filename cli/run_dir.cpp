@@ -18,6 +18,7 @@
 #include "plan/job_spec.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
+#include "report/attempts.hpp"
 
 namespace dtrain::cli {
 namespace fs = std::filesystem;

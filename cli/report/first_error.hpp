@@ -19,7 +19,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "records/attempt_record.hpp"
 #include "records/rank_lines.hpp"
 #include "report/hang.hpp"
 #include "report/log_merge.hpp"
@@ -142,14 +141,5 @@ std::string format_first_error(const FirstErrorReport& report);
 // ValueError: boom"; "" when no rank failed.
 std::string summarize_first_error(const FirstErrorReport& report);
 nlohmann::json first_error_to_json(const FirstErrorReport& report);
-
-// The attempt (from 0) the logs' last lines belong to: after a record that says "restarted" comes
-// an attempt with no record yet; 0 without records.
-int last_attempt(const std::vector<records::AttemptRecord>& attempts);
-
-// The lines before the report of a job that restarted (attempts.jsonl, docs/fault-tolerance.md):
-// which attempt the report covers (the logs' last) and how the earlier ones ended; "" without
-// records.
-std::string format_attempts(const std::vector<records::AttemptRecord>& attempts);
 
 }  // namespace dtrain::report
