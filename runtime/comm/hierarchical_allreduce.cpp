@@ -79,6 +79,11 @@ bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes) {
   return algo == AllreduceAlgo::kHierarchical || bytes > kHierarchyMinBytes;
 }
 
+int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout) {
+  if (algo == AllreduceAlgo::kHierarchical) return hierarchy_wanted(algo, layout) ? 2 : 0;
+  return shm && hierarchy_wanted(algo, layout) ? 1 : 0;
+}
+
 HierarchicalAllreduce::HierarchicalAllreduce(NodeLayout layout, ShmAllreduce& node,
                                              PeerTransport& net, std::function<void()> poll)
     : layout_(std::move(layout)),
@@ -207,9 +212,9 @@ void HierarchicalAllreduce::finish(std::size_t k, DType type, ReduceOp op) {
 void HierarchicalAllreduce::wait_network(int slot) {
   for (unsigned tests = 1; !net_.done(slot); ++tests) {
     if (tests % kTestsPerSnapshot == 1) {
-      const std::string text = join_ranks(net_.waiting(slot));
+      std::vector<int> peers = net_.waiting(slot);
       const std::lock_guard<std::mutex> lock(waiting_mutex_);
-      waiting_ = text;
+      waiting_ = std::move(peers);
     }
     if (tests >= kTestsBeforeYield) sched_yield();
     if (poll_) poll_();
@@ -218,13 +223,25 @@ void HierarchicalAllreduce::wait_network(int slot) {
   waiting_.clear();
 }
 
+std::vector<int> HierarchicalAllreduce::missing_on_node() const {
+  std::vector<int> ranks;
+  for (int r : node_.missing()) ranks.push_back(layout_.node_ranks[static_cast<std::size_t>(r)]);
+  return ranks;
+}
+
+std::vector<int> HierarchicalAllreduce::missing() const {
+  std::vector<int> ranks = missing_on_node();
+  if (!ranks.empty()) return ranks;
+  const std::lock_guard<std::mutex> lock(waiting_mutex_);
+  return waiting_;
+}
+
 std::string HierarchicalAllreduce::missing_ranks() const {
-  std::vector<int> local;
-  for (int r : node_.missing()) local.push_back(layout_.node_ranks[static_cast<std::size_t>(r)]);
+  const std::vector<int> local = missing_on_node();
   if (!local.empty()) return join_ranks(local) + " (on this node, not yet in this allreduce)";
   const std::lock_guard<std::mutex> lock(waiting_mutex_);
   if (waiting_.empty()) return "";
-  return waiting_ + " (on other nodes; their share of this allreduce has not arrived)";
+  return join_ranks(waiting_) + " (on other nodes; their share of this allreduce has not arrived)";
 }
 
 }  // namespace dtrain::runtime

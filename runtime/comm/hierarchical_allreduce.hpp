@@ -61,6 +61,14 @@ inline constexpr std::size_t kHierarchyMinBytes = std::size_t{64} << 10;
 bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout);
 // With the hierarchy set up: whether an allreduce of `bytes` takes it (forced: always).
 bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes);
+// This rank's vote on the path: 2 forced, 1 chosen (kAuto with shared memory allowed, `shm`, and
+// hierarchy_wanted), 0 flat. The communicator reduces the votes by their minimum, so that every
+// rank takes the same path; throws as hierarchy_wanted.
+int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout);
+// The algorithm an agreed vote (1 or 2) stands for, as hierarchy_pays takes it.
+inline AllreduceAlgo voted_algo(int vote) {
+  return vote == 2 ? AllreduceAlgo::kHierarchical : AllreduceAlgo::kAuto;
+}
 
 // Moves one piece's shares between peers. Messages between two ranks arrive in the order they
 // were posted. Called from one thread.
@@ -95,6 +103,11 @@ class HierarchicalAllreduce {
 
   // While a call waits: the ranks it waits for and why; "" when it does not wait.
   std::string missing_ranks() const;
+  // The same ranks as numbers: this node's ranks not yet in the call, else the peers whose share
+  // has not arrived (as last looked at); empty when it does not wait.
+  std::vector<int> missing() const;
+  // The ranks of this node not yet in the call, read afresh from their counters.
+  std::vector<int> missing_on_node() const;
 
  private:
   struct Flight {
@@ -121,7 +134,7 @@ class HierarchicalAllreduce {
   Flight flights_[kDepth] = {};
   // What a stuck wait waits for, for missing_ranks() on the thread reporting a timeout.
   mutable std::mutex waiting_mutex_;
-  std::string waiting_;
+  std::vector<int> waiting_;
 };
 
 }  // namespace dtrain::runtime

@@ -6,7 +6,9 @@
 // When every rank is on this host (and DTRAIN_SHM allows), allreduces go through shared memory
 // instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
 // through the kernel twice. Its waits still watch the sockets, so a killed peer is named at once
-// there too.
+// there too. Ranks on several nodes take the hierarchical allreduce where it pays
+// (hierarchical_allreduce.hpp): one shared-memory object per node, the shares between nodes over
+// the data connections (tcp_peer_transport.hpp).
 //
 // Each pair of ranks has two connections: one for data, and a control connection that carries
 // nothing unless a rank stops because of a lost peer. Such a rank first sends every other rank an
@@ -27,15 +29,18 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "comm/hierarchical_allreduce.hpp"
 #include "comm/posix_shm.hpp"
 #include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "comm/tcp_loss.hpp"
+#include "comm/tcp_peer_transport.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -65,7 +70,8 @@ constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
 
 class TcpCommunicator final : public Communicator {
  public:
-  TcpCommunicator(Store& store, int rank, int size, const Settings& settings)
+  TcpCommunicator(Store& store, int rank, int size, const Settings& settings,
+                  const std::string& node_name)
       : Communicator(size),
         rank_(rank),
         size_(size),
@@ -76,17 +82,22 @@ class TcpCommunicator final : public Communicator {
     const auto deadline = Clock::now() + timeout_;
     net::Socket listener = net::listen_on("", 0);
     const std::string host = local_host_name();
-    hosts_[static_cast<std::size_t>(rank)] = host;
+    const std::string node = node_name.empty() ? host : node_name;
+    hosts_[static_cast<std::size_t>(rank)] = node;
+    // "host:port node": where to connect, and the node, which only tests make differ.
     store.set("addr/" + std::to_string(rank),
-              host + ":" + std::to_string(net::local_port(listener)));
+              host + ":" + std::to_string(net::local_port(listener)) + " " + node);
     // Lower ranks accept, higher ranks connect: every pair exactly once per channel.
     Hello hello;
     hello.rank = rank;
-    std::memcpy(hello.host.data(), host.data(), std::min(host.size(), hello.host.size() - 1));
+    std::memcpy(hello.host.data(), node.data(), std::min(node.size(), hello.host.size() - 1));
     for (int peer = 0; peer < rank; ++peer) {
-      const std::string addr = peer_address(store, peer);
+      const std::string published = peer_address(store, peer);
+      const auto space = published.find(' ');
+      const std::string addr = published.substr(0, space);
       const auto colon = addr.rfind(':');
-      hosts_[static_cast<std::size_t>(peer)] = addr.substr(0, colon);
+      hosts_[static_cast<std::size_t>(peer)] =
+          space == std::string::npos ? addr.substr(0, colon) : published.substr(space + 1);
       for (const Channel channel : {kData, kControl}) {
         net::Socket s = net::connect_until(
             addr.substr(0, colon), std::stoi(addr.substr(colon + 1)), deadline,
@@ -114,7 +125,14 @@ class TcpCommunicator final : public Communicator {
     for (int q = 0; q < size; ++q) {
       if (q != rank) watch_.push_back({control(q), POLLIN | POLLRDHUP, 0});
     }
-    map_shared_memory(settings.shm);
+    // Every rank knows every rank's node, so all take the same branch.
+    const bool one_node =
+        std::all_of(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h == node; });
+    if (one_node && settings.shm) {
+      map_shared_memory();
+    } else {
+      set_up_hierarchy(settings.algo, settings.shm);
+    }
   }
 
   void ring_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
@@ -134,8 +152,13 @@ class TcpCommunicator final : public Communicator {
  protected:
   void do_allreduce(const void* in, void* out, std::size_t count, DType type,
                     ReduceOp op) override {
+    call_deadline_ = Clock::now() + timeout_;
     if (shm_) {
       shm_->allreduce(in, out, count, type, op);
+      return;
+    }
+    if (hier_ && hierarchy_pays(algo_, count * dtype_size(type))) {
+      hier_->allreduce(in, out, count, type, op);
       return;
     }
     ring_allreduce(in, out, count, type, op);
@@ -143,6 +166,7 @@ class TcpCommunicator final : public Communicator {
 
   bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
     if (!shm_) return false;
+    call_deadline_ = Clock::now() + timeout_;
     shm_->allreduce(parts, type, op);
     return true;
   }
@@ -189,35 +213,79 @@ class TcpCommunicator final : public Communicator {
   }
 
   std::string_view backend() const override { return "tcp"; }
-  std::string_view allreduce_transport() const override { return shm_ ? "shared memory" : "tcp"; }
+  std::string_view allreduce_transport() const override {
+    return shm_ ? "shared memory" : hier_ ? "hierarchical" : "tcp";
+  }
   std::string missing_ranks() const override {
-    const std::string waiting = shm_ ? shm_->missing_ranks() : "";
+    const std::string waiting = shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
     return waiting.empty() ? missing_ : waiting;
   }
   bool enforces_deadline() const override { return true; }
   bool allreduce_polls(std::size_t bytes, DType type) const override {
-    (void)bytes;
     (void)type;
-    return shm_ != nullptr;
+    return shm_ != nullptr || (hier_ && hierarchy_pays(algo_, bytes));
   }
 
  private:
-  // Collective, over the sockets: decides together whether every rank is on this host and
-  // allowed to, then rank 0 creates the object, the others open it, and each prepares its
-  // segment. Any rank that cannot map it turns shared memory off for all (sockets still work).
-  void map_shared_memory(bool allowed) {
-    std::int32_t use = allowed ? 1 : 0;
-    for (const auto& h : hosts_) {
-      if (h != hosts_[static_cast<std::size_t>(rank_)]) use = 0;
-    }
-    ring_allreduce(&use, &use, 1, DType::kInt32, ReduceOp::kMin);
-    if (use == 0) return;
+  // Every rank on this node: one object for all. Collective.
+  void map_shared_memory() {
+    std::vector<int> everyone(static_cast<std::size_t>(size_));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    std::vector<char*> segments =
+        map_node_memory(everyone, true, ShmAllreduce::kPieceBytes, shm_memory_);
+    if (segments.empty()) return;
+    shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { wait_poll(); });
+  }
 
-    const std::size_t stride = (ShmAllreduce::segment_bytes() + 4095) / 4096 * 4096;
-    const std::size_t bytes = stride * static_cast<std::size_t>(size_);
-    std::array<char, 64> object{};  // the name, empty when rank 0 could not create it
+  // Ranks on several nodes: the hierarchical allreduce when the layout (every rank's node) and
+  // DTRAIN_ALGO want it, on every rank or none; `shm`: DTRAIN_SHM allows shared memory (kAuto
+  // only). Collective.
+  void set_up_hierarchy(AllreduceAlgo algo, bool shm) {
+    NodeLayout layout = plan_layout(hosts_, rank_);
+    std::int32_t vote = hierarchy_vote(algo, shm, layout);
+    ring_allreduce(&vote, &vote, 1, DType::kInt32, ReduceOp::kMin);  // the least wins
+    if (vote == 0) return;
+    std::vector<char*> segments = map_node_memory(
+        layout.node_ranks, true, HierarchicalAllreduce::kPieceBytes, node_shm_memory_);
+    if (segments.empty()) return;
+    algo_ = voted_algo(vote);
+    std::vector<int> fds(static_cast<std::size_t>(size_), -1);
+    for (int q = 0; q < size_; ++q) {
+      if (q != rank_) fds[static_cast<std::size_t>(q)] = fd(q);
+    }
+    link_ = std::make_unique<TcpPeerTransport>(std::move(fds),
+                                               [this](int peer, net::IoResult how, int error) {
+                                                 fail(Loss{peer, how, error, -1}, "allreduce");
+                                               });
+    // While the node's ranks wait on each other, the pieces on the network keep moving.
+    node_shm_ = std::make_unique<ShmAllreduce>(
+        layout.local_rank, std::move(segments),
+        [this] {
+          wait_poll();
+          link_->progress();
+        },
+        HierarchicalAllreduce::kPieceBytes);
+    hier_ = std::make_unique<HierarchicalAllreduce>(std::move(layout), *node_shm_, *link_,
+                                                    [this] { wait_poll(); });
+  }
+
+  // Collective over every rank: the ranks `members` of each node (this rank's node, in rank
+  // order) map one POSIX shared-memory object into `memory`, a ShmAllreduce segment with pieces
+  // of `piece_bytes` per member, and get the segments by member. The first member creates the
+  // object and sends its name to the others, which open it. When a rank is not `allowed` or
+  // cannot map it, every rank gets none (sockets still work).
+  std::vector<char*> map_node_memory(const std::vector<int>& members, bool allowed,
+                                     std::size_t piece_bytes, PosixShm& memory) {
+    std::int32_t use = allowed ? 1 : 0;
+    ring_allreduce(&use, &use, 1, DType::kInt32, ReduceOp::kMin);
+    if (use == 0) return {};
+    const std::size_t stride = (ShmAllreduce::segment_bytes(piece_bytes) + 4095) / 4096 * 4096;
+    const std::size_t bytes = stride * members.size();
+    const int first = members.front();
+    std::array<char, 64> object{};  // the name, empty when the first member could not create it
     PosixShm shm;
-    if (rank_ == 0) {
+    const auto deadline = Clock::now() + timeout_;
+    if (rank_ == first) {
       const std::string candidate = "/dtrain-" + std::to_string(::getpid()) + "-" +
                                     std::to_string(std::random_device{}() & 0xffffffu);
       try {
@@ -226,11 +294,16 @@ class TcpCommunicator final : public Communicator {
       } catch (const Error&) {
         object[0] = '\0';
       }
+      for (int peer : members) {
+        if (peer != first)
+          io(net::send_all(fd(peer), object.data(), object.size(), deadline), peer, "init");
+      }
+    } else {
+      io(net::recv_all(fd(first), object.data(), object.size(), deadline), first, "init");
     }
-    broadcast(object.data(), object.size(), DType::kUInt8, 0);
     const std::string object_name(object.data());
     std::int32_t mapped = object_name.empty() ? 0 : 1;
-    if (rank_ != 0 && mapped == 1) {
+    if (rank_ != first && mapped == 1) {
       try {
         shm = PosixShm::open(object_name, bytes);
       } catch (const Error&) {
@@ -238,32 +311,51 @@ class TcpCommunicator final : public Communicator {
       }
     }
     ring_allreduce(&mapped, &mapped, 1, DType::kInt32, ReduceOp::kMin);
-    if (rank_ == 0 && !object_name.empty()) PosixShm::unlink(object_name);  // all have it now
-    if (mapped == 0) return;
+    if (rank_ == first && !object_name.empty()) PosixShm::unlink(object_name);  // all have it
+    if (mapped == 0) return {};
     std::vector<char*> segments;
-    for (int r = 0; r < size_; ++r) {
-      segments.push_back(shm.data() + stride * static_cast<std::size_t>(r));
-    }
-    ShmAllreduce::init_segment(segments[static_cast<std::size_t>(rank_)]);
+    for (std::size_t m = 0; m < members.size(); ++m) segments.push_back(shm.data() + stride * m);
+    const auto self = std::find(members.begin(), members.end(), rank_) - members.begin();
+    ShmAllreduce::init_segment(segments[static_cast<std::size_t>(self)], piece_bytes);
     barrier();  // every segment prepared before anyone's first allreduce
-    shm_memory_ = std::move(shm);
-    shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { shm_poll(); });
+    memory = std::move(shm);
+    return segments;
   }
 
-  // Called while a shared-memory allreduce waits: the deadline (when the Engine runs it inline),
-  // and, at most once a millisecond, the control connections: a peer whose control connection
-  // closed or brought an abort frame, and that the wait still needs, has exited, been killed or
-  // stopped because of another rank.
-  void shm_poll() {
+  // Whom the running allreduce waits for, to name at its deadline.
+  std::vector<int> waited_for() const {
+    if (shm_) return shm_->missing();
+    if (hier_) return hier_->missing();
+    return {};
+  }
+
+  // The ranks a shared-memory wait needs now, read afresh: every rank's when all share this node,
+  // this node's in the hierarchy (the transport sees a peer on another node go itself).
+  std::vector<int> needed_now() const {
+    if (shm_) return shm_->missing();
+    if (hier_) return hier_->missing_on_node();
+    return {};
+  }
+
+  // Called while a shared-memory or hierarchical allreduce waits: the deadline (the Engine's,
+  // when it runs the call inline, and this call's own otherwise), and, at most once a
+  // millisecond, the control connections: a peer whose control connection closed or brought an
+  // abort frame, and that the wait still needs, has exited, been killed or stopped because of
+  // another rank.
+  void wait_poll() {
     try {
       poll();
     } catch (...) {
       // The deadline passed: tell the others whom this rank waited for before leaving.
-      const std::vector<int> waiting = shm_->missing();
+      const std::vector<int> waiting = waited_for();
       if (!waiting.empty()) stop(Loss{waiting.front(), IoResult::kTimeout, 0, -1});
       throw;
     }
     const auto now = Clock::now();
+    if (now > call_deadline_) {
+      const std::vector<int> waiting = waited_for();
+      if (!waiting.empty()) fail(Loss{waiting.front(), IoResult::kTimeout, 0, -1}, "allreduce");
+    }
     if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
     last_liveness_check_ = now;
     if (::poll(watch_.data(), watch_.size(), 0) <= 0) return;
@@ -272,7 +364,7 @@ class TcpCommunicator final : public Communicator {
       const int q = static_cast<int>(i) < rank_ ? static_cast<int>(i) : static_cast<int>(i) + 1;
       // A peer may post its last piece and exit: it is missing only if the wait, re-read after
       // seeing the closed connection, still needs it.
-      const std::vector<int> waiting = shm_->missing();
+      const std::vector<int> waiting = needed_now();
       if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
       fail(Loss{q, IoResult::kClosed, 0, -1}, "allreduce");
     }
@@ -445,14 +537,22 @@ class TcpCommunicator final : public Communicator {
   std::string missing_;
   PosixShm shm_memory_;
   std::unique_ptr<ShmAllreduce> shm_;  // every rank on this host (and DTRAIN_SHM allows)
+  // Ranks on several nodes (hierarchy_vote): this node's object, the link, the allreduce.
+  AllreduceAlgo algo_ = AllreduceAlgo::kAuto;
+  PosixShm node_shm_memory_;
+  std::unique_ptr<TcpPeerTransport> link_;
+  std::unique_ptr<ShmAllreduce> node_shm_;
+  std::unique_ptr<HierarchicalAllreduce> hier_;
+  Clock::time_point call_deadline_ = Clock::time_point::max();  // the running allreduce's
   Clock::time_point last_liveness_check_{};
 };
 
 }  // namespace
 
 std::unique_ptr<Communicator> make_tcp_communicator(Store& store, int rank, int size,
-                                                    const Settings& settings) {
-  return std::make_unique<TcpCommunicator>(store, rank, size, settings);
+                                                    const Settings& settings,
+                                                    const std::string& node_name) {
+  return std::make_unique<TcpCommunicator>(store, rank, size, settings, node_name);
 }
 
 }  // namespace dtrain::runtime

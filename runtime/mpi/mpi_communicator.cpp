@@ -406,16 +406,11 @@ class MpiCommunicator final : public Communicator {
     std::vector<std::string> hosts;
     for (int r = 0; r < size_; ++r) hosts.emplace_back(all.data() + kHostBytes * r);
     NodeLayout layout = plan_layout(hosts, rank_);
-    // 2 forced, 1 wanted, 0 not: the least wins, so every rank takes the same path.
-    int want = 0;
-    if (algo == AllreduceAlgo::kHierarchical) {
-      want = hierarchy_wanted(algo, layout) ? 2 : 0;
-    } else if (shm && hierarchy_wanted(algo, layout)) {
-      want = 1;
-    }
-    check(MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
-    if (want == 0) return;
-    algo_ = want == 2 ? AllreduceAlgo::kHierarchical : AllreduceAlgo::kAuto;
+    // The least vote wins, so every rank takes the same path.
+    int vote = hierarchy_vote(algo, shm, layout);
+    check(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
+    if (vote == 0) return;
+    algo_ = voted_algo(vote);
     check(MPI_Comm_split(comm_, layout.node, layout.local_rank, &node_comm_), "init",
           "MPI_Comm_split");
     std::vector<char*> segments = map_segments(node_comm_, layout.local_size, &node_window_,

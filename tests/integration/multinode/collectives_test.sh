@@ -56,5 +56,5 @@ check "$work/mpirun" 2 2 pmix hierarchical
 echo "== torchrun-style TCP rendezvous at node1, ranks on node1 and node2"
 timeout -k 5 120 srun --mpi=none -N2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000)) \
   bash "$here/tcp_rank.sh" "$probe" >"$work/tcp" 2>&1 || fail "srun exited $?: $(cat "$work/tcp")"
-check "$work/tcp" 2 2 tcp tcp
+check "$work/tcp" 2 2 tcp hierarchical # nodes of 2 ranks: shared memory, then the sockets
 echo PASS

@@ -1,35 +1,58 @@
 #!/usr/bin/env bash
 # The hierarchical allreduce across nodes (issue 21; runtime/comm/hierarchical_allreduce.hpp): the
 # runtime probe (tests/integration/runtime/runtime_probe.cpp: every collective, op and dtype
-# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix and under
-# mpirun inside sbatch, with DTRAIN_ALGO forcing hierarchical and flat and left to choose. Exact
-# results on integer-valued data are the same bits on both paths. Then a rank SIGKILLed under
-# forced hierarchical (every allreduce takes it): the others name it; and a rank stopped: each
-# other rank's deadline error names the rank it waits for.
+# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix, under
+# mpirun inside sbatch, and torchrun-style (srun --mpi=none, the TCP rendezvous: the shares cross
+# nodes over the TCP backend's sockets), with DTRAIN_ALGO forcing hierarchical and flat and left
+# to choose. Exact results on integer-valued data are the same bits on both paths. Then a rank
+# SIGKILLed under forced hierarchical (every allreduce takes it): the others name it; and a rank
+# stopped: each other rank's deadline error names the rank it waits for; on both bootstraps.
 #   hierarchical_test.sh CLUSTER_DIR PROBE
 set -euo pipefail
 source "$1/env.sh"
 source "$(dirname "$0")/lib.sh"
 probe=$2
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(scratch_dir)
 trap 'rm -rf "$work"' EXIT
 
-# run NODES PER_NODE ALGO TRANSPORT: the probe passes on every rank, which reports TRANSPORT.
+# launch BOOTSTRAP SRUN_ARGS...: sets `cmd` to the probe's ranks under srun, with PMIx (Open MPI
+# inside) or torchrun-style (tcp_rank.sh: the rendezvous at the job's first node; the step ends
+# when a rank fails, as a torchrun job's agents end it).
+launch() {
+  local bootstrap=$1
+  shift
+  if [[ $bootstrap == pmix ]]; then
+    cmd=(srun --mpi=pmix "$@" "$probe")
+  else
+    cmd=(srun --mpi=none --kill-on-bad-exit=1 "--export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000))"
+      "$@" bash "$here/tcp_rank.sh" "$probe")
+  fi
+}
+
+# run BOOTSTRAP NODES PER_NODE ALGO TRANSPORT: the probe passes on every rank, which reports
+# TRANSPORT.
 run() {
-  local nodes=$1 per=$2 algo=$3 transport=$4 out n r
-  out="$work/run-$nodes-$per-${algo:-auto}"
-  echo "== srun --mpi=pmix -N$nodes --ntasks-per-node=$per, DTRAIN_ALGO=${algo:-unset}"
-  DTRAIN_ALGO=$algo timeout -k 5 240 srun --mpi=pmix -N"$nodes" --ntasks-per-node="$per" "$probe" \
-    >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
+  local bootstrap=$1 nodes=$2 per=$3 algo=$4 transport=$5 out n
+  out="$work/run-$bootstrap-$nodes-$per-${algo:-auto}"
+  echo "== $bootstrap: srun -N$nodes --ntasks-per-node=$per, DTRAIN_ALGO=${algo:-unset}"
+  launch "$bootstrap" -N"$nodes" --ntasks-per-node="$per"
+  DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
   n=$((nodes * per))
+  expect_eq $n "$(grep -c "bootstrap=$bootstrap\$" "$out")" "ranks on $bootstrap in $(cat "$out")"
   expect_eq $n "$(grep -c "allreduce=$transport\$" "$out")" "ranks on $transport in $(cat "$out")"
   echo "ok: $n ranks, allreduce $transport, collectives exact"
 }
-run 2 2 hierarchical hierarchical
-run 2 2 flat mpi
-run 2 2 "" hierarchical # auto: nodes with 2 ranks each
-run 4 1 hierarchical hierarchical
-run 4 1 "" mpi # auto: nothing to reduce inside a node
+run pmix 2 2 hierarchical hierarchical
+run pmix 2 2 flat mpi
+run pmix 2 2 "" hierarchical # auto: nodes with 2 ranks each
+run pmix 4 1 hierarchical hierarchical
+run pmix 4 1 "" mpi # auto: nothing to reduce inside a node
+run tcp 2 2 hierarchical hierarchical
+run tcp 2 2 flat tcp
+run tcp 2 2 "" hierarchical
+run tcp 4 1 hierarchical hierarchical
+run tcp 4 1 "" tcp
 
 echo "== mpirun inside sbatch -N2 --ntasks-per-node=2, DTRAIN_ALGO=hierarchical"
 job=$(DTRAIN_ALGO=hierarchical timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 \
@@ -46,29 +69,37 @@ expect_match "$line" "the nodes hold different numbers of ranks \\([a-z0-9]+: 2,
 echo "ok: refused"
 
 export RUNTIME_PROBE_DIE_RANK=3 DTRAIN_ALGO=hierarchical
-echo "== rank 3 SIGKILLed, DTRAIN_ALGO=hierarchical"
-start=$SECONDS
-RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 timeout -k 5 90 srun --mpi=pmix -N2 --ntasks-per-node=2 \
-  "$probe" >"$work/kill" 2>&1 && fail "srun succeeded with rank 3 killed: $(cat "$work/kill")"
-((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end: $(cat "$work/kill")"
-for r in 0 1 2; do
-  line=$(grep -m1 -E "^dtrain: .*, rank $r of 4[,)].*: peer process lost: " "$work/kill") ||
-    fail "rank $r wrote no line naming the lost rank: $(cat "$work/kill")"
-  expect_match "$line" "peer process lost: rank 3 \\(on [a-z0-9]+\\) was killed" "rank $r"
-done
-echo "ok: ranks 0-2 named rank 3"
+for bootstrap in pmix tcp; do
+  echo "== $bootstrap: rank 3 SIGKILLed, DTRAIN_ALGO=hierarchical"
+  launch $bootstrap -N2 --ntasks-per-node=2
+  start=$SECONDS
+  RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 timeout -k 5 90 "${cmd[@]}" >"$work/kill" 2>&1 &&
+    fail "srun succeeded with rank 3 killed: $(cat "$work/kill")"
+  ((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end: $(cat "$work/kill")"
+  for r in 0 1 2; do
+    # MPI: the peer watch and alarm see the process end; TCP: its connections close.
+    if [[ $bootstrap == pmix ]]; then
+      lost="^dtrain: .*, rank $r of 4[,)].*: peer process lost: rank 3 \\(on [a-z0-9]+\\) was killed"
+    else
+      lost="^runtime_probe: rank $r: dtrain: allreduce #[0-9]+ \\([0-9]+ bytes, rank $r of 4\\): allreduce: tcp: missing ranks: [0-9, ]+; rank 3 \\(on [a-z0-9]+\\) closed its connection \\(it exited or was killed\\)"
+    fi
+    grep -qE "$lost" "$work/kill" || fail "rank $r wrote no line matching /$lost/: $(cat "$work/kill")"
+  done
+  echo "ok: ranks 0-2 named rank 3"
 
-echo "== rank 3 stopped (SIGSTOP), DTRAIN_ALGO=hierarchical, DTRAIN_TIMEOUT=3"
-RUNTIME_PROBE_SIGNAL=STOP DTRAIN_TIMEOUT=3 timeout -k 5 60 srun --mpi=pmix -N2 --ntasks-per-node=2 \
-  "$probe" >"$work/stop" 2>&1 && fail "srun succeeded with rank 3 stopped: $(cat "$work/stop")"
-# Rank 2 waits for rank 3 in its node's reduction. On 2 nodes the shares are relayed: rank 0
-# (local rank 0 of node 0) waits for share 1's result from rank 3 (local rank 1 of node 1), rank 1
-# for share 0's from rank 2 (which itself waits).
-grep -qE "not complete after 3 s \\(DTRAIN_TIMEOUT\\)" "$work/stop" || fail "no deadline error: $(cat "$work/stop")"
-for want in "2 of 4.*missing ranks: 3 \\(on this node, not yet in this allreduce\\)" \
-  "0 of 4.*missing ranks: 3 \\(on other nodes; their share of this allreduce has not arrived\\)" \
-  "1 of 4.*missing ranks: 2 \\(on other nodes; their share of this allreduce has not arrived\\)"; do
-  grep -qE "rank $want" "$work/stop" || fail "no line matching /rank $want/ in: $(cat "$work/stop")"
+  echo "== $bootstrap: rank 3 stopped (SIGSTOP), DTRAIN_ALGO=hierarchical, DTRAIN_TIMEOUT=3"
+  launch $bootstrap -N2 --ntasks-per-node=2
+  RUNTIME_PROBE_SIGNAL=STOP DTRAIN_TIMEOUT=3 timeout -k 5 60 "${cmd[@]}" >"$work/stop" 2>&1 &&
+    fail "srun succeeded with rank 3 stopped: $(cat "$work/stop")"
+  # Rank 2 waits for rank 3 in its node's reduction. On 2 nodes the shares are relayed: rank 0
+  # (local rank 0 of node 0) waits for share 1's result from rank 3 (local rank 1 of node 1),
+  # rank 1 for share 0's from rank 2 (which itself waits).
+  grep -qE "not complete after 3 s \\(DTRAIN_TIMEOUT\\)" "$work/stop" || fail "no deadline error: $(cat "$work/stop")"
+  for want in "2 of 4.*missing ranks: 3 \\(on this node, not yet in this allreduce\\)" \
+    "0 of 4.*missing ranks: 3 \\(on other nodes; their share of this allreduce has not arrived\\)" \
+    "1 of 4.*missing ranks: 2 \\(on other nodes; their share of this allreduce has not arrived\\)"; do
+    grep -qE "rank $want" "$work/stop" || fail "no line matching /rank $want/ in: $(cat "$work/stop")"
+  done
+  echo "ok: each rank's deadline error names the rank it waits for"
 done
-echo "ok: each rank's deadline error names the rank it waits for"
 echo PASS

@@ -311,4 +311,146 @@ TEST(TcpCommunicator, ARankThatNeverStartedIsNamed) {
             "them (a rank that never started or died?)");
 }
 
+// Ranks on several nodes (named per rank: threads of this process), connected over loopback:
+// the hierarchical allreduce with one shared-memory object per node and the shares between nodes
+// over the sockets. Integer-valued data, so every path gives the exact sum.
+std::unique_ptr<Communicator> on_node(
+    const std::shared_ptr<dtrain::runtime::Store>& store, int rank, int size, int per_node,
+    dtrain::runtime::AllreduceAlgo algo,
+    std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  dtrain::runtime::PrefixStore tcp(store, "tcp");
+  dtrain::runtime::Settings s = settings(true);
+  s.algo = algo;
+  s.timeout = timeout;
+  return dtrain::runtime::make_tcp_communicator(tcp, rank, size, s,
+                                                "node" + std::to_string(rank / per_node));
+}
+
+TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchicalAllreduceExactly) {
+  using dtrain::runtime::AllreduceAlgo;
+  struct Case {
+    int nodes, per_node;
+    AllreduceAlgo algo;
+    const char* transport;
+  };
+  for (const Case c :
+       {Case{2, 2, AllreduceAlgo::kAuto, "hierarchical"},
+        Case{3, 2, AllreduceAlgo::kAuto, "hierarchical"},
+        Case{2, 3, AllreduceAlgo::kHierarchical, "hierarchical"},
+        Case{4, 1, AllreduceAlgo::kHierarchical, "hierarchical"},
+        Case{4, 1, AllreduceAlgo::kAuto, "tcp"}, Case{2, 2, AllreduceAlgo::kFlat, "tcp"}}) {
+    const int size = c.nodes * c.per_node;
+    SCOPED_TRACE(std::to_string(c.nodes) + " x " + std::to_string(c.per_node) + ", " + c.transport);
+    auto store = dtrain::runtime::make_memory_store();
+    dtrain::test::threads_as_ranks(size, [&](int rank) {
+      const auto comm = on_node(store, rank, size, c.per_node, c.algo);
+      EXPECT_EQ(comm->allreduce_transport(), c.transport);
+      // 3 MiB and a bit: pieces of 1 MiB, the last one short and split unevenly into shares.
+      const std::size_t n = (std::size_t{3} << 18) + 1001;
+      std::vector<float> data(n);
+      for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<float>(i % 1000 + rank);
+      comm->allreduce(data.data(), data.data(), n, DType::kFloat32, ReduceOp::kSum);
+      const float ranks_sum = static_cast<float>(size * (size - 1) / 2);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(data[i], static_cast<float>(size) * static_cast<float>(i % 1000) + ranks_sum)
+            << i;
+      }
+      // Out of place, another type and op; and small messages, which keep the ring when chosen.
+      for (const std::size_t count : {std::size_t{300000}, std::size_t{7}}) {
+        std::vector<std::int32_t> in(count), out(count);
+        for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<std::int32_t>(i) * (rank + 1);
+        comm->allreduce(in.data(), out.data(), count, DType::kInt32, ReduceOp::kMax);
+        for (std::size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(out[i], static_cast<std::int32_t>(i) * size) << count << " at " << i;
+        }
+      }
+      std::vector<double> avg(100000, static_cast<double>(rank));
+      comm->allreduce(avg.data(), avg.data(), avg.size(), DType::kFloat64, ReduceOp::kAvg);
+      EXPECT_EQ(avg.front(), (size - 1) / 2.0);
+      EXPECT_EQ(avg.back(), (size - 1) / 2.0);
+      comm->barrier();
+    });
+  }
+}
+
+TEST(TcpCommunicator, ForcedHierarchyOnUnevenNodesIsRefusedNamingTheCounts) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::vector<std::string> errors(3);
+  dtrain::test::threads_as_ranks(3, [&](int rank) {
+    try {
+      on_node(store, rank, 3, 2, dtrain::runtime::AllreduceAlgo::kHierarchical);
+    } catch (const dtrain::Error& e) {
+      EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  for (const std::string& e : errors) {
+    EXPECT_EQ(e,
+              "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks (node0: "
+              "2, node1: 1); expected the same number on every node (or DTRAIN_ALGO=flat)");
+  }
+}
+
+// 2 nodes x 2 ranks; rank 3 goes away (its connections close, as a killed process's do) while
+// the others are in a hierarchical allreduce: each names it, whichever wait saw it first.
+TEST(TcpCommunicator, ARankLostInTheHierarchicalAllreduceIsNamed) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::vector<std::string> errors(4);
+  dtrain::test::threads_as_ranks(4, [&](int rank) {
+    auto comm = on_node(store, rank, 4, 2, dtrain::runtime::AllreduceAlgo::kHierarchical);
+    if (rank == 3) {
+      comm.reset();
+      return;
+    }
+    std::vector<float> x(1 << 20, 1.0f);
+    try {
+      comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      EXPECT_EQ(e.code(), dtrain::Error::Code::kComm);
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  for (int r = 0; r < 3; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_NE(errors[static_cast<std::size_t>(r)].find(
+                  "rank 3 (on node1) closed its connection (it exited or was killed)"),
+              std::string::npos)
+        << errors[static_cast<std::size_t>(r)];
+  }
+}
+
+// 2 nodes x 2 ranks; rank 3 never joins the allreduce: its node's other rank names it at the
+// deadline, as a rank of this node, and no rank waits past the deadline for long.
+TEST(TcpCommunicator, ASilentRankInTheHierarchicalAllreduceIsNamedAtTheDeadline) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::atomic<int> done{0};
+  std::vector<std::string> errors(4);
+  std::vector<dtrain::Error::Code> codes(4, dtrain::Error::Code::kInternal);
+  dtrain::test::threads_as_ranks(4, [&](int rank) {
+    auto comm = on_node(store, rank, 4, 2, dtrain::runtime::AllreduceAlgo::kHierarchical,
+                        std::chrono::milliseconds(400));
+    if (rank == 3) {
+      while (done.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    std::vector<float> x(1 << 20, 1.0f);
+    try {
+      comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    } catch (const dtrain::Error& e) {
+      codes[static_cast<std::size_t>(rank)] = e.code();
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+    ++done;
+  });
+  EXPECT_EQ(codes[2], dtrain::Error::Code::kTimeout);
+  EXPECT_EQ(errors[2],
+            "dtrain: allreduce: tcp: missing ranks: 3; rank 3 (on node1) did not answer before "
+            "the deadline (DTRAIN_TIMEOUT)");
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[static_cast<std::size_t>(r)].find("rank 3 (on node1) did not answer"),
+              std::string::npos)
+        << errors[static_cast<std::size_t>(r)];
+  }
+}
+
 }  // namespace

@@ -1,0 +1,127 @@
+#include "comm/tcp_peer_transport.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "dtrain/dtrain.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
+
+// As net::send_all and recv_all classify them: a reset or a broken pipe is a peer that went away.
+net::IoResult failure_of(int error) {
+  return error == EPIPE || error == ECONNRESET ? net::IoResult::kClosed : net::IoResult::kError;
+}
+
+}  // namespace
+
+TcpPeerTransport::TcpPeerTransport(std::vector<int> fd_of_rank, Fail fail)
+    : fds_(std::move(fd_of_rank)), queues_(fds_.size()), fail_(std::move(fail)) {}
+
+TcpPeerTransport::Queues& TcpPeerTransport::queues_of(int peer) {
+  if (peer < 0 || static_cast<std::size_t>(peer) >= fds_.size() ||
+      fds_[static_cast<std::size_t>(peer)] < 0) {
+    throw Error(Error::Code::kInternal,
+                "dtrain: allreduce: no connection to rank " + std::to_string(peer));
+  }
+  Queues& q = queues_[static_cast<std::size_t>(peer)];
+  if (q.out.empty() && q.in.empty()) active_.push_back(peer);
+  return q;
+}
+
+void TcpPeerTransport::send(int slot, const void* buf, std::size_t bytes, int peer) {
+  if (bytes == 0) return;
+  Queues& q = queues_of(peer);
+  q.out.push_back({slot, static_cast<char*>(const_cast<void*>(buf)), bytes});
+  ++open_[static_cast<std::size_t>(slot)];
+  transmit(peer);  // most of it usually fits in the socket's buffer at once
+}
+
+void TcpPeerTransport::recv(int slot, void* buf, std::size_t bytes, int peer) {
+  if (bytes == 0) return;
+  Queues& q = queues_of(peer);
+  q.in.push_back({slot, static_cast<char*>(buf), bytes});
+  ++open_[static_cast<std::size_t>(slot)];
+}
+
+bool TcpPeerTransport::done(int slot) {
+  if (open_[static_cast<std::size_t>(slot)] == 0) return true;
+  progress();
+  return open_[static_cast<std::size_t>(slot)] == 0;
+}
+
+std::vector<int> TcpPeerTransport::waiting(int slot) const {
+  std::vector<int> peers;
+  for (int peer : active_) {
+    const auto& in = queues_[static_cast<std::size_t>(peer)].in;
+    if (std::any_of(in.begin(), in.end(), [&](const Message& m) { return m.slot == slot; })) {
+      peers.push_back(peer);
+    }
+  }
+  std::sort(peers.begin(), peers.end());
+  return peers;
+}
+
+void TcpPeerTransport::progress() {
+  // Receiving first frees the peers' send buffers; a peer both ways gets both each time.
+  for (std::size_t i = 0; i < active_.size(); ++i) {
+    receive(active_[i]);
+    transmit(active_[i]);
+  }
+  std::erase_if(active_, [&](int peer) {
+    const Queues& q = queues_[static_cast<std::size_t>(peer)];
+    return q.out.empty() && q.in.empty();
+  });
+}
+
+void TcpPeerTransport::transmit(int peer) {
+  Queues& q = queues_[static_cast<std::size_t>(peer)];
+  const int fd = fds_[static_cast<std::size_t>(peer)];
+  while (!q.out.empty()) {
+    Message& m = q.out.front();
+    const ssize_t n = ::send(fd, m.data, m.left, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (would_block(errno)) return;
+      const int error = errno;
+      fail_(peer, failure_of(error), error);
+      return;
+    }
+    m.data += n;
+    m.left -= static_cast<std::size_t>(n);
+    if (m.left == 0) complete(q.out);
+  }
+}
+
+void TcpPeerTransport::receive(int peer) {
+  Queues& q = queues_[static_cast<std::size_t>(peer)];
+  const int fd = fds_[static_cast<std::size_t>(peer)];
+  while (!q.in.empty()) {
+    Message& m = q.in.front();
+    const ssize_t n = ::recv(fd, m.data, m.left, MSG_DONTWAIT);
+    if (n == 0) {
+      fail_(peer, net::IoResult::kClosed, 0);  // it closed with bytes still owed
+      return;
+    }
+    if (n < 0) {
+      if (would_block(errno)) return;
+      const int error = errno;
+      fail_(peer, failure_of(error), error);
+      return;
+    }
+    m.data += n;
+    m.left -= static_cast<std::size_t>(n);
+    if (m.left == 0) complete(q.in);
+  }
+}
+
+void TcpPeerTransport::complete(std::deque<Message>& messages) {
+  --open_[static_cast<std::size_t>(messages.front().slot)];
+  messages.pop_front();
+}
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,60 @@
+// The hierarchical allreduce's link between nodes over the TCP backend's data connections
+// (comm/hierarchical_allreduce.hpp), for torchrun-style jobs that have no MPI. Each peer's sends
+// and receives queue in the order they were posted and move, without blocking, whenever the
+// allreduce tests for completion; between tests the kernel's socket buffers keep the link busy,
+// so the node's shared-memory work overlaps the transfer. A connection that closes or fails while
+// a message still needs it goes to the communicator's diagnosis (tcp_loss.hpp), which names the
+// rank really lost.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "comm/hierarchical_allreduce.hpp"
+#include "net/socket.hpp"
+
+namespace dtrain::runtime {
+
+class TcpPeerTransport final : public PeerTransport {
+ public:
+  // Called with the peer whose connection failed, how and errno; it must throw.
+  using Fail = std::function<void(int peer, net::IoResult how, int error)>;
+
+  // `fd_of_rank[r]`: the nonblocking data connection to rank r (-1: none); the descriptors must
+  // stay open while messages are queued.
+  TcpPeerTransport(std::vector<int> fd_of_rank, Fail fail);
+
+  void send(int slot, const void* buf, std::size_t bytes, int peer) override;
+  void recv(int slot, void* buf, std::size_t bytes, int peer) override;
+  bool done(int slot) override;
+  std::vector<int> waiting(int slot) const override;
+  // Moves what the sockets take or hold now, for every slot.
+  void progress();
+
+ private:
+  struct Message {
+    int slot;
+    char* data;
+    std::size_t left;
+  };
+  struct Queues {
+    std::deque<Message> out;
+    std::deque<Message> in;
+  };
+  // Checks `peer`, and marks it active: a message is about to be queued.
+  Queues& queues_of(int peer);
+  void transmit(int peer);
+  void receive(int peer);
+  void complete(std::deque<Message>& messages);
+
+  std::vector<int> fds_;
+  std::vector<Queues> queues_;  // by rank
+  std::vector<int> active_;     // ranks with something queued, in the order first queued
+  std::array<int, HierarchicalAllreduce::kDepth> open_{};  // messages of each slot not complete
+  Fail fail_;
+};
+
+}  // namespace dtrain::runtime
