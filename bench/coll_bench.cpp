@@ -417,6 +417,30 @@ void meter_overhead(dtrain::Context& ctx) {
                      {"overhead_percent", (on / off - 1) * 100}};
 }
 
+// MPI for the baseline columns when libdtrain did not start it (the TCP bootstrap).
+struct MpiForBaselines {
+  bool started = false;
+  MpiForBaselines() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+    started = true;
+  }
+  ~MpiForBaselines() {
+    if (started) MPI_Finalize();
+  }
+  MpiForBaselines(const MpiForBaselines&) = delete;
+  MpiForBaselines& operator=(const MpiForBaselines&) = delete;
+};
+
+// A second torchrun-style Context in this process needs its own rendezvous port.
+void next_rendezvous_port() {
+  const char* port = std::getenv("MASTER_PORT");
+  if (port != nullptr) setenv("MASTER_PORT", std::to_string(std::atoi(port) + 1).c_str(), 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -448,7 +472,10 @@ int main(int argc, char** argv) {
     }
   }
   // dtrain first: it initializes MPI (PMIx bootstrap under mpirun) and finalizes it at the end.
+  // With DTRAIN_BOOTSTRAP=tcp (torchrun-style, the TCP backend) it leaves MPI alone, and the
+  // baselines start it here.
   dtrain::Context ctx = dtrain::init();
+  const MpiForBaselines mpi;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -485,6 +512,7 @@ int main(int argc, char** argv) {
     const char* configured = std::getenv("DTRAIN_ALGO");
     const std::string algo = configured && *configured ? configured : "unset (auto)";
     setenv("DTRAIN_ALGO", "flat", 1);
+    if (ctx.world().bootstrap == "tcp") next_rendezvous_port();  // the first store still serves
     dtrain::Context flat = dtrain::init();
     if (rank == 0) {
       std::printf(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The allreduce across nodes (issue 21) on a namespace cluster of its own: coll_bench --nodes on
-# 2 nodes x 2 ranks and on 4 x 1, the link shaped to RATE (default 1gbit; "off": unshaped), Open
+# 2 nodes x 2 ranks and on 4 x 1, libdtrain on each of its multi-node backends (MPI under PMIx;
+# TCP, as under torchrun), the link shaped to RATE (default 1gbit; "off": unshaped), Open
 # MPI with two TCP sockets per peer (OMPI_MCA_btl_tcp_links=2: with one, both directions at once
 # reach only 0.5-0.6 x one-way, docs/benchmarks.md). Each table is preceded by the machine's load.
 # Reports only; fails only on #wrong or a failed run.
@@ -16,9 +17,18 @@ if [[ $rate != off ]]; then bash "$cluster_sh" shape "$dir" "$rate" >/dev/null; 
 # shellcheck source=/dev/null # written by cluster.sh up
 source "$dir/env.sh"
 export OMPI_MCA_btl_tcp_links=2
-for layout in "2 2" "4 1"; do
-  read -r nodes per <<<"$layout"
-  echo "# ==== $nodes nodes x $per ranks, link $rate, OMPI_MCA_btl_tcp_links=2; uptime:$(uptime)"
-  timeout 900 srun --mpi=pmix -N"$nodes" --ntasks-per-node="$per" "$coll_bench" --nodes \
-    --json "$dir/coll_bench-$nodes-$per.json"
+# One rank of a torchrun-style job inside the srun step (MPI still starts, for the baselines):
+# libdtrain takes the TCP bootstrap and backend, the rendezvous at the job's first node.
+# shellcheck disable=SC2016 # expanded by each task's shell
+tcp_rank='first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+export DTRAIN_BOOTSTRAP=tcp MASTER_ADDR=$first RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS
+export LOCAL_RANK=$SLURM_LOCALID LOCAL_WORLD_SIZE=${SLURM_NTASKS_PER_NODE%%(*}
+exec "$@"'
+for run in "2 2 pmix" "2 2 tcp" "4 1 pmix" "4 1 tcp"; do
+  read -r nodes per bootstrap <<<"$run"
+  echo "# ==== $nodes nodes x $per ranks, libdtrain on $bootstrap, link $rate, OMPI_MCA_btl_tcp_links=2; uptime:$(uptime)"
+  launch=("$coll_bench")
+  [[ $bootstrap == tcp ]] && launch=(bash -c "$tcp_rank" tcp_rank "$coll_bench")
+  MASTER_PORT=$((20000 + RANDOM % 30000)) timeout 900 srun --mpi=pmix -N"$nodes" \
+    --ntasks-per-node="$per" "${launch[@]}" --nodes --json "$dir/coll_bench-$nodes-$per-$bootstrap.json"
 done

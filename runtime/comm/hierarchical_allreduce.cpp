@@ -104,7 +104,7 @@ char* HierarchicalAllreduce::scratch(int slot, int node) {
 void HierarchicalAllreduce::allreduce(const void* in, void* out, std::size_t count, DType type,
                                       ReduceOp op) {
   const std::size_t elem = dtype_size(type);
-  const std::size_t per_piece = node_.piece_bytes() / elem;
+  const std::size_t per_piece = piece_elems(count, elem, node_.piece_bytes());
   const std::size_t pieces = (count + per_piece - 1) / per_piece;
   relayed_ = 0;
   // The same schedule on every rank of the node, so their shared-memory steps pair up: piece k's
@@ -123,6 +123,14 @@ void HierarchicalAllreduce::allreduce(const void* in, void* out, std::size_t cou
   }
   for (std::size_t k = pieces > kDepth ? pieces - kDepth : 0; k < pieces; ++k) finish(k, type, op);
   for (int slot = 0; slot < kDepth; ++slot) wait_network(slot);  // the last results sent
+}
+
+std::size_t HierarchicalAllreduce::piece_elems(std::size_t count, std::size_t elem,
+                                               std::size_t piece_bytes) {
+  const std::size_t pieces = 2 * static_cast<std::size_t>(kDepth);
+  const std::size_t wanted = (count * elem + pieces - 1) / pieces;
+  const std::size_t bytes = std::clamp(wanted, std::min(kMinPieceBytes, piece_bytes), piece_bytes);
+  return std::max<std::size_t>(1, bytes / elem);
 }
 
 void HierarchicalAllreduce::post(std::size_t k, std::size_t elem) {

@@ -52,7 +52,10 @@ struct NodeLayout {
 NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
 
 // Above this an allreduce may go hierarchical; up to it the backend's latency-optimal route.
-inline constexpr std::size_t kHierarchyMinBytes = std::size_t{64} << 10;
+// Measured on 2 nodes x 2 ranks (docs/benchmarks.md): at 16 and 64 KiB the hierarchy sends S
+// across each node's link where recursive doubling and the TCP ring send 2 S and 1.5 S, and takes
+// half their time; at 4 KiB MPI's recursive doubling is a few microseconds faster.
+inline constexpr std::size_t kHierarchyMinBytes = std::size_t{4} << 10;
 
 // Whether to set the hierarchy up at all: never for kFlat; for kAuto when some node holds more
 // than one rank, there are 2 or 3 nodes and all hold the same number; kHierarchical forces it
@@ -88,6 +91,9 @@ class PeerTransport {
 class HierarchicalAllreduce {
  public:
   static constexpr int kDepth = 8;
+  // Mid-sized messages go in smaller pieces, down to this, so that they too fill the pipeline
+  // (piece_elems).
+  static constexpr std::size_t kMinPieceBytes = std::size_t{128} << 10;
   // The node's ShmAllreduce's piece size: 4 x the single-node one, so that the node's ranks,
   // which share cores with the TCP stack and each other, meet 4 x less often per byte.
   static constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
@@ -100,6 +106,13 @@ class HierarchicalAllreduce {
 
   // Every rank calls it with the same count, type and op; in == out is in place; kAvg sums.
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+
+  // Elements per piece for a message of `count` elements of `elem` bytes, with pieces of at most
+  // `piece_bytes`: about 2 x kDepth pieces, none under kMinPieceBytes nor over piece_bytes. The
+  // first piece's way there and the last piece's way back are what the pipeline cannot hide: a
+  // 1 MiB message as one piece crosses the link twice in a row on 2 nodes (the relay), and as 8
+  // pieces its halves overlap.
+  static std::size_t piece_elems(std::size_t count, std::size_t elem, std::size_t piece_bytes);
 
   // While a call waits: the ranks it waits for and why; "" when it does not wait.
   std::string missing_ranks() const;

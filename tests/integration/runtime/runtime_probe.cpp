@@ -228,8 +228,9 @@ void check_kind(dtrain::Comm& comm, const Kind& k, int r, int p, std::size_t n) 
 // uint8 arithmetic wraps modulo 256 whatever the size, backend or launcher (docs/runtime-api.md):
 // 200 on every rank sums to 200 * p mod 256 (144 on 2 ranks, 88 on 3), and 7s multiply to
 // 7^p mod 256. Open MPI 4.1's AVX reduction saturated 8-bit sums at 255 (open-mpi/ompi#8045) on
-// MPI's own path only, so the sizes straddle where the path changes: 64 KiB (point to point or
-// MPI_Allreduce), 1 MiB (pieces); reduce_scatter always went to MPI.
+// MPI's own path only, so the sizes straddle where the path changes: 4 KiB (across nodes: flat or
+// hierarchical), 64 KiB (point to point or MPI_Allreduce), 1 MiB (pieces); reduce_scatter always
+// went to MPI.
 void check_uint8_wraps(dtrain::Comm& comm, int p) {
   using Op = dtrain::ReduceOp;
   const auto u8 = dtrain::DType::kUInt8;
@@ -239,8 +240,9 @@ void check_uint8_wraps(dtrain::Comm& comm, int p) {
     sum = (sum + 200) % 256;
     product = product * 7 % 256;
   }
-  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{65535}, std::size_t{65536},
-                        std::size_t{65537}, std::size_t{1} << 20, (std::size_t{1} << 20) + 1}) {
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{1000}, std::size_t{4096}, std::size_t{4097}, std::size_t{65535},
+        std::size_t{65536}, std::size_t{65537}, std::size_t{1} << 20, (std::size_t{1} << 20) + 1}) {
     const std::string size = "(n=" + std::to_string(n) + ")";
     const std::vector<std::uint8_t> in(n, 200);
     std::vector<std::uint8_t> out(n);

@@ -72,9 +72,24 @@ TEST(HierarchyChoice, AutoOnlyWhereItPays) {
   EXPECT_FALSE(wanted({"a", "a", "b"}));                           // uneven
   EXPECT_FALSE(hierarchy_wanted(AllreduceAlgo::kFlat, plan_layout({"a", "a", "b", "b"}, 0)));
   EXPECT_TRUE(hierarchy_wanted(AllreduceAlgo::kHierarchical, plan_layout({"a", "b"}, 0)));
-  EXPECT_FALSE(hierarchy_pays(AllreduceAlgo::kAuto, 64 << 10));
-  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, (64 << 10) + 1));
+  EXPECT_FALSE(hierarchy_pays(AllreduceAlgo::kAuto, 4 << 10));
+  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, (4 << 10) + 1));
   EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kHierarchical, 4));
+}
+
+TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const auto piece = [](std::size_t bytes, std::size_t elem = 4) {
+    return HierarchicalAllreduce::piece_elems(bytes / elem, elem, kMiB) * elem;
+  };
+  EXPECT_EQ(piece(64 * kMiB), kMiB);     // 64 pieces of the most
+  EXPECT_EQ(piece(16 * kMiB), kMiB);     // 16
+  EXPECT_EQ(piece(4 * kMiB), kMiB / 4);  // 16 of 256 KiB
+  EXPECT_EQ(piece(kMiB), kMiB / 8);      // 8 of the least, 128 KiB
+  EXPECT_EQ(piece(64 << 10), kMiB / 8);  // one piece
+  EXPECT_EQ(piece(3 * kMiB, 8), 3 * kMiB / 16);
+  EXPECT_EQ(HierarchicalAllreduce::piece_elems(3, 8, kMiB), std::size_t{16384});
+  EXPECT_EQ(HierarchicalAllreduce::piece_elems(1000, 4, 4096), std::size_t{1024});  // at most
 }
 
 TEST(HierarchyChoice, ForcedOnUnevenNodesNamesTheCounts) {
