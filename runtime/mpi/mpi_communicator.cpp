@@ -151,6 +151,7 @@ class MpiCommunicator final : public Communicator {
         exchange_alarm_endpoints(world.hostname);
         int node_size = 0;
         MPI_Comm_size(node, &node_size);
+        across_nodes_ = node_size < size_;
         // Ranks on several nodes: MPI moves everything, or the node's ranks reduce first.
         if (shm == 1 && node_size == size_) {
           map_shared_segments();
@@ -305,8 +306,12 @@ class MpiCommunicator final : public Communicator {
   // With 2 ranks recursive doubling is a single exchange, the same bytes that MPI's algorithms
   // move, so every piece goes point to point and every allreduce polls (runs on the caller's
   // thread). Measured against MPI_Allreduce pieces on 2 ranks: the same within the VM's noise
-  // (docs/benchmarks.md, "Small messages").
-  bool point_to_point(std::size_t bytes) const { return size_ == 2 || bytes <= kPointToPointBytes; }
+  // (docs/benchmarks.md, "Small messages"). Across nodes, on more than 2 ranks, its log2(p)
+  // exchanges of the whole message cost more link time than MPI's algorithms even at 4 KiB
+  // (4 nodes x 1 rank at 1 Gbit/s: 4 KiB 0.84 x, 64 KiB 0.49 x MPI's speed), so MPI moves them.
+  bool point_to_point(std::size_t bytes) const {
+    return size_ == 2 || (!across_nodes_ && bytes <= kPointToPointBytes);
+  }
 
   // The ranks sharing this node (`node`, from MPI_Comm_split_type) tell each other their
   // processes, for the Engine's PeerWatch. Collective over `node`.
@@ -517,6 +522,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<MpiPeerTransport> peers_;
   std::unique_ptr<ShmAllreduce> node_shm_;
   std::unique_ptr<HierarchicalAllreduce> hier_;
+  bool across_nodes_ = false;  // some rank is on another node
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
   std::unique_ptr<PeerAlarm> alarm_;         // until the Engine takes it
   bool owns_mpi_ = false;
