@@ -17,14 +17,13 @@
 #include <vector>
 
 #include "comm/half.hpp"
-#include "comm/hierarchical_allreduce.hpp"
 #include "comm/peer_alarm.hpp"
 #include "comm/piece_tuner.hpp"
 #include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "mpi/mpi.hpp"
 #include "mpi/mpi_api.hpp"
-#include "mpi/mpi_peer_transport.hpp"
+#include "mpi/mpi_hierarchy.hpp"
 #include "mpi/recursive_doubling.hpp"
 #include "net/socket.hpp"
 
@@ -154,9 +153,12 @@ class MpiCommunicator final : public Communicator {
         across_nodes_ = node_size < size_;
         // Ranks on several nodes: MPI moves everything, or the node's ranks reduce first.
         if (shm == 1 && node_size == size_) {
-          map_shared_segments();
+          share_this_node();
         } else {
-          set_up_hierarchy(world.hostname, settings.algo, shm == 1);
+          // Ranks on several nodes: the hierarchical allreduce when the layout and DTRAIN_ALGO
+          // want it.
+          hier_ = MpiHierarchy::create(comm_, rank_, size_, world.hostname, settings.algo, shm == 1,
+                                       [this] { poll(); });
         }
       } catch (...) {
         MPI_Comm_free(&node);
@@ -200,7 +202,7 @@ class MpiCommunicator final : public Communicator {
     if (shm_) return true;
     // float16/bfloat16 travel widened to float.
     const std::size_t wire = is_16bit_float(type) ? bytes * 2 : bytes;
-    return point_to_point(wire) || (hier_ && hierarchy_pays(algo_, wire));
+    return point_to_point(wire) || (hier_ && hier_->pays(wire));
   }
   std::string missing_ranks() const override {
     return shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
@@ -223,7 +225,7 @@ class MpiCommunicator final : public Communicator {
     }
     const std::size_t elem = dtype_size(type);
     const std::size_t bytes = count * elem;
-    if (hier_ && hierarchy_pays(algo_, bytes)) {
+    if (hier_ && hier_->pays(bytes)) {
       hier_->allreduce(in, out, count, type, op);
       return;
     }
@@ -290,12 +292,9 @@ class MpiCommunicator final : public Communicator {
     MPI_Finalized(&finalized);
     if (finalized) return;
     shm_.reset();
+    if (hier_) hier_->free_mpi();
     hier_.reset();
-    node_shm_.reset();
-    peers_.reset();
     if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
-    if (node_window_ != MPI_WIN_NULL) MPI_Win_free(&node_window_);
-    if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     for (MPI_Op& o : own_ops_)
       if (o != MPI_OP_NULL) MPI_Op_free(&o);
@@ -366,71 +365,9 @@ class MpiCommunicator final : public Communicator {
 
   // When every rank is on this node: one shared window, a ShmAllreduce segment per rank.
   // Collective.
-  void map_shared_segments() {
-    std::vector<char*> segments = map_segments(comm_, size_, &window_);
+  void share_this_node() {
+    std::vector<char*> segments = runtime::map_shared_segments(comm_, size_, &window_);
     shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { poll(); });
-  }
-
-  // A shared window over `comm` (ranks of one node), a ShmAllreduce segment per rank, each
-  // prepared (and so first touched, NUMA-local) by its owner before anyone uses it. Collective.
-  std::vector<char*> map_segments(MPI_Comm comm, int ranks, MPI_Win* window,
-                                  std::size_t piece_bytes = ShmAllreduce::kPieceBytes) {
-    MPI_Info info = MPI_INFO_NULL;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    char* mine = nullptr;
-    const int rc =
-        MPI_Win_allocate_shared(static_cast<MPI_Aint>(ShmAllreduce::segment_bytes(piece_bytes)), 1,
-                                info, comm, &mine, window);
-    MPI_Info_free(&info);
-    check(rc, "init", "MPI_Win_allocate_shared (DTRAIN_SHM=0 allreduces through MPI instead)");
-    std::vector<char*> segments(static_cast<std::size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) {
-      MPI_Aint bytes = 0;
-      int unit = 0;
-      void* base = nullptr;
-      check(MPI_Win_shared_query(*window, r, &bytes, &unit, &base), "init", "MPI_Win_shared_query");
-      segments[static_cast<std::size_t>(r)] = static_cast<char*>(base);
-    }
-    ShmAllreduce::init_segment(mine, piece_bytes);
-    check(MPI_Barrier(comm), "init", "MPI_Barrier");
-    return segments;
-  }
-
-  // Ranks on several nodes: the hierarchical allreduce when the layout (every rank's host) and
-  // DTRAIN_ALGO want it, on every rank or none (the window is collective). `shm`: DTRAIN_SHM
-  // allows shared memory (kAuto only). Collective over comm_.
-  void set_up_hierarchy(const std::string& host, AllreduceAlgo algo, bool shm) {
-    constexpr std::size_t kHostBytes = 256;
-    std::vector<char> mine(kHostBytes, '\0');
-    host.copy(mine.data(), kHostBytes - 1);
-    std::vector<char> all(kHostBytes * static_cast<std::size_t>(size_));
-    constexpr int kRecord = static_cast<int>(kHostBytes);
-    check(MPI_Allgather(mine.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm_),
-          "init", "MPI_Allgather");
-    std::vector<std::string> hosts;
-    for (int r = 0; r < size_; ++r) hosts.emplace_back(all.data() + kHostBytes * r);
-    NodeLayout layout = plan_layout(hosts, rank_);
-    // The least vote wins, so every rank takes the same path.
-    int vote = hierarchy_vote(algo, shm, layout);
-    check(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
-    if (vote == 0) return;
-    algo_ = voted_algo(vote);
-    check(MPI_Comm_split(comm_, layout.node, layout.local_rank, &node_comm_), "init",
-          "MPI_Comm_split");
-    std::vector<char*> segments = map_segments(node_comm_, layout.local_size, &node_window_,
-                                               HierarchicalAllreduce::kPieceBytes);
-    peers_ = std::make_unique<MpiPeerTransport>(comm_);
-    // While the node's ranks wait on each other, the pieces on the network keep moving.
-    node_shm_ = std::make_unique<ShmAllreduce>(
-        layout.local_rank, std::move(segments),
-        [this] {
-          poll();
-          peers_->progress();
-        },
-        HierarchicalAllreduce::kPieceBytes);
-    hier_ = std::make_unique<HierarchicalAllreduce>(std::move(layout), *node_shm_, *peers_,
-                                                    [this] { poll(); });
   }
 
   // One piece (at most kChunkBytes): shared memory, point to point or MPI_Allreduce, in place
@@ -440,7 +377,7 @@ class MpiCommunicator final : public Communicator {
       shm_->allreduce(in, out, n, type, op);
       return;
     }
-    if (hier_ && hierarchy_pays(algo_, n * dtype_size(type))) {
+    if (hier_ && hier_->pays(n * dtype_size(type))) {
       hier_->allreduce(in, out, n, type, op);
       return;
     }
@@ -516,21 +453,15 @@ class MpiCommunicator final : public Communicator {
   RecursiveDoubling doubling_;  // pieces that go point to point
   std::unique_ptr<ShmAllreduce>
       shm_;  // set when every rank is on this node (and DTRAIN_SHM allows)
-  // Set when ranks share nodes across several (and DTRAIN_ALGO, DTRAIN_SHM allow): the node's
-  // shared memory, the link to the peers on other nodes, and the algorithm over both.
-  AllreduceAlgo algo_ = AllreduceAlgo::kAuto;
-  std::unique_ptr<MpiPeerTransport> peers_;
-  std::unique_ptr<ShmAllreduce> node_shm_;
-  std::unique_ptr<HierarchicalAllreduce> hier_;
-  bool across_nodes_ = false;  // some rank is on another node
+  // Set when ranks share nodes across several (and DTRAIN_ALGO, DTRAIN_SHM allow).
+  std::unique_ptr<MpiHierarchy> hier_;
+  bool across_nodes_ = false;                // some rank is on another node
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
   std::unique_ptr<PeerAlarm> alarm_;         // until the Engine takes it
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
-  MPI_Comm node_comm_ = MPI_COMM_NULL;  // the hierarchy's node, ranks by local rank
-  MPI_Win node_window_ = MPI_WIN_NULL;
   std::array<MPI_Op, 4> own_ops_ = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // kOwnOps
 };
 

@@ -1,0 +1,94 @@
+#include "mpi/mpi_hierarchy.hpp"
+
+#include <utility>
+
+#include "mpi/mpi.hpp"
+
+namespace dtrain::runtime {
+
+std::vector<char*> map_shared_segments(MPI_Comm comm, int ranks, MPI_Win* window,
+                                       std::size_t piece_bytes) {
+  MPI_Info info = MPI_INFO_NULL;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  char* mine = nullptr;
+  const int rc =
+      MPI_Win_allocate_shared(static_cast<MPI_Aint>(ShmAllreduce::segment_bytes(piece_bytes)), 1,
+                              info, comm, &mine, window);
+  MPI_Info_free(&info);
+  check(rc, "init", "MPI_Win_allocate_shared (DTRAIN_SHM=0 allreduces through MPI instead)");
+  std::vector<char*> segments(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    void* base = nullptr;
+    check(MPI_Win_shared_query(*window, r, &bytes, &unit, &base), "init", "MPI_Win_shared_query");
+    segments[static_cast<std::size_t>(r)] = static_cast<char*>(base);
+  }
+  ShmAllreduce::init_segment(mine, piece_bytes);
+  check(MPI_Barrier(comm), "init", "MPI_Barrier");
+  return segments;
+}
+
+namespace {
+
+// Every rank's host name, by rank. Collective over `comm`.
+std::vector<std::string> host_names(MPI_Comm comm, int size, const std::string& host) {
+  constexpr std::size_t kHostBytes = 256;
+  std::vector<char> mine(kHostBytes, '\0');
+  host.copy(mine.data(), kHostBytes - 1);
+  std::vector<char> all(kHostBytes * static_cast<std::size_t>(size));
+  constexpr int kRecord = static_cast<int>(kHostBytes);
+  check(MPI_Allgather(mine.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm), "init",
+        "MPI_Allgather");
+  std::vector<std::string> hosts;
+  for (int r = 0; r < size; ++r) hosts.emplace_back(all.data() + kHostBytes * r);
+  return hosts;
+}
+
+}  // namespace
+
+std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int size,
+                                                   const std::string& host, AllreduceAlgo algo,
+                                                   bool shm, std::function<void()> poll) {
+  NodeLayout layout = plan_layout(host_names(comm, size, host), rank);
+  // The least vote wins, so every rank takes the same path (the window is collective).
+  int vote = hierarchy_vote(algo, shm, layout);
+  check(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, MPI_INT, MPI_MIN, comm), "init", "MPI_Allreduce");
+  if (vote == 0) return nullptr;
+  std::unique_ptr<MpiHierarchy> h(new MpiHierarchy());
+  h->algo_ = voted_algo(vote);
+  h->poll_ = std::move(poll);
+  try {
+    check(MPI_Comm_split(comm, layout.node, layout.local_rank, &h->node_comm_), "init",
+          "MPI_Comm_split");
+    std::vector<char*> segments = map_shared_segments(
+        h->node_comm_, layout.local_size, &h->node_window_, HierarchicalAllreduce::kPieceBytes);
+    h->peers_ = std::make_unique<MpiPeerTransport>(comm);
+    MpiHierarchy* self = h.get();
+    // While the node's ranks wait on each other, the pieces on the network keep moving.
+    h->node_shm_ = std::make_unique<ShmAllreduce>(
+        layout.local_rank, std::move(segments),
+        [self] {
+          self->poll_();
+          self->peers_->progress();
+        },
+        HierarchicalAllreduce::kPieceBytes);
+    h->hier_ = std::make_unique<HierarchicalAllreduce>(std::move(layout), *h->node_shm_, *h->peers_,
+                                                       [self] { self->poll_(); });
+  } catch (...) {
+    h->free_mpi();
+    throw;
+  }
+  return h;
+}
+
+void MpiHierarchy::free_mpi() noexcept {
+  hier_.reset();
+  node_shm_.reset();
+  peers_.reset();
+  if (node_window_ != MPI_WIN_NULL) MPI_Win_free(&node_window_);
+  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
+}
+
+}  // namespace dtrain::runtime
