@@ -19,6 +19,7 @@
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/attempts.hpp"
+#include "report/rank_log_scan.hpp"
 
 namespace dtrain::cli {
 namespace fs = std::filesystem;

@@ -94,7 +94,7 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
 std::string apply_overrides(std::string_view text, const std::string& source_name,
                             const SpecOverrides& overrides);
 
-// The known field names, in documentation order.
+// The known field names, in documentation order (the reader table's: spec_fields.hpp).
 const std::vector<std::string>& job_spec_fields();
 
 // "1-02:03:04", "02:03:04", "03:04" (MM:SS) or "90" (minutes) -> seconds; nullopt if malformed.

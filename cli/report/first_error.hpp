@@ -8,79 +8,21 @@
 // culprit: a stopped rank that the launcher wakes (Open MPI sends SIGCONT before it kills the
 // job) exits last. A Python traceback's error line is its exception line, at its end. When every
 // failing rank was stopped by the launcher (SIGTERM at the walltime, a cancel), no rank is blamed.
-// Pure: the command feeds each rank's lines to a RankLogScan.
+// Pure: the command feeds each rank's lines to a RankLogScan (rank_log_scan.hpp), and the scans
+// come here.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "records/rank_lines.hpp"
 #include "report/hang.hpp"
-#include "report/log_merge.hpp"
+#include "report/rank_log_scan.hpp"
 
 namespace dtrain::report {
-
-struct TimedLine {
-  std::int64_t time = 0;  // microseconds since the epoch
-  std::string text;       // without the timestamp
-};
-
-// True for text that reports losing a peer rather than failing on its own ("peer closed",
-// "NCCL watchdog", "timed out", "connection reset", ...), compared case-insensitively.
-bool reports_peer_loss(std::string_view text);
-// True for text that reports an error of any kind ("error", "exception", "Traceback", ...).
-bool reports_error(std::string_view text);
-
-// The most of one line the report quotes (and RankLogScan keeps): longer lines are cut at a
-// character boundary and say how many bytes were left out.
-constexpr std::size_t kMaxQuotedLine = 4096;
-std::string cut_line(std::string_view line, std::size_t max_bytes);
-
-// What one rank's log says about its end, gathered line by line with bounded memory. When run-rank
-// started the rank again in the same file (a restart appends), only the last attempt counts.
-class RankLogScan {
- public:
-  explicit RankLogScan(int rank, std::size_t keep_lines = 10);
-  void add(std::string_view line);
-
-  int rank() const { return rank_; }
-  const std::optional<records::RankStart>& start() const { return start_; }
-  // The attempt of the last start line; 0 without one.
-  int attempt() const { return start_ ? start_->attempt : 0; }
-  const std::optional<records::RankExit>& exit() const { return exit_; }
-  std::optional<std::int64_t> exit_time() const { return exit_time_; }
-  // The last line of any kind, and the last of the rank's own output (not run-rank's lines).
-  std::optional<std::int64_t> last_time() const { return last_time_; }
-  const std::optional<TimedLine>& first_error() const { return first_error_; }
-  // The latest line that reports a lost peer (earlier ones may be unrelated, such as a startup
-  // line printing a timeout setting).
-  const std::optional<TimedLine>& last_peer_loss() const { return last_peer_loss_; }
-  std::vector<std::string> last_lines() const { return last_lines_.lines(); }
-  // The ranks the last "missing ranks: 1, 2" line names (libdtrain's timeout and peer-loss
-  // errors), with that line; empty when none does, or it says "unknown".
-  const std::vector<int>& missing_ranks() const { return missing_ranks_; }
-  const std::optional<TimedLine>& missing_line() const { return missing_line_; }
-
- private:
-  int rank_;
-  std::size_t keep_lines_;
-  std::optional<records::RankStart> start_;
-  std::optional<records::RankExit> exit_;
-  std::optional<std::int64_t> exit_time_;
-  std::optional<std::int64_t> last_time_;
-  std::int64_t current_time_ = 0;
-  std::optional<TimedLine> first_error_;
-  std::optional<TimedLine> last_peer_loss_;
-  std::vector<int> missing_ranks_;
-  std::optional<TimedLine> missing_line_;
-  bool in_traceback_ = false;  // first_error_ is a Python traceback's header, its end not read yet
-  LastLines last_lines_;
-};
 
 struct RankEnd {
   enum class Kind { kFinished, kFailed, kSilent, kRunning };
@@ -122,10 +64,6 @@ struct MissedCollective {
 // The heartbeat evidence in `hang`: the ranks that never entered a collective the others
 // reached; else those that entered the first failed collective only after it failed elsewhere.
 std::optional<MissedCollective> missed_collective(const HangReport& hang);
-
-// The ranks a "missing ranks: 1, 2; ..." error names, in order; empty when `text` has none or
-// says "unknown".
-std::vector<int> parse_missing_ranks(std::string_view text);
 
 // `last_metric_time[i]` (optional, microseconds) is the last metric record of scans[i]'s rank: a
 // sign of life for a rank that logs little. `walltime_reached`: the job is known to have ended at

@@ -8,8 +8,8 @@ mkdir -p "$build/fuzz"
 bin="$build/fuzz/spec_fuzzer"
 clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I "$src/cli" -I "$src/runtime" -I "$src/runtime/include" "$src/tests/fuzz/spec_fuzzer.cpp" \
-  "$src/cli/plan/job_spec.cpp" "$src/cli/plan/yaml_fields.cpp" "$src/cli/plan/render.cpp" \
-  "$src/cli/plan/errors.cpp" "$src/runtime/affinity/policy.cpp" \
+  "$src/cli/plan/job_spec.cpp" "$src/cli/plan/spec_fields.cpp" "$src/cli/plan/yaml_fields.cpp" \
+  "$src/cli/plan/render.cpp" "$src/cli/plan/errors.cpp" "$src/runtime/affinity/policy.cpp" \
   "$src/runtime/launch/framework_env.cpp" "$src/runtime/launch/launcher_env.cpp" \
   -lyaml-cpp -o "$bin"
 corpus="$build/fuzz/corpus"

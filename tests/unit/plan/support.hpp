@@ -1,6 +1,7 @@
-// What the plan tests share: golden files (hwloc's test-hwloc-calc pattern; DTRAIN_UPDATE_GOLDEN=1
-// rewrites them, and the diff is then reviewed like any other change), the templates and built-in
-// site profiles of the source tree, and fixed run inputs, so a plan depends on its spec alone.
+// What the plan tests share: the messages a bad job spec gets, golden files (hwloc's
+// test-hwloc-calc pattern; DTRAIN_UPDATE_GOLDEN=1 rewrites them, and the diff is then reviewed like
+// any other change), the templates and built-in site profiles of the source tree, and fixed run
+// inputs, so a plan depends on its spec alone.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/planner.hpp"
@@ -25,6 +27,17 @@ inline std::string read(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Every message the user would see for the job spec `text` (read as job.yaml), one per line;
+// "(no error)" when it parses.
+inline std::string spec_errors(const std::string& text, const SpecOverrides& overrides = {}) {
+  try {
+    parse_job_spec(text, "job.yaml", overrides);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 inline void expect_golden(const std::string& path, const std::string& actual) {

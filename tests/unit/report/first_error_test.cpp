@@ -7,32 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "heartbeats.hpp"
-#include "records/log_line.hpp"
-#include "records/rank_lines.hpp"
+#include "rank_logs.hpp"
 
 namespace dtrain::report {
 namespace {
 
-constexpr std::int64_t kT0 = 1795341600LL * 1000000;  // 2026-11-22T10:00:00Z
-
-std::string at(double seconds, const std::string& text) {
-  return records::format_log_time(kT0 + static_cast<std::int64_t>(seconds * 1e6)) + " " + text;
-}
-
-RankLogScan scan(int rank, const std::vector<std::string>& lines) {
-  RankLogScan s(rank, 3);
-  for (const auto& l : lines) s.add(l);
-  return s;
-}
-
-std::string start(int rank, int size = 4, const std::string& host = "node0") {
-  return records::format_rank_start(
-      {rank, size, host, rank, size, 100 + rank, "python train.py", 0});
-}
-
-std::string exit_line(int rank, int status, int signal = 0) {
-  return records::format_rank_exit({rank, status, signal});
-}
+using testing::at;
+using testing::exit_line;
+using testing::kT0;
+using testing::scan;
+using testing::start;
 
 TEST(FirstError, TheRankThatExitedFirstIsTheCulpritAndLaterOnesAreVictims) {
   std::vector<RankLogScan> scans = {
@@ -251,16 +235,6 @@ TEST(FirstError, HeartbeatsOfACollectiveEnteredAfterItFailedNameTheLateRank) {
             "that waited for it");
 }
 
-TEST(FirstError, MissingRanksAreParsedFromEveryBackendsWording) {
-  EXPECT_EQ(parse_missing_ranks("dtrain: allreduce: tcp: missing ranks: 1, 2; rank 2 did not "
-                                "answer"),
-            (std::vector<int>{1, 2}));
-  EXPECT_EQ(parse_missing_ranks("not complete after 5 s (DTRAIN_TIMEOUT); missing ranks: 3"),
-            std::vector<int>{3});
-  EXPECT_TRUE(parse_missing_ranks("missing ranks: unknown (MPI does not say)").empty());
-  EXPECT_TRUE(parse_missing_ranks("no such words").empty());
-}
-
 TEST(FirstError, TwoRanksNamingEachOtherBlameTheOneNamedFirst) {
   // Two ranks: rank 0 times out waiting for the stopped rank 1; rank 1, woken later, names 0.
   std::vector<RankLogScan> scans = {
@@ -308,14 +282,6 @@ TEST(FirstError, APythonTracebackIsQuotedByItsExceptionLine) {
   ASSERT_TRUE(r.culprit->evidence);
   EXPECT_EQ(r.culprit->evidence->text, "ValueError: boom");
   EXPECT_FALSE(r.culprit->peer_loss);
-  // Chained exceptions: the first exception line (the root cause) is quoted.
-  RankLogScan chained = scan(0, {at(0, "Traceback (most recent call last):"), at(0, "  File \"a\""),
-                                 at(0, "KeyError: 'x'"), at(0, ""),
-                                 at(0,
-                                    "During handling of the above exception, another "
-                                    "exception occurred:")});
-  ASSERT_TRUE(chained.first_error());
-  EXPECT_EQ(chained.first_error()->text, "KeyError: 'x'");
 }
 
 // Issue 22, item 21: ranks that each failed on their own with the same error are all culprits.
@@ -403,26 +369,6 @@ TEST(FirstError, AJobKnownToHaveReachedItsWalltimeBlamesNoRankThoughOneLostItsEx
             "no rank failed on its own; 3 ranks were stopped at the job's walltime");
   EXPECT_EQ(first_error_to_json(r)["walltime_reached"], true);
   EXPECT_EQ(first_error_to_json(from_logs)["walltime_reached"], false);
-}
-
-// Issue 22, item 30: a 100 MB line is kept and quoted cut, not whole.
-TEST(FirstError, AHugeLineIsCutWhenKeptAndQuoted) {
-  const std::string huge = "error: " + std::string(100u << 20, 'x');
-  RankLogScan s = scan(0, {at(0, start(0, 1)), at(1, huge), at(2, exit_line(0, 1))});
-  ASSERT_TRUE(s.first_error());
-  EXPECT_LT(s.first_error()->text.size(), kMaxQuotedLine + 64);
-  EXPECT_NE(s.first_error()->text.find("more bytes cut]"), std::string::npos);
-  for (const auto& l : s.last_lines()) EXPECT_LT(l.size(), kMaxQuotedLine + 64);
-  // Long lines are searched in pieces: a word across a piece's end is still found.
-  for (std::size_t at : {0u, 65530u, 65536u, 200000u}) {
-    std::string line(at, 'x');
-    line += "Segmentation FAULT";
-    EXPECT_TRUE(reports_error(line)) << at;
-    EXPECT_FALSE(reports_error(std::string(at + 10, 'x'))) << at;
-  }
-  // A cut never splits a UTF-8 character.
-  EXPECT_EQ(cut_line("a\xc3\xa9", 2), "a [... 2 more bytes cut]");
-  EXPECT_EQ(cut_line("short", 10), "short");
 }
 
 // Issue 22, item 30: a log written with CRLF line ends still has its exit line recognised.
