@@ -38,6 +38,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -418,14 +419,16 @@ void meter_overhead(dtrain::Context& ctx) {
 }
 
 // MPI for the baseline columns when libdtrain did not start it (the TCP bootstrap).
+// With --mpi-thread LEVEL it starts MPI before libdtrain does (which then uses it as it is), so
+// that the thread level's effect on Open MPI can be measured.
 struct MpiForBaselines {
   bool started = false;
-  MpiForBaselines() {
+  explicit MpiForBaselines(int level = MPI_THREAD_SINGLE) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (initialized) return;
     int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+    MPI_Init_thread(nullptr, nullptr, level, &provided);
     started = true;
   }
   ~MpiForBaselines() {
@@ -450,6 +453,7 @@ int main(int argc, char** argv) {
   bool sweep_only = false;
   bool nodes = false;
   bool max_given = false;
+  int mpi_thread = -1;  // --mpi-thread: MPI started here, at this level, before libdtrain
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json" && i + 1 < argc) {
@@ -459,6 +463,20 @@ int main(int argc, char** argv) {
       max_given = true;
     } else if (a == "--skip-bert") {
       bert = false;
+    } else if (a == "--mpi-thread" && i + 1 < argc) {
+      const std::string level = argv[++i];
+      mpi_thread = level == "single"       ? MPI_THREAD_SINGLE
+                   : level == "funneled"   ? MPI_THREAD_FUNNELED
+                   : level == "serialized" ? MPI_THREAD_SERIALIZED
+                   : level == "multiple"   ? MPI_THREAD_MULTIPLE
+                                           : -1;
+      if (mpi_thread < 0) {
+        std::fprintf(stderr,
+                     "coll_bench: --mpi-thread: expected single, funneled, serialized or "
+                     "multiple, got \"%s\"\n",
+                     level.c_str());
+        return 2;
+      }
     } else if (a == "--sweep-only") {
       sweep_only = true;
     } else if (a == "--nodes") {
@@ -466,7 +484,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "coll_bench: unknown argument \"%s\"; expected --json FILE, "
-                   "--max-bytes N, --skip-bert, --sweep-only or --nodes\n",
+                   "--max-bytes N, --skip-bert, --sweep-only, --nodes or --mpi-thread LEVEL\n",
                    a.c_str());
       return 2;
     }
@@ -474,6 +492,8 @@ int main(int argc, char** argv) {
   // dtrain first: it initializes MPI (PMIx bootstrap under mpirun) and finalizes it at the end.
   // With DTRAIN_BOOTSTRAP=tcp (torchrun-style, the TCP backend) it leaves MPI alone, and the
   // baselines start it here.
+  std::optional<MpiForBaselines> first;
+  if (mpi_thread >= 0) first.emplace(mpi_thread);
   dtrain::Context ctx = dtrain::init();
   const MpiForBaselines mpi;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -492,9 +512,15 @@ int main(int argc, char** argv) {
   int pid = getpid();
   MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("# dtrain coll_bench: libdtrain %s backend, bootstrap %s, %s\n",
+    int level = 0;
+    MPI_Query_thread(&level);
+    std::printf("# dtrain coll_bench: libdtrain %s backend, bootstrap %s, %s, MPI_THREAD_%s\n",
                 std::string(ctx.comm().backend()).c_str(), ctx.world().bootstrap.c_str(),
-                mpi_version.c_str());
+                mpi_version.c_str(),
+                level == MPI_THREAD_SINGLE       ? "SINGLE"
+                : level == MPI_THREAD_FUNNELED   ? "FUNNELED"
+                : level == MPI_THREAD_SERIALIZED ? "SERIALIZED"
+                                                 : "MULTIPLE");
     const char* shm_env = std::getenv("DTRAIN_SHM");
     std::printf(
         "# ranks %d, MALLOC_MMAP_THRESHOLD_ %s at start, DTRAIN_FUSION_BYTES %s, DTRAIN_SHM %s\n",

@@ -26,7 +26,7 @@ export LOCAL_RANK=$SLURM_LOCALID LOCAL_WORLD_SIZE=${SLURM_NTASKS_PER_NODE%%(*}
 exec "$@"'
 for run in "2 2 pmix" "2 2 tcp" "4 1 pmix" "4 1 tcp"; do
   read -r nodes per bootstrap <<<"$run"
-  echo "# ==== $nodes nodes x $per ranks, libdtrain on $bootstrap, link $rate, OMPI_MCA_btl_tcp_links=2; uptime:$(uptime)"
+  echo "# ==== $nodes nodes x $per ranks, libdtrain on $bootstrap, link $rate, $(env | grep '^OMPI_MCA_btl_tcp' | sort | tr '\n' ' ')uptime:$(uptime)"
   launch=("$coll_bench")
   [[ $bootstrap == tcp ]] && launch=(bash -c "$tcp_rank" tcp_rank "$coll_bench")
   MASTER_PORT=$((20000 + RANDOM % 30000)) timeout 900 srun --mpi=pmix -N"$nodes" \

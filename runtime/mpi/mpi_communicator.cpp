@@ -100,6 +100,11 @@ constexpr std::size_t kMaxPieceBytes = std::size_t{1} << 30;  // MPI counts are 
 // the deadline, without the progress thread's two wake-ups. Above it, on more than 2 ranks, MPI's
 // bandwidth-optimal algorithms win (recursive doubling moves the whole message log2(p) times).
 constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
+// Across nodes, on more than 2 ranks, it sends the whole message over each node's link log2(p)
+// times, and MPI's algorithms win from 16 KiB (4 nodes x 1 rank at 1 Gbit/s: 0.76 x MPI's speed
+// at 16 KiB, 0.49 x at 64 KiB); at 4 KiB it still beats handing MPI_Allreduce to the progress
+// thread (0.84 x against 0.67 x: two context switches on cores the ranks share).
+constexpr std::size_t kPointToPointAcrossNodesBytes = std::size_t{4} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
@@ -305,11 +310,10 @@ class MpiCommunicator final : public Communicator {
   // With 2 ranks recursive doubling is a single exchange, the same bytes that MPI's algorithms
   // move, so every piece goes point to point and every allreduce polls (runs on the caller's
   // thread). Measured against MPI_Allreduce pieces on 2 ranks: the same within the VM's noise
-  // (docs/benchmarks.md, "Small messages"). Across nodes, on more than 2 ranks, its log2(p)
-  // exchanges of the whole message cost more link time than MPI's algorithms even at 4 KiB
-  // (4 nodes x 1 rank at 1 Gbit/s: 4 KiB 0.84 x, 64 KiB 0.49 x MPI's speed), so MPI moves them.
+  // (docs/benchmarks.md, "Small messages").
   bool point_to_point(std::size_t bytes) const {
-    return size_ == 2 || (!across_nodes_ && bytes <= kPointToPointBytes);
+    return size_ == 2 ||
+           bytes <= (across_nodes_ ? kPointToPointAcrossNodesBytes : kPointToPointBytes);
   }
 
   // The ranks sharing this node (`node`, from MPI_Comm_split_type) tell each other their

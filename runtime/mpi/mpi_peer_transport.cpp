@@ -1,5 +1,6 @@
 #include "mpi/mpi_peer_transport.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include "dtrain/dtrain.hpp"
@@ -9,6 +10,12 @@ namespace {
 
 // Apart from recursive doubling's tag: both run on the same communicator.
 constexpr int kTag = 7702;
+// A share goes as messages of at most this, under Open MPI's TCP eager limit (btl_tcp_eager_limit,
+// 64 KiB with its header by default): a larger message waits for the receiver's answer to a
+// request to send (rendezvous), and each answer waits for the receiving process to test its
+// requests, which it does between its node's shared-memory steps. Sent eagerly, the bytes flow
+// while it is busy.
+constexpr std::size_t kMessageBytes = std::size_t{32} << 10;
 
 }  // namespace
 
@@ -28,18 +35,26 @@ int MpiPeerTransport::as_count(std::size_t bytes) {
 
 void MpiPeerTransport::send(int slot, const void* buf, std::size_t bytes, int peer) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
-  s.requests.push_back(MPI_REQUEST_NULL);
-  s.peers.push_back(-1);
-  check(MPI_Isend(buf, as_count(bytes), MPI_BYTE, peer, kTag, comm_, &s.requests.back()),
-        "allreduce", "MPI_Isend");
+  const char* data = static_cast<const char*>(buf);
+  for (std::size_t at = 0; at < bytes; at += kMessageBytes) {
+    s.requests.push_back(MPI_REQUEST_NULL);
+    s.peers.push_back(-1);
+    check(MPI_Isend(data + at, as_count(std::min(kMessageBytes, bytes - at)), MPI_BYTE, peer, kTag,
+                    comm_, &s.requests.back()),
+          "allreduce", "MPI_Isend");
+  }
 }
 
 void MpiPeerTransport::recv(int slot, void* buf, std::size_t bytes, int peer) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
-  s.requests.push_back(MPI_REQUEST_NULL);
-  s.peers.push_back(peer);
-  check(MPI_Irecv(buf, as_count(bytes), MPI_BYTE, peer, kTag, comm_, &s.requests.back()),
-        "allreduce", "MPI_Irecv");
+  char* data = static_cast<char*>(buf);
+  for (std::size_t at = 0; at < bytes; at += kMessageBytes) {
+    s.requests.push_back(MPI_REQUEST_NULL);
+    s.peers.push_back(peer);
+    check(MPI_Irecv(data + at, as_count(std::min(kMessageBytes, bytes - at)), MPI_BYTE, peer, kTag,
+                    comm_, &s.requests.back()),
+          "allreduce", "MPI_Irecv");
+  }
 }
 
 bool MpiPeerTransport::done(int slot) {
@@ -65,6 +80,8 @@ std::vector<int> MpiPeerTransport::waiting(int slot) const {
   for (std::size_t i = 0; i < s.peers.size(); ++i) {
     if (s.peers[i] >= 0 && s.requests[i] != MPI_REQUEST_NULL) peers.push_back(s.peers[i]);
   }
+  std::sort(peers.begin(), peers.end());  // a share is several messages
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
 }
 
