@@ -1,7 +1,8 @@
 // Host collectives over TCP sockets, for jobs bootstrapped through the TCP store (torchrun-style
-// launches, no MPI). A full mesh of connections set up through the store; ring algorithms
-// (reduce-scatter then allgather) as gloo's ring allreduce. Every socket call has the collective's
-// deadline, and a peer that exits or is killed shows up at once as a closed connection, named.
+// launches, no MPI). A full mesh of connections set up through the store (tcp_mesh.cpp); ring
+// algorithms (reduce-scatter then allgather) as gloo's ring allreduce. Every socket call has the
+// collective's deadline, and a peer that exits or is killed shows up at once as a closed
+// connection, named.
 //
 // When every rank is on this host (and DTRAIN_SHM allows), allreduces go through shared memory
 // instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
@@ -40,6 +41,7 @@
 #include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "comm/tcp_loss.hpp"
+#include "comm/tcp_mesh.hpp"
 #include "comm/tcp_peer_transport.hpp"
 #include "net/socket.hpp"
 
@@ -48,17 +50,6 @@ namespace {
 
 using net::Clock;
 using net::IoResult;
-
-enum Channel : std::int32_t { kData = 0, kControl = 1 };
-
-// The first bytes on every connection, from the rank that connects (the higher one): who it is,
-// which of the pair's connections this is, and its host name, so that every rank knows every
-// rank's host (messages naming a lost peer, the shared-memory decision) without a collective.
-struct Hello {
-  std::int32_t rank = -1;
-  std::int32_t channel = -1;
-  std::array<char, 256> host{};
-};
 
 // How long a rank that saw a peer close waits for that peer's abort frame: a peer that closed
 // has closed its control connection too, so this waits only for bytes already on their way.
@@ -76,52 +67,14 @@ class TcpCommunicator final : public Communicator {
         rank_(rank),
         size_(size),
         timeout_(settings.timeout),
-        peers_(static_cast<std::size_t>(size)),
-        control_(static_cast<std::size_t>(size)),
-        hosts_(static_cast<std::size_t>(size)) {
-    const auto deadline = Clock::now() + timeout_;
-    net::Socket listener = net::listen_on("", 0);
-    const std::string host = local_host_name();
-    const std::string node = node_name.empty() ? host : node_name;
-    hosts_[static_cast<std::size_t>(rank)] = node;
-    // "host:port node": where to connect, and the node, which only tests make differ.
-    store.set("addr/" + std::to_string(rank),
-              host + ":" + std::to_string(net::local_port(listener)) + " " + node);
-    // Lower ranks accept, higher ranks connect: every pair exactly once per channel.
-    Hello hello;
-    hello.rank = rank;
-    std::memcpy(hello.host.data(), node.data(), std::min(node.size(), hello.host.size() - 1));
-    for (int peer = 0; peer < rank; ++peer) {
-      const std::string published = peer_address(store, peer);
-      const auto space = published.find(' ');
-      const std::string addr = published.substr(0, space);
-      const auto colon = addr.rfind(':');
-      hosts_[static_cast<std::size_t>(peer)] =
-          space == std::string::npos ? addr.substr(0, colon) : published.substr(space + 1);
-      for (const Channel channel : {kData, kControl}) {
-        net::Socket s = net::connect_until(
-            addr.substr(0, colon), std::stoi(addr.substr(colon + 1)), deadline,
-            "tcp: rank " + std::to_string(rank) + " connecting to rank " + std::to_string(peer));
-        hello.channel = channel;
-        if (net::send_all(s.fd(), &hello, sizeof hello, deadline) != IoResult::kOk) {
-          fail_setup(peer);
-        }
-        (channel == kData ? peers_ : control_)[static_cast<std::size_t>(peer)] = std::move(s);
-      }
-    }
-    for (int accepted = 0; accepted < 2 * (size - 1 - rank); ++accepted) {
-      net::Socket s = net::accept_until(listener, deadline);
-      Hello h;
-      if (!s.valid() || net::recv_all(s.fd(), &h, sizeof h, deadline) != IoResult::kOk ||
-          h.rank <= rank || h.rank >= size || (h.channel != kData && h.channel != kControl)) {
-        fail_setup(-1);
-      }
-      auto& slot = (h.channel == kData ? peers_ : control_)[static_cast<std::size_t>(h.rank)];
-      if (slot.valid()) fail_setup(-1);
-      slot = std::move(s);
-      h.host.back() = '\0';
-      hosts_[static_cast<std::size_t>(h.rank)] = h.host.data();
-    }
+        peers_(),
+        control_(),
+        hosts_() {
+    TcpMesh mesh = connect_tcp_mesh(store, rank, size, timeout_, node_name);
+    peers_ = std::move(mesh.data);
+    control_ = std::move(mesh.control);
+    hosts_ = std::move(mesh.nodes);
+    const std::string& node = hosts_[static_cast<std::size_t>(rank)];
     for (int q = 0; q < size; ++q) {
       if (q != rank) watch_.push_back({control(q), POLLIN | POLLRDHUP, 0});
     }
@@ -370,12 +323,6 @@ class TcpCommunicator final : public Communicator {
     }
   }
 
-  static std::string local_host_name() {
-    char name[256] = {};
-    if (::gethostname(name, sizeof name - 1) != 0) return "127.0.0.1";
-    return name;
-  }
-
   int fd(int peer) const { return peers_[static_cast<std::size_t>(peer)].fd(); }
   int control(int peer) const { return control_[static_cast<std::size_t>(peer)].fd(); }
   int next() const { return (rank_ + 1) % size_; }
@@ -496,30 +443,6 @@ class TcpCommunicator final : public Communicator {
     failure_.emplace(loss.how == IoResult::kTimeout ? Error::Code::kTimeout : Error::Code::kComm,
                      text);
     throw *failure_;
-  }
-
-  // The address rank `peer` published; a rank that never started never publishes it, and the
-  // store's timeout, which names only the key, gets the rank named in front.
-  std::string peer_address(Store& store, int peer) {
-    try {
-      return store.get("addr/" + std::to_string(peer), timeout_);
-    } catch (const Error& e) {
-      if (e.code() != Error::Code::kTimeout) throw;
-      std::string why = e.what();
-      if (why.rfind("dtrain: ", 0) == 0) why.erase(0, 8);
-      throw Error(Error::Code::kTimeout, "dtrain: tcp: rank " + std::to_string(rank_) + ": rank " +
-                                             std::to_string(peer) +
-                                             " never published its address: " + why);
-    }
-  }
-
-  // `peer` -1: a higher rank did not connect; the message names those that never did.
-  [[noreturn]] void fail_setup(int peer) {
-    std::vector<bool> connected(static_cast<std::size_t>(size_));
-    for (std::size_t q = 0; q < connected.size(); ++q) {
-      connected[q] = peers_[q].valid() && control_[q].valid();
-    }
-    throw Error(Error::Code::kComm, setup_failure_message(rank_, size_, peer, connected));
   }
 
   int rank_;
