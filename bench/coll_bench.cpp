@@ -14,12 +14,15 @@
 // --nodes (ranks on several nodes, issue 21) replaces all that with: the link between the first
 // two nodes measured by MPI (one way, and both ways at once), then the allreduce sweep 4 KiB ..
 // --max-bytes (default 64 MiB) with dtrain as the environment configures it (DTRAIN_ALGO unset:
-// hierarchical above 64 KiB where nodes hold several ranks), dtrain with DTRAIN_ALGO=flat (a
+// hierarchical where nodes hold several ranks; MPI or, with DTRAIN_BOOTSTRAP=tcp and torchrun's
+// variables, the TCP backend), dtrain with DTRAIN_ALGO=flat (a
 // second Context in this process), MPI_Allreduce tuned, and the link limit: a node must send
 // 2 (N - 1) / N x S of an allreduce over N nodes (S on 2), so S takes at least that over the
-// one-way rate. Then the ResNet-50 fusion set, one round.
+// one-way rate. Then the ResNet-50 fusion set, one round. --mpi-thread LEVEL starts MPI at that
+// thread level before libdtrain does (a diagnosis of Open MPI, docs/benchmarks.md).
 //
 //   mpirun -n 2 coll_bench [--json FILE] [--max-bytes N] [--skip-bert] [--sweep-only] [--nodes]
+//                          [--mpi-thread single|funneled|serialized|multiple]
 // Reports only; never fails on a timing. #wrong counts result elements that differ from the exact
 // expected value (integer-valued data), and a non-zero total makes the exit status 1.
 #define OMPI_SKIP_MPICXX 1

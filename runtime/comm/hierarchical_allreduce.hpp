@@ -54,7 +54,8 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
 // Above this an allreduce may go hierarchical; up to it the backend's latency-optimal route.
 // Measured on 2 nodes x 2 ranks (docs/benchmarks.md): at 16 and 64 KiB the hierarchy sends S
 // across each node's link where recursive doubling and the TCP ring send 2 S and 1.5 S, and takes
-// half their time; at 4 KiB MPI's recursive doubling is a few microseconds faster.
+// half their time; at 4 KiB MPI's recursive doubling is a few microseconds faster. The TCP
+// backend takes the hierarchy at every size once it is set up (its ring is slower still).
 inline constexpr std::size_t kHierarchyMinBytes = std::size_t{4} << 10;
 
 // Whether to set the hierarchy up at all: never for kFlat; for kAuto when some node holds more

@@ -19,12 +19,12 @@
 #include "comm/half.hpp"
 #include "comm/peer_alarm.hpp"
 #include "comm/piece_tuner.hpp"
+#include "comm/recursive_doubling.hpp"
 #include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "mpi/mpi.hpp"
 #include "mpi/mpi_api.hpp"
 #include "mpi/mpi_hierarchy.hpp"
-#include "mpi/recursive_doubling.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -93,18 +93,6 @@ constexpr std::array<MPI_User_function*, 4> kOwnKernels = {
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kMaxPieceBytes = std::size_t{1} << 30;  // MPI counts are int
 
-// dtrain's own allreduce over nonblocking point-to-point messages (recursive doubling) replaces
-// MPI_Allreduce up to this size, where latency dominates: it measured as fast or faster there
-// (Open MPI 4.1, 2 ranks on shared memory: 16 KiB 8.7 vs 11.5 us, 64 KiB 22.8 vs 25.3 us;
-// docs/benchmarks.md), and waiting by polling lets the Engine run it on the caller's thread under
-// the deadline, without the progress thread's two wake-ups. Above it, on more than 2 ranks, MPI's
-// bandwidth-optimal algorithms win (recursive doubling moves the whole message log2(p) times).
-constexpr std::size_t kPointToPointBytes = std::size_t{64} << 10;
-// Across nodes, on more than 2 ranks, it sends the whole message over each node's link log2(p)
-// times, and MPI's algorithms win from 16 KiB (4 nodes x 1 rank at 1 Gbit/s: 0.76 x MPI's speed
-// at 16 KiB, 0.49 x at 64 KiB); at 4 KiB it still beats handing MPI_Allreduce to the progress
-// thread (0.84 x against 0.67 x: two context switches on cores the ranks share).
-constexpr std::size_t kPointToPointAcrossNodesBytes = std::size_t{4} << 10;
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
@@ -307,13 +295,10 @@ class MpiCommunicator final : public Communicator {
     owns_mpi_ = false;
   }
 
-  // With 2 ranks recursive doubling is a single exchange, the same bytes that MPI's algorithms
-  // move, so every piece goes point to point and every allreduce polls (runs on the caller's
-  // thread). Measured against MPI_Allreduce pieces on 2 ranks: the same within the VM's noise
-  // (docs/benchmarks.md, "Small messages").
+  // Recursive doubling (doubling_pays says where and why) over nonblocking messages, waited for
+  // by polling.
   bool point_to_point(std::size_t bytes) const {
-    return size_ == 2 ||
-           bytes <= (across_nodes_ ? kPointToPointAcrossNodesBytes : kPointToPointBytes);
+    return doubling_pays(size_, across_nodes_, bytes);
   }
 
   // The ranks sharing this node (`node`, from MPI_Comm_split_type) tell each other their

@@ -1,6 +1,6 @@
 // RecursiveDoubling with threads as ranks and in-memory mailboxes as its transport: every size up
 // to 7 (powers of two and the fold of the others), every op, and the same bits on every rank.
-#include "mpi/recursive_doubling.hpp"
+#include "comm/recursive_doubling.hpp"
 
 #include <gtest/gtest.h>
 

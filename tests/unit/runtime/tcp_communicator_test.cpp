@@ -338,7 +338,9 @@ TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchicalAllreduceExactly) {
         Case{3, 2, AllreduceAlgo::kAuto, "hierarchical"},
         Case{2, 3, AllreduceAlgo::kHierarchical, "hierarchical"},
         Case{4, 1, AllreduceAlgo::kHierarchical, "hierarchical"},
-        Case{4, 1, AllreduceAlgo::kAuto, "tcp"}, Case{2, 2, AllreduceAlgo::kFlat, "tcp"}}) {
+        Case{4, 1, AllreduceAlgo::kAuto, "tcp"},
+        Case{3, 1, AllreduceAlgo::kAuto, "tcp"},  // recursive doubling folds a rank in
+        Case{2, 2, AllreduceAlgo::kFlat, "tcp"}}) {
     const int size = c.nodes * c.per_node;
     SCOPED_TRACE(std::to_string(c.nodes) + " x " + std::to_string(c.per_node) + ", " + c.transport);
     auto store = dtrain::runtime::make_memory_store();
@@ -355,7 +357,8 @@ TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchicalAllreduceExactly) {
         ASSERT_EQ(data[i], static_cast<float>(size) * static_cast<float>(i % 1000) + ranks_sum)
             << i;
       }
-      // Out of place, another type and op; and small messages, which keep the ring when chosen.
+      // Out of place, another type and op; and small messages (across nodes without the
+      // hierarchy: recursive doubling).
       for (const std::size_t count : {std::size_t{300000}, std::size_t{7}}) {
         std::vector<std::int32_t> in(count), out(count);
         for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<std::int32_t>(i) * (rank + 1);

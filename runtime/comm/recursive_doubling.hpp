@@ -1,6 +1,6 @@
 // dtrain's own allreduce for small messages (recursive doubling), apart from the transport that
-// moves its bytes: the MPI communicator plugs in nonblocking point-to-point messages, and the
-// unit test plugs in threads, so the algorithm is tested without mpirun.
+// moves its bytes: the MPI communicator plugs in nonblocking point-to-point messages, the TCP
+// communicator its sockets, and the unit test threads, so the algorithm is tested without mpirun.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,17 @@
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
+
+// Whether an allreduce of `bytes` on `size` ranks goes by recursive doubling rather than a
+// bandwidth-optimal algorithm (MPI's, the TCP ring). On 2 ranks it is a single exchange, the same
+// bytes the others move, in fewer steps. On one node, up to 64 KiB, where latency dominates: it
+// measured as fast as MPI_Allreduce or faster (Open MPI 4.1, 2 ranks on shared memory: 16 KiB
+// 8.7 vs 11.5 us, 64 KiB 22.8 vs 25.3 us; docs/benchmarks.md), and, waiting by polling, runs on
+// the caller's thread. Across nodes (`across_nodes`) only up to 4 KiB: it sends the whole message
+// over each node's link log2(p) times, and MPI's algorithms win from 16 KiB (4 nodes x 1 rank at
+// 1 Gbit/s: 0.76 x MPI's speed at 16 KiB, 0.49 x at 64 KiB; at 4 KiB 0.84 x, where MPI_Allreduce
+// handed to the progress thread ran at 0.67 x).
+bool doubling_pays(int size, bool across_nodes, std::size_t bytes);
 
 class RecursiveDoubling {
  public:

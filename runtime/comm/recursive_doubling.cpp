@@ -1,10 +1,16 @@
-#include "mpi/recursive_doubling.hpp"
+#include "comm/recursive_doubling.hpp"
 
 #include <cstring>
 
 #include "comm/reduce.hpp"
 
 namespace dtrain::runtime {
+
+bool doubling_pays(int size, bool across_nodes, std::size_t bytes) {
+  constexpr std::size_t kOneNodeBytes = std::size_t{64} << 10;
+  constexpr std::size_t kAcrossNodesBytes = std::size_t{4} << 10;
+  return size == 2 || bytes <= (across_nodes ? kAcrossNodesBytes : kOneNodeBytes);
+}
 
 // Recursive doubling over the largest power of two p <= size; with size = p + rem, ranks below
 // 2 * rem first fold pairwise (the even rank hands its data to the odd one and gets the result
