@@ -1,0 +1,51 @@
+#include "bench_common.hpp"
+
+#include <algorithm>
+
+namespace coll_bench {
+
+int rank = 0;
+int size = 1;
+long long total_wrong = 0;
+nlohmann::ordered_json report = {{"benchmark", "dtrain coll_bench"}};
+
+double time_op(const std::function<void()>& op, int reps, int batches) {
+  op();  // warm-up: first touch, connection setup
+  std::vector<double> t;
+  for (int b = 0; b < batches; ++b) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < reps; ++i) op();
+    double mine = (MPI_Wtime() - start) / reps;
+    double slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    t.push_back(slowest);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int reps_for(double seconds_per_op) {
+  return std::max(1, static_cast<int>(0.05 / std::max(seconds_per_op, 1e-7)));
+}
+
+double measure(const std::function<void()>& op) {
+  const double start = MPI_Wtime();
+  op();
+  double one = MPI_Wtime() - start;
+  MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return time_op(op, reps_for(one), 5);
+}
+
+void fill(std::vector<float>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i % 64) * (rank + 1));
+}
+
+long long wrong(const std::vector<float>& v) {
+  const float tri = static_cast<float>(size * (size + 1) / 2);
+  long long n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) n += v[i] != static_cast<float>(i % 64) * tri;
+  return n;
+}
+
+}  // namespace coll_bench

@@ -1,0 +1,31 @@
+// What coll_bench's parts share (coll_bench.cpp, nodes_sweep.cpp): this rank and the job's size,
+// the #wrong total and the JSON report, and the timing of an operation across ranks; and MPI's
+// header, included here only (the project's rule: one wrapper per component).
+#pragma once
+
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace coll_bench {
+
+extern int rank;
+extern int size;
+extern long long total_wrong;  // result elements that differ from the exact value
+extern nlohmann::ordered_json report;
+
+// Median over `batches` of the per-op time of `reps` back-to-back calls, max over ranks (s).
+double time_op(const std::function<void()>& op, int reps, int batches);
+// Enough repetitions for a batch of ~50 ms, at least 1.
+int reps_for(double seconds_per_op);
+// time_op with reps_for of one timed call, 5 batches.
+double measure(const std::function<void()>& op);
+// Integer-valued data that every rank fills alike but for a factor rank + 1 ...
+void fill(std::vector<float>& v);
+// ... so that the sum is known exactly: the elements that differ from it.
+long long wrong(const std::vector<float>& v);
+
+}  // namespace coll_bench
