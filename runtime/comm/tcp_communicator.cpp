@@ -70,8 +70,10 @@ class TcpCommunicator final : public Communicator {
         timeout_(settings.timeout),
         doubling_(rank, size,
                   [this](const void* send, std::size_t send_bytes, int to, void* recv,
-                         std::size_t recv_bytes,
-                         int from) { transfer(send, send_bytes, to, recv, recv_bytes, from); }) {
+                         std::size_t recv_bytes, int from) {
+                    exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_,
+                             "allreduce");
+                  }) {
     TcpMesh mesh = connect_tcp_mesh(store, rank, size, timeout_, node_name);
     peers_ = std::move(mesh.data);
     control_ = std::move(mesh.control);
@@ -287,18 +289,12 @@ class TcpCommunicator final : public Communicator {
     return segments;
   }
 
-  // Whom the running allreduce waits for, to name at its deadline.
-  std::vector<int> waited_for() const {
+  // Whom the running allreduce waits for: to name at its deadline (`on_node_only` false), or,
+  // read afresh, the ranks whose closed connection would end it (true: in the hierarchy, this
+  // node's; the transport sees a peer on another node go itself).
+  std::vector<int> waited_for(bool on_node_only = false) const {
     if (shm_) return shm_->missing();
-    if (hier_) return hier_->missing();
-    return {};
-  }
-
-  // The ranks a shared-memory wait needs now, read afresh: every rank's when all share this node,
-  // this node's in the hierarchy (the transport sees a peer on another node go itself).
-  std::vector<int> needed_now() const {
-    if (shm_) return shm_->missing();
-    if (hier_) return hier_->missing_on_node();
+    if (hier_) return on_node_only ? hier_->missing_on_node() : hier_->missing();
     return {};
   }
 
@@ -329,7 +325,7 @@ class TcpCommunicator final : public Communicator {
       const int q = static_cast<int>(i) < rank_ ? static_cast<int>(i) : static_cast<int>(i) + 1;
       // A peer may post its last piece and exit: it is missing only if the wait, re-read after
       // seeing the closed connection, still needs it.
-      const std::vector<int> waiting = needed_now();
+      const std::vector<int> waiting = waited_for(true);
       if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
       fail(Loss{q, IoResult::kClosed, 0, -1}, "allreduce");
     }
@@ -356,8 +352,8 @@ class TcpCommunicator final : public Communicator {
       const std::size_t recv = seg(rank_ - step - 2);
       const std::size_t send_n = start[send + 1] - start[send];
       const std::size_t recv_n = start[recv + 1] - start[recv];
-      step_exchange(buf + start[send] * elem, send_n * elem, scratch_.data(), recv_n * elem,
-                    deadline, what);
+      exchange(next(), buf + start[send] * elem, send_n * elem, prev(), scratch_.data(),
+               recv_n * elem, deadline, what);
       reduce_into(buf + start[recv] * elem, scratch_.data(), recv_n, type, op);
     }
   }
@@ -370,33 +366,25 @@ class TcpCommunicator final : public Communicator {
     for (int step = 0; step < size_ - 1; ++step) {
       const std::size_t send = seg(rank_ - step);
       const std::size_t recv = seg(rank_ - step - 1);
-      step_exchange(buf + start[send] * elem, (start[send + 1] - start[send]) * elem,
-                    buf + start[recv] * elem, (start[recv + 1] - start[recv]) * elem, deadline,
-                    what);
+      exchange(next(), buf + start[send] * elem, (start[send + 1] - start[send]) * elem, prev(),
+               buf + start[recv] * elem, (start[recv + 1] - start[recv]) * elem, deadline, what);
     }
   }
 
-  // Recursive doubling's transport: the data connections, under the running allreduce's deadline.
-  void transfer(const void* send, std::size_t send_bytes, int to, void* recv,
-                std::size_t recv_bytes, int from) {
+  // Sends to rank `to` while receiving from rank `from` (-1: that side is not taken): a ring's
+  // step, and recursive doubling's transport.
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
+                std::size_t recv_bytes, Clock::time_point deadline, const char* what) {
     if (to >= 0 && from >= 0) {
       int failed = -1;
-      const IoResult r = net::exchange(fd(to), send, send_bytes, fd(from), recv, recv_bytes,
-                                       call_deadline_, &failed);
-      io(r, failed == fd(to) ? to : from, "allreduce");
+      const IoResult r =
+          net::exchange(fd(to), send, send_bytes, fd(from), recv, recv_bytes, deadline, &failed);
+      io(r, failed == fd(to) ? to : from, what);
     } else if (to >= 0) {
-      io(net::send_all(fd(to), send, send_bytes, call_deadline_), to, "allreduce");
+      io(net::send_all(fd(to), send, send_bytes, deadline), to, what);
     } else if (from >= 0) {
-      io(net::recv_all(fd(from), recv, recv_bytes, call_deadline_), from, "allreduce");
+      io(net::recv_all(fd(from), recv, recv_bytes, deadline), from, what);
     }
-  }
-
-  void step_exchange(const char* send, std::size_t send_bytes, char* recv, std::size_t recv_bytes,
-                     Clock::time_point deadline, const char* what) {
-    int failed = -1;
-    const IoResult r = net::exchange(fd(next()), send, send_bytes, fd(prev()), recv, recv_bytes,
-                                     deadline, &failed);
-    io(r, failed == fd(next()) ? next() : prev(), what);
   }
 
   // Every peer whose connection is closed now: the dead rank, and ranks that already stopped

@@ -80,31 +80,24 @@ void TcpPeerTransport::progress() {
 }
 
 void TcpPeerTransport::transmit(int peer) {
-  Queues& q = queues_[static_cast<std::size_t>(peer)];
   const int fd = fds_[static_cast<std::size_t>(peer)];
-  while (!q.out.empty()) {
-    Message& m = q.out.front();
-    const ssize_t n = ::send(fd, m.data, m.left, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n < 0) {
-      if (would_block(errno)) return;
-      const int error = errno;
-      fail_(peer, failure_of(error), error);
-      return;
-    }
-    m.data += n;
-    m.left -= static_cast<std::size_t>(n);
-    if (m.left == 0) complete(q.out);
-  }
+  move(peer, queues_[static_cast<std::size_t>(peer)].out,
+       [fd](const Message& m) { return ::send(fd, m.data, m.left, MSG_DONTWAIT | MSG_NOSIGNAL); });
 }
 
 void TcpPeerTransport::receive(int peer) {
-  Queues& q = queues_[static_cast<std::size_t>(peer)];
   const int fd = fds_[static_cast<std::size_t>(peer)];
-  while (!q.in.empty()) {
-    Message& m = q.in.front();
-    const ssize_t n = ::recv(fd, m.data, m.left, MSG_DONTWAIT);
+  move(peer, queues_[static_cast<std::size_t>(peer)].in,
+       [fd](const Message& m) { return ::recv(fd, m.data, m.left, MSG_DONTWAIT); });
+}
+
+void TcpPeerTransport::move(int peer, std::deque<Message>& messages,
+                            const std::function<ssize_t(const Message&)>& io) {
+  while (!messages.empty()) {
+    Message& m = messages.front();
+    const ssize_t n = io(m);
     if (n == 0) {
-      fail_(peer, net::IoResult::kClosed, 0);  // it closed with bytes still owed
+      fail_(peer, net::IoResult::kClosed, 0);  // it closed with bytes still owed (a receive)
       return;
     }
     if (n < 0) {
@@ -115,7 +108,7 @@ void TcpPeerTransport::receive(int peer) {
     }
     m.data += n;
     m.left -= static_cast<std::size_t>(n);
-    if (m.left == 0) complete(q.in);
+    if (m.left == 0) complete(messages);
   }
 }
 

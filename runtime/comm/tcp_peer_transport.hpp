@@ -7,6 +7,8 @@
 // rank really lost.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstddef>
 #include <deque>
@@ -48,6 +50,10 @@ class TcpPeerTransport final : public PeerTransport {
   Queues& queues_of(int peer);
   void transmit(int peer);
   void receive(int peer);
+  // Moves the front messages of one direction with `io` (send or recv: bytes moved, 0 for a
+  // closed connection, -1 with errno) until the socket would block.
+  void move(int peer, std::deque<Message>& messages,
+            const std::function<ssize_t(const Message&)>& io);
   void complete(std::deque<Message>& messages);
 
   std::vector<int> fds_;
