@@ -17,7 +17,8 @@
 
 namespace dtrain::runtime {
 
-// DTRAIN_ALGO: how allreduces across nodes travel (comm/hierarchical_allreduce.hpp).
+// DTRAIN_ALGO: how allreduces, reduce_scatters and allgathers across nodes travel
+// (comm/hierarchy.hpp).
 enum class AllreduceAlgo {
   kAuto,          // hierarchical where the node layout and the size pay for it, else flat
   kFlat,          // every rank alike: the backend's own allreduce
@@ -41,8 +42,8 @@ struct Settings {
   // DTRAIN_SHM (default 1): allreduces may go through shared memory when every rank is on one
   // node; 0 keeps them on the backend's own messages.
   bool shm = true;
-  // DTRAIN_ALGO (default auto): "flat" or "hierarchical" forces the allreduce across nodes, for
-  // tests and benchmarks.
+  // DTRAIN_ALGO (default auto): "flat" or "hierarchical" forces the allreduce, reduce_scatter and
+  // allgather across nodes, for tests and benchmarks.
   AllreduceAlgo algo = AllreduceAlgo::kAuto;
   // DTRAIN_FUSION_BYTES (default 64 MiB): FusedAllreduce's bucket size when the caller gives none.
   std::size_t fusion_bytes = std::size_t{64} << 20;

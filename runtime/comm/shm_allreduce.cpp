@@ -25,6 +25,18 @@ inline void cpu_relax() {
 #endif
 }
 
+// Calls run(share, first, end) for each stretch [first, end) of the slice's elements that lies in
+// one share of `share` elements (share t: [t * share, (t + 1) * share)).
+template <class Run>
+void by_share(const ShmAllreduce::Slice& sl, std::size_t share, const Run& run) {
+  for (std::size_t pos = sl.first; pos < sl.first + sl.count;) {
+    const std::size_t owner = pos / share;
+    const std::size_t end = std::min(sl.first + sl.count, (owner + 1) * share);
+    run(owner, pos, end);
+    pos = end;
+  }
+}
+
 }  // namespace
 
 // Each counter on its own cache line pair: the owner writes it, every other rank polls it.
@@ -119,31 +131,62 @@ ShmAllreduce::Range ShmAllreduce::share_of(std::size_t n, std::size_t elem, int 
 
 void ShmAllreduce::reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type,
                                         ReduceOp op) {
-  slices_.clear();
-  slices_.push_back({static_cast<const char*>(in), static_cast<char*>(out), 0, n});
-  if (n > 0) piece(n, type, op, true);
+  const std::size_t elem = dtype_size(type);
+  const Slice whole{static_cast<const char*>(in), nullptr, 0, n};
+  const Range own = share_of(n, elem, rank_, size_);
+  reduce_scatter_piece(std::span<const Slice>(&whole, 1), n, share_of(n, elem, 0, size_).count,
+                       static_cast<char*>(out) + own.first * elem, type, op);
+}
+
+void ShmAllreduce::reduce_scatter_piece(std::span<const Slice> slices, std::size_t n,
+                                        std::size_t share, void* share_out, DType type,
+                                        ReduceOp op) {
+  if (n == 0) return;
+  slices_.assign(slices.begin(), slices.end());
+  piece(n, type, op, std::max<std::size_t>(1, share), static_cast<char*>(share_out));
 }
 
 void ShmAllreduce::gather_piece(void* data, std::size_t n, DType type, int shift) {
+  const Slice whole{nullptr, static_cast<char*>(data), 0, n};
+  gather_piece(std::span<const Slice>(&whole, 1), n, share_of(n, dtype_size(type), 0, size_).count,
+               type, shift);
+}
+
+void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, std::size_t share,
+                                DType type, int shift) {
   if (n == 0) return;
+  share = std::max<std::size_t>(1, share);
   const std::size_t elem = dtype_size(type);
-  char* bytes = static_cast<char*>(data);
-  const auto share_held_by = [&](int r) { return share_of(n, elem, (r + shift) % size_, size_); };
   const std::uint64_t s = ++piece_;
   wait_all(false, s - 1);  // as in piece(): buffer s % 2 is free once all posted s - 1
-  const Range own = share_held_by(rank_);
-  std::memcpy(buffer(rank_, s) + own.first * elem, bytes + own.first * elem, own.count * elem);
+  // This rank's share goes into its buffer, the others' come from the buffer of the rank holding
+  // them.
+  const std::size_t size = static_cast<std::size_t>(size_);
+  const std::size_t mine =
+      (static_cast<std::size_t>(rank_) + static_cast<std::size_t>(shift)) % size;
+  char* own_buffer = buffer(rank_, s);
+  for (const Slice& sl : slices) {
+    by_share(sl, share, [&](std::size_t t, std::size_t first, std::size_t end) {
+      if (t != mine) return;
+      std::memcpy(own_buffer + first * elem, sl.out + (first - sl.first) * elem,
+                  (end - first) * elem);
+    });
+  }
   control(rank_).posted.store(s, std::memory_order_release);
   wait_all(false, s);
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    const Range theirs = share_held_by(r);
-    std::memcpy(bytes + theirs.first * elem, buffer(r, s) + theirs.first * elem,
-                theirs.count * elem);
+  for (const Slice& sl : slices) {
+    by_share(sl, share, [&](std::size_t t, std::size_t first, std::size_t end) {
+      if (t == mine) return;
+      const int holder =
+          static_cast<int>((t + size - static_cast<std::size_t>(shift) % size) % size);
+      std::memcpy(sl.out + (first - sl.first) * elem, buffer(holder, s) + first * elem,
+                  (end - first) * elem);
+    });
   }
 }
 
-void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, bool scatter) {
+void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, std::size_t share,
+                         char* share_out) {
   const std::size_t elem = dtype_size(type);
   const std::uint64_t s = ++piece_;
   // Buffer s % 2 last held piece s - 2; every rank is done reading it once all have posted s - 1.
@@ -163,6 +206,14 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, bool scatter) {
     reduce_to(dst, buffer(0, s) + offset, buffer(1, s) + offset, len, type, op);
     for (int r = 2; r < size_; ++r) reduce_to(dst, dst, buffer(r, s) + offset, len, type, op);
   };
+  if (share_out != nullptr) {
+    // Only this rank's share leaves, and nobody reads it from our buffer: reduced straight out.
+    // A slower rank still reading our buffer is covered by the wait at the start of piece s + 2.
+    const std::size_t first = std::min(n, static_cast<std::size_t>(rank_) * share);
+    reduce_range(share_out, first, std::min(n, first + share) - first);
+    control(rank_).reduced.store(s, std::memory_order_release);
+    return;
+  }
   if (n * elem <= kOneShotBytes) {
     for (const Slice& sl : slices_) reduce_range(sl.out, sl.first, sl.count);
     return;
@@ -171,7 +222,7 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, bool scatter) {
   const Range own = share_of(n, elem, rank_, size_);
   const std::size_t first = own.first;
   const std::size_t length = own.count;
-  const std::size_t share = std::max<std::size_t>(1, share_of(n, elem, 0, size_).count);
+  share = std::max<std::size_t>(1, share_of(n, elem, 0, size_).count);
   if (rank_ < 2) {
     reduce_range(mine + first * elem, first, length);
   } else {
@@ -186,23 +237,13 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, bool scatter) {
     }
   }
   control(rank_).reduced.store(s, std::memory_order_release);
-  if (scatter) {
-    // Only this rank's share leaves; a slower rank still reading our buffer is covered by the
-    // wait at the start of piece s + 2.
-    const Slice& sl = slices_.front();
-    std::memcpy(sl.out + first * elem, mine + first * elem, length * elem);
-    return;
-  }
   wait_all(true, s);
   // Each slice's elements from the ranks that reduced them (rank r holds [r * share, ...)).
   for (const Slice& sl : slices_) {
-    for (std::size_t pos = sl.first; pos < sl.first + sl.count;) {
-      const std::size_t owner = pos / share;
-      const std::size_t end = std::min(sl.first + sl.count, (owner + 1) * share);
-      std::memcpy(sl.out + (pos - sl.first) * elem, buffer(static_cast<int>(owner), s) + pos * elem,
-                  (end - pos) * elem);
-      pos = end;
-    }
+    by_share(sl, share, [&](std::size_t owner, std::size_t from, std::size_t to) {
+      std::memcpy(sl.out + (from - sl.first) * elem,
+                  buffer(static_cast<int>(owner), s) + from * elem, (to - from) * elem);
+    });
   }
 }
 

@@ -77,11 +77,28 @@ class ShmAllreduce {
     std::size_t count;
   };
   static Range share_of(std::size_t n, std::size_t elem, int rank, int size);
-  // The two halves of one piece (n <= piece_bytes() / elem elements), for the hierarchical
-  // allreduce: reduce_scatter_piece leaves the node's reduction of `in` in this rank's share of
-  // `out` (the rest of `out` is unspecified; in == out allowed); gather_piece fills the rest of
-  // `data` from every other rank's share of its `data`, rank r holding share (r + shift) % size.
-  // Every rank calls them in the same order.
+  // Elements [first, first + count) of a piece, read from `in` (a reduction's input) or kept at
+  // `out` (a gather's data, in the caller's memory).
+  struct Slice {
+    const char* in;
+    char* out;
+    std::size_t first;
+    std::size_t count;
+  };
+  // The halves of an allreduce, one piece at a time, for the hierarchical collectives
+  // (hierarchy.hpp); every rank calls them in the same order with the same n and share.
+  // reduce_scatter_piece: the piece of `n` elements is gathered from `slices` (their `in`), and
+  // the node's reduction of share `rank` (elements [rank * share, (rank + 1) * share) of the
+  // piece, clipped to n) is written to `share_out`, contiguous.
+  // gather_piece: each rank holds share (rank + shift) % size at its slices' `out`; afterwards
+  // every rank's slices hold the whole piece.
+  void reduce_scatter_piece(std::span<const Slice> slices, std::size_t n, std::size_t share,
+                            void* share_out, DType type, ReduceOp op);
+  void gather_piece(std::span<const Slice> slices, std::size_t n, std::size_t share, DType type,
+                    int shift = 0);
+  // The same over one contiguous piece, shares as share_of: reduce_scatter_piece leaves this
+  // rank's share of the node's reduction of `in` in the same elements of `out` (the rest of `out`
+  // is unspecified; in == out allowed); gather_piece fills the rest of `data`.
   void reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
   void gather_piece(void* data, std::size_t n, DType type, int shift = 0);
 
@@ -98,17 +115,10 @@ class ShmAllreduce {
   Control& control(int r) const;
   char* buffer(int r, std::uint64_t piece) const;
   void wait_all(bool reduced, std::uint64_t piece);
-  // Reduces the piece described by slices_ (n elements); `scatter`: only this rank's share of
-  // the result is written out.
-  void piece(std::size_t n, DType type, ReduceOp op, bool scatter = false);
-
-  // Where a piece's elements [first, first + count) come from and go to.
-  struct Slice {
-    const char* in;
-    char* out;
-    std::size_t first;
-    std::size_t count;
-  };
+  // Reduces the piece described by slices_ (n elements) into the slices' `out`; with
+  // `share_out`, only this rank's share (of `share` elements) into it.
+  void piece(std::size_t n, DType type, ReduceOp op, std::size_t share = 0,
+             char* share_out = nullptr);
 
   int rank_;
   int size_;

@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/hierarchical_allreduce.hpp"
+#include "comm/hierarchy.hpp"
 #include "comm/posix_shm.hpp"
 #include "comm/recursive_doubling.hpp"
 #include "comm/reduce.hpp"
@@ -110,7 +110,7 @@ class TcpCommunicator final : public Communicator {
  protected:
   void do_allreduce(const void* in, void* out, std::size_t count, DType type,
                     ReduceOp op) override {
-    call_deadline_ = Clock::now() + timeout_;
+    start_call("allreduce");
     if (shm_) {
       shm_->allreduce(in, out, count, type, op);
       return;
@@ -133,13 +133,18 @@ class TcpCommunicator final : public Communicator {
 
   bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
     if (!shm_) return false;
-    call_deadline_ = Clock::now() + timeout_;
+    start_call("allreduce");
     shm_->allreduce(parts, type, op);
     return true;
   }
 
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                          ReduceOp op) override {
+    if (hier_) {
+      start_call("reduce_scatter");
+      hier_->reduce_scatter(in, out, count, type, op);
+      return;
+    }
     const std::size_t elem = dtype_size(type);
     const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
     if (work_.size() < total) work_.resize(total);
@@ -154,6 +159,11 @@ class TcpCommunicator final : public Communicator {
  public:
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     const std::size_t elem = dtype_size(type);
+    if (hier_) {
+      start_call("allgather");
+      hier_->allgather(in, out, count * elem);
+      return;
+    }
     char* o = static_cast<char*>(out);
     std::memmove(o + static_cast<std::size_t>(rank_) * count * elem, in, count * elem);
     std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
@@ -213,8 +223,8 @@ class TcpCommunicator final : public Communicator {
     std::int32_t vote = hierarchy_vote(algo, shm, layout);
     ring_allreduce(&vote, &vote, 1, DType::kInt32, ReduceOp::kMin);  // the least wins
     if (vote == 0) return;
-    std::vector<char*> segments = map_node_memory(
-        layout.node_ranks, true, HierarchicalAllreduce::kPieceBytes, node_shm_memory_);
+    std::vector<char*> segments =
+        map_node_memory(layout.node_ranks, true, Hierarchy::kPieceBytes, node_shm_memory_);
     if (segments.empty()) return;
     std::vector<int> fds(static_cast<std::size_t>(size_), -1);
     for (int q = 0; q < size_; ++q) {
@@ -222,7 +232,7 @@ class TcpCommunicator final : public Communicator {
     }
     link_ = std::make_unique<TcpPeerTransport>(std::move(fds),
                                                [this](int peer, net::IoResult how, int error) {
-                                                 fail(Loss{peer, how, error, -1}, "allreduce");
+                                                 fail(Loss{peer, how, error, -1}, call_);
                                                });
     // While the node's ranks wait on each other, the pieces on the network keep moving.
     node_shm_ = std::make_unique<ShmAllreduce>(
@@ -231,9 +241,9 @@ class TcpCommunicator final : public Communicator {
           wait_poll();
           link_->progress();
         },
-        HierarchicalAllreduce::kPieceBytes);
-    hier_ = std::make_unique<HierarchicalAllreduce>(std::move(layout), *node_shm_, *link_,
-                                                    [this] { wait_poll(); });
+        Hierarchy::kPieceBytes);
+    hier_ =
+        std::make_unique<Hierarchy>(std::move(layout), *node_shm_, *link_, [this] { wait_poll(); });
   }
 
   // Collective over every rank: the ranks `members` of each node (this rank's node, in rank
@@ -315,7 +325,7 @@ class TcpCommunicator final : public Communicator {
     const auto now = Clock::now();
     if (now > call_deadline_) {
       const std::vector<int> waiting = waited_for();
-      if (!waiting.empty()) fail(Loss{waiting.front(), IoResult::kTimeout, 0, -1}, "allreduce");
+      if (!waiting.empty()) fail(Loss{waiting.front(), IoResult::kTimeout, 0, -1}, call_);
     }
     if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
     last_liveness_check_ = now;
@@ -327,8 +337,13 @@ class TcpCommunicator final : public Communicator {
       // seeing the closed connection, still needs it.
       const std::vector<int> waiting = waited_for(true);
       if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
-      fail(Loss{q, IoResult::kClosed, 0, -1}, "allreduce");
+      fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
     }
+  }
+
+  void start_call(const char* name) {
+    call_ = name;
+    call_deadline_ = Clock::now() + timeout_;
   }
 
   int fd(int peer) const { return peers_[static_cast<std::size_t>(peer)].fd(); }
@@ -481,8 +496,10 @@ class TcpCommunicator final : public Communicator {
   PosixShm node_shm_memory_;
   std::unique_ptr<TcpPeerTransport> link_;
   std::unique_ptr<ShmAllreduce> node_shm_;
-  std::unique_ptr<HierarchicalAllreduce> hier_;
-  Clock::time_point call_deadline_ = Clock::time_point::max();  // the running allreduce's
+  std::unique_ptr<Hierarchy> hier_;
+  // The running call through shared memory or the hierarchy: its name and deadline.
+  const char* call_ = "allreduce";
+  Clock::time_point call_deadline_ = Clock::time_point::max();
   Clock::time_point last_liveness_check_{};
 };
 

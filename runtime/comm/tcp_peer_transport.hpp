@@ -1,5 +1,5 @@
-// The hierarchical allreduce's link between nodes over the TCP backend's data connections
-// (comm/hierarchical_allreduce.hpp), for torchrun-style jobs that have no MPI. Each peer's sends
+// The hierarchical collectives' link between nodes over the TCP backend's data connections
+// (comm/hierarchy.hpp), for torchrun-style jobs that have no MPI. Each peer's sends
 // and receives queue in the order they were posted and move, without blocking, whenever the
 // allreduce tests for completion; between tests the kernel's socket buffers keep the link busy,
 // so the node's shared-memory work overlaps the transfer. A connection that closes or fails while
@@ -15,7 +15,7 @@
 #include <functional>
 #include <vector>
 
-#include "comm/hierarchical_allreduce.hpp"
+#include "comm/hierarchy.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -59,7 +59,7 @@ class TcpPeerTransport final : public PeerTransport {
   std::vector<int> fds_;
   std::vector<Queues> queues_;  // by rank
   std::vector<int> active_;     // ranks with something queued, in the order first queued
-  std::array<int, HierarchicalAllreduce::kDepth> open_{};  // messages of each slot not complete
+  std::array<int, Hierarchy::kDepth> open_{};  // messages of each slot not complete
   Fail fail_;
 };
 

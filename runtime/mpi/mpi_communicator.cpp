@@ -179,6 +179,10 @@ class MpiCommunicator final : public Communicator {
 
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     const std::size_t bytes = count * dtype_size(type);
+    if (hier_ && hier_->pays(bytes * static_cast<std::size_t>(size_))) {
+      hier_->allgather(in, out, bytes);
+      return;
+    }
     const int n = as_int(bytes, "allgather");
     const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
     check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
@@ -259,11 +263,13 @@ class MpiCommunicator final : public Communicator {
       if (wide_.size() < total) wide_.resize(total);
       const bool half = type == DType::kFloat16;
       widen16(static_cast<const std::uint16_t*>(in), wide_.data(), total, half);
-      check(MPI_Reduce_scatter_block(MPI_IN_PLACE, wide_.data(), as_int(count, "reduce_scatter"),
-                                     MPI_FLOAT, mpi_op(sum_for_avg(op)), comm_),
-            "reduce_scatter", "MPI_Reduce_scatter_block");
+      do_reduce_scatter(wide_.data(), wide_.data(), count, DType::kFloat32, sum_for_avg(op));
       if (op == ReduceOp::kAvg) divide_by(wide_.data(), count, DType::kFloat32, size_);
       narrow16(wide_.data(), static_cast<std::uint16_t*>(out), count, half);
+      return;
+    }
+    if (hier_ && hier_->pays(count * dtype_size(type) * static_cast<std::size_t>(size_))) {
+      hier_->reduce_scatter(in, out, count, type, op);
       return;
     }
     const void* src = in == out ? MPI_IN_PLACE : in;

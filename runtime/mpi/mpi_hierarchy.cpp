@@ -62,8 +62,8 @@ std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int 
   try {
     check(MPI_Comm_split(comm, layout.node, layout.local_rank, &h->node_comm_), "init",
           "MPI_Comm_split");
-    std::vector<char*> segments = map_shared_segments(
-        h->node_comm_, layout.local_size, &h->node_window_, HierarchicalAllreduce::kPieceBytes);
+    std::vector<char*> segments = map_shared_segments(h->node_comm_, layout.local_size,
+                                                      &h->node_window_, Hierarchy::kPieceBytes);
     h->peers_ = std::make_unique<MpiPeerTransport>(comm);
     MpiHierarchy* self = h.get();
     // While the node's ranks wait on each other, the pieces on the network keep moving.
@@ -73,9 +73,9 @@ std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int 
           self->poll_();
           self->peers_->progress();
         },
-        HierarchicalAllreduce::kPieceBytes);
-    h->hier_ = std::make_unique<HierarchicalAllreduce>(std::move(layout), *h->node_shm_, *h->peers_,
-                                                       [self] { self->poll_(); });
+        Hierarchy::kPieceBytes);
+    h->hier_ = std::make_unique<Hierarchy>(std::move(layout), *h->node_shm_, *h->peers_,
+                                           [self] { self->poll_(); });
   } catch (...) {
     h->free_mpi();
     throw;

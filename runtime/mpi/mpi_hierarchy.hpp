@@ -1,4 +1,4 @@
-// The hierarchical allreduce on the MPI backend (comm/hierarchical_allreduce.hpp): each node's
+// The hierarchical collectives on the MPI backend (comm/hierarchy.hpp): each node's
 // ranks share an MPI window for the node's reduction, and MPI point-to-point messages carry the
 // shares between nodes. Apart from mpi_communicator.cpp, which only decides when to use it; the
 // shared window is also the single-node allreduce's.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/hierarchical_allreduce.hpp"
+#include "comm/hierarchy.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "mpi/mpi_api.hpp"
 #include "mpi/mpi_peer_transport.hpp"
@@ -38,11 +38,16 @@ class MpiHierarchy {
   // Frees nothing of MPI's: a call abandoned inside MPI would hang there (free_mpi()).
   ~MpiHierarchy() = default;
 
-  // Whether an allreduce of `bytes` (as sent) takes it.
+  // Whether a collective of `bytes` (as sent; all ranks' for reduce_scatter and allgather)
+  // takes it.
   bool pays(std::size_t bytes) const { return hierarchy_pays(algo_, bytes); }
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
     hier_->allreduce(in, out, count, type, op);
   }
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
+    hier_->reduce_scatter(in, out, count, type, op);
+  }
+  void allgather(const void* in, void* out, std::size_t bytes) { hier_->allgather(in, out, bytes); }
   std::string missing_ranks() const { return hier_->missing_ranks(); }
   // Frees the node's window and communicator; while MPI is up, before MPI_Comm_free of `comm`.
   void free_mpi() noexcept;
@@ -56,7 +61,7 @@ class MpiHierarchy {
   std::function<void()> poll_;
   std::unique_ptr<MpiPeerTransport> peers_;
   std::unique_ptr<ShmAllreduce> node_shm_;
-  std::unique_ptr<HierarchicalAllreduce> hier_;
+  std::unique_ptr<Hierarchy> hier_;
 };
 
 }  // namespace dtrain::runtime

@@ -1,12 +1,12 @@
-// The hierarchical allreduce's link between nodes over MPI point-to-point messages
-// (comm/hierarchical_allreduce.hpp): nonblocking sends and receives per pipeline slot, tested by
+// The hierarchical collectives' link between nodes over MPI point-to-point messages
+// (comm/hierarchy.hpp): nonblocking sends and receives per pipeline slot, tested by
 // polling so the allreduce can keep its deadline and overlap the node's work with the transfer.
 #pragma once
 
 #include <array>
 #include <vector>
 
-#include "comm/hierarchical_allreduce.hpp"
+#include "comm/hierarchy.hpp"
 #include "mpi/mpi_api.hpp"
 
 namespace dtrain::runtime {
@@ -31,7 +31,7 @@ class MpiPeerTransport final : public PeerTransport {
   };
   static int as_count(std::size_t bytes);
   MPI_Comm comm_;
-  std::array<Slot, HierarchicalAllreduce::kDepth> slots_;
+  std::array<Slot, Hierarchy::kDepth> slots_;
   std::vector<int> indices_;  // MPI_Testsome's output, kept across calls
 };
 

@@ -1,13 +1,14 @@
-// The hierarchical allreduce's pure parts (the node layout from the ranks' hosts, when the
-// hierarchy is set up and taken, the shares a piece splits into) and the algorithm itself with
-// threads as ranks: a ShmAllreduce per node over segments in this process's memory and a
-// PeerTransport of in-memory mailboxes. Every op and dtype exact on integer-valued data, on
+// The hierarchy's pure parts (the node layout from the ranks' hosts, when the hierarchy is set up
+// and taken, the shares a piece splits into) and the hierarchical allreduce with threads as ranks
+// (hierarchy_ranks.hpp). Every op and dtype exact on integer-valued data, on
 // 2 x 2 and 2 x 3 (the relay), 3 x 2 and 4 x 1 ranks (the direct exchange), one piece and more
 // pieces than the pipeline holds, in and out of place, the same bits on every rank; a rank that
 // never arrives, on this node or another, named.
-#include "comm/hierarchical_allreduce.hpp"
+#include "comm/hierarchy.hpp"
 
 #include <gtest/gtest.h>
+
+#include "hierarchy_ranks.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -27,13 +28,20 @@ namespace {
 using dtrain::DType;
 using dtrain::ReduceOp;
 using dtrain::runtime::AllreduceAlgo;
-using dtrain::runtime::HierarchicalAllreduce;
+using dtrain::runtime::Hierarchy;
 using dtrain::runtime::hierarchy_pays;
 using dtrain::runtime::hierarchy_wanted;
 using dtrain::runtime::NodeLayout;
-using dtrain::runtime::PeerTransport;
 using dtrain::runtime::plan_layout;
 using dtrain::runtime::ShmAllreduce;
+using dtrain::test::expected;
+using dtrain::test::k2x2;
+using dtrain::test::k2x3;
+using dtrain::test::k3x2;
+using dtrain::test::k4x1;
+using dtrain::test::kManyPieces;
+using dtrain::test::run_ranks;
+using dtrain::test::value;
 
 TEST(NodeLayout, NodesInOrderOfTheirLowestRankPeersByLocalRank) {
   // Round-robin placement: ranks 0 and 2 on b, 1 and 3 on a.
@@ -80,7 +88,7 @@ TEST(HierarchyChoice, AutoOnlyWhereItPays) {
 TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) {
   constexpr std::size_t kMiB = std::size_t{1} << 20;
   const auto piece = [](std::size_t bytes, std::size_t elem = 4) {
-    return HierarchicalAllreduce::piece_elems(bytes / elem, elem, kMiB) * elem;
+    return Hierarchy::piece_elems(bytes / elem, elem, kMiB) * elem;
   };
   EXPECT_EQ(piece(64 * kMiB), kMiB);     // 64 pieces of the most
   EXPECT_EQ(piece(16 * kMiB), kMiB);     // 16
@@ -88,8 +96,8 @@ TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) 
   EXPECT_EQ(piece(kMiB), kMiB / 8);      // 8 of the least, 128 KiB
   EXPECT_EQ(piece(64 << 10), kMiB / 8);  // one piece
   EXPECT_EQ(piece(3 * kMiB, 8), 3 * kMiB / 16);
-  EXPECT_EQ(HierarchicalAllreduce::piece_elems(3, 8, kMiB), std::size_t{16384});
-  EXPECT_EQ(HierarchicalAllreduce::piece_elems(1000, 4, 4096), std::size_t{1024});  // at most
+  EXPECT_EQ(Hierarchy::piece_elems(3, 8, kMiB), std::size_t{16384});
+  EXPECT_EQ(Hierarchy::piece_elems(1000, 4, 4096), std::size_t{1024});  // at most
 }
 
 TEST(HierarchyChoice, ForcedOnUnevenNodesNamesTheCounts) {
@@ -122,146 +130,12 @@ TEST(ShareOf, SharesCoverThePieceInOrderOnCacheLineBoundaries) {
   }
 }
 
-// Messages between threads, delivered in the order each pair posted them (as MPI's are).
-struct Mailboxes {
-  std::mutex mutex;
-  std::map<std::pair<int, int>, std::deque<std::vector<char>>> queues;  // (from, to)
-};
-
-class MemoryTransport final : public PeerTransport {
- public:
-  MemoryTransport(int rank, Mailboxes& boxes) : rank_(rank), boxes_(boxes) {}
-  void send(int slot, const void* buf, std::size_t bytes, int peer) override {
-    (void)slot;
-    const char* p = static_cast<const char*>(buf);
-    const std::lock_guard<std::mutex> lock(boxes_.mutex);
-    boxes_.queues[{rank_, peer}].emplace_back(p, p + bytes);
-  }
-  void recv(int slot, void* buf, std::size_t bytes, int peer) override {
-    pending_.push_back({slot, buf, bytes, peer});
-  }
-  bool done(int slot) override {
-    const std::lock_guard<std::mutex> lock(boxes_.mutex);
-    bool complete = true;
-    for (auto it = pending_.begin(); it != pending_.end();) {
-      auto& q = boxes_.queues[{it->peer, rank_}];
-      if (!q.empty()) {
-        if (q.front().size() != it->bytes) throw std::logic_error("message of the wrong size");
-        std::memcpy(it->recv, q.front().data(), it->bytes);
-        q.pop_front();
-        it = pending_.erase(it);
-        continue;
-      }
-      if (it->slot == slot) complete = false;
-      ++it;
-    }
-    return complete;
-  }
-  std::vector<int> waiting(int slot) const override {
-    std::vector<int> peers;
-    for (const Pending& p : pending_)
-      if (p.slot == slot) peers.push_back(p.peer);
-    return peers;
-  }
-
- private:
-  struct Pending {
-    int slot;
-    void* recv;
-    std::size_t bytes;
-    int peer;
-  };
-  int rank_;
-  Mailboxes& boxes_;
-  std::deque<Pending> pending_;
-};
-
-// One process's stand-in for a node's shared window: prepared, 64-byte aligned segments, for
-// pieces of the size libdtrain gives the node.
-struct Segments {
-  static constexpr std::size_t kSegment =
-      ShmAllreduce::segment_bytes(HierarchicalAllreduce::kPieceBytes);
-  explicit Segments(int p) : memory(kSegment * p + 64) {
-    char* base = memory.data() + (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
-    for (int r = 0; r < p; ++r) {
-      pointers.push_back(base + kSegment * static_cast<std::size_t>(r));
-      ShmAllreduce::init_segment(pointers.back(), HierarchicalAllreduce::kPieceBytes);
-    }
-  }
-  std::vector<char> memory;
-  std::vector<char*> pointers;
-};
-
-// Runs body(rank, allreduce) for every rank of `hosts` on its own thread; `poll` is given to
-// each rank's allreduce. Rethrows the first failure.
-template <typename Body>
-void run_ranks(const std::vector<std::string>& hosts, const std::function<void()>& poll,
-               Body body) {
-  const int p = static_cast<int>(hosts.size());
-  std::map<std::string, std::unique_ptr<Segments>> nodes;
-  for (int r = 0; r < p; ++r) {
-    const NodeLayout l = plan_layout(hosts, r);
-    auto& seg = nodes[hosts[static_cast<std::size_t>(r)]];
-    if (!seg) seg = std::make_unique<Segments>(l.local_size);
-  }
-  Mailboxes boxes;
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        NodeLayout l = plan_layout(hosts, r);
-        ShmAllreduce node(l.local_rank, nodes[hosts[static_cast<std::size_t>(r)]]->pointers, poll,
-                          HierarchicalAllreduce::kPieceBytes);
-        MemoryTransport net(r, boxes);
-        HierarchicalAllreduce hier(std::move(l), node, net, poll);
-        body(r, hier);
-      } catch (...) {
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-// Rank r's element i: small integers, so every op is exact in every type.
-template <typename T>
-T value(int r, std::size_t i) {
-  return static_cast<T>((r + 1) * ((i % 5) + 1) % 7 + 1);
-}
-
-template <typename T>
-T expected(int p, std::size_t i, ReduceOp op) {
-  T acc = value<T>(0, i);
-  for (int r = 1; r < p; ++r) {
-    const T v = value<T>(r, i);
-    switch (op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg:
-        acc = static_cast<T>(acc + v);
-        break;
-      case ReduceOp::kMin:
-        acc = v < acc ? v : acc;
-        break;
-      case ReduceOp::kMax:
-        acc = v > acc ? v : acc;
-        break;
-      case ReduceOp::kProduct:
-        acc = static_cast<T>(acc * v);
-        break;
-    }
-  }
-  return acc;
-}
-
 template <typename T>
 void check_exact(const std::vector<std::string>& hosts, DType type, std::size_t n, bool in_place) {
   const int p = static_cast<int>(hosts.size());
   std::vector<std::vector<T>> results(static_cast<std::size_t>(p));
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
-    run_ranks(hosts, nullptr, [&](int r, HierarchicalAllreduce& hier) {
+    run_ranks(hosts, nullptr, [&](int r, Hierarchy& hier) {
       std::vector<T> in(n);
       for (std::size_t i = 0; i < n; ++i) in[i] = value<T>(r, i);
       std::vector<T>& out = results[static_cast<std::size_t>(r)];
@@ -285,15 +159,6 @@ void check_exact(const std::vector<std::string>& hosts, DType type, std::size_t 
     }
   }
 }
-
-const std::vector<std::string> k2x2 = {"n1", "n1", "n2", "n2"};
-const std::vector<std::string> k3x2 = {"n1", "n2", "n3", "n1", "n2", "n3"};  // round robin
-const std::vector<std::string> k2x3 = {"n1", "n1", "n1", "n2", "n2", "n2"};
-const std::vector<std::string> k4x1 = {"n1", "n2", "n3", "n4"};
-
-// More pieces than the pipeline holds, and a last piece that is not whole.
-constexpr std::size_t kManyPieces =
-    (HierarchicalAllreduce::kDepth + 3) * HierarchicalAllreduce::kPieceBytes / sizeof(float) + 17;
 
 TEST(HierarchicalAllreduce, ExactOnTwoNodesOfTwo) {
   check_exact<float>(k2x2, DType::kFloat32, kManyPieces, false);
@@ -320,7 +185,7 @@ TEST(HierarchicalAllreduce, ExactOnThreeNodesOfTwoAndFourOfOne) {
 TEST(HierarchicalAllreduce, Uint8WrapsLikeEveryOtherPath) {
   // 4 ranks of 200: 800 mod 256 = 32.
   std::vector<std::vector<std::uint8_t>> out(4);
-  run_ranks(k2x2, nullptr, [&](int r, HierarchicalAllreduce& hier) {
+  run_ranks(k2x2, nullptr, [&](int r, Hierarchy& hier) {
     std::vector<std::uint8_t>& o = out[static_cast<std::size_t>(r)];
     o.assign(100000, 200);
     hier.allreduce(o.data(), o.data(), o.size(), DType::kUInt8, ReduceOp::kSum);
@@ -334,7 +199,7 @@ struct Deadline {
   std::chrono::steady_clock::time_point end =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   std::mutex mutex;
-  std::map<std::thread::id, HierarchicalAllreduce*> ranks;
+  std::map<std::thread::id, Hierarchy*> ranks;
   std::vector<std::string> said;
   std::function<void()> poll = [this] {
     if (std::chrono::steady_clock::now() < end) return;
@@ -347,7 +212,7 @@ struct Deadline {
 TEST(HierarchicalAllreduce, NamesAPeerOnAnotherNodeThatNeverSends) {
   Deadline d;
   EXPECT_THROW(run_ranks({"n1", "n2"}, d.poll,
-                         [&](int r, HierarchicalAllreduce& hier) {
+                         [&](int r, Hierarchy& hier) {
                            if (r == 1) return;  // never arrives
                            {
                              const std::lock_guard<std::mutex> lock(d.mutex);
@@ -366,7 +231,7 @@ TEST(HierarchicalAllreduce, NamesARankOfThisNodeThatNeverArrives) {
   Deadline d;
   // Ranks 0 and 2 on n1: rank 2 stays away, so rank 0 waits for it in the node's reduction.
   EXPECT_THROW(run_ranks({"n1", "n2", "n1", "n2"}, d.poll,
-                         [&](int r, HierarchicalAllreduce& hier) {
+                         [&](int r, Hierarchy& hier) {
                            if (r != 0) return;
                            {
                              const std::lock_guard<std::mutex> lock(d.mutex);

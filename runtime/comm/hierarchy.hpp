@@ -1,27 +1,33 @@
-// The allreduce for ranks on several nodes: the links between nodes are many times slower than
+// The collectives for ranks on several nodes: the links between nodes are many times slower than
 // memory inside a node, and a flat ring sends 1.5 S across each boundary of 2 nodes x 2 ranks
-// where S is the least a node can send. So the node reduces first (shared memory,
-// ShmAllreduce::reduce_scatter_piece), each local rank carries its share of the node's sum to
-// the rank with the same local rank on every other node (PeerTransport: MPI point to point, or
-// the TCP backend's sockets), combines the nodes' sums in node order, and the node shares the
-// result again (ShmAllreduce::gather_piece). The message goes in pieces of kPieceBytes with up
-// to kDepth pieces on the network at once, so the node's work on later pieces overlaps the
-// transfer of earlier ones and the time approaches the network's.
+// where S is the least a node can send. So each node works through shared memory
+// (ShmAllreduce's piece halves) and only the node's share crosses the link, carried by local rank
+// l to the rank with (about) the same local rank on every other node (PeerTransport: MPI point
+// to point, or the TCP backend's sockets):
+//   allreduce: the node reduces (reduce_scatter_piece), each local rank carries its share of the
+//     node's sum to its peers, combines the nodes' sums in node order, and the node shares the
+//     result again (gather_piece);
+//   reduce_scatter: the node reduces, each local rank reducing the blocks it carries: its own and,
+//     for every other node, the block of the rank there it sends to; each node sends (N - 1) / N
+//     of S and receives as much, where a flat ring sends (p - 1) / p of S across each boundary
+//     (0.5 S against 0.75 S on 2 x 2);
+//   allgather: each rank sends its block to its peers, and the node then shares what its ranks
+//     received (gather_piece): (N - 1) / N of S per node again.
+// Messages go in pieces with up to kDepth of them on the network at once, so the node's work on
+// later pieces overlaps the transfer of earlier ones and the time approaches the network's.
 //
-// On 2 nodes of several ranks each, the shares are relayed so that every pair of processes
-// carries data one way only: local rank l of node 0 sends its share to local rank l of node 1,
-// which combines the two (node 0's first) and sends the result to local rank l + 1 of node 0.
+// On 2 nodes of several ranks each, every pair of processes carries data one way only: local rank
+// l of node 0 sends to local rank l of node 1, which sends to local rank l + 1 of node 0 (the
+// allreduce relays: node 1 combines the two sums, node 0's first, and sends the result on).
 // Open MPI's TCP transport moved only 0.51-0.55 x the one-way rate each way when one pair sent
 // both ways at once inside a dtrain process (docs/benchmarks.md); one-way pairs move at the
-// link's rate, as a ring's do. Each node still sends S and receives S. Otherwise (3 nodes, or
-// one rank per node when forced) peers exchange directly: each sends its share to each other
-// node and combines the nodes' sums in node order, which sends what a ring sends on 2 nodes and
-// no more than it on 3; beyond that hierarchy_wanted() keeps the flat path (a ring among peers
-// is the remaining step, issue 21).
+// link's rate, as a ring's do. Otherwise (3 nodes, or one rank per node when forced) peers
+// exchange directly, local rank l with local rank l; beyond 3 nodes hierarchy_wanted() keeps the
+// flat path (a ring among peers is the remaining step, issue 21).
 //
 // Every rank ends with the same bits: a node's sum is reduced once, in local rank order, by the
 // share's owner; the nodes' sums are combined in node order, once per share (relay) or by every
-// peer alike; the gather only copies.
+// peer alike; the gathers only copy.
 #pragma once
 
 #include <atomic>
@@ -80,7 +86,7 @@ class PeerTransport {
  public:
   virtual ~PeerTransport() = default;
   // Start sending `bytes` from `buf` to rank `peer` / receiving them from `peer` into `buf`, as
-  // part of exchange `slot` (0 <= slot < HierarchicalAllreduce::kDepth).
+  // part of exchange `slot` (0 <= slot < Hierarchy::kDepth).
   virtual void send(int slot, const void* buf, std::size_t bytes, int peer) = 0;
   virtual void recv(int slot, void* buf, std::size_t bytes, int peer) = 0;
   // Moves what it can; true once every message of `slot` is complete.
@@ -89,7 +95,7 @@ class PeerTransport {
   virtual std::vector<int> waiting(int slot) const = 0;
 };
 
-class HierarchicalAllreduce {
+class Hierarchy {
  public:
   static constexpr int kDepth = 8;
   // Mid-sized messages go in smaller pieces, down to this, so that they too fill the pipeline
@@ -102,11 +108,15 @@ class HierarchicalAllreduce {
   // `node` reduces among layout.node_ranks (its rank = layout.local_rank), in pieces of any
   // size (kPieceBytes in libdtrain; the unit tests use the default too); `poll` is called
   // while waiting and may throw to abandon the call. Both must outlive this object.
-  HierarchicalAllreduce(NodeLayout layout, ShmAllreduce& node, PeerTransport& net,
-                        std::function<void()> poll);
+  Hierarchy(NodeLayout layout, ShmAllreduce& node, PeerTransport& net, std::function<void()> poll);
 
-  // Every rank calls it with the same count, type and op; in == out is in place; kAvg sums.
+  // As Communicator's calls (communicator.hpp), for every rank of the layout (nodes x
+  // local_size, numbered as the layout's ranks); every rank calls them with the same count, type
+  // and op; kAvg sums.
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  // `bytes` per rank.
+  void allgather(const void* in, void* out, std::size_t bytes);
 
   // Elements per piece for a message of `count` elements of `elem` bytes, with pieces of at most
   // `piece_bytes`: about 2 x kDepth pieces, none under kMinPieceBytes nor over piece_bytes. The
@@ -124,11 +134,29 @@ class HierarchicalAllreduce {
   std::vector<int> missing_on_node() const;
 
  private:
+  // A piece on the network: allreduce, its place in `out`; reduce_scatter, its place in this
+  // rank's block; allgather, its offset in rank 0's block. n elements.
   struct Flight {
     char* out;
     std::size_t n;
   };
   char* scratch(int slot, int node);
+  // The pairing (above): the local rank on node `to` that local rank `local` of node `from` sends
+  // its share for `to` to, and the one on node `from` that local rank `local` of node `at`
+  // receives from.
+  int sends_to(int from, int local) const;
+  int receives_from(int local, int from) const;
+  // The rank whose block local rank `local` of this node carries for node `j`: a reduce_scatter's
+  // block it sends there (`outgoing`), an allgather's block it receives from there; its own on
+  // its own node.
+  int carried_block(int local, int j, bool outgoing) const;
+  // The piece's layout for the node's shared memory: every local rank's carried blocks, by local
+  // rank then node, elements [a, a + n) of each, block b at `base` + b * stride; into slices_.
+  void lay_out_blocks(const char* in, char* out, std::size_t stride, std::size_t a, std::size_t n,
+                      bool outgoing);
+  // Elements of each block per piece for blocks of `count` elements of `elem` bytes.
+  std::size_t block_piece(std::size_t count, std::size_t elem) const;
+
   // Starts piece `k`'s messages (its node sum is in flights_).
   void post(std::size_t k, std::size_t elem);
   // Relay, node 1: combines and sends on the pieces whose share from node 0 has arrived, up to
@@ -137,6 +165,14 @@ class HierarchicalAllreduce {
   // Waits for piece `k`'s messages, combines the nodes' sums and shares the result in the node.
   void finish(std::size_t k, DType type, ReduceOp op);
   void wait_network(int slot);
+  // reduce_scatter: the node's reduction of piece `k` (its blocks from `in`, `elem` bytes each)
+  // into this rank's staging and its messages out; then, waited for, the nodes' sums combined.
+  void scatter_post(std::size_t k, const char* in, std::size_t count, DType type, ReduceOp op);
+  void scatter_finish(std::size_t k, DType type, ReduceOp op);
+  // allgather: piece `k`'s messages (own block at `own`, `bytes` per rank); then, waited for,
+  // the node's shares gathered.
+  void gather_post(std::size_t k, const char* own, std::size_t bytes);
+  void gather_finish(std::size_t k, std::size_t bytes);
 
   NodeLayout layout_;
   bool relay_;               // 2 nodes of several ranks: one-way pairs (above)
@@ -144,7 +180,10 @@ class HierarchicalAllreduce {
   ShmAllreduce& node_;
   PeerTransport& net_;
   std::function<void()> poll_;
-  std::vector<char> scratch_;  // kDepth x nodes share buffers; touched once, kept
+  std::vector<char> scratch_;                   // kDepth x nodes share buffers; touched once, kept
+  std::vector<ShmAllreduce::Slice> slices_;     // lay_out_blocks'; kept to allocate once
+  std::size_t piece_n_ = 0;                     // reduce_scatter, allgather: elements per piece
+  std::atomic<const char*> call_{"allreduce"};  // the running call's name, for missing_ranks()
   Flight flights_[kDepth] = {};
   // What a stuck wait waits for, for missing_ranks() on the thread reporting a timeout.
   mutable std::mutex waiting_mutex_;

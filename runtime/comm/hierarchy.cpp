@@ -1,0 +1,148 @@
+#include "comm/hierarchy.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace dtrain::runtime {
+namespace {
+
+// Tests between yields of the core while waiting on the network: the peers' processes and the
+// kernel's TCP work share the cores with this one.
+constexpr unsigned kTestsBeforeYield = 64;
+// How often a network wait refreshes the peers it names for missing_ranks().
+constexpr unsigned kTestsPerSnapshot = 256;
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string text;
+  for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
+  return text;
+}
+
+}  // namespace
+
+NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
+  std::map<std::string, int> node_of_host;
+  std::vector<std::vector<int>> members;  // by node: its ranks in rank order
+  std::vector<std::string> names;
+  NodeLayout layout;
+  for (int r = 0; r < static_cast<int>(host_of_rank.size()); ++r) {
+    const std::string& host = host_of_rank[static_cast<std::size_t>(r)];
+    const auto [it, added] = node_of_host.emplace(host, static_cast<int>(members.size()));
+    if (added) {
+      members.emplace_back();
+      names.push_back(host);
+    }
+    members[static_cast<std::size_t>(it->second)].push_back(r);
+  }
+  layout.ranks = members;
+  layout.nodes = static_cast<int>(members.size());
+  layout.node = node_of_host.at(host_of_rank.at(static_cast<std::size_t>(rank)));
+  layout.node_ranks = members[static_cast<std::size_t>(layout.node)];
+  layout.local_size = static_cast<int>(layout.node_ranks.size());
+  layout.local_rank =
+      static_cast<int>(std::find(layout.node_ranks.begin(), layout.node_ranks.end(), rank) -
+                       layout.node_ranks.begin());
+  for (std::size_t n = 0; n < members.size(); ++n) {
+    if (static_cast<int>(members[n].size()) != layout.local_size) layout.uniform = false;
+    layout.counts += (n == 0 ? "" : ", ") + names[n] + ": " + std::to_string(members[n].size());
+    if (layout.local_rank < static_cast<int>(members[n].size())) {
+      layout.peers.push_back(members[n][static_cast<std::size_t>(layout.local_rank)]);
+    }
+  }
+  return layout;
+}
+
+bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout) {
+  switch (algo) {
+    case AllreduceAlgo::kFlat:
+      return false;
+    case AllreduceAlgo::kAuto:
+      return layout.uniform && layout.local_size > 1 && layout.nodes > 1 && layout.nodes <= 3;
+    case AllreduceAlgo::kHierarchical:
+      if (!layout.uniform) {
+        throw Error(
+            Error::Code::kInvalid,
+            "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks (" +
+                layout.counts + "); expected the same number on every node (or DTRAIN_ALGO=flat)");
+      }
+      return true;
+  }
+  return false;
+}
+
+bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes) {
+  return algo == AllreduceAlgo::kHierarchical || bytes > kHierarchyMinBytes;
+}
+
+int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout) {
+  if (algo == AllreduceAlgo::kHierarchical) return hierarchy_wanted(algo, layout) ? 2 : 0;
+  return shm && hierarchy_wanted(algo, layout) ? 1 : 0;
+}
+
+Hierarchy::Hierarchy(NodeLayout layout, ShmAllreduce& node, PeerTransport& net,
+                     std::function<void()> poll)
+    : layout_(std::move(layout)),
+      relay_(layout_.nodes == 2 && layout_.local_size > 1),
+      node_(node),
+      net_(net),
+      poll_(std::move(poll)),
+      scratch_(static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) *
+               node.piece_bytes()) {}
+
+char* Hierarchy::scratch(int slot, int node) {
+  return scratch_.data() +
+         (static_cast<std::size_t>(slot) * static_cast<std::size_t>(layout_.nodes) +
+          static_cast<std::size_t>(node)) *
+             node_.piece_bytes();
+}
+
+int Hierarchy::sends_to(int from, int local) const {
+  return relay_ && from == 1 ? (local + 1) % layout_.local_size : local;
+}
+
+int Hierarchy::receives_from(int local, int from) const {
+  const int size = layout_.local_size;
+  return relay_ && from == 1 ? (local + size - 1) % size : local;
+}
+
+void Hierarchy::wait_network(int slot) {
+  for (unsigned tests = 1; !net_.done(slot); ++tests) {
+    if (tests % kTestsPerSnapshot == 1) {
+      std::vector<int> peers = net_.waiting(slot);
+      const std::lock_guard<std::mutex> lock(waiting_mutex_);
+      waiting_ = std::move(peers);
+    }
+    if (tests >= kTestsBeforeYield) sched_yield();
+    if (poll_) poll_();
+  }
+  const std::lock_guard<std::mutex> lock(waiting_mutex_);
+  waiting_.clear();
+}
+
+std::vector<int> Hierarchy::missing_on_node() const {
+  std::vector<int> ranks;
+  for (int r : node_.missing()) ranks.push_back(layout_.node_ranks[static_cast<std::size_t>(r)]);
+  return ranks;
+}
+
+std::vector<int> Hierarchy::missing() const {
+  std::vector<int> ranks = missing_on_node();
+  if (!ranks.empty()) return ranks;
+  const std::lock_guard<std::mutex> lock(waiting_mutex_);
+  return waiting_;
+}
+
+std::string Hierarchy::missing_ranks() const {
+  const std::vector<int> local = missing_on_node();
+  if (!local.empty())
+    return join_ranks(local) + " (on this node, not yet in this " + std::string(call_.load()) + ")";
+  const std::lock_guard<std::mutex> lock(waiting_mutex_);
+  if (waiting_.empty()) return "";
+  return join_ranks(waiting_) + " (on other nodes; their share of this " +
+         std::string(call_.load()) + " has not arrived)";
+}
+
+}  // namespace dtrain::runtime
