@@ -37,14 +37,24 @@ double measure(const std::function<void()>& op) {
   return time_op(op, reps_for(one), 5);
 }
 
+float filled(std::size_t i, int r) { return static_cast<float>((i % 64) * (r + 1)); }
+
 void fill(std::vector<float>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i % 64) * (rank + 1));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = filled(i, rank);
 }
 
-long long wrong(const std::vector<float>& v) {
-  const float tri = static_cast<float>(size * (size + 1) / 2);
+long long wrong(const std::vector<float>& v, std::size_t first) {
+  const float tri = static_cast<float>(size * (size + 1) / 2);  // the sum of the factors r + 1
   long long n = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) n += v[i] != static_cast<float>(i % 64) * tri;
+  for (std::size_t k = 0; k < v.size(); ++k) n += v[k] != filled(first + k, 0) * tri;
+  return n;
+}
+
+long long wrong_gathered(const std::vector<float>& v, std::size_t count) {
+  if (count == 0) return static_cast<long long>(v.size());  // no block to compare with
+  long long n = 0;
+  for (std::size_t k = 0; k < v.size(); ++k)
+    n += v[k] != filled(k % count, static_cast<int>(k / count));
   return n;
 }
 

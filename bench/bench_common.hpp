@@ -6,6 +6,7 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <cstddef>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -23,9 +24,15 @@ double time_op(const std::function<void()>& op, int reps, int batches);
 int reps_for(double seconds_per_op);
 // time_op with reps_for of one timed call, 5 batches.
 double measure(const std::function<void()>& op);
-// Integer-valued data that every rank fills alike but for a factor rank + 1 ...
+// Element i of rank r's data: integer-valued, alike on every rank but for a factor r + 1 ...
+float filled(std::size_t i, int r);
+// ... as fill() writes it for this rank ...
 void fill(std::vector<float>& v);
-// ... so that the sum is known exactly: the elements that differ from it.
-long long wrong(const std::vector<float>& v);
+// ... so that the sum over ranks is known exactly: the elements of `v` that differ from it, v[k]
+// holding element `first` + k (a reduce_scatter's block starts at rank * count).
+long long wrong(const std::vector<float>& v, std::size_t first = 0);
+// An allgather of fill()ed blocks of `count` elements: the elements of `v` (size * count) that
+// differ from their rank's input.
+long long wrong_gathered(const std::vector<float>& v, std::size_t count);
 
 }  // namespace coll_bench

@@ -18,7 +18,10 @@
 // variables, the TCP backend), dtrain with DTRAIN_ALGO=flat (a
 // second Context in this process), MPI_Allreduce tuned, and the link limit: a node must send
 // 2 (N - 1) / N x S of an allreduce over N nodes (S on 2), so S takes at least that over the
-// one-way rate. Then the ResNet-50 fusion set, one round. --mpi-thread LEVEL starts MPI at that
+// one-way rate. Then the same columns for reduce_scatter and allgather, S the whole buffer (every
+// rank's block) 64 KiB .. --max-bytes, against MPI_Reduce_scatter_block and MPI_Allgather and a
+// limit of (N - 1) / N x S (a node sends the other nodes' share of its data, receives its own).
+// Then the ResNet-50 fusion set, one round. --mpi-thread LEVEL starts MPI at that
 // thread level before libdtrain does (a diagnosis of Open MPI, docs/benchmarks.md).
 //
 //   mpirun -n 2 coll_bench [--json FILE] [--max-bytes N] [--skip-bert] [--sweep-only] [--nodes]

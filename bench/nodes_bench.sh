@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The allreduce across nodes (issue 21) on a namespace cluster of its own: coll_bench --nodes on
-# 2 nodes x 2 ranks and on 4 x 1, libdtrain on each of its multi-node backends (MPI under PMIx;
-# TCP, as under torchrun), the link shaped to RATE (default 1gbit; "off": unshaped), Open
-# MPI with two TCP sockets per peer (OMPI_MCA_btl_tcp_links=2: with one, both directions at once
-# reach only 0.5-0.6 x one-way, docs/benchmarks.md). Each table is preceded by the machine's load.
+# Collectives across nodes (issue 21) on a namespace cluster of its own: coll_bench --nodes (the
+# allreduce, reduce_scatter and allgather tables, then the fused set) on 2 nodes x 2 ranks and on
+# 4 x 1, libdtrain on each of its multi-node backends (MPI under PMIx; TCP, as under torchrun), the
+# link shaped to RATE (default 1gbit; "off": unshaped), Open MPI with two TCP sockets per peer
+# (OMPI_MCA_btl_tcp_links=2: with one, both directions at once reach only 0.5-0.6 x one-way,
+# docs/benchmarks.md). Each run is preceded by the machine's load.
 # Reports only; fails only on #wrong or a failed run.
 #   nodes_bench.sh CLUSTER_SH COLL_BENCH DIR [RATE]
 # The cluster is DTRAIN_CLUSTER_INDEX (default 22, beside the ctest fixture's and link_check's),

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "bench_common.hpp"
+#include "sweep_table.hpp"
 
 namespace coll_bench {
 namespace {
@@ -65,6 +66,83 @@ std::pair<double, double> link_rates(int peer) {
   const double one_way = run(false);
   return {one_way, run(true)};
 }
+// The collectives of the three tables, float32 sum where they reduce, out of place; `nodes`: how
+// many nodes the ranks are on (the limits are per node). `total`: S in elements.
+constexpr auto kF32 = dtrain::DType::kFloat32;
+constexpr auto kSum = dtrain::ReduceOp::kSum;
+
+std::size_t block(std::size_t total) { return total / static_cast<std::size_t>(size); }
+double node_share(int nodes) { return nodes > 1 ? (nodes - 1.0) / nodes : 0; }
+
+Collective allreduce(int nodes) {
+  return {
+      .title = "allreduce float32 sum, out of place, tuned malloc; mpi: MPI_Allreduce",
+      .json_key = "sweep",
+      .first_bytes = 4096,
+      .bus_factor = dtrain::allreduce_bus_factor(size),
+      .link_share = 2 * node_share(nodes),
+      .limit_why = std::to_string(nodes) +
+                   " nodes: a node sends at least 2 (N - 1) / N of S, the bandwidth-optimal bound",
+      .run = [](dtrain::Comm& c, const float* in, float* out,
+                std::size_t total) { c.allreduce(in, out, total, kF32, kSum); },
+      .run_mpi =
+          [](const float* in, float* out, std::size_t total) {
+            MPI_Allreduce(in, out, static_cast<int>(total), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+          },
+      .wrong = [](const std::vector<float>& out, std::size_t) { return wrong(out); }};
+}
+
+// Reduce_scatter (after summing inside the node) and allgather alike: each node must send the
+// other nodes' share of its data and receive its own, (N - 1) / N of S each way.
+std::string block_limit_why(int nodes) {
+  return std::to_string(nodes) +
+         " nodes: each node sends the other nodes' share of its data and receives its own";
+}
+
+Collective reduce_scatter(int nodes) {
+  return {.title =
+              "reduce_scatter float32 sum, out of place, tuned malloc; S = the whole input "
+              "(every rank's block); mpi: MPI_Reduce_scatter_block",
+          .json_key = "reduce_scatter",
+          .first_bytes = std::size_t{64} << 10,
+          .bus_factor = dtrain::reduce_scatter_bus_factor(size),
+          .link_share = node_share(nodes),
+          .limit_why = block_limit_why(nodes),
+          .out_is_block = true,
+          .run = [](dtrain::Comm& c, const float* in, float* out,
+                    std::size_t total) { c.reduce_scatter(in, out, block(total), kF32, kSum); },
+          .run_mpi =
+              [](const float* in, float* out, std::size_t total) {
+                MPI_Reduce_scatter_block(in, out, static_cast<int>(block(total)), MPI_FLOAT,
+                                         MPI_SUM, MPI_COMM_WORLD);
+              },
+          .wrong =
+              [](const std::vector<float>& out, std::size_t total) {
+                return wrong(out, static_cast<std::size_t>(rank) * block(total));
+              }};
+}
+
+Collective allgather(int nodes) {
+  return {.title =
+              "allgather float32, out of place, tuned malloc; S = the whole output (every "
+              "rank's block); mpi: MPI_Allgather",
+          .json_key = "allgather",
+          .first_bytes = std::size_t{64} << 10,
+          .bus_factor = dtrain::allgather_bus_factor(size),
+          .link_share = node_share(nodes),
+          .limit_why = block_limit_why(nodes),
+          .in_is_block = true,
+          .run = [](dtrain::Comm& c, const float* in, float* out,
+                    std::size_t total) { c.allgather(in, out, block(total), kF32); },
+          .run_mpi =
+              [](const float* in, float* out, std::size_t total) {
+                const int n = static_cast<int>(block(total));
+                MPI_Allgather(in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
+              },
+          .wrong = [](const std::vector<float>& out,
+                      std::size_t total) { return wrong_gathered(out, block(total)); }};
+}
+
 }  // namespace
 
 void nodes_sweep(dtrain::Comm& comm, dtrain::Comm& flat, std::size_t max_bytes,
@@ -73,63 +151,18 @@ void nodes_sweep(dtrain::Comm& comm, dtrain::Comm& flat, std::size_t max_bytes,
   double one_way = 0;
   double both = 0;
   if (peer > 0) std::tie(one_way, both) = link_rates(peer);
-  // A node sends at least 2 (N - 1) / N of the message (the bandwidth-optimal lower bound).
-  const double node_share = nodes > 1 ? 2.0 * (nodes - 1) / nodes : 0;
-  const double bus = dtrain::allreduce_bus_factor(size);
   if (rank == 0) {
     std::printf(
         "# link rank 0 -> rank %d (MPI, 64 MiB): one-way %.4f GB/s, both ways at once %.4f "
         "GB/s each (%.2f x one-way)\n",
         peer, one_way, both, one_way > 0 ? both / one_way : 0);
-    std::printf("# limit = %.2f x S / one-way rate (%d nodes); lim/d = limit / dtrain time\n",
-                node_share, nodes);
-    std::printf("# allreduce float32 sum, out of place, tuned malloc; time us, busbw GB/s\n");
-    std::printf("#%11s | %9s %7s | %9s %7s | %9s %7s | %9s %6s | %7s %7s %6s\n", "size", "dtrain",
-                "busbw", "d-flat", "busbw", "mpi-tuned", "busbw", "limit", "lim/d", "mpi/d",
-                "flat/d", "#wrong");
     report["nodes"] = {{"nodes", nodes},
                        {"one_way_GBps", one_way},
                        {"both_ways_GBps", both},
-                       {"transport", std::string(comm.allreduce_transport())},
-                       {"sweep", nlohmann::json::array()}};
+                       {"transport", std::string(comm.allreduce_transport())}};
   }
-  for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
-    const std::size_t n = bytes / sizeof(float);
-    std::vector<float> in(n);
-    std::vector<float> out(n);
-    fill(in);
-    const auto dtrain_with = [&](dtrain::Comm& c) {
-      std::fill(out.begin(), out.end(), -1.0f);
-      const double t = measure([&] {
-        c.allreduce(in.data(), out.data(), n, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum);
-      });
-      return std::pair<double, long long>(t, wrong(out));
-    };
-    const auto [d, d_wrong] = dtrain_with(comm);
-    const auto [f, f_wrong] = dtrain_with(flat);
-    const double m = measure([&] {
-      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    });
-    long long bad = d_wrong + f_wrong + wrong(out);
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    total_wrong += rank == 0 ? bad : 0;
-    if (rank != 0) continue;
-    const double limit = one_way > 0 ? node_share * static_cast<double>(bytes) / one_way / 1e9 : 0;
-    const auto bw = [&](double t) { return static_cast<double>(bytes) / t / 1e9 * bus; };
-    std::printf(
-        "%12zu | %9.1f %7.4f | %9.1f %7.4f | %9.1f %7.4f | %9.1f %6.2f | %7.2f %7.2f %6lld\n",
-        bytes, d * 1e6, bw(d), f * 1e6, bw(f), m * 1e6, bw(m), limit * 1e6, limit / d, m / d, f / d,
-        bad);
-    std::fflush(stdout);
-    report["nodes"]["sweep"].push_back({{"bytes", bytes},
-                                        {"dtrain_us", d * 1e6},
-                                        {"dtrain_flat_us", f * 1e6},
-                                        {"mpi_tuned_us", m * 1e6},
-                                        {"limit_us", limit * 1e6},
-                                        {"wrong", bad}});
-  }
-  if (rank == 0)
-    std::printf("# mpi/d, flat/d: their time over dtrain's (above 1: dtrain faster)\n");
+  for (const Collective& op : {allreduce(nodes), reduce_scatter(nodes), allgather(nodes)})
+    sweep_table(op, comm, flat, max_bytes, one_way);
 }
 
 }  // namespace coll_bench
