@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hierarchical allreduce across nodes (issue 21; runtime/comm/hierarchical_allreduce.hpp): the
+# The hierarchical collectives across nodes (issue 21; runtime/comm/hierarchy.hpp): the
 # runtime probe (tests/integration/runtime/runtime_probe.cpp: every collective, op and dtype
 # exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix, under
 # mpirun inside sbatch, and torchrun-style (srun --mpi=none, the TCP rendezvous: the shares cross

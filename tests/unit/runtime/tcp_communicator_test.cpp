@@ -326,7 +326,7 @@ std::unique_ptr<Communicator> on_node(
                                                 "node" + std::to_string(rank / per_node));
 }
 
-TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchicalAllreduceExactly) {
+TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchyExactly) {
   using dtrain::runtime::AllreduceAlgo;
   struct Case {
     int nodes, per_node;
@@ -371,6 +371,26 @@ TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchicalAllreduceExactly) {
       comm->allreduce(avg.data(), avg.data(), avg.size(), DType::kFloat64, ReduceOp::kAvg);
       EXPECT_EQ(avg.front(), (size - 1) / 2.0);
       EXPECT_EQ(avg.back(), (size - 1) / 2.0);
+      // reduce_scatter (its average divided once) and allgather through the same path.
+      const std::size_t block = 100003;
+      std::vector<float> blocks(block * static_cast<std::size_t>(size));
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        blocks[i] = static_cast<float>(i % 1000) * static_cast<float>(rank + 1);
+      }
+      std::vector<float> mine(block);
+      comm->reduce_scatter(blocks.data(), mine.data(), block, DType::kFloat32, ReduceOp::kAvg);
+      const std::size_t first = block * static_cast<std::size_t>(rank);
+      for (std::size_t i = 0; i < block; ++i) {
+        ASSERT_EQ(mine[i],
+                  static_cast<float>((first + i) % 1000) * static_cast<float>(size + 1) / 2)
+            << "reduce_scatter at " << i;
+      }
+      std::vector<float> all(blocks.size());
+      comm->allgather(mine.data(), all.data(), block, DType::kFloat32);
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        ASSERT_EQ(all[i], static_cast<float>(i % 1000) * static_cast<float>(size + 1) / 2)
+            << "allgather at " << i;
+      }
       comm->barrier();
     });
   }
@@ -395,30 +415,41 @@ TEST(TcpCommunicator, ForcedHierarchyOnUnevenNodesIsRefusedNamingTheCounts) {
 }
 
 // 2 nodes x 2 ranks; rank 3 goes away (its connections close, as a killed process's do) while
-// the others are in a hierarchical allreduce: each names it, whichever wait saw it first.
-TEST(TcpCommunicator, ARankLostInTheHierarchicalAllreduceIsNamed) {
-  auto store = dtrain::runtime::make_memory_store();
-  std::vector<std::string> errors(4);
-  dtrain::test::threads_as_ranks(4, [&](int rank) {
-    auto comm = on_node(store, rank, 4, 2, dtrain::runtime::AllreduceAlgo::kHierarchical);
-    if (rank == 3) {
-      comm.reset();
-      return;
+// the others are in a hierarchical collective: each names it, whichever wait saw it first, in
+// the call it was in.
+TEST(TcpCommunicator, ARankLostInTheHierarchyIsNamed) {
+  for (const std::string call : {"allreduce", "reduce_scatter", "allgather"}) {
+    SCOPED_TRACE(call);
+    auto store = dtrain::runtime::make_memory_store();
+    std::vector<std::string> errors(4);
+    dtrain::test::threads_as_ranks(4, [&](int rank) {
+      auto comm = on_node(store, rank, 4, 2, dtrain::runtime::AllreduceAlgo::kHierarchical);
+      if (rank == 3) {
+        comm.reset();
+        return;
+      }
+      std::vector<float> x(4 << 20, 1.0f);
+      try {
+        if (call == "allreduce") {
+          comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+        } else if (call == "reduce_scatter") {
+          comm->reduce_scatter(x.data(), x.data(), x.size() / 4, DType::kFloat32, ReduceOp::kSum);
+        } else {
+          comm->allgather(x.data(), x.data(), x.size() / 4, DType::kFloat32);
+        }
+      } catch (const dtrain::Error& e) {
+        EXPECT_EQ(e.code(), dtrain::Error::Code::kComm);
+        errors[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+    for (int r = 0; r < 3; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const std::string& e = errors[static_cast<std::size_t>(r)];
+      EXPECT_EQ(e.rfind("dtrain: " + call + ": ", 0), 0u) << e;
+      EXPECT_NE(e.find("rank 3 (on node1) closed its connection (it exited or was killed)"),
+                std::string::npos)
+          << e;
     }
-    std::vector<float> x(1 << 20, 1.0f);
-    try {
-      comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
-    } catch (const dtrain::Error& e) {
-      EXPECT_EQ(e.code(), dtrain::Error::Code::kComm);
-      errors[static_cast<std::size_t>(rank)] = e.what();
-    }
-  });
-  for (int r = 0; r < 3; ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    EXPECT_NE(errors[static_cast<std::size_t>(r)].find(
-                  "rank 3 (on node1) closed its connection (it exited or was killed)"),
-              std::string::npos)
-        << errors[static_cast<std::size_t>(r)];
   }
 }
 
