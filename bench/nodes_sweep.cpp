@@ -104,7 +104,7 @@ Collective reduce_scatter(int nodes) {
               "reduce_scatter float32 sum, out of place, tuned malloc; S = the whole input "
               "(every rank's block); mpi: MPI_Reduce_scatter_block",
           .json_key = "reduce_scatter",
-          .first_bytes = std::size_t{64} << 10,
+          .first_bytes = 4096,
           .bus_factor = dtrain::reduce_scatter_bus_factor(size),
           .link_share = node_share(nodes),
           .limit_why = block_limit_why(nodes),
@@ -127,7 +127,7 @@ Collective allgather(int nodes) {
               "allgather float32, out of place, tuned malloc; S = the whole output (every "
               "rank's block); mpi: MPI_Allgather",
           .json_key = "allgather",
-          .first_bytes = std::size_t{64} << 10,
+          .first_bytes = 4096,
           .bus_factor = dtrain::allgather_bus_factor(size),
           .link_share = node_share(nodes),
           .limit_why = block_limit_why(nodes),

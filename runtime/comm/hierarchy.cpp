@@ -60,7 +60,7 @@ bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout) {
     case AllreduceAlgo::kFlat:
       return false;
     case AllreduceAlgo::kAuto:
-      return layout.uniform && layout.local_size > 1 && layout.nodes > 1 && layout.nodes <= 3;
+      return layout.uniform && layout.nodes > 1 && layout.nodes <= kMaxAutoNodes;
     case AllreduceAlgo::kHierarchical:
       if (!layout.uniform) {
         throw Error(
@@ -73,8 +73,14 @@ bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout) {
   return false;
 }
 
-bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes) {
-  return algo == AllreduceAlgo::kHierarchical || bytes > kHierarchyMinBytes;
+bool hierarchy_carries(AllreduceAlgo algo, const NodeLayout& layout, Collective op) {
+  if (algo == AllreduceAlgo::kHierarchical) return true;
+  if (op != Collective::kAllreduce) return true;
+  return layout.local_size > 1 && layout.nodes <= 3;
+}
+
+bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes, std::size_t min_bytes) {
+  return algo == AllreduceAlgo::kHierarchical || bytes > min_bytes;
 }
 
 int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout) {
@@ -82,15 +88,20 @@ int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout) {
   return shm && hierarchy_wanted(algo, layout) ? 1 : 0;
 }
 
-Hierarchy::Hierarchy(NodeLayout layout, ShmAllreduce& node, PeerTransport& net,
+Hierarchy::Hierarchy(NodeLayout layout, AllreduceAlgo algo, ShmAllreduce& node, PeerTransport& net,
                      std::function<void()> poll)
     : layout_(std::move(layout)),
+      algo_(algo),
       relay_(layout_.nodes == 2 && layout_.local_size > 1),
       node_(node),
       net_(net),
       poll_(std::move(poll)),
       scratch_(static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) *
                node.piece_bytes()) {}
+
+bool Hierarchy::takes(Collective op, std::size_t bytes, std::size_t min_bytes) const {
+  return carries(op) && hierarchy_pays(algo_, bytes, min_bytes);
+}
 
 char* Hierarchy::scratch(int slot, int node) {
   return scratch_.data() +

@@ -57,25 +57,40 @@ struct NodeLayout {
 };
 NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
 
-// Above this an allreduce may go hierarchical; up to it the backend's latency-optimal route.
-// Measured on 2 nodes x 2 ranks (docs/benchmarks.md): at 16 and 64 KiB the hierarchy sends S
-// across each node's link where recursive doubling and the TCP ring send 2 S and 1.5 S, and takes
-// half their time; at 4 KiB MPI's recursive doubling is a few microseconds faster. The TCP
-// backend takes the hierarchy at every size once it is set up (its ring is slower still).
+// Above this a collective may go hierarchical on the MPI backend; up to it the backend's
+// latency-optimal route. Measured on 2 nodes x 2 ranks (docs/benchmarks.md): at 16 and 64 KiB
+// the hierarchical allreduce sends S across each node's link where recursive doubling and the TCP
+// ring send 2 S and 1.5 S, and takes half their time; at 4 KiB MPI's recursive doubling is a few
+// microseconds faster. The TCP backend takes the hierarchy at every size once it is set up (its
+// ring is slower still).
 inline constexpr std::size_t kHierarchyMinBytes = std::size_t{4} << 10;
+// kAuto sets the hierarchy up on at most this many nodes: measured up to 4 (docs/benchmarks.md);
+// beyond, each rank would exchange with every other node at once, untried.
+inline constexpr int kMaxAutoNodes = 4;
 
-// Whether to set the hierarchy up at all: never for kFlat; for kAuto when some node holds more
-// than one rank, there are 2 or 3 nodes and all hold the same number; kHierarchical forces it
-// (one node or one rank per node included), and throws Error (kInvalid) naming the node counts
-// when the nodes differ.
+// The collectives the hierarchy serves.
+enum class Collective { kAllreduce, kReduceScatter, kAllgather };
+
+// Whether to set the hierarchy up at all: never for kFlat; for kAuto when 2 to kMaxAutoNodes
+// nodes all hold the same number of ranks (hierarchy_carries says for which collectives);
+// kHierarchical forces it (one node or one rank per node included), and throws Error (kInvalid)
+// naming the node counts when the nodes differ.
 bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout);
-// With the hierarchy set up: whether an allreduce of `bytes` takes it (forced: always).
-bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes);
+// Whether `op` takes a hierarchy set up under `algo` (agreed by every rank), at sizes where it
+// pays (Hierarchy::takes): forced, every collective; kAuto, reduce_scatter and allgather wherever
+// it is set up (the direct exchange sends (N - 1) / N of S per node, what a ring sends, in one
+// step), and the allreduce only where some node holds more than one rank and there are at most 3
+// nodes (with one rank per node there is nothing to reduce first; beyond 3 nodes each rank's
+// share going to every other node sends more than a flat ring).
+bool hierarchy_carries(AllreduceAlgo algo, const NodeLayout& layout, Collective op);
+// Whether a collective the hierarchy carries takes it at `bytes`: forced, always; else above
+// `min_bytes`.
+bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes, std::size_t min_bytes);
 // This rank's vote on the path: 2 forced, 1 chosen (kAuto with shared memory allowed, `shm`, and
 // hierarchy_wanted), 0 flat. The communicator reduces the votes by their minimum, so that every
 // rank takes the same path; throws as hierarchy_wanted.
 int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout);
-// The algorithm an agreed vote (1 or 2) stands for, as hierarchy_pays takes it.
+// The algorithm an agreed vote (1 or 2) stands for, as Hierarchy takes it.
 inline AllreduceAlgo voted_algo(int vote) {
   return vote == 2 ? AllreduceAlgo::kHierarchical : AllreduceAlgo::kAuto;
 }
@@ -108,7 +123,16 @@ class Hierarchy {
   // `node` reduces among layout.node_ranks (its rank = layout.local_rank), in pieces of any
   // size (kPieceBytes in libdtrain; the unit tests use the default too); `poll` is called
   // while waiting and may throw to abandon the call. Both must outlive this object.
-  Hierarchy(NodeLayout layout, ShmAllreduce& node, PeerTransport& net, std::function<void()> poll);
+  // `algo`: as the ranks agreed (voted_algo).
+  Hierarchy(NodeLayout layout, AllreduceAlgo algo, ShmAllreduce& node, PeerTransport& net,
+            std::function<void()> poll);
+
+  // Whether `op` of `bytes` (as sent; the whole buffer, every rank's block, for reduce_scatter
+  // and allgather) takes the hierarchy: where hierarchy_carries says so and, unless forced, above
+  // `min_bytes` (the backend's: kHierarchyMinBytes on MPI, 0 on TCP).
+  bool takes(Collective op, std::size_t bytes, std::size_t min_bytes) const;
+  // Whether `op` takes it at some size (hierarchy_carries).
+  bool carries(Collective op) const { return hierarchy_carries(algo_, layout_, op); }
 
   // As Communicator's calls (communicator.hpp), for every rank of the layout (nodes x
   // local_size, numbered as the layout's ranks); every rank calls them with the same count, type
@@ -175,6 +199,7 @@ class Hierarchy {
   void gather_finish(std::size_t k, std::size_t bytes);
 
   NodeLayout layout_;
+  AllreduceAlgo algo_;
   bool relay_;               // 2 nodes of several ranks: one-way pairs (above)
   std::size_t relayed_ = 0;  // relay, node 1: pieces of this call whose result went out
   ShmAllreduce& node_;

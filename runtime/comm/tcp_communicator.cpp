@@ -115,9 +115,7 @@ class TcpCommunicator final : public Communicator {
       shm_->allreduce(in, out, count, type, op);
       return;
     }
-    // At every size: the ring's 2 (p - 1) steps cost more than the hierarchy's few even at 4 KiB
-    // (2 nodes x 2 ranks at 1 Gbit/s: 273 against 122 us).
-    if (hier_) {
+    if (hierarchy_takes(Collective::kAllreduce, count * dtype_size(type))) {
       hier_->allreduce(in, out, count, type, op);
       return;
     }
@@ -140,7 +138,8 @@ class TcpCommunicator final : public Communicator {
 
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                          ReduceOp op) override {
-    if (hier_) {
+    if (hierarchy_takes(Collective::kReduceScatter,
+                        count * dtype_size(type) * static_cast<std::size_t>(size_))) {
       start_call("reduce_scatter");
       hier_->reduce_scatter(in, out, count, type, op);
       return;
@@ -159,7 +158,7 @@ class TcpCommunicator final : public Communicator {
  public:
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     const std::size_t elem = dtype_size(type);
-    if (hier_) {
+    if (hierarchy_takes(Collective::kAllgather, count * elem * static_cast<std::size_t>(size_))) {
       start_call("allgather");
       hier_->allgather(in, out, count * elem);
       return;
@@ -191,7 +190,8 @@ class TcpCommunicator final : public Communicator {
 
   std::string_view backend() const override { return "tcp"; }
   std::string_view allreduce_transport() const override {
-    return shm_ ? "shared memory" : hier_ ? "hierarchical" : "tcp";
+    const bool hierarchical = hier_ && hier_->carries(Collective::kAllreduce);
+    return shm_ ? "shared memory" : hierarchical ? "hierarchical" : "tcp";
   }
   std::string missing_ranks() const override {
     const std::string waiting = shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
@@ -199,9 +199,8 @@ class TcpCommunicator final : public Communicator {
   }
   bool enforces_deadline() const override { return true; }
   bool allreduce_polls(std::size_t bytes, DType type) const override {
-    (void)bytes;
     (void)type;
-    return shm_ != nullptr || hier_ != nullptr;
+    return shm_ != nullptr || hierarchy_takes(Collective::kAllreduce, bytes);
   }
 
  private:
@@ -242,8 +241,8 @@ class TcpCommunicator final : public Communicator {
           link_->progress();
         },
         Hierarchy::kPieceBytes);
-    hier_ =
-        std::make_unique<Hierarchy>(std::move(layout), *node_shm_, *link_, [this] { wait_poll(); });
+    hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), *node_shm_, *link_,
+                                        [this] { wait_poll(); });
   }
 
   // Collective over every rank: the ranks `members` of each node (this rank's node, in rank
@@ -339,6 +338,12 @@ class TcpCommunicator final : public Communicator {
       if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
       fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
     }
+  }
+
+  // At every size where it carries `op`: the ring's 2 (p - 1) steps cost more than the
+  // hierarchy's few even at 4 KiB (2 nodes x 2 ranks at 1 Gbit/s: 273 against 122 us).
+  bool hierarchy_takes(Collective op, std::size_t bytes) const {
+    return hier_ && hier_->takes(op, bytes, 0);
   }
 
   void start_call(const char* name) {

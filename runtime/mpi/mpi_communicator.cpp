@@ -179,7 +179,7 @@ class MpiCommunicator final : public Communicator {
 
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     const std::size_t bytes = count * dtype_size(type);
-    if (hier_ && hier_->pays(bytes * static_cast<std::size_t>(size_))) {
+    if (hier_ && hier_->takes(Collective::kAllgather, bytes * static_cast<std::size_t>(size_))) {
       hier_->allgather(in, out, bytes);
       return;
     }
@@ -191,7 +191,8 @@ class MpiCommunicator final : public Communicator {
   void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
   std::string_view backend() const override { return "mpi"; }
   std::string_view allreduce_transport() const override {
-    return shm_ ? "shared memory" : hier_ ? "hierarchical" : "mpi";
+    const bool hierarchical = hier_ && hier_->carries(Collective::kAllreduce);
+    return shm_ ? "shared memory" : hierarchical ? "hierarchical" : "mpi";
   }
   void abandon() noexcept override { abandoned_ = true; }
 
@@ -199,7 +200,7 @@ class MpiCommunicator final : public Communicator {
     if (shm_) return true;
     // float16/bfloat16 travel widened to float.
     const std::size_t wire = is_16bit_float(type) ? bytes * 2 : bytes;
-    return point_to_point(wire) || (hier_ && hier_->pays(wire));
+    return point_to_point(wire) || (hier_ && hier_->takes(Collective::kAllreduce, wire));
   }
   std::string missing_ranks() const override {
     return shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
@@ -222,7 +223,7 @@ class MpiCommunicator final : public Communicator {
     }
     const std::size_t elem = dtype_size(type);
     const std::size_t bytes = count * elem;
-    if (hier_ && hier_->pays(bytes)) {
+    if (hier_ && hier_->takes(Collective::kAllreduce, bytes)) {
       hier_->allreduce(in, out, count, type, op);
       return;
     }
@@ -268,7 +269,8 @@ class MpiCommunicator final : public Communicator {
       narrow16(wide_.data(), static_cast<std::uint16_t*>(out), count, half);
       return;
     }
-    if (hier_ && hier_->pays(count * dtype_size(type) * static_cast<std::size_t>(size_))) {
+    if (hier_ && hier_->takes(Collective::kReduceScatter,
+                              count * dtype_size(type) * static_cast<std::size_t>(size_))) {
       hier_->reduce_scatter(in, out, count, type, op);
       return;
     }
@@ -372,7 +374,7 @@ class MpiCommunicator final : public Communicator {
       shm_->allreduce(in, out, n, type, op);
       return;
     }
-    if (hier_ && hier_->pays(n * dtype_size(type))) {
+    if (hier_ && hier_->takes(Collective::kAllreduce, n * dtype_size(type))) {
       hier_->allreduce(in, out, n, type, op);
       return;
     }

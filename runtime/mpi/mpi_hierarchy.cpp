@@ -57,7 +57,6 @@ std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int 
   check(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, MPI_INT, MPI_MIN, comm), "init", "MPI_Allreduce");
   if (vote == 0) return nullptr;
   std::unique_ptr<MpiHierarchy> h(new MpiHierarchy());
-  h->algo_ = voted_algo(vote);
   h->poll_ = std::move(poll);
   try {
     check(MPI_Comm_split(comm, layout.node, layout.local_rank, &h->node_comm_), "init",
@@ -74,8 +73,8 @@ std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int 
           self->peers_->progress();
         },
         Hierarchy::kPieceBytes);
-    h->hier_ = std::make_unique<Hierarchy>(std::move(layout), *h->node_shm_, *h->peers_,
-                                           [self] { self->poll_(); });
+    h->hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), *h->node_shm_,
+                                           *h->peers_, [self] { self->poll_(); });
   } catch (...) {
     h->free_mpi();
     throw;

@@ -38,9 +38,12 @@ class MpiHierarchy {
   // Frees nothing of MPI's: a call abandoned inside MPI would hang there (free_mpi()).
   ~MpiHierarchy() = default;
 
-  // Whether a collective of `bytes` (as sent; all ranks' for reduce_scatter and allgather)
-  // takes it.
-  bool pays(std::size_t bytes) const { return hierarchy_pays(algo_, bytes); }
+  // Whether `op` of `bytes` (as sent; every rank's block for reduce_scatter and allgather)
+  // takes it (Hierarchy::takes, above kHierarchyMinBytes).
+  bool takes(Collective op, std::size_t bytes) const {
+    return hier_->takes(op, bytes, kHierarchyMinBytes);
+  }
+  bool carries(Collective op) const { return hier_->carries(op); }
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
     hier_->allreduce(in, out, count, type, op);
   }
@@ -55,7 +58,6 @@ class MpiHierarchy {
  private:
   MpiHierarchy() = default;
 
-  AllreduceAlgo algo_ = AllreduceAlgo::kAuto;
   MPI_Comm node_comm_ = MPI_COMM_NULL;  // the node's ranks, by local rank
   MPI_Win node_window_ = MPI_WIN_NULL;
   std::function<void()> poll_;

@@ -29,7 +29,6 @@ using dtrain::DType;
 using dtrain::ReduceOp;
 using dtrain::runtime::AllreduceAlgo;
 using dtrain::runtime::Hierarchy;
-using dtrain::runtime::hierarchy_pays;
 using dtrain::runtime::hierarchy_wanted;
 using dtrain::runtime::NodeLayout;
 using dtrain::runtime::plan_layout;
@@ -69,20 +68,39 @@ TEST(NodeLayout, UnevenNodesAreNotUniform) {
 }
 
 TEST(HierarchyChoice, AutoOnlyWhereItPays) {
+  using dtrain::runtime::Collective;
+  using dtrain::runtime::hierarchy_carries;
   const auto wanted = [](const std::vector<std::string>& hosts) {
     return hierarchy_wanted(AllreduceAlgo::kAuto, plan_layout(hosts, 0));
   };
-  EXPECT_TRUE(wanted({"a", "a", "b", "b"}));                       // 2 x 2
-  EXPECT_TRUE(wanted({"a", "a", "b", "b", "c", "c"}));             // 3 x 2
-  EXPECT_FALSE(wanted({"a", "b", "c", "d"}));                      // 4 x 1: nothing to reduce first
-  EXPECT_FALSE(wanted({"a", "a", "a", "a"}));                      // one node: shared memory alone
-  EXPECT_FALSE(wanted({"a", "a", "b", "b", "c", "c", "d", "d"}));  // 4 nodes: a ring sends less
-  EXPECT_FALSE(wanted({"a", "a", "b"}));                           // uneven
+  const auto allreduce = [](const std::vector<std::string>& hosts) {
+    return hierarchy_carries(AllreduceAlgo::kAuto, plan_layout(hosts, 0), Collective::kAllreduce);
+  };
+  EXPECT_TRUE(wanted({"a", "a", "b", "b"}));            // 2 x 2
+  EXPECT_TRUE(wanted({"a", "a", "b", "b", "c", "c"}));  // 3 x 2
+  EXPECT_TRUE(wanted({"a", "b", "c", "d"}));            // 4 x 1: reduce_scatter, allgather
+  EXPECT_TRUE(wanted({"a", "b"}));                      // 2 x 1: the same
+  EXPECT_FALSE(wanted({"a", "a", "a", "a"}));           // one node: shared memory alone
+  EXPECT_FALSE(wanted({"a", "b", "c", "d", "e"}));      // 5 nodes: not measured
+  EXPECT_FALSE(wanted({"a", "a", "b"}));                // uneven
+  EXPECT_TRUE(allreduce({"a", "a", "b", "b"}));
+  EXPECT_TRUE(allreduce({"a", "a", "b", "b", "c", "c"}));
+  EXPECT_FALSE(allreduce({"a", "b", "c", "d"}));  // nothing to reduce inside a node first
+  EXPECT_FALSE(allreduce({"a", "a", "b", "b", "c", "c", "d", "d"}));  // 4 nodes: a ring sends less
+  for (const Collective op : {Collective::kReduceScatter, Collective::kAllgather}) {
+    EXPECT_TRUE(hierarchy_carries(AllreduceAlgo::kAuto, plan_layout({"a", "b", "c", "d"}, 0), op));
+    EXPECT_TRUE(hierarchy_carries(AllreduceAlgo::kAuto, plan_layout({"a", "a", "b", "b"}, 0), op));
+  }
+  EXPECT_TRUE(hierarchy_carries(AllreduceAlgo::kHierarchical, plan_layout({"a", "b"}, 0),
+                                Collective::kAllreduce));
   EXPECT_FALSE(hierarchy_wanted(AllreduceAlgo::kFlat, plan_layout({"a", "a", "b", "b"}, 0)));
   EXPECT_TRUE(hierarchy_wanted(AllreduceAlgo::kHierarchical, plan_layout({"a", "b"}, 0)));
-  EXPECT_FALSE(hierarchy_pays(AllreduceAlgo::kAuto, 4 << 10));
-  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, (4 << 10) + 1));
-  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kHierarchical, 4));
+  using dtrain::runtime::hierarchy_pays;
+  using dtrain::runtime::kHierarchyMinBytes;
+  EXPECT_FALSE(hierarchy_pays(AllreduceAlgo::kAuto, 4 << 10, kHierarchyMinBytes));
+  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, (4 << 10) + 1, kHierarchyMinBytes));
+  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, 4, 0));  // the TCP backend's
+  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kHierarchical, 4, kHierarchyMinBytes));
 }
 
 TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) {
