@@ -55,53 +55,59 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
   return layout;
 }
 
-bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout) {
+std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout,
+                            Collective op) {
+  constexpr std::size_t kMpiSmall = std::size_t{4} << 10;
+  constexpr std::size_t kMpiDirectSmall = std::size_t{32} << 10;
   switch (algo) {
     case AllreduceAlgo::kFlat:
-      return false;
-    case AllreduceAlgo::kAuto:
-      return layout.uniform && layout.nodes > 1 && layout.nodes <= kMaxAutoNodes;
+      return kNever;
     case AllreduceAlgo::kHierarchical:
-      if (!layout.uniform) {
-        throw Error(
-            Error::Code::kInvalid,
-            "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks (" +
-                layout.counts + "); expected the same number on every node (or DTRAIN_ALGO=flat)");
-      }
-      return true;
+      return 0;
+    case AllreduceAlgo::kAuto:
+      break;
+  }
+  if (!layout.uniform || layout.nodes < 2 || layout.nodes > kMaxAutoNodes) return kNever;
+  const bool mpi = backend == LinkBackend::kMpi;
+  if (layout.local_size > 1) {
+    if (op == Collective::kAllreduce && layout.nodes > 3) return kNever;
+    return mpi ? kMpiSmall : 0;
+  }
+  if (op == Collective::kAllreduce) return kNever;
+  return mpi ? kMpiDirectSmall : kNever;
+}
+
+bool hierarchy_wanted(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout) {
+  if (algo == AllreduceAlgo::kHierarchical && !layout.uniform) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks (" +
+                    layout.counts +
+                    "); expected the same number on every node (or DTRAIN_ALGO=flat)");
+  }
+  for (const Collective op :
+       {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
+    if (hierarchy_above(algo, backend, layout, op) != kNever) return true;
   }
   return false;
 }
 
-bool hierarchy_carries(AllreduceAlgo algo, const NodeLayout& layout, Collective op) {
-  if (algo == AllreduceAlgo::kHierarchical) return true;
-  if (op != Collective::kAllreduce) return true;
-  return layout.local_size > 1 && layout.nodes <= 3;
+int hierarchy_vote(AllreduceAlgo algo, bool shm, LinkBackend backend, const NodeLayout& layout) {
+  if (algo == AllreduceAlgo::kHierarchical) return hierarchy_wanted(algo, backend, layout) ? 2 : 0;
+  return shm && hierarchy_wanted(algo, backend, layout) ? 1 : 0;
 }
 
-bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes, std::size_t min_bytes) {
-  return algo == AllreduceAlgo::kHierarchical || bytes > min_bytes;
-}
-
-int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout) {
-  if (algo == AllreduceAlgo::kHierarchical) return hierarchy_wanted(algo, layout) ? 2 : 0;
-  return shm && hierarchy_wanted(algo, layout) ? 1 : 0;
-}
-
-Hierarchy::Hierarchy(NodeLayout layout, AllreduceAlgo algo, ShmAllreduce& node, PeerTransport& net,
-                     std::function<void()> poll)
+Hierarchy::Hierarchy(NodeLayout layout, AllreduceAlgo algo, LinkBackend backend, ShmAllreduce& node,
+                     PeerTransport& net, std::function<void()> poll)
     : layout_(std::move(layout)),
-      algo_(algo),
+      above_{hierarchy_above(algo, backend, layout_, Collective::kAllreduce),
+             hierarchy_above(algo, backend, layout_, Collective::kReduceScatter),
+             hierarchy_above(algo, backend, layout_, Collective::kAllgather)},
       relay_(layout_.nodes == 2 && layout_.local_size > 1),
       node_(node),
       net_(net),
       poll_(std::move(poll)),
       scratch_(static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) *
                node.piece_bytes()) {}
-
-bool Hierarchy::takes(Collective op, std::size_t bytes, std::size_t min_bytes) const {
-  return carries(op) && hierarchy_pays(algo_, bytes, min_bytes);
-}
 
 char* Hierarchy::scratch(int slot, int node) {
   return scratch_.data() +

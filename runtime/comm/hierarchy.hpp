@@ -30,9 +30,11 @@
 // peer alike; the gathers only copy.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -57,39 +59,41 @@ struct NodeLayout {
 };
 NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
 
-// Above this a collective may go hierarchical on the MPI backend; up to it the backend's
-// latency-optimal route. Measured on 2 nodes x 2 ranks (docs/benchmarks.md): at 16 and 64 KiB
-// the hierarchical allreduce sends S across each node's link where recursive doubling and the TCP
-// ring send 2 S and 1.5 S, and takes half their time; at 4 KiB MPI's recursive doubling is a few
-// microseconds faster. The TCP backend takes the hierarchy at every size once it is set up (its
-// ring is slower still).
-inline constexpr std::size_t kHierarchyMinBytes = std::size_t{4} << 10;
 // kAuto sets the hierarchy up on at most this many nodes: measured up to 4 (docs/benchmarks.md);
 // beyond, each rank would exchange with every other node at once, untried.
 inline constexpr int kMaxAutoNodes = 4;
 
-// The collectives the hierarchy serves.
+// The collectives the hierarchy serves, and the links its shares cross between nodes.
 enum class Collective { kAllreduce, kReduceScatter, kAllgather };
+enum class LinkBackend { kMpi, kTcp };
 
-// Whether to set the hierarchy up at all: never for kFlat; for kAuto when 2 to kMaxAutoNodes
-// nodes all hold the same number of ranks (hierarchy_carries says for which collectives);
-// kHierarchical forces it (one node or one rank per node included), and throws Error (kInvalid)
-// naming the node counts when the nodes differ.
-bool hierarchy_wanted(AllreduceAlgo algo, const NodeLayout& layout);
-// Whether `op` takes a hierarchy set up under `algo` (agreed by every rank), at sizes where it
-// pays (Hierarchy::takes): forced, every collective; kAuto, reduce_scatter and allgather wherever
-// it is set up (the direct exchange sends (N - 1) / N of S per node, what a ring sends, in one
-// step), and the allreduce only where some node holds more than one rank and there are at most 3
-// nodes (with one rank per node there is nothing to reduce first; beyond 3 nodes each rank's
-// share going to every other node sends more than a flat ring).
-bool hierarchy_carries(AllreduceAlgo algo, const NodeLayout& layout, Collective op);
-// Whether a collective the hierarchy carries takes it at `bytes`: forced, always; else above
-// `min_bytes`.
-bool hierarchy_pays(AllreduceAlgo algo, std::size_t bytes, std::size_t min_bytes);
+// hierarchy_above()'s "not at all".
+inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
+// Above how many bytes `op` takes the hierarchy (as sent: every rank's block for reduce_scatter
+// and allgather), kNever for not at all: kFlat never; kHierarchical at every size; kAuto on 2 to
+// kMaxAutoNodes nodes that all hold the same number of ranks, as measured at 1 Gbit/s
+// (docs/benchmarks.md, "Across nodes"):
+//   allreduce, where some node holds more than one rank and there are at most 3 nodes (with one
+//     rank per node there is nothing to reduce first; beyond 3 nodes each rank's share going to
+//     every other node sends more than a flat ring): MPI above 4 KiB (at 4 KiB its recursive
+//     doubling is a few microseconds faster; at 16-64 KiB it sends 2 S across each node's link
+//     to the hierarchy's S and takes twice as long), TCP at every size (its ring is slower still);
+//   reduce_scatter and allgather, with several ranks per node: MPI above 4 KiB, TCP at every size
+//     (each node sends (N - 1) / N of S where a flat ring sends (p - 1) / p across each
+//     boundary; 1.8-5.2 x MPI from 16 KiB on 2 x 2); with one rank per node the direct exchange
+//     sends what a ring sends, in one step: MPI above 32 KiB (up to 16 KiB its messages to every
+//     peer at once took 1.3-2.9 x MPI's own; from 64 KiB 1.0-5.0 x faster, MPI's
+//     reduce_scatter being far off the link from 4 MiB), TCP never (its ring ties it).
+std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout,
+                            Collective op);
+// Whether to set the hierarchy up at all: some collective takes it at some size
+// (hierarchy_above). kHierarchical forces it (one node or one rank per node included), and
+// throws Error (kInvalid) naming the node counts when the nodes differ.
+bool hierarchy_wanted(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout);
 // This rank's vote on the path: 2 forced, 1 chosen (kAuto with shared memory allowed, `shm`, and
 // hierarchy_wanted), 0 flat. The communicator reduces the votes by their minimum, so that every
 // rank takes the same path; throws as hierarchy_wanted.
-int hierarchy_vote(AllreduceAlgo algo, bool shm, const NodeLayout& layout);
+int hierarchy_vote(AllreduceAlgo algo, bool shm, LinkBackend backend, const NodeLayout& layout);
 // The algorithm an agreed vote (1 or 2) stands for, as Hierarchy takes it.
 inline AllreduceAlgo voted_algo(int vote) {
   return vote == 2 ? AllreduceAlgo::kHierarchical : AllreduceAlgo::kAuto;
@@ -123,16 +127,17 @@ class Hierarchy {
   // `node` reduces among layout.node_ranks (its rank = layout.local_rank), in pieces of any
   // size (kPieceBytes in libdtrain; the unit tests use the default too); `poll` is called
   // while waiting and may throw to abandon the call. Both must outlive this object.
-  // `algo`: as the ranks agreed (voted_algo).
-  Hierarchy(NodeLayout layout, AllreduceAlgo algo, ShmAllreduce& node, PeerTransport& net,
-            std::function<void()> poll);
+  // `algo`: as the ranks agreed (voted_algo); with `backend`, which collectives take the
+  // hierarchy from which size (hierarchy_above).
+  Hierarchy(NodeLayout layout, AllreduceAlgo algo, LinkBackend backend, ShmAllreduce& node,
+            PeerTransport& net, std::function<void()> poll);
 
-  // Whether `op` of `bytes` (as sent; the whole buffer, every rank's block, for reduce_scatter
-  // and allgather) takes the hierarchy: where hierarchy_carries says so and, unless forced, above
-  // `min_bytes` (the backend's: kHierarchyMinBytes on MPI, 0 on TCP).
-  bool takes(Collective op, std::size_t bytes, std::size_t min_bytes) const;
-  // Whether `op` takes it at some size (hierarchy_carries).
-  bool carries(Collective op) const { return hierarchy_carries(algo_, layout_, op); }
+  // Whether `op` of `bytes` (as sent; every rank's block for reduce_scatter and allgather) takes
+  // the hierarchy; and whether it does at some size.
+  bool takes(Collective op, std::size_t bytes) const {
+    return bytes > above_[static_cast<std::size_t>(op)];
+  }
+  bool carries(Collective op) const { return above_[static_cast<std::size_t>(op)] != kNever; }
 
   // As Communicator's calls (communicator.hpp), for every rank of the layout (nodes x
   // local_size, numbered as the layout's ranks); every rank calls them with the same count, type
@@ -199,9 +204,9 @@ class Hierarchy {
   void gather_finish(std::size_t k, std::size_t bytes);
 
   NodeLayout layout_;
-  AllreduceAlgo algo_;
-  bool relay_;               // 2 nodes of several ranks: one-way pairs (above)
-  std::size_t relayed_ = 0;  // relay, node 1: pieces of this call whose result went out
+  std::array<std::size_t, 3> above_;  // hierarchy_above, by Collective
+  bool relay_;                        // 2 nodes of several ranks: one-way pairs (above)
+  std::size_t relayed_ = 0;           // relay, node 1: pieces of this call whose result went out
   ShmAllreduce& node_;
   PeerTransport& net_;
   std::function<void()> poll_;

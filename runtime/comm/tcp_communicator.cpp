@@ -219,7 +219,7 @@ class TcpCommunicator final : public Communicator {
   // only). Collective.
   void set_up_hierarchy(AllreduceAlgo algo, bool shm) {
     NodeLayout layout = plan_layout(hosts_, rank_);
-    std::int32_t vote = hierarchy_vote(algo, shm, layout);
+    std::int32_t vote = hierarchy_vote(algo, shm, LinkBackend::kTcp, layout);
     ring_allreduce(&vote, &vote, 1, DType::kInt32, ReduceOp::kMin);  // the least wins
     if (vote == 0) return;
     std::vector<char*> segments =
@@ -241,8 +241,8 @@ class TcpCommunicator final : public Communicator {
           link_->progress();
         },
         Hierarchy::kPieceBytes);
-    hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), *node_shm_, *link_,
-                                        [this] { wait_poll(); });
+    hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), LinkBackend::kTcp,
+                                        *node_shm_, *link_, [this] { wait_poll(); });
   }
 
   // Collective over every rank: the ranks `members` of each node (this rank's node, in rank
@@ -340,10 +340,8 @@ class TcpCommunicator final : public Communicator {
     }
   }
 
-  // At every size where it carries `op`: the ring's 2 (p - 1) steps cost more than the
-  // hierarchy's few even at 4 KiB (2 nodes x 2 ranks at 1 Gbit/s: 273 against 122 us).
   bool hierarchy_takes(Collective op, std::size_t bytes) const {
-    return hier_ && hier_->takes(op, bytes, 0);
+    return hier_ && hier_->takes(op, bytes);
   }
 
   void start_call(const char* name) {

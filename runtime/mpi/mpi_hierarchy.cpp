@@ -53,7 +53,7 @@ std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int 
                                                    bool shm, std::function<void()> poll) {
   NodeLayout layout = plan_layout(host_names(comm, size, host), rank);
   // The least vote wins, so every rank takes the same path (the window is collective).
-  int vote = hierarchy_vote(algo, shm, layout);
+  int vote = hierarchy_vote(algo, shm, LinkBackend::kMpi, layout);
   check(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, MPI_INT, MPI_MIN, comm), "init", "MPI_Allreduce");
   if (vote == 0) return nullptr;
   std::unique_ptr<MpiHierarchy> h(new MpiHierarchy());
@@ -73,8 +73,8 @@ std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int 
           self->peers_->progress();
         },
         Hierarchy::kPieceBytes);
-    h->hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), *h->node_shm_,
-                                           *h->peers_, [self] { self->poll_(); });
+    h->hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), LinkBackend::kMpi,
+                                           *h->node_shm_, *h->peers_, [self] { self->poll_(); });
   } catch (...) {
     h->free_mpi();
     throw;

@@ -38,11 +38,8 @@ class MpiHierarchy {
   // Frees nothing of MPI's: a call abandoned inside MPI would hang there (free_mpi()).
   ~MpiHierarchy() = default;
 
-  // Whether `op` of `bytes` (as sent; every rank's block for reduce_scatter and allgather)
-  // takes it (Hierarchy::takes, above kHierarchyMinBytes).
-  bool takes(Collective op, std::size_t bytes) const {
-    return hier_->takes(op, bytes, kHierarchyMinBytes);
-  }
+  // As Hierarchy's.
+  bool takes(Collective op, std::size_t bytes) const { return hier_->takes(op, bytes); }
   bool carries(Collective op) const { return hier_->carries(op); }
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
     hier_->allreduce(in, out, count, type, op);

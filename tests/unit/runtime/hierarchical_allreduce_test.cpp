@@ -67,40 +67,58 @@ TEST(NodeLayout, UnevenNodesAreNotUniform) {
   EXPECT_EQ(l.peers, (std::vector<int>{0, 2}));
 }
 
-TEST(HierarchyChoice, AutoOnlyWhereItPays) {
+TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
   using dtrain::runtime::Collective;
-  using dtrain::runtime::hierarchy_carries;
-  const auto wanted = [](const std::vector<std::string>& hosts) {
-    return hierarchy_wanted(AllreduceAlgo::kAuto, plan_layout(hosts, 0));
+  using dtrain::runtime::hierarchy_above;
+  using dtrain::runtime::kNever;
+  using dtrain::runtime::LinkBackend;
+  constexpr std::size_t k4K = 4 << 10;
+  constexpr std::size_t k32K = 32 << 10;
+  struct Row {
+    std::vector<std::string> hosts;
+    // above: allreduce, reduce_scatter, allgather; MPI then TCP
+    std::size_t mpi[3];
+    std::size_t tcp[3];
   };
-  const auto allreduce = [](const std::vector<std::string>& hosts) {
-    return hierarchy_carries(AllreduceAlgo::kAuto, plan_layout(hosts, 0), Collective::kAllreduce);
+  const std::vector<Row> rows = {
+      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                               // 2 x 2
+      {{"a", "a", "b", "b", "c", "c"}, {k4K, k4K, k4K}, {0, 0, 0}},                     // 3 x 2
+      {{"a", "a", "b", "b", "c", "c", "d", "d"}, {kNever, k4K, k4K}, {kNever, 0, 0}},   // 4 x 2
+      {{"a", "b", "c", "d"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},           // 4 x 1
+      {{"a", "b"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},                     // 2 x 1
+      {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},       // one node
+      {{"a", "b", "c", "d", "e"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},  // 5 nodes
+      {{"a", "a", "b"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},            // uneven
   };
-  EXPECT_TRUE(wanted({"a", "a", "b", "b"}));            // 2 x 2
-  EXPECT_TRUE(wanted({"a", "a", "b", "b", "c", "c"}));  // 3 x 2
-  EXPECT_TRUE(wanted({"a", "b", "c", "d"}));            // 4 x 1: reduce_scatter, allgather
-  EXPECT_TRUE(wanted({"a", "b"}));                      // 2 x 1: the same
-  EXPECT_FALSE(wanted({"a", "a", "a", "a"}));           // one node: shared memory alone
-  EXPECT_FALSE(wanted({"a", "b", "c", "d", "e"}));      // 5 nodes: not measured
-  EXPECT_FALSE(wanted({"a", "a", "b"}));                // uneven
-  EXPECT_TRUE(allreduce({"a", "a", "b", "b"}));
-  EXPECT_TRUE(allreduce({"a", "a", "b", "b", "c", "c"}));
-  EXPECT_FALSE(allreduce({"a", "b", "c", "d"}));  // nothing to reduce inside a node first
-  EXPECT_FALSE(allreduce({"a", "a", "b", "b", "c", "c", "d", "d"}));  // 4 nodes: a ring sends less
-  for (const Collective op : {Collective::kReduceScatter, Collective::kAllgather}) {
-    EXPECT_TRUE(hierarchy_carries(AllreduceAlgo::kAuto, plan_layout({"a", "b", "c", "d"}, 0), op));
-    EXPECT_TRUE(hierarchy_carries(AllreduceAlgo::kAuto, plan_layout({"a", "a", "b", "b"}, 0), op));
+  const Collective ops[3] = {Collective::kAllreduce, Collective::kReduceScatter,
+                             Collective::kAllgather};
+  for (const Row& row : rows) {
+    const NodeLayout layout = plan_layout(row.hosts, 0);
+    for (int i = 0; i < 3; ++i) {
+      SCOPED_TRACE(layout.counts + ", collective " + std::to_string(i));
+      EXPECT_EQ(hierarchy_above(AllreduceAlgo::kAuto, LinkBackend::kMpi, layout, ops[i]),
+                row.mpi[i]);
+      EXPECT_EQ(hierarchy_above(AllreduceAlgo::kAuto, LinkBackend::kTcp, layout, ops[i]),
+                row.tcp[i]);
+      EXPECT_EQ(hierarchy_above(AllreduceAlgo::kFlat, LinkBackend::kMpi, layout, ops[i]), kNever);
+    }
+    const bool any_mpi = row.mpi[0] != kNever || row.mpi[1] != kNever;
+    const bool any_tcp = row.tcp[0] != kNever || row.tcp[1] != kNever;
+    EXPECT_EQ(hierarchy_wanted(AllreduceAlgo::kAuto, LinkBackend::kMpi, layout), any_mpi)
+        << layout.counts;
+    EXPECT_EQ(hierarchy_wanted(AllreduceAlgo::kAuto, LinkBackend::kTcp, layout), any_tcp)
+        << layout.counts;
   }
-  EXPECT_TRUE(hierarchy_carries(AllreduceAlgo::kHierarchical, plan_layout({"a", "b"}, 0),
-                                Collective::kAllreduce));
-  EXPECT_FALSE(hierarchy_wanted(AllreduceAlgo::kFlat, plan_layout({"a", "a", "b", "b"}, 0)));
-  EXPECT_TRUE(hierarchy_wanted(AllreduceAlgo::kHierarchical, plan_layout({"a", "b"}, 0)));
-  using dtrain::runtime::hierarchy_pays;
-  using dtrain::runtime::kHierarchyMinBytes;
-  EXPECT_FALSE(hierarchy_pays(AllreduceAlgo::kAuto, 4 << 10, kHierarchyMinBytes));
-  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, (4 << 10) + 1, kHierarchyMinBytes));
-  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kAuto, 4, 0));  // the TCP backend's
-  EXPECT_TRUE(hierarchy_pays(AllreduceAlgo::kHierarchical, 4, kHierarchyMinBytes));
+  // Forced: every collective at every size, one node and one rank per node included.
+  for (const auto& hosts : {std::vector<std::string>{"a", "b"}, {"a", "a"}}) {
+    const NodeLayout layout = plan_layout(hosts, 0);
+    EXPECT_TRUE(hierarchy_wanted(AllreduceAlgo::kHierarchical, LinkBackend::kTcp, layout));
+    for (const Collective op : ops) {
+      EXPECT_EQ(hierarchy_above(AllreduceAlgo::kHierarchical, LinkBackend::kTcp, layout, op), 0u);
+    }
+  }
+  EXPECT_FALSE(hierarchy_wanted(AllreduceAlgo::kFlat, LinkBackend::kMpi,
+                                plan_layout({"a", "a", "b", "b"}, 0)));
 }
 
 TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) {
@@ -120,7 +138,8 @@ TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) 
 
 TEST(HierarchyChoice, ForcedOnUnevenNodesNamesTheCounts) {
   try {
-    hierarchy_wanted(AllreduceAlgo::kHierarchical, plan_layout({"n1", "n1", "n2"}, 0));
+    hierarchy_wanted(AllreduceAlgo::kHierarchical, dtrain::runtime::LinkBackend::kMpi,
+                     plan_layout({"n1", "n1", "n2"}, 0));
     FAIL() << "no refusal";
   } catch (const dtrain::Error& e) {
     EXPECT_STREQ(e.what(),

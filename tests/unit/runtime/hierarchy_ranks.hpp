@@ -114,7 +114,8 @@ void run_ranks(const std::vector<std::string>& hosts, const std::function<void()
     ShmAllreduce node(l.local_rank, nodes[hosts[static_cast<std::size_t>(r)]]->pointers, poll,
                       Hierarchy::kPieceBytes);
     MemoryTransport net(r, boxes);
-    Hierarchy hier(std::move(l), runtime::AllreduceAlgo::kHierarchical, node, net, poll);
+    Hierarchy hier(std::move(l), runtime::AllreduceAlgo::kHierarchical, runtime::LinkBackend::kMpi,
+                   node, net, poll);
     body(r, hier);
   });
 }
