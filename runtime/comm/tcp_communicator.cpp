@@ -25,18 +25,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "comm/hierarchy.hpp"
+#include "comm/node_memory.hpp"
 #include "comm/posix_shm.hpp"
 #include "comm/recursive_doubling.hpp"
 #include "comm/reduce.hpp"
@@ -208,8 +207,7 @@ class TcpCommunicator final : public Communicator {
   void map_shared_memory() {
     std::vector<int> everyone(static_cast<std::size_t>(size_));
     std::iota(everyone.begin(), everyone.end(), 0);
-    std::vector<char*> segments =
-        map_node_memory(everyone, true, ShmAllreduce::kPieceBytes, shm_memory_);
+    std::vector<char*> segments = map_node_memory(everyone, ShmAllreduce::kPieceBytes, shm_memory_);
     if (segments.empty()) return;
     shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { wait_poll(); });
   }
@@ -223,7 +221,7 @@ class TcpCommunicator final : public Communicator {
     ring_allreduce(&vote, &vote, 1, DType::kInt32, ReduceOp::kMin);  // the least wins
     if (vote == 0) return;
     std::vector<char*> segments =
-        map_node_memory(layout.node_ranks, true, Hierarchy::kPieceBytes, node_shm_memory_);
+        map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
     if (segments.empty()) return;
     std::vector<int> fds(static_cast<std::size_t>(size_), -1);
     for (int q = 0; q < size_; ++q) {
@@ -245,57 +243,22 @@ class TcpCommunicator final : public Communicator {
                                         *node_shm_, *link_, [this] { wait_poll(); });
   }
 
-  // Collective over every rank: the ranks `members` of each node (this rank's node, in rank
-  // order) map one POSIX shared-memory object into `memory`, a ShmAllreduce segment with pieces
-  // of `piece_bytes` per member, and get the segments by member. The first member creates the
-  // object and sends its name to the others, which open it. When a rank is not `allowed` or
-  // cannot map it, every rank gets none (sockets still work).
-  std::vector<char*> map_node_memory(const std::vector<int>& members, bool allowed,
-                                     std::size_t piece_bytes, PosixShm& memory) {
-    std::int32_t use = allowed ? 1 : 0;
-    ring_allreduce(&use, &use, 1, DType::kInt32, ReduceOp::kMin);
-    if (use == 0) return {};
-    const std::size_t stride = (ShmAllreduce::segment_bytes(piece_bytes) + 4095) / 4096 * 4096;
-    const std::size_t bytes = stride * members.size();
-    const int first = members.front();
-    std::array<char, 64> object{};  // the name, empty when the first member could not create it
-    PosixShm shm;
+  // Collective: map_node_memory over this rank's connections.
+  std::vector<char*> map_node_memory(const std::vector<int>& members, std::size_t piece_bytes,
+                                     PosixShm& memory) {
     const auto deadline = Clock::now() + timeout_;
-    if (rank_ == first) {
-      const std::string candidate = "/dtrain-" + std::to_string(::getpid()) + "-" +
-                                    std::to_string(std::random_device{}() & 0xffffffu);
-      try {
-        shm = PosixShm::create(candidate, bytes);
-        std::memcpy(object.data(), candidate.data(), candidate.size());
-      } catch (const Error&) {
-        object[0] = '\0';
-      }
-      for (int peer : members) {
-        if (peer != first)
-          io(net::send_all(fd(peer), object.data(), object.size(), deadline), peer, "init");
-      }
-    } else {
-      io(net::recv_all(fd(first), object.data(), object.size(), deadline), first, "init");
-    }
-    const std::string object_name(object.data());
-    std::int32_t mapped = object_name.empty() ? 0 : 1;
-    if (rank_ != first && mapped == 1) {
-      try {
-        shm = PosixShm::open(object_name, bytes);
-      } catch (const Error&) {
-        mapped = 0;
-      }
-    }
-    ring_allreduce(&mapped, &mapped, 1, DType::kInt32, ReduceOp::kMin);
-    if (rank_ == first && !object_name.empty()) PosixShm::unlink(object_name);  // all have it
-    if (mapped == 0) return {};
-    std::vector<char*> segments;
-    for (std::size_t m = 0; m < members.size(); ++m) segments.push_back(shm.data() + stride * m);
-    const auto self = std::find(members.begin(), members.end(), rank_) - members.begin();
-    ShmAllreduce::init_segment(segments[static_cast<std::size_t>(self)], piece_bytes);
-    barrier();  // every segment prepared before anyone's first allreduce
-    memory = std::move(shm);
-    return segments;
+    const NodeMemoryLinks links{[this](std::int32_t value) {
+                                  ring_allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
+                                  return value;
+                                },
+                                [&](int peer, const void* buf, std::size_t bytes) {
+                                  io(net::send_all(fd(peer), buf, bytes, deadline), peer, "init");
+                                },
+                                [&](int peer, void* buf, std::size_t bytes) {
+                                  io(net::recv_all(fd(peer), buf, bytes, deadline), peer, "init");
+                                },
+                                [this] { barrier(); }};
+    return runtime::map_node_memory(rank_, members, piece_bytes, links, memory);
   }
 
   // Whom the running allreduce waits for: to name at its deadline (`on_node_only` false), or,
