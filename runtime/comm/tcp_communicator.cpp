@@ -7,9 +7,9 @@
 // When every rank is on this host (and DTRAIN_SHM allows), allreduces go through shared memory
 // instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
 // through the kernel twice. Its waits still watch the sockets, so a killed peer is named at once
-// there too. Ranks on several nodes take the hierarchical allreduce where it pays
-// (hierarchical_allreduce.hpp): one shared-memory object per node, the shares between nodes over
-// the data connections (tcp_peer_transport.hpp).
+// there too. Ranks on several nodes take the hierarchical collectives where they pay
+// (hierarchy.hpp): one shared-memory object per node (node_memory.hpp), the shares between nodes
+// over the data connections (tcp_peer_transport.hpp).
 //
 // Each pair of ranks has two connections: one for data, and a control connection that carries
 // nothing unless a rank stops because of a lost peer. Such a rank first sends every other rank an
