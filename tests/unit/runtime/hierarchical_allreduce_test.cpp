@@ -230,57 +230,35 @@ TEST(HierarchicalAllreduce, Uint8WrapsLikeEveryOtherPath) {
   for (const auto& o : out) EXPECT_EQ(o, std::vector<std::uint8_t>(100000, 32));
 }
 
-// The poll throws after `limit`, as the Engine's deadline does; before it throws, it keeps what
-// the rank's missing_ranks() said.
-struct Deadline {
-  std::chrono::steady_clock::time_point end =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
-  std::mutex mutex;
-  std::map<std::thread::id, Hierarchy*> ranks;
-  std::vector<std::string> said;
-  std::function<void()> poll = [this] {
-    if (std::chrono::steady_clock::now() < end) return;
-    const std::lock_guard<std::mutex> lock(mutex);
-    said.push_back(ranks.at(std::this_thread::get_id())->missing_ranks());
-    throw std::runtime_error("deadline");
-  };
-};
-
 TEST(HierarchicalAllreduce, NamesAPeerOnAnotherNodeThatNeverSends) {
-  Deadline d;
+  dtrain::test::Deadline d;
   EXPECT_THROW(run_ranks({"n1", "n2"}, d.poll,
                          [&](int r, Hierarchy& hier) {
                            if (r == 1) return;  // never arrives
-                           {
-                             const std::lock_guard<std::mutex> lock(d.mutex);
-                             d.ranks[std::this_thread::get_id()] = &hier;
-                           }
+                           d.enter(r, hier);
                            std::vector<float> x(100000, 1.0f);
                            hier.allreduce(x.data(), x.data(), x.size(), DType::kFloat32,
                                           ReduceOp::kSum);
                          }),
                std::runtime_error);
-  ASSERT_EQ(d.said.size(), 1u);
-  EXPECT_EQ(d.said[0], "1 (on other nodes; their share of this allreduce has not arrived)");
+  EXPECT_EQ(d.said, (std::map<int, std::string>{
+                        {0, "1 (on other nodes; their share of this allreduce has not arrived)"}}));
 }
 
 TEST(HierarchicalAllreduce, NamesARankOfThisNodeThatNeverArrives) {
-  Deadline d;
+  dtrain::test::Deadline d;
   // Ranks 0 and 2 on n1: rank 2 stays away, so rank 0 waits for it in the node's reduction.
   EXPECT_THROW(run_ranks({"n1", "n2", "n1", "n2"}, d.poll,
                          [&](int r, Hierarchy& hier) {
                            if (r != 0) return;
-                           {
-                             const std::lock_guard<std::mutex> lock(d.mutex);
-                             d.ranks[std::this_thread::get_id()] = &hier;
-                           }
+                           d.enter(r, hier);
                            std::vector<float> x(100000, 1.0f);
                            hier.allreduce(x.data(), x.data(), x.size(), DType::kFloat32,
                                           ReduceOp::kSum);
                          }),
                std::runtime_error);
-  ASSERT_EQ(d.said.size(), 1u);
-  EXPECT_EQ(d.said[0], "2 (on this node, not yet in this allreduce)");
+  EXPECT_EQ(d.said,
+            (std::map<int, std::string>{{0, "2 (on this node, not yet in this allreduce)"}}));
 }
 
 }  // namespace

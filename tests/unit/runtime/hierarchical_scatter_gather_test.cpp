@@ -144,29 +144,8 @@ TEST(HierarchicalCollectives, TakeTurnsOnOneHierarchy) {
   }
 }
 
-// The poll throws after 300 ms, as the Engine's deadline does, keeping what each rank's
-// missing_ranks() said.
-struct Deadline {
-  std::chrono::steady_clock::time_point end =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
-  std::mutex mutex;
-  std::map<std::thread::id, std::pair<int, Hierarchy*>> ranks;
-  std::map<int, std::string> said;
-  std::function<void()> poll = [this] {
-    if (std::chrono::steady_clock::now() < end) return;
-    const std::lock_guard<std::mutex> lock(mutex);
-    const auto& [rank, hier] = ranks.at(std::this_thread::get_id());
-    said[rank] = hier->missing_ranks();
-    throw std::runtime_error("deadline");
-  };
-  void enter(int rank, Hierarchy& hier) {
-    const std::lock_guard<std::mutex> lock(mutex);
-    ranks[std::this_thread::get_id()] = {rank, &hier};
-  }
-};
-
 TEST(HierarchicalReduceScatter, NamesAPeerOnAnotherNodeThatNeverSends) {
-  Deadline d;
+  dtrain::test::Deadline d;
   EXPECT_THROW(run_ranks({"n1", "n2"}, d.poll,
                          [&](int r, Hierarchy& hier) {
                            if (r == 1) return;  // never arrives
@@ -184,7 +163,7 @@ TEST(HierarchicalReduceScatter, NamesAPeerOnAnotherNodeThatNeverSends) {
 }
 
 TEST(HierarchicalAllgather, NamesARankOfThisNodeThatNeverArrives) {
-  Deadline d;
+  dtrain::test::Deadline d;
   EXPECT_THROW(run_ranks({"n1", "n2", "n1", "n2"}, d.poll,
                          [&](int r, Hierarchy& hier) {
                            if (r == 2) return;

@@ -4,6 +4,7 @@
 // transport's are). Shared by the allreduce's and the reduce_scatter/allgather tests.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -158,5 +160,26 @@ inline const std::vector<std::string> k4x1 = {"n1", "n2", "n3", "n4"};
 // More pieces than the pipeline holds, and a last piece that is not whole.
 inline constexpr std::size_t kManyPieces =
     (runtime::Hierarchy::kDepth + 3) * runtime::Hierarchy::kPieceBytes / sizeof(float) + 17;
+
+// The poll throws after 300 ms, as the Engine's deadline does, keeping what each rank's
+// missing_ranks() said.
+struct Deadline {
+  std::chrono::steady_clock::time_point end =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  std::mutex mutex;
+  std::map<std::thread::id, std::pair<int, Hierarchy*>> ranks;
+  std::map<int, std::string> said;
+  std::function<void()> poll = [this] {
+    if (std::chrono::steady_clock::now() < end) return;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto& [rank, hier] = ranks.at(std::this_thread::get_id());
+    said[rank] = hier->missing_ranks();
+    throw std::runtime_error("deadline");
+  };
+  void enter(int rank, Hierarchy& hier) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    ranks[std::this_thread::get_id()] = {rank, &hier};
+  }
+};
 
 }  // namespace dtrain::test
