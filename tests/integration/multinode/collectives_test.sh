@@ -5,6 +5,8 @@
 # init() placed it and how its allreduces travel; every rank's place must be right, and shared
 # memory must be used alone only when all ranks share one node (2 nodes of 2 ranks: hierarchical,
 # tests/integration/multinode/hierarchical_test.sh).
+# Two-node steps name node1 and node2 (-w): the checks name each rank's node, and Slurm may
+# otherwise place a step on node3 while the previous step's nodes are still completing.
 #   collectives_test.sh CLUSTER_DIR PROBE
 set -euo pipefail
 source "$1/env.sh"
@@ -32,7 +34,7 @@ check() {
 }
 
 echo "== srun --mpi=pmix -N2 --ntasks-per-node=2"
-timeout -k 5 120 srun --mpi=pmix -N2 --ntasks-per-node=2 "$probe" >"$work/srun" 2>&1 ||
+timeout -k 5 120 srun --mpi=pmix -N2 -w node1,node2 --ntasks-per-node=2 "$probe" >"$work/srun" 2>&1 ||
   fail "srun exited $?: $(cat "$work/srun")"
 check "$work/srun" 2 2 pmix hierarchical # nodes of 2 ranks: shared memory, then across nodes
 
@@ -48,13 +50,13 @@ sed -i 's/node_id=0 host=node2/node_id=0 host=node1/' "$work/one" # one node: it
 check "$work/one" 1 2 pmix "shared memory"
 
 echo "== mpirun inside sbatch -N2 --ntasks-per-node=2"
-job=$(timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 -o "$work/mpirun" \
+job=$(timeout 10 sbatch --parsable -N2 -w node1,node2 --ntasks-per-node=2 -o "$work/mpirun" \
   --wrap "mpirun $(printf '%q' "$probe")")
 expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/mpirun" 2>/dev/null)"
 check "$work/mpirun" 2 2 pmix hierarchical
 
 echo "== torchrun-style TCP rendezvous at node1, ranks on node1 and node2"
-timeout -k 5 120 srun --mpi=none -N2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000)) \
+timeout -k 5 120 srun --mpi=none -N2 -w node1,node2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000)) \
   bash "$here/tcp_rank.sh" "$probe" >"$work/tcp" 2>&1 || fail "srun exited $?: $(cat "$work/tcp")"
 check "$work/tcp" 2 2 tcp hierarchical # nodes of 2 ranks: shared memory, then the sockets
 echo PASS

@@ -3,6 +3,8 @@
 # address on the cluster network), while hwloc, reading the host's /sys, reports the host's eth0:
 # `dtrain topo`, `dtrain bind` and init() must each name the interface the node really has, and
 # export NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME and UCX_NET_DEVICES for it.
+# Every step names node1 and node2 (-w): Slurm may otherwise place a step on node3 while the
+# previous step's nodes are still completing, and the checks name each task's node.
 #   nic_test.sh CLUSTER_DIR DTRAIN AFFINITY_PROBE
 set -euo pipefail
 source "$1/env.sh"
@@ -12,7 +14,7 @@ work=$(scratch_dir)
 trap 'rm -rf "$work"' EXIT
 
 echo "== dtrain topo on node1 and node2"
-timeout 60 srun -N2 --ntasks-per-node=1 -l "$DTRAIN" topo >"$work/topo" 2>&1 ||
+timeout 60 srun -N2 -w node1,node2 --ntasks-per-node=1 -l "$DTRAIN" topo >"$work/topo" 2>&1 ||
   fail "dtrain topo: $(cat "$work/topo")"
 for t in 0 1; do
   nic=$(sed -n "s/^$t: \\(ens3\\|eth0\\) .*/&/p" "$work/topo")
@@ -22,7 +24,7 @@ done
 echo "ok: $(grep '^1: ens3' "$work/topo")"
 
 echo "== dtrain bind on node1 and node2: the variables name the node's own interface"
-timeout 60 srun -N2 --ntasks-per-node=2 -l "$DTRAIN" bind --gpu=none -- sh -c \
+timeout 60 srun -N2 -w node1,node2 --ntasks-per-node=2 -l "$DTRAIN" bind --gpu=none -- sh -c \
   'echo "IF=$NCCL_SOCKET_IFNAME GLOO=$GLOO_SOCKET_IFNAME UCX=$UCX_NET_DEVICES HOST=$(hostname) EXISTS=$(ip -o -4 addr show dev ${GLOO_SOCKET_IFNAME:-none} 2>/dev/null | awk "{print \$4}")"' \
   >"$work/bind" 2>&1 || fail "dtrain bind: $(cat "$work/bind")"
 for t in 0 1 2 3; do
@@ -32,7 +34,7 @@ done
 echo "ok: 4 tasks on 2 nodes: NCCL/Gloo/UCX on ens3, which carries the node's address"
 
 echo "== init() in a rank no launcher bound: it exports the same"
-timeout 60 srun --mpi=pmix -N2 --ntasks-per-node=1 "$PROBE" >"$work/init" 2>&1 ||
+timeout 60 srun --mpi=pmix -N2 -w node1,node2 --ntasks-per-node=1 "$PROBE" >"$work/init" 2>&1 ||
   fail "affinity_probe: $(cat "$work/init")"
 for r in 0 1; do
   line=$(grep -P "^affinity_probe\trank=$r\t" "$work/init") || fail "no line of rank $r: $(cat "$work/init")"
