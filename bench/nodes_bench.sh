@@ -30,6 +30,6 @@ for run in "2 2 pmix" "2 2 tcp" "4 1 pmix" "4 1 tcp"; do
   echo "# ==== $nodes nodes x $per ranks, libdtrain on $bootstrap, link $rate, $(env | grep '^OMPI_MCA_btl_tcp' | sort | tr '\n' ' ')uptime:$(uptime)"
   launch=("$coll_bench")
   [[ $bootstrap == tcp ]] && launch=(bash -c "$tcp_rank" tcp_rank "$coll_bench")
-  MASTER_PORT=$((20000 + RANDOM % 30000)) timeout 900 srun --mpi=pmix -N"$nodes" \
+  MASTER_PORT=$(bash "$(dirname "$0")/../tests/integration/master_port.sh") timeout 900 srun --mpi=pmix -N"$nodes" \
     --ntasks-per-node="$per" "${launch[@]}" --nodes --json "$dir/coll_bench-$nodes-$per-$bootstrap.json"
 done

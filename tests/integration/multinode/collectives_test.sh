@@ -56,7 +56,7 @@ expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/m
 check "$work/mpirun" 2 2 pmix hierarchical
 
 echo "== torchrun-style TCP rendezvous at node1, ranks on node1 and node2"
-timeout -k 5 120 srun --mpi=none -N2 -w node1,node2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000)) \
+timeout -k 5 120 srun --mpi=none -N2 -w node1,node2 --ntasks-per-node=2 --export=ALL,MASTER_PORT=$(bash "$here/../master_port.sh") \
   bash "$here/tcp_rank.sh" "$probe" >"$work/tcp" 2>&1 || fail "srun exited $?: $(cat "$work/tcp")"
 check "$work/tcp" 2 2 tcp hierarchical # nodes of 2 ranks: shared memory, then the sockets
 echo PASS

@@ -25,7 +25,7 @@ launch() {
   if [[ $bootstrap == pmix ]]; then
     cmd=(srun --mpi=pmix "$@" "$probe")
   else
-    cmd=(srun --mpi=none --kill-on-bad-exit=1 "--export=ALL,MASTER_PORT=$((20000 + RANDOM % 30000))"
+    cmd=(srun --mpi=none --kill-on-bad-exit=1 "--export=ALL,MASTER_PORT=$(bash "$here/../master_port.sh")"
       "$@" bash "$here/tcp_rank.sh" "$probe")
   fi
 }

@@ -8,7 +8,7 @@
 set -uo pipefail
 n=$1
 shift
-port=$((20000 + RANDOM % 30000))
+port=$(bash "$(dirname "$0")/../master_port.sh")
 pids=()
 for ((r = 0; r < n; r++)); do
   env -u PMIX_NAMESPACE -u PMIX_RANK -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK \
