@@ -60,7 +60,7 @@ Bootstrapped bootstrap_env(std::chrono::milliseconds timeout) {
   const char* node = std::getenv("GROUP_RANK");
   w.node_id = node ? static_cast<int>(parse_int("GROUP_RANK", node, 0, size - 1)) : -1;
   w.hostname = local_hostname();
-  out.store = make_tcp_store(addr, port, rank, timeout);
+  out.store = make_tcp_store(addr, port, rank, size, timeout);
   return out;
 }
 

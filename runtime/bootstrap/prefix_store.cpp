@@ -1,4 +1,4 @@
-// PrefixStore (store.hpp).
+// PrefixStore (store.hpp), and Store::get_many's one-key-at-a-time default.
 #include "bootstrap/store.hpp"
 #include "bootstrap/store_errors.hpp"
 
@@ -38,6 +38,27 @@ std::string PrefixStore::get(const std::string& key, std::chrono::milliseconds t
   } catch (const StoreTimeout& e) {
     throw_unprefixed(e, prefix_);
   }
+}
+
+std::vector<std::string> PrefixStore::get_many(const std::vector<std::string>& keys,
+                                               std::chrono::milliseconds timeout) {
+  std::vector<std::string> full;
+  full.reserve(keys.size());
+  for (const auto& k : keys) full.push_back(prefix_ + k);
+  try {
+    return inner_->get_many(full, timeout);
+  } catch (const StoreTimeout& e) {
+    throw_unprefixed(e, prefix_);
+  }
+}
+
+std::vector<std::string> Store::get_many(const std::vector<std::string>& keys,
+                                         std::chrono::milliseconds timeout) {
+  wait(keys, timeout);
+  std::vector<std::string> values;
+  values.reserve(keys.size());
+  for (const auto& k : keys) values.push_back(get(k, timeout));
+  return values;
 }
 
 }  // namespace dtrain::runtime

@@ -30,6 +30,10 @@ class Store {
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
   // wait({key}) and then the value.
   virtual std::string get(const std::string& key, std::chrono::milliseconds timeout) = 0;
+  // wait(keys) and then every value, in the order of `keys`: one request where the store can
+  // (the TCP store), so that gathering N ranks' values costs one round trip, not N.
+  virtual std::vector<std::string> get_many(const std::vector<std::string>& keys,
+                                            std::chrono::milliseconds timeout);
   // "pmix", "mpi", "tcp", "memory": for messages.
   virtual std::string_view method() const = 0;
 };
@@ -44,6 +48,8 @@ class PrefixStore final : public Store {
   void set(const std::string& key, const std::string& value) override;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   std::string get(const std::string& key, std::chrono::milliseconds timeout) override;
+  std::vector<std::string> get_many(const std::vector<std::string>& keys,
+                                    std::chrono::milliseconds timeout) override;
   std::string_view method() const override { return inner_->method(); }
 
  private:
@@ -56,8 +62,8 @@ std::shared_ptr<Store> make_memory_store();
 
 // torchrun's rendezvous: rank 0 serves the table on host:port, every rank (0 included) is a
 // client. Throws Error (kTimeout) when the server cannot be reached within `timeout`, (kSystem)
-// when rank 0 cannot listen on the port.
-std::shared_ptr<Store> make_tcp_store(const std::string& host, int port, int rank,
+// when rank 0 cannot listen on the port or may not open a file per rank of the `size`.
+std::shared_ptr<Store> make_tcp_store(const std::string& host, int port, int rank, int size,
                                       std::chrono::milliseconds timeout);
 
 // Gathers `bytes` from every rank into `out` (rank r's at r * bytes), under the collective

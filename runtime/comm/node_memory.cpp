@@ -29,12 +29,15 @@ std::vector<char*> map_node_memory(int rank, const std::vector<int>& members,
     } catch (const Error&) {
       object[0] = '\0';
     }
-    for (int peer : members) {
-      if (peer != first) links.send(peer, object.data(), object.size());
-    }
-  } else {
-    links.recv(first, object.data(), object.size());
   }
+  // The name passes down the node's members as a chain, each receiving it from the member before
+  // and sending it to the one after: every member connects to at most two others (on a host of
+  // 256 ranks the first member would otherwise hold a connection to each), and in the usual
+  // layout those are its ring neighbours, connected anyway.
+  const auto self =
+      static_cast<std::size_t>(std::find(members.begin(), members.end(), rank) - members.begin());
+  if (self > 0) links.recv(members[self - 1], object.data(), object.size());
+  if (self + 1 < members.size()) links.send(members[self + 1], object.data(), object.size());
   const std::string object_name(object.data());
   std::int32_t mapped = object_name.empty() ? 0 : 1;
   if (rank != first && mapped == 1) {
@@ -49,8 +52,7 @@ std::vector<char*> map_node_memory(int rank, const std::vector<int>& members,
   if (mapped == 0) return {};
   std::vector<char*> segments;
   for (std::size_t m = 0; m < members.size(); ++m) segments.push_back(shm.data() + stride * m);
-  const auto self = std::find(members.begin(), members.end(), rank) - members.begin();
-  ShmAllreduce::init_segment(segments[static_cast<std::size_t>(self)], piece_bytes);
+  ShmAllreduce::init_segment(segments[self], piece_bytes);
   links.barrier();  // every segment prepared before anyone's first allreduce
   memory = std::move(shm);
   return segments;

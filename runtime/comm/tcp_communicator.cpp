@@ -1,8 +1,9 @@
 // Host collectives over TCP sockets, for jobs bootstrapped through the TCP store (torchrun-style
-// launches, no MPI). A full mesh of connections set up through the store (tcp_mesh.cpp); ring
-// algorithms (reduce-scatter then allgather) as gloo's ring allreduce. Every socket call has the
-// collective's deadline, and a peer that exits or is killed shows up at once as a closed
-// connection, named.
+// launches, no MPI). Connections made on first use to the peers each algorithm needs
+// (tcp_peers.hpp: O(log N) per rank, never a full mesh); ring algorithms (reduce-scatter then
+// allgather) as gloo's ring allreduce for large messages, recursive doubling for small ones and
+// the barrier, a binomial tree for broadcast. Every socket call has the collective's deadline, and
+// a peer that exits or is killed shows up at once as a closed connection, named.
 //
 // When every rank is on this host (and DTRAIN_SHM allows), allreduces go through shared memory
 // instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
@@ -11,12 +12,14 @@
 // (hierarchy.hpp): one shared-memory object per node (node_memory.hpp), the shares between nodes
 // over the data connections (tcp_peer_transport.hpp).
 //
-// Each pair of ranks has two connections: one for data, and a control connection that carries
-// nothing unless a rank stops because of a lost peer. Such a rank first sends every other rank an
-// abort frame naming the rank it lost (or that the peer which told it had lost), then shuts its
-// connections: whoever sees it go reads the frame and names the real culprit, not the messenger.
-// An in-band frame would be read as data by a peer in the middle of a message, so it needs its own
-// connection; that connection is read only after a failure, so the normal path is unchanged.
+// Each connected pair of ranks has two connections: one for data, and a control connection that
+// carries nothing unless a rank stops because of a lost peer. Such a rank first sends every peer
+// it is connected to an abort frame naming the rank it lost (or that the peer which told it had
+// lost), then shuts its connections: whoever sees it go reads the frame and names the real
+// culprit, not the messenger, and passes the news on the same way, so it reaches every rank that
+// waits. An in-band frame would be read as data by a peer in the middle of a message, so it needs
+// its own connection; that connection is read only after a failure, so the normal path is
+// unchanged.
 // The diagnosis (following the frames to the rank really lost) and its messages: tcp_loss.cpp.
 #include "comm/tcp_communicator.hpp"
 
@@ -41,8 +44,8 @@
 #include "comm/reduce.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "comm/tcp_loss.hpp"
-#include "comm/tcp_mesh.hpp"
 #include "comm/tcp_peer_transport.hpp"
+#include "comm/tcp_peers.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -67,20 +70,17 @@ class TcpCommunicator final : public Communicator {
         rank_(rank),
         size_(size),
         timeout_(settings.timeout),
+        peers_(store, rank, size, timeout_, node_name),
+        hosts_(peers_.nodes()),
+        frames_(static_cast<std::size_t>(size)),
         doubling_(rank, size,
                   [this](const void* send, std::size_t send_bytes, int to, void* recv,
                          std::size_t recv_bytes, int from) {
-                    exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_,
-                             "allreduce");
+                    exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
                   }) {
-    TcpMesh mesh = connect_tcp_mesh(store, rank, size, timeout_, node_name);
-    peers_ = std::move(mesh.data);
-    control_ = std::move(mesh.control);
-    hosts_ = std::move(mesh.nodes);
     const std::string& node = hosts_[static_cast<std::size_t>(rank)];
-    for (int q = 0; q < size; ++q) {
-      if (q != rank) watch_.push_back({control(q), POLLIN | POLLRDHUP, 0});
-    }
+    // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
+    reach({prev(), next()}, Clock::now() + timeout_, "init");
     // Every rank knows every rank's node, so all take the same branch.
     const bool one_node =
         std::all_of(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h == node; });
@@ -170,22 +170,32 @@ class TcpCommunicator final : public Communicator {
     ring_allgather(o, start, elem, "allgather");
   }
 
+  // A binomial tree: log2(p) rounds, each rank connected to its parent and children only (the
+  // root sent to every rank before: p - 1 connections at the root and p - 1 times the message).
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     const std::size_t bytes = count * dtype_size(type);
     const auto deadline = Clock::now() + timeout_;
-    if (rank_ == root) {
-      for (int peer = 0; peer < size_; ++peer) {
-        if (peer != root) io(net::send_all(fd(peer), buf, bytes, deadline), peer, "broadcast");
-      }
-    } else {
-      io(net::recv_all(fd(root), buf, bytes, deadline), root, "broadcast");
+    const int rel = (rank_ - root + size_) % size_;
+    const auto absolute = [&](int r) { return (r + root) % size_; };
+    // The parent clears rel's lowest set bit; the children set each bit below it.
+    int low = 1;
+    while (low < size_ && (rel & low) == 0) low <<= 1;
+    std::vector<int> tree;
+    if (rel != 0) tree.push_back(absolute(rel - low));
+    for (int bit = low >> 1; bit > 0; bit >>= 1) {
+      if (rel + bit < size_) tree.push_back(absolute(rel + bit));
+    }
+    reach(tree, deadline, "broadcast");
+    if (rel != 0)
+      io(net::recv_all(fd(tree.front()), buf, bytes, deadline), tree.front(), "broadcast");
+    for (std::size_t c = rel != 0 ? 1 : 0; c < tree.size(); ++c) {
+      io(net::send_all(fd(tree[c]), buf, bytes, deadline), tree[c], "broadcast");
     }
   }
 
-  void barrier() override {
-    std::int32_t token = 0;
-    ring_allreduce(&token, &token, 1, DType::kInt32, ReduceOp::kSum);
-  }
+  // log2(p) exchanges (the ring took 2 (p - 1) steps: at 1,024 ranks every barrier waited on
+  // 2,046 rounds of the whole job).
+  void barrier() override { (void)least(0, "barrier"); }
 
   std::string_view backend() const override { return "tcp"; }
   std::string_view allreduce_transport() const override {
@@ -217,16 +227,29 @@ class TcpCommunicator final : public Communicator {
   // only). Collective.
   void set_up_hierarchy(AllreduceAlgo algo, bool shm) {
     NodeLayout layout = plan_layout(hosts_, rank_);
-    std::int32_t vote = hierarchy_vote(algo, shm, LinkBackend::kTcp, layout);
-    ring_allreduce(&vote, &vote, 1, DType::kInt32, ReduceOp::kMin);  // the least wins
+    const std::int32_t vote = least(hierarchy_vote(algo, shm, LinkBackend::kTcp, layout), "init");
     if (vote == 0) return;
     std::vector<char*> segments =
         map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
     if (segments.empty()) return;
-    std::vector<int> fds(static_cast<std::size_t>(size_), -1);
-    for (int q = 0; q < size_; ++q) {
-      if (q != rank_) fds[static_cast<std::size_t>(q)] = fd(q);
+    // The hierarchy's peers: on each other node the ranks of this local rank and of its two
+    // neighbours (the relay on 2 nodes sends to local rank + 1 and receives from local rank - 1):
+    // at most 3 per node, and the relation is symmetric, as TcpPeers::connect needs.
+    std::vector<int> link_peers;
+    for (int j = 0; j < layout.nodes; ++j) {
+      if (j == layout.node) continue;
+      const auto& there = layout.ranks[static_cast<std::size_t>(j)];
+      const int n = static_cast<int>(there.size());
+      for (int d : {-1, 0, 1}) {
+        const int q = there[static_cast<std::size_t>((layout.local_rank + d + n) % n)];
+        if (std::find(link_peers.begin(), link_peers.end(), q) == link_peers.end()) {
+          link_peers.push_back(q);
+        }
+      }
     }
+    reach(link_peers, Clock::now() + timeout_, "init");
+    std::vector<int> fds(static_cast<std::size_t>(size_), -1);
+    for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
     link_ = std::make_unique<TcpPeerTransport>(std::move(fds),
                                                [this](int peer, net::IoResult how, int error) {
                                                  fail(Loss{peer, how, error, -1}, call_);
@@ -247,14 +270,13 @@ class TcpCommunicator final : public Communicator {
   std::vector<char*> map_node_memory(const std::vector<int>& members, std::size_t piece_bytes,
                                      PosixShm& memory) {
     const auto deadline = Clock::now() + timeout_;
-    const NodeMemoryLinks links{[this](std::int32_t value) {
-                                  ring_allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
-                                  return value;
-                                },
+    const NodeMemoryLinks links{[this](std::int32_t value) { return least(value, "init"); },
                                 [&](int peer, const void* buf, std::size_t bytes) {
+                                  reach({peer}, deadline, "init");
                                   io(net::send_all(fd(peer), buf, bytes, deadline), peer, "init");
                                 },
                                 [&](int peer, void* buf, std::size_t bytes) {
+                                  reach({peer}, deadline, "init");
                                   io(net::recv_all(fd(peer), buf, bytes, deadline), peer, "init");
                                 },
                                 [this] { barrier(); }};
@@ -291,16 +313,69 @@ class TcpCommunicator final : public Communicator {
     }
     if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
     last_liveness_check_ = now;
+    watch_connected();
     if (::poll(watch_.data(), watch_.size(), 0) <= 0) return;
     for (std::size_t i = 0; i < watch_.size(); ++i) {
       if (watch_[i].revents == 0) continue;
-      const int q = static_cast<int>(i) < rank_ ? static_cast<int>(i) : static_cast<int>(i) + 1;
+      const int q = peers_.connected()[i];
       // A peer may post its last piece and exit: it is missing only if the wait, re-read after
       // seeing the closed connection, still needs it.
       const std::vector<int> waiting = waited_for(true);
-      if (std::find(waiting.begin(), waiting.end(), q) == waiting.end()) continue;
-      fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
+      const auto needed = [&](int r) {
+        return std::find(waiting.begin(), waiting.end(), r) != waiting.end();
+      };
+      if (needed(q)) fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
+      // A peer this wait does not need stopped: its abort frame names the rank it lost, which this
+      // wait may need (on a host of many ranks only a few are connected to the one that died).
+      const std::optional<AbortFrame> f = frame_of(q, Clock::now());
+      if (f && needed(f->lost)) {
+        fail(Loss{f->lost, static_cast<IoResult>(f->how), f->error, q}, call_);
+      }
+      watch_[i].fd = -1;  // closed, or its one frame read: nothing more will come
     }
+  }
+
+  // Adds the control connections made since the last look to the liveness watch, in the order of
+  // peers_.connected().
+  void watch_connected() {
+    const std::vector<int>& connected = peers_.connected();
+    for (std::size_t i = watch_.size(); i < connected.size(); ++i) {
+      watch_.push_back({control(connected[i]), POLLIN | POLLRDHUP, 0});
+    }
+  }
+
+  // The abort frame peer `q` sent, read once and kept (the liveness watch may read it before the
+  // diagnosis asks for it); nullopt when none came by `deadline`.
+  std::optional<AbortFrame> frame_of(int q, Clock::time_point deadline) {
+    auto& kept = frames_[static_cast<std::size_t>(q)];
+    if (!kept && control(q) >= 0) {
+      AbortFrame f;
+      if (net::recv_all(control(q), &f, sizeof f, deadline) == IoResult::kOk) kept = f;
+    }
+    return kept;
+  }
+
+  // Connects to `peers` (-1 and this rank skipped) where not connected yet; a peer that cannot be
+  // reached, or a connected one that stopped meanwhile, is a loss like any other.
+  void reach(std::initializer_list<int> peers, Clock::time_point deadline, const char* what) {
+    reach(std::vector<int>(peers), deadline, what);
+  }
+  void reach(const std::vector<int>& peers, Clock::time_point deadline, const char* what) {
+    std::vector<int> wanted;
+    for (int q : peers) {
+      if (q >= 0 && q != rank_ && fd(q) < 0) wanted.push_back(q);
+    }
+    if (wanted.empty()) return;
+    const TcpPeers::Outcome o = peers_.connect(wanted, deadline);
+    if (o.how != IoResult::kOk) fail(Loss{o.peer, o.how, o.error, -1}, what);
+  }
+
+  // The least of every rank's `value` (the votes, the barrier) in log2(p) exchanges; `what`
+  // names the call in a failure's message.
+  std::int32_t least(std::int32_t value, const char* what) {
+    start_call(what);
+    doubling_.allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
+    return value;
   }
 
   bool hierarchy_takes(Collective op, std::size_t bytes) const {
@@ -312,8 +387,8 @@ class TcpCommunicator final : public Communicator {
     call_deadline_ = Clock::now() + timeout_;
   }
 
-  int fd(int peer) const { return peers_[static_cast<std::size_t>(peer)].fd(); }
-  int control(int peer) const { return control_[static_cast<std::size_t>(peer)].fd(); }
+  int fd(int peer) const { return peers_.data(peer); }
+  int control(int peer) const { return peers_.control(peer); }
   int next() const { return (rank_ + 1) % size_; }
   int prev() const { return (rank_ + size_ - 1) % size_; }
   std::size_t seg(int s) const { return static_cast<std::size_t>(((s % size_) + size_) % size_); }
@@ -356,6 +431,7 @@ class TcpCommunicator final : public Communicator {
   // step, and recursive doubling's transport.
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
                 std::size_t recv_bytes, Clock::time_point deadline, const char* what) {
+    reach({to, from}, deadline, what);
     if (to >= 0 && from >= 0) {
       int failed = -1;
       const IoResult r =
@@ -372,8 +448,7 @@ class TcpCommunicator final : public Communicator {
   // because of it (a failure spreads). Looked at only after a failure.
   std::vector<int> closed_peers() const {
     std::vector<int> out;
-    for (int q = 0; q < size_; ++q) {
-      if (q == rank_) continue;
+    for (int q : peers_.connected()) {
       pollfd p{fd(q), POLLRDHUP, 0};
       if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) out.push_back(q);
     }
@@ -387,14 +462,11 @@ class TcpCommunicator final : public Communicator {
 
   // The rank really lost behind `seen` (tcp_loss.hpp), from the abort frames on the control
   // connections.
-  Loss cause_of(const Loss& seen) const {
+  Loss cause_of(const Loss& seen) {
     const auto deadline =
         Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
-    return runtime::cause_of(seen, rank_, size_, [&](int peer) -> std::optional<AbortFrame> {
-      AbortFrame f;
-      if (net::recv_all(control(peer), &f, sizeof f, deadline) != IoResult::kOk) return {};
-      return f;
-    });
+    return runtime::cause_of(seen, rank_, size_,
+                             [&](int peer) { return frame_of(peer, deadline); });
   }
 
   // Tells every other rank which rank was lost, then shuts every connection: the data streams are
@@ -404,20 +476,20 @@ class TcpCommunicator final : public Communicator {
     if (stopped_) return;
     stopped_ = true;
     send_frames(loss);
-    for (int q = 0; q < size_; ++q) {
-      if (q == rank_) continue;
+    for (int q : peers_.connected()) {
       ::shutdown(fd(q), SHUT_RDWR);
       ::shutdown(control(q), SHUT_WR);
     }
   }
 
-  // Tells every other rank but the lost one whom this rank lost; once (a peer reads one frame).
+  // Tells every connected peer but the lost one whom this rank lost; once (a peer reads one
+  // frame).
   void send_frames(const Loss& loss) {
     if (frames_sent_) return;
     frames_sent_ = true;
     const AbortFrame f{kAbortMagic, loss.rank, static_cast<std::int32_t>(loss.how), loss.error};
-    for (int q = 0; q < size_; ++q) {
-      if (q == rank_ || q == loss.rank) continue;
+    for (int q : peers_.connected()) {
+      if (q == loss.rank) continue;
       // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
       // a peer that is gone already the send just fails.
       ::send(control(q), &f, sizeof f, MSG_NOSIGNAL);
@@ -444,17 +516,17 @@ class TcpCommunicator final : public Communicator {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
-  std::vector<net::Socket> peers_;    // data, by rank
-  std::vector<net::Socket> control_;  // abort frames only, by rank
-  std::vector<std::string> hosts_;    // every rank's host name
-  std::vector<pollfd> watch_;         // the control connections, for the shared-memory waits
-  bool stopped_ = false;              // abort frames sent, connections shut
-  bool frames_sent_ = false;          // abort frames sent (at a timeout, before stopping)
-  std::optional<Error> failure_;      // the first failure, thrown again by every later call
-  std::vector<char> scratch_;         // one received segment; kept across calls
-  std::vector<char> work_;            // reduce_scatter's copy of the input; kept across calls
-  RecursiveDoubling doubling_;        // small allreduces across nodes
-  bool across_nodes_ = false;         // some rank is on another node
+  TcpPeers peers_;                                 // the connections, made on first use
+  std::vector<std::string> hosts_;                 // every rank's host name
+  std::vector<std::optional<AbortFrame>> frames_;  // by rank: the abort frame each peer sent
+  std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits
+  bool stopped_ = false;          // abort frames sent, connections shut
+  bool frames_sent_ = false;      // abort frames sent (at a timeout, before stopping)
+  std::optional<Error> failure_;  // the first failure, thrown again by every later call
+  std::vector<char> scratch_;     // one received segment; kept across calls
+  std::vector<char> work_;        // reduce_scatter's copy of the input; kept across calls
+  RecursiveDoubling doubling_;    // small allreduces across nodes
+  bool across_nodes_ = false;     // some rank is on another node
   std::string missing_;
   PosixShm shm_memory_;
   std::unique_ptr<ShmAllreduce> shm_;  // every rank on this host (and DTRAIN_SHM allows)

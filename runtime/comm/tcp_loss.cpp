@@ -60,22 +60,4 @@ std::string loss_message(const char* what, const Loss& loss, const std::vector<i
   return text;
 }
 
-std::string setup_failure_message(int self, int size, int peer,
-                                  const std::vector<bool>& connected) {
-  std::string from = "to rank " + std::to_string(peer);
-  if (peer < 0) {
-    std::vector<int> never;
-    for (int q = self + 1; q < size; ++q) {
-      if (!connected[static_cast<std::size_t>(q)]) never.push_back(q);
-    }
-    const bool one = never.size() == 1;
-    from = never.empty() ? std::string("from a higher rank")
-                         : std::string(one ? "from rank " : "from ranks ") + rank_list(never) +
-                               " (never connected: did " + (one ? "it" : "they") + " start?)";
-  }
-  return "dtrain: tcp: rank " + std::to_string(self) + ": cannot set up the connection " + from +
-         " before the deadline (DTRAIN_TIMEOUT); expected every rank of the " +
-         std::to_string(size) + " to start";
-}
-
 }  // namespace dtrain::runtime

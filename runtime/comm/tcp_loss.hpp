@@ -55,9 +55,4 @@ std::string rank_list(const std::vector<int>& ranks);
 std::string loss_message(const char* what, const Loss& loss, const std::vector<int>& missing,
                          const std::vector<std::string>& hosts);
 
-// The setup failure of rank `self` of `size`: `peer` >= 0 could not be reached; -1: a higher
-// rank did not connect, and `connected[q]` says which did (the message names those that never
-// did).
-std::string setup_failure_message(int self, int size, int peer, const std::vector<bool>& connected);
-
 }  // namespace dtrain::runtime

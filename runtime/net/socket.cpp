@@ -75,8 +75,11 @@ Socket listen_on(const std::string& host, int port) {
   Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0));
   const int one = 1;
   if (s.valid()) ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool ok =
-      s.valid() && ::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(s.fd(), 128) == 0;
+  // SOMAXCONN (the kernel's cap, 4096 on current kernels): the TCP store's listener takes every
+  // rank's connection at once at start-up, and with a backlog of 128 a job of 1,024 ranks lost
+  // SYNs, each retried a second later.
+  const bool ok = s.valid() && ::bind(s.fd(), ai->ai_addr, ai->ai_addrlen) == 0 &&
+                  ::listen(s.fd(), SOMAXCONN) == 0;
   const std::string why = ok ? "" : last_error_text();
   ::freeaddrinfo(ai);
   if (!ok) {
@@ -155,6 +158,35 @@ Socket connect_until(const std::string& host, int port, Clock::time_point deadli
   }
   throw Error(Error::Code::kTimeout, "dtrain: " + what + ": cannot connect to " + host + ":" +
                                          std::to_string(port) + " before the deadline: " + why);
+}
+
+Socket connect_once(const std::string& host, int port, Clock::time_point deadline, IoResult* how) {
+  addrinfo* ai = resolve(host, port, false);
+  Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  int rc = s.valid() ? ::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) : -1;
+  int error = rc == 0 ? 0 : errno;
+  ::freeaddrinfo(ai);
+  if (rc != 0 && s.valid() && error == EINPROGRESS) {
+    // Across nodes the handshake takes a round trip; on a listener whose backlog is full the
+    // kernel retries the SYN: wait for either, up to the deadline.
+    pollfd p{s.fd(), POLLOUT, 0};
+    while ((rc = ::poll(&p, 1, remaining_ms(deadline))) == 0 && Clock::now() < deadline) {
+    }
+    socklen_t len = sizeof error;
+    error = ETIMEDOUT;
+    if (rc == 1 && ::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+    rc = error == 0 ? 0 : -1;
+  }
+  if (rc != 0) {
+    errno = error;
+    *how = error == ETIMEDOUT                               ? IoResult::kTimeout
+           : (error == ECONNREFUSED || error == ECONNRESET) ? IoResult::kClosed
+                                                            : IoResult::kError;
+    return Socket();
+  }
+  tune(s.fd());
+  *how = IoResult::kOk;
+  return s;
 }
 
 IoResult exchange(int send_fd, const void* send, std::size_t send_len, int recv_fd, void* recv,

@@ -46,6 +46,10 @@ Socket accept_until(const Socket& listener, Clock::time_point deadline);
 Socket connect_until(const std::string& host, int port, Clock::time_point deadline,
                      const std::string& what);
 
+// One attempt to connect, for a peer whose listener exists already (so a refusal means it is gone):
+// an invalid Socket and `*how` (kClosed: refused; kTimeout; kError with errno) when it fails.
+Socket connect_once(const std::string& host, int port, Clock::time_point deadline, IoResult* how);
+
 IoResult send_all(int fd, const void* data, std::size_t len, Clock::time_point deadline);
 IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadline);
 // Sends `send_len` bytes to `send_fd` while receiving `recv_len` from `recv_fd` (the two may be

@@ -79,22 +79,5 @@ TEST(TcpLoss, TheMessageNamesTheCauseItsHostAndTheMessenger) {
                 std::string(std::strerror(ECONNRESET)));
 }
 
-TEST(TcpLoss, SetupFailureNamesTheRanksThatNeverConnected) {
-  EXPECT_EQ(setup_failure_message(0, 4, -1, {true, true, false, false}),
-            "dtrain: tcp: rank 0: cannot set up the connection from ranks 2, 3 (never connected: "
-            "did they start?) before the deadline (DTRAIN_TIMEOUT); expected every rank of the 4 "
-            "to start");
-  EXPECT_EQ(setup_failure_message(1, 3, -1, {false, true, false}),
-            "dtrain: tcp: rank 1: cannot set up the connection from rank 2 (never connected: did "
-            "it start?) before the deadline (DTRAIN_TIMEOUT); expected every rank of the 3 to "
-            "start");
-  EXPECT_EQ(setup_failure_message(1, 3, -1, {false, true, true}),
-            "dtrain: tcp: rank 1: cannot set up the connection from a higher rank before the "
-            "deadline (DTRAIN_TIMEOUT); expected every rank of the 3 to start");
-  EXPECT_EQ(setup_failure_message(2, 3, 0, {false, false, true}),
-            "dtrain: tcp: rank 2: cannot set up the connection to rank 0 before the deadline "
-            "(DTRAIN_TIMEOUT); expected every rank of the 3 to start");
-}
-
 }  // namespace
 }  // namespace dtrain::runtime

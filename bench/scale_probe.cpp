@@ -1,0 +1,162 @@
+// One rank of the emulated-scale runs (bench/scale_emulate.sh, issue 29): start-up, a barrier, a
+// 4 KiB and a 1 MiB allreduce, each result checked exactly, then what the rank holds: its open
+// descriptors and its peak RSS. The same steps through libdtrain or, with --mpi, through bare MPI
+// (MPI_Init, MPI_Barrier, MPI_Allreduce), so that both are measured by one program in one run.
+//
+//   scale_probe [--mpi] [--kill-rank R] [--loops N]
+//
+// Prints one line per rank: "scale_probe rank=R size=N init_s=... barrier_s=... ar4k_s=...
+// ar1m_s=... fds=... rss_kib=... exact=1 transport=...". With --kill-rank, rank R SIGKILLs
+// itself after the first allreduces and the others run N more (default 1000) 4 KiB allreduces:
+// each survivor prints "scale_probe rank=R lost: <the error's message>" and exits 3.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"  // MPI's header, through the bench's one wrapper
+#include "dtrain/dtrain.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+long open_descriptors() {
+  long n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)e;
+    ++n;
+  }
+  return n - 1;  // the directory iterator's own
+}
+
+long peak_rss_kib() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// The collectives under test, whichever library runs them.
+struct Steps {
+  std::function<void()> barrier;
+  std::function<void(std::vector<std::int32_t>&)> allreduce_sum;
+};
+
+// Rank r contributes r + i at element i: the sum is size * i + size (size - 1) / 2 everywhere.
+bool exact_allreduce(const Steps& steps, int rank, int size, std::size_t n, double* seconds) {
+  std::vector<std::int32_t> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<std::int32_t>(i % 1000) + rank;
+  const auto start = Clock::now();
+  steps.allreduce_sum(x);
+  *seconds = since(start);
+  const std::int64_t ranks = static_cast<std::int64_t>(size) * (size - 1) / 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (x[i] != static_cast<std::int64_t>(i % 1000) * size + ranks) return false;
+  }
+  return true;
+}
+
+int run(const Steps& steps, int rank, int size, double init_s, const std::string& transport,
+        int kill_rank, int loops) {
+  auto start = Clock::now();
+  steps.barrier();
+  const double barrier_s = since(start);
+  double ar4k = 0;
+  double ar1m = 0;
+  bool exact = exact_allreduce(steps, rank, size, 1024, &ar4k);
+  exact = exact_allreduce(steps, rank, size, 256 * 1024, &ar1m) && exact;
+  if (kill_rank >= 0) {
+    if (rank == kill_rank) ::kill(::getpid(), SIGKILL);
+    try {
+      for (int i = 0; i < loops; ++i) {
+        double t = 0;
+        exact_allreduce(steps, rank, size, 1024, &t);
+      }
+    } catch (const std::exception& e) {
+      std::printf("scale_probe rank=%d lost: %s\n", rank, e.what());
+      std::fflush(stdout);
+      std::_Exit(3);
+    }
+    std::printf("scale_probe rank=%d lost: nothing (%d allreduces completed)\n", rank, loops);
+    return 4;
+  }
+  std::printf(
+      "scale_probe rank=%d size=%d init_s=%.4f barrier_s=%.4f ar4k_s=%.5f ar1m_s=%.5f fds=%ld "
+      "rss_kib=%ld exact=%d transport=%s\n",
+      rank, size, init_s, barrier_s, ar4k, ar1m, open_descriptors(), peak_rss_kib(), exact ? 1 : 0,
+      transport.c_str());
+  std::fflush(stdout);
+  return exact ? 0 : 1;
+}
+
+int run_mpi(int kill_rank, int loops) {
+  auto start = Clock::now();
+  MPI_Init(nullptr, nullptr);
+  const double init_s = since(start);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const Steps steps{[] { MPI_Barrier(MPI_COMM_WORLD); },
+                    [](std::vector<std::int32_t>& x) {
+                      MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_INT,
+                                    MPI_SUM, MPI_COMM_WORLD);
+                    }};
+  const int rc = run(steps, rank, size, init_s, "mpi", kill_rank, loops);
+  MPI_Finalize();
+  return rc;
+}
+
+int run_dtrain(int kill_rank, int loops) {
+  auto start = Clock::now();
+  dtrain::Context ctx = dtrain::init();
+  const double init_s = since(start);
+  dtrain::Comm& comm = ctx.comm();
+  const Steps steps{[&] { comm.barrier(); },
+                    [&](std::vector<std::int32_t>& x) {
+                      comm.allreduce(std::span<std::int32_t>(x), dtrain::ReduceOp::kSum);
+                    }};
+  return run(steps, comm.rank(), comm.size(), init_s,
+             std::string(comm.backend()) + "/" + std::string(comm.allreduce_transport()), kill_rank,
+             loops);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool mpi = false;
+  int kill_rank = -1;
+  int loops = 1000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--mpi") {
+      mpi = true;
+    } else if (a == "--kill-rank" && i + 1 < argc) {
+      kill_rank = std::atoi(argv[++i]);
+    } else if (a == "--loops" && i + 1 < argc) {
+      loops = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: scale_probe [--mpi] [--kill-rank R] [--loops N]\n");
+      return 2;
+    }
+  }
+  try {
+    return mpi ? run_mpi(kill_rank, loops) : run_dtrain(kill_rank, loops);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scale_probe: %s\n", e.what());
+    return 1;
+  }
+}
