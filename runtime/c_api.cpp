@@ -150,6 +150,12 @@ dtrain_status_t dtrain_finalize(dtrain_context_t* ctx) noexcept {
   return guarded([&] { delete ctx; });
 }
 
+dtrain_status_t dtrain_abort(dtrain_context_t* ctx, const char* reason) noexcept {
+  return guarded([&] {
+    if (ctx != nullptr) ctx->ctx.abort(reason != nullptr ? reason : "dtrain_abort() was called");
+  });
+}
+
 dtrain_status_t dtrain_rank(const dtrain_context_t* ctx, int* out) noexcept {
   return world_field(ctx, out, "dtrain_rank", [](const dtrain::WorldInfo& w) { return w.rank; });
 }

@@ -1,4 +1,7 @@
 // init() and the Context that owns what it acquired.
+#include <exception>
+#include <string>
+
 #include "bootstrap/bootstrap.hpp"
 #include "comm/nccl_communicator.hpp"
 #include "comm/single_communicator.hpp"
@@ -17,7 +20,42 @@ Error::~Error() = default;
 Context::Context(std::unique_ptr<runtime::ContextState> state) : state_(std::move(state)) {}
 Context::Context(Context&& other) noexcept = default;
 Context& Context::operator=(Context&& other) noexcept = default;
-Context::~Context() = default;  // ContextState's member order does the teardown order
+Context::~Context() {
+  // Unwinding: the other ranks are not finalizing with this one but waiting in the training loop,
+  // so a collective teardown would hold the whole job until DTRAIN_TIMEOUT (5 min by default).
+  // The exception's text is not reachable here: the handler that catches it prints it, after
+  // the Context is gone. So the others are told when the process exits: told now, they would end
+  // the job, and the launcher kill this rank, before the handler could print anything.
+  if (state_ && state_->world.size > 1 && std::uncaught_exceptions() > state_->uncaught_at_init) {
+    leave(
+        "an exception is propagating through dtrain::Context (the program's handler, or "
+        "std::terminate, prints it)",
+        true);
+  }
+  // Then ContextState's member order does the teardown order.
+}
+
+void Context::abort(const std::string& reason) noexcept { leave(reason, false); }
+
+void Context::leave(const std::string& reason, bool at_exit) noexcept {
+  if (!state_) return;
+  runtime::ContextState& s = *state_;
+  std::string report;
+  try {
+    const WorldInfo& w = s.world;
+    report = "dtrain: rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) + " (on " +
+             (w.hostname.empty() ? std::string("this host") : w.hostname) +
+             "): leaving the job: " + reason +
+             (w.size == 1 ? ""
+              : at_exit   ? "; the other ranks are told as this process exits, and the teardown "
+                            "waits for none of them"
+                          : "; the other ranks are told, and the teardown waits for none of them");
+  } catch (...) {
+    // Out of memory: leave without the line.
+  }
+  if (s.device_engine) s.device_engine->abort("");
+  if (s.engine) s.engine->abort(report, at_exit);
+}
 
 namespace {
 
@@ -64,6 +102,7 @@ std::string Context::store_get(const std::string& key) {
 
 Context init() {
   auto state = std::make_unique<runtime::ContextState>();
+  state->uncaught_at_init = std::uncaught_exceptions();
   state->settings = runtime::settings_from_environment();
   const runtime::Settings& settings = state->settings;
   runtime::Bootstrapped found;

@@ -17,6 +17,9 @@ namespace dtrain::runtime {
 // PMIx up for as long as MPI may use it.
 struct ContextState {
   Settings settings;  // parsed once by init()
+  // std::uncaught_exceptions() in init(): a Context destroyed with more is destroyed by an
+  // exception propagating through it (~Context then aborts instead of finalizing).
+  int uncaught_at_init = 0;
   std::unique_ptr<BootstrapSession> session;
   WorldInfo world;
   std::unique_ptr<Engine> engine;         // owns the communicator

@@ -10,6 +10,9 @@
 Everything is a binding over libdtrain (the compiled module dtrain._dtrain); docs/python.md.
 """
 
+import atexit as _atexit
+import sys as _sys
+import threading as _threading
 import time as _time
 import weakref as _weakref
 from contextlib import contextmanager as _contextmanager
@@ -45,6 +48,8 @@ __all__ = [
 ]
 
 _context = None  # a weak reference to the live Context: MPI cannot start twice in a process
+_exit_status = None  # the main thread's last sys.exit() argument
+_exit_hooks = False  # _leave_if_failed registered, sys.exit wrapped
 
 
 def init():
@@ -58,7 +63,51 @@ def init():
     if ctx is None:
         ctx = _dtrain._init()
         _context = _weakref.ref(ctx)
+        _install_exit_hooks()
     return ctx
+
+
+def _install_exit_hooks():
+    """Lets a rank that ends with an error leave the job instead of finalizing.
+
+    Finalizing is collective (MPI_Finalize and the frees before it wait for every rank), so a rank
+    whose script raised, or called sys.exit() non-zero, would wait at interpreter exit for ranks
+    still in their training loop, while they wait for it until DTRAIN_TIMEOUT. C++ sees the
+    unwinding (std::uncaught_exceptions), but Python prints the traceback and clears the exception
+    before it destroys the Context, and keeps no exit status: the uncaught exception is left in
+    sys.last_value, and sys.exit's argument is noted here (SystemExit raised directly, or by
+    exit()/quit(), is not seen). The Context's abort() then tells the other ranks and makes its
+    destruction free nothing collectively.
+    """
+    global _exit_hooks
+    if _exit_hooks:
+        return
+    _exit_hooks = True
+    exit_as_python_does = _sys.exit
+
+    def exit_noting_status(status=None):
+        global _exit_status
+        # SystemExit ends only the thread that raises it, unless it is the main thread.
+        if _threading.current_thread() is _threading.main_thread():
+            _exit_status = status
+        exit_as_python_does(status)
+
+    exit_noting_status.__doc__ = exit_as_python_does.__doc__
+    _sys.exit = exit_noting_status
+    # atexit runs before the interpreter destroys the modules' objects, the Context among them.
+    _atexit.register(_leave_if_failed)
+
+
+def _leave_if_failed():
+    ctx = _context() if _context is not None else None
+    if ctx is None or ctx.size == 1:
+        return  # nothing to finalize, or nobody to wait for
+    error = getattr(_sys, "last_value", None)
+    if error is not None and not hasattr(_sys, "ps1"):  # an interactive session survives errors
+        ctx.abort(f"an uncaught {type(error).__name__} (the traceback above)")
+    # EXIT_REQUEUE is a stop every rank agreed on (Preemption.should_stop): they finalize together.
+    elif _exit_status not in (None, 0, EXIT_REQUEUE):
+        ctx.abort(f"sys.exit({_exit_status!r})")
 
 
 class Meter(_dtrain._Meter):

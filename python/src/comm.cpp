@@ -66,6 +66,9 @@ void bind_context(py::module_& m) {
             return py::bytes(value);
           },
           "key"_a)
+      .def("abort", &Context::abort, "reason"_a,
+           "Leaves the job after an error: tells the other ranks, whose collectives then fail "
+           "naming this rank, and frees nothing collectively at exit (Context::abort).")
       .def("__repr__", [](const Context& c) {
         const WorldInfo& w = c.world();
         return "<dtrain.Context rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) +

@@ -204,6 +204,9 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   } catch (const Abandoned& a) {
     p.error = a.error;  // the message already names the collective
   } catch (const Error& e) {
+    if (e.code() == Error::Code::kComm || e.code() == Error::Code::kTimeout) {
+      comm_failed_.store(true, std::memory_order_relaxed);
+    }
     // Name the collective: "dtrain: allreduce #17: <what the backend said>".
     std::string text = e.what();
     if (text.rfind("dtrain: ", 0) == 0) text.erase(0, 8);
@@ -324,12 +327,16 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by,
             limit_now / 2, std::max<Clock::duration>(std::chrono::seconds(1), limit_now / 10));
         if (Clock::now() - running_since_ + margin >= limit_now) return false;
       }
+      const std::string how =
+          told_by == peer.rank
+              // The rank's own alarm (Context::abort): it has printed its error and is ending.
+              ? " left the job after an error, without finalizing (its own output says which)"
+              : " was killed or exited without finalizing" +
+                    (told_by >= 0 ? " (seen by rank " + std::to_string(told_by) + " on that node)"
+                                  : std::string());
       report = "dtrain: " + where(running_.get()) + ": peer process lost: rank " +
                std::to_string(peer.rank) + " (on " +
-               (peer.host.empty() ? std::string("this node") : peer.host) +
-               ") was killed or exited without finalizing" +
-               (told_by >= 0 ? " (seen by rank " + std::to_string(told_by) + " on that node)"
-                             : std::string()) +
+               (peer.host.empty() ? std::string("this node") : peer.host) + ")" + how +
                "; this rank's collectives fail from now on";
       // The alarm and the line go out before broken_ is set: a caller that sees the failure (and
       // may print its own error, or exit) must find dtrain's line already on stderr, above its
@@ -346,6 +353,38 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by,
   } catch (...) {
     // Out of memory for the message: the launcher's own report will have to do.
     return false;
+  }
+}
+
+void Engine::abort(const std::string& report, bool at_exit) noexcept {
+  bool tell = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (aborted_) return;
+    aborted_ = true;
+    // Ranks that lost a peer stop because of it, and each of them leaving would be one more
+    // line and alarm naming a rank that did nothing wrong.
+    tell = broken_.empty() && !comm_failed_.load(std::memory_order_relaxed);
+    if (tell && !report.empty()) write_stderr_line(report);
+    if (broken_.empty()) {
+      try {
+        broken_ = report.empty() ? std::string("dtrain: this rank left the job") : report;
+      } catch (...) {
+        // Out of memory: later collectives fail without the text; nothing else changes.
+      }
+      // Queued collectives are failed, never run: no rank is going to match them.
+      interrupted_ = true;
+    }
+    backend_->abandon();
+  }
+  // Outside the lock: it sends for about 10 ms (or stops the watch's thread), while that thread
+  // may need the lock to report a peer that ends meanwhile (it then finds broken_ set and reports
+  // nothing).
+  if (!tell || !watch_) return;
+  if (at_exit) {
+    watch_->leave_at_exit();
+  } else {
+    watch_->leave();
   }
 }
 

@@ -111,6 +111,15 @@ class Engine {
   // when it does, `announce` (PeerWatch's alarm) runs first.
   bool peer_lost(const PeerProcess& peer, int told_by = -1,
                  const std::function<void()>& announce = {}) noexcept;
+  // This rank is leaving the job after an error (Context::abort): writes `report` (unless empty)
+  // to stderr, then tells the other ranks through the peer alarm (PeerWatch::leave; with
+  // `at_exit`, PeerWatch::leave_at_exit), fails the running and later collectives with `report`,
+  // and abandons the backend, so that its teardown runs nothing collective: MPI_Win_free and
+  // MPI_Finalize would wait for ranks still in their training loop. A rank whose collective
+  // already failed for want of a peer (a lost peer, a timeout, a closed connection) is that
+  // failure's victim: it says and sends nothing (its own error names the culprit, and the others
+  // heard of it). The first call only.
+  void abort(const std::string& report, bool at_exit = false) noexcept;
 
  private:
   void loop();
@@ -152,6 +161,9 @@ class Engine {
   // A waiter was interrupted: queued collectives are failed, never run (their caller may have
   // given their buffers up).
   bool interrupted_ = false;
+  bool aborted_ = false;  // abort() ran
+  // A collective failed with kComm or kTimeout (TCP reports a lost peer so, not through broken_).
+  std::atomic<bool> comm_failed_{false};
   std::function<void()> interrupt_check_;
 
   std::mutex observer_mutex_;

@@ -105,7 +105,7 @@ std::optional<Alarm> decode_alarm(std::string_view datagram, std::uint64_t token
   if (f.size() != 5 || f[0] != kAlarmKind || parse_hex16(f[1]) != token) return std::nullopt;
   const auto lost = parse_below(f[2], world_size);
   const auto reporter = parse_below(f[3], world_size);
-  if (!lost || !reporter || *lost == *reporter || !plain_host(f[4])) return std::nullopt;
+  if (!lost || !reporter || !plain_host(f[4])) return std::nullopt;
   return Alarm{*lost, std::string(f[4]), *reporter};
 }
 

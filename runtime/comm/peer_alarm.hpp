@@ -40,7 +40,8 @@ std::string encode_alarm_endpoint(const AlarmEndpoint& e);
 // `record`: kAlarmEndpointBytes from encode_alarm_endpoint. A malformed one gives port 0.
 AlarmEndpoint decode_alarm_endpoint(const char* record);
 
-// What one alarm says: rank `reporter` saw rank `lost`, on `lost_host`, end.
+// What one alarm says: rank `reporter` saw rank `lost`, on `lost_host`, end; or, when `reporter`
+// is `lost`, that rank is leaving the job without finalizing (an error: Context::abort).
 struct Alarm {
   int lost = -1;
   std::string lost_host;
@@ -51,7 +52,7 @@ struct Alarm {
 // the host, one per line. Text, so that tcpdump shows what it is.
 std::string encode_alarm(std::uint64_t token, const Alarm& alarm);
 // The alarm in `datagram`, or nullopt when it is not one of this job's (another token) or is
-// malformed in any way: wrong first line, ranks not below `world_size` or equal, a host that is
+// malformed in any way: wrong first line, ranks not below `world_size`, a host that is
 // empty, longer than 255 bytes or not printable ASCII, anything more.
 std::optional<Alarm> decode_alarm(std::string_view datagram, std::uint64_t token, int world_size);
 

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
+#include <mutex>
 #include <utility>
 
 #include "comm/peer_alarm.hpp"
@@ -74,7 +76,10 @@ PeerProcess decode_peer_record(const char* record, const std::string& host) {
 
 PeerWatch::PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& self, OnLost on_lost,
                      std::unique_ptr<PeerAlarm> alarm)
-    : self_rank_(self.rank), on_lost_(std::move(on_lost)), alarm_(std::move(alarm)) {
+    : self_rank_(self.rank),
+      self_host_(self.host),
+      on_lost_(std::move(on_lost)),
+      alarm_(std::move(alarm)) {
   try {
     // Without a node key no process can be watched; the alarm may still come.
     if (!self.node.empty()) open_pidfds(peers, self);
@@ -98,14 +103,17 @@ PeerWatch::PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& s
 }
 
 PeerWatch::~PeerWatch() {
-  if (thread_.joinable()) {
-    const std::uint64_t one = 1;
-    if (write(stop_fd_, &one, sizeof one) < 0) {
-      // An eventfd write fails only on counter overflow, which one write cannot reach.
-    }
-    thread_.join();
-  }
+  stop_thread();
   close_all();
+}
+
+void PeerWatch::stop_thread() noexcept {
+  if (!thread_.joinable()) return;
+  const std::uint64_t one = 1;
+  if (write(stop_fd_, &one, sizeof one) < 0) {
+    // An eventfd write fails only on counter overflow, which one write cannot reach.
+  }
+  thread_.join();
 }
 
 void PeerWatch::open_pidfds(const std::vector<PeerProcess>& peers, const PeerProcess& self) {
@@ -154,6 +162,62 @@ void PeerWatch::lost_here(const PeerProcess& lost) {
       if (poll(&stop, 1, kAlarmGapMs) > 0) return;
     }
     alarm_->send(alarm);
+  }
+}
+
+namespace {
+
+void send_repeated(const PeerAlarm& to, const Alarm& alarm) noexcept {
+  for (int i = 0; i < PeerWatch::kAlarmSends; ++i) {
+    if (i > 0) {
+      const timespec gap{0, PeerWatch::kAlarmGapMs * 1000000L};
+      nanosleep(&gap, nullptr);
+    }
+    to.send(alarm);
+  }
+}
+
+// The alarms leave_at_exit() keeps for the process's exit. Process-wide because an exit hook
+// takes no argument, and never destroyed, so that no destructor of static storage can run before
+// the hook that reads it.
+struct Departures {
+  std::mutex mutex;
+  std::vector<std::pair<std::unique_ptr<PeerAlarm>, Alarm>> alarms;
+};
+
+Departures& departures() {
+  static Departures* const d = [] {
+    auto* created = new Departures;
+    std::atexit([] {
+      Departures& all = departures();
+      std::lock_guard lock(all.mutex);
+      for (const auto& [to, alarm] : all.alarms) send_repeated(*to, alarm);
+    });
+    return created;
+  }();
+  return *d;
+}
+
+}  // namespace
+
+void PeerWatch::leave() const noexcept {
+  if (!alarm_) return;
+  try {
+    send_repeated(*alarm_, Alarm{self_rank_, self_host_, self_rank_});
+  } catch (...) {
+    // Out of memory for the host's copy: the process's end is all the others will see.
+  }
+}
+
+void PeerWatch::leave_at_exit() noexcept {
+  stop_thread();  // it uses alarm_
+  if (!alarm_) return;
+  try {
+    Departures& all = departures();
+    std::lock_guard lock(all.mutex);
+    all.alarms.emplace_back(std::move(alarm_), Alarm{self_rank_, self_host_, self_rank_});
+  } catch (...) {
+    // Out of memory: the process's end is all the others will see.
   }
 }
 

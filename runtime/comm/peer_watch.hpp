@@ -75,6 +75,17 @@ class PeerWatch {
   // How many processes are watched (for tests).
   std::size_t watched() const { return watched_.size(); }
 
+  // This rank is leaving the job without finalizing (Context::abort: an error): tells every rank
+  // the alarm reaches, as a loss of this rank that it reports itself, kAlarmSends times. Returns
+  // after the last send (about 10 ms); does nothing without an alarm. The ranks of this node that
+  // the alarm cannot reach still see the process end.
+  void leave() const noexcept;
+  // The same, sent when the process exits (std::atexit), for a Context destroyed by an exception
+  // on its way to a handler: the handler prints the error after the Context is gone, and the
+  // others must not end the job (the launcher kills this rank at their exit) before it has.
+  // Stops the watch: nothing is reported here any more.
+  void leave_at_exit() noexcept;
+
   // A datagram may be dropped (a full socket buffer on either side): each alarm goes this many
   // times, kAlarmGapMs apart, and the receivers report only the first that arrives.
   static constexpr int kAlarmSends = 3;
@@ -88,6 +99,7 @@ class PeerWatch {
   void lost_here(const PeerProcess& lost);
   void close_pidfds() noexcept;
   void close_all() noexcept;
+  void stop_thread() noexcept;
 
   struct Watched {
     PeerProcess process;
@@ -95,6 +107,7 @@ class PeerWatch {
   };
   std::vector<Watched> watched_;
   int self_rank_;
+  std::string self_host_;
   OnLost on_lost_;
   std::unique_ptr<PeerAlarm> alarm_;
   int stop_fd_ = -1;  // an eventfd that ends the thread

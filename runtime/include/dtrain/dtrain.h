@@ -64,8 +64,14 @@ typedef enum {
 
 /* Bootstraps this process (see dtrain::init()); *out is NULL after a failure. */
 DTRAIN_API dtrain_status_t dtrain_init(dtrain_context_t** out) DTRAIN_NOEXCEPT;
-/* Releases everything dtrain_init() acquired. NULL is accepted and does nothing. */
+/* Releases everything dtrain_init() acquired. NULL is accepted and does nothing. Collective
+ * (MPI_Finalize waits for every rank) unless dtrain_abort() was called. */
 DTRAIN_API dtrain_status_t dtrain_finalize(dtrain_context_t* ctx) DTRAIN_NOEXCEPT;
+/* This rank is leaving the job because of an error (dtrain::Context::abort): writes a line with
+ * `reason` to stderr, tells the other ranks, whose collectives then fail naming this rank, and
+ * makes dtrain_finalize() wait for no other rank. Call it on an error path before
+ * dtrain_finalize() and a non-zero exit. NULL ctx does nothing. */
+DTRAIN_API dtrain_status_t dtrain_abort(dtrain_context_t* ctx, const char* reason) DTRAIN_NOEXCEPT;
 
 DTRAIN_API dtrain_status_t dtrain_rank(const dtrain_context_t* ctx, int* out) DTRAIN_NOEXCEPT;
 DTRAIN_API dtrain_status_t dtrain_size(const dtrain_context_t* ctx, int* out) DTRAIN_NOEXCEPT;

@@ -233,6 +233,11 @@ class DTRAIN_API FusedAllreduce {
 // only be destroyed or assigned to. Destroying it finalizes MPI (only if libdtrain initialized
 // it) and then the PMIx session. MPI cannot start twice in a process, so a program that uses
 // more than one rank creates one Context and keeps it until it is done communicating.
+//
+// Finalizing is collective: every rank's destructor waits for the others'. So a Context destroyed
+// by an exception propagating through it (std::uncaught_exceptions() above its count at init())
+// does not finalize: it abort()s, and the other ranks end within seconds, naming this one, instead
+// of waiting for it until DTRAIN_TIMEOUT (docs/fault-tolerance.md).
 class DTRAIN_API Context {
  public:
   explicit Context(std::unique_ptr<runtime::ContextState> state);
@@ -258,7 +263,19 @@ class DTRAIN_API Context {
   void store_set(const std::string& key, const std::string& value);
   std::string store_get(const std::string& key);
 
+  // This rank is leaving the job because of an error (as ncclCommAbort leaves a communicator):
+  // writes `dtrain: rank R of N (on HOST): leaving the job: <reason>; ...` to stderr, tells the
+  // other ranks (their collectives fail at once with `peer process lost: rank R (on HOST) left the
+  // job after an error`, or, over TCP, when its sockets close), fails this rank's later
+  // collectives (with several ranks), and makes the destructor free nothing collectively and not
+  // finalize MPI. The process goes on; it is expected to exit,
+  // non-zero. The first call only; nothing on a moved-from Context.
+  void abort(const std::string& reason) noexcept;
+
  private:
+  // abort(), the others told now or (`at_exit`) when the process exits.
+  void leave(const std::string& reason, bool at_exit) noexcept;
+
   std::unique_ptr<runtime::ContextState> state_;
 };
 

@@ -1,7 +1,8 @@
 // The Engine without launcher or peers: collectives numbered in order on the progress thread, a
 // backend's error named with its collective, and the deadline: a collective stuck in the backend
 // fails at DTRAIN_TIMEOUT, the backend is abandoned, and every later call says the communicator
-// is unusable; an interrupted wait (dtrain/interrupt.hpp) gives the communicator up the same way.
+// is unusable; an interrupted wait (dtrain/interrupt.hpp) gives the communicator up the same way,
+// and so does a rank that leaves the job (abort).
 // (A lost peer's report is in peer_watch_test.cpp.)
 #include "comm/engine.hpp"
 
@@ -215,3 +216,21 @@ TEST(Engine, AnInterruptedWaitIsAbandonedAndTheCommunicatorGivenUp) {
 }
 
 }  // namespace
+
+// A rank leaving the job after an error (Context::abort): its line goes to stderr, the backend is
+// abandoned (no collective teardown), and later collectives fail with that line; a second call
+// writes nothing.
+TEST(Engine, AnAbortAbandonsTheBackendAndFailsLaterCollectives) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  Engine engine(std::make_unique<FakeComm>(false, abandoned), 1, 2, with_timeout(60s));
+  engine.run("allreduce", 8, [] {});
+  testing::internal::CaptureStderr();
+  engine.abort("dtrain: rank 1 of 2 (on vm): leaving the job: a test");
+  engine.abort("dtrain: rank 1 of 2 (on vm): leaving the job: again");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "dtrain: rank 1 of 2 (on vm): leaving the job: a test\n");
+  EXPECT_TRUE(abandoned->load()) << "a rank that leaves must not finalize MPI";
+  EXPECT_EQ(error_of([&] { engine.run("allreduce", 8, [] {}); }),
+            "dtrain: communicator unusable after an earlier failure: dtrain: rank 1 of 2 (on vm): "
+            "leaving the job: a test");
+}

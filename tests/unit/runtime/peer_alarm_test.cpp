@@ -34,6 +34,14 @@ TEST(PeerAlarmFormat, AnAlarmOfThisJobDecodesAsSent) {
   EXPECT_EQ(alarm->reporter, 2);
 }
 
+// A rank leaving the job after an error (Context::abort) reports itself.
+TEST(PeerAlarmFormat, ARankMayReportItself) {
+  const std::optional<Alarm> alarm = decode_alarm(encode_alarm(kToken, {3, "node2", 3}), kToken, 4);
+  ASSERT_TRUE(alarm);
+  EXPECT_EQ(alarm->lost, 3);
+  EXPECT_EQ(alarm->reporter, 3);
+}
+
 TEST(PeerAlarmFormat, AnotherJobsAlarmIsIgnored) {
   EXPECT_FALSE(decode_alarm(encode_alarm(kToken + 1, {3, "node2", 2}), kToken, 4));
 }
@@ -47,7 +55,6 @@ TEST(PeerAlarmFormat, MalformedDatagramsAreIgnored) {
       "dtrain-peer-lost 2" + good.substr(18),                     // another version
       encode_alarm(kToken, {4, "node2", 2}),                      // rank 4 in a job of 4
       encode_alarm(kToken, {-1, "node2", 2}),                     // a negative rank
-      encode_alarm(kToken, {3, "node2", 3}),                      // a rank reporting itself
       encode_alarm(kToken, {3, "", 2}),                           // no host
       encode_alarm(kToken, {3, "node 2", 2}),                     // not a host name
       encode_alarm(kToken, {3, "node2\x1b[2J", 2}),               // a terminal escape

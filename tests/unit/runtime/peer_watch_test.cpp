@@ -216,6 +216,25 @@ TEST(PeerWatchAlarm, ALossNotReportedHereIsNotPassedOn) {
   EXPECT_TRUE(alarms_within(*rank2, 200).empty());
 }
 
+TEST(PeerWatchAlarm, ARankLeavingAfterAnErrorTellsEveryRankItself) {
+  // This is rank 1 on node7, leaving (Context::abort); rank 0 beside it, ranks 2 and 3 elsewhere.
+  LoopbackJob job(4, kToken);
+  const auto rank0 = job.alarm(0, {1, 2, 3});
+  const auto rank2 = job.alarm(2, {0, 1, 3});
+  Reports reports;
+  PeerWatch watch({}, dtrain::runtime::this_process(1, "node7"), reports.callback(),
+                  job.alarm(1, {0, 2, 3}));
+  watch.leave();
+  for (const auto* other : {rank0.get(), rank2.get()}) {
+    const std::vector<Alarm> got = alarms_within(*other, 500);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(PeerWatch::kAlarmSends));
+    EXPECT_EQ(got.front().lost, 1);
+    EXPECT_EQ(got.front().lost_host, "node7");
+    EXPECT_EQ(got.front().reporter, 1);
+  }
+  EXPECT_EQ(reports.count(), 0u) << "a rank does not report itself";
+}
+
 // A communicator of 4 ranks whose collectives block until the process ends (a peer that never
 // answers), listing rank 1 as a process on this node.
 class StuckComm final : public Communicator {
@@ -302,6 +321,30 @@ TEST(EnginePeerLoss, AnAlarmFromAnotherNodeFailsTheRunningCollectiveNamingTheLos
   const std::string expected =
       "dtrain: allreduce #0 (4096 bytes, fake, rank 0 of 4): peer process lost: rank 3 (on node2) "
       "was killed or exited without finalizing (seen by rank 2 on that node); this rank's "
+      "collectives fail from now on";
+  EXPECT_EQ(error_of([&] { engine->wait(*stuck); }), expected);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), expected + "\n");
+  engine.reset();
+}
+
+TEST(EnginePeerLoss, ARankThatLeftAfterAnErrorIsNamedAsSuch) {
+  // This is rank 0 on node7; rank 3 on node2 left the job (its own alarm, Context::abort).
+  Child child;
+  LoopbackJob job(4, kToken);
+  auto engine = std::make_unique<Engine>(
+      std::make_unique<StuckComm>(child.pid(), false, job.alarm(0, {1, 2, 3})), 0, 4,
+      with_timeout(std::chrono::milliseconds(60'000)));
+  testing::internal::CaptureStderr();
+  auto stuck = engine->submit("allreduce", 4096, [&] {
+    engine->backend().allreduce(nullptr, nullptr, 1024, DType::kFloat32, ReduceOp::kSum);
+  });
+  std::this_thread::sleep_for(50ms);
+  const auto start = std::chrono::steady_clock::now();
+  job.send_raw(0, dtrain::runtime::encode_alarm(kToken, {3, "node2", 3}));
+  const std::string expected =
+      "dtrain: allreduce #0 (4096 bytes, fake, rank 0 of 4): peer process lost: rank 3 (on node2) "
+      "left the job after an error, without finalizing (its own output says which); this rank's "
       "collectives fail from now on";
   EXPECT_EQ(error_of([&] { engine->wait(*stuck); }), expected);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
