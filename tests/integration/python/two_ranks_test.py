@@ -57,6 +57,26 @@ def test_broadcast_allgather_reduce_scatter(ctx):
     np.testing.assert_array_equal(mine, [0, 2] if ctx.rank == 0 else [4, 6])
 
 
+# Issue 33: an object array holds this process's PyObject pointers, which the receiver read or
+# freed (SIGSEGV, double free). Every rank refuses it before sending, so none waits for the
+# other, and the next collective still pairs up.
+@pytest.mark.parametrize("dtype", [object, [("n", "<i8"), ("o", "O")]])
+def test_object_arrays_are_refused_on_every_rank_before_sending(ctx, dtype):
+    a = np.array([(1, object()), (2, "x")] if dtype is not object else [object(), "x"],
+                 dtype=dtype)
+    with pytest.raises(ValueError, match=r"dtrain: broadcast: buf: element type; expected plain "
+                                         r"data .*, got .*, which holds references to Python "
+                                         r"objects or pointers"):
+        ctx.broadcast(a, root=0)
+    with pytest.raises(ValueError, match="dtrain: allgather: in: element type; expected plain"):
+        ctx.allgather(a, np.empty(4, dtype=dtype))
+    with pytest.raises(ValueError, match="dtrain: allreduce: buf: element type; expected plain"):
+        ctx.allreduce(a, dtype="int64" if dtype is object else None)
+    b = np.array([ctx.rank + 5], dtype=np.int64)
+    ctx.broadcast(b, root=1)
+    assert b[0] == 6
+
+
 # Issue 33: allgather's one in-place form is this rank's block of the output; any other overlap is
 # refused, by each rank that passes one (MPI gave rank 1 [10, 10, 10, 10] for in == out).
 def test_allgather_refuses_overlap_other_than_this_ranks_block(ctx):
