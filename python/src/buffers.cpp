@@ -15,6 +15,8 @@ namespace py = pybind11;
 namespace dtrain::python {
 namespace {
 
+constexpr const char* kOrder =
+    std::endian::native == std::endian::little ? "little-endian" : "big-endian";
 constexpr const char* kExpected = "float32, float64, float16, bfloat16, int32, int64 or uint8";
 
 // What a buffer's format says about its elements, read whole: the format is the one place that
@@ -249,6 +251,13 @@ void Buffer::from_buffer_protocol(py::handle obj, Access access, Typing typing,
                           "PEP 3118, got " +
                           got + ", which dtrain cannot read");
   }
+  // Moved as bytes into a native array, or taken as the native type under dtype=, the values
+  // would change: refused everywhere rather than only where a type is decided.
+  if (read.foreign_order) {
+    throw py::value_error(prefix + "byte order; expected this machine's (" + kOrder +
+                          ") elements, got " + element_name(obj, view_) +
+                          " (convert with a.astype(a.dtype.newbyteorder('=')))");
+  }
   std::optional<DType> found = read.type;
   if (!found && !dtype && itemsize == 2 && is_bfloat16(obj)) {  // a lookup per call: last
     found = DType::kBFloat16;
@@ -345,6 +354,16 @@ std::string dtype_name(DType type) { return std::string(to_string(type)); }
 std::optional<DType> dtype_arg(py::handle value) {
   if (value.is_none()) return std::nullopt;
   if (py::isinstance<DType>(value)) return value.cast<DType>();
+  // numpy.dtype(">f4").name is "float32": its byte order would be lost. NumPy writes "=" for this
+  // machine's order, "|" where order does not apply.
+  if (!py::isinstance<py::str>(value) && py::hasattr(value, "byteorder")) {
+    const std::string order = py::str(value.attr("byteorder"));
+    const bool little = std::endian::native == std::endian::little;
+    if ((order == ">" && little) || (order == "<" && !little)) {
+      throw py::value_error("dtrain: dtype; expected this machine's (" + std::string(kOrder) +
+                            ") byte order, got " + std::string(py::str(value)));
+    }
+  }
   // A numpy.dtype has a name; torch's dtypes print as "torch.float32".
   std::string name = py::isinstance<py::str>(value) || !py::hasattr(value, "name")
                          ? std::string(py::str(value))

@@ -45,7 +45,7 @@ def test_unknown_dtype_name(ctx):
         ctx.allreduce(np.ones(2, np.float32), dtype="complex64")
 
 
-@pytest.mark.parametrize("dtype", ["int16", "uint32", "int8", "bool", "complex64", ">f4"])
+@pytest.mark.parametrize("dtype", ["int16", "uint32", "int8", "bool", "complex64"])
 def test_unsupported_element_types_are_named(ctx, dtype):
     a = np.zeros(4, dtype=dtype)
     with pytest.raises(ValueError, match=r"dtrain: allreduce: buf: element type; expected "
@@ -181,6 +181,24 @@ def test_unreadable_buffer_formats_are_refused_not_moved_as_bytes(ctx):
         with pytest.raises(ValueError, match="broadcast: buf: element type; expected plain data"):
             ctx.broadcast((t * 2)())
     ctx.broadcast((ctypes.c_int * 2)())  # plain ctypes arrays move
+
+
+# Issue 33: a byte order other than this machine's was moved as bytes into native arrays, or taken
+# as the native type under dtype=: refused wherever it is met.
+def test_foreign_byte_order_is_refused(ctx):
+    big = np.arange(3, dtype=">f4")
+    native = np.zeros(3, dtype=np.float32)
+    order = r"byte order; expected this machine's \(little-endian\) elements, got >f4"
+    with pytest.raises(ValueError, match=r"dtrain: allgather: in: " + order):
+        ctx.allgather(big, native)
+    with pytest.raises(ValueError, match=r"dtrain: broadcast: buf: " + order):
+        ctx.broadcast(big)
+    with pytest.raises(ValueError, match=r"dtrain: allreduce: buf: " + order):
+        ctx.allreduce(big, dtype="float32")
+    with pytest.raises(ValueError, match=r"dtrain: dtype; expected this machine's "
+                                         r"\(little-endian\) byte order, got >f4"):
+        ctx.allreduce(native, dtype=np.dtype(">f4"))
+    ctx.allreduce(native, dtype=np.dtype("<f4"))
 
 
 def test_empty_buffers(ctx):
