@@ -13,6 +13,7 @@ Everything is a binding over libdtrain (the compiled module dtrain._dtrain); doc
 import atexit as _atexit
 import sys as _sys
 import threading as _threading
+import operator as _operator
 import time as _time
 import weakref as _weakref
 from contextlib import contextmanager as _contextmanager
@@ -138,6 +139,18 @@ class Meter(_dtrain._Meter):
         self.record(number, samples, _time.perf_counter() - start)
 
 
+def _index(value, name, high):
+    """`value` as an int from 0 to `high`, or InvalidError naming `name` (as libdtrain's Shard)."""
+    try:
+        number = _operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or isinstance(value, bool) or not 0 <= number <= high:
+        raise InvalidError(
+            f"dtrain: shard: {name}; expected an integer from 0 to {high}, got {value!r}")
+    return number
+
+
 class Shard(_dtrain._Shard):
     """This rank's samples of a data set, usable as a torch.utils.data.Sampler.
 
@@ -162,11 +175,11 @@ class Shard(_dtrain._Shard):
         self.consumed = 0
 
     def set_epoch(self, epoch, consumed=0):
-        if consumed > self.size():
-            raise InvalidError(
-                f"dtrain: shard: consumed; expected at most {self.size()}, got {consumed}")
+        # Checked here, not at iteration: a negative consumed made len() wrong, a negative
+        # epoch failed later in indices().
+        epoch = _index(epoch, "epoch", 2**64 - 1)
+        self.consumed = _index(consumed, "consumed", self.size())
         self.epoch = epoch
-        self.consumed = consumed
 
     def __len__(self):
         return self.size() - self.consumed

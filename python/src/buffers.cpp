@@ -4,6 +4,7 @@
 // dtype="bfloat16".
 #include "buffers.hpp"
 
+#include <bit>
 #include <string_view>
 #include <utility>
 
@@ -14,31 +15,122 @@ namespace py = pybind11;
 namespace dtrain::python {
 namespace {
 
+constexpr const char* kOrder =
+    std::endian::native == std::endian::little ? "little-endian" : "big-endian";
 constexpr const char* kExpected = "float32, float64, float16, bfloat16, int32, int64 or uint8";
 
-std::optional<DType> dtype_from_format(std::string_view format, Py_ssize_t itemsize) {
-  if (!format.empty() && (format[0] == '@' || format[0] == '=' || format[0] == '<')) {
+// What a buffer's format says about its elements, read whole: the format is the one place that
+// tells plain data (numbers, bytes, structs of them) from references, which would arrive at the
+// other ranks as addresses in this process (a NumPy object array: the receiver then reads or
+// frees the sender's pointers). A format this reader does not know is refused, not moved as
+// bytes: it might hold references too.
+struct Format {
+  enum class Holds {
+    kData,        // plain values, copyable to another process
+    kReferences,  // 'O' (PyObject*), 'P', '&', 'X{}' (pointers): valid in this process only
+    kUnknown,     // a code or structure outside PEP 3118
+  };
+  Holds holds = Holds::kData;
+  bool foreign_order = false;  // a byte order other than this machine's ('>' or '!' on x86)
+  std::optional<DType> type;   // one element of a libdtrain type, in this machine's byte order
+};
+
+// The syntax of Python's struct module and PEP 3118's additions, as NumPy, array, memoryview and
+// ctypes write it: byte-order marks anywhere (NumPy puts one before each struct field), repeat
+// counts ("10s"), sub-array shapes ("(2,3)f"), structs ("T{<i:a:<d:b:}") with field names, complex
+// ("Zf"), UCS-2/UCS-4 text ("u", "w"), padding ("x").
+Format read_format(std::string_view format, Py_ssize_t itemsize) {
+  Format r;
+  const bool big = std::endian::native == std::endian::big;
+  const auto unknown = [&r] {
+    r.holds = Format::Holds::kUnknown;
+    return r;
+  };
+  int depth = 0;
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    const char c = format[i];
+    if (c >= '0' && c <= '9') continue;  // a repeat count
+    switch (c) {
+      case '<':
+        r.foreign_order = r.foreign_order || big;
+        break;
+      case '>':
+      case '!':
+        r.foreign_order = r.foreign_order || !big;
+        break;
+      case '(': {  // a sub-array's shape: digits and commas
+        const std::size_t end = format.find(')', i);
+        if (end == std::string_view::npos ||
+            format.substr(i + 1, end - i - 1).find_first_not_of("0123456789, ") !=
+                std::string_view::npos) {
+          return unknown();
+        }
+        i = end;
+        break;
+      }
+      case ':': {  // a struct field's name
+        const std::size_t end = format.find(':', i + 1);
+        if (end == std::string_view::npos) return unknown();
+        i = end;
+        break;
+      }
+      case 'T':
+        if (i + 1 >= format.size() || format[i + 1] != '{') return unknown();
+        ++depth;
+        ++i;
+        break;
+      case '}':
+        if (--depth < 0) return unknown();
+        break;
+      case 'Z':  // complex of e, f, d or g
+        if (i + 1 >= format.size() ||
+            std::string_view("efdg").find(format[i + 1]) == std::string_view::npos) {
+          return unknown();
+        }
+        ++i;
+        break;
+      case 'O':
+      case 'P':
+      case '&':
+      case 'X':  // X{...}: a function pointer
+        r.holds = Format::Holds::kReferences;
+        return r;
+      default:
+        if (std::string_view("@= xcbB?hHiIlLqQnNefdgspuw").find(c) == std::string_view::npos) {
+          return unknown();
+        }
+    }
+  }
+  if (depth != 0) return unknown();
+  if (r.foreign_order) return r;
+  // One element of a libdtrain type: a single code after at most one byte-order mark.
+  if (!format.empty() && std::string_view("@=<>!").find(format[0]) != std::string_view::npos) {
     format.remove_prefix(1);
   }
-  if (format.size() != 1) return std::nullopt;
+  if (format.size() != 1) return r;
   switch (format[0]) {
     case 'f':
-      return itemsize == 4 ? std::optional(DType::kFloat32) : std::nullopt;
+      if (itemsize == 4) r.type = DType::kFloat32;
+      break;
     case 'd':
-      return itemsize == 8 ? std::optional(DType::kFloat64) : std::nullopt;
+      if (itemsize == 8) r.type = DType::kFloat64;
+      break;
     case 'e':
-      return itemsize == 2 ? std::optional(DType::kFloat16) : std::nullopt;
+      if (itemsize == 2) r.type = DType::kFloat16;
+      break;
     case 'B':
-      return itemsize == 1 ? std::optional(DType::kUInt8) : std::nullopt;
+      if (itemsize == 1) r.type = DType::kUInt8;
+      break;
     case 'i':
     case 'l':
     case 'q':
-      if (itemsize == 4) return DType::kInt32;
-      if (itemsize == 8) return DType::kInt64;
-      return std::nullopt;
+      if (itemsize == 4) r.type = DType::kInt32;
+      if (itemsize == 8) r.type = DType::kInt64;
+      break;
     default:
-      return std::nullopt;
+      break;
   }
+  return r;
 }
 
 // The exporter's own name for its element type when it has one (NumPy's dtype), else the format.
@@ -142,7 +234,31 @@ void Buffer::from_buffer_protocol(py::handle obj, Access access, Typing typing,
   bytes_ = static_cast<std::size_t>(view_.len);
   const char* format = view_.format != nullptr ? view_.format : "B";
   const auto itemsize = static_cast<std::size_t>(view_.itemsize);
-  std::optional<DType> found = dtype_from_format(format, view_.itemsize);
+  const Format read = read_format(format, view_.itemsize);
+  // Before anything else, whatever the typing or dtype: no collective may send references.
+  if (read.holds == Format::Holds::kReferences) {
+    throw py::value_error(prefix + "element type; expected plain data (numbers, bytes, structs " +
+                          "of them), got " + element_name(obj, view_) +
+                          ", which holds references to Python objects or pointers: addresses in "
+                          "this process, meaningless in another (send bytes instead, e.g. "
+                          "pickle.dumps)");
+  }
+  if (read.holds == Format::Holds::kUnknown) {
+    std::string got = std::string("format '") + format + "'";
+    if (py::hasattr(obj, "dtype")) got += " (" + std::string(py::str(obj.attr("dtype"))) + ")";
+    throw py::value_error(prefix +
+                          "element type; expected a buffer format of Python's struct module or "
+                          "PEP 3118, got " +
+                          got + ", which dtrain cannot read");
+  }
+  // Moved as bytes into a native array, or taken as the native type under dtype=, the values
+  // would change: refused everywhere rather than only where a type is decided.
+  if (read.foreign_order) {
+    throw py::value_error(prefix + "byte order; expected this machine's (" + kOrder +
+                          ") elements, got " + element_name(obj, view_) +
+                          " (convert with a.astype(a.dtype.newbyteorder('=')))");
+  }
+  std::optional<DType> found = read.type;
   if (!found && !dtype && itemsize == 2 && is_bfloat16(obj)) {  // a lookup per call: last
     found = DType::kBFloat16;
   }
@@ -238,6 +354,16 @@ std::string dtype_name(DType type) { return std::string(to_string(type)); }
 std::optional<DType> dtype_arg(py::handle value) {
   if (value.is_none()) return std::nullopt;
   if (py::isinstance<DType>(value)) return value.cast<DType>();
+  // numpy.dtype(">f4").name is "float32": its byte order would be lost. NumPy writes "=" for this
+  // machine's order, "|" where order does not apply.
+  if (!py::isinstance<py::str>(value) && py::hasattr(value, "byteorder")) {
+    const std::string order = py::str(value.attr("byteorder"));
+    const bool little = std::endian::native == std::endian::little;
+    if ((order == ">" && little) || (order == "<" && !little)) {
+      throw py::value_error("dtrain: dtype; expected this machine's (" + std::string(kOrder) +
+                            ") byte order, got " + std::string(py::str(value)));
+    }
+  }
   // A numpy.dtype has a name; torch's dtypes print as "torch.float32".
   std::string name = py::isinstance<py::str>(value) || !py::hasattr(value, "name")
                          ? std::string(py::str(value))

@@ -148,7 +148,8 @@ void bind_checkpoint(py::module_& m) {
              CheckpointOptions options;
              options.keep = keep;
              options.discard_newer = discard_newer;
-             return std::make_unique<Checkpointer>(ctx, fs_encode(dir), options);
+             return std::make_unique<Checkpointer>(ctx, fs_encode(dir, "Checkpointer: dir"),
+                                                   options);
            }),
            "ctx"_a, "dir"_a, py::kw_only(), "keep"_a = 3, "discard_newer"_a = false,
            py::keep_alive<1, 2>())

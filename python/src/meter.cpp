@@ -16,7 +16,8 @@ namespace dtrain::python {
 void bind_meter(py::module_& m) {
   py::class_<Meter>(m, "_Meter")
       .def(py::init([](Context& ctx, py::handle run_dir) {
-             return std::make_unique<Meter>(ctx, run_dir.is_none() ? "" : fs_encode(run_dir));
+             return std::make_unique<Meter>(
+                 ctx, run_dir.is_none() ? "" : fs_encode(run_dir, "Meter: run_dir"));
            }),
            "ctx"_a, "run_dir"_a = py::none(), py::keep_alive<1, 2>())
       .def_property_readonly("enabled", &Meter::enabled)

@@ -9,8 +9,10 @@
 
 namespace dtrain::python {
 
-// str, bytes or os.PathLike -> the bytes of the path.
-std::string fs_encode(pybind11::handle path);
+// str, bytes or os.PathLike -> the bytes of the path. `what` names the argument in messages
+// ("Checkpointer: dir"): a NUL byte is a py::value_error (the system would cut the path there,
+// and "ck\0pt" would be "ck"), another type a py::type_error.
+std::string fs_encode(pybind11::handle path, const std::string& what);
 // Bytes -> str, undecodable bytes as surrogates (os.fsdecode).
 pybind11::str fs_decode(const std::string& bytes);
 

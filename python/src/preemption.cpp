@@ -1,10 +1,13 @@
 // dtrain::Preemption for Python. The signal handlers are process-wide and only one Preemption
 // may exist at a time, so the object can be closed (or used as a context manager) to restore
 // the previous handlers at a known point instead of whenever the garbage collector runs.
+#include <climits>
 #include <memory>
+#include <string>
 
 #include "bindings.hpp"
 #include "dtrain/preemption.hpp"
+#include "numbers.hpp"
 
 #include <pybind11/stl.h>
 
@@ -23,8 +26,16 @@ class PyPreemption {
     }
     std::vector<int> numbers;
     for (py::handle s : signals) {
-      numbers.push_back(py::isinstance<py::str>(s) ? signal_from_name(s.cast<std::string>())
-                                                   : s.cast<int>());
+      if (py::isinstance<py::str>(s)) {
+        numbers.push_back(signal_from_name(s.cast<std::string>()));
+      } else if (const auto n = int_in(s, 1, INT_MAX)) {
+        numbers.push_back(static_cast<int>(*n));  // Preemption checks that it is a signal
+      } else {
+        throw Error(Error::Code::kInvalid,
+                    "dtrain: Preemption: signals[" + std::to_string(numbers.size()) +
+                        "]; expected a signal name (\"SIGTERM\", \"USR1\") or number, got " +
+                        std::string(py::repr(s)));
+      }
     }
     p_ = std::make_unique<Preemption>(ctx, std::move(numbers));
   }

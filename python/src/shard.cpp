@@ -3,14 +3,34 @@
 // exactly the samples a C++ rank with the same arguments would.
 #include "dtrain/shard.hpp"
 #include "bindings.hpp"
+#include "numbers.hpp"
 
 #include <pybind11/stl.h>
+
+#include <climits>
 
 namespace py = pybind11;
 using namespace pybind11::literals;
 
 namespace dtrain::python {
 namespace {
+
+// Counts from 0 to 2^64 - 1, or dtrain.InvalidError naming the argument (numbers.hpp).
+std::uint64_t count_arg(py::handle value, const char* what) {
+  if (const auto n = uint64_of(value)) return *n;
+  throw Error(Error::Code::kInvalid, std::string("dtrain: shard: ") + what +
+                                         "; expected an integer from 0 to 18446744073709551615, "
+                                         "got " +
+                                         std::string(py::repr(value)));
+}
+
+// rank and world: the Shard's own checks name their ranges.
+int rank_arg(py::handle value, const char* what) {
+  if (const auto n = int_in(value, INT_MIN, INT_MAX)) return static_cast<int>(*n);
+  throw Error(Error::Code::kInvalid, std::string("dtrain: shard: ") + what +
+                                         "; expected an integer of C's int range, got " +
+                                         std::string(py::repr(value)));
+}
 
 ShardTail tail_arg(py::handle value) {
   if (py::isinstance<ShardTail>(value)) return value.cast<ShardTail>();
@@ -31,10 +51,12 @@ void bind_shard(py::module_& m) {
       .value("EXACT_ONCE", ShardTail::kExactOnce);
 
   py::class_<Shard>(m, "_Shard")
-      .def(py::init([](std::uint64_t num_samples, int rank, int world, bool shuffle,
-                       std::uint64_t seed, py::handle tail) {
-             return std::make_unique<Shard>(num_samples, rank, world,
-                                            ShardOptions{shuffle, seed, tail_arg(tail)});
+      .def(py::init([](py::handle num_samples, py::handle rank, py::handle world, bool shuffle,
+                       py::handle seed, py::handle tail) {
+             return std::make_unique<Shard>(
+                 count_arg(num_samples, "num_samples"), rank_arg(rank, "rank"),
+                 rank_arg(world, "world size"),
+                 ShardOptions{shuffle, count_arg(seed, "seed"), tail_arg(tail)});
            }),
            "num_samples"_a, "rank"_a, "world"_a, "shuffle"_a = true, "seed"_a = 0, "tail"_a = "pad")
       .def_property_readonly("num_samples", &Shard::num_samples)
@@ -45,13 +67,25 @@ void bind_shard(py::module_& m) {
       .def_property_readonly("tail", [](const Shard& s) { return s.options().tail; })
       .def("size", &Shard::size, "Samples this rank gets per epoch.")
       .def("total_size", &Shard::total_size, "Samples all ranks together get per epoch.")
-      .def("indices", &Shard::indices, "epoch"_a, "consumed"_a = 0,
-           "This rank's sample indices for `epoch`, from position `consumed` on.")
-      .def("at", &Shard::at, "epoch"_a, "i"_a)
+      .def(
+          "indices",
+          [](const Shard& s, py::handle epoch, py::handle consumed) {
+            return s.indices(count_arg(epoch, "epoch"), count_arg(consumed, "consumed"));
+          },
+          "epoch"_a, "consumed"_a = 0,
+          "This rank's sample indices for `epoch`, from position `consumed` on.")
+      .def(
+          "at",
+          [](const Shard& s, py::handle epoch, py::handle i) {
+            return s.at(count_arg(epoch, "epoch"), count_arg(i, "i"));
+          },
+          "epoch"_a, "i"_a)
       .def(
           "select",
-          [](const Shard& s, const std::vector<std::string>& items, std::uint64_t epoch,
-             std::uint64_t consumed) { return s.select(items, epoch, consumed); },
+          [](const Shard& s, const std::vector<std::string>& items, py::handle epoch,
+             py::handle consumed) {
+            return s.select(items, count_arg(epoch, "epoch"), count_arg(consumed, "consumed"));
+          },
           "items"_a, "epoch"_a, "consumed"_a = 0);
 }
 

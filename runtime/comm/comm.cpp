@@ -102,27 +102,36 @@ void require_buffer(const void* p, std::size_t count, const char* op, const char
   }
 }
 
+// Throws Error (kInvalid) when the input and output overlap other than in the collective's one
+// in-place form, where the input starts at `in_place` (inside the output); `expected` says which
+// form that is. Each collective has its own: allreduce and reduce_scatter `in == out`
+// (MPI_IN_PLACE: reduce_scatter's result is the first block), allgather this rank's block of the
+// output. Any other overlap is refused, whatever the backend would make of it: MPI (and memcpy)
+// leave it undefined, and taking `in == out` as in place for allgather too gave rank 1 rank 0's
+// data under MPI. The rule reads only this rank's own arguments, so ranks that pass the same
+// layout fail alike, before anything is sent.
+template <typename Expected>
 void check_overlap(const void* in, const void* out, std::size_t in_bytes, std::size_t out_bytes,
-                   const char* op) {
-  if (in == out || in_bytes == 0 || out_bytes == 0) return;
-  // MPI (and memcpy) leave partly overlapping buffers undefined; only exact in-place is safe.
+                   const void* in_place, const char* op, Expected expected) {
+  if (in == in_place || in_bytes == 0 || out_bytes == 0) return;
   // std::less gives a total order on unrelated pointers, where < would not.
   const auto* a = static_cast<const char*>(in);
   const auto* b = static_cast<const char*>(out);
   const std::less<const char*> before;
   if (before(a, b + out_bytes) && before(b, a + in_bytes)) {
     throw Error(Error::Code::kInvalid, std::string("dtrain: ") + op +
-                                           ": input and output overlap; expected the same "
-                                           "buffer (in place) or disjoint ones");
+                                           ": input and output overlap; expected " + expected());
   }
 }
+
+std::string same_or_disjoint() { return "the same buffer (in place) or disjoint ones"; }
 
 void check_allreduce(const void* in, const void* out, std::size_t count, DType type, ReduceOp op) {
   const std::size_t bytes = count * dtype_size(type);
   check_reduce(type, op, "allreduce");
   require_buffer(in, count, "allreduce", "input");
   require_buffer(out, count, "allreduce", "output");
-  check_overlap(in, out, bytes, bytes, "allreduce");
+  check_overlap(in, out, bytes, bytes, out, "allreduce", same_or_disjoint);
 }
 
 }  // namespace
@@ -186,7 +195,12 @@ Work Comm::allgather_async(const void* in, void* out, std::size_t count, DType t
   require_buffer(in, count, "allgather", "input");
   require_buffer(out, count, "allgather", "output");
   const char* mine = static_cast<const char*>(out) + bytes * static_cast<std::size_t>(rank());
-  if (in != mine) check_overlap(in, out, bytes, all, "allgather");
+  check_overlap(in, out, bytes, all, mine, "allgather", [&] {
+    return "the input at this rank's block of the output (in place: out + rank() * count, "
+           "element " +
+           std::to_string(count * static_cast<std::size_t>(rank())) + " for rank " +
+           std::to_string(rank()) + ") or disjoint buffers";
+  });
   runtime::Engine* e = engine_;
   return Work(e,
               e->submit("allgather", all, [=] { e->backend().allgather(in, out, count, type); }));
@@ -199,7 +213,9 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
   check_reduce(type, op, "reduce_scatter");
   require_buffer(in, count, "reduce_scatter", "input");
   require_buffer(out, count, "reduce_scatter", "output");
-  check_overlap(in, out, all, bytes, "reduce_scatter");
+  check_overlap(in, out, all, bytes, out, "reduce_scatter", [] {
+    return "the same buffer (in place: the result is its first block) or disjoint ones";
+  });
   runtime::Engine* e = engine_;
   return Work(e, e->submit("reduce_scatter", all,
                            [=] { e->backend().reduce_scatter(in, out, count, type, op); }));

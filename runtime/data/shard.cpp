@@ -73,6 +73,11 @@ std::vector<std::uint64_t> Shard::indices(std::uint64_t epoch, std::uint64_t con
             std::to_string(rank_) + " gets per epoch, got " + std::to_string(consumed));
   }
   std::vector<std::uint64_t> out;
+  if (n - consumed > out.max_size()) {  // else std::length_error's bare "vector::reserve"
+    invalid("indices: " + std::to_string(n - consumed) + " samples from position " +
+            std::to_string(consumed) + "; expected at most " + std::to_string(out.max_size()) +
+            " (what one list can hold): ask for a part with consumed, or use at()");
+  }
   out.reserve(n - consumed);
   const auto w = static_cast<std::uint64_t>(world_);
   if (options_.shuffle && n > consumed) {

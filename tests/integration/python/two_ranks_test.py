@@ -57,6 +57,52 @@ def test_broadcast_allgather_reduce_scatter(ctx):
     np.testing.assert_array_equal(mine, [0, 2] if ctx.rank == 0 else [4, 6])
 
 
+# Issue 33: an object array holds this process's PyObject pointers, which the receiver read or
+# freed (SIGSEGV, double free). Every rank refuses it before sending, so none waits for the
+# other, and the next collective still pairs up.
+@pytest.mark.parametrize("dtype", [object, [("n", "<i8"), ("o", "O")]])
+def test_object_arrays_are_refused_on_every_rank_before_sending(ctx, dtype):
+    a = np.array([(1, object()), (2, "x")] if dtype is not object else [object(), "x"],
+                 dtype=dtype)
+    with pytest.raises(ValueError, match=r"dtrain: broadcast: buf: element type; expected plain "
+                                         r"data .*, got .*, which holds references to Python "
+                                         r"objects or pointers"):
+        ctx.broadcast(a, root=0)
+    with pytest.raises(ValueError, match="dtrain: allgather: in: element type; expected plain"):
+        ctx.allgather(a, np.empty(4, dtype=dtype))
+    with pytest.raises(ValueError, match="dtrain: allreduce: buf: element type; expected plain"):
+        ctx.allreduce(a, dtype="int64" if dtype is object else None)
+    b = np.array([ctx.rank + 5], dtype=np.int64)
+    ctx.broadcast(b, root=1)
+    assert b[0] == 6
+
+
+# Issue 33: allgather's one in-place form is this rank's block of the output; any other overlap is
+# refused, by each rank that passes one (MPI gave rank 1 [10, 10, 10, 10] for in == out).
+def test_allgather_refuses_overlap_other_than_this_ranks_block(ctx):
+    everyone = np.full(4, 10 + ctx.rank, dtype=np.int64)
+    other = everyone[2 * (1 - ctx.rank):][:2]  # the other rank's block: in == out on rank 1
+    with pytest.raises(dtrain.InvalidError, match=r"dtrain: allgather: input and output overlap; "
+                                                  r"expected the input at this rank's block of "
+                                                  r"the output \(in place: out \+ rank\(\) \* "
+                                                  r"count, element %d for rank %d\) or disjoint "
+                                                  r"buffers" % (2 * ctx.rank, ctx.rank)):
+        ctx.allgather(other, everyone)
+    # The issue's program, every rank passing the first block: rank 0's is in place, rank 1's is
+    # refused; rank 1 then joins rank 0's allgather with its own block.
+    if ctx.rank == 1:
+        with pytest.raises(dtrain.InvalidError, match="allgather: input and output overlap"):
+            ctx.allgather(everyone[:2], everyone)
+    ctx.allgather(everyone[2 * ctx.rank:][:2], everyone)
+    np.testing.assert_array_equal(everyone, [10, 10, 11, 11])
+    # reduce_scatter's in-place form is in == out, the result its first block.
+    grads = np.arange(4, dtype=np.float32)
+    with pytest.raises(dtrain.InvalidError, match="reduce_scatter: input and output overlap"):
+        ctx.reduce_scatter(grads, grads[2:], "sum")
+    ctx.reduce_scatter(grads, grads[:2], "sum")
+    np.testing.assert_array_equal(grads[:2], [0, 2] if ctx.rank == 0 else [4, 6])
+
+
 def test_async_handles_complete_in_order(ctx):
     arrays = [np.full(10000, float(i + ctx.rank), dtype=np.float32) for i in range(4)]
     works = [ctx.allreduce_async(a, "sum") for a in arrays]

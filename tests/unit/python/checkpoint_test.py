@@ -120,3 +120,15 @@ def test_bad_arguments(ctx, tmp_path):
         dtrain.Checkpointer(ctx, tmp_path).save(1, np.zeros(4)[::2])
     with pytest.raises(TypeError):
         dtrain.Checkpointer(ctx, tmp_path).save(1, 42)
+
+
+# Issue 33: the system cuts a path at a NUL byte ("ck\0pt" made ck/); refused, naming the argument.
+def test_paths_with_a_nul_byte_are_refused(ctx, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for path in ["ck\0pt", b"ck\0pt"]:
+        with pytest.raises(ValueError, match=r"dtrain: Checkpointer: dir: NUL byte at position 2; "
+                                             r"expected a path without NUL bytes, got "):
+            dtrain.Checkpointer(ctx, path)
+    with pytest.raises(ValueError, match=r"dtrain: Meter: run_dir: NUL byte at position 3; "):
+        dtrain.Meter(ctx, run_dir="run\0x")
+    assert not os.path.exists("ck") and not os.path.exists("run")

@@ -46,6 +46,12 @@ def test_close_restores_the_previous_handler(ctx):
 def test_errors(ctx):
     with pytest.raises(dtrain.InvalidError, match="BOGUS"):
         dtrain.Preemption(ctx, ["BOGUS"])
+    # Issue 33: was pybind11's "Unable to cast Python instance to C++ type".
+    for bad, got in [(1.5, "1.5"), (2**40, str(2**40)), (None, "None"), (True, "True")]:
+        with pytest.raises(dtrain.InvalidError, match=r"dtrain: Preemption: signals\[1\]; "
+                                                      r"expected a signal name \(\"SIGTERM\", "
+                                                      r"\"USR1\"\) or number, got " + got):
+            dtrain.Preemption(ctx, ["SIGUSR1", bad])
     with dtrain.Preemption(ctx):
         with pytest.raises(dtrain.InvalidError):
             dtrain.Preemption(ctx)  # one at a time

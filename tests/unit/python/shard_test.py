@@ -88,7 +88,8 @@ def test_errors():
     with pytest.raises(ValueError, match="expected a ctx, or rank and world"):
         dtrain.Shard(10)
     shard = dtrain.Shard(10, rank=0, world=2)
-    with pytest.raises(dtrain.InvalidError, match="consumed; expected at most 5, got 6"):
+    with pytest.raises(dtrain.InvalidError,
+                       match="consumed; expected an integer from 0 to 5, got 6"):
         shard.set_epoch(0, consumed=6)
     with pytest.raises(dtrain.InvalidError):
         shard.indices(0, 6)
@@ -96,3 +97,38 @@ def test_errors():
         shard.at(0, 5)
     with pytest.raises(dtrain.InvalidError, match="10"):
         shard.select(["a"], 0)
+
+
+# Issue 33: a negative consumed made len() wrong; negative or non-integer arguments met pybind11's
+# own "incompatible function arguments" message. Each is named instead.
+def test_bad_numbers_are_named():
+    shard = dtrain.Shard(10, rank=0, world=2)
+    with pytest.raises(dtrain.InvalidError, match=r"dtrain: shard: consumed; expected an integer "
+                                                  r"from 0 to 5, got -5"):
+        shard.set_epoch(0, consumed=-5)
+    with pytest.raises(dtrain.InvalidError, match=r"dtrain: shard: epoch; expected an integer "
+                                                  r"from 0 to 18446744073709551615, got -1"):
+        shard.set_epoch(-1)
+    with pytest.raises(dtrain.InvalidError, match=r"consumed; expected an integer from 0 to 5, "
+                                                  r"got 1.5"):
+        shard.set_epoch(0, consumed=1.5)
+    assert len(shard) == 5
+    for call, name, got in [(lambda: dtrain.Shard(-1, rank=0, world=1), "num_samples", "-1"),
+                            (lambda: dtrain.Shard(10, rank=0, world=1, seed=-2), "seed", "-2"),
+                            (lambda: dtrain.Shard("10", rank=0, world=1), "num_samples", "'10'"),
+                            (lambda: shard.indices(-1), "epoch", "-1"),
+                            (lambda: shard.at(0, -1), "i", "-1"),
+                            (lambda: shard.select([str(i) for i in range(10)], 0, -3),
+                             "consumed", "-3")]:
+        with pytest.raises(dtrain.InvalidError, match=r"dtrain: shard: %s; expected an integer "
+                                                      r"from 0 to 18446744073709551615, got %s"
+                                                      % (name, got)):
+            call()
+
+
+def test_more_indices_than_memory_can_hold_are_named():
+    huge = dtrain.Shard(2**63, rank=0, world=1, shuffle=False)
+    with pytest.raises(dtrain.InvalidError, match=r"dtrain: shard: indices: 9223372036854775808 "
+                                                  r"samples from position 0; expected at most "
+                                                  r"[0-9]+ \(what one list can hold\)"):
+        huge.indices(0)

@@ -215,6 +215,13 @@ TEST(Shard, RejectsBadArgumentsNamingThem) {
   const std::vector<std::string> files = {"a"};
   EXPECT_EQ(message([&] { Shard(2, 0, 1).select(files, 0); }),
             "dtrain: shard: select: list size; expected the shard's 2 samples, got 1 items");
+  // More indices than a vector can hold: named, not std::vector's "vector::reserve" (issue 33).
+  const std::uint64_t huge = std::uint64_t{1} << 63;
+  EXPECT_EQ(message([&] { Shard(huge, 0, 1, opts(false, ShardTail::kPad, 0)).indices(0, 1); }),
+            "dtrain: shard: indices: " + std::to_string(huge - 1) +
+                " samples from position 1; expected at most " +
+                std::to_string(std::vector<std::uint64_t>().max_size()) +
+                " (what one list can hold): ask for a part with consumed, or use at()");
 }
 
 // The property the Fashion-MNIST example's "same global batch, same curve" promise rests on: the

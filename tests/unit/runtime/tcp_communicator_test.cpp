@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -253,6 +254,57 @@ TEST(TcpCommunicator, TypedAllgatherAndReduceScatterPlaceBlocksByRank) {
     std::vector<float> avg = in;
     c.reduce_scatter<float>(avg, std::span<float>(avg).first(2), ReduceOp::kAvg);
     EXPECT_EQ(avg[0], want / 2);
+  });
+}
+
+// Comm's overlap rule seen from rank 1 of 2 (the single communicator has only rank 0, for which
+// allgather's in-place block is the start of the output): each collective accepts its one
+// in-place form and refuses every other overlap, on every rank that passes one, before sending
+// (MPI gave rank 1 [10, 10, 10, 10] for an allgather whose input was the output's first block).
+TEST(TcpCommunicator, OnlyEachCollectivesInPlaceFormMayOverlap) {
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::Engine engine(connect(store, rank, 2, false), rank, 2, settings(false));
+    dtrain::Comm c(engine);
+    const auto error = [](const std::function<void()>& call) -> std::string {
+      try {
+        call();
+      } catch (const dtrain::Error& e) {
+        EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
+        return e.what();
+      }
+      return "no error";
+    };
+    const std::string allgather_expected =
+        "dtrain: allgather: input and output overlap; expected the input at this rank's block of "
+        "the output (in place: out + rank() * count, element " +
+        std::to_string(2 * rank) + " for rank " + std::to_string(rank) + ") or disjoint buffers";
+    const auto r = static_cast<std::size_t>(rank);
+    std::vector<std::int64_t> all(4, 10 + rank);
+    // The other rank's block as input: rank 1's is the output itself (in == out).
+    EXPECT_EQ(error([&] { c.allgather(all.data() + 2 * (1 - r), all.data(), 2, DType::kInt64); }),
+              allgather_expected);
+    // The program: every rank passes the first block. Rank 0's is in place, rank 1's is
+    // refused; rank 1 then joins rank 0's allgather in place, and both see every rank's data.
+    if (rank == 1) {
+      EXPECT_EQ(error([&] { c.allgather(all.data(), all.data(), 2, DType::kInt64); }),
+                allgather_expected);
+    }
+    c.allgather(all.data() + 2 * r, all.data(), 2, DType::kInt64);
+    EXPECT_EQ(all, (std::vector<std::int64_t>{10, 10, 11, 11}));
+    // reduce_scatter's in-place form is in == out (MPI_IN_PLACE), not NCCL's block of the rank.
+    std::vector<float> in(4, 1.0f);
+    EXPECT_EQ(error([&] {
+                c.reduce_scatter(in.data(), in.data() + 2, 2, DType::kFloat32, ReduceOp::kSum);
+              }),
+              "dtrain: reduce_scatter: input and output overlap; expected the same buffer (in "
+              "place: the result is its first block) or disjoint ones");
+    c.reduce_scatter(in.data(), in.data(), 2, DType::kFloat32, ReduceOp::kSum);
+    EXPECT_EQ(in[0], 2.0f);
+    EXPECT_EQ(
+        error([&] { c.allreduce(in.data(), in.data() + 1, 2, DType::kFloat32, ReduceOp::kSum); }),
+        "dtrain: allreduce: input and output overlap; expected the same buffer (in place) "
+        "or disjoint ones");
   });
 }
 
