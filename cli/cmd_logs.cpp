@@ -17,6 +17,7 @@
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "file_pool.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/attempts.hpp"
@@ -36,6 +37,8 @@ constexpr std::size_t kMinRankBuffer = 16u << 10;
 constexpr std::size_t kMaxRankBuffer = 1u << 20;
 constexpr std::size_t kOutputFlushBytes = 1u << 20;
 constexpr auto kFollowPoll = std::chrono::milliseconds(250);
+// --follow may see logs appear later: it asks for descriptors as if this many were there.
+constexpr std::size_t kFollowWantedFiles = 1u << 16;
 
 struct LogsOptions {
   std::string run_dir;
@@ -88,9 +91,9 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
   return files;
 }
 
-report::MergeInput open_input(const RankFile& f) {
+report::MergeInput open_input(const RankFile& f, FilePool& pool) {
   auto start = read_rank_start(f.path);
-  return {f.rank, start ? start->host : "?", std::make_unique<FileSource>(f.path)};
+  return {f.rank, start ? start->host : "?", pool.source(f.path)};
 }
 
 // Tracks run-rank's start and exit lines while following, to stop once every rank has ended.
@@ -224,8 +227,8 @@ report::LineFilter merge_filter(const LogsOptions& opts,
 
 // --follow: merge what is there, then what arrives, until every rank has written its exit line
 // (or the user stops it). Lines are ordered within each round of reading.
-void follow(const LogsOptions& opts, report::LogMerger& merger, MergePrinter& printer,
-            std::set<std::string>& open_paths) {
+void follow(const LogsOptions& opts, FilePool& pool, report::LogMerger& merger,
+            MergePrinter& printer, std::set<std::string>& open_paths) {
   const auto emit = [&](std::size_t input, std::string_view line) { printer.line(input, line); };
   const bool all_ranks = opts.ranks.empty();
   bool first_round = true;
@@ -238,10 +241,7 @@ void follow(const LogsOptions& opts, report::LogMerger& merger, MergePrinter& pr
     std::this_thread::sleep_for(kFollowPoll);
     if (all_ranks) {
       for (const auto& f : list_rank_files(opts.run_dir, records::kLogExtension)) {
-        if (open_paths.insert(f.path).second) {
-          ensure_open_files(open_paths.size() + 64);
-          merger.add_input(open_input(f));
-        }
+        if (open_paths.insert(f.path).second) merger.add_input(open_input(f, pool));
       }
       printer.refresh_prefixes();
     }
@@ -254,19 +254,21 @@ int run_merge(const LogsOptions& opts) {
   std::unique_ptr<report::LineMatcher> matcher;
   const report::LineFilter filter = merge_filter(opts, matcher);
   auto files = selected_logs(opts);
-  ensure_open_files(files.size() + 64);
+  // Declared before the merger, whose sources read through it, so it is destroyed after them.
+  FilePool pool(
+      open_files_budget(opts.follow ? std::max(files.size(), kFollowWantedFiles) : files.size()));
   const std::size_t per_rank = std::clamp(
       kMergeBufferBytes / std::max<std::size_t>(files.size(), 1), kMinRankBuffer, kMaxRankBuffer);
   std::vector<report::MergeInput> inputs;
   std::set<std::string> open_paths;
   for (const auto& f : files) {
-    inputs.push_back(open_input(f));
+    inputs.push_back(open_input(f, pool));
     open_paths.insert(f.path);
   }
   report::LogMerger merger(std::move(inputs), filter, per_rank);
   MergePrinter printer(opts, merger);
   if (opts.follow) {
-    follow(opts, merger, printer, open_paths);
+    follow(opts, pool, merger, printer, open_paths);
     return 0;
   }
   merger.merge_available(/*at_end=*/true, [&](std::size_t input, std::string_view line) {

@@ -13,10 +13,15 @@
 #include "affinity/report.hpp"
 #include "affinity/topology.hpp"
 #include "commands.hpp"
+#include "plan/rank_ranges.hpp"
 #include "planning.hpp"
 
 namespace dtrain::cli {
 namespace {
+
+// Up to this many ranks the rank map is a line per rank; beyond, ranges of nodes (a 10,000-node
+// job would otherwise print 40,000 lines).
+constexpr std::size_t kMaxRankMapRows = 64;
 
 struct PlanOptions {
   std::string spec_path;
@@ -66,11 +71,16 @@ int run_plan(const PlanOptions& opts) {
     return 0;
   }
   for (const auto& w : job.plan.warnings) std::fprintf(stderr, "dtrain: warning: %s\n", w.c_str());
-  std::printf("# site %s (%s): %d node(s) x %d rank(s)\n# rank map\n%6s %6s %6s\n",
-              job.site.name.c_str(), job.site.description.c_str(), job.plan.nodes,
-              job.plan.ranks_per_node, "rank", "node", "local");
-  for (const auto& r : job.plan.ranks) {
-    std::printf("%6d %6d %6d\n", r.rank, r.node, r.local_rank);
+  std::printf("# site %s (%s): %d node(s) x %d rank(s)\n", job.site.name.c_str(),
+              job.site.description.c_str(), job.plan.nodes, job.plan.ranks_per_node);
+  if (job.plan.ranks.size() <= kMaxRankMapRows) {
+    std::printf("# rank map\n%6s %6s %6s\n", "rank", "node", "local");
+    for (const auto& r : job.plan.ranks) {
+      std::printf("%6d %6d %6d\n", r.rank, r.node, r.local_rank);
+    }
+  } else {
+    std::printf("# rank map: %d ranks; n is the node\n%s", job.plan.world_size(),
+                plan::format_node_ranges(plan::node_ranges(job.plan.ranks)).c_str());
   }
   if (node) {
     std::printf("# on every node (%s)\n%s", node->first.source.c_str(),

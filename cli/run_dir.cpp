@@ -1,7 +1,6 @@
 #include "run_dir.hpp"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 
 #include "common/errors.hpp"
 #include "common/input_file.hpp"
+#include "file_pool.hpp"
 #include "plan/job_spec.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
@@ -98,24 +98,6 @@ std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_vi
   return files;
 }
 
-FileSource::FileSource(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw read_error(path);
-  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-}
-
-FileSource::~FileSource() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-std::size_t FileSource::read(char* buffer, std::size_t capacity) {
-  for (;;) {
-    const ssize_t n = ::read(fd_, buffer, capacity);
-    if (n >= 0) return static_cast<std::size_t>(n);
-    if (errno != EINTR) throw read_error(path_);
-  }
-}
-
 std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
   const int fd = ::open(log_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -167,7 +149,8 @@ std::map<int, std::string> read_attempt_hosts(const std::string& run_dir, int at
 }
 
 void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each) {
-  report::LineCursor cursor(std::make_unique<FileSource>(path), 1 << 20);
+  FilePool pool(1);
+  report::LineCursor cursor(pool.source(path), 1 << 20);
   const report::LineFilter all;
   while (cursor.next(all, /*at_end=*/true)) each(cursor.line());
 }
@@ -253,22 +236,6 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
 
 int read_last_attempt(const std::string& run_dir) {
   return report::last_attempt(read_attempt_records(run_dir));
-}
-
-void ensure_open_files(std::size_t needed) {
-  constexpr rlim_t kMargin = 32;
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  const rlim_t want = static_cast<rlim_t>(needed) + kMargin;
-  if (lim.rlim_cur >= want) return;
-  lim.rlim_cur = std::min(want, lim.rlim_max);
-  ::setrlimit(RLIMIT_NOFILE, &lim);
-  if (lim.rlim_cur < want) {
-    throw UsageError("dtrain: logs: " + std::to_string(needed) +
-                     " rank logs must be open at once, but this process may open only " +
-                     std::to_string(lim.rlim_max) +
-                     " files (ulimit -Hn); select fewer ranks with --rank or raise the limit");
-  }
 }
 
 report::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold) {

@@ -49,21 +49,6 @@ std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_vi
 // Throws UsageError naming `run_dir` when it is not a directory.
 void require_run_dir(const std::string& run_dir);
 
-// A file read with read(2) into the merge's buffers; reading past its end later returns what was
-// appended since (--follow).
-class FileSource : public report::ByteSource {
- public:
-  explicit FileSource(const std::string& path);
-  ~FileSource() override;
-  FileSource(const FileSource&) = delete;
-  FileSource& operator=(const FileSource&) = delete;
-  std::size_t read(char* buffer, std::size_t capacity) override;
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-
 // The start line run-rank wrote first in a rank log, when it did.
 std::optional<records::RankStart> read_rank_start(const std::string& log_path);
 
@@ -77,7 +62,7 @@ std::map<int, std::string> read_rank_hosts(const std::string& run_dir);
 // one attempt to the next); ranks without one are left out. Reads the logs whole.
 std::map<int, std::string> read_attempt_hosts(const std::string& run_dir, int attempt);
 
-// Calls `each` for every line of the file, in order, reading 1 MiB at a time.
+// Calls `each` for every line of the file, in order, reading 1 MiB at a time: one open file.
 void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each);
 
 // Calls `each` for every record of every rank-NNNNN.jsonl, one file after the other in rank
@@ -118,9 +103,5 @@ void append_job_end_record(const std::string& run_dir, const records::JobEndReco
 std::optional<records::JobEndRecord> read_job_end_record(const std::string& run_dir);
 // The checkpoint records (checkpoints.jsonl, written by libdtrain's Checkpointer), in order.
 std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string& run_dir);
-
-// Raises the soft limit on open files to the hard limit when `needed` (plus a margin for stdio)
-// exceeds it; throws UsageError saying how many files could not be opened at once otherwise.
-void ensure_open_files(std::size_t needed);
 
 }  // namespace dtrain::cli

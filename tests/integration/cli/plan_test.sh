@@ -106,4 +106,26 @@ expect_refused "dtrain: site/fifo.yaml: expected a site profile (.yaml) or a bui
   "FIFO profile" job.yaml --set site=site/fifo.yaml
 expect_refused "dtrain: topology: node.fifo: expected a readable hwloc XML file, got a FIFO (named pipe)" \
   "FIFO topology" job.yaml --topology node.fifo
+echo "== the rank map: a line per rank up to 64 ranks, ranges of nodes beyond (issue 29, item 6)"
+out=$("$DTRAIN" plan "$SRC/tests/fixtures/golden/slurm/job.yaml")
+expect_contains "$out" "# rank map
+  rank   node  local
+     0      0      0
+     1      0      1
+     2      1      0
+     3      1      1
+# GPUs, cores and NICs" "the rank map of 2 nodes x 2 ranks"
+start=$(date +%s%N)
+out=$("$DTRAIN" plan "$SRC/tests/fixtures/golden/slurm/job.yaml" --set nodes=10000 --set ranks_per_node=4)
+end=$(date +%s%N)
+echo "# dtrain plan of 10,000 nodes x 4 ranks: $(((end - start) / 1000000)) ms (not asserted)"
+expect_contains "$out" ": 10000 node(s) x 4 rank(s)
+# rank map: 40000 ranks; n is the node
+nodes 0-9999: ranks 4n..4n+3 (0-39999), local ranks 0-3
+# GPUs, cores and NICs" "the rank map of 10,000 nodes"
+(( $(wc -l <<<"$out") < 200 )) || fail "plan of 10,000 nodes printed $(wc -l <<<"$out") lines"
+out=$("$DTRAIN" plan "$SRC/tests/fixtures/golden/slurm/job.yaml" --set nodes=17 --set ranks_per_node=4)
+expect_contains "$out" "# rank map: 68 ranks; n is the node
+nodes 0-16: ranks 4n..4n+3 (0-67), local ranks 0-3
+" "the rank map of 17 nodes x 4 ranks (68, just over 64)"
 echo PASS
