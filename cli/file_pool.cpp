@@ -1,7 +1,6 @@
 #include "file_pool.hpp"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
+
+#include "common/open_files.hpp"
 
 namespace dtrain::cli {
 
@@ -119,21 +120,11 @@ std::size_t open_descriptors() {
 std::size_t open_files_budget(std::size_t wanted) {
   // Kept free for what the commands open while the logs are open: the directory listing and
   // each new log's start line (--follow), the output.
-  constexpr rlim_t kReserve = 16;
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1;
-  const rlim_t in_use = open_descriptors();
-  const rlim_t want = static_cast<rlim_t>(wanted) + in_use + kReserve;
-  if (lim.rlim_cur < want && lim.rlim_cur < lim.rlim_max) {
-    // More descriptors are allowed for the asking: all logs open at once is the fastest merge.
-    rlimit raised = lim;
-    raised.rlim_cur = std::min(want, lim.rlim_max);
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
-  }
-  if (lim.rlim_cur == RLIM_INFINITY) return std::max<std::size_t>(wanted, 1);
-  return lim.rlim_cur > in_use + kReserve
-             ? static_cast<std::size_t>(lim.rlim_cur - in_use - kReserve)
-             : 1;
+  constexpr std::uint64_t kReserve = 16;
+  const std::uint64_t in_use = open_descriptors();
+  // More descriptors are allowed for the asking: all logs open at once is the fastest merge.
+  const std::uint64_t allowed = raise_open_files(wanted + in_use + kReserve);
+  return allowed > in_use + kReserve ? static_cast<std::size_t>(allowed - in_use - kReserve) : 1;
 }
 
 }  // namespace dtrain::cli

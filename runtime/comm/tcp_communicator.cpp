@@ -79,16 +79,25 @@ class TcpCommunicator final : public Communicator {
                     exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
                   }) {
     const std::string& node = hosts_[static_cast<std::size_t>(rank)];
-    // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
-    reach({prev(), next()}, Clock::now() + timeout_, "init");
     // Every rank knows every rank's node, so all take the same branch.
     const bool one_node =
         std::all_of(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h == node; });
     across_nodes_ = !one_node;
-    if (one_node && settings.shm) {
+    const bool shared = one_node && settings.shm;
+    NodeLayout layout;
+    std::int32_t vote = 0;
+    if (!shared) {
+      // Before any connection: a setting the layout refuses throws on every rank alike, and a
+      // rank that throws first would otherwise look lost to a rank still connecting to it.
+      layout = plan_layout(hosts_, rank_);
+      vote = hierarchy_vote(settings.algo, settings.shm, LinkBackend::kTcp, layout);
+    }
+    // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
+    reach({prev(), next()}, Clock::now() + timeout_, "init");
+    if (shared) {
       map_shared_memory();
     } else {
-      set_up_hierarchy(settings.algo, settings.shm);
+      set_up_hierarchy(std::move(layout), vote);
     }
   }
 
@@ -222,12 +231,11 @@ class TcpCommunicator final : public Communicator {
     shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { wait_poll(); });
   }
 
-  // Ranks on several nodes: the hierarchical allreduce when the layout (every rank's node) and
-  // DTRAIN_ALGO want it, on every rank or none; `shm`: DTRAIN_SHM allows shared memory (kAuto
-  // only). Collective.
-  void set_up_hierarchy(AllreduceAlgo algo, bool shm) {
-    NodeLayout layout = plan_layout(hosts_, rank_);
-    const std::int32_t vote = least(hierarchy_vote(algo, shm, LinkBackend::kTcp, layout), "init");
+  // Ranks on several nodes: the hierarchical allreduce when every rank's `own_vote`
+  // (hierarchy_vote: the layout, DTRAIN_ALGO and DTRAIN_SHM) wants it, on every rank or none.
+  // Collective.
+  void set_up_hierarchy(NodeLayout layout, std::int32_t own_vote) {
+    const std::int32_t vote = least(own_vote, "init");
     if (vote == 0) return;
     std::vector<char*> segments =
         map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
@@ -327,11 +335,12 @@ class TcpCommunicator final : public Communicator {
       if (needed(q)) fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
       // A peer this wait does not need stopped: its abort frame names the rank it lost, which this
       // wait may need (on a host of many ranks only a few are connected to the one that died).
+      // Not a silent one: this rank's own deadline, begun with the same call, names that one.
+      // The peer stays watched: the wait may need it later.
       const std::optional<AbortFrame> f = frame_of(q, Clock::now());
-      if (f && needed(f->lost)) {
+      if (f && f->how != static_cast<std::int32_t>(IoResult::kTimeout) && needed(f->lost)) {
         fail(Loss{f->lost, static_cast<IoResult>(f->how), f->error, q}, call_);
       }
-      watch_[i].fd = -1;  // closed, or its one frame read: nothing more will come
     }
   }
 

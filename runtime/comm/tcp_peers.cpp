@@ -1,6 +1,7 @@
 #include "comm/tcp_peers.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -168,11 +169,12 @@ TcpPeers::Outcome TcpPeers::connect_to(int peer, Clock::time_point deadline) {
 }
 
 TcpPeers::Outcome TcpPeers::accept_from(int peer, Clock::time_point deadline) {
-  // While it waits, the connected peers' control connections: a peer that closes one or sends an
-  // abort frame has stopped, and the peer awaited may be waiting on it, so say so now rather than
-  // at the deadline.
+  // While it waits, the connected peers' control connections: a peer that sends an abort frame
+  // has stopped, and the peer awaited may be waiting on it, so say so now rather than at the
+  // deadline. One that only closes may have finished its part of the job and exited; a killed one
+  // is reported by its own peers' frames.
   std::vector<pollfd> watch = {{listener_.fd(), POLLIN, 0}};
-  for (int q : connected_) watch.push_back({control(q), POLLIN | POLLRDHUP, 0});
+  for (int q : connected_) watch.push_back({control(q), POLLIN, 0});
   while (!complete(peer)) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -181,7 +183,12 @@ TcpPeers::Outcome TcpPeers::accept_from(int peer, Clock::time_point deadline) {
       continue;
     }
     for (std::size_t i = 1; i < watch.size(); ++i) {
-      if (watch[i].revents != 0) return {IoResult::kClosed, connected_[i - 1], 0};
+      if (watch[i].revents == 0) continue;
+      char byte = 0;
+      if (::recv(watch[i].fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1) {
+        return {IoResult::kClosed, connected_[i - 1], 0};
+      }
+      watch[i].fd = -1;  // closed without a frame: nothing more will come
     }
     if (watch[0].revents != 0) {
       for (net::Socket s = net::accept_until(listener_, Clock::now()); s.valid();

@@ -1,6 +1,6 @@
 // The limit on open files (RLIMIT_NOFILE), for the parts of the toolkit whose descriptors grow
-// with the job: the TCP store's server (one connection per rank) and the readers of a run
-// directory. One definition, so that each says the same thing when the limit is too low.
+// with the job: the TCP store's server (one connection per rank) and the merge of a run
+// directory's rank logs (cli/file_pool). One definition of raising it.
 #pragma once
 
 #include <cstdint>
