@@ -50,10 +50,12 @@ std::string seconds(std::chrono::milliseconds t) {
   return text;
 }
 
-// "ranks 1, 5 never published their addresses" / "rank 1 never published its address".
-std::string never_published(const std::vector<int>& ranks) {
-  return ranks.size() == 1 ? "rank " + rank_list(ranks) + " never published its address"
-                           : "ranks " + rank_list(ranks) + " never published their addresses";
+// "ranks 1, 5 never published their addresses" / "rank 1 never published its address", from
+// rank_list()'s "1, 5": rank 0's message and, from the verdict it publishes, everyone else's.
+std::string never_published(const std::string& list) {
+  const bool one = list.find(',') == std::string::npos;
+  return (one ? "rank " : "ranks ") + list +
+         (one ? " never published its address" : " never published their addresses");
 }
 
 std::string address_key(int rank) { return "addr/" + std::to_string(rank); }
@@ -75,7 +77,7 @@ std::string gather_table(Store& store, int size, std::chrono::milliseconds timeo
     std::string why = e.what();
     if (why.rfind("dtrain: ", 0) == 0) why.erase(0, 8);
     throw Error(Error::Code::kTimeout,
-                "dtrain: tcp: rank 0: " + never_published(missing) + ": " + why);
+                "dtrain: tcp: rank 0: " + never_published(rank_list(missing)) + ": " + why);
   }
 }
 
@@ -109,15 +111,12 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
                                              ": rank 0 never published the address table: " + why);
     }
     if (table.rfind(kMissing, 0) == 0) {
+      const std::string list = table.substr(std::string(kMissing).size());
       throw Error(Error::Code::kTimeout,
-                  "dtrain: tcp: rank " + std::to_string(rank) + ": " +
-                      (table.find(',') == std::string::npos ? "rank " : "ranks ") +
-                      table.substr(std::string(kMissing).size()) +
-                      (table.find(',') == std::string::npos ? " never published its address"
-                                                            : " never published their addresses") +
+                  "dtrain: tcp: rank " + std::to_string(rank) + ": " + never_published(list) +
                       " (rank 0, which gathers them, waited " + seconds(timeout) +
                       " s, DTRAIN_TIMEOUT): did " +
-                      (table.find(',') == std::string::npos ? "it" : "they") + " start?");
+                      (list.find(',') == std::string::npos ? "it" : "they") + " start?");
     }
   }
   std::istringstream lines(table);
