@@ -69,10 +69,13 @@ bool in_missed(const std::optional<MissedCollective>& missed, int rank) {
   return missed && std::count(missed->ranks.begin(), missed->ranks.end(), rank) > 0;
 }
 
-// Sorts every rank into finished, still running or failing (with how and when it ended).
+// Sorts every rank into finished, still running or failing (with how and when it ended). A rank
+// with no exit line is still running only while no rank has ended and the job is not known to
+// have ended (`job_ended`: submit recorded its walltime, whose SIGKILL can take every rank's
+// logger before its exit line).
 std::vector<Failing> classify_ends(const std::vector<RankLogScan>& scans,
                                    const std::vector<std::optional<std::int64_t>>& last_metric_time,
-                                   const std::optional<MissedCollective>& missed,
+                                   const std::optional<MissedCollective>& missed, bool job_ended,
                                    FirstErrorReport& report) {
   const bool any_exit = std::any_of(scans.begin(), scans.end(),
                                     [](const RankLogScan& s) { return s.exit().has_value(); });
@@ -96,7 +99,7 @@ std::vector<Failing> classify_ends(const std::vector<RankLogScan>& scans,
       if (i < last_metric_time.size() && last_metric_time[i]) {
         alive = std::max(alive.value_or(*last_metric_time[i]), *last_metric_time[i]);
       }
-      if (!any_exit && !in_missed(missed, s.rank())) {
+      if (!any_exit && !job_ended && !in_missed(missed, s.rank())) {
         report.running.push_back(s.rank());
         continue;
       }
@@ -237,7 +240,7 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   FirstErrorReport report;
   report.walltime_reached = walltime_reached;
   report.ranks = static_cast<int>(scans.size());
-  std::vector<Failing> failing = classify_ends(scans, last_metric_time, missed, report);
+  std::vector<Failing> failing = classify_ends(scans, last_metric_time, missed, walltime_reached, report);
   if (failing.empty()) return report;
   mark_peer_blame(failing);
   if (walltime_reached || stopped_from_outside(failing, missed)) {

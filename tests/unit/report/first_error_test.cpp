@@ -371,6 +371,31 @@ TEST(FirstError, AJobKnownToHaveReachedItsWalltimeBlamesNoRankThoughOneLostItsEx
   EXPECT_EQ(first_error_to_json(from_logs)["walltime_reached"], false);
 }
 
+// The same when the SIGKILL took every rank's logger before its exit line (seen in CI): with no
+// exit line anywhere the logs alone say "still running", but the job is known to have ended.
+TEST(FirstError, AJobKnownToHaveReachedItsWalltimeBlamesNoRankThoughNoRankHasAnExitLine) {
+  std::vector<RankLogScan> scans = {
+      scan(0, {at(0, start(0, 2)), at(1, "started")}),
+      scan(1, {at(0, start(1, 2)), at(1.5, "started")}),
+  };
+  const auto from_logs = find_first_error(scans, {}, std::nullopt);
+  EXPECT_FALSE(from_logs.culprit);
+  EXPECT_EQ(from_logs.running.size(), 2u);
+
+  const auto r = find_first_error(scans, {}, std::nullopt, /*walltime_reached=*/true);
+  EXPECT_FALSE(r.culprit);
+  EXPECT_TRUE(r.running.empty());
+  ASSERT_EQ(r.stopped.size(), 2u);
+  EXPECT_EQ(r.stopped[0].rank, 0);
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("no rank failed on its own: 2 of 2 ranks were stopped by the launcher when "
+                      "the job reached its walltime (as `dtrain submit` recorded); no rank is "
+                      "blamed\n  rank 0 on node0 went silent (its log has no exit line from dtrain "
+                      "run-rank) at "),
+            std::string::npos)
+      << text;
+}
+
 // Issue 22, item 30: a log written with CRLF line ends still has its exit line recognised.
 TEST(FirstError, ExitLinesOfACrlfLogAreRecognised) {
   std::vector<RankLogScan> scans = {
