@@ -240,7 +240,8 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   FirstErrorReport report;
   report.walltime_reached = walltime_reached;
   report.ranks = static_cast<int>(scans.size());
-  std::vector<Failing> failing = classify_ends(scans, last_metric_time, missed, walltime_reached, report);
+  std::vector<Failing> failing =
+      classify_ends(scans, last_metric_time, missed, walltime_reached, report);
   if (failing.empty()) return report;
   mark_peer_blame(failing);
   if (walltime_reached || stopped_from_outside(failing, missed)) {

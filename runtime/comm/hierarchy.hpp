@@ -112,6 +112,9 @@ class PeerTransport {
   virtual bool done(int slot) = 0;
   // The peers whose message into `slot` has not arrived.
   virtual std::vector<int> waiting(int slot) const = 0;
+  // Moves what it can without waiting, for every slot: the node's shared-memory waits call it,
+  // so that the pieces on the network keep moving meanwhile.
+  virtual void progress() {}
 };
 
 class Hierarchy {
@@ -138,6 +141,8 @@ class Hierarchy {
     return bytes > above_[static_cast<std::size_t>(op)];
   }
   bool carries(Collective op) const { return above_[static_cast<std::size_t>(op)] != kNever; }
+  // The size above which `op` takes the hierarchy (hierarchy_above), kNever for not at all.
+  std::size_t above(Collective op) const { return above_[static_cast<std::size_t>(op)]; }
 
   // As Communicator's calls (communicator.hpp), for every rank of the layout (nodes x
   // local_size, numbered as the layout's ranks); every rank calls them with the same count, type

@@ -5,12 +5,13 @@
 // the barrier, a binomial tree for broadcast. Every socket call has the collective's deadline, and
 // a peer that exits or is killed shows up at once as a closed connection, named.
 //
-// When every rank is on this host (and DTRAIN_SHM allows), allreduces go through shared memory
-// instead (ShmAllreduce over one POSIX shared-memory object): loopback TCP copies every byte
-// through the kernel twice. Its waits still watch the sockets, so a killed peer is named at once
-// there too. Ranks on several nodes take the hierarchical collectives where they pay
-// (hierarchy.hpp): one shared-memory object per node (node_memory.hpp), the shares between nodes
-// over the data connections (tcp_peer_transport.hpp).
+// Which path a call takes is the router's (router.hpp); this file gives it the rings, the
+// sockets and the memory. When every rank is on this host (and DTRAIN_SHM allows), allreduces go
+// through shared memory (one POSIX shared-memory object): loopback TCP copies every byte through
+// the kernel twice. Its waits still watch the sockets, so a killed peer is named at once there
+// too. Ranks on several nodes take the hierarchical collectives where they pay (hierarchy.hpp):
+// one shared-memory object per node (node_memory.hpp), the shares between nodes over the data
+// connections (tcp_peer_transport.hpp).
 //
 // Each connected pair of ranks has two connections: one for data, and a control connection that
 // carries nothing unless a rank stops because of a lost peer. Such a rank first sends every peer
@@ -40,8 +41,8 @@
 #include "comm/hierarchy.hpp"
 #include "comm/node_memory.hpp"
 #include "comm/posix_shm.hpp"
-#include "comm/recursive_doubling.hpp"
 #include "comm/reduce.hpp"
+#include "comm/router.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "comm/tcp_loss.hpp"
 #include "comm/tcp_peer_transport.hpp"
@@ -62,7 +63,12 @@ constexpr auto kFrameWait = std::chrono::seconds(1);
 // collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
 constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
 
-class TcpCommunicator final : public Communicator {
+// every rank on one node (`hosts`: each rank's).
+bool one_node(const std::vector<std::string>& hosts) {
+  return std::all_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h == hosts.front(); });
+}
+
+class TcpCommunicator final : public Communicator, private FlatCollectives {
  public:
   TcpCommunicator(Store& store, int rank, int size, const Settings& settings,
                   const std::string& node_name)
@@ -73,17 +79,15 @@ class TcpCommunicator final : public Communicator {
         peers_(store, rank, size, timeout_, node_name),
         hosts_(peers_.nodes()),
         frames_(static_cast<std::size_t>(size)),
-        doubling_(rank, size,
-                  [this](const void* send, std::size_t send_bytes, int to, void* recv,
-                         std::size_t recv_bytes, int from) {
-                    exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
-                  }) {
-    const std::string& node = hosts_[static_cast<std::size_t>(rank)];
+        router_(
+            rank, size, !one_node(hosts_), *this,
+            [this](const void* send, std::size_t send_bytes, int to, void* recv,
+                   std::size_t recv_bytes, int from) {
+              exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
+            },
+            [this] { wait_poll(); }, /*doubling_polls=*/false) {
     // Every rank knows every rank's node, so all take the same branch.
-    const bool one_node =
-        std::all_of(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h == node; });
-    across_nodes_ = !one_node;
-    const bool shared = one_node && settings.shm;
+    const bool shared = one_node(hosts_) && settings.shm;
     NodeLayout layout;
     std::int32_t vote = 0;
     if (!shared) {
@@ -101,82 +105,30 @@ class TcpCommunicator final : public Communicator {
     }
   }
 
-  void ring_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
-    const std::size_t elem = dtype_size(type);
-    if (in != out) std::memcpy(out, in, count * elem);
-    // Segment boundaries: rank-sized pieces, the remainder spread over the first ones.
-    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
-    for (int s = 0; s <= size_; ++s) {
-      start[static_cast<std::size_t>(s)] =
-          count / static_cast<std::size_t>(size_) * static_cast<std::size_t>(s) +
-          std::min(static_cast<std::size_t>(s), count % static_cast<std::size_t>(size_));
-    }
-    ring_reduce_scatter(static_cast<char*>(out), start, elem, type, op, "allreduce");
-    ring_allgather(static_cast<char*>(out), start, elem, "allreduce");
-  }
-
  protected:
+  // Every call names itself and starts its deadline, then takes the router's path
+  // (router.hpp).
   void do_allreduce(const void* in, void* out, std::size_t count, DType type,
                     ReduceOp op) override {
     start_call("allreduce");
-    if (shm_) {
-      shm_->allreduce(in, out, count, type, op);
-      return;
-    }
-    if (hierarchy_takes(Collective::kAllreduce, count * dtype_size(type))) {
-      hier_->allreduce(in, out, count, type, op);
-      return;
-    }
-    // Small messages across nodes (no hierarchy: one rank per node, or nodes of different sizes):
-    // log2(p) exchanges instead of the ring's 2 (p - 1) steps. Not on one node, where shared
-    // memory takes them unless DTRAIN_SHM=0.
-    if (across_nodes_ && doubling_pays(size_, true, count * dtype_size(type))) {
-      doubling_.allreduce(in, out, count, type, op);
-      return;
-    }
-    ring_allreduce(in, out, count, type, op);
+    router_.allreduce(in, out, count, type, op);
   }
 
   bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
-    if (!shm_) return false;
     start_call("allreduce");
-    shm_->allreduce(parts, type, op);
-    return true;
+    return router_.allreduce_parts(parts, type, op);
   }
 
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                          ReduceOp op) override {
-    if (hierarchy_takes(Collective::kReduceScatter,
-                        count * dtype_size(type) * static_cast<std::size_t>(size_))) {
-      start_call("reduce_scatter");
-      hier_->reduce_scatter(in, out, count, type, op);
-      return;
-    }
-    const std::size_t elem = dtype_size(type);
-    const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
-    if (work_.size() < total) work_.resize(total);
-    std::memcpy(work_.data(), in, total);
-    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
-    for (int s = 0; s <= size_; ++s)
-      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
-    ring_reduce_scatter(work_.data(), start, elem, type, op, "reduce_scatter");
-    std::memcpy(out, work_.data() + start[static_cast<std::size_t>(rank_)] * elem, count * elem);
+    start_call("reduce_scatter");
+    router_.reduce_scatter(in, out, count, type, op);
   }
 
  public:
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
-    const std::size_t elem = dtype_size(type);
-    if (hierarchy_takes(Collective::kAllgather, count * elem * static_cast<std::size_t>(size_))) {
-      start_call("allgather");
-      hier_->allgather(in, out, count * elem);
-      return;
-    }
-    char* o = static_cast<char*>(out);
-    std::memmove(o + static_cast<std::size_t>(rank_) * count * elem, in, count * elem);
-    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
-    for (int s = 0; s <= size_; ++s)
-      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
-    ring_allgather(o, start, elem, "allgather");
+    start_call("allgather");
+    router_.allgather(in, out, count, type);
   }
 
   // A binomial tree: log2(p) rounds, each rank connected to its parent and children only (the
@@ -208,27 +160,65 @@ class TcpCommunicator final : public Communicator {
 
   std::string_view backend() const override { return "tcp"; }
   std::string_view allreduce_transport() const override {
-    const bool hierarchical = hier_ && hier_->carries(Collective::kAllreduce);
-    return shm_ ? "shared memory" : hierarchical ? "hierarchical" : "tcp";
+    return router_.allreduce_transport(backend());
   }
   std::string missing_ranks() const override {
-    const std::string waiting = shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
+    const std::string waiting = router_.missing_ranks();
     return waiting.empty() ? missing_ : waiting;
   }
   bool enforces_deadline() const override { return true; }
   bool allreduce_polls(std::size_t bytes, DType type) const override {
     (void)type;
-    return shm_ != nullptr || hierarchy_takes(Collective::kAllreduce, bytes);
+    return router_.polls(bytes);
   }
 
  private:
+  // The flat collectives (FlatCollectives): rings, as gloo's ring allreduce. The Engine's
+  // deadline is this call's (start_call).
+  void flat_allreduce(const void* in, void* out, std::size_t count, DType type,
+                      ReduceOp op) override {
+    const std::size_t elem = dtype_size(type);
+    if (in != out) std::memcpy(out, in, count * elem);
+    // Segment boundaries: rank-sized pieces, the remainder spread over the first ones.
+    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
+    for (int s = 0; s <= size_; ++s) {
+      start[static_cast<std::size_t>(s)] =
+          count / static_cast<std::size_t>(size_) * static_cast<std::size_t>(s) +
+          std::min(static_cast<std::size_t>(s), count % static_cast<std::size_t>(size_));
+    }
+    ring_reduce_scatter(static_cast<char*>(out), start, elem, type, op, "allreduce");
+    ring_allgather(static_cast<char*>(out), start, elem, "allreduce");
+  }
+
+  void flat_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                           ReduceOp op) override {
+    const std::size_t elem = dtype_size(type);
+    const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
+    if (work_.size() < total) work_.resize(total);
+    std::memcpy(work_.data(), in, total);
+    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
+    for (int s = 0; s <= size_; ++s)
+      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
+    ring_reduce_scatter(work_.data(), start, elem, type, op, "reduce_scatter");
+    std::memcpy(out, work_.data() + start[static_cast<std::size_t>(rank_)] * elem, count * elem);
+  }
+
+  void flat_allgather(const void* in, void* out, std::size_t count, DType type) override {
+    const std::size_t elem = dtype_size(type);
+    char* o = static_cast<char*>(out);
+    std::memmove(o + static_cast<std::size_t>(rank_) * count * elem, in, count * elem);
+    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
+    for (int s = 0; s <= size_; ++s)
+      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
+    ring_allgather(o, start, elem, "allgather");
+  }
+
   // Every rank on this node: one object for all. Collective.
   void map_shared_memory() {
     std::vector<int> everyone(static_cast<std::size_t>(size_));
     std::iota(everyone.begin(), everyone.end(), 0);
     std::vector<char*> segments = map_node_memory(everyone, ShmAllreduce::kPieceBytes, shm_memory_);
-    if (segments.empty()) return;
-    shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { wait_poll(); });
+    if (!segments.empty()) router_.share_node(std::move(segments));
   }
 
   // Ranks on several nodes: the hierarchical allreduce when every rank's `own_vote`
@@ -258,20 +248,12 @@ class TcpCommunicator final : public Communicator {
     reach(link_peers, Clock::now() + timeout_, "init");
     std::vector<int> fds(static_cast<std::size_t>(size_), -1);
     for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
-    link_ = std::make_unique<TcpPeerTransport>(std::move(fds),
-                                               [this](int peer, net::IoResult how, int error) {
-                                                 fail(Loss{peer, how, error, -1}, call_);
-                                               });
-    // While the node's ranks wait on each other, the pieces on the network keep moving.
-    node_shm_ = std::make_unique<ShmAllreduce>(
-        layout.local_rank, std::move(segments),
-        [this] {
-          wait_poll();
-          link_->progress();
-        },
-        Hierarchy::kPieceBytes);
-    hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), LinkBackend::kTcp,
-                                        *node_shm_, *link_, [this] { wait_poll(); });
+    auto link = std::make_unique<TcpPeerTransport>(std::move(fds),
+                                                   [this](int peer, net::IoResult how, int error) {
+                                                     fail(Loss{peer, how, error, -1}, call_);
+                                                   });
+    router_.build_hierarchy(std::move(layout), vote, LinkBackend::kTcp, std::move(segments),
+                            std::move(link));
   }
 
   // Collective: map_node_memory over this rank's connections.
@@ -295,9 +277,7 @@ class TcpCommunicator final : public Communicator {
   // read afresh, the ranks whose closed connection would end it (true: in the hierarchy, this
   // node's; the transport sees a peer on another node go itself).
   std::vector<int> waited_for(bool on_node_only = false) const {
-    if (shm_) return shm_->missing();
-    if (hier_) return on_node_only ? hier_->missing_on_node() : hier_->missing();
-    return {};
+    return router_.waiting(on_node_only);
   }
 
   // Called while a shared-memory or hierarchical allreduce waits: the deadline (the Engine's,
@@ -383,12 +363,8 @@ class TcpCommunicator final : public Communicator {
   // names the call in a failure's message.
   std::int32_t least(std::int32_t value, const char* what) {
     start_call(what);
-    doubling_.allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
+    router_.doubling().allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
     return value;
-  }
-
-  bool hierarchy_takes(Collective op, std::size_t bytes) const {
-    return hier_ && hier_->takes(op, bytes);
   }
 
   void start_call(const char* name) {
@@ -534,16 +510,12 @@ class TcpCommunicator final : public Communicator {
   std::optional<Error> failure_;  // the first failure, thrown again by every later call
   std::vector<char> scratch_;     // one received segment; kept across calls
   std::vector<char> work_;        // reduce_scatter's copy of the input; kept across calls
-  RecursiveDoubling doubling_;    // small allreduces across nodes
-  bool across_nodes_ = false;     // some rank is on another node
   std::string missing_;
+  // The memory under the router's shared-memory paths: every rank on this host, or this node's
+  // ranks in the hierarchy. Declared before the router, which is destroyed first.
   PosixShm shm_memory_;
-  std::unique_ptr<ShmAllreduce> shm_;  // every rank on this host (and DTRAIN_SHM allows)
-  // Ranks on several nodes (hierarchy_vote): this node's object, the link, the allreduce.
   PosixShm node_shm_memory_;
-  std::unique_ptr<TcpPeerTransport> link_;
-  std::unique_ptr<ShmAllreduce> node_shm_;
-  std::unique_ptr<Hierarchy> hier_;
+  Router router_;
   // The running call through shared memory or the hierarchy: its name and deadline.
   const char* call_ = "allreduce";
   Clock::time_point call_deadline_ = Clock::time_point::max();

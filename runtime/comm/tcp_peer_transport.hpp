@@ -34,7 +34,7 @@ class TcpPeerTransport final : public PeerTransport {
   bool done(int slot) override;
   std::vector<int> waiting(int slot) const override;
   // Moves what the sockets take or hold now, for every slot.
-  void progress();
+  void progress() override;
 
  private:
   struct Message {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,8 @@
 #include "comm/half.hpp"
 #include "comm/peer_alarm.hpp"
 #include "comm/piece_tuner.hpp"
-#include "comm/recursive_doubling.hpp"
 #include "comm/reduce.hpp"
-#include "comm/shm_allreduce.hpp"
+#include "comm/router.hpp"
 #include "mpi/mpi.hpp"
 #include "mpi/mpi_api.hpp"
 #include "mpi/mpi_hierarchy.hpp"
@@ -96,17 +96,13 @@ constexpr std::size_t kMaxPieceBytes = std::size_t{1} << 30;  // MPI counts are 
 // Any tag: the communicator is private to dtrain and its messages never overtake each other.
 constexpr int kTag = 7701;
 
-class MpiCommunicator final : public Communicator {
+class MpiCommunicator final : public Communicator, private FlatCollectives {
  public:
   MpiCommunicator(const WorldInfo& world, bool owns_mpi, const Settings& settings)
       : Communicator(world.size),
         rank_(world.rank),
         size_(world.size),
         tuner_(std::min(settings.piece_bytes, kMaxPieceBytes)),
-        doubling_(world.rank, world.size,
-                  [this](const void* send, std::size_t send_bytes, int to, void* recv,
-                         std::size_t recv_bytes,
-                         int from) { transfer(send, send_bytes, to, recv, recv_bytes, from); }),
         owns_mpi_(owns_mpi) {
     if (mpi_finalized()) throw_finalized("");
     if (start_mpi("init")) owns_mpi_ = true;
@@ -143,15 +139,21 @@ class MpiCommunicator final : public Communicator {
         exchange_alarm_endpoints(world.hostname);
         int node_size = 0;
         MPI_Comm_size(node, &node_size);
-        across_nodes_ = node_size < size_;
-        // Ranks on several nodes: MPI moves everything, or the node's ranks reduce first.
+        // The paths (router.hpp): recursive doubling over nonblocking messages, waited for by
+        // polling.
+        router_.emplace(
+            rank_, size_, node_size < size_, static_cast<FlatCollectives&>(*this),
+            [this](const void* send, std::size_t send_bytes, int to, void* recv,
+                   std::size_t recv_bytes,
+                   int from) { transfer(send, send_bytes, to, recv, recv_bytes, from); },
+            [this] { poll(); }, /*doubling_polls=*/true);
         if (shm == 1 && node_size == size_) {
           share_this_node();
         } else {
           // Ranks on several nodes: the hierarchical allreduce when the layout and DTRAIN_ALGO
           // want it.
-          hier_ = MpiHierarchy::create(comm_, rank_, size_, world.hostname, settings.algo, shm == 1,
-                                       [this] { poll(); });
+          node_window_ = set_up_mpi_hierarchy(comm_, rank_, size_, world.hostname, settings.algo,
+                                              shm == 1, *router_);
         }
       } catch (...) {
         MPI_Comm_free(&node);
@@ -178,33 +180,21 @@ class MpiCommunicator final : public Communicator {
   }
 
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
-    const std::size_t bytes = count * dtype_size(type);
-    if (hier_ && hier_->takes(Collective::kAllgather, bytes * static_cast<std::size_t>(size_))) {
-      hier_->allgather(in, out, bytes);
-      return;
-    }
-    const int n = as_int(bytes, "allgather");
-    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
-    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
+    router_->allgather(in, out, count, type);
   }
 
   void barrier() override { check(MPI_Barrier(comm_), "barrier", "MPI_Barrier"); }
   std::string_view backend() const override { return "mpi"; }
   std::string_view allreduce_transport() const override {
-    const bool hierarchical = hier_ && hier_->carries(Collective::kAllreduce);
-    return shm_ ? "shared memory" : hierarchical ? "hierarchical" : "mpi";
+    return router_->allreduce_transport(backend());
   }
   void abandon() noexcept override { abandoned_ = true; }
 
   bool allreduce_polls(std::size_t bytes, DType type) const override {
-    if (shm_) return true;
     // float16/bfloat16 travel widened to float.
-    const std::size_t wire = is_16bit_float(type) ? bytes * 2 : bytes;
-    return point_to_point(wire) || (hier_ && hier_->takes(Collective::kAllreduce, wire));
+    return router_->polls(is_16bit_float(type) ? bytes * 2 : bytes);
   }
-  std::string missing_ranks() const override {
-    return shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
-  }
+  std::string missing_ranks() const override { return router_->missing_ranks(); }
   std::vector<PeerProcess> node_processes() const override { return node_processes_; }
   std::unique_ptr<PeerAlarm> take_peer_alarm() override { return std::move(alarm_); }
   bool peers_may_exit() const override { return mpi_finalized(); }
@@ -217,43 +207,11 @@ class MpiCommunicator final : public Communicator {
                       count, type == DType::kFloat16, op);
       return;
     }
-    if (shm_) {
-      shm_->allreduce(in, out, count, type, op);
-      return;
-    }
-    const std::size_t elem = dtype_size(type);
-    const std::size_t bytes = count * elem;
-    if (hier_ && hier_->takes(Collective::kAllreduce, bytes)) {
-      hier_->allreduce(in, out, count, type, op);
-      return;
-    }
-    const bool tuned = bytes > kChunkBytes;
-    const std::size_t chunk =
-        std::max<std::size_t>(1, (tuned ? tuner_.piece(bytes) : kChunkBytes) / elem);
-    const auto start = std::chrono::steady_clock::now();
-    for (std::size_t done = 0; done < count;) {
-      const std::size_t n = std::min(chunk, count - done);
-      allreduce_piece(static_cast<const char*>(in) + done * elem,
-                      static_cast<char*>(out) + done * elem, n, type, op);
-      done += n;
-    }
-    if (tuned) {
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      if (tuner_.record(bytes, took.count())) {
-        // The slowest rank's view decides, and every rank decides the same.
-        auto rates = tuner_.rates();
-        check(MPI_Allreduce(MPI_IN_PLACE, rates.data(), static_cast<int>(rates.size()), MPI_DOUBLE,
-                            MPI_MIN, comm_),
-              "allreduce", "MPI_Allreduce");
-        tuner_.decide(rates);
-      }
-    }
+    router_->allreduce(in, out, count, type, op);
   }
 
   bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
-    if (!shm_ || is_16bit_float(type)) return false;
-    shm_->allreduce(parts, type, op);
-    return true;
+    return !is_16bit_float(type) && router_->allreduce_parts(parts, type, op);
   }
 
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
@@ -269,15 +227,7 @@ class MpiCommunicator final : public Communicator {
       narrow16(wide_.data(), static_cast<std::uint16_t*>(out), count, half);
       return;
     }
-    if (hier_ && hier_->takes(Collective::kReduceScatter,
-                              count * dtype_size(type) * static_cast<std::size_t>(size_))) {
-      hier_->reduce_scatter(in, out, count, type, op);
-      return;
-    }
-    const void* src = in == out ? MPI_IN_PLACE : in;
-    check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
-                                   op_for(type, op), comm_),
-          "reduce_scatter", "MPI_Reduce_scatter_block");
+    router_->reduce_scatter(in, out, count, type, op);
   }
 
   // float16/bfloat16 are widened to float and averaged there, before rounding back: the sum of
@@ -285,6 +235,53 @@ class MpiCommunicator final : public Communicator {
   bool averages(DType type) const override { return is_16bit_float(type); }
 
  private:
+  // MPI's own collectives, the router's last step (FlatCollectives).
+  void flat_allgather(const void* in, void* out, std::size_t count, DType type) override {
+    const std::size_t bytes = count * dtype_size(type);
+    const int n = as_int(bytes, "allgather");
+    const void* src = in == static_cast<const char*>(out) + rank_ * bytes ? MPI_IN_PLACE : in;
+    check(MPI_Allgather(src, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "allgather", "MPI_Allgather");
+  }
+
+  // Large messages in pieces (kChunkBytes, or as PieceTuner measures best).
+  void flat_allreduce(const void* in, void* out, std::size_t count, DType type,
+                      ReduceOp op) override {
+    const std::size_t elem = dtype_size(type);
+    const std::size_t bytes = count * elem;
+    const bool tuned = bytes > kChunkBytes;
+    const std::size_t chunk =
+        std::max<std::size_t>(1, (tuned ? tuner_.piece(bytes) : kChunkBytes) / elem);
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t done = 0; done < count;) {
+      const std::size_t n = std::min(chunk, count - done);
+      const void* piece_in = static_cast<const char*>(in) + done * elem;
+      void* piece_out = static_cast<char*>(out) + done * elem;
+      check(MPI_Allreduce(in == out ? MPI_IN_PLACE : piece_in, piece_out, static_cast<int>(n),
+                          mpi_type(type), op_for(type, op), comm_),
+            "allreduce", "MPI_Allreduce");
+      done += n;
+    }
+    if (tuned) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      if (tuner_.record(bytes, took.count())) {
+        // The slowest rank's view decides, and every rank decides the same.
+        auto rates = tuner_.rates();
+        check(MPI_Allreduce(MPI_IN_PLACE, rates.data(), static_cast<int>(rates.size()), MPI_DOUBLE,
+                            MPI_MIN, comm_),
+              "allreduce", "MPI_Allreduce");
+        tuner_.decide(rates);
+      }
+    }
+  }
+
+  void flat_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                           ReduceOp op) override {
+    const void* src = in == out ? MPI_IN_PLACE : in;
+    check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
+                                   op_for(type, op), comm_),
+          "reduce_scatter", "MPI_Reduce_scatter_block");
+  }
+
   // Frees our communicator and finalizes MPI if we started it. Nothing to do once the
   // application has finalized MPI itself (it started MPI, so it may).
   void release() noexcept {
@@ -292,21 +289,14 @@ class MpiCommunicator final : public Communicator {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    shm_.reset();
-    if (hier_) hier_->free_mpi();
-    hier_.reset();
+    if (router_) router_->release();
+    node_window_.free();
     if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     for (MPI_Op& o : own_ops_)
       if (o != MPI_OP_NULL) MPI_Op_free(&o);
     if (owns_mpi_) MPI_Finalize();
     owns_mpi_ = false;
-  }
-
-  // Recursive doubling (doubling_pays says where and why) over nonblocking messages, waited for
-  // by polling.
-  bool point_to_point(std::size_t bytes) const {
-    return doubling_pays(size_, across_nodes_, bytes);
   }
 
   // The ranks sharing this node (`node`, from MPI_Comm_split_type) tell each other their
@@ -363,28 +353,7 @@ class MpiCommunicator final : public Communicator {
   // When every rank is on this node: one shared window, a ShmAllreduce segment per rank.
   // Collective.
   void share_this_node() {
-    std::vector<char*> segments = runtime::map_shared_segments(comm_, size_, &window_);
-    shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), [this] { poll(); });
-  }
-
-  // One piece (at most kChunkBytes): shared memory, point to point or MPI_Allreduce, in place
-  // when in == out.
-  void allreduce_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op) {
-    if (shm_) {
-      shm_->allreduce(in, out, n, type, op);
-      return;
-    }
-    if (hier_ && hier_->takes(Collective::kAllreduce, n * dtype_size(type))) {
-      hier_->allreduce(in, out, n, type, op);
-      return;
-    }
-    if (point_to_point(n * dtype_size(type))) {
-      doubling_.allreduce(in, out, n, type, op);
-      return;
-    }
-    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), mpi_type(type),
-                        op_for(type, op), comm_),
-          "allreduce", "MPI_Allreduce");
+    router_->share_node(runtime::map_shared_segments(comm_, size_, &window_));
   }
 
   // RecursiveDoubling's transport: nonblocking messages, waited for by polling (a piece that
@@ -416,7 +385,7 @@ class MpiCommunicator final : public Communicator {
     for (std::size_t done = 0; done < count;) {
       const std::size_t n = std::min(chunk, count - done);
       widen16(in + done, wide_.data(), n, half);
-      allreduce_piece(wide_.data(), wide_.data(), n, DType::kFloat32, sum_for_avg(op));
+      router_->allreduce(wide_.data(), wide_.data(), n, DType::kFloat32, sum_for_avg(op));
       if (op == ReduceOp::kAvg) divide_by(wide_.data(), n, DType::kFloat32, size_);
       narrow16(wide_.data(), out + done, n, half);
       done += n;
@@ -447,12 +416,10 @@ class MpiCommunicator final : public Communicator {
   int size_;
   std::vector<float> wide_;
   PieceTuner tuner_;
-  RecursiveDoubling doubling_;  // pieces that go point to point
-  std::unique_ptr<ShmAllreduce>
-      shm_;  // set when every rank is on this node (and DTRAIN_SHM allows)
-  // Set when ranks share nodes across several (and DTRAIN_ALGO, DTRAIN_SHM allow).
-  std::unique_ptr<MpiHierarchy> hier_;
-  bool across_nodes_ = false;                // some rank is on another node
+  // The paths (router.hpp); set once MPI is up. Its shared-memory paths live in window_ (every
+  // rank on this node) or node_window_ (the hierarchy), freed after it releases them.
+  std::optional<Router> router_;
+  MpiNodeWindow node_window_;
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
   std::unique_ptr<PeerAlarm> alarm_;         // until the Engine takes it
   bool owns_mpi_ = false;

@@ -1,8 +1,10 @@
 #include "mpi/mpi_hierarchy.hpp"
 
+#include <memory>
 #include <utility>
 
 #include "mpi/mpi.hpp"
+#include "mpi/mpi_peer_transport.hpp"
 
 namespace dtrain::runtime {
 
@@ -48,46 +50,32 @@ std::vector<std::string> host_names(MPI_Comm comm, int size, const std::string& 
 
 }  // namespace
 
-std::unique_ptr<MpiHierarchy> MpiHierarchy::create(MPI_Comm comm, int rank, int size,
-                                                   const std::string& host, AllreduceAlgo algo,
-                                                   bool shm, std::function<void()> poll) {
+MpiNodeWindow set_up_mpi_hierarchy(MPI_Comm comm, int rank, int size, const std::string& host,
+                                   AllreduceAlgo algo, bool shm, Router& router) {
   NodeLayout layout = plan_layout(host_names(comm, size, host), rank);
   // The least vote wins, so every rank takes the same path (the window is collective).
   int vote = hierarchy_vote(algo, shm, LinkBackend::kMpi, layout);
   check(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, MPI_INT, MPI_MIN, comm), "init", "MPI_Allreduce");
-  if (vote == 0) return nullptr;
-  std::unique_ptr<MpiHierarchy> h(new MpiHierarchy());
-  h->poll_ = std::move(poll);
+  MpiNodeWindow node;
+  if (vote == 0) return node;
   try {
-    check(MPI_Comm_split(comm, layout.node, layout.local_rank, &h->node_comm_), "init",
+    check(MPI_Comm_split(comm, layout.node, layout.local_rank, &node.comm), "init",
           "MPI_Comm_split");
-    std::vector<char*> segments = map_shared_segments(h->node_comm_, layout.local_size,
-                                                      &h->node_window_, Hierarchy::kPieceBytes);
-    h->peers_ = std::make_unique<MpiPeerTransport>(comm);
-    MpiHierarchy* self = h.get();
-    // While the node's ranks wait on each other, the pieces on the network keep moving.
-    h->node_shm_ = std::make_unique<ShmAllreduce>(
-        layout.local_rank, std::move(segments),
-        [self] {
-          self->poll_();
-          self->peers_->progress();
-        },
-        Hierarchy::kPieceBytes);
-    h->hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), LinkBackend::kMpi,
-                                           *h->node_shm_, *h->peers_, [self] { self->poll_(); });
+    std::vector<char*> segments =
+        map_shared_segments(node.comm, layout.local_size, &node.window, Hierarchy::kPieceBytes);
+    router.build_hierarchy(std::move(layout), vote, LinkBackend::kMpi, std::move(segments),
+                           std::make_unique<MpiPeerTransport>(comm));
   } catch (...) {
-    h->free_mpi();
+    router.release();
+    node.free();
     throw;
   }
-  return h;
+  return node;
 }
 
-void MpiHierarchy::free_mpi() noexcept {
-  hier_.reset();
-  node_shm_.reset();
-  peers_.reset();
-  if (node_window_ != MPI_WIN_NULL) MPI_Win_free(&node_window_);
-  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
+void MpiNodeWindow::free() noexcept {
+  if (window != MPI_WIN_NULL) MPI_Win_free(&window);
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
 }  // namespace dtrain::runtime

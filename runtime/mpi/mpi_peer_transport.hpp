@@ -22,7 +22,7 @@ class MpiPeerTransport final : public PeerTransport {
   bool done(int slot) override;
   std::vector<int> waiting(int slot) const override;
   // Lets MPI move the messages of every slot (called while the node's ranks wait on each other).
-  void progress();
+  void progress() override;
 
  private:
   struct Slot {

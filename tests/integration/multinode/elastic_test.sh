@@ -45,7 +45,10 @@ run_dir=""
 for ((i = 0; i < 1200; i++)); do
   [[ -n $run_dir ]] || run_dir=$(sed -n 's/^dtrain: submitted job .* run directory \(.*\)$/\1/p' submit.out)
   [[ -n $run_dir && -s $run_dir/checkpoints.jsonl ]] && break
-  kill -0 "$submit_pid" 2>/dev/null || fail "the job ended before its first checkpoint: $(cat submit.out)"
+  # The rank logs' last lines too: a crash's backtrace (Open MPI prints it there) says where.
+  kill -0 "$submit_pid" 2>/dev/null ||
+    fail "the job ended before its first checkpoint: $(cat submit.out)
+$( [[ -n $run_dir ]] && tail -n 25 "$run_dir"/rank-*.log 2>/dev/null)"
   sleep 0.1
 done
 [[ -s $run_dir/checkpoints.jsonl ]] || fail "no checkpoint record in 120 s: $(cat submit.out)"

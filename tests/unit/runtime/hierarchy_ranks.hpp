@@ -84,14 +84,16 @@ class MemoryTransport final : public PeerTransport {
 };
 
 // One process's stand-in for a node's shared window: prepared, 64-byte aligned segments, for
-// pieces of the size libdtrain gives the node.
+// pieces of the size libdtrain gives the node (`piece_bytes`: the hierarchy's, or the single-node
+// allreduce's).
 struct Segments {
-  static constexpr std::size_t kSegment = ShmAllreduce::segment_bytes(Hierarchy::kPieceBytes);
-  explicit Segments(int p) : memory(kSegment * p + 64) {
+  explicit Segments(int p, std::size_t piece_bytes = Hierarchy::kPieceBytes)
+      : memory(ShmAllreduce::segment_bytes(piece_bytes) * static_cast<std::size_t>(p) + 64) {
+    const std::size_t segment = ShmAllreduce::segment_bytes(piece_bytes);
     char* base = memory.data() + (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
     for (int r = 0; r < p; ++r) {
-      pointers.push_back(base + kSegment * static_cast<std::size_t>(r));
-      ShmAllreduce::init_segment(pointers.back(), Hierarchy::kPieceBytes);
+      pointers.push_back(base + segment * static_cast<std::size_t>(r));
+      ShmAllreduce::init_segment(pointers.back(), piece_bytes);
     }
   }
   std::vector<char> memory;

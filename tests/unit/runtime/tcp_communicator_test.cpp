@@ -295,7 +295,8 @@ TEST(TcpCommunicator, OnlyEachCollectivesInPlaceFormMayOverlap) {
 
 // 3 ranks on the sockets, rank 1 alive but silent (a stopped process): rank 2 waits on rank 1,
 // and rank 0 on rank 2, which only passes on what it gets. Both must name rank 1 (rank 0 said
-// "missing ranks: 2; rank 2 did not answer").
+// "missing ranks: 2; rank 2 did not answer"). The ring carries messages over 64 KiB on one node
+// without shared memory (recursive doubling, pairing rank 0 with rank 1 directly, the smaller).
 TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
   auto store = dtrain::runtime::make_memory_store();
   std::atomic<int> done{0};
@@ -309,7 +310,7 @@ TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
       while (done.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       return;
     }
-    std::vector<float> x(1000, 1.0f);
+    std::vector<float> x(20000, 1.0f);
     try {
       comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
     } catch (const dtrain::Error& e) {

@@ -1,0 +1,148 @@
+#include "comm/router.hpp"
+
+#include <utility>
+
+namespace dtrain::runtime {
+
+std::string_view path_name(Path path) {
+  switch (path) {
+    case Path::kSharedMemory:
+      return "shared memory";
+    case Path::kHierarchy:
+      return "hierarchical";
+    case Path::kDoubling:
+      return "recursive doubling";
+    case Path::kFlat:
+      break;
+  }
+  return "flat";
+}
+
+Path route(const RouteFacts& facts, Collective op, std::size_t bytes) {
+  const bool allreduce = op == Collective::kAllreduce;
+  if (allreduce && facts.shared_memory) return Path::kSharedMemory;
+  if (bytes > facts.hierarchy_above[static_cast<std::size_t>(op)]) return Path::kHierarchy;
+  if (allreduce && facts.size > 1 && doubling_pays(facts.size, facts.across_nodes, bytes)) {
+    return Path::kDoubling;
+  }
+  return Path::kFlat;
+}
+
+Router::Router(int rank, int size, bool across_nodes, FlatCollectives& flat,
+               RecursiveDoubling::Transfer transfer, std::function<void()> wait,
+               bool doubling_polls)
+    : rank_(rank),
+      flat_(flat),
+      wait_(std::move(wait)),
+      doubling_polls_(doubling_polls),
+      doubling_(rank, size, std::move(transfer)) {
+  facts_.size = size;
+  facts_.across_nodes = across_nodes;
+}
+
+void Router::share_node(std::vector<char*> segments) {
+  shm_ = std::make_unique<ShmAllreduce>(rank_, std::move(segments), wait_);
+  facts_.shared_memory = true;
+}
+
+void Router::build_hierarchy(NodeLayout layout, int vote, LinkBackend backend,
+                             std::vector<char*> node_segments,
+                             std::unique_ptr<PeerTransport> link) {
+  link_ = std::move(link);
+  // While the node's ranks wait on each other, the pieces on the network keep moving.
+  node_shm_ = std::make_unique<ShmAllreduce>(
+      layout.local_rank, std::move(node_segments),
+      [this] {
+        wait_();
+        link_->progress();
+      },
+      Hierarchy::kPieceBytes);
+  hier_ = std::make_unique<Hierarchy>(std::move(layout), voted_algo(vote), backend, *node_shm_,
+                                      *link_, wait_);
+  for (Collective op :
+       {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
+    facts_.hierarchy_above[static_cast<std::size_t>(op)] = hier_->above(op);
+  }
+}
+
+void Router::release() noexcept {
+  facts_.shared_memory = false;
+  facts_.hierarchy_above = {kNever, kNever, kNever};
+  shm_.reset();
+  hier_.reset();
+  node_shm_.reset();
+  link_.reset();
+}
+
+void Router::allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
+  switch (path(Collective::kAllreduce, count * dtype_size(type))) {
+    case Path::kSharedMemory:
+      shm_->allreduce(in, out, count, type, op);
+      return;
+    case Path::kHierarchy:
+      hier_->allreduce(in, out, count, type, op);
+      return;
+    case Path::kDoubling:
+      doubling_.allreduce(in, out, count, type, op);
+      return;
+    case Path::kFlat:
+      break;
+  }
+  flat_.flat_allreduce(in, out, count, type, op);
+}
+
+bool Router::allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
+  if (!shm_) return false;
+  shm_->allreduce(parts, type, op);
+  return true;
+}
+
+void Router::reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(type) * static_cast<std::size_t>(facts_.size);
+  if (path(Collective::kReduceScatter, bytes) == Path::kHierarchy) {
+    hier_->reduce_scatter(in, out, count, type, op);
+    return;
+  }
+  flat_.flat_reduce_scatter(in, out, count, type, op);
+}
+
+void Router::allgather(const void* in, void* out, std::size_t count, DType type) {
+  const std::size_t bytes = count * dtype_size(type);
+  if (path(Collective::kAllgather, bytes * static_cast<std::size_t>(facts_.size)) ==
+      Path::kHierarchy) {
+    hier_->allgather(in, out, bytes);
+    return;
+  }
+  flat_.flat_allgather(in, out, count, type);
+}
+
+std::string_view Router::allreduce_transport(std::string_view backend) const {
+  if (shm_) return path_name(Path::kSharedMemory);
+  if (hier_ && hier_->carries(Collective::kAllreduce)) return path_name(Path::kHierarchy);
+  return backend;
+}
+
+bool Router::polls(std::size_t bytes) const {
+  switch (path(Collective::kAllreduce, bytes)) {
+    case Path::kSharedMemory:
+    case Path::kHierarchy:
+      return true;
+    case Path::kDoubling:
+      return doubling_polls_;
+    case Path::kFlat:
+      break;
+  }
+  return false;
+}
+
+std::string Router::missing_ranks() const {
+  return shm_ ? shm_->missing_ranks() : hier_ ? hier_->missing_ranks() : "";
+}
+
+std::vector<int> Router::waiting(bool on_node_only) const {
+  if (shm_) return shm_->missing();
+  if (hier_) return on_node_only ? hier_->missing_on_node() : hier_->missing();
+  return {};
+}
+
+}  // namespace dtrain::runtime

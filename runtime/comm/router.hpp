@@ -1,0 +1,124 @@
+// The one place where a host collective's path is chosen, for every backend that moves bytes
+// between processes (MPI, TCP). The ladder, applied to each call:
+//   1. every rank on this node and shared memory agreed: the node's shared memory (ShmAllreduce);
+//   2. ranks on several nodes and the hierarchy takes the call at its size (hierarchy.hpp:
+//      shared memory in each node, the node's share over the backend's PeerTransport);
+//   3. an allreduce small enough that recursive doubling pays (doubling_pays);
+//   4. the backend's flat collective (MPI's own, the TCP ring).
+// The router owns what the ladder chooses between: the node's ShmAllreduce, the hierarchy with
+// its node reduction and link, and the recursive doubling. A backend gives it the rest: its flat
+// collectives (FlatCollectives), its point-to-point transfer for the doubling, its PeerTransport
+// and node segments for the hierarchy (mapped its own way: a POSIX object or an MPI window,
+// which it frees after release()), and its `wait`, called while shared memory or the hierarchy
+// waits, which enforces the deadline and names a lost peer (its loss diagnosis).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/hierarchy.hpp"
+#include "comm/recursive_doubling.hpp"
+#include "comm/shm_allreduce.hpp"
+#include "dtrain/dtrain.hpp"
+
+namespace dtrain::runtime {
+
+enum class Path { kSharedMemory, kHierarchy, kDoubling, kFlat };
+std::string_view path_name(Path path);
+
+// What the ladder looks at, as every rank agreed it at set-up.
+struct RouteFacts {
+  int size = 1;
+  bool shared_memory = false;  // every rank on this node, the node's shared memory mapped
+  bool across_nodes = false;   // some rank is on another node
+  // Above how many bytes each Collective takes the hierarchy (hierarchy_above); kNever when the
+  // hierarchy was not set up.
+  std::array<std::size_t, 3> hierarchy_above = {kNever, kNever, kNever};
+};
+
+// The ladder (above) for `op` of `bytes` as sent (every rank's block for reduce_scatter and
+// allgather). Shared memory and recursive doubling serve allreduces only.
+Path route(const RouteFacts& facts, Collective op, std::size_t bytes);
+
+// A backend's own collectives, the ladder's last step; as Communicator's calls.
+class FlatCollectives {
+ public:
+  virtual void flat_allreduce(const void* in, void* out, std::size_t count, DType type,
+                              ReduceOp op) = 0;
+  virtual void flat_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                                   ReduceOp op) = 0;
+  virtual void flat_allgather(const void* in, void* out, std::size_t count, DType type) = 0;
+
+ protected:
+  ~FlatCollectives() = default;
+};
+
+class Router {
+ public:
+  // `flat` must outlive the router. `transfer`: the backend's point-to-point messages for the
+  // doubling; `wait`: called while shared memory or the hierarchy waits, may throw to abandon
+  // the call. `doubling_polls`: the transfer waits by calling the Engine's poll (MPI's
+  // nonblocking messages), so a doubling may run on the caller's thread (polls()); the TCP
+  // sockets wait with their own deadline instead.
+  Router(int rank, int size, bool across_nodes, FlatCollectives& flat,
+         RecursiveDoubling::Transfer transfer, std::function<void()> wait, bool doubling_polls);
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // Set-up, collective on the backend's side: every rank on this node, `segments` (by rank,
+  // ShmAllreduce::segment_bytes() each, prepared) shared by all of them.
+  void share_node(std::vector<char*> segments);
+  // Ranks on several nodes whose agreed `vote` (hierarchy_vote, 1 or 2) wants the hierarchy:
+  // `node_segments` by local rank (Hierarchy::kPieceBytes pieces), `link` to the peers on other
+  // nodes.
+  void build_hierarchy(NodeLayout layout, int vote, LinkBackend backend,
+                       std::vector<char*> node_segments, std::unique_ptr<PeerTransport> link);
+  // Drops the shared-memory paths, before the backend frees the memory under them.
+  void release() noexcept;
+
+  const RouteFacts& facts() const { return facts_; }
+  Path path(Collective op, std::size_t bytes) const { return route(facts_, op, bytes); }
+
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  // Many buffers as one message: only the node's shared memory has such a path (false: the
+  // caller packs the parts itself).
+  bool allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op);
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  void allgather(const void* in, void* out, std::size_t count, DType type);
+  // The doubling itself, at any size: the set-up votes and the barrier.
+  RecursiveDoubling& doubling() { return doubling_; }
+
+  // The path allreduces take now, for users and metrics: "shared memory", "hierarchical" (from
+  // some size on), else `backend`.
+  std::string_view allreduce_transport(std::string_view backend) const;
+  // Whether an allreduce of `bytes` waits only through `wait` or the Engine's poll, so that the
+  // Engine may run it on the caller's thread.
+  bool polls(std::size_t bytes) const;
+  // While a shared-memory or hierarchical call waits: whom it waits for and why ("" otherwise).
+  std::string missing_ranks() const;
+  // The same ranks as numbers; `on_node_only`: in the hierarchy, only this node's ranks not yet
+  // in the call, read afresh (the link sees a peer on another node go itself).
+  std::vector<int> waiting(bool on_node_only = false) const;
+
+ private:
+  int rank_;
+  RouteFacts facts_;
+  FlatCollectives& flat_;
+  std::function<void()> wait_;
+  bool doubling_polls_;
+  RecursiveDoubling doubling_;
+  std::unique_ptr<ShmAllreduce> shm_;  // every rank on this node
+  // Ranks on several nodes: the link, the node's reduction over its segments, the hierarchy.
+  std::unique_ptr<PeerTransport> link_;
+  std::unique_ptr<ShmAllreduce> node_shm_;
+  std::unique_ptr<Hierarchy> hier_;
+};
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,295 @@
+// The one ladder of the host collectives (comm/router.hpp), pinned for both backends that use it:
+// the pure choice (route) from the facts each backend gives, and threads as ranks running each
+// path for real through a Router per rank (shared memory over this process's memory, the
+// hierarchy and recursive doubling over in-memory mailboxes), with the backend's flat call
+// counted. The MPI and TCP backends differ only in their hierarchy thresholds (hierarchy_above)
+// and whether the doubling polls; everything else is this one ladder.
+#include "comm/router.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hierarchy_ranks.hpp"
+
+namespace {
+
+using dtrain::DType;
+using dtrain::ReduceOp;
+using dtrain::runtime::AllreduceAlgo;
+using dtrain::runtime::Collective;
+using dtrain::runtime::FlatCollectives;
+using dtrain::runtime::hierarchy_above;
+using dtrain::runtime::hierarchy_vote;
+using dtrain::runtime::kNever;
+using dtrain::runtime::LinkBackend;
+using dtrain::runtime::Path;
+using dtrain::runtime::path_name;
+using dtrain::runtime::RecursiveDoubling;
+using dtrain::runtime::route;
+using dtrain::runtime::RouteFacts;
+using dtrain::runtime::Router;
+using dtrain::test::expected;
+using dtrain::test::k2x2;
+using dtrain::test::k4x1;
+using dtrain::test::Mailboxes;
+using dtrain::test::MemoryTransport;
+using dtrain::test::plan_layout;
+using dtrain::test::Segments;
+using dtrain::test::value;
+
+constexpr std::size_t kKiB = 1024;
+
+// The facts a backend gives the router for `hosts` as rank 0 sees them, with the hierarchy set
+// up where the ranks' vote wants it.
+RouteFacts facts_for(const std::vector<std::string>& hosts, LinkBackend backend, bool shm) {
+  RouteFacts f;
+  f.size = static_cast<int>(hosts.size());
+  const bool one_node = std::all_of(hosts.begin(), hosts.end(),
+                                    [&](const std::string& h) { return h == hosts.front(); });
+  f.across_nodes = !one_node;
+  f.shared_memory = one_node && shm;
+  if (f.shared_memory) return f;
+  const auto layout = plan_layout(hosts, 0);
+  const int vote = hierarchy_vote(AllreduceAlgo::kAuto, shm, backend, layout);
+  if (vote == 0) return f;
+  for (Collective op :
+       {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
+    f.hierarchy_above[static_cast<std::size_t>(op)] =
+        hierarchy_above(dtrain::runtime::voted_algo(vote), backend, layout, op);
+  }
+  return f;
+}
+
+TEST(Route, OneNodeWithSharedMemoryTakesItForEveryAllreduceOnly) {
+  const std::vector<std::string> one = {"n1", "n1", "n1"};
+  for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
+    const RouteFacts f = facts_for(one, b, true);
+    EXPECT_EQ(route(f, Collective::kAllreduce, 4), Path::kSharedMemory);
+    EXPECT_EQ(route(f, Collective::kAllreduce, 64 << 20), Path::kSharedMemory);
+    // reduce_scatter and allgather have no shared-memory path of their own.
+    EXPECT_EQ(route(f, Collective::kReduceScatter, 4 * kKiB), Path::kFlat);
+    EXPECT_EQ(route(f, Collective::kAllgather, 64 << 20), Path::kFlat);
+  }
+}
+
+TEST(Route, OneNodeWithoutSharedMemoryDoublesUpTo64KiB) {
+  const std::vector<std::string> one = {"n1", "n1", "n1"};
+  const RouteFacts f = facts_for(one, LinkBackend::kTcp, false);
+  EXPECT_EQ(route(f, Collective::kAllreduce, 64 * kKiB), Path::kDoubling);
+  EXPECT_EQ(route(f, Collective::kAllreduce, 64 * kKiB + 4), Path::kFlat);
+}
+
+TEST(Route, TwoNodesOfTwoByBackend) {
+  const RouteFacts mpi = facts_for(k2x2, LinkBackend::kMpi, true);
+  const RouteFacts tcp = facts_for(k2x2, LinkBackend::kTcp, true);
+  // MPI: the hierarchy above 4 KiB, recursive doubling up to it (across nodes).
+  EXPECT_EQ(route(mpi, Collective::kAllreduce, 4 * kKiB), Path::kDoubling);
+  EXPECT_EQ(route(mpi, Collective::kAllreduce, 4 * kKiB + 4), Path::kHierarchy);
+  EXPECT_EQ(route(mpi, Collective::kReduceScatter, 4 * kKiB), Path::kFlat);
+  EXPECT_EQ(route(mpi, Collective::kReduceScatter, 16 * kKiB), Path::kHierarchy);
+  // TCP: the hierarchy at every size (its ring is slower still).
+  EXPECT_EQ(route(tcp, Collective::kAllreduce, 4), Path::kHierarchy);
+  EXPECT_EQ(route(tcp, Collective::kAllgather, 16), Path::kHierarchy);
+}
+
+TEST(Route, OneRankPerNodeOrMoreNodesThanMeasuredDoublesSmallAndGoesFlatLarge) {
+  std::vector<std::string> five_by_two;
+  for (int r = 0; r < 10; ++r) five_by_two.push_back("n" + std::to_string(r / 2));
+  for (const auto& hosts : {k4x1, five_by_two}) {
+    for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
+      const RouteFacts f = facts_for(hosts, b, true);
+      EXPECT_EQ(route(f, Collective::kAllreduce, 4 * kKiB), Path::kDoubling);
+      EXPECT_EQ(route(f, Collective::kAllreduce, 1 << 20), Path::kFlat);
+    }
+  }
+  // With one rank per node MPI's direct exchange pays above 32 KiB; TCP's ring ties it.
+  EXPECT_EQ(route(facts_for(k4x1, LinkBackend::kMpi, true), Collective::kReduceScatter, 1 << 20),
+            Path::kHierarchy);
+  EXPECT_EQ(route(facts_for(k4x1, LinkBackend::kTcp, true), Collective::kReduceScatter, 1 << 20),
+            Path::kFlat);
+}
+
+TEST(Route, TwoRanksAlwaysDouble) {
+  RouteFacts f;
+  f.size = 2;
+  f.across_nodes = true;
+  EXPECT_EQ(route(f, Collective::kAllreduce, 256 << 20), Path::kDoubling);
+  EXPECT_EQ(path_name(Path::kDoubling), "recursive doubling");
+}
+
+// The backend's flat collectives, counted; they leave the output alone (a test that reaches
+// them checks only that the ladder did).
+struct CountingFlat final : FlatCollectives {
+  int calls = 0;
+  void flat_allreduce(const void*, void*, std::size_t, DType, ReduceOp) override { ++calls; }
+  void flat_reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override { ++calls; }
+  void flat_allgather(const void*, void*, std::size_t, DType) override { ++calls; }
+};
+
+struct Call {
+  Collective op;
+  std::size_t count;  // floats per rank (allreduce) or per block (reduce_scatter, allgather)
+};
+
+// What each call did on every rank: the path, whether the flat call ran, whether the result was
+// exact (true for the flat path, whose result the counting backend does not write).
+struct Seen {
+  Path path;
+  bool flat_ran;
+  bool exact;
+};
+
+// Runs `calls` on `hosts` through a Router per thread, set up as the backends do it: shared
+// memory on one node, else the hierarchy where the vote (kAuto) wants it, with `backend`'s
+// thresholds. Returns, by rank, what each call did, and rank 0's allreduce_transport.
+std::vector<std::vector<Seen>> run_router(const std::vector<std::string>& hosts,
+                                          LinkBackend backend, const std::vector<Call>& calls,
+                                          std::string* transport = nullptr) {
+  const int p = static_cast<int>(hosts.size());
+  const bool one_node = std::all_of(hosts.begin(), hosts.end(),
+                                    [&](const std::string& h) { return h == hosts.front(); });
+  std::map<std::string, std::unique_ptr<Segments>> nodes;
+  for (int r = 0; r < p; ++r) {
+    auto& seg = nodes[hosts[static_cast<std::size_t>(r)]];
+    if (!seg) {
+      seg = std::make_unique<Segments>(plan_layout(hosts, r).local_size,
+                                       one_node ? dtrain::runtime::ShmAllreduce::kPieceBytes
+                                                : dtrain::runtime::Hierarchy::kPieceBytes);
+    }
+  }
+  Mailboxes doubling_boxes;
+  Mailboxes link_boxes;
+  std::vector<std::vector<Seen>> seen(static_cast<std::size_t>(p));
+  dtrain::test::threads_as_ranks(p, [&](int r) {
+    CountingFlat flat;
+    MemoryTransport doubling_net(r, doubling_boxes);
+    Router router(
+        r, p, !one_node, flat,
+        [&](const void* send, std::size_t send_bytes, int to, void* recv, std::size_t recv_bytes,
+            int from) {
+          if (to >= 0) doubling_net.send(0, send, send_bytes, to);
+          if (from >= 0) doubling_net.recv(0, recv, recv_bytes, from);
+          while (!doubling_net.done(0)) std::this_thread::yield();
+        },
+        [] {}, backend == LinkBackend::kMpi);
+    const auto& segments = nodes[hosts[static_cast<std::size_t>(r)]]->pointers;
+    if (one_node) {
+      router.share_node(segments);
+    } else {
+      auto layout = plan_layout(hosts, r);
+      const int vote = hierarchy_vote(AllreduceAlgo::kAuto, true, backend, layout);
+      if (vote != 0) {
+        router.build_hierarchy(std::move(layout), vote, backend, segments,
+                               std::make_unique<MemoryTransport>(r, link_boxes));
+      }
+    }
+    for (const Call& c : calls) {
+      const int before = flat.calls;
+      const std::size_t elem = sizeof(float);
+      Seen s{};
+      bool exact = true;
+      if (c.op == Collective::kAllreduce) {
+        s.path = router.path(c.op, c.count * elem);
+        std::vector<float> buf(c.count);
+        for (std::size_t i = 0; i < c.count; ++i) buf[i] = value<float>(r, i);
+        router.allreduce(buf.data(), buf.data(), c.count, DType::kFloat32, ReduceOp::kSum);
+        for (std::size_t i = 0; i < c.count; ++i)
+          exact = exact && buf[i] == expected<float>(p, i, ReduceOp::kSum);
+      } else if (c.op == Collective::kReduceScatter) {
+        s.path = router.path(c.op, c.count * elem * static_cast<std::size_t>(p));
+        std::vector<float> in(c.count * static_cast<std::size_t>(p));
+        for (std::size_t i = 0; i < in.size(); ++i) in[i] = value<float>(r, i);
+        std::vector<float> out(c.count);
+        router.reduce_scatter(in.data(), out.data(), c.count, DType::kFloat32, ReduceOp::kSum);
+        for (std::size_t i = 0; i < c.count; ++i) {
+          exact = exact && out[i] == expected<float>(p, static_cast<std::size_t>(r) * c.count + i,
+                                                     ReduceOp::kSum);
+        }
+      } else {
+        s.path = router.path(c.op, c.count * elem * static_cast<std::size_t>(p));
+        std::vector<float> mine(c.count, static_cast<float>(r + 1));
+        std::vector<float> all(c.count * static_cast<std::size_t>(p));
+        router.allgather(mine.data(), all.data(), c.count, DType::kFloat32);
+        for (std::size_t i = 0; i < all.size(); ++i)
+          exact = exact && all[i] == static_cast<float>(i / c.count + 1);
+      }
+      s.flat_ran = flat.calls > before;
+      s.exact = s.flat_ran || exact;
+      seen[static_cast<std::size_t>(r)].push_back(s);
+    }
+    if (r == 0 && transport != nullptr) *transport = router.allreduce_transport("backend");
+    router.release();
+  });
+  return seen;
+}
+
+// Every rank took `path` for call `i`, exactly, with the flat call run only on the flat path.
+void expect_every_rank(const std::vector<std::vector<Seen>>& seen, std::size_t i, Path path) {
+  for (std::size_t r = 0; r < seen.size(); ++r) {
+    EXPECT_EQ(path_name(seen[r][i].path), path_name(path)) << "rank " << r << ", call " << i;
+    EXPECT_EQ(seen[r][i].flat_ran, path == Path::kFlat) << "rank " << r << ", call " << i;
+    EXPECT_TRUE(seen[r][i].exact) << "rank " << r << ", call " << i;
+  }
+}
+
+TEST(Router, OneNodeTakesSharedMemoryOnBothBackends) {
+  const std::vector<std::string> one = {"n1", "n1", "n1"};
+  for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
+    std::string transport;
+    const auto seen = run_router(one, b,
+                                 {{Collective::kAllreduce, 1},
+                                  {Collective::kAllreduce, 300 * 1024},
+                                  {Collective::kReduceScatter, 16}},
+                                 &transport);
+    expect_every_rank(seen, 0, Path::kSharedMemory);
+    expect_every_rank(seen, 1, Path::kSharedMemory);
+    expect_every_rank(seen, 2, Path::kFlat);
+    EXPECT_EQ(transport, "shared memory");
+  }
+}
+
+TEST(Router, TwoNodesOfTwoOnMpiDoubleSmallAndGoHierarchicalAbove4KiB) {
+  std::string transport;
+  const auto seen = run_router(k2x2, LinkBackend::kMpi,
+                               {{Collective::kAllreduce, 256},
+                                {Collective::kAllreduce, 64 * 1024},
+                                {Collective::kReduceScatter, 256},
+                                {Collective::kReduceScatter, 16 * 1024},
+                                {Collective::kAllgather, 16 * 1024}},
+                               &transport);
+  expect_every_rank(seen, 0, Path::kDoubling);
+  expect_every_rank(seen, 1, Path::kHierarchy);
+  expect_every_rank(seen, 2, Path::kFlat);
+  expect_every_rank(seen, 3, Path::kHierarchy);
+  expect_every_rank(seen, 4, Path::kHierarchy);
+  EXPECT_EQ(transport, "hierarchical");
+}
+
+TEST(Router, TwoNodesOfTwoOnTcpGoHierarchicalAtEverySize) {
+  const auto seen = run_router(
+      k2x2, LinkBackend::kTcp,
+      {{Collective::kAllreduce, 1}, {Collective::kReduceScatter, 4}, {Collective::kAllgather, 4}});
+  expect_every_rank(seen, 0, Path::kHierarchy);
+  expect_every_rank(seen, 1, Path::kHierarchy);
+  expect_every_rank(seen, 2, Path::kHierarchy);
+}
+
+TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndLeavesLargeOnesToTheBackend) {
+  for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
+    std::string transport;
+    const auto seen = run_router(
+        k4x1, b, {{Collective::kAllreduce, 1000}, {Collective::kAllreduce, 64 * 1024}}, &transport);
+    expect_every_rank(seen, 0, Path::kDoubling);
+    expect_every_rank(seen, 1, Path::kFlat);
+    EXPECT_EQ(transport, "backend");
+  }
+}
+
+}  // namespace
