@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,6 +48,17 @@ long peak_rss_kib() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;
+}
+
+// Of the resident memory now, the shared-memory pages mapped (RssShmem, Linux): they are shared
+// with the node's other ranks, so a sum over ranks counts them once per rank mapping them.
+long shmem_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssShmem:", 0) == 0) return std::strtol(line.c_str() + 9, nullptr, 10);
+  }
+  return -1;
 }
 
 // The collectives under test, whichever library runs them.
@@ -95,9 +107,9 @@ int run(const Steps& steps, int rank, int size, double init_s, const std::string
   }
   std::printf(
       "scale_probe rank=%d size=%d init_s=%.4f barrier_s=%.4f ar4k_s=%.5f ar1m_s=%.5f fds=%ld "
-      "rss_kib=%ld exact=%d transport=%s\n",
-      rank, size, init_s, barrier_s, ar4k, ar1m, open_descriptors(), peak_rss_kib(), exact ? 1 : 0,
-      transport.c_str());
+      "rss_kib=%ld shmem_kib=%ld exact=%d transport=%s\n",
+      rank, size, init_s, barrier_s, ar4k, ar1m, open_descriptors(), peak_rss_kib(),
+      shmem_rss_kib(), exact ? 1 : 0, transport.c_str());
   std::fflush(stdout);
   return exact ? 0 : 1;
 }

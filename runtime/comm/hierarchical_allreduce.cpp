@@ -12,6 +12,9 @@ void Hierarchy::allreduce(const void* in, void* out, std::size_t count, DType ty
   const std::size_t pieces = (count + per_piece - 1) / per_piece;
   relayed_ = 0;
   call_ = "allreduce";
+  // The largest share of a piece (the first local rank's) is what arrives from each node.
+  use_scratch(
+      ShmAllreduce::share_of(std::min(per_piece, count), elem, 0, layout_.local_size).count * elem);
   // The same schedule on every rank of the node, so their shared-memory steps pair up: piece k's
   // reduction follows the finish of piece k - kDepth.
   for (std::size_t k = 0; k < pieces; ++k) {

@@ -43,6 +43,8 @@ void Hierarchy::reduce_scatter(const void* in, void* out, std::size_t count, DTy
   call_ = "reduce_scatter";
   piece_n_ = block_piece(count, elem);
   const std::size_t pieces = (count + piece_n_ - 1) / piece_n_;
+  // This rank's staging holds a block's piece for every node; each node's share arrives in a cell.
+  use_scratch(std::min(piece_n_, count) * static_cast<std::size_t>(layout_.nodes) * elem);
   // As the allreduce's schedule: piece k's reduction follows the finish of piece k - kDepth, whose
   // staging it reuses. In place (in == out) is safe: piece k's result lands in elements of block
   // 0 that piece k has already read.

@@ -105,15 +105,21 @@ Hierarchy::Hierarchy(NodeLayout layout, AllreduceAlgo algo, LinkBackend backend,
       relay_(layout_.nodes == 2 && layout_.local_size > 1),
       node_(node),
       net_(net),
-      poll_(std::move(poll)),
-      scratch_(static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) *
-               node.piece_bytes()) {}
+      poll_(std::move(poll)) {}
 
 char* Hierarchy::scratch(int slot, int node) {
-  return scratch_.data() +
+  return scratch_.get() +
          (static_cast<std::size_t>(slot) * static_cast<std::size_t>(layout_.nodes) +
           static_cast<std::size_t>(node)) *
-             node_.piece_bytes();
+             cell_;
+}
+
+void Hierarchy::use_scratch(std::size_t cell) {
+  if (cell <= cell_) return;
+  // 64-byte cells: the reductions read them with vector loads.
+  cell_ = (cell + 63) / 64 * 64;
+  scratch_ = std::make_unique_for_overwrite<char[]>(
+      static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) * cell_);
 }
 
 int Hierarchy::sends_to(int from, int local) const {

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -175,6 +176,9 @@ class Hierarchy {
     std::size_t n;
   };
   char* scratch(int slot, int node);
+  // Makes every cell hold at least `cell` bytes; at the start of a call, when no piece is in
+  // flight.
+  void use_scratch(std::size_t cell);
   // The pairing (above): the local rank on node `to` that local rank `local` of node `from` sends
   // its share for `to` to, and the one on node `from` that local rank `local` of node `at`
   // receives from.
@@ -215,7 +219,11 @@ class Hierarchy {
   ShmAllreduce& node_;
   PeerTransport& net_;
   std::function<void()> poll_;
-  std::vector<char> scratch_;                   // kDepth x nodes share buffers; touched once, kept
+  // kDepth x nodes cells of cell_ bytes for the shares that arrive (and reduce_scatter's
+  // staging): sized by the largest call so far (use_scratch), at most kDepth x nodes x the node's
+  // piece size; never initialised, so only the bytes calls reach are ever touched.
+  std::unique_ptr<char[]> scratch_;
+  std::size_t cell_ = 0;
   std::vector<ShmAllreduce::Slice> slices_;     // lay_out_blocks'; kept to allocate once
   std::size_t piece_n_ = 0;                     // reduce_scatter, allgather: elements per piece
   std::atomic<const char*> call_{"allreduce"};  // the running call's name, for missing_ranks()

@@ -52,7 +52,7 @@ std::vector<char*> map_node_memory(int rank, const std::vector<int>& members,
   if (mapped == 0) return {};
   std::vector<char*> segments;
   for (std::size_t m = 0; m < members.size(); ++m) segments.push_back(shm.data() + stride * m);
-  ShmAllreduce::init_segment(segments[self], piece_bytes);
+  ShmAllreduce::init_segment(segments[self]);
   links.barrier();  // every segment prepared before anyone's first allreduce
   memory = std::move(shm);
   return segments;

@@ -57,8 +57,11 @@ ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<
   static_assert(sizeof(Control) <= kControlBytes);
 }
 
-void ShmAllreduce::init_segment(char* segment, std::size_t piece_bytes) {
-  std::memset(segment, 0, segment_bytes(piece_bytes));
+void ShmAllreduce::init_segment(char* segment) {
+  // The counters only: the buffers are written before they are read, first by their owner (so
+  // their pages are NUMA-local to it) and only as far as messages reach, so a rank's memory grows
+  // with the messages it sends, not with the segment's size (256 ranks on one host map 256).
+  std::memset(segment, 0, kControlBytes);
   new (segment) Control{};  // the counters' lifetime begins here, for every process mapping it
 }
 

@@ -50,9 +50,10 @@ class ShmAllreduce {
     return kControlBytes + 2 * piece_bytes;
   }
 
-  // Prepares this rank's own segment (its counters at 0); every rank's must be prepared before
-  // any rank's first allreduce.
-  static void init_segment(char* segment, std::size_t piece_bytes = kPieceBytes);
+  // Prepares this rank's own segment (its counters at 0; the buffers are left untouched, so that
+  // memory grows with the messages sent); every rank's must be prepared before any rank's first
+  // allreduce.
+  static void init_segment(char* segment);
 
   // `segments[r]`: rank r's segment as mapped in this process, segment_bytes(piece_bytes) long
   // and prepared by init_segment(). `poll` is called while waiting and may throw to abandon the

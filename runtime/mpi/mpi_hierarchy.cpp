@@ -27,7 +27,7 @@ std::vector<char*> map_shared_segments(MPI_Comm comm, int ranks, MPI_Win* window
     check(MPI_Win_shared_query(*window, r, &bytes, &unit, &base), "init", "MPI_Win_shared_query");
     segments[static_cast<std::size_t>(r)] = static_cast<char*>(base);
   }
-  ShmAllreduce::init_segment(mine, piece_bytes);
+  ShmAllreduce::init_segment(mine);
   check(MPI_Barrier(comm), "init", "MPI_Barrier");
   return segments;
 }

@@ -93,7 +93,7 @@ struct Segments {
     char* base = memory.data() + (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
     for (int r = 0; r < p; ++r) {
       pointers.push_back(base + segment * static_cast<std::size_t>(r));
-      ShmAllreduce::init_segment(pointers.back(), piece_bytes);
+      ShmAllreduce::init_segment(pointers.back());
     }
   }
   std::vector<char> memory;
