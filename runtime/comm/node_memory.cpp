@@ -15,7 +15,9 @@ namespace dtrain::runtime {
 std::vector<char*> map_node_memory(int rank, const std::vector<int>& members,
                                    std::size_t piece_bytes, const NodeMemoryLinks& links,
                                    PosixShm& memory) {
-  const std::size_t stride = (ShmAllreduce::segment_bytes(piece_bytes) + 4095) / 4096 * 4096;
+  const std::size_t stride =
+      (ShmAllreduce::segment_bytes(piece_bytes, static_cast<int>(members.size())) + 4095) / 4096 *
+      4096;
   const std::size_t bytes = stride * members.size();
   const int first = members.front();
   std::array<char, 64> object{};  // the name, empty when the first member could not create it

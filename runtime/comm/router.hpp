@@ -73,7 +73,7 @@ class Router {
   Router& operator=(const Router&) = delete;
 
   // Set-up, collective on the backend's side: every rank on this node, `segments` (by rank,
-  // ShmAllreduce::segment_bytes() each, prepared) shared by all of them.
+  // ShmAllreduce::segment_bytes(kPieceBytes, ranks) each, prepared) shared by all of them.
   void share_node(std::vector<char*> segments);
   // Ranks on several nodes whose agreed `vote` (hierarchy_vote, 1 or 2) wants the hierarchy:
   // `node_segments` by local rank (Hierarchy::kPieceBytes pieces), `link` to the peers on other

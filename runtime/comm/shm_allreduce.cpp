@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #include "comm/reduce.hpp"
 
@@ -15,7 +17,6 @@ namespace {
 // for a peer on its own core to arrive, short enough not to starve a peer sharing this core.
 constexpr unsigned kSpinsBeforeYield = 256;
 constexpr unsigned kSpinsPerPoll = 256;
-constexpr std::size_t kBlockBytes = 4096;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,15 +53,16 @@ ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<
     : rank_(rank),
       size_(static_cast<int>(segments.size())),
       piece_bytes_(piece_bytes),
+      slot_bytes_(slot_bytes(piece_bytes, size_)),
+      one_shot_(one_shot_bytes(size_)),
       segments_(std::move(segments)),
       poll_(std::move(poll)) {
   static_assert(sizeof(Control) <= kControlBytes);
 }
 
 void ShmAllreduce::init_segment(char* segment) {
-  // The counters only: the buffers are written before they are read, first by their owner (so
-  // their pages are NUMA-local to it) and only as far as messages reach, so a rank's memory grows
-  // with the messages it sends, not with the segment's size (256 ranks on one host map 256).
+  // The counters only: the boxes are written before they are read, and only as far as messages
+  // reach, so a rank's memory grows with the messages, not with the segment's size.
   std::memset(segment, 0, kControlBytes);
   new (segment) Control{};  // the counters' lifetime begins here, for every process mapping it
 }
@@ -69,8 +71,14 @@ ShmAllreduce::Control& ShmAllreduce::control(int r) const {
   return *reinterpret_cast<Control*>(segments_[static_cast<std::size_t>(r)]);
 }
 
-char* ShmAllreduce::buffer(int r, std::uint64_t piece) const {
-  return segments_[static_cast<std::size_t>(r)] + kControlBytes + (piece % 2) * piece_bytes_;
+char* ShmAllreduce::inbox(int r, std::uint64_t piece, int from) const {
+  const std::size_t boxes = inbox_bytes(piece_bytes_, size_) + outbox_bytes(piece_bytes_, size_);
+  return segments_[static_cast<std::size_t>(r)] + kWindowBytes + (piece % 2) * boxes +
+         static_cast<std::size_t>(from) * slot_bytes_;
+}
+
+char* ShmAllreduce::outbox(int r, std::uint64_t piece) const {
+  return inbox(r, piece, 0) + inbox_bytes(piece_bytes_, size_);
 }
 
 void ShmAllreduce::wait_all(bool reduced, std::uint64_t piece) {
@@ -160,18 +168,19 @@ void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, st
   if (n == 0) return;
   share = std::max<std::size_t>(1, share);
   const std::size_t elem = dtype_size(type);
+  check_share(share * elem);
   const std::uint64_t s = ++piece_;
-  wait_all(false, s - 1);  // as in piece(): buffer s % 2 is free once all posted s - 1
-  // This rank's share goes into its buffer, the others' come from the buffer of the rank holding
-  // them.
+  wait_all(false, s - 1);  // as in piece(): the boxes s % 2 are free once all posted s - 1
+  // This rank's share goes into its outbox, the others' come from the outbox of the rank holding
+  // them; a share starts at the start of its box.
   const std::size_t size = static_cast<std::size_t>(size_);
   const std::size_t mine =
       (static_cast<std::size_t>(rank_) + static_cast<std::size_t>(shift)) % size;
-  char* own_buffer = buffer(rank_, s);
+  char* own_box = outbox(rank_, s);
   for (const Slice& sl : slices) {
     by_share(sl, share, [&](std::size_t t, std::size_t first, std::size_t end) {
       if (t != mine) return;
-      std::memcpy(own_buffer + first * elem, sl.out + (first - sl.first) * elem,
+      std::memcpy(own_box + (first - t * share) * elem, sl.out + (first - sl.first) * elem,
                   (end - first) * elem);
     });
   }
@@ -182,9 +191,16 @@ void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, st
       if (t == mine) return;
       const int holder =
           static_cast<int>((t + size - static_cast<std::size_t>(shift) % size) % size);
-      std::memcpy(sl.out + (first - sl.first) * elem, buffer(holder, s) + first * elem,
-                  (end - first) * elem);
+      std::memcpy(sl.out + (first - sl.first) * elem,
+                  outbox(holder, s) + (first - t * share) * elem, (end - first) * elem);
     });
+  }
+}
+
+void ShmAllreduce::check_share(std::size_t bytes) const {
+  if (bytes > slot_bytes_) {
+    throw std::logic_error("ShmAllreduce: a share of " + std::to_string(bytes) +
+                           " bytes does not fit a slot of " + std::to_string(slot_bytes_));
   }
 }
 
@@ -192,60 +208,55 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, std::size_t sha
                          char* share_out) {
   const std::size_t elem = dtype_size(type);
   const std::uint64_t s = ++piece_;
-  // Buffer s % 2 last held piece s - 2; every rank is done reading it once all have posted s - 1.
+  // The boxes s % 2 last held piece s - 2; every rank is done reading them once all have posted
+  // s - 1.
   wait_all(false, s - 1);
-  char* mine = buffer(rank_, s);
-  for (const Slice& sl : slices_) std::memcpy(mine + sl.first * elem, sl.in, sl.count * elem);
-  control(rank_).posted.store(s, std::memory_order_release);
-  wait_all(false, s);
-
-  // dst = buffer 0 op buffer 1 op ... over elements [first, first + len) of the piece.
-  const auto reduce_range = [&](char* dst, std::size_t first, std::size_t len) {
-    const std::size_t offset = first * elem;
+  // dst = src(0) op src(1) op ... over `len` elements, in rank order.
+  const auto reduce_ranks = [&](char* dst, std::size_t len, const auto& src) {
     if (size_ == 1) {
-      std::memcpy(dst, buffer(0, s) + offset, len * elem);
+      std::memcpy(dst, src(0), len * elem);
       return;
     }
-    reduce_to(dst, buffer(0, s) + offset, buffer(1, s) + offset, len, type, op);
-    for (int r = 2; r < size_; ++r) reduce_to(dst, dst, buffer(r, s) + offset, len, type, op);
+    reduce_to(dst, src(0), src(1), len, type, op);
+    for (int r = 2; r < size_; ++r) reduce_to(dst, dst, src(r), len, type, op);
   };
-  if (share_out != nullptr) {
-    // Only this rank's share leaves, and nobody reads it from our buffer: reduced straight out.
-    // A slower rank still reading our buffer is covered by the wait at the start of piece s + 2.
-    const std::size_t first = std::min(n, static_cast<std::size_t>(rank_) * share);
-    reduce_range(share_out, first, std::min(n, first + share) - first);
-    control(rank_).reduced.store(s, std::memory_order_release);
-    return;
-  }
-  if (n * elem <= kOneShotBytes) {
-    for (const Slice& sl : slices_) reduce_range(sl.out, sl.first, sl.count);
-    return;
-  }
-  // Two-shot. Shares start on 64-byte boundaries so no two ranks write the same cache line.
-  const Range own = share_of(n, elem, rank_, size_);
-  const std::size_t first = own.first;
-  const std::size_t length = own.count;
-  share = std::max<std::size_t>(1, share_of(n, elem, 0, size_).count);
-  if (rank_ < 2) {
-    reduce_range(mine + first * elem, first, length);
-  } else {
-    // This rank's own buffer is an operand too: the partial result would overwrite it before its
-    // turn, so each block is combined in a small buffer first.
-    alignas(64) char block[kBlockBytes];
-    const std::size_t per_block = kBlockBytes / elem;
-    for (std::size_t d = 0; d < length; d += per_block) {
-      const std::size_t m = std::min(per_block, length - d);
-      reduce_range(block, first + d, m);
-      std::memcpy(mine + (first + d) * elem, block, m * elem);
+  if (share_out == nullptr && n * elem <= one_shot_) {
+    char* mine = outbox(rank_, s);
+    for (const Slice& sl : slices_) std::memcpy(mine + sl.first * elem, sl.in, sl.count * elem);
+    control(rank_).posted.store(s, std::memory_order_release);
+    wait_all(false, s);
+    for (const Slice& sl : slices_) {
+      reduce_ranks(sl.out, sl.count, [&](int r) { return outbox(r, s) + sl.first * elem; });
     }
+    return;
   }
-  control(rank_).reduced.store(s, std::memory_order_release);
-  wait_all(true, s);
-  // Each slice's elements from the ranks that reduced them (rank r holds [r * share, ...)).
+  // Two-shot: each stretch of this rank's input goes to the inbox of the share's owner, into this
+  // rank's slot there. Shares start on 64-byte boundaries (share_of), and so do slots.
+  if (share_out == nullptr) share = share_of(n, elem, 0, size_).count;
+  share = std::max<std::size_t>(1, share);
+  check_share(share * elem);
   for (const Slice& sl : slices_) {
-    by_share(sl, share, [&](std::size_t owner, std::size_t from, std::size_t to) {
+    by_share(sl, share, [&](std::size_t t, std::size_t first, std::size_t end) {
+      std::memcpy(inbox(static_cast<int>(t), s, rank_) + (first - t * share) * elem,
+                  sl.in + (first - sl.first) * elem, (end - first) * elem);
+    });
+  }
+  control(rank_).posted.store(s, std::memory_order_release);
+  wait_all(false, s);
+  // This rank's share, reduced from its inbox's slots. With `share_out` only it leaves, reduced
+  // straight out; a slower rank still writing the next piece is covered by the wait at its start.
+  const std::size_t first = std::min(n, static_cast<std::size_t>(rank_) * share);
+  const std::size_t length = std::min(n, first + share) - first;
+  char* result = share_out != nullptr ? share_out : outbox(rank_, s);
+  reduce_ranks(result, length, [&](int r) { return inbox(rank_, s, r); });
+  control(rank_).reduced.store(s, std::memory_order_release);
+  if (share_out != nullptr) return;
+  wait_all(true, s);
+  // Each slice's elements from the ranks that reduced them (rank t holds [t * share, ...)).
+  for (const Slice& sl : slices_) {
+    by_share(sl, share, [&](std::size_t t, std::size_t from, std::size_t to) {
       std::memcpy(sl.out + (from - sl.first) * elem,
-                  buffer(static_cast<int>(owner), s) + from * elem, (to - from) * elem);
+                  outbox(static_cast<int>(t), s) + (from - t * share) * elem, (to - from) * elem);
     });
   }
 }

@@ -5,17 +5,24 @@
 // takes about 1 (docs/benchmarks.md). The same idea as the one-shot/two-shot shared-memory
 // allreduces of oneCCL and DeepSpeed's CPU backend.
 //
-// Each rank owns a segment: two counters and two piece buffers (double-buffered, so a rank can
-// fill the next piece while a slower rank still reads the last one). A message goes piece by
-// piece; for piece s a rank copies its input into its buffer s % 2 and publishes `posted = s`.
-// Then either
-//   one-shot (small pieces): every rank, once all have posted, reduces the whole piece from all
-//   buffers into its output (one synchronization), or
-//   two-shot (large pieces): rank r reduces the r-th slice of the piece from all buffers into
-//   its own buffer and publishes `reduced = s`; then every rank copies each slice from the buffer
-//   of the rank that reduced it (half the arithmetic per rank on 2 ranks, 1/p on p).
+// Each rank owns a segment: two counters and, twice over (double-buffered, so a rank can fill
+// the next piece while a slower rank still reads the last one), an inbox and an outbox. A message
+// goes piece by piece; piece s uses the boxes s % 2. Then either
+//   one-shot (small pieces): each rank copies its input into its outbox and publishes
+//   `posted = s`; once all have, every rank reduces the whole piece from all outboxes into its
+//   output (one synchronization), or
+//   two-shot (large pieces): the piece is cut into one share per rank; each rank copies share t
+//   of its input into rank t's inbox, in its own slot, and publishes `posted = s`; rank t reduces
+//   its inbox's slots into its outbox and publishes `reduced = s`; then every rank copies each
+//   share from the outbox of the rank that reduced it (1/p of the arithmetic per rank).
+// So in the two-shot path a rank reads other ranks' memory only for the results, one share from
+// each: the kernel maps a shared page into a process when it is touched, and at a read fault it
+// also maps the present pages around it (fault-around, 64 KiB), so a layout where every rank read
+// its share from every rank's whole input buffer had 256 ranks on one host each map 46 MiB of
+// the others' segments. Each region of a segment sits in its own 64 KiB window for the same
+// reason, and one-shot pieces shrink as ranks grow (one_shot_bytes).
 // Operands are always combined in rank order (rank 0's data first), so every rank gets the same
-// bits. A buffer is refilled for piece s + 2 only once every rank has posted piece s + 1, which
+// bits. Boxes are refilled for piece s + 2 only once every rank has posted piece s + 1, which
 // each does after it finished reading piece s.
 //
 // Waiting spins, then yields the core (ranks may share cores), and calls `poll` every few
@@ -25,6 +32,7 @@
 // unit tests use threads.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -42,22 +50,28 @@ class ShmAllreduce {
   // Bytes of one piece buffer. Small enough that a piece stays in a core's L2 between being
   // copied in and reduced, large enough that the synchronizations cost little against the copy.
   static constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
-  // Pieces up to this size go one-shot: one synchronization instead of two.
+  // Pieces up to this size go one-shot: one synchronization instead of two; every rank reads
+  // every rank's piece, so with many ranks less (one_shot_bytes).
   static constexpr std::size_t kOneShotBytes = std::size_t{32} << 10;
-
-  // Bytes each rank's segment must hold for pieces of `piece_bytes`, 64-byte aligned.
-  static constexpr std::size_t segment_bytes(std::size_t piece_bytes = kPieceBytes) {
-    return kControlBytes + 2 * piece_bytes;
+  static constexpr std::size_t one_shot_bytes(int ranks) {
+    return std::min(kOneShotBytes, std::max<std::size_t>(
+                                       64, kOneShotTotalBytes / static_cast<std::size_t>(ranks)));
   }
 
-  // Prepares this rank's own segment (its counters at 0; the buffers are left untouched, so that
+  // Bytes each segment of `ranks` ranks must hold for pieces of `piece_bytes`: a 64 KiB window
+  // for the counters, then each box in windows of its own.
+  static constexpr std::size_t segment_bytes(std::size_t piece_bytes, int ranks) {
+    return kWindowBytes + 2 * (inbox_bytes(piece_bytes, ranks) + outbox_bytes(piece_bytes, ranks));
+  }
+
+  // Prepares this rank's own segment (its counters at 0; the boxes are left untouched, so that
   // memory grows with the messages sent); every rank's must be prepared before any rank's first
   // allreduce.
   static void init_segment(char* segment);
 
-  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes(piece_bytes) long
-  // and prepared by init_segment(). `poll` is called while waiting and may throw to abandon the
-  // call. `piece_bytes` (a multiple of 64): the hierarchical allreduce takes larger pieces, so
+  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes(piece_bytes, ranks)
+  // long and prepared by init_segment(). `poll` is called while waiting and may throw to abandon
+  // the call. `piece_bytes` (a multiple of 64): the hierarchical allreduce takes larger pieces, so
   // that its ranks, which may share cores with others, synchronize less often.
   ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
                std::size_t piece_bytes = kPieceBytes);
@@ -111,11 +125,38 @@ class ShmAllreduce {
 
  private:
   static constexpr std::size_t kControlBytes = 256;
+  // The kernel's fault-around window (64 KiB by default): a region apart from the others by at
+  // least this much is never mapped by a read of another region.
+  static constexpr std::size_t kWindowBytes = std::size_t{64} << 10;
+  // What one-shot reads from all ranks together, at most.
+  static constexpr std::size_t kOneShotTotalBytes = std::size_t{256} << 10;
+  static constexpr std::size_t round_up(std::size_t n, std::size_t to) {
+    return (n + to - 1) / to * to;
+  }
+  // A rank's slot in an inbox: a share of a piece of piece_bytes (share_of rounds it up to 64
+  // bytes, plus an element), kept on 64-byte lines.
+  static constexpr std::size_t slot_bytes(std::size_t piece_bytes, int ranks) {
+    return round_up(piece_bytes / static_cast<std::size_t>(ranks) + 128, 64);
+  }
+  static constexpr std::size_t inbox_bytes(std::size_t piece_bytes, int ranks) {
+    return round_up(static_cast<std::size_t>(ranks) * slot_bytes(piece_bytes, ranks),
+                    kWindowBytes) +
+           kWindowBytes;
+  }
+  // A one-shot piece, or a reduced share.
+  static constexpr std::size_t outbox_bytes(std::size_t piece_bytes, int ranks) {
+    return round_up(std::max(one_shot_bytes(ranks), slot_bytes(piece_bytes, ranks)), kWindowBytes) +
+           kWindowBytes;
+  }
   struct Control;
 
   Control& control(int r) const;
-  char* buffer(int r, std::uint64_t piece) const;
+  // Rank r's boxes for piece `piece`; the inbox's slot of rank `from`.
+  char* inbox(int r, std::uint64_t piece, int from) const;
+  char* outbox(int r, std::uint64_t piece) const;
   void wait_all(bool reduced, std::uint64_t piece);
+  // Throws std::logic_error when a share of `bytes` would not fit a slot (a caller's bug).
+  void check_share(std::size_t bytes) const;
   // Reduces the piece described by slices_ (n elements) into the slices' `out`; with
   // `share_out`, only this rank's share (of `share` elements) into it.
   void piece(std::size_t n, DType type, ReduceOp op, std::size_t share = 0,
@@ -124,6 +165,8 @@ class ShmAllreduce {
   int rank_;
   int size_;
   std::size_t piece_bytes_;
+  std::size_t slot_bytes_;  // slot_bytes(piece_bytes_, size_)
+  std::size_t one_shot_;    // one_shot_bytes(size_)
   std::vector<char*> segments_;
   std::function<void()> poll_;
   std::uint64_t piece_ = 0;    // pieces done; every rank counts the same

@@ -14,9 +14,9 @@ std::vector<char*> map_shared_segments(MPI_Comm comm, int ranks, MPI_Win* window
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
   char* mine = nullptr;
-  const int rc =
-      MPI_Win_allocate_shared(static_cast<MPI_Aint>(ShmAllreduce::segment_bytes(piece_bytes)), 1,
-                              info, comm, &mine, window);
+  const int rc = MPI_Win_allocate_shared(
+      static_cast<MPI_Aint>(ShmAllreduce::segment_bytes(piece_bytes, ranks)), 1, info, comm, &mine,
+      window);
   MPI_Info_free(&info);
   check(rc, "init", "MPI_Win_allocate_shared (DTRAIN_SHM=0 allreduces through MPI instead)");
   std::vector<char*> segments(static_cast<std::size_t>(ranks));

@@ -88,8 +88,8 @@ class MemoryTransport final : public PeerTransport {
 // allreduce's).
 struct Segments {
   explicit Segments(int p, std::size_t piece_bytes = Hierarchy::kPieceBytes)
-      : memory(ShmAllreduce::segment_bytes(piece_bytes) * static_cast<std::size_t>(p) + 64) {
-    const std::size_t segment = ShmAllreduce::segment_bytes(piece_bytes);
+      : memory(ShmAllreduce::segment_bytes(piece_bytes, p) * static_cast<std::size_t>(p) + 64) {
+    const std::size_t segment = ShmAllreduce::segment_bytes(piece_bytes, p);
     char* base = memory.data() + (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
     for (int r = 0; r < p; ++r) {
       pointers.push_back(base + segment * static_cast<std::size_t>(r));

@@ -92,11 +92,12 @@ TEST(NodeMemory, EachNodesMembersShareOneObject) {
     ASSERT_EQ(mine.size(), 2u);
     const std::size_t self = r < 2 ? 0 : 1;
     // The segment's buffers, past the counters the set-up zeroed, carry a note to the other.
-    char* note = mine[self] + ShmAllreduce::segment_bytes(kPiece) - 64;
+    char* note = mine[self] + ShmAllreduce::segment_bytes(kPiece, 2) - 64;
     const std::string text = "from rank " + std::to_string(r);
     std::memcpy(note, text.c_str(), text.size() + 1);
     written.arrive_and_wait();
-    seen[static_cast<std::size_t>(r)] = mine[1 - self] + ShmAllreduce::segment_bytes(kPiece) - 64;
+    seen[static_cast<std::size_t>(r)] =
+        mine[1 - self] + ShmAllreduce::segment_bytes(kPiece, 2) - 64;
   });
   EXPECT_EQ(seen,
             (std::vector<std::string>{"from rank 2", "from rank 3", "from rank 0", "from rank 1"}));

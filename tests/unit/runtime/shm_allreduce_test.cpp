@@ -26,7 +26,7 @@ using dtrain::runtime::ShmAllreduce;
 // One process's stand-in for the shared window: p prepared, 64-byte aligned segments.
 struct Segments {
   explicit Segments(int p)
-      : stride((ShmAllreduce::segment_bytes() + 63) / 64 * 64),
+      : stride((ShmAllreduce::segment_bytes(ShmAllreduce::kPieceBytes, p) + 63) / 64 * 64),
         memory(new std::uint64_t[stride * static_cast<std::size_t>(p) / 8 + 8]()) {
     char* base = reinterpret_cast<char*>(memory.get());
     base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
