@@ -120,12 +120,12 @@ Context init() {
   // before anything could initialise CUDA.
   state->world.affinity = runtime::apply_init_affinity(state->world, settings);
   const WorldInfo& w = state->world;
-  // Several ranks need a transport: MPI when an MPI-capable launcher started us (PMIx or MPI
-  // bootstrap), our own TCP sockets after a torchrun-style (environment) bootstrap.
+  // Several ranks need a transport (runtime::host_transport): our own TCP sockets, or MPI.
   std::unique_ptr<runtime::Communicator> backend;
   if (w.size == 1) {
     backend = runtime::make_single_communicator();
-  } else if (w.bootstrap == "tcp") {
+  } else if (runtime::host_transport(settings.transport, w.bootstrap, runtime::mpi_initialized()) ==
+             runtime::HostTransport::kTcp) {
     runtime::PrefixStore store(found.store, "tcp");
     backend = runtime::make_tcp_communicator(store, w.rank, w.size, settings);
   } else {

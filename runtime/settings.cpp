@@ -95,6 +95,15 @@ AllreduceAlgo parse_algo(const std::optional<std::string>& v) {
                   *v + "\"");
 }
 
+HostTransport parse_transport(const std::optional<std::string>& v) {
+  if (!v || *v == "auto") return HostTransport::kAuto;
+  if (*v == "tcp") return HostTransport::kTcp;
+  if (*v == "mpi") return HostTransport::kMpi;
+  throw Error(Error::Code::kInvalid,
+              "dtrain: DTRAIN_TRANSPORT: expected auto, tcp (libdtrain's sockets) or mpi, got \"" +
+                  *v + "\"");
+}
+
 affinity::SelfApplyMode parse_affinity(const std::optional<std::string>& v) {
   try {
     return affinity::parse_self_apply_mode(v ? std::optional<std::string_view>(*v) : std::nullopt);
@@ -104,6 +113,26 @@ affinity::SelfApplyMode parse_affinity(const std::optional<std::string>& v) {
 }
 
 }  // namespace
+
+HostTransport host_transport(HostTransport wanted, const std::string& bootstrap,
+                             bool mpi_initialized) {
+  const bool torchrun_style = bootstrap == "tcp";
+  if (wanted == HostTransport::kMpi && torchrun_style) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: DTRAIN_TRANSPORT=mpi: expected an MPI launch (mpirun, mpiexec, srun "
+                "--mpi=pmix), got a torchrun-style one (MASTER_ADDR, RANK, WORLD_SIZE); unset "
+                "DTRAIN_TRANSPORT or launch with MPI");
+  }
+  if (wanted == HostTransport::kTcp && bootstrap == "mpi") {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: DTRAIN_TRANSPORT=tcp: expected a PMIx or torchrun-style launch, got the "
+                "MPI bootstrap, which has no store for the sockets' addresses but MPI itself; "
+                "unset DTRAIN_TRANSPORT or launch with PMIx (srun --mpi=pmix, Open MPI's mpirun)");
+  }
+  if (wanted != HostTransport::kAuto) return wanted;
+  if (torchrun_style) return HostTransport::kTcp;
+  return mpi_initialized || bootstrap == "mpi" ? HostTransport::kMpi : HostTransport::kTcp;
+}
 
 Settings parse_settings(const EnvLookup& env) {
   Settings s;
@@ -115,6 +144,7 @@ Settings parse_settings(const EnvLookup& env) {
   s.piece_bytes = parse_bytes("DTRAIN_PIECE_BYTES", non_empty(env, "DTRAIN_PIECE_BYTES"), 0, 4096);
   s.shm = parse_shm(non_empty(env, "DTRAIN_SHM"));
   s.algo = parse_algo(non_empty(env, "DTRAIN_ALGO"));
+  s.transport = parse_transport(non_empty(env, "DTRAIN_TRANSPORT"));
   s.fusion_bytes = parse_bytes("DTRAIN_FUSION_BYTES", non_empty(env, "DTRAIN_FUSION_BYTES"),
                                s.fusion_bytes, 1024);
   // Set but empty is an empty list, which names no signal: refused, unlike the others.

@@ -25,6 +25,9 @@ enum class AllreduceAlgo {
   kHierarchical,  // inside each node through shared memory, across nodes between peers
 };
 
+// DTRAIN_TRANSPORT: how the host collectives travel between processes (host_transport()).
+enum class HostTransport { kAuto, kTcp, kMpi };
+
 struct Settings {
   // DTRAIN_BOOTSTRAP: "" (choose automatically), "pmix", "mpi", "tcp", "env" or "single".
   std::string bootstrap;
@@ -45,6 +48,9 @@ struct Settings {
   // DTRAIN_ALGO (default auto): "flat" or "hierarchical" forces the allreduce, reduce_scatter and
   // allgather across nodes, for tests and benchmarks.
   AllreduceAlgo algo = AllreduceAlgo::kAuto;
+  // DTRAIN_TRANSPORT (default auto): "tcp" (libdtrain's sockets), "mpi", or auto
+  // (host_transport()).
+  HostTransport transport = HostTransport::kAuto;
   // DTRAIN_FUSION_BYTES (default 64 MiB): FusedAllreduce's bucket size when the caller gives none.
   std::size_t fusion_bytes = std::size_t{64} << 20;
   // DTRAIN_PREEMPT_SIGNALS (default SIGUSR1 and SIGTERM): the signals a Preemption watches.
@@ -57,13 +63,23 @@ struct Settings {
   int attempt = 0;
 };
 
+// The host collectives' transport for a job of several ranks: `bootstrap` is WorldInfo's ("pmix",
+// "mpi", "tcp"), `mpi_initialized` whether MPI runs in this process already (the application's
+// own MPI_Init, or the MPI bootstrap's). auto: MPI when it runs already (sharing it) or the MPI
+// bootstrap found the job (its store needs MPI), else the sockets, which need no MPI at all:
+// after PMIx or a torchrun-style launch, start-up is PMIx's or the TCP store's alone (MPI_Init
+// cost 2.1 s of 2.4 at 64 ranks, and Open MPI 4.1.4's crashes there, ompi#10734). Throws Error
+// (kInvalid) for a forced transport the launch cannot give.
+HostTransport host_transport(HostTransport wanted, const std::string& bootstrap,
+                             bool mpi_initialized);
+
 // The value of an environment variable, nullopt when it is unset.
 using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 // Parses every variable through `env`, in the order init() used them before this value existed:
-// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, FUSION_BYTES, PREEMPT_SIGNALS. An unset or
-// empty variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error (kInvalid)
-// naming the first bad variable and its value.
+// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, TRANSPORT, FUSION_BYTES, PREEMPT_SIGNALS.
+// An unset or empty variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error
+// (kInvalid) naming the first bad variable and its value.
 Settings parse_settings(const EnvLookup& env);
 // parse_settings over this process's environment (getenv).
 Settings settings_from_environment();

@@ -131,6 +131,40 @@ class PmixStore final : public Store {
   }
 
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    fence(keys, timeout);
+    std::vector<std::string> missing;
+    for (const auto& k : keys)
+      if (!lookup(k)) missing.push_back(k);
+    if (!missing.empty()) throw_store_timeout(method(), missing, timeout);
+  }
+
+  // One fence, then each key from the rank that set it: N local lookups, where wait()'s lookup()
+  // asks rank after rank for a key whose owner it does not know (N per key).
+  std::optional<std::vector<std::string>> gather_at_fence(
+      const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    fence(keys, timeout);
+    std::vector<std::string> values;
+    values.reserve(keys.size());
+    std::vector<std::string> missing;
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+      std::optional<std::string> v = lookup_at(static_cast<pmix_rank_t>(r), keys[r]);
+      if (!v) missing.push_back(keys[r]);
+      values.push_back(v.value_or(""));
+    }
+    if (!missing.empty()) throw_store_timeout(method(), missing, timeout);
+    return values;
+  }
+
+  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
+    wait({key}, timeout);
+    return *lookup(key);
+  }
+  std::string_view method() const override { return "pmix"; }
+
+ private:
+  // PMIx_Fence over the job, collecting every rank's committed data (PMIX_TIMEOUT: `timeout`,
+  // named with `keys` when it passes).
+  void fence(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
     pmix_proc_t all;
     PMIX_PROC_CONSTRUCT(&all);
     PMIX_LOAD_PROCID(&all, self_.nspace, PMIX_RANK_WILDCARD);
@@ -146,19 +180,8 @@ class PmixStore final : public Store {
     PMIX_INFO_DESTRUCT(&info[1]);
     if (rc == PMIX_ERR_TIMEOUT) throw_store_timeout(method(), keys, timeout);
     if (rc != PMIX_SUCCESS) throw store_error("PMIx_Fence", rc);
-    std::vector<std::string> missing;
-    for (const auto& k : keys)
-      if (!lookup(k)) missing.push_back(k);
-    if (!missing.empty()) throw_store_timeout(method(), missing, timeout);
   }
 
-  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
-    wait({key}, timeout);
-    return *lookup(key);
-  }
-  std::string_view method() const override { return "pmix"; }
-
- private:
   static Error store_error(const std::string& call, pmix_status_t rc) {
     return Error(Error::Code::kComm, "dtrain: store: pmix: " + call +
                                          " failed; expected PMIX_SUCCESS, got " +
@@ -169,23 +192,28 @@ class PmixStore final : public Store {
   // until one has the key.
   std::optional<std::string> lookup(const std::string& key) {
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    std::optional<std::string> out;
+    for (int r = 0; r < size_ && !out; ++r) out = lookup_at(static_cast<pmix_rank_t>(r), key);
+    if (out) cache_[key] = *out;
+    return out;
+  }
+
+  // `key` as rank `rank` put it, from the data the fence brought here (never the server).
+  std::optional<std::string> lookup_at(pmix_rank_t rank, const std::string& key) {
     pmix_info_t info;
     PMIX_INFO_CONSTRUCT(&info);
     bool local_only = true;
     PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &local_only, PMIX_BOOL);
+    pmix_proc_t target;
+    PMIX_PROC_CONSTRUCT(&target);
+    PMIX_LOAD_PROCID(&target, self_.nspace, rank);
+    pmix_value_t* value = nullptr;
     std::optional<std::string> out;
-    for (int r = 0; r < size_ && !out; ++r) {
-      pmix_proc_t target;
-      PMIX_PROC_CONSTRUCT(&target);
-      PMIX_LOAD_PROCID(&target, self_.nspace, static_cast<pmix_rank_t>(r));
-      pmix_value_t* value = nullptr;
-      if (PMIx_Get(&target, key.c_str(), &info, 1, &value) == PMIX_SUCCESS && value != nullptr) {
-        if (value->type == PMIX_BYTE_OBJECT) out.emplace(value->data.bo.bytes, value->data.bo.size);
-        PMIX_VALUE_RELEASE(value);
-      }
+    if (PMIx_Get(&target, key.c_str(), &info, 1, &value) == PMIX_SUCCESS && value != nullptr) {
+      if (value->type == PMIX_BYTE_OBJECT) out.emplace(value->data.bo.bytes, value->data.bo.size);
+      PMIX_VALUE_RELEASE(value);
     }
     PMIX_INFO_DESTRUCT(&info);
-    if (out) cache_[key] = *out;
     return out;
   }
 

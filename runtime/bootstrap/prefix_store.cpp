@@ -52,6 +52,18 @@ std::vector<std::string> PrefixStore::get_many(const std::vector<std::string>& k
   }
 }
 
+std::optional<std::vector<std::string>> PrefixStore::gather_at_fence(
+    const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  std::vector<std::string> full;
+  full.reserve(keys.size());
+  for (const auto& k : keys) full.push_back(prefix_ + k);
+  try {
+    return inner_->gather_at_fence(full, timeout);
+  } catch (const StoreTimeout& e) {
+    throw_unprefixed(e, prefix_);
+  }
+}
+
 std::vector<std::string> Store::get_many(const std::vector<std::string>& keys,
                                          std::chrono::milliseconds timeout) {
   wait(keys, timeout);

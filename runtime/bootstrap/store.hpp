@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,17 @@ class Store {
   // (the TCP store), so that gathering N ranks' values costs one round trip, not N.
   virtual std::vector<std::string> get_many(const std::vector<std::string>& keys,
                                             std::chrono::milliseconds timeout);
+  // Collective, for stores that publish at a fence (PMIx): `keys[r]` was set by rank r (every
+  // rank set its own before calling); returns every rank's value, by rank, after one fence, each
+  // read from the rank that set it. nullopt on the other stores (TCP, memory), whose callers
+  // gather through one rank instead: a fence-less store answers each rank on its own, so a table
+  // one rank publishes is the cheaper round trip there.
+  virtual std::optional<std::vector<std::string>> gather_at_fence(
+      const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+    (void)keys;
+    (void)timeout;
+    return std::nullopt;
+  }
   // "pmix", "mpi", "tcp", "memory": for messages.
   virtual std::string_view method() const = 0;
 };
@@ -50,6 +62,8 @@ class PrefixStore final : public Store {
   std::string get(const std::string& key, std::chrono::milliseconds timeout) override;
   std::vector<std::string> get_many(const std::vector<std::string>& keys,
                                     std::chrono::milliseconds timeout) override;
+  std::optional<std::vector<std::string>> gather_at_fence(
+      const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   std::string_view method() const override { return inner_->method(); }
 
  private:

@@ -60,12 +60,11 @@ std::string never_published(const std::string& list) {
 
 std::string address_key(int rank) { return "addr/" + std::to_string(rank); }
 
-// Rank 0: every rank's "host:port node", one per line, or kMissing and the ranks that never
-// published theirs within `timeout` (then it throws, naming them).
-std::string gather_table(Store& store, int size, std::chrono::milliseconds timeout) {
-  std::vector<std::string> keys;
-  keys.reserve(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) keys.push_back(address_key(r));
+// Rank 0: every rank's "host:port node" (`keys`: address_key of each), one per line, or
+// kMissing and the ranks that never published theirs within `timeout` (then it throws, naming
+// them).
+std::string gather_table(Store& store, const std::vector<std::string>& keys,
+                         std::chrono::milliseconds timeout) {
   try {
     std::string table;
     for (const std::string& line : store.get_many(keys, timeout)) table += line + "\n";
@@ -98,8 +97,14 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
   store.set(address_key(rank), host + ":" + std::to_string(net::local_port(listener_)) + " " +
                                    (node_name.empty() ? host : node_name));
   std::string table;
-  if (rank == 0) {
-    table = gather_table(store, size, timeout);
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) keys.push_back(address_key(r));
+  if (auto all = store.gather_at_fence(keys, timeout)) {
+    // PMIx: one fence brings every rank's address here.
+    for (const std::string& line : *all) table += line + "\n";
+  } else if (rank == 0) {
+    table = gather_table(store, keys, timeout);
     store.set("addr-table", table);
   } else {
     try {

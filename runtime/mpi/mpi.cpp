@@ -26,6 +26,12 @@ bool start_mpi(const char* op) {
   return true;
 }
 
+bool mpi_initialized() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  return initialized != 0;
+}
+
 bool mpi_finalized() {
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -14,6 +14,8 @@ namespace dtrain::runtime {
 // started MPI (the communicator then finalizes it).
 WorldInfo mpi_world(bool* initialized_here);
 
+// True once MPI_Init has run in this process (the application's or the MPI bootstrap's).
+bool mpi_initialized();
 // True once MPI_Finalize has run in this process: MPI cannot start again, so neither can a
 // multi-rank Context (nor, in practice, a PMIx session: its job data are gone).
 bool mpi_finalized();

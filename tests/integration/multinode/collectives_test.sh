@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# init() and every collective across nodes, on each bootstrap: srun --mpi=pmix -N2, mpirun inside
-# sbatch -N2, and the torchrun-style TCP rendezvous at node1 with ranks on both nodes. The probe
+# init() and every collective across nodes, on each bootstrap: srun --mpi=pmix -N2 (PMIx and
+# libdtrain's sockets, the default), -N4 on the sockets and on MPI (DTRAIN_TRANSPORT=mpi), mpirun
+# inside sbatch -N2 on MPI, and the torchrun-style TCP rendezvous at node1 with ranks on both
+# nodes. The probe
 # (tests/integration/runtime/runtime_probe.cpp) checks every collective exactly and prints where
 # init() placed it and how its allreduces travel; every rank's place must be right, and shared
 # memory must be used alone only when all ranks share one node (2 nodes of 2 ranks: hierarchical,
@@ -41,7 +43,12 @@ check "$work/srun" 2 2 pmix hierarchical # nodes of 2 ranks: shared memory, then
 echo "== srun --mpi=pmix -N4 --ntasks-per-node=1"
 timeout -k 5 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" >"$work/srun4" 2>&1 ||
   fail "srun exited $?: $(cat "$work/srun4")"
-check "$work/srun4" 4 1 pmix mpi
+check "$work/srun4" 4 1 pmix tcp
+
+echo "== srun --mpi=pmix -N4 --ntasks-per-node=1, DTRAIN_TRANSPORT=mpi"
+DTRAIN_TRANSPORT=mpi timeout -k 5 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" \
+  >"$work/srun4mpi" 2>&1 || fail "srun exited $?: $(cat "$work/srun4mpi")"
+check "$work/srun4mpi" 4 1 pmix mpi
 
 echo "== one node of the cluster: shared memory between its two ranks"
 timeout -k 5 120 srun --mpi=pmix -N1 --ntasks-per-node=2 -w node2 "$probe" >"$work/one" 2>&1 ||
@@ -49,9 +56,9 @@ timeout -k 5 120 srun --mpi=pmix -N1 --ntasks-per-node=2 -w node2 "$probe" >"$wo
 sed -i 's/node_id=0 host=node2/node_id=0 host=node1/' "$work/one" # one node: its id is 0
 check "$work/one" 1 2 pmix "shared memory"
 
-echo "== mpirun inside sbatch -N2 --ntasks-per-node=2"
+echo "== mpirun inside sbatch -N2 --ntasks-per-node=2, DTRAIN_TRANSPORT=mpi"
 job=$(timeout 10 sbatch --parsable -N2 -w node1,node2 --ntasks-per-node=2 -o "$work/mpirun" \
-  --wrap "mpirun $(printf '%q' "$probe")")
+  --wrap "mpirun -x DTRAIN_TRANSPORT=mpi $(printf '%q' "$probe")")
 expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/mpirun" 2>/dev/null)"
 check "$work/mpirun" 2 2 pmix hierarchical
 

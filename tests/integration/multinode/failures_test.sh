@@ -2,7 +2,8 @@
 # Failures across nodes, as a user meets them: the Fashion-MNIST example runs through
 # `dtrain submit` on 2 nodes x 2 ranks (DTRAIN_TIMEOUT=5), and once every rank is training, the
 # harness does to rank 3 (on node2) what a fault would:
-#   kill-mpi, kill-tcp  SIGKILL, on the MPI backend and on the torchrun-style TCP one: the job
+#   kill-mpi, kill-tcp  SIGKILL, on the MPI backend (DTRAIN_TRANSPORT=mpi) and on the
+#                       torchrun-style TCP one: the job
 #                       ends within 30 s, every survivor's error names rank 3 and node2, and
 #                       `dtrain logs --first-error` names rank 3 on node2 as the culprit;
 #   hang                SIGSTOP: `dtrain logs --hang` names rank 3, node2 and the collective;
@@ -59,7 +60,7 @@ YAML
       echo "framework: torch"
       echo "env: {DTRAIN_TIMEOUT: \"5\", DTRAIN_BOOTSTRAP: tcp}"
     else
-      echo "env: {DTRAIN_TIMEOUT: \"5\"}"
+      echo "env: {DTRAIN_TIMEOUT: \"5\", DTRAIN_TRANSPORT: mpi}"
     fi
     printf '%s\n' "$@"
   } >job.yaml

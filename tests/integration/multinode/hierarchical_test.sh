@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The hierarchical collectives across nodes (issue 21; runtime/comm/hierarchy.hpp): the
 # runtime probe (tests/integration/runtime/runtime_probe.cpp: every collective, op and dtype
-# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix, under
-# mpirun inside sbatch, and torchrun-style (srun --mpi=none, the TCP rendezvous: the shares cross
+# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix on the MPI
+# communicator (DTRAIN_TRANSPORT=mpi; "pmix") and on libdtrain's sockets (the default there;
+# "pmix-tcp"), under mpirun inside sbatch, and torchrun-style (srun --mpi=none, the TCP rendezvous: the shares cross
 # nodes over the TCP backend's sockets), with DTRAIN_ALGO forcing hierarchical and flat and left
 # to choose. Exact results on integer-valued data are the same bits on both paths. Then a rank
 # SIGKILLed under forced hierarchical (every allreduce takes it): the others name it; and a rank
@@ -16,13 +17,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(scratch_dir)
 trap 'rm -rf "$work"' EXIT
 
-# launch BOOTSTRAP SRUN_ARGS...: sets `cmd` to the probe's ranks under srun, with PMIx (Open MPI
-# inside) or torchrun-style (tcp_rank.sh: the rendezvous at the job's first node; the step ends
+# launch BOOTSTRAP SRUN_ARGS...: sets `cmd` to the probe's ranks under srun, with PMIx (pmix: Open
+# MPI inside; pmix-tcp: no MPI) or torchrun-style (tcp_rank.sh: the rendezvous at the job's first node; the step ends
 # when a rank fails, as a torchrun job's agents end it).
 launch() {
   local bootstrap=$1
   shift
   if [[ $bootstrap == pmix ]]; then
+    cmd=(env DTRAIN_TRANSPORT=mpi srun --mpi=pmix "$@" "$probe")
+  elif [[ $bootstrap == pmix-tcp ]]; then
     cmd=(srun --mpi=pmix "$@" "$probe")
   else
     cmd=(srun --mpi=none --kill-on-bad-exit=1 "--export=ALL,MASTER_PORT=$(bash "$here/../master_port.sh")"
@@ -39,7 +42,7 @@ run() {
   launch "$bootstrap" -N"$nodes" --ntasks-per-node="$per"
   DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
   n=$((nodes * per))
-  expect_eq $n "$(grep -c "bootstrap=$bootstrap\$" "$out")" "ranks on $bootstrap in $(cat "$out")"
+  expect_eq $n "$(grep -c "bootstrap=${bootstrap%-tcp}\$" "$out")" "ranks on $bootstrap in $(cat "$out")"
   expect_eq $n "$(grep -c "allreduce=$transport\$" "$out")" "ranks on $transport in $(cat "$out")"
   echo "ok: $n ranks, allreduce $transport, collectives exact"
 }
@@ -48,6 +51,8 @@ run pmix 2 2 flat mpi
 run pmix 2 2 "" hierarchical # auto: nodes with 2 ranks each
 run pmix 4 1 hierarchical hierarchical
 run pmix 4 1 "" mpi # auto: nothing to reduce inside a node
+run pmix-tcp 2 2 "" hierarchical
+run pmix-tcp 4 1 "" tcp
 run tcp 2 2 hierarchical hierarchical
 run tcp 2 2 flat tcp
 run tcp 2 2 "" hierarchical
@@ -56,7 +61,7 @@ run tcp 4 1 "" tcp
 
 echo "== mpirun inside sbatch -N2 --ntasks-per-node=2, DTRAIN_ALGO=hierarchical"
 job=$(DTRAIN_ALGO=hierarchical timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 \
-  -o "$work/mpirun" --wrap "mpirun $(printf '%q' "$probe")")
+  -o "$work/mpirun" --wrap "mpirun -x DTRAIN_TRANSPORT=mpi $(printf '%q' "$probe")")
 expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/mpirun" 2>/dev/null)"
 expect_eq 4 "$(grep -c 'allreduce=hierarchical$' "$work/mpirun")" "ranks in $(cat "$work/mpirun")"
 echo "ok: mpirun, 4 ranks hierarchical, collectives exact"
@@ -69,7 +74,7 @@ expect_match "$line" "the nodes hold different numbers of ranks \\([a-z0-9]+: 2,
 echo "ok: refused"
 
 export RUNTIME_PROBE_DIE_RANK=3 DTRAIN_ALGO=hierarchical
-for bootstrap in pmix tcp; do
+for bootstrap in pmix pmix-tcp tcp; do
   echo "== $bootstrap: rank 3 SIGKILLed, DTRAIN_ALGO=hierarchical"
   launch $bootstrap -N2 --ntasks-per-node=2
   start=$SECONDS

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A rank SIGKILLed on the second node (issue #20): under srun --mpi=pmix -N2 and mpirun inside
-# sbatch -N2, with and without DTRAIN_SHM=0, every surviving rank, on either node, writes the line
+# A rank SIGKILLed on the second node (issue #20), on the MPI communicator (DTRAIN_TRANSPORT=mpi;
+# the sockets' own report is hierarchical_test.sh's and failures_test.sh's): under srun
+# --mpi=pmix -N2 and mpirun inside sbatch -N2, with and without DTRAIN_SHM=0, every surviving rank, on either node, writes the line
 # that names the lost rank and its host before the launcher kills it, and the job ends within 30 s.
 # Rank 2 sees rank 3 end beside it (PeerWatch); ranks 0 and 1, on the other node, learn it from
 # rank 2's alarm, and say so. The probe is tests/integration/runtime/runtime_probe.cpp (rank 3
@@ -12,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 probe=$2
 work=$(scratch_dir)
 trap 'rm -rf "$work"' EXIT
-export RUNTIME_PROBE_DIE_RANK=3 RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5
+export RUNTIME_PROBE_DIE_RANK=3 RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 DTRAIN_TRANSPORT=mpi
 
 # check OUT SECONDS: ranks 0-2 each reported rank 3 lost, on its host, within the time.
 check() {
@@ -42,7 +43,7 @@ for shm in 1 0; do
   echo "== mpirun inside sbatch -N2 --ntasks-per-node=2, rank 3 killed, DTRAIN_SHM=$shm"
   start=$SECONDS
   job=$(DTRAIN_SHM=$shm timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 -o "$work/mpirun$shm" \
-    --wrap "mpirun $(printf '%q' "$probe")")
+    --wrap "mpirun -x DTRAIN_TRANSPORT=mpi $(printf '%q' "$probe")")
   expect_eq FAILED "$(wait_job "$job" 90)" "sbatch mpirun job $job: $(cat "$work/mpirun$shm" 2>/dev/null)"
   check "$work/mpirun$shm" $((SECONDS - start))
 done

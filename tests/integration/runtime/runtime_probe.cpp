@@ -359,9 +359,11 @@ int main() try {
               w.hostname.c_str(), std::string(ctx.comm().allreduce_transport()).c_str());
   std::fflush(stdout);
 
-  // Several ranks mean the MPI backend (TCP after a torchrun-style bootstrap); one rank the copy.
-  const std::string_view want_backend =
-      w.size == 1 ? "single" : (w.bootstrap == "tcp" ? "tcp" : "mpi");
+  // Several ranks mean libdtrain's sockets, unless MPI is asked for (DTRAIN_TRANSPORT=mpi) or
+  // found the job (the MPI bootstrap); one rank the copy.
+  const char* transport = std::getenv("DTRAIN_TRANSPORT");
+  const bool mpi = w.bootstrap == "mpi" || (transport != nullptr && std::string(transport) == "mpi");
+  const std::string_view want_backend = w.size == 1 ? "single" : mpi ? "mpi" : "tcp";
   if (ctx.comm().backend() != want_backend) {
     std::fprintf(stderr, "runtime_probe: rank %d: backend: expected %s, got %s\n", w.rank,
                  std::string(want_backend).c_str(), std::string(ctx.comm().backend()).c_str());
