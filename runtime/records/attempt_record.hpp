@@ -25,6 +25,10 @@ inline constexpr std::string_view kAttemptsFile = "attempts.jsonl";
 inline constexpr std::string_view kCheckpointsFile = "checkpoints.jsonl";
 inline constexpr std::string_view kJobEndFile = "job-end.jsonl";
 inline constexpr int kAttemptSchemaVersion = 1;
+// The highest attempt number read anywhere (DTRAIN_ATTEMPT, a record's "attempt", a start line's):
+// a spec's restarts stop at 1000 (plan::kMaxRestarts), and six digits leave room without letting
+// "attempt + 1" wrap.
+inline constexpr int kMaxAttempt = 999999;
 
 struct AttemptRecord {
   int attempt = 0;      // 0-based, as DTRAIN_ATTEMPT
