@@ -72,8 +72,15 @@ void write_plan_json(const plan::LaunchPlan& plan) {
 
 namespace {
 
-std::runtime_error read_error(const std::string& path) {
-  return std::runtime_error("dtrain: cannot read " + path + ": " + std::strerror(errno));
+std::runtime_error read_error(const std::string& path, int error) {
+  return std::runtime_error("dtrain: cannot read " + path + ": " + std::strerror(error));
+}
+
+// A run-directory file that open_input() did not open: a failure to read it, or bad input when
+// it is no regular file.
+[[noreturn]] void refuse(const std::string& path, const OpenedInput& in) {
+  if (in.error != 0) throw read_error(path, in.error);
+  throw InputFileError("dtrain: " + path + ": expected a regular file, got " + in.kind);
 }
 
 }  // namespace
@@ -99,11 +106,11 @@ std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_vi
 }
 
 std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
-  const int fd = ::open(log_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const OpenedInput in = open_input(log_path);
+  if (in.fd < 0) return std::nullopt;
   char buf[8192];
-  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-  ::close(fd);
+  const ssize_t n = ::pread(in.fd, buf, sizeof buf, 0);
+  ::close(in.fd);
   if (n <= 0) return std::nullopt;
   std::string_view head(buf, static_cast<std::size_t>(n));
   head = head.substr(0, head.find('\n'));
@@ -112,16 +119,15 @@ std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
 }
 
 std::string read_last_line(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw read_error(path);
-  struct stat st {};
-  ::fstat(fd, &st);
-  const off_t size = st.st_size;
+  const OpenedInput in = open_input(path);
+  if (in.fd < 0) refuse(path, in);
+  const auto size = static_cast<off_t>(in.size);
   const off_t start = std::max<off_t>(0, size - 65536);
   std::string tail(static_cast<std::size_t>(size - start), '\0');
-  const ssize_t n = ::pread(fd, tail.data(), tail.size(), start);
-  ::close(fd);
-  if (n < 0) throw read_error(path);
+  const ssize_t n = ::pread(in.fd, tail.data(), tail.size(), start);
+  const int error = errno;
+  ::close(in.fd);
+  if (n < 0) throw read_error(path, error);
   tail.resize(static_cast<std::size_t>(n));
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();
   const auto nl = tail.rfind('\n');
@@ -252,18 +258,28 @@ report::RunStats read_run_stats(const std::string& run_dir, double straggler_thr
 
 namespace {
 
-// Every non-empty line of RUN_DIR/NAME parsed by `parse`; none when the file does not exist.
+// attempts.jsonl, checkpoints.jsonl and job-end.jsonl hold a line per attempt, per checkpoint
+// saved, per end seen (about 200 bytes each) and are read whole: 64 MiB is some 300,000 records.
+constexpr std::size_t kMaxRecordFileBytes = std::size_t{64} << 20;
+
+// Every non-empty line of RUN_DIR/NAME parsed by `parse`; none when the file does not exist. The
+// file is read as any input (common/input_file.hpp): a FIFO, a device or a file over the cap is
+// refused naming it and `what` it should hold.
 template <typename Record, typename Parse>
-std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name, Parse parse) {
+std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name,
+                               const std::string& what, Parse parse) {
   std::vector<Record> out;
   const std::string path = run_dir + "/" + std::string(name);
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return out;
-  int lineno = 0;
-  for_each_line(path, [&](std::string_view line) {
-    ++lineno;
+  const std::optional<std::string> text =
+      read_input_file_if_present(path, what, kMaxRecordFileBytes);
+  if (!text) return out;
+  std::string_view rest = *text;
+  for (long long lineno = 1; !rest.empty(); ++lineno) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!line.empty()) out.push_back(parse(line, std::string(name) + ":" + std::to_string(lineno)));
-  });
+  }
   return out;
 }
 
@@ -271,11 +287,13 @@ std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name
 
 std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir) {
   return read_jsonl<records::AttemptRecord>(run_dir, records::kAttemptsFile,
+                                            "attempt records (JSON Lines)",
                                             records::parse_attempt_record);
 }
 
 std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string& run_dir) {
   return read_jsonl<records::CheckpointRecord>(run_dir, records::kCheckpointsFile,
+                                               "checkpoint records (JSON Lines)",
                                                records::parse_checkpoint_record);
 }
 
@@ -305,8 +323,8 @@ void append_job_end_record(const std::string& run_dir, const records::JobEndReco
 }
 
 std::optional<records::JobEndRecord> read_job_end_record(const std::string& run_dir) {
-  auto all = read_jsonl<records::JobEndRecord>(run_dir, records::kJobEndFile,
-                                               records::parse_job_end_record);
+  auto all = read_jsonl<records::JobEndRecord>(
+      run_dir, records::kJobEndFile, "job end records (JSON Lines)", records::parse_job_end_record);
   if (all.empty()) return std::nullopt;
   return all.back();  // a job resubmitted by hand into its run directory ends again
 }

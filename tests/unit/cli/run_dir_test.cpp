@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -134,6 +135,47 @@ TEST_F(RunDirTest, SpecialFilesAreRefusedWithoutReadingOrBlocking) {
   EXPECT_EQ(spec_file_error((dir_ / "fifo.yaml").string()),
             "dtrain: " + (dir_ / "fifo.yaml").string() +
                 ": expected a job spec (YAML), got a FIFO (named pipe)");
+}
+
+std::string records_error(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const dtrain::InputFileError& e) {  // bad input: exit 2
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A FIFO in place of attempts.jsonl blocked `logs --first-error`, `--hang` and `stats` forever; a
+// symlink to /dev/zero was read until memory ran out. The record files are read as every input.
+TEST_F(RunDirTest, SpecialRecordFilesAreRefusedWithoutReadingOrBlocking) {
+  const std::string dir = dir_.string();
+  ASSERT_EQ(mkfifo((dir_ / "attempts.jsonl").c_str(), 0600), 0);
+  EXPECT_EQ(records_error([&] { read_attempt_records(dir); }),
+            "dtrain: " + dir +
+                "/attempts.jsonl: expected attempt records (JSON Lines), got a FIFO "
+                "(named pipe)");
+  EXPECT_EQ(records_error([&] { read_last_attempt(dir); }),
+            records_error([&] { read_attempt_records(dir); }));
+  fs::create_symlink("/dev/zero", dir_ / "checkpoints.jsonl");
+  EXPECT_EQ(records_error([&] { read_checkpoint_records(dir); }),
+            "dtrain: " + dir +
+                "/checkpoints.jsonl: expected checkpoint records (JSON Lines), got a character "
+                "device");
+  fs::create_directory(dir_ / "job-end.jsonl");
+  EXPECT_EQ(
+      records_error([&] { read_job_end_record(dir); }),
+      "dtrain: " + dir + "/job-end.jsonl: expected job end records (JSON Lines), got a directory");
+}
+
+TEST_F(RunDirTest, RecordFilesAreReadUpToACap) {
+  write(dir_ / "checkpoints.jsonl", std::string((std::size_t{64} << 20) + 1, '\n'));
+  EXPECT_EQ(records_error([&] { read_checkpoint_records(dir_.string()); }),
+            "dtrain: " + dir_.string() +
+                "/checkpoints.jsonl: expected checkpoint records (JSON Lines) of at most 67108864 "
+                "bytes, got 67108865 bytes");
+  write(dir_ / "checkpoints.jsonl", "\n\n");
+  EXPECT_TRUE(read_checkpoint_records(dir_.string()).empty());
 }
 
 // Heartbeats `from`..`to` (enter records) of `rank` in `attempt`, a second apart from `t0`.
