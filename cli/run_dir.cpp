@@ -87,19 +87,32 @@ std::runtime_error read_error(const std::string& path, int error) {
 
 void require_run_dir(const std::string& run_dir) {
   std::error_code ec;
-  if (!fs::is_directory(run_dir, ec)) {
-    throw UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
-                     (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
+  const fs::file_status st = fs::status(run_dir, ec);
+  if (fs::is_directory(st)) return;
+  std::string got = "a file";
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    got = "a symbolic link loop (" + ec.message() + ")";
+  } else if (st.type() == fs::file_type::not_found) {
+    got = "nothing (no such path)";
+  } else if (ec) {
+    got = "a path that cannot be looked at (" + ec.message() + ")";
   }
+  throw UsageError("dtrain: " + run_dir + ": expected a run directory, got " + got);
 }
 
 std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension) {
   require_run_dir(run_dir);
   std::vector<RankFile> files;
-  for (const auto& entry : fs::directory_iterator(run_dir)) {
-    const auto rank = records::parse_rank_file_name(entry.path().filename().string(), extension);
-    if (rank && entry.is_regular_file()) files.push_back({*rank, entry.path().string()});
+  std::error_code ec;
+  fs::directory_iterator it(run_dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto rank = records::parse_rank_file_name(it->path().filename().string(), extension);
+    // Only regular files (after symlinks) are rank files: a FIFO would block its reader, a device
+    // such as /dev/zero never ends, and a dangling symlink or a symlink loop names nothing.
+    std::error_code type_ec;
+    if (rank && it->is_regular_file(type_ec)) files.push_back({*rank, it->path().string()});
   }
+  if (ec) throw UsageError("dtrain: " + run_dir + ": cannot list it: " + ec.message());
   std::sort(files.begin(), files.end(),
             [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
   return files;
@@ -175,12 +188,12 @@ void for_each_metric_record(const std::string& run_dir,
     for_each_line(f.path, [&](std::string_view line) {
       ++lineno;
       if (line.empty()) return;
-      const std::string where = name + ":" + std::to_string(lineno);
+      const std::string where = f.path + ":" + std::to_string(lineno);
       const records::MetricRecord record = records::parse_metric_record(line, where);
       // A record filed under another rank's name (a copied or renamed file) would be counted
       // twice for one rank and not at all for the other.
       if (record.rank != f.rank) {
-        throw records::MetricFormatError("dtrain: stats: " + where + ": expected rank " +
+        throw records::MetricFormatError("dtrain: " + where + ": expected rank " +
                                          std::to_string(f.rank) + " (as the file name " + name +
                                          " says), got \"rank\": " + std::to_string(record.rank));
       }
@@ -269,7 +282,7 @@ template <typename Record, typename Parse>
 std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name,
                                const std::string& what, Parse parse) {
   std::vector<Record> out;
-  const std::string path = run_dir + "/" + std::string(name);
+  const std::string path = (fs::path(run_dir) / name).string();
   const std::optional<std::string> text =
       read_input_file_if_present(path, what, kMaxRecordFileBytes);
   if (!text) return out;
@@ -278,7 +291,7 @@ std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name
     const std::size_t nl = rest.find('\n');
     const std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty()) out.push_back(parse(line, std::string(name) + ":" + std::to_string(lineno)));
+    if (!line.empty()) out.push_back(parse(line, path + ":" + std::to_string(lineno)));
   }
   return out;
 }
@@ -300,7 +313,7 @@ std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string
 namespace {
 
 void append_line(const std::string& run_dir, std::string_view name, const std::string& record) {
-  const std::string path = run_dir + "/" + std::string(name);
+  const std::string path = (fs::path(run_dir) / name).string();
   const std::string line = record + "\n";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const bool written =
