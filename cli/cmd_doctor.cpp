@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <dtrain/bandwidth.hpp>
 #include <dtrain/dtrain.hpp>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "affinity/topology.hpp"
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "common/number_text.hpp"
 #include "dtrain/config.hpp"
 #include "launch/launcher_env.hpp"
 #include "process.hpp"
@@ -62,15 +64,14 @@ std::vector<std::string> network_interfaces() {
 
 // A port some process already listens on cannot serve this job's rendezvous.
 bool port_in_use(const std::string& port_text) {
-  char* end = nullptr;
-  const long port = std::strtol(port_text.c_str(), &end, 10);
-  if (port_text.empty() || *end != '\0' || port <= 0 || port > 65535) return false;
+  const auto port = dtrain::parse_whole_number(port_text, 1, 65535);
+  if (!port) return false;
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_port = htons(static_cast<std::uint16_t>(*port));
   const bool in_use = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0;
   close(fd);
   return in_use;
@@ -101,11 +102,9 @@ report::RankReport this_rank(const dtrain::WorldInfo& world) {
     while (pos <= it->second.size()) {
       const auto comma = std::min(it->second.find(',', pos), it->second.size());
       const std::string item = it->second.substr(pos, comma - pos);
-      char* end = nullptr;
-      const long index = std::strtol(item.c_str(), &end, 10);
-      if (!item.empty() && *end == '\0' && index >= 0 &&
-          static_cast<std::size_t>(index) < node.gpus.size()) {
-        visible.push_back(static_cast<int>(index));
+      const auto index = dtrain::parse_whole_number(item, 0, std::numeric_limits<int>::max());
+      if (index && static_cast<std::size_t>(*index) < node.gpus.size()) {
+        visible.push_back(static_cast<int>(*index));
       }
       pos = comma + 1;
     }

@@ -10,9 +10,12 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "common/input_file.hpp"
+#include "plan/job_spec.hpp"
 #include "report/json_text.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
@@ -28,6 +31,19 @@ struct StatsOptions {
   double straggler_threshold = report::kDefaultStragglerThreshold;
 };
 
+// plan.json lists every rank (about 200 bytes each): 64 MiB holds 300,000.
+constexpr std::size_t kMaxPlanBytes = std::size_t{64} << 20;
+
+// The file's text; nothing when it is missing, not a regular file or over `max_bytes`.
+std::optional<std::string> optional_file(const std::string& path, const std::string& what,
+                                         std::size_t max_bytes) {
+  try {
+    return read_input_file_if_present(path, what, max_bytes);
+  } catch (const InputFileError&) {
+    return std::nullopt;
+  }
+}
+
 // What the run directory says about the job: its name (plan.json) and GPUs per rank (job.yaml).
 report::ScalingRun describe_run(const std::string& run_dir, const report::RunStats& stats) {
   report::ScalingRun run;
@@ -36,16 +52,21 @@ report::ScalingRun describe_run(const std::string& run_dir, const report::RunSta
     run.label = std::filesystem::path(run_dir).parent_path().filename().string();
   run.ranks = static_cast<int>(stats.ranks.size());
   run.samples_per_second = stats.total_samples_per_second;
-  std::ifstream plan_file(std::filesystem::path(run_dir) / "plan.json");
-  if (plan_file) {
-    const auto j = nlohmann::json::parse(plan_file, nullptr, /*allow_exceptions=*/false);
+  // Read as every input is (common/input_file.hpp): a FIFO or a device in their place is left
+  // out like a missing file, rather than blocking or filling memory.
+  const auto plan_text =
+      optional_file(run_dir + "/plan.json", "a launch plan (JSON)", kMaxPlanBytes);
+  if (plan_text) {
+    const auto j = nlohmann::json::parse(*plan_text, nullptr, /*allow_exceptions=*/false);
     if (j.is_object() && j.contains("job") && j["job"].is_object() && j["job"].contains("name") &&
         j["job"]["name"].is_string()) {
       run.job = j["job"]["name"].get<std::string>();
     }
   }
   try {
-    const YAML::Node spec = YAML::LoadFile((std::filesystem::path(run_dir) / "job.yaml").string());
+    const auto spec_text =
+        optional_file(run_dir + "/job.yaml", "a job spec (YAML)", plan::kMaxSpecBytes);
+    const YAML::Node spec = YAML::Load(spec_text.value_or(""));
     if (spec["gpus_per_rank"]) run.gpus = run.ranks * spec["gpus_per_rank"].as<int>();
   } catch (const YAML::Exception&) {
     // No job.yaml (a run directory made by hand) or no readable GPU count: the column shows "-".

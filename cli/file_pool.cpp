@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "common/input_file.hpp"
 #include "common/open_files.hpp"
 
 namespace dtrain::cli {
@@ -59,10 +60,16 @@ void FilePool::ensure_open(std::size_t file) {
     if (!use.open) return;
     if (use.release) close_file(*use.release);
     File& f = files_[file];
-    f.fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+    // The one open of every input (common/input_file.hpp): never blocks, regular files only. A
+    // log listed as a regular file may have been replaced by a FIFO since.
+    const OpenedInput in = open_input(f.path);
+    f.fd = in.fd;
     if (f.fd >= 0) break;
-    const int error = errno;
+    const int error = in.error;
     lru_.forget(file);
+    if (error == 0) {
+      throw InputFileError("dtrain: " + f.path + ": expected a regular file, got " + in.kind);
+    }
     // Out of descriptors although the budget allowed one more (the process holds more than
     // counted): give the oldest up and go on with fewer.
     if (error == EMFILE || error == ENFILE) {

@@ -72,38 +72,58 @@ void write_plan_json(const plan::LaunchPlan& plan) {
 
 namespace {
 
-std::runtime_error read_error(const std::string& path) {
-  return std::runtime_error("dtrain: cannot read " + path + ": " + std::strerror(errno));
+std::runtime_error read_error(const std::string& path, int error) {
+  return std::runtime_error("dtrain: cannot read " + path + ": " + std::strerror(error));
+}
+
+// A run-directory file that open_input() did not open: a failure to read it, or bad input when
+// it is no regular file.
+[[noreturn]] void refuse(const std::string& path, const OpenedInput& in) {
+  if (in.error != 0) throw read_error(path, in.error);
+  throw InputFileError("dtrain: " + path + ": expected a regular file, got " + in.kind);
 }
 
 }  // namespace
 
 void require_run_dir(const std::string& run_dir) {
   std::error_code ec;
-  if (!fs::is_directory(run_dir, ec)) {
-    throw UsageError("dtrain: " + run_dir + ": expected a run directory, got " +
-                     (fs::exists(run_dir, ec) ? "a file" : "nothing (no such path)"));
+  const fs::file_status st = fs::status(run_dir, ec);
+  if (fs::is_directory(st)) return;
+  std::string got = "a file";
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    got = "a symbolic link loop (" + ec.message() + ")";
+  } else if (st.type() == fs::file_type::not_found) {
+    got = "nothing (no such path)";
+  } else if (ec) {
+    got = "a path that cannot be looked at (" + ec.message() + ")";
   }
+  throw UsageError("dtrain: " + run_dir + ": expected a run directory, got " + got);
 }
 
 std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension) {
   require_run_dir(run_dir);
   std::vector<RankFile> files;
-  for (const auto& entry : fs::directory_iterator(run_dir)) {
-    const auto rank = records::parse_rank_file_name(entry.path().filename().string(), extension);
-    if (rank && entry.is_regular_file()) files.push_back({*rank, entry.path().string()});
+  std::error_code ec;
+  fs::directory_iterator it(run_dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto rank = records::parse_rank_file_name(it->path().filename().string(), extension);
+    // Only regular files (after symlinks) are rank files: a FIFO would block its reader, a device
+    // such as /dev/zero never ends, and a dangling symlink or a symlink loop names nothing.
+    std::error_code type_ec;
+    if (rank && it->is_regular_file(type_ec)) files.push_back({*rank, it->path().string()});
   }
+  if (ec) throw UsageError("dtrain: " + run_dir + ": cannot list it: " + ec.message());
   std::sort(files.begin(), files.end(),
             [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
   return files;
 }
 
 std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
-  const int fd = ::open(log_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const OpenedInput in = open_input(log_path);
+  if (in.fd < 0) return std::nullopt;
   char buf[8192];
-  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-  ::close(fd);
+  const ssize_t n = ::pread(in.fd, buf, sizeof buf, 0);
+  ::close(in.fd);
   if (n <= 0) return std::nullopt;
   std::string_view head(buf, static_cast<std::size_t>(n));
   head = head.substr(0, head.find('\n'));
@@ -112,16 +132,15 @@ std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
 }
 
 std::string read_last_line(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw read_error(path);
-  struct stat st {};
-  ::fstat(fd, &st);
-  const off_t size = st.st_size;
+  const OpenedInput in = open_input(path);
+  if (in.fd < 0) refuse(path, in);
+  const auto size = static_cast<off_t>(in.size);
   const off_t start = std::max<off_t>(0, size - 65536);
   std::string tail(static_cast<std::size_t>(size - start), '\0');
-  const ssize_t n = ::pread(fd, tail.data(), tail.size(), start);
-  ::close(fd);
-  if (n < 0) throw read_error(path);
+  const ssize_t n = ::pread(in.fd, tail.data(), tail.size(), start);
+  const int error = errno;
+  ::close(in.fd);
+  if (n < 0) throw read_error(path, error);
   tail.resize(static_cast<std::size_t>(n));
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();
   const auto nl = tail.rfind('\n');
@@ -169,12 +188,12 @@ void for_each_metric_record(const std::string& run_dir,
     for_each_line(f.path, [&](std::string_view line) {
       ++lineno;
       if (line.empty()) return;
-      const std::string where = name + ":" + std::to_string(lineno);
+      const std::string where = f.path + ":" + std::to_string(lineno);
       const records::MetricRecord record = records::parse_metric_record(line, where);
       // A record filed under another rank's name (a copied or renamed file) would be counted
       // twice for one rank and not at all for the other.
       if (record.rank != f.rank) {
-        throw records::MetricFormatError("dtrain: stats: " + where + ": expected rank " +
+        throw records::MetricFormatError("dtrain: " + where + ": expected rank " +
                                          std::to_string(f.rank) + " (as the file name " + name +
                                          " says), got \"rank\": " + std::to_string(record.rank));
       }
@@ -252,18 +271,28 @@ report::RunStats read_run_stats(const std::string& run_dir, double straggler_thr
 
 namespace {
 
-// Every non-empty line of RUN_DIR/NAME parsed by `parse`; none when the file does not exist.
+// attempts.jsonl, checkpoints.jsonl and job-end.jsonl hold a line per attempt, per checkpoint
+// saved, per end seen (about 200 bytes each) and are read whole: 64 MiB is some 300,000 records.
+constexpr std::size_t kMaxRecordFileBytes = std::size_t{64} << 20;
+
+// Every non-empty line of RUN_DIR/NAME parsed by `parse`; none when the file does not exist. The
+// file is read as any input (common/input_file.hpp): a FIFO, a device or a file over the cap is
+// refused naming it and `what` it should hold.
 template <typename Record, typename Parse>
-std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name, Parse parse) {
+std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name,
+                               const std::string& what, Parse parse) {
   std::vector<Record> out;
-  const std::string path = run_dir + "/" + std::string(name);
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return out;
-  int lineno = 0;
-  for_each_line(path, [&](std::string_view line) {
-    ++lineno;
-    if (!line.empty()) out.push_back(parse(line, std::string(name) + ":" + std::to_string(lineno)));
-  });
+  const std::string path = (fs::path(run_dir) / name).string();
+  const std::optional<std::string> text =
+      read_input_file_if_present(path, what, kMaxRecordFileBytes);
+  if (!text) return out;
+  std::string_view rest = *text;
+  for (long long lineno = 1; !rest.empty(); ++lineno) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty()) out.push_back(parse(line, path + ":" + std::to_string(lineno)));
+  }
   return out;
 }
 
@@ -271,18 +300,20 @@ std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name
 
 std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir) {
   return read_jsonl<records::AttemptRecord>(run_dir, records::kAttemptsFile,
+                                            "attempt records (JSON Lines)",
                                             records::parse_attempt_record);
 }
 
 std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string& run_dir) {
   return read_jsonl<records::CheckpointRecord>(run_dir, records::kCheckpointsFile,
+                                               "checkpoint records (JSON Lines)",
                                                records::parse_checkpoint_record);
 }
 
 namespace {
 
 void append_line(const std::string& run_dir, std::string_view name, const std::string& record) {
-  const std::string path = run_dir + "/" + std::string(name);
+  const std::string path = (fs::path(run_dir) / name).string();
   const std::string line = record + "\n";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const bool written =
@@ -305,8 +336,8 @@ void append_job_end_record(const std::string& run_dir, const records::JobEndReco
 }
 
 std::optional<records::JobEndRecord> read_job_end_record(const std::string& run_dir) {
-  auto all = read_jsonl<records::JobEndRecord>(run_dir, records::kJobEndFile,
-                                               records::parse_job_end_record);
+  auto all = read_jsonl<records::JobEndRecord>(
+      run_dir, records::kJobEndFile, "job end records (JSON Lines)", records::parse_job_end_record);
   if (all.empty()) return std::nullopt;
   return all.back();  // a job resubmitted by hand into its run directory ends again
 }

@@ -42,11 +42,14 @@ struct RankFile {
   std::string path;
 };
 
-// rank-NNNNN.<extension> files of `run_dir`, by rank. Throws UsageError when `run_dir` is not a
-// directory.
+// rank-NNNNN.<extension> files of `run_dir`, by rank: regular files (after symlinks) with the
+// name the writers give (records::parse_rank_file_name); anything else of the kind (a FIFO, a
+// device, a dangling symlink or a loop, rank-000001.log) is left out. Throws UsageError when
+// `run_dir` is not a directory or cannot be listed.
 std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension);
 
-// Throws UsageError naming `run_dir` when it is not a directory.
+// Throws UsageError naming `run_dir` and what it is when it is not a directory (nothing, a file,
+// a symbolic link loop).
 void require_run_dir(const std::string& run_dir);
 
 // The start line run-rank wrote first in a rank log, when it did.

@@ -2,13 +2,15 @@
 
 #include <signal.h>
 
-#include <cerrno>
 #include <cstdlib>
+#include <limits>
 
 #include "affinity/errors.hpp"
+#include "common/number_text.hpp"
 #include "common/on_off.hpp"
 #include "dtrain/dtrain.hpp"
 #include "preemption/signals.hpp"
+#include "records/attempt_record.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -33,45 +35,41 @@ std::string parse_bootstrap(const std::optional<std::string>& v) {
 
 std::chrono::milliseconds parse_timeout(const std::optional<std::string>& v) {
   if (!v) return std::chrono::seconds(300);
-  errno = 0;
-  char* end = nullptr;
-  const double s = std::strtod(v->c_str(), &end);
   // Under 1 ms the deadline would round to 0, and every collective would time out at once.
-  if (*end != '\0' || errno != 0 || !(s >= 0.001) || s > 1e7) {
+  const std::optional<double> s = dtrain::parse_decimal_number(*v, 0.001, 1e7);
+  if (!s) {
     throw Error(Error::Code::kInvalid,
                 "dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at least 0.001, "
                 "at most 1e7), got \"" +
                     *v + "\"");
   }
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
+  return std::chrono::milliseconds(static_cast<long long>(*s * 1000.0 + 0.5));
 }
 
 // A count from 0 of decimal digits only, as `dtrain supervise` writes it.
 int parse_attempt(const std::optional<std::string>& v) {
   if (!v) return 0;
-  if (v->size() > 6 || v->find_first_not_of("0123456789") != std::string::npos) {
-    throw Error(
-        Error::Code::kInvalid,
-        "dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to 999999, got \"" + *v + "\"");
+  const std::optional<long long> attempt = dtrain::parse_whole_number(*v, 0, records::kMaxAttempt);
+  if (!attempt) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to " +
+                    std::to_string(records::kMaxAttempt) + ", got \"" + *v + "\"");
   }
-  return std::stoi(*v);
+  return static_cast<int>(*attempt);
 }
 
-// A whole number of bytes of at least `minimum`: decimal digits only. strtoull alone would skip
-// leading spaces and take a sign, reading " -1" as 2^64-1.
+// A whole number of bytes of at least `minimum`: decimal digits only (" -1" is not 2^64-1).
 std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, std::size_t fallback,
                         std::size_t minimum) {
   if (!v) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(v->c_str(), &end, 10);
-  if (*end != '\0' || errno != 0 || n < minimum ||
-      v->find_first_not_of("0123456789") != std::string::npos) {
+  const std::optional<long long> n = dtrain::parse_whole_number(
+      *v, static_cast<long long>(minimum), std::numeric_limits<long long>::max());
+  if (!n) {
     throw Error(Error::Code::kInvalid, std::string("dtrain: ") + name +
                                            ": expected a byte count of at least " +
                                            std::to_string(minimum) + ", got \"" + *v + "\"");
   }
-  return static_cast<std::size_t>(n);
+  return static_cast<std::size_t>(*n);
 }
 
 // The switch words every dtrain setting takes (common/on_off.hpp), so DTRAIN_SHM=off works as

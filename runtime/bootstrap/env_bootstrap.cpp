@@ -1,10 +1,11 @@
 // The environment/TCP bootstrap: torchrun's variables name the rank and the rendezvous address,
 // and rank 0 serves the TCP store there.
-#include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
+#include "common/number_text.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -20,17 +21,16 @@ std::string required(const char* name) {
   return v;
 }
 
-// Strict: the whole value must be a decimal integer in [lo, hi] (no "4x", no "").
+// Strict (common/number_text.hpp): the whole value must be decimal digits in [lo, hi] (no "4x",
+// no "", no " 0").
 long parse_int(const char* name, const std::string& value, long lo, long hi) {
-  errno = 0;
-  char* end = nullptr;
-  const long n = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno != 0 || n < lo || n > hi) {
+  const std::optional<long long> n = dtrain::parse_whole_number(value, lo, hi);
+  if (!n) {
     throw Error(Error::Code::kInvalid, std::string(name) + ": expected an integer from " +
                                            std::to_string(lo) + " to " + std::to_string(hi) +
                                            ", got \"" + value + "\"");
   }
-  return n;
+  return static_cast<long>(*n);
 }
 
 }  // namespace

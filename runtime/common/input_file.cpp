@@ -35,22 +35,21 @@ class Fd {
   int fd_;
 };
 
-// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer. It has no effect on the
-// reads of a regular file, the only kind read afterwards.
-Fd open_regular(const std::string& path, const std::string& what, struct stat& st) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) {
-    throw InputFileError("dtrain: " + path + ": cannot open it: " + std::strerror(errno) +
-                         "; expected " + what);
+// Why open_input() gave no descriptor, naming `path` and what was expected of it.
+InputFileError refusal(const OpenedInput& in, const std::string& path, const std::string& what) {
+  if (in.error != 0) {
+    return InputFileError("dtrain: " + path + ": cannot open it: " + std::strerror(in.error) +
+                          "; expected " + what);
   }
-  if (::fstat(fd.get(), &st) != 0) {
-    throw InputFileError("dtrain: " + path + ": cannot read it: " + std::strerror(errno) +
-                         "; expected " + what);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    throw InputFileError("dtrain: " + path + ": expected " + what + ", got " + kind_of(st.st_mode));
-  }
-  return fd;
+  return InputFileError("dtrain: " + path + ": expected " + what + ", got " + in.kind);
+}
+
+// open_input(), or an InputFileError.
+Fd open_regular(const std::string& path, const std::string& what, std::uint64_t& size) {
+  const OpenedInput in = open_input(path);
+  if (in.fd < 0) throw refusal(in, path, what);
+  size = in.size;
+  return Fd(in.fd);
 }
 
 std::string too_large(const std::string& path, const std::string& what, std::size_t max_bytes,
@@ -59,25 +58,10 @@ std::string too_large(const std::string& path, const std::string& what, std::siz
          " bytes, got " + got;
 }
 
-}  // namespace
-
-void check_input_file(const std::string& path, const std::string& what,
-                      const std::string& component) {
-  struct stat st {};
-  try {
-    open_regular(path, what, st);
-  } catch (const InputFileError& e) {
-    if (component.empty()) throw;
-    throw InputFileError("dtrain: " + component + ": " + std::string(e.what()).substr(8));
-  }
-}
-
-std::string read_input_file(const std::string& path, const std::string& what,
-                            std::size_t max_bytes) {
-  struct stat st {};
-  Fd fd = open_regular(path, what, st);
-  if (static_cast<unsigned long long>(st.st_size) > max_bytes) {
-    throw InputFileError(too_large(path, what, max_bytes, std::to_string(st.st_size) + " bytes"));
+std::string read_open_file(const Fd& fd, std::uint64_t size, const std::string& path,
+                           const std::string& what, std::size_t max_bytes) {
+  if (size > max_bytes) {
+    throw InputFileError(too_large(path, what, max_bytes, std::to_string(size) + " bytes"));
   }
   // Bounded even if the file grows while it is read.
   std::string text;
@@ -94,6 +78,61 @@ std::string read_input_file(const std::string& path, const std::string& what,
     if (text.size() > max_bytes) throw InputFileError(too_large(path, what, max_bytes, "more"));
   }
   return text;
+}
+
+}  // namespace
+
+OpenedInput open_input(const std::string& path) {
+  OpenedInput out;
+  // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer. It has no effect on the
+  // reads of a regular file, the only kind read afterwards.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    out.error = errno;
+    return out;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    out.error = errno;
+    ::close(fd);
+    return out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    out.kind = kind_of(st.st_mode);
+    ::close(fd);
+    return out;
+  }
+  out.fd = fd;
+  out.size = static_cast<std::uint64_t>(st.st_size);
+  return out;
+}
+
+void check_input_file(const std::string& path, const std::string& what,
+                      const std::string& component) {
+  std::uint64_t size = 0;
+  try {
+    open_regular(path, what, size);
+  } catch (const InputFileError& e) {
+    if (component.empty()) throw;
+    throw InputFileError("dtrain: " + component + ": " + std::string(e.what()).substr(8));
+  }
+}
+
+std::string read_input_file(const std::string& path, const std::string& what,
+                            std::size_t max_bytes) {
+  std::uint64_t size = 0;
+  const Fd fd = open_regular(path, what, size);
+  return read_open_file(fd, size, path, what, max_bytes);
+}
+
+std::optional<std::string> read_input_file_if_present(const std::string& path,
+                                                      const std::string& what,
+                                                      std::size_t max_bytes) {
+  const OpenedInput in = open_input(path);
+  if (in.error == ENOENT) return std::nullopt;
+  if (in.fd < 0) throw refusal(in, path, what);
+  const Fd fd(in.fd);
+  return read_open_file(fd, in.size, path, what, max_bytes);
 }
 
 }  // namespace dtrain

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
 
+#include "common/number_text.hpp"
 #include "common/words.hpp"
 
 namespace dtrain::launch {
@@ -28,9 +29,8 @@ constexpr int kTensorflowJobSlots = 96;  // 20000 + 96 * 128 = 32288, below the 
 // Numeric job ids map directly (consecutive jobs get different ports); anything else is hashed
 // with FNV-1a so the result is the same on every node and every run.
 std::uint64_t job_number(std::string_view job_id) {
-  std::uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(job_id.data(), job_id.data() + job_id.size(), value);
-  if (ec == std::errc() && ptr == job_id.data() + job_id.size()) return value;
+  const auto value = dtrain::parse_whole_number(job_id, 0, std::numeric_limits<long long>::max());
+  if (value) return static_cast<std::uint64_t>(*value);
   std::uint64_t hash = 14695981039346656037ULL;
   for (unsigned char c : job_id) {
     hash ^= c;
@@ -204,15 +204,7 @@ JobPlacement placement_from_environment(const Environment& env, const LauncherIn
   // when the host names do not match (aliases, FQDNs) fall back to the block layout.
   const std::string* node_id = launcher.launcher == "slurm" ? get("SLURM_NODEID") : nullptr;
   if (node_id != nullptr) {
-    int id = -1;
-    auto [ptr, ec] = std::from_chars(node_id->data(), node_id->data() + node_id->size(), id);
-    if (ec != std::errc() || ptr != node_id->data() + node_id->size() || id < 0) {
-      throw LauncherEnvError(
-          "dtrain: launcher environment: SLURM_NODEID: expected an integer >= "
-          "0, got \"" +
-          *node_id + "\"");
-    }
-    p.node_rank = id;
+    p.node_rank = parse_launcher_count("SLURM_NODEID", *node_id, 0);
   } else if (auto it = std::find(p.hosts.begin(), p.hosts.end(), hostname); it != p.hosts.end()) {
     p.node_rank = static_cast<int>(it - p.hosts.begin());
   } else {

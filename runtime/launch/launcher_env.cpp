@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <array>
-#include <charconv>
+#include <limits>
 #include <string_view>
+
+#include "common/number_text.hpp"
 
 extern char** environ;
 
@@ -39,17 +41,20 @@ std::optional<std::string_view> lookup(const Environment& env, const char* name)
   return std::string_view(it->second);
 }
 
-int parse_count(std::string_view name, std::string_view value, int min) {
-  int out = 0;
-  const char* end = value.data() + value.size();
-  auto [ptr, ec] = std::from_chars(value.data(), end, out);
-  if (value.empty() || ec != std::errc() || ptr != end || out < min) {
+}  // namespace
+
+int parse_launcher_count(std::string_view name, std::string_view value, int min) {
+  const std::optional<long long> out =
+      dtrain::parse_whole_number(value, min, std::numeric_limits<int>::max());
+  if (!out) {
     throw LauncherEnvError("dtrain: launcher environment: " + std::string(name) +
                            ": expected an integer >= " + std::to_string(min) + ", got \"" +
                            std::string(value) + "\"");
   }
-  return out;
+  return static_cast<int>(*out);
 }
+
+namespace {
 
 // SLURM_STEP_TASKS_PER_NODE looks like "4", "2(x3)" or "3(x2),1": the count on this node is the
 // entry for SLURM_NODEID.
@@ -58,7 +63,7 @@ std::optional<int> slurm_local_size(const Environment& env) {
   if (!spec) spec = lookup(env, "SLURM_TASKS_PER_NODE");
   if (!spec) return std::nullopt;
   int node = 0;
-  if (auto id = lookup(env, "SLURM_NODEID")) node = parse_count("SLURM_NODEID", *id, 0);
+  if (auto id = lookup(env, "SLURM_NODEID")) node = parse_launcher_count("SLURM_NODEID", *id, 0);
   std::string_view rest = *spec;
   while (!rest.empty()) {
     auto comma = rest.find(',');
@@ -69,10 +74,10 @@ std::optional<int> slurm_local_size(const Environment& env) {
     std::string_view count_text = item.substr(0, paren);
     if (paren != std::string_view::npos) {
       if (item.back() != ')') break;
-      repeat = parse_count("SLURM_STEP_TASKS_PER_NODE",
-                           item.substr(paren + 2, item.size() - paren - 3), 1);
+      repeat = parse_launcher_count("SLURM_STEP_TASKS_PER_NODE",
+                                    item.substr(paren + 2, item.size() - paren - 3), 1);
     }
-    int count = parse_count("SLURM_STEP_TASKS_PER_NODE", count_text, 1);
+    int count = parse_launcher_count("SLURM_STEP_TASKS_PER_NODE", count_text, 1);
     if (node < repeat) return count;
     node -= repeat;
   }
@@ -108,19 +113,20 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
     if (!rank) continue;
     LauncherInfo info;
     info.launcher = scheme.launcher;
-    info.rank = parse_count(scheme.rank, *rank, 0);
-    if (auto size = lookup(env, scheme.size)) info.size = parse_count(scheme.size, *size, 1);
+    info.rank = parse_launcher_count(scheme.rank, *rank, 0);
+    if (auto size = lookup(env, scheme.size))
+      info.size = parse_launcher_count(scheme.size, *size, 1);
     bool local_rank_known = false;
     bool local_size_known = false;
     if (auto local = lookup(env, scheme.local_rank)) {
-      info.local_rank = parse_count(scheme.local_rank, *local, 0);
+      info.local_rank = parse_launcher_count(scheme.local_rank, *local, 0);
       local_rank_known = true;
     }
     if (auto local_size = lookup(env, scheme.local_size)) {
-      info.local_size = parse_count(scheme.local_size, *local_size, 1);
+      info.local_size = parse_launcher_count(scheme.local_size, *local_size, 1);
       local_size_known = true;
     } else if (auto alt = lookup(env, scheme.local_size_alt)) {
-      info.local_size = parse_count(scheme.local_size_alt, *alt, 1);
+      info.local_size = parse_launcher_count(scheme.local_size_alt, *alt, 1);
       local_size_known = true;
     } else if (std::string_view(scheme.launcher) == "slurm") {
       const auto per_node = slurm_local_size(env);
@@ -199,23 +205,21 @@ std::vector<std::string> expand_hostlist(std::string_view text, std::string_view
         const std::string_view lo_text = range.substr(0, dash);
         const std::string_view hi_text =
             dash == std::string_view::npos ? lo_text : range.substr(dash + 1);
-        unsigned long lo = 0;
-        unsigned long hi = 0;
-        auto parse = [&](std::string_view digits, unsigned long& out) {
-          auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
-          if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
-            throw fail("\"" + std::string(range) + "\" is not a number or a range a-b");
-          }
+        auto parse = [&](std::string_view digits) {
+          const auto n =
+              dtrain::parse_whole_number(digits, 0, std::numeric_limits<long long>::max());
+          if (!n) throw fail("\"" + std::string(range) + "\" is not a number or a range a-b");
+          return static_cast<unsigned long long>(*n);
         };
-        parse(lo_text, lo);
-        parse(hi_text, hi);
+        const unsigned long long lo = parse(lo_text);
+        const unsigned long long hi = parse(hi_text);
         if (hi < lo) throw fail("the range \"" + std::string(range) + "\" runs backwards");
         if (hi - lo >= kMaxHosts || hosts.size() + (hi - lo) >= kMaxHosts) {
           throw fail("more than " + std::to_string(kMaxHosts) + " hosts");
         }
         // Zero padding follows the low bound's width, as Slurm writes "nid[008-010]".
         const std::size_t width = lo_text.size();
-        for (unsigned long n = lo; n <= hi; ++n) {
+        for (unsigned long long n = lo; n <= hi; ++n) {
           std::string digits = std::to_string(n);
           if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
           hosts.push_back(std::string(prefix) + digits + std::string(suffix));

@@ -41,6 +41,11 @@ const std::vector<std::string>& launcher_variables();
 // The local-rank variable of each launcher, same order ("OMPI_COMM_WORLD_LOCAL_RANK", ...).
 const std::vector<std::string>& local_rank_variables();
 
+// A launcher variable's count (a rank, a size, a node id): decimal digits only, no sign or space
+// (common/number_text.hpp), from `min` to INT_MAX. Throws LauncherEnvError naming the variable:
+// "dtrain: launcher environment: SLURM_NODEID: expected an integer >= 0, got \" 1\"".
+int parse_launcher_count(std::string_view name, std::string_view value, int min);
+
 // Returns nullopt when no launcher variables are present (a bare process); throws
 // LauncherEnvError when a launcher's variables are present but malformed or inconsistent.
 std::optional<LauncherInfo> detect_launcher(const Environment& env);

@@ -1,54 +1,40 @@
 #include "records/attempt_record.hpp"
 
+#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "records/record_fields.hpp"
 
 namespace dtrain::records {
 namespace {
+
+constexpr long long kMaxInt = std::numeric_limits<int>::max();
+// An exit status as `dtrain submit` and the supervisor record it (128 + N after signal N).
+constexpr long long kMaxStatus = 255;
 
 AttemptFormatError format_error(const std::string& where, const std::string& what) {
   return AttemptFormatError("dtrain: " + where + ": " + what);
 }
 
-// The object of one line, its version checked.
-nlohmann::json parse_object(std::string_view line, const std::string& where) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+// The fields of one line, its version checked.
+RecordFields parse_object(const nlohmann::json& j, std::string_view line,
+                          const std::string& where) {
   if (j.is_discarded() || !j.is_object()) {
     throw format_error(where,
                        "expected a JSON object, got \"" + std::string(line.substr(0, 80)) + "\"");
   }
+  RecordFields f(j, where, [](const std::string& message) { throw AttemptFormatError(message); });
   const auto v = j.find("v");
-  if (v == j.end() || !v->is_number_integer()) {
-    throw format_error(where, "missing field \"v\" (the schema version)");
+  if (v == j.end() || !v->is_number_integer()) f.fail("missing field \"v\" (the schema version)");
+  if (!integer_within(*v, 1, kAttemptSchemaVersion)) {
+    f.fail("schema version " + shown_value(*v) + " is not known to this dtrain (" +
+           std::to_string(kAttemptSchemaVersion) + " is)");
   }
-  if (v->get<long long>() < 1 || v->get<long long>() > kAttemptSchemaVersion) {
-    throw format_error(where, "schema version " + v->dump() + " is not known to this dtrain (" +
-                                  std::to_string(kAttemptSchemaVersion) + " is)");
-  }
-  return j;
+  return f;
 }
 
-const nlohmann::json& field(const nlohmann::json& j, const char* name, const std::string& where) {
-  const auto it = j.find(name);
-  if (it == j.end()) throw format_error(where, std::string("missing field \"") + name + "\"");
-  return *it;
-}
-
-long long integer(const nlohmann::json& j, const char* name, const std::string& where) {
-  const nlohmann::json& v = field(j, name, where);
-  if (!v.is_number_integer()) {
-    throw format_error(where,
-                       std::string("field \"") + name + "\": expected an integer, got " + v.dump());
-  }
-  return v.get<long long>();
-}
-
-std::string text(const nlohmann::json& j, const char* name, const std::string& where) {
-  const nlohmann::json& v = field(j, name, where);
-  if (!v.is_string()) {
-    throw format_error(where,
-                       std::string("field \"") + name + "\": expected a string, got " + v.dump());
-  }
-  return v.get<std::string>();
+nlohmann::json parse_json(std::string_view line) {
+  return nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
 }
 
 }  // namespace
@@ -79,41 +65,36 @@ std::string format_checkpoint_record(const CheckpointRecord& r) {
 }
 
 AttemptRecord parse_attempt_record(std::string_view line, const std::string& where) {
-  const nlohmann::json j = parse_object(line, where);
+  const nlohmann::json j = parse_json(line);
+  const RecordFields f = parse_object(j, line, where);
   AttemptRecord r;
-  r.attempt = static_cast<int>(integer(j, "attempt", where));
-  r.start = text(j, "start", where);
-  r.end = text(j, "end", where);
-  r.status = static_cast<int>(integer(j, "status", where));
-  r.outcome = text(j, "outcome", where);
-  r.cause = text(j, "cause", where);
-  r.ranks = static_cast<int>(integer(j, "ranks", where));
-  const nlohmann::json& nodes = field(j, "nodes", where);
+  r.attempt = static_cast<int>(f.integer("attempt", 0, kMaxAttempt));
+  r.start = f.time_text("start");
+  r.end = f.time_text("end");
+  r.status = static_cast<int>(f.integer("status", 0, kMaxStatus));
+  r.outcome = f.text("outcome");
+  r.cause = f.text("cause");
+  r.ranks = static_cast<int>(f.integer("ranks", 0, kMaxInt));
+  const nlohmann::json& nodes = f.field("nodes");
   if (!nodes.is_array()) {
-    throw format_error(where,
-                       "field \"nodes\": expected a list of host names, got " + nodes.dump());
+    f.fail("field \"nodes\": expected a list of host names, got " + shown_value(nodes));
   }
   for (const auto& n : nodes) {
-    if (!n.is_string()) {
-      throw format_error(where, "field \"nodes\": expected host names, got " + n.dump());
-    }
+    if (!n.is_string()) f.fail("field \"nodes\": expected host names, got " + shown_value(n));
     r.nodes.push_back(n.get<std::string>());
   }
-  r.checkpoints = static_cast<int>(integer(j, "checkpoints", where));
-  if (r.attempt < 0) {
-    throw format_error(where,
-                       "field \"attempt\": expected 0 or more, got " + std::to_string(r.attempt));
-  }
+  r.checkpoints = static_cast<int>(f.integer("checkpoints", 0, kMaxInt));
   return r;
 }
 
 CheckpointRecord parse_checkpoint_record(std::string_view line, const std::string& where) {
-  const nlohmann::json j = parse_object(line, where);
+  const nlohmann::json j = parse_json(line);
+  const RecordFields f = parse_object(j, line, where);
   CheckpointRecord r;
-  r.time = text(j, "time", where);
-  r.step = integer(j, "step", where);
-  r.path = text(j, "path", where);
-  r.world = static_cast<int>(integer(j, "world", where));
+  r.time = f.time_text("time");
+  r.step = f.integer("step", 0, std::numeric_limits<long long>::max());
+  r.path = f.text("path");
+  r.world = static_cast<int>(f.integer("world", 1, kMaxInt));
   return r;
 }
 
@@ -126,15 +107,11 @@ std::string format_job_end_record(const JobEndRecord& r) {
 }
 
 JobEndRecord parse_job_end_record(std::string_view line, const std::string& where) {
-  const nlohmann::json j = parse_object(line, where);
+  const nlohmann::json j = parse_json(line);
+  const RecordFields f = parse_object(j, line, where);
   JobEndRecord r;
-  r.status = static_cast<int>(integer(j, "status", where));
-  const nlohmann::json& reached = field(j, "walltime_reached", where);
-  if (!reached.is_boolean()) {
-    throw format_error(where,
-                       "field \"walltime_reached\": expected true or false, got " + reached.dump());
-  }
-  r.walltime_reached = reached.get<bool>();
+  r.status = static_cast<int>(f.integer("status", 0, kMaxStatus));
+  r.walltime_reached = f.boolean("walltime_reached");
   return r;
 }
 

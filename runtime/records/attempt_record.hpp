@@ -25,6 +25,10 @@ inline constexpr std::string_view kAttemptsFile = "attempts.jsonl";
 inline constexpr std::string_view kCheckpointsFile = "checkpoints.jsonl";
 inline constexpr std::string_view kJobEndFile = "job-end.jsonl";
 inline constexpr int kAttemptSchemaVersion = 1;
+// The highest attempt number read anywhere (DTRAIN_ATTEMPT, a record's "attempt", a start line's):
+// a spec's restarts stop at 1000 (plan::kMaxRestarts), and six digits leave room without letting
+// "attempt + 1" wrap.
+inline constexpr int kMaxAttempt = 999999;
 
 struct AttemptRecord {
   int attempt = 0;      // 0-based, as DTRAIN_ATTEMPT
@@ -61,7 +65,10 @@ std::string format_attempt_record(const AttemptRecord& record);
 std::string format_checkpoint_record(const CheckpointRecord& record);
 std::string format_job_end_record(const JobEndRecord& record);
 
-// `where` ("attempts.jsonl:2") prefixes any error.
+// `where` ("runs/a/attempts.jsonl:2") follows "dtrain: " in any error, which names the field and
+// its range (records/record_fields.hpp): "attempt" 0 to kMaxAttempt, "status" 0 to 255, counts 0
+// to INT_MAX ("world" from 1), a checkpoint's "step" 0 to INT64_MAX, times as the logs write them
+// up to 2100 (kLatestRecordSeconds).
 AttemptRecord parse_attempt_record(std::string_view line, const std::string& where);
 CheckpointRecord parse_checkpoint_record(std::string_view line, const std::string& where);
 JobEndRecord parse_job_end_record(std::string_view line, const std::string& where);

@@ -1,95 +1,46 @@
 #include "records/metric_record.hpp"
 
-#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "records/attempt_record.hpp"
+#include "records/record_fields.hpp"
 
 namespace dtrain::records {
 namespace {
 
+constexpr long long kMaxInt64 = std::numeric_limits<long long>::max();
+constexpr long long kMaxInt = std::numeric_limits<int>::max();
+constexpr double kMaxSeconds = static_cast<double>(kLatestRecordSeconds);
+
 MetricFormatError format_error(const std::string& where, const std::string& what) {
-  return MetricFormatError("dtrain: stats: " + where + ": " + what);
+  return MetricFormatError("dtrain: " + where + ": " + what);
 }
 
-const nlohmann::json* find(const nlohmann::json& record, const char* name) {
-  auto it = record.find(name);
-  return it == record.end() ? nullptr : &*it;
-}
-
-template <typename T>
-T number(const nlohmann::json& record, const char* name, const std::string& where) {
-  const nlohmann::json* v = find(record, name);
-  if (v == nullptr) throw format_error(where, std::string("missing field \"") + name + "\"");
-  if (!v->is_number()) {
-    throw format_error(where,
-                       std::string("field \"") + name + "\": expected a number, got " + v->dump());
-  }
-  if constexpr (std::is_integral_v<T>) {
-    if (!v->is_number_integer()) {
-      throw format_error(
-          where, std::string("field \"") + name + "\": expected an integer, got " + v->dump());
-    }
-  }
-  return v->get<T>();
-}
-
-double non_negative(const nlohmann::json& record, const char* name, const std::string& where) {
-  const double v = number<double>(record, name, where);
-  if (!(v >= 0) || !std::isfinite(v)) {
-    throw format_error(where, std::string("field \"") + name +
-                                  "\": expected a finite number >= 0, got " +
-                                  find(record, name)->dump());
-  }
-  return v;
-}
-
-std::string text(const nlohmann::json& record, const char* name, const std::string& where) {
-  const nlohmann::json* v = find(record, name);
-  if (v == nullptr) throw format_error(where, std::string("missing field \"") + name + "\"");
-  if (!v->is_string()) {
-    throw format_error(where,
-                       std::string("field \"") + name + "\": expected a string, got " + v->dump());
-  }
-  return v->get<std::string>();
-}
-
-void parse_step(const nlohmann::json& record, const std::string& where, MetricRecord& out) {
+void parse_step(const RecordFields& f, MetricRecord& out) {
   out.type = RecordType::kStep;
-  out.step = number<long long>(record, "step", where);
-  out.samples = number<long long>(record, "samples", where);
-  out.seconds = non_negative(record, "seconds", where);
-  if (out.samples < 0) {
-    throw format_error(
-        where, "field \"samples\": expected an integer >= 0, got " + std::to_string(out.samples));
-  }
+  // The Meter takes any step the program counts, negative too.
+  out.step = f.integer("step", std::numeric_limits<long long>::min(), kMaxInt64);
+  out.samples = f.integer("samples", 0, kMaxInt64);
+  out.seconds = f.number("seconds", 0, kMaxSeconds);
   if (out.version >= 2) {
-    out.comm_seconds = non_negative(record, "comm_seconds", where);
-    if (find(record, "data_seconds") != nullptr) {
-      out.data_seconds = non_negative(record, "data_seconds", where);
-    }
+    out.comm_seconds = f.number("comm_seconds", 0, kMaxSeconds);
+    if (f.has("data_seconds")) out.data_seconds = f.number("data_seconds", 0, kMaxSeconds);
   }
 }
 
-void parse_collective(const nlohmann::json& record, const std::string& where, MetricRecord& out) {
+void parse_collective(const RecordFields& f, MetricRecord& out) {
   out.type = RecordType::kCollective;
-  out.seq = number<long long>(record, "seq", where);
-  out.op = text(record, "op", where);
-  out.bytes = number<long long>(record, "bytes", where);
-  const std::string phase = text(record, "phase", where);
+  out.seq = f.integer("seq", 0, kMaxInt64);
+  out.op = f.text("op");
+  out.bytes = f.integer("bytes", 0, kMaxInt64);
+  const std::string phase = f.text("phase");
   if (phase != "enter" && phase != "exit") {
-    throw format_error(where,
-                       "field \"phase\": expected \"enter\" or \"exit\", got \"" + phase + "\"");
+    f.fail("field \"phase\": expected \"enter\" or \"exit\", got \"" + phase + "\"");
   }
   out.enter = phase == "enter";
-  if (const auto* failed = find(record, "failed"); failed != nullptr) {
-    if (!failed->is_boolean()) {
-      throw format_error(where, "field \"failed\": expected true or false, got " + failed->dump());
-    }
-    out.failed = failed->get<bool>();
-  }
-  if (out.seq < 0 || out.bytes < 0) {
-    throw format_error(where, "fields \"seq\" and \"bytes\": expected integers >= 0");
-  }
+  if (f.has("failed")) out.failed = f.boolean("failed");
 }
 
 }  // namespace
@@ -131,41 +82,31 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
   if (record.is_discarded() || !record.is_object()) {
     throw format_error(where, "expected one JSON object per line");
   }
+  const RecordFields f(record, where,
+                       [](const std::string& message) { throw MetricFormatError(message); });
   MetricRecord out;
-  out.version = number<int>(record, "v", where);
-  if (out.version < 1 || out.version > kMetricSchemaVersion) {
-    throw format_error(where, "schema version " + std::to_string(out.version) +
-                                  " is not supported; expected 1 to " +
-                                  std::to_string(kMetricSchemaVersion));
+  const nlohmann::json& v = f.field("v");
+  const auto version = integer_within(v, 1, kMetricSchemaVersion);
+  if (!version) {
+    f.fail("schema version " + shown_value(v) + " is not supported; expected 1 to " +
+           std::to_string(kMetricSchemaVersion));
   }
-  out.rank = number<int>(record, "rank", where);
-  if (out.rank < 0) {
-    throw format_error(where,
-                       "field \"rank\": expected an integer >= 0, got " + std::to_string(out.rank));
-  }
-  if (find(record, "attempt") != nullptr) {
-    out.attempt = number<int>(record, "attempt", where);
-    if (out.attempt < 0) {
-      throw format_error(
-          where, "field \"attempt\": expected an integer >= 0, got " + std::to_string(out.attempt));
-    }
-  }
+  out.version = static_cast<int>(*version);
+  out.rank = static_cast<int>(f.integer("rank", 0, kMaxInt));
+  if (f.has("attempt")) out.attempt = static_cast<int>(f.integer("attempt", 0, kMaxAttempt));
   // v1 made "time" optional in practice (early files lack it); v2 requires it.
-  if (out.version >= 2 || find(record, "time") != nullptr) {
-    out.time = number<double>(record, "time", where);
-  }
+  if (out.version >= 2 || f.has("time")) out.time = f.unix_time("time");
   if (out.version == 1) {
-    parse_step(record, where, out);
+    parse_step(f, out);
     return out;
   }
-  const std::string type = text(record, "type", where);
+  const std::string type = f.text("type");
   if (type == "step") {
-    parse_step(record, where, out);
+    parse_step(f, out);
   } else if (type == "coll") {
-    parse_collective(record, where, out);
+    parse_collective(f, out);
   } else {
-    throw format_error(where,
-                       "field \"type\": expected \"step\" or \"coll\", got \"" + type + "\"");
+    f.fail("field \"type\": expected \"step\" or \"coll\", got \"" + type + "\"");
   }
   return out;
 }

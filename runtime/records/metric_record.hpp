@@ -63,7 +63,11 @@ int format_collective_record(char* buffer, std::size_t size, double time, int ra
                              std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
                              bool failed = false, int attempt = 0) noexcept;
 
-// Reader side. Parses one JSON Lines record; `where` ("rank-00001.jsonl:12") prefixes any error.
+// Reader side. Parses one JSON Lines record; `where` ("runs/a/rank-00001.jsonl:12") follows
+// "dtrain: " in any error, which names the field and its range (records/record_fields.hpp):
+// "v" 1 to kMetricSchemaVersion, "rank" 0 to INT_MAX, "attempt" 0 to kMaxAttempt, "time" Unix
+// seconds 0 to kLatestRecordSeconds, "samples", "seq" and "bytes" 0 to INT64_MAX (2^64-1 is
+// refused, not read as -1), "step" any int64, the durations 0 to kLatestRecordSeconds.
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);
 
 }  // namespace dtrain::records

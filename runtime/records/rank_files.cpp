@@ -24,6 +24,9 @@ std::optional<int> parse_rank_file_name(std::string_view name, std::string_view 
   int rank = 0;
   const auto [end, ec] = std::from_chars(first, last, rank);
   if (ec != std::errc() || end != last || rank < 0) return std::nullopt;
+  // Only the name the writers give the rank: rank-000001.log beside rank-00001.log (a copy, an
+  // editor's backup) is no second file of rank 1, which every reader would count as another rank.
+  if (rank_file_name(rank, extension) != name) return std::nullopt;
   return rank;
 }
 

@@ -16,7 +16,8 @@ inline constexpr std::string_view kMetricsExtension = "jsonl";
 // "rank-00042.log" / "rank-00042.jsonl"; ranks past 99999 take more digits.
 std::string rank_file_name(int rank, std::string_view extension);
 
-// "rank-00042.log" -> 42 for extension "log"; nothing for any other name.
+// "rank-00042.log" -> 42 for extension "log"; nothing for any other name, also one that
+// rank_file_name would not write for its rank ("rank-000042.log", "rank-012345.log").
 std::optional<int> parse_rank_file_name(std::string_view name, std::string_view extension);
 
 }  // namespace dtrain::records

@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+#include "common/number_text.hpp"
+#include "records/attempt_record.hpp"
+
 namespace dtrain::records {
 namespace {
 
@@ -50,10 +53,7 @@ std::string join_command(const std::vector<std::string>& words) {
 }
 
 int attempt_from_text(std::string_view text) {
-  if (text.empty() || text.size() > 6) return 0;
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size() && value >= 0 ? value : 0;
+  return static_cast<int>(dtrain::parse_whole_number(text, 0, kMaxAttempt).value_or(0));
 }
 
 std::string format_rank_start(const RankStart& s) {

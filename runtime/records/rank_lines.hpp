@@ -52,8 +52,8 @@ std::string signal_name(int signal);
 std::string join_command(const std::vector<std::string>& words);
 
 // RankStart::attempt from DTRAIN_ATTEMPT's text (`dtrain supervise` sets it): 0 for "" or anything
-// but 1 to 6 decimal digits. The writers of start lines (run-rank, the plugin) read it this way;
-// libdtrain's init() refuses a bad value by name.
+// but decimal digits from 0 to kMaxAttempt (common/number_text.hpp). The writers of start lines
+// (run-rank, the plugin) read it this way; libdtrain's init() refuses a bad value by name.
 int attempt_from_text(std::string_view text);
 
 }  // namespace dtrain::records

@@ -12,6 +12,19 @@ expect_contains() {  # haystack needle what
   [[ "$1" == *"$2"* ]] || fail "$3: expected to contain [$2], got [$1]"
 }
 
+# Runs COMMAND, which must exit with STATUS and print NEEDLE (stdout and stderr together).
+#   expect_status_and_message STATUS NEEDLE COMMAND...
+expect_status_and_message() {
+  local want=$1 needle=$2 out status
+  shift 2
+  set +e
+  out=$("$@" 2>&1)
+  status=$?
+  set -e
+  expect_eq "$want" "$status" "exit status of $*"
+  expect_contains "$out" "$needle" "message of $*"
+}
+
 # A scratch directory as the working directory, removed when the test exits (killing first the
 # `dtrain submit` whose pid is in submit_pid, if one is still running: submit_and_preempt sets
 # it). Sets work. Call it in the test's own shell, not in $(...), or the trap would go with the

@@ -99,16 +99,6 @@ expect_eq "$("$DTRAIN" logs "$run" | sort)" "$(sort followed.txt)" "lines printe
 expect_eq 4 "$(grep -c 'exited with status 0' followed.txt)" "exit lines seen by --follow"
 
 echo "== bad input is named and exits 2"
-expect_status_and_message() {  # expected_status needle command...
-  local want=$1 needle=$2 out status
-  shift 2
-  set +e
-  out=$("$@" 2>&1)
-  status=$?
-  set -e
-  expect_eq "$want" "$status" "exit status of $*"
-  expect_contains "$out" "$needle" "message of $*"
-}
 expect_status_and_message 2 "nosuch: expected a run directory, got nothing" "$DTRAIN" logs nosuch
 expect_status_and_message 2 "--since: expected an RFC 3339 time" "$DTRAIN" logs --since yesterday "$run"
 expect_status_and_message 2 "has no rank-00009.log" "$DTRAIN" logs --rank 9 "$run"

@@ -73,7 +73,8 @@ echo "== restarts: a new srun step after a failure with progress, DTRAIN_ATTEMPT
 # Rank 0 records a checkpoint (as libdtrain's Checkpointer would) and fails in attempt 0 only.
 cat > crash_once.sh <<'SH'
 if [[ $DTRAIN_RANK == 0 && $DTRAIN_ATTEMPT == 0 ]]; then
-  echo '{"v":1,"time":"t","step":1,"path":"p","world":2}' >> "$DTRAIN_RUN_DIR/checkpoints.jsonl"
+  echo "{\"v\":1,\"time\":\"$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)\",\"step\":1,\"path\":\"p\",\"world\":2}" \
+    >> "$DTRAIN_RUN_DIR/checkpoints.jsonl"
   echo "error: crash in attempt $DTRAIN_ATTEMPT" >&2
   exit 3
 fi

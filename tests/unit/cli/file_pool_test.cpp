@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_file.hpp"
 #include "report/log_merge.hpp"
 
 namespace dtrain::cli {
@@ -140,6 +142,21 @@ TEST_F(FilePoolTest, AMissingFileIsNamed) {
     EXPECT_EQ(
         "dtrain: cannot read " + (dir_ / "nosuch.log").string() + ": No such file or directory",
         e.what());
+  }
+  EXPECT_EQ(0u, pool.open_now());
+}
+
+// A log listed as a regular file and replaced by a FIFO before it is opened: the open would wait
+// for a writer forever.
+TEST_F(FilePoolTest, AFifoIsRefusedWithoutWaiting) {
+  const std::string fifo = (dir_ / "rank-00009.log").string();
+  ASSERT_EQ(0, ::mkfifo(fifo.c_str(), 0600));
+  FilePool pool(4);
+  try {
+    pool.source(fifo);
+    FAIL() << "expected an error";
+  } catch (const dtrain::InputFileError& e) {
+    EXPECT_EQ("dtrain: " + fifo + ": expected a regular file, got a FIFO (named pipe)", e.what());
   }
   EXPECT_EQ(0u, pool.open_now());
 }

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -96,8 +97,8 @@ TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
     read_run_stats(dir_.string());
     FAIL();
   } catch (const records::MetricFormatError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "dtrain: stats: rank-00003.jsonl:2: expected one JSON object per line");
+    EXPECT_EQ(std::string(e.what()), "dtrain: " + dir_.string() +
+                                         "/rank-00003.jsonl:2: expected one JSON object per line");
   }
 }
 
@@ -134,6 +135,101 @@ TEST_F(RunDirTest, SpecialFilesAreRefusedWithoutReadingOrBlocking) {
   EXPECT_EQ(spec_file_error((dir_ / "fifo.yaml").string()),
             "dtrain: " + (dir_ / "fifo.yaml").string() +
                 ": expected a job spec (YAML), got a FIFO (named pipe)");
+}
+
+std::string records_error(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const dtrain::InputFileError& e) {  // bad input: exit 2
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A FIFO in place of attempts.jsonl blocked `logs --first-error`, `--hang` and `stats` forever; a
+// symlink to /dev/zero was read until memory ran out. The record files are read as every input.
+TEST_F(RunDirTest, SpecialRecordFilesAreRefusedWithoutReadingOrBlocking) {
+  const std::string dir = dir_.string();
+  ASSERT_EQ(mkfifo((dir_ / "attempts.jsonl").c_str(), 0600), 0);
+  EXPECT_EQ(records_error([&] { read_attempt_records(dir); }),
+            "dtrain: " + dir +
+                "/attempts.jsonl: expected attempt records (JSON Lines), got a FIFO "
+                "(named pipe)");
+  EXPECT_EQ(records_error([&] { read_last_attempt(dir); }),
+            records_error([&] { read_attempt_records(dir); }));
+  fs::create_symlink("/dev/zero", dir_ / "checkpoints.jsonl");
+  EXPECT_EQ(records_error([&] { read_checkpoint_records(dir); }),
+            "dtrain: " + dir +
+                "/checkpoints.jsonl: expected checkpoint records (JSON Lines), got a character "
+                "device");
+  fs::create_directory(dir_ / "job-end.jsonl");
+  EXPECT_EQ(
+      records_error([&] { read_job_end_record(dir); }),
+      "dtrain: " + dir + "/job-end.jsonl: expected job end records (JSON Lines), got a directory");
+}
+
+TEST_F(RunDirTest, RecordFilesAreReadUpToACap) {
+  write(dir_ / "checkpoints.jsonl", std::string((std::size_t{64} << 20) + 1, '\n'));
+  EXPECT_EQ(records_error([&] { read_checkpoint_records(dir_.string()); }),
+            "dtrain: " + dir_.string() +
+                "/checkpoints.jsonl: expected checkpoint records (JSON Lines) of at most 67108864 "
+                "bytes, got 67108865 bytes");
+  write(dir_ / "checkpoints.jsonl", "\n\n");
+  EXPECT_TRUE(read_checkpoint_records(dir_.string()).empty());
+}
+
+// A bad attempt record is named by its path and line, whichever command reads it.
+TEST_F(RunDirTest, BadAttemptRecordsNameThePathLineAndField) {
+  write(dir_ / "attempts.jsonl",
+        "\n{\"v\":1,\"attempt\":2147483647,\"start\":\"2026-11-22T10:00:00Z\","
+        "\"end\":\"2026-11-22T10:00:10Z\",\"status\":1,\"outcome\":\"restarted\","
+        "\"cause\":\"\",\"ranks\":1,\"nodes\":[],\"checkpoints\":0}\n");
+  try {
+    read_last_attempt(dir_.string());
+    FAIL() << "attempt 2147483647 was taken";
+  } catch (const records::AttemptFormatError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "dtrain: " + dir_.string() +
+                  "/attempts.jsonl:2: field \"attempt\": expected an integer from 0 to 999999, "
+                  "got 2147483647");
+  }
+}
+
+// rank-000001.log beside rank-00001.log was a second rank 1; a symlink loop named like a rank file
+// was a raw "filesystem error" (exit 1). Neither is a rank file.
+TEST_F(RunDirTest, OnlyRegularFilesWithTheWritersNamesAreRankFiles) {
+  write(dir_ / "rank-00001.log", "a\n");
+  write(dir_ / "rank-000001.log", "a\n");
+  write(dir_ / "rank-00002.log", "b\n");
+  fs::create_symlink("rank-00003.log", dir_ / "rank-00003.log");
+  fs::create_symlink("nothing", dir_ / "rank-00004.log");
+  ASSERT_EQ(mkfifo((dir_ / "rank-00005.log").c_str(), 0600), 0);
+  const auto files = list_rank_files(dir_.string(), "log");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].rank, 1);
+  EXPECT_EQ(files[0].path, (dir_ / "rank-00001.log").string());
+  EXPECT_EQ(files[1].rank, 2);
+}
+
+TEST_F(RunDirTest, ARunDirectoryThatIsNoneSaysWhatItIs) {
+  const auto error = [](const fs::path& p) {
+    try {
+      require_run_dir(p.string());
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  fs::create_symlink("loop", dir_ / "loop");
+  EXPECT_EQ(error(dir_ / "loop"), "dtrain: " + (dir_ / "loop").string() +
+                                      ": expected a run directory, got a symbolic link loop (Too "
+                                      "many levels of symbolic links)");
+  EXPECT_EQ(error(dir_ / "none"), "dtrain: " + (dir_ / "none").string() +
+                                      ": expected a run directory, got nothing (no such path)");
+  write(dir_ / "file", "");
+  EXPECT_EQ(error(dir_ / "file"),
+            "dtrain: " + (dir_ / "file").string() + ": expected a run directory, got a file");
+  EXPECT_EQ(error(dir_), "(no error)");
 }
 
 // Heartbeats `from`..`to` (enter records) of `rank` in `attempt`, a second apart from `t0`.
@@ -178,6 +274,7 @@ TEST_F(RunDirTest, FirstErrorAndHangSpeakOfTheLastAttemptOnly) {
         heartbeats(1, 0, 5, 0, start) + heartbeats(1, 0, 3, 1, start + 30));
   records::AttemptRecord a0;
   a0.outcome = "restarted";
+  a0.start = "2026-11-22T10:00:00.000000Z";
   a0.end = "2026-11-22T10:00:25.000000Z";
   append_attempt_record(dir_.string(), a0);
 

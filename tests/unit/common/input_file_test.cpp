@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "../support/scratch_dir.hpp"
 
@@ -88,6 +90,44 @@ TEST_F(InputFile, RefusesDirectoriesAndDevicesBehindSymlinks) {
   EXPECT_EQ(
       check_error(zero, "topology"),
       "dtrain: topology: " + zero + ": expected a readable hwloc XML file, got a character device");
+}
+
+// A run directory has attempts.jsonl only when a supervisor wrote it: nothing there is no error,
+// anything else is refused as read_input_file refuses it.
+TEST_F(InputFile, AnOptionalFileMayBeAbsentButNotSpecial) {
+  EXPECT_EQ(read_input_file_if_present(in_dir("none"), "attempt records", 1024), std::nullopt);
+  ASSERT_EQ(::symlink("none", in_dir("dangling").c_str()), 0);
+  EXPECT_EQ(read_input_file_if_present(in_dir("dangling"), "attempt records", 1024), std::nullopt);
+  EXPECT_EQ(read_input_file_if_present(write("a.jsonl", "{}\n"), "attempt records", 1024), "{}\n");
+  const std::string fifo = in_dir("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string loop = in_dir("loop");
+  ASSERT_EQ(::symlink("loop", loop.c_str()), 0);
+  for (const auto& [path, problem] :
+       {std::pair{fifo, std::string(": expected attempt records, got a FIFO (named pipe)")},
+        std::pair{loop, std::string(": cannot open it: Too many levels of symbolic links; "
+                                    "expected attempt records")}}) {
+    try {
+      read_input_file_if_present(path, "attempt records", 1024);
+      ADD_FAILURE() << path << " was read";
+    } catch (const InputFileError& e) {
+      EXPECT_EQ(e.what(), "dtrain: " + path + problem);
+    }
+  }
+}
+
+TEST_F(InputFile, OpenInputSaysWhatItFound) {
+  const OpenedInput file = open_input(write("f", "abc"));
+  ASSERT_GE(file.fd, 0);
+  EXPECT_EQ(file.size, 3u);
+  ::close(file.fd);
+  const OpenedInput missing = open_input(in_dir("none"));
+  EXPECT_EQ(missing.fd, -1);
+  EXPECT_EQ(missing.error, ENOENT);
+  const OpenedInput device = open_input("/dev/zero");
+  EXPECT_EQ(device.fd, -1);
+  EXPECT_EQ(device.error, 0);
+  EXPECT_EQ(device.kind, "a character device");
 }
 
 }  // namespace

@@ -144,6 +144,21 @@ TEST(Placement, SrunSaysWhichNodeAndTheStepNodeList) {
   EXPECT_EQ(p.job_id, "77");
 }
 
+TEST(Placement, ASlurmNodeIdWithASignOrSpaceIsRefused) {
+  for (const char* bad : {"-0", " 1", "1\n", "+1"}) {
+    const Environment env = {{"SLURM_STEP_NODELIST", "gpu[03-04]"}, {"SLURM_NODEID", bad}};
+    try {
+      placement_from_environment(env, launcher("slurm", 5, 8, 1, 4), "other");
+      ADD_FAILURE() << "accepted SLURM_NODEID=\"" << bad << "\"";
+    } catch (const LauncherEnvError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("dtrain: launcher environment: SLURM_NODEID: expected an integer >= "
+                            "0, got \"") +
+                    bad + "\"");
+    }
+  }
+}
+
 // An elastic job's attempt after a lost node (docs/fault-tolerance.md): srun --nodes=2
 // --exclude=c5n1 in a 3-node allocation. The world and the torch rendezvous come from the step,
 // so MASTER_ADDR is a node that is still up, never the allocation's first.

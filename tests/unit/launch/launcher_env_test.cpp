@@ -75,6 +75,21 @@ TEST(DetectLauncher, MalformedValuesAreErrorsNotZero) {
   EXPECT_THROW(detect_launcher({{"SLURM_PROCID", "-1"}}), LauncherEnvError);
 }
 
+// from_chars took "-0" as rank 0; the shared parser (common/number_text.hpp) takes digits only.
+TEST(DetectLauncher, ASignOrASpaceIsRefusedByName) {
+  for (const char* bad : {"-0", "+0", " 0", "\t0", "0 ", "0x0"}) {
+    try {
+      detect_launcher({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"PMI_LOCAL_RANK", bad}});
+      ADD_FAILURE() << "accepted PMI_LOCAL_RANK=\"" << bad << "\"";
+    } catch (const LauncherEnvError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("dtrain: launcher environment: PMI_LOCAL_RANK: expected an integer "
+                            ">= 0, got \"") +
+                    bad + "\"");
+    }
+  }
+}
+
 TEST(DetectLauncher, LocalPlaceIsKnownOnlyWhenTheLauncherSaysSo) {
   auto ompi = detect_launcher({{"OMPI_COMM_WORLD_RANK", "5"},
                                {"OMPI_COMM_WORLD_SIZE", "8"},

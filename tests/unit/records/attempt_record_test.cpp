@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace dtrain::records {
@@ -47,10 +48,77 @@ TEST(AttemptRecord, RoundTrips) {
 
 TEST(AttemptRecord, IgnoresUnknownFields) {
   const auto r = parse_attempt_record(
-      R"({"v":1,"attempt":0,"start":"a","end":"b","status":0,"outcome":"completed","cause":"",)"
-      R"("ranks":1,"nodes":[],"checkpoints":0,"later":true})",
+      R"({"v":1,"attempt":0,"start":"2026-11-26T02:00:00.000000Z","end":"2026-11-26T02:00:01Z",)"
+      R"("status":0,"outcome":"completed","cause":"","ranks":1,"nodes":[],"checkpoints":0,)"
+      R"("later":true})",
       "f:1");
   EXPECT_EQ(r.outcome, "completed");
+}
+
+// A record with one field replaced: `field` then `value` as JSON text.
+std::string attempt_with(const std::string& field, const std::string& value) {
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"v":1,"attempt":1,"start":"2026-11-26T02:00:00.000000Z",)"
+      R"("end":"2026-11-26T02:00:09.500000Z","status":3,"outcome":"restarted","cause":"",)"
+      R"("ranks":2,"nodes":["node0"],"checkpoints":0})");
+  j[field] = nlohmann::json::parse(value);
+  return message(j.dump().c_str());
+}
+
+// "attempt":2147483647 printed "attempt -2147483647" (attempt + 1 wrapped) and 4294967297 read as
+// attempt 1; an end in year 9999 counted 251606959196.9 s of lost time. Each field out of its
+// range is refused naming it, its range and the value as written.
+TEST(AttemptRecord, FieldsOutOfTheirRangeAreRefusedAsWritten) {
+  EXPECT_EQ(attempt_with("attempt", "2147483647"),
+            "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer from 0 to 999999, "
+            "got 2147483647");
+  EXPECT_EQ(attempt_with("attempt", "4294967297"),
+            "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer from 0 to 999999, "
+            "got 4294967297");
+  EXPECT_EQ(attempt_with("attempt", "-1"),
+            "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer from 0 to 999999, "
+            "got -1");
+  EXPECT_EQ(attempt_with("end", R"("9999-11-22T10:00:10.000000Z")"),
+            "dtrain: attempts.jsonl:2: field \"end\": expected a time from 1970-01-01T00:00:00Z "
+            "to 2100-01-01T00:00:00Z, got \"9999-11-22T10:00:10.000000Z\"");
+  EXPECT_EQ(attempt_with("start", R"("yesterday")"),
+            "dtrain: attempts.jsonl:2: field \"start\": expected a time from "
+            "1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z, got \"yesterday\"");
+  EXPECT_EQ(attempt_with("status", "4294967296"),
+            "dtrain: attempts.jsonl:2: field \"status\": expected an integer from 0 to 255, got "
+            "4294967296");
+  EXPECT_EQ(attempt_with("ranks", "18446744073709551615"),
+            "dtrain: attempts.jsonl:2: field \"ranks\": expected an integer from 0 to 2147483647, "
+            "got 18446744073709551615");
+  EXPECT_EQ(attempt_with("checkpoints", "2.5"),
+            "dtrain: attempts.jsonl:2: field \"checkpoints\": expected an integer from 0 to "
+            "2147483647, got 2.5");
+  EXPECT_EQ(attempt_with("v", "4294967297"),
+            "dtrain: attempts.jsonl:2: schema version 4294967297 is not known to this dtrain (1 "
+            "is)");
+  EXPECT_EQ(attempt_with("attempt", "999999"), "(no error)");
+  EXPECT_EQ(attempt_with("end", R"("2100-01-01T00:00:00Z")"), "(no error)");
+}
+
+TEST(CheckpointRecord, FieldsOutOfTheirRangeAreRefused) {
+  const auto error = [](const char* line) {
+    try {
+      parse_checkpoint_record(line, "checkpoints.jsonl:3");
+    } catch (const AttemptFormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(R"({"v":1,"time":"2026-11-26T02:00:01Z","step":18446744073709551615,)"
+                  R"("path":"/ck","world":2})"),
+            "dtrain: checkpoints.jsonl:3: field \"step\": expected an integer from 0 to "
+            "9223372036854775807, got 18446744073709551615");
+  EXPECT_EQ(error(R"({"v":1,"time":"2026-11-26T02:00:01Z","step":1,"path":"/ck","world":0})"),
+            "dtrain: checkpoints.jsonl:3: field \"world\": expected an integer from 1 to "
+            "2147483647, got 0");
+  EXPECT_EQ(error(R"({"v":1,"time":"0000-01-01T00:00:00Z","step":1,"path":"/ck","world":2})"),
+            "dtrain: checkpoints.jsonl:3: field \"time\": expected a time from "
+            "1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z, got \"0000-01-01T00:00:00Z\"");
 }
 
 TEST(AttemptRecord, RefusesBadLinesByName) {
@@ -61,8 +129,10 @@ TEST(AttemptRecord, RefusesBadLinesByName) {
   EXPECT_EQ(message(R"({"v":2})"),
             "dtrain: attempts.jsonl:2: schema version 2 is not known to this dtrain (1 is)");
   EXPECT_EQ(message(R"({"v":1,"attempt":"0"})"),
-            "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer, got \"0\"");
-  EXPECT_EQ(message(R"({"v":1,"attempt":0,"start":"a","end":"b","status":0,"outcome":"x",)"
+            "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer from 0 to 999999, "
+            "got \"0\"");
+  EXPECT_EQ(message(R"({"v":1,"attempt":0,"start":"2026-11-26T02:00:00Z",)"
+                    R"("end":"2026-11-26T02:00:01Z","status":0,"outcome":"x",)"
                     R"("cause":"","ranks":1,"nodes":"n","checkpoints":0})"),
             "dtrain: attempts.jsonl:2: field \"nodes\": expected a list of host names, got \"n\"");
 }
@@ -92,6 +162,14 @@ TEST(JobEndRecord, RoundTripsAndRefusesANonBoolean) {
     EXPECT_STREQ(e.what(),
                  "dtrain: job-end.jsonl:2: field \"walltime_reached\": expected true or false, "
                  "got \"yes\"");
+  }
+  try {
+    parse_job_end_record(R"({"v":1,"status":-1,"walltime_reached":false})", "job-end.jsonl:3");
+    FAIL() << "a negative status was taken";
+  } catch (const AttemptFormatError& e) {
+    EXPECT_STREQ(e.what(),
+                 "dtrain: job-end.jsonl:3: field \"status\": expected an integer from 0 to 255, "
+                 "got -1");
   }
 }
 

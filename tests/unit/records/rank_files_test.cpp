@@ -25,5 +25,17 @@ TEST(RankFileName, ParsesWhatItFormatsAndNothingElse) {
   EXPECT_FALSE(parse_rank_file_name("rank-00042.log.bak", kLogExtension));
 }
 
+// rank-000001.log beside rank-00001.log was counted as another rank (a ninth of eight).
+TEST(RankFileName, OnlyTheNameTheWritersGiveIsARankFile) {
+  EXPECT_FALSE(parse_rank_file_name("rank-000001.log", kLogExtension));
+  EXPECT_FALSE(parse_rank_file_name("rank-0000001.jsonl", kMetricsExtension));
+  EXPECT_FALSE(parse_rank_file_name("rank-012345.log", kLogExtension));
+  EXPECT_EQ(parse_rank_file_name("rank-99999.log", kLogExtension), 99999);
+  EXPECT_EQ(parse_rank_file_name("rank-100000.log", kLogExtension), 100000);
+  for (int rank : {0, 1, 99999, 100000, 2147483647}) {
+    EXPECT_EQ(parse_rank_file_name(rank_file_name(rank, kLogExtension), kLogExtension), rank);
+  }
+}
+
 }  // namespace
 }  // namespace dtrain::records

@@ -22,7 +22,7 @@ TEST(RankLines, FormatAndParseRoundTrip) {
   EXPECT_EQ(parse_rank_exit("dtrain: rank 2 exited with status 3")->status, 3);
   EXPECT_FALSE(parse_rank_exit("dtrain: rank 2 exited with status 3 maybe"));
   EXPECT_EQ(attempt_from_text("3"), 3);
-  for (const char* bad : {"", "-1", "x", "1 ", "1234567"})
+  for (const char* bad : {"", "-1", "x", "1 ", " 1", "+1", "-0", "1234567"})
     EXPECT_EQ(attempt_from_text(bad), 0) << bad;
   EXPECT_FALSE(parse_rank_start("dtrain: rank x of 8 started on h"));
 }

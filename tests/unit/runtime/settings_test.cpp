@@ -54,7 +54,7 @@ TEST(RuntimeSettings, AnEmptyEnvironmentGivesTheDefaults) {
 TEST(RuntimeSettings, TheAttemptComesFromDtrainAttempt) {
   EXPECT_EQ(parse({{"DTRAIN_ATTEMPT", "2"}}).attempt, 2);
   EXPECT_EQ(parse({{"DTRAIN_ATTEMPT", ""}}).attempt, 0);
-  for (const char* bad : {"-1", "one", "1.0", " 1", "1234567"}) {
+  for (const char* bad : {"-1", "one", "1.0", " 1", "\t1", "+1", "0x1", "1234567"}) {
     EXPECT_EQ(
         refusal({{"DTRAIN_ATTEMPT", bad}}),
         std::string("dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to 999999, got \"") +
@@ -138,7 +138,9 @@ TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
             "dtrain: bootstrap: DTRAIN_BOOTSTRAP: unknown method; expected pmix, mpi, tcp, env or "
             "single, got \"bogus\"");
   // Under 1 ms would round to a deadline of 0: refused, not rounded.
-  for (const char* bad : {"soon", "0", "-1", "1e8", "5s", "nan", "0.0004", "1e-5", "0.0009"}) {
+  // strtod took hexadecimal ("0x10" was 16 s), hexadecimal floats and leading white space.
+  for (const char* bad : {"soon", "0", "-1", "1e8", "5s", "nan", "0.0004", "1e-5", "0.0009", "0x10",
+                          "0x1p3", " 5", "\t5", "5 ", "+5", "inf", "1e999"}) {
     EXPECT_EQ(refusal({{"DTRAIN_TIMEOUT", bad}}),
               std::string("dtrain: DTRAIN_TIMEOUT: expected a positive number of seconds (at least "
                           "0.001, at most 1e7), got \"") +
@@ -147,7 +149,7 @@ TEST(RuntimeSettings, EachRefusalNamesTheVariableAndTheValue) {
   EXPECT_EQ(refusal({{"DTRAIN_AFFINITY", "yes"}}),
             "dtrain: DTRAIN_AFFINITY: unknown value; expected on or off (or unset: apply when a "
             "launcher started the process), got \"yes\"");
-  for (const char* bad : {"12k", "4095", "-4096", "1e6"}) {
+  for (const char* bad : {"12k", "4095", "-4096", "1e6", " 4096", "+4096", "0x1000"}) {
     EXPECT_EQ(refusal({{"DTRAIN_PIECE_BYTES", bad}}),
               std::string("dtrain: DTRAIN_PIECE_BYTES: expected a byte count of at least 4096, "
                           "got \"") +
