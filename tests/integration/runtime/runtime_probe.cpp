@@ -362,7 +362,8 @@ int main() try {
   // Several ranks mean libdtrain's sockets, unless MPI is asked for (DTRAIN_TRANSPORT=mpi) or
   // found the job (the MPI bootstrap); one rank the copy.
   const char* transport = std::getenv("DTRAIN_TRANSPORT");
-  const bool mpi = w.bootstrap == "mpi" || (transport != nullptr && std::string(transport) == "mpi");
+  const bool mpi =
+      w.bootstrap == "mpi" || (transport != nullptr && std::string(transport) == "mpi");
   const std::string_view want_backend = w.size == 1 ? "single" : mpi ? "mpi" : "tcp";
   if (ctx.comm().backend() != want_backend) {
     std::fprintf(stderr, "runtime_probe: rank %d: backend: expected %s, got %s\n", w.rank,
