@@ -142,7 +142,17 @@ class PmixStore final : public Store {
   // asks rank after rank for a key whose owner it does not know (N per key).
   std::optional<std::vector<std::string>> gather_at_fence(
       const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
-    fence(keys, timeout);
+    try {
+      fence(keys, timeout);
+    } catch (const StoreTimeout&) {
+      // A fence cannot say which rank is missing, and naming every key would list every rank.
+      throw Error(Error::Code::kTimeout,
+                  "dtrain: store: pmix: the fence exchanging " + std::to_string(keys.size()) +
+                      " ranks' " + keys.front() + ", ... did not complete within " +
+                      std::to_string((timeout.count() + 999) / 1000) +
+                      " s (DTRAIN_TIMEOUT); expected every rank to reach it: did every rank "
+                      "start? (the launcher names a rank that did not)");
+    }
     std::vector<std::string> values;
     values.reserve(keys.size());
     std::vector<std::string> missing;

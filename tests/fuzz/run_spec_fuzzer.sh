@@ -11,6 +11,7 @@ clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-reco
   "$src/cli/plan/job_spec.cpp" "$src/cli/plan/spec_fields.cpp" "$src/cli/plan/yaml_fields.cpp" \
   "$src/cli/plan/render.cpp" "$src/cli/plan/errors.cpp" "$src/runtime/affinity/policy.cpp" \
   "$src/runtime/launch/framework_env.cpp" "$src/runtime/launch/launcher_env.cpp" \
+  "$src/runtime/common/number_text.cpp" \
   -lyaml-cpp -o "$bin"
 corpus="$build/fuzz/corpus"
 rm -rf "$corpus"
