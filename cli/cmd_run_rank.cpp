@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "common/exit_status.hpp"
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
 #include "records/output_tee.hpp"
@@ -34,12 +35,6 @@ struct RunRankOptions {
   std::string run_dir;
   std::vector<std::string> command;
 };
-
-int wait_status_to_exit_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
 
 // Owns the rank log's descriptor.
 class RankLog {
@@ -60,14 +55,7 @@ class RankLog {
 };
 
 [[noreturn]] void exec_command(const std::vector<std::string>& command) {
-  std::vector<char*> argv;
-  for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  const std::string msg =
-      std::string(kWho) + ": cannot run " + command[0] + ": " + std::strerror(errno) + "\n";
-  (void)!::write(STDERR_FILENO, msg.data(), msg.size());
-  ::_exit(127);
+  exec_or_exit_127(command, kWho);
 }
 
 int run_rank(const RunRankOptions& opts) {
@@ -107,7 +95,7 @@ int run_rank(const RunRankOptions& opts) {
                                  records::attempt_from_text(attempt_text ? attempt_text : "")};
   const int status =
       records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO}, start, kWho);
-  return wait_status_to_exit_code(status);
+  return exit_code_of(status);
 }
 
 }  // namespace

@@ -22,6 +22,8 @@
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "common/exit_status.hpp"
+#include "common/job_signals.hpp"
 #include "elastic.hpp"
 #include "launch/launcher_env.hpp"
 #include "process.hpp"
@@ -51,7 +53,7 @@ struct ElasticNodes {
 
 // The signals a scheduler or a person sends to stop a job (and the checkpoint signals of
 // docs/spec.md): each is forwarded to the running attempt and ends the supervision.
-constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGURG};
+// Every signal a job is sent (common/job_signals.hpp).
 
 std::atomic<pid_t> g_child{0};
 volatile sig_atomic_t g_stop_signal = 0;
@@ -66,13 +68,7 @@ void install_forwarding() {
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : kForwarded) ::sigaction(sig, &sa, nullptr);
-}
-
-int wait_status_to_exit_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  for (const JobSignal& s : kJobSignals) ::sigaction(s.number, &sa, nullptr);
 }
 
 // Runs one attempt of the launch and returns its exit status. `shrunk`: the launch runs on fewer
@@ -83,20 +79,13 @@ int run_attempt(const std::vector<std::string>& command, int attempt, bool shrun
   if (pid < 0) throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
   if (pid == 0) {
     // Until exec, a signal meant for the launch must act on it, not be swallowed by our handler.
-    for (int sig : kForwarded) ::signal(sig, SIG_DFL);
+    for (const JobSignal& s : kJobSignals) ::signal(s.number, SIG_DFL);
     ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
     if (shrunk) {
       ::unsetenv("SLURM_NTASKS");
       ::unsetenv("SLURM_NPROCS");
     }
-    std::vector<char*> argv;
-    for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    const std::string msg =
-        "dtrain: supervise: cannot run " + command[0] + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
-    ::_exit(127);
+    exec_or_exit_127(command, "dtrain: supervise");
   }
   g_child.store(pid);
   // A signal that arrived between the last attempt and this fork reaches the new attempt too.
@@ -107,7 +96,7 @@ int run_attempt(const std::vector<std::string>& command, int attempt, bool shrun
       throw Failure(std::string("dtrain: supervise: waitpid: ") + std::strerror(errno));
   }
   g_child.store(0);
-  return wait_status_to_exit_code(status);
+  return exit_code_of(status);
 }
 
 // The first failure of the attempt's logs (only the last attempt of each rank log counts), as

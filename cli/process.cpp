@@ -1,4 +1,5 @@
 #include "process.hpp"
+#include "common/exit_status.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -42,9 +43,7 @@ int run_inheriting_stdio(const std::vector<std::string>& argv) {
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
   if (status == -1) throw std::runtime_error("dtrain: waiting for " + argv[0] + " failed");
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  return exit_code_of(status);
 }
 
 Captured run_capturing(const std::vector<std::string>& argv) {

@@ -6,14 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "dtrain/preemption.hpp"
 #include "records/attempt_record.hpp"
 #include "report/first_error.hpp"
 
 namespace dtrain::cli {
 
-// The status with which a checkpointed training code asks to be requeued (dtrain::kExitRequeue);
-// repeated here so the pure logic needs no libdtrain header.
-inline constexpr int kSuperviseRequeueStatus = 85;
+// The status with which a checkpointed training code asks to be requeued: libdtrain's own
+// constant (a header-only value; nothing of libdtrain is linked for it).
+inline constexpr int kSuperviseRequeueStatus = kExitRequeue;
 
 // An attempt that ran at least this long counts as progress in a run that never recorded a
 // checkpoint (its program saves without dtrain's Checkpointer, or not at all).

@@ -1,5 +1,7 @@
 #include "plan/spec_fields.hpp"
 
+#include "common/job_signals.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -17,7 +19,13 @@ using detail::one_of;
 using detail::parse_int;
 using detail::Reader;
 
-const std::vector<std::string> kSignals = {"USR1", "USR2", "TERM", "INT", "HUP", "URG", "XCPU"};
+// checkpoint.signal: any signal a job may be sent; every process on the way passes it on
+// (common/job_signals.hpp).
+const std::vector<std::string> kSignals = [] {
+  std::vector<std::string> out;
+  for (const JobSignal& s : kJobSignals) out.emplace_back(s.name);
+  return out;
+}();
 
 bool looks_like_profile_path(const std::string& site) {
   auto ends_with = [&](std::string_view suffix) {

@@ -6,32 +6,27 @@
 #include <array>
 #include <utility>
 
+#include "common/job_signals.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
 namespace {
 
-constexpr std::array<std::pair<const char*, int>, 8> kSignals = {{{"USR1", SIGUSR1},
-                                                                  {"USR2", SIGUSR2},
-                                                                  {"TERM", SIGTERM},
-                                                                  {"INT", SIGINT},
-                                                                  {"HUP", SIGHUP},
-                                                                  {"QUIT", SIGQUIT},
-                                                                  {"XCPU", SIGXCPU},
-                                                                  {"URG", SIGURG}}};
+// A Preemption watches any signal a job may be sent (common/job_signals.hpp).
+constexpr const auto& kSignals = kJobSignals;
 
 }  // namespace
 
 std::string accepted_signal_names() {
   std::string out;
-  for (const auto& [name, number] : kSignals) out += (out.empty() ? "" : ", ") + std::string(name);
+  for (const JobSignal& s : kSignals) out += (out.empty() ? "" : ", ") + std::string(s.name);
   return out;
 }
 
 std::optional<int> signal_number(std::string_view name) {
   if (name.substr(0, 3) == "SIG") name.remove_prefix(3);
-  for (const auto& [n, number] : kSignals) {
-    if (name == n) return number;
+  for (const JobSignal& s : kSignals) {
+    if (name == s.name) return s.number;
   }
   return std::nullopt;
 }

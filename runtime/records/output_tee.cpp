@@ -1,4 +1,5 @@
 #include "records/output_tee.hpp"
+#include "common/job_signals.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,16 +17,25 @@
 namespace dtrain::records {
 namespace {
 
-constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
+// Every signal a job is sent (common/job_signals.hpp), and CONT: a launcher wakes a stopped rank
+// before it kills it, and the rank must wake too.
+constexpr std::array<int, kJobSignals.size() + 1> kForwarded = [] {
+  std::array<int, kJobSignals.size() + 1> out{};
+  for (std::size_t i = 0; i < kJobSignals.size(); ++i) out[i] = kJobSignals[i].number;
+  out[kJobSignals.size()] = SIGCONT;
+  return out;
+}();
 
 // A signal handler can only reach the child through a global.
 volatile sig_atomic_t g_child_pid = 0;
-// Set when the launcher or scheduler is stopping the job (not for USR1/USR2, the checkpoint
-// signals, nor CONT): it will send SIGKILL soon, so the exit line must not wait for stray output.
+// Set when the launcher or scheduler is stopping the job (JobSignal::stops; not a checkpoint
+// signal, nor CONT): it will send SIGKILL soon, so the exit line must not wait for stray output.
 volatile sig_atomic_t g_stopping = 0;
 
 void forward_signal(int sig) {
-  if (sig != SIGUSR1 && sig != SIGUSR2 && sig != SIGCONT) g_stopping = 1;
+  for (const JobSignal& s : kJobSignals) {
+    if (s.number == sig && s.stops) g_stopping = 1;
+  }
   if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), sig);
 }
 

@@ -147,8 +147,8 @@ TEST(SpecFields, NestedFieldsAreCheckedWithTheirPath) {
             "job.yaml:3: affinity.numa: unknown field; expected one of: gpu, gpu_visibility, cpu, "
             "nic");
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\ncheckpoint:\n  signal: KILL\n  grace: 5\n"),
-            "job.yaml:4: checkpoint.signal: expected one of: USR1, USR2, TERM, INT, HUP, URG, "
-            "XCPU, got \"KILL\"\n"
+            "job.yaml:4: checkpoint.signal: expected one of: USR1, USR2, TERM, INT, HUP, QUIT, "
+            "XCPU, URG, got \"KILL\"\n"
             "job.yaml:5: checkpoint.grace: expected an integer from 10 to 86400, got \"5\"");
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nframework: pytorch\n"),
             "job.yaml:3: framework: expected one of: none, torch, tensorflow, jax, horovod, got "
