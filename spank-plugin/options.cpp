@@ -1,32 +1,49 @@
 #include "options.hpp"
 
 #include "affinity/policy.hpp"
+#include "common/words.hpp"
 #include "errors.hpp"
 #include "launch/framework_env.hpp"
 #include "step_policy.hpp"
 
 namespace dtrain::spank {
 
+namespace {
+
+// "a|b|c": an option's words as `srun --help` shows them, from the library that parses them.
+template <typename Word>
+std::string usage_words(const std::vector<Word>& words) {
+  return join_alternatives(words, "|", "|");
+}
+
+}  // namespace
+
 const std::vector<OptionSpec>& option_specs() {
-  // The argument words are spelled out in arginfo so that `srun --help` shows them.
+  // The argument words are spelled out in arginfo so that `srun --help` shows them; the specs keep
+  // views of them, so they live as long.
+  static const std::string gpu = usage_words(affinity::gpu_policy_names());
+  static const std::string visibility = usage_words(affinity::gpu_visibility_names());
+  static const std::string cpu = usage_words(affinity::cpu_policy_names());
+  static const std::string nic = usage_words(affinity::nic_policy_names());
+  static const std::string framework = usage_words(launch::framework_names());
   static const std::vector<OptionSpec> specs = {
       {OptionId::kDtrain, "dtrain", "POLICY",
        "[dtrain] Bind each task to its GPUs, cores and NICs (POLICY: closest, identity, "
        "own-first, off, default; add ,best-effort to run unbound tasks instead of failing)",
        ArgKind::kOptional, "DTRAIN_BIND"},
-      {OptionId::kGpu, "dtrain-gpu", "closest|identity|none",
+      {OptionId::kGpu, "dtrain-gpu", gpu,
        "[dtrain] GPUs per task: in CPU-locality order, local rank r -> GPU r, or untouched",
        ArgKind::kRequired, "DTRAIN_GPU"},
-      {OptionId::kGpuVisibility, "dtrain-gpu-visibility", "own|own-first",
+      {OptionId::kGpuVisibility, "dtrain-gpu-visibility", visibility,
        "[dtrain] CUDA_VISIBLE_DEVICES: the task's own GPUs, or all with its own first",
        ArgKind::kRequired, "DTRAIN_GPU_VISIBILITY"},
-      {OptionId::kCpu, "dtrain-cpu", "numa|none",
+      {OptionId::kCpu, "dtrain-cpu", cpu,
        "[dtrain] Cores per task: an even share of its GPU's NUMA domain, or no CPU binding",
        ArgKind::kRequired, "DTRAIN_CPU"},
-      {OptionId::kNic, "dtrain-nic", "closest|all|none",
+      {OptionId::kNic, "dtrain-nic", nic,
        "[dtrain] NICs per task (NCCL_IB_HCA, UCX_NET_DEVICES, NCCL_SOCKET_IFNAME)",
        ArgKind::kRequired, "DTRAIN_NIC"},
-      {OptionId::kFramework, "dtrain-framework", "torch|tensorflow|jax|horovod|none",
+      {OptionId::kFramework, "dtrain-framework", framework,
        "[dtrain] Export this framework's rendezvous variables to each task", ArgKind::kRequired,
        "DTRAIN_FRAMEWORK"},
       {OptionId::kRunDir, "dtrain-run-dir", "DIR",

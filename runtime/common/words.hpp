@@ -9,12 +9,14 @@
 
 namespace dtrain {
 
-// "a", "a or b", "a, b or c"; `last` separates the last two words (", " gives "a, b, c").
+// "a", "a or b", "a, b or c"; `last` separates the last two words (", " gives "a, b, c"),
+// `between` the others ("|" and "|" give a usage's "a|b|c").
 template <typename Word>
-std::string join_alternatives(const std::vector<Word>& words, std::string_view last = " or ") {
+std::string join_alternatives(const std::vector<Word>& words, std::string_view last = " or ",
+                              std::string_view between = ", ") {
   std::string out;
   for (std::size_t i = 0; i < words.size(); ++i) {
-    if (i > 0) out += i + 1 == words.size() ? last : std::string_view(", ");
+    if (i > 0) out += i + 1 == words.size() ? last : between;
     out += std::string_view(words[i]);
   }
   return out;
