@@ -266,7 +266,7 @@ void register_supervise(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "supervise",
       "Run a job's launch, restarting it after failures (used by job scripts with `restarts`)");
-  cmd->group("");  // hidden: job scripts call it
+  // Listed: a user meets it in every job script with `restarts` and may run it by hand.
   cmd->add_option("--run-dir", opts->run_dir, "Run directory (attempts.jsonl goes there)")
       ->envname("DTRAIN_RUN_DIR")
       ->required();

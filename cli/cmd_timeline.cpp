@@ -26,8 +26,11 @@ struct TimelineOptions {
   std::string output;
 };
 
-int run_timeline(const TimelineOptions& opts) {
+int run_timeline(TimelineOptions opts) {
   require_run_dir(opts.run_dir);
+  // Without -o the trace goes beside the records it is made of.
+  if (opts.output.empty())
+    opts.output = (std::filesystem::path(opts.run_dir) / "trace.json").string();
   const auto metric_files = list_rank_files(opts.run_dir, records::kMetricsExtension);
   if (metric_files.empty()) {
     throw UsageError("dtrain: " + opts.run_dir +
@@ -97,7 +100,8 @@ void register_timeline(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "timeline", "Write every rank's steps and collectives as a Chrome/Perfetto trace");
   cmd->add_option("run_dir", opts->run_dir, "Run directory (runs/<name>-<id>)")->required();
-  cmd->add_option("-o,--output", opts->output, "Trace file to write (JSON)")->required();
+  cmd->add_option("-o,--output", opts->output,
+                  "Trace file to write (JSON; default RUN_DIR/trace.json)");
   cmd->callback([opts, &action] { action = [opts] { return run_timeline(*opts); }; });
 }
 

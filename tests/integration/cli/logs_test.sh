@@ -264,6 +264,14 @@ assert root.tag == ns + "svg"
 assert len([r for r in root.findall(f"{ns}rect") if r.get("class") == "rank"]) == 3
 PY
 
+echo "== timeline without -o writes RUN_DIR/trace.json (issue 35, item 5)"
+rm -f "$work/sums/trace.json"
+out=$("$DTRAIN" timeline "$work/sums")
+expect_contains "$out" "to $work/sums/trace.json" "timeline output without -o"
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/sums/trace.json" ||
+  fail "timeline without -o wrote no JSON trace at $work/sums/trace.json"
+rm -f "$work/sums/trace.json"
+
 echo "== timeline: a Chrome trace of every rank's steps and collectives"
 out=$("$DTRAIN" timeline "$work/sums" -o trace.json)
 expect_contains "$out" "to trace.json" "timeline output"
