@@ -71,6 +71,10 @@ LostTime compute_lost_time(const std::vector<records::AttemptRecord>& attempts,
 
 std::string format_lost_time(const LostTime& lost) {
   if (lost.attempts == 0) return "";
+  // A run that never failed lost no time to failures: say only that (issue 35, item 5).
+  if (lost.failed.empty() && lost.redone_step_records == 0) {
+    return "attempts: " + std::to_string(lost.attempts) + ", none failed\n";
+  }
   double redone = 0, restart = 0;
   for (const auto& f : lost.failed) {
     redone += f.redone_seconds;

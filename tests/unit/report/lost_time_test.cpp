@@ -70,6 +70,16 @@ TEST(LostTime, WorkSinceTheCheckpointPlusCrashToResumedStep) {
 // Attempt 1 failed too, before its first step: its lost interval begins where attempt 0's ended
 // (its end), so no second is counted twice; the total runs from the checkpoint to attempt 2's
 // first step.
+// Issue 35, item 5: a run that never failed was told "0 failed and restarted; time lost to
+// failures: 0.0 s"; it is told that none failed, and nothing of time lost.
+TEST(LostTime, ARunThatNeverFailedSaysSoAndNothingMore) {
+  const LostTime lost = compute_lost_time({attempt(0, "10:00:00", "10:01:00", "completed")}, {},
+                                          {{0, micros("10:00:01")}});
+  EXPECT_EQ(lost.attempts, 1);
+  EXPECT_TRUE(lost.failed.empty());
+  EXPECT_EQ(format_lost_time(lost), "attempts: 1, none failed\n");
+}
+
 TEST(LostTime, TwoFailuresInARowNeverCountTheSameSecondTwice) {
   const LostTime lost = compute_lost_time({attempt(0, "10:00:00", "10:01:00", "restarted"),
                                            attempt(1, "10:01:02", "10:01:08", "restarted"),
