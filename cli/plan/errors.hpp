@@ -22,9 +22,14 @@ struct SpecIssue {
 // that what() returns.
 std::string format_issue(const SpecIssue& issue);
 
-// `text` with bytes below 0x20, DEL and those in `also` written as \xNN, for showing user input
-// in messages.
+// `text` with bytes below 0x20, DEL, bytes that are not UTF-8 and those in `also` written as
+// \xNN, for showing user input in messages.
 std::string escape_for_message(std::string_view text, std::string_view also = "");
+
+// The offset of the first byte of `text` that does not begin a well-formed UTF-8 sequence
+// (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or npos when it is all
+// UTF-8.
+std::size_t invalid_utf8_at(std::string_view text);
 
 class SpecError : public InputError {
  public:
