@@ -80,7 +80,8 @@ std::size_t invalid_utf8_at(std::string_view text) {
 }
 
 std::string format_issue(const SpecIssue& issue) {
-  std::string out = issue.source;
+  // The source may be a --set argument, which holds the user's bytes as typed.
+  std::string out = escape_for_message(issue.source);
   if (issue.line > 0) {
     out += ':';
     out += std::to_string(issue.line);

@@ -17,9 +17,9 @@ struct SpecIssue {
   std::string message;  // "expected ..., got ..."
 };
 
-// "file:line: field: message". The field path holds the user's keys as written, so control
-// characters in it (a NUL, a newline) are shown escaped: a NUL would otherwise end the message
-// that what() returns.
+// "file:line: field: message". The source (a path, a --set argument) and the field path hold the
+// user's bytes as written, so control characters in them (a NUL, a newline) and bytes that are not
+// UTF-8 are shown escaped: a NUL would otherwise end the message that what() returns.
 std::string format_issue(const SpecIssue& issue);
 
 // `text` with bytes below 0x20, DEL, bytes that are not UTF-8 and those in `also` written as

@@ -194,7 +194,7 @@ TEST(JobSpec, TextMustBeUtf8) {
             "job.yaml:3: env: expected UTF-8 text, got \"A\\xed\\xa0\\x80\" (byte \\xed at "
             "offset 1 begins no UTF-8 character)");
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\n", {{"env.GREETING=caf\xe9"}, ""}),
-            "--set env.GREETING=caf\xe9: env.GREETING: expected UTF-8 text, got \"caf\\xe9\" "
+            "--set env.GREETING=caf\\xe9: env.GREETING: expected UTF-8 text, got \"caf\\xe9\" "
             "(byte \\xe9 at offset 3 begins no UTF-8 character)");
   // Well-formed UTF-8 of every length passes.
   EXPECT_EQ(
