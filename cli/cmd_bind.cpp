@@ -25,8 +25,10 @@
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "common/words.hpp"
+#include "flag_values.hpp"
 #include "launch/framework_env.hpp"
 #include "launch/launcher_env.hpp"
+#include "plan/job_spec.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -185,17 +187,17 @@ void register_bind(CLI::App& app, Action& action) {
   auto opts = std::make_shared<BindOptions>();
   auto* cmd = app.add_subcommand(
       "bind", "Run CMD with this rank's GPUs, CPUs and NICs (under mpirun, mpiexec or srun)");
-  cmd->add_option("--topology", opts->topology,
-                  "An hwloc XML export to solve on (no CPU binding then); default: this machine");
+  add_file_flag(*cmd, "--topology", opts->topology, kTopologyFile,
+                "An hwloc XML export to solve on (no CPU binding then); default: this machine");
   add_affinity_flags(*cmd, opts->affinity);
   cmd->add_option("--framework", opts->framework,
                   "Export this framework's rendezvous variables: " +
                       join_alternatives(launch::framework_names()))
       ->capture_default_str();
-  cmd->add_option("--local-rank", opts->local_rank,
-                  "This process's rank on the node; default: from the launcher");
-  cmd->add_option("--local-size", opts->local_size,
-                  "Ranks on this node; default: from the launcher");
+  add_whole_number_flag(*cmd, "--local-rank", opts->local_rank, 0, plan::kMaxRanksPerNode - 1,
+                        "This process's rank on the node; default: from the launcher");
+  add_whole_number_flag(*cmd, "--local-size", opts->local_size, 1, plan::kMaxRanksPerNode,
+                        "Ranks on this node; default: from the launcher");
   cmd->add_flag("--dry-run", opts->dry_run, "Print what would be done; run nothing");
   cmd->add_flag("--json", opts->json, "With --dry-run: one JSON object per rank");
   cmd->add_option("command", opts->command, "The command and its arguments, after --");

@@ -13,6 +13,7 @@
 #include "affinity/report.hpp"
 #include "affinity/topology.hpp"
 #include "commands.hpp"
+#include "flag_values.hpp"
 #include "plan/rank_ranges.hpp"
 #include "planning.hpp"
 
@@ -106,9 +107,9 @@ void register_plan(CLI::App& app, Action& action) {
   cmd->add_option("--site", opts->site, "Plan for this site instead of the spec's");
   cmd->add_option("--set", opts->overrides,
                   "Override a spec field: KEY=VALUE (VALUE is YAML; KEY may be a.b)");
-  cmd->add_option("--topology", opts->topology,
-                  "An lstopo XML of one node, for the per-rank GPUs, cores and NICs; default: the "
-                  "site profile's, or this machine for the local site");
+  add_file_flag(*cmd, "--topology", opts->topology, kTopologyFile,
+                "An lstopo XML of one node, for the per-rank GPUs, cores and NICs; default: the "
+                "site profile's, or this machine for the local site");
   cmd->add_flag("--json", opts->json, "Print plan.json (with the script) instead of text");
   cmd->callback([opts, &action] { action = [opts] { return run_plan(*opts); }; });
 }

@@ -13,6 +13,8 @@
 #include "affinity/topology.hpp"
 #include "affinity_flags.hpp"
 #include "commands.hpp"
+#include "flag_values.hpp"
+#include "plan/job_spec.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -50,11 +52,10 @@ void register_topo(CLI::App& app, Action& action) {
   auto opts = std::make_shared<TopoOptions>();
   auto* cmd = app.add_subcommand(
       "topo", "Show the node's GPUs, NICs and NUMA domains and the rank map dtrain would use");
-  cmd->add_option("--topology", opts->topology,
-                  "An hwloc XML export (lstopo --of xml); default: this machine");
-  cmd->add_option("--ranks-per-node", opts->ranks_per_node,
-                  "Local ranks to place; default: one per GPU")
-      ->check(CLI::PositiveNumber);
+  add_file_flag(*cmd, "--topology", opts->topology, kTopologyFile,
+                "An hwloc XML export (lstopo --of xml); default: this machine");
+  add_whole_number_flag(*cmd, "--ranks-per-node", opts->ranks_per_node, 1, plan::kMaxRanksPerNode,
+                        "Local ranks to place; default: one per GPU");
   add_affinity_flags(*cmd, opts->affinity);
   cmd->add_flag("--json", opts->json, "Print JSON (schema in docs/affinity.md)");
   cmd->callback([opts, &action] { action = [opts] { return run_topo(*opts); }; });

@@ -17,14 +17,19 @@ struct SpecIssue {
   std::string message;  // "expected ..., got ..."
 };
 
-// "file:line: field: message". The field path holds the user's keys as written, so control
-// characters in it (a NUL, a newline) are shown escaped: a NUL would otherwise end the message
-// that what() returns.
+// "file:line: field: message". The source (a path, a --set argument) and the field path hold the
+// user's bytes as written, so control characters in them (a NUL, a newline) and bytes that are not
+// UTF-8 are shown escaped: a NUL would otherwise end the message that what() returns.
 std::string format_issue(const SpecIssue& issue);
 
-// `text` with bytes below 0x20, DEL and those in `also` written as \xNN, for showing user input
-// in messages.
+// `text` with bytes below 0x20, DEL, bytes that are not UTF-8 and those in `also` written as
+// \xNN, for showing user input in messages.
 std::string escape_for_message(std::string_view text, std::string_view also = "");
+
+// The offset of the first byte of `text` that does not begin a well-formed UTF-8 sequence
+// (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or npos when it is all
+// UTF-8.
+std::size_t invalid_utf8_at(std::string_view text);
 
 class SpecError : public InputError {
  public:

@@ -140,6 +140,7 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
     if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (root.IsMap()) apply_to_tree(root, overrides, errors);
   }
+  detail::check_document(root, errors);
   if (!root.IsMap()) {
     errors.add(root, "",
                "expected a mapping of job fields (name, command, ...), got " +

@@ -83,11 +83,22 @@ int cpus_per_rank(const JobSpec& spec, const std::string& source, const SiteProf
 std::string setup_block(const JobSpec& spec) {
   std::string setup;
   if (!spec.modules.empty()) setup += "module load " + shell_join(spec.modules) + "\n";
-  // Setup lines are the user's own shell code (conda activate, ...): they go in verbatim.
-  for (const auto& line : spec.setup) setup += line + "\n";
+  setup += setup_lines(spec);
   if (!setup.empty()) setup = "\n# setup from the job spec\n" + setup;
   return setup;
 }
+
+}  // namespace
+
+std::string setup_lines(const JobSpec& spec) {
+  if (spec.setup.empty()) return "";
+  std::string lines = "export DTRAIN_ATTEMPT=0\n";
+  // Setup lines are the user's own shell code (conda activate, ...): they go in verbatim.
+  for (const auto& line : spec.setup) lines += line + "\n";
+  return lines;
+}
+
+namespace {
 
 void fill_rank_map(const SchedulerAdapter& adapter, PlanDraft& d) {
   const JobShape& s = d.shape;

@@ -65,6 +65,12 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
 // sites name them in a warning rather than drop them silently.
 std::vector<std::string> kubernetes_only_fields(const JobSpec& spec);
 
+// The spec's `setup` lines as the job script runs them, "" without any. Setup runs once, before
+// `dtrain supervise` starts the first attempt and exports each attempt's number: under the
+// script's `set -u`, a line using $DTRAIN_ATTEMPT would stop the job, so the lines run with
+// DTRAIN_ATTEMPT=0 (docs/spec.md).
+std::string setup_lines(const JobSpec& spec);
+
 // What plan() builds for every scheduler before the adapter writes the script.
 struct PlanDraft {
   const JobSpec& spec;

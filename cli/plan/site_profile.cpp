@@ -76,7 +76,7 @@ const std::vector<Field<SiteProfile>>& profile_fields() {
       {"default_queue",
        [](Reader& r, N& v, K& k, P& p) { r.token(v, k, "a queue name", p.default_queue); }},
       {"default_filesystems",
-       [](Reader& r, N& v, K& k, P& p) { r.string_list(v, k, p.default_filesystems); }},
+       [](Reader& r, N& v, K& k, P& p) { r.filesystems(v, k, p.default_filesystems); }},
       // The spec's env reader, with its name checks: a profile's names reach the job script too.
       {"env", [](Reader& r, N& v, K& k, P& p) { r.env(v, k, p.env); }},
       {"topology", [](Reader& r, N& v, K& k, P& p) { r.string(v, k, p.topology); }},
@@ -94,6 +94,7 @@ const std::vector<std::string>& site_profile_fields() {
 SiteProfile parse_site_profile(std::string_view text, const std::string& source_name) {
   Collector errors(source_name);
   YAML::Node root = detail::load_yaml(text, kMaxProfileBytes, "a site profile", errors);
+  detail::check_document(root, errors);
   if (!root.IsMap()) {
     errors.add(root, "", "expected a mapping of site profile fields, got " + describe(root));
     errors.raise();

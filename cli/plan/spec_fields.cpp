@@ -141,15 +141,6 @@ void read_walltime(Reader& read, const YAML::Node& value, const std::string& key
   spec.walltime_seconds = *seconds;
 }
 
-void read_filesystems(Reader& read, const YAML::Node& value, const std::string& key,
-                      JobSpec& spec) {
-  static const std::regex kFs("[A-Za-z0-9_-]{1,64}");
-  read.string_list(value, key, spec.filesystems, [](const std::string& v) {
-    return std::regex_match(v, kFs) ? std::string()
-                                    : std::string("expected a filesystem name such as eagle");
-  });
-}
-
 void read_modules(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
   static const std::regex kModule("[A-Za-z0-9][A-Za-z0-9._/@+:-]{0,127}");
   read.string_list(value, key, spec.modules, [](const std::string& v) {
@@ -334,7 +325,7 @@ const std::vector<Field<JobSpec>>& spec_fields() {
       {"queue", [](Reader& r, N& v, K& k, S& s) { r.token(v, k, "a queue or QOS name", s.queue); }},
       {"partition",
        [](Reader& r, N& v, K& k, S& s) { r.token(v, k, "a partition name", s.partition); }},
-      {"filesystems", read_filesystems},
+      {"filesystems", [](Reader& r, N& v, K& k, S& s) { r.filesystems(v, k, s.filesystems); }},
       {"modules", read_modules},
       {"setup", [](Reader& r, N& v, K& k, S& s) { r.string_list(v, k, s.setup); }},
       {"env", [](Reader& r, N& v, K& k, S& s) { r.env(v, k, s.env); }},

@@ -117,6 +117,63 @@ void Reader::env(const YAML::Node& node, const std::string& field,
   }
 }
 
+namespace {
+
+// yaml-cpp resolves the shorthand `!!binary` to `tag:yaml.org,2002:binary`; messages show the
+// tag as the user wrote it.
+std::string tag_as_written(const std::string& tag) {
+  static const std::string kCore = "tag:yaml.org,2002:";
+  return tag.rfind(kCore, 0) == 0 ? "!!" + tag.substr(kCore.size()) : tag;
+}
+
+// `path` as the readers name fields: "affinity.gpu", "command[2]".
+void check_node(const YAML::Node& node, const std::string& path, Collector& errors) {
+  // "?" is a plain node's non-specific tag, "!" a quoted scalar's, "" a node made by --set.
+  const std::string& tag = node.Tag();
+  if (!tag.empty() && tag != "?" && tag != "!") {
+    errors.add(node, path,
+               "expected a value without a YAML tag, got the tag " +
+                   escape_for_message(tag_as_written(tag)) +
+                   " (dtrain reads every value as the text written)");
+  }
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    if (const std::size_t at = invalid_utf8_at(text); at != std::string::npos) {
+      errors.add(node, path,
+                 "expected UTF-8 text, got " + quote_short(text) + " (byte " +
+                     escape_for_message(text.substr(at, 1)) + " at offset " + std::to_string(at) +
+                     " begins no UTF-8 character)");
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      check_node(node[i], path + "[" + std::to_string(i) + "]", errors);
+    }
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) {
+      // A key that is no plain text is named by its mapping, as the readers name it.
+      const bool plain_key =
+          kv.first.IsScalar() && invalid_utf8_at(kv.first.Scalar()) == std::string::npos;
+      check_node(kv.first, path, errors);
+      const std::string child = !plain_key     ? path
+                                : path.empty() ? kv.first.Scalar()
+                                               : path + "." + kv.first.Scalar();
+      const int key_line = kv.first.Mark().line + 1;
+      if (kv.second.IsNull() && kv.second.Mark().line + 1 != key_line) {
+        errors.empty_value_at(kv.second, key_line);
+      }
+      check_node(kv.second, child, errors);
+    }
+  }
+}
+
+}  // namespace
+
+void check_document(const YAML::Node& root, Collector& errors) {
+  check_node(root, "", errors);
+  // Reported alone: the readers would add a second message about the same value.
+  if (!errors.empty()) errors.raise();
+}
+
 YAML::Node load_yaml(std::string_view text, std::size_t max_bytes, const std::string& what,
                      Collector& errors) {
   if (text.size() > max_bytes) {

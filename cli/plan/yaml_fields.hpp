@@ -27,7 +27,18 @@ class Collector {
   void add(const YAML::Node& node, const std::string& field, std::string message) {
     int line = 0;
     if (node.IsDefined()) line = node.Mark().line + 1;
+    if (node.IsDefined() && node.IsNull()) {
+      for (const auto& [value, key_line] : empty_values_) {
+        if (value.is(node)) line = key_line;
+      }
+    }
     add_at(line, field, std::move(message));
+  }
+  // yaml-cpp marks an empty value (`site:` with nothing after it) where the next token starts, a
+  // line or more below its key; check_document() notes the key's line here, and the messages about
+  // the value name that line.
+  void empty_value_at(const YAML::Node& value, int key_line) {
+    empty_values_.emplace_back(value, key_line);
   }
   void add_at(int line, const std::string& field, std::string message) {
     if (const std::string* flag = given_by(field)) {
@@ -60,6 +71,7 @@ class Collector {
   std::string source_;
   std::vector<SpecIssue> issues_;
   std::vector<std::pair<std::string, std::string>> flags_;  // path, flag
+  std::vector<std::pair<YAML::Node, int>> empty_values_;    // value, its key's line
 };
 
 inline std::string quote_short(const std::string& s) {
@@ -233,6 +245,21 @@ struct Reader {
     }
   }
 
+  // Filesystem names: a spec's `filesystems` and a profile's `default_filesystems` become one
+  // scheduler directive (PBS `-l filesystems=home:eagle`, Cobalt `--attrs filesystems=home,eagle`),
+  // so only tokens pass: a space would start another option of the scheduler's.
+  void filesystems(const YAML::Node& node, const std::string& field,
+                   std::vector<std::string>& out) {
+    static const std::regex kName("[A-Za-z0-9_.-]{1,64}");
+    string_list(node, field, out, [](const std::string& v) {
+      return std::regex_match(v, kName)
+                 ? std::string()
+                 : std::string(
+                       "expected a filesystem name such as eagle (1 to 64 letters, digits, '_', "
+                       "'-' or '.')");
+    });
+  }
+
   // `NAME: value` pairs exported to every rank: a spec's or a site profile's `env`. The names
   // reach job scripts as `export NAME=...` and mpirun's `-x NAME`, so only shell variable names
   // pass; dtrain's own variables are refused because the value dtrain sets would silently win
@@ -291,5 +318,14 @@ struct Reader {
 // Parses YAML text after refusing oversized and binary input; throws SpecError on failure.
 YAML::Node load_yaml(std::string_view text, std::size_t max_bytes, const std::string& what,
                      Collector& errors);
+
+// What every reader relies on, checked once over the whole document, keys included, before any
+// field is read; throws SpecError naming each node that fails:
+// - text is UTF-8: the spec's strings go into plan.json and `plan --json`, and JSON holds only
+//   UTF-8 (nlohmann's dump() would throw type_error.316 after the run directory was made);
+// - no node carries an explicit YAML tag (`!!binary`, `!!str`, `!local`): the readers take every
+//   value as the text written, so a tag would be silently ignored.
+// It also notes each empty value's line (Collector::empty_value_at).
+void check_document(const YAML::Node& root, Collector& errors);
 
 }  // namespace dtrain::plan::detail

@@ -3,16 +3,19 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "affinity/net_namespace.hpp"
 #include "affinity/topology.hpp"
 #include "common/input_file.hpp"
+#include "common/number_text.hpp"
 
 namespace dtrain::affinity {
 namespace {
@@ -242,24 +245,103 @@ void read_devices(hwloc_topology_t topo, Node& node) {
   });
 }
 
+// An lstopo export is a few hundred KiB; the cap keeps a wrong file from being read whole.
+constexpr std::size_t kMaxXmlBytes = 64u << 20;
+
+// hwloc sizes its bitmaps by the largest index it meets: one os_index="99999999999999999999" (read
+// as 4294967295) cost 0.78 s and 1 GB before anything could be said about the file. Linux numbers
+// CPUs below 8192 (NR_CPUS) and NUMA nodes below 1024, so indexes past this bound are refused
+// before hwloc reads the file.
+constexpr long long kMaxOsIndex = (1 << 20) - 1;
+
+// The value of the attribute whose name starts at `at` in an XML tag (name="value" or
+// name='value'), and nothing when `at` starts no such attribute.
+std::optional<std::string_view> attribute_value(std::string_view text, std::size_t at,
+                                                std::string_view name) {
+  auto space = [&](std::size_t i) {
+    return i < text.size() && std::isspace(static_cast<unsigned char>(text[i])) != 0;
+  };
+  if (at == 0 || !space(at - 1) || text.substr(at, name.size()) != name) return std::nullopt;
+  std::size_t i = at + name.size();
+  while (space(i)) ++i;
+  if (i >= text.size() || text[i] != '=') return std::nullopt;
+  ++i;
+  while (space(i)) ++i;
+  if (i >= text.size() || (text[i] != '"' && text[i] != '\'')) return std::nullopt;
+  const std::size_t end = text.find(text[i], i + 1);
+  if (end == std::string_view::npos) return std::nullopt;  // hwloc reports the broken file
+  return text.substr(i + 1, end - i - 1);
+}
+
+// The checks hwloc cannot make cheaply or quietly, on the text before hwloc reads it.
+void check_xml_text(const std::string& path, std::string_view text) {
+  const auto line_of = [&](std::size_t at) {
+    return std::to_string(1 + std::count(text.begin(), text.begin() + at, '\n'));
+  };
+  static constexpr std::string_view kOsIndex = "os_index";
+  for (std::size_t at = text.find(kOsIndex); at != std::string_view::npos;
+       at = text.find(kOsIndex, at + 1)) {
+    const auto value = attribute_value(text, at, kOsIndex);
+    if (!value || parse_whole_number(*value, 0, kMaxOsIndex)) continue;
+    const bool printable = value->size() <= 40 &&
+                           std::all_of(value->begin(), value->end(),
+                                       [](char c) { return c >= 0x20 && c < 0x7f && c != '"'; });
+    throw TopologyError("dtrain: topology: " + path + ":" + line_of(at) +
+                        ": os_index: expected an index from 0 to " + std::to_string(kMaxOsIndex) +
+                        " (Linux numbers CPUs and NUMA nodes far below that), got " +
+                        (printable ? "\"" + std::string(*value) + "\""
+                                   : "a value of " + std::to_string(value->size()) + " bytes"));
+  }
+  // hwloc refuses a topology whose allowed cpuset (the root object's) is empty, but prints
+  // "hwloc: Topology does not contain any PU, aborting!" to stderr first; the common case, an
+  // export made where no PU of the machine's was allowed, is recognised here.
+  const std::size_t root = text.find("<object");
+  const std::size_t root_end = text.find('>', root);
+  const auto root_bitmap_is_empty = [&](std::string_view name) -> std::optional<bool> {
+    for (std::size_t at = text.find(name, root); root != std::string_view::npos && at < root_end;
+         at = text.find(name, at + 1)) {
+      if (const auto value = attribute_value(text, at, name)) {
+        return value->find_first_not_of("0x,") == std::string_view::npos;
+      }
+    }
+    return std::nullopt;
+  };
+  if (root_bitmap_is_empty("cpuset") == false && root_bitmap_is_empty("allowed_cpuset") == true) {
+    throw TopologyError("dtrain: topology: " + path +
+                        ": no cores found; expected at least one allowed core or PU, got an "
+                        "empty allowed cpuset");
+  }
+}
+
 // hwloc refuses a topology whose allowed cpuset is empty ("does not contain any PU"); loading it
 // again with the disallowed PUs included tells that case apart from a malformed file.
-bool loads_with_disallowed(const std::string& path) {
+bool loads_with_disallowed(const std::string& xml) {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) return false;
   TopologyPtr topo(raw);
   return hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) == 0 &&
-         hwloc_topology_set_xml(raw, path.c_str()) == 0 && hwloc_topology_load(raw) == 0;
+         hwloc_topology_set_xmlbuffer(raw, xml.c_str(), static_cast<int>(xml.size() + 1)) == 0 &&
+         hwloc_topology_load(raw) == 0;
+}
+
+// The file's text, read without blocking on a FIFO or reading /dev/zero without end (hwloc would,
+// opening the path itself), then checked.
+std::string read_xml(const std::string& path) {
+  std::string text;
+  try {
+    text = read_input_file(path, "a readable hwloc XML file", kMaxXmlBytes);
+  } catch (const InputFileError& e) {
+    throw InputFileError("dtrain: topology: " + std::string(e.what()).substr(8));
+  }
+  check_xml_text(path, text);
+  return text;
 }
 
 Node load(Source source, const std::string& input, LiveDiscovery discovery = LiveDiscovery::kFull) {
   const std::string name = source == Source::kLive        ? std::string("this machine")
                            : source == Source::kSynthetic ? "synthetic topology \"" + input + "\""
                                                           : input;
-  if (source == Source::kXml) {
-    // hwloc opens the path itself and would block on a FIFO or read /dev/zero without end.
-    check_input_file(input, "a readable hwloc XML file", "topology");
-  }
+  const std::string xml = source == Source::kXml ? read_xml(input) : std::string();
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
     throw TopologyError("dtrain: topology: " + name +
@@ -275,7 +357,9 @@ Node load(Source source, const std::string& input, LiveDiscovery discovery = Liv
       hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);
     }
   }
-  if (source == Source::kXml && hwloc_topology_set_xml(raw, input.c_str()) != 0) {
+  // The size counts the terminating NUL, as hwloc_topology_export_xmlbuffer() gives it.
+  if (source == Source::kXml &&
+      hwloc_topology_set_xmlbuffer(raw, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0) {
     throw TopologyError("dtrain: topology: " + input + ": hwloc cannot use it: " +
                         std::strerror(errno) + "; expected an hwloc XML file");
   }
@@ -284,7 +368,7 @@ Node load(Source source, const std::string& input, LiveDiscovery discovery = Liv
                         ": not a valid description; expected e.g. \"package:2 core:4 pu:2\"");
   }
   if (hwloc_topology_load(raw) != 0) {
-    if (source == Source::kXml && loads_with_disallowed(input)) {
+    if (source == Source::kXml && loads_with_disallowed(xml)) {
       throw TopologyError("dtrain: topology: " + name +
                           ": no cores found; expected at least one allowed core or PU, got an "
                           "empty allowed cpuset");

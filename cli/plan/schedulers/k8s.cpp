@@ -221,8 +221,7 @@ void emit_launcher_command(YAML::Emitter& out, const JobSpec& spec, const Argv& 
     emit_strings(out, mpirun);
     return;
   }
-  std::string script = "set -euo pipefail\n# setup from the job spec\n";
-  for (const auto& line : spec.setup) script += line + "\n";
+  std::string script = "set -euo pipefail\n# setup from the job spec\n" + setup_lines(spec);
   script += "exec " + shell_join(mpirun) + "\n";
   out << YAML::BeginSeq << "bash"
       << "-c";

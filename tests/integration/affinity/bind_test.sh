@@ -157,6 +157,20 @@ PY
       "$dtrain" topo --topology "$polaris" --cpus-allowed 3-
     expect_error "does not say where this process sits on the node" \
       env PMI_RANK=0 PMI_SIZE=2 "$dtrain" bind --topology "$polaris" -- true
+    # Flag values are dtrain's to read: no "Could not convert: --local-rank = a", no empty path
+    # silently meaning this machine.
+    expect_error 'dtrain: bind: --local-rank: expected an integer from 0 to 1023, got "a"' \
+      "$dtrain" bind --local-rank a --local-size 1 --topology "$polaris" -- true
+    expect_error 'dtrain: bind: --local-size: expected an integer from 1 to 1024, got "0x2"' \
+      "$dtrain" bind --local-rank 0 --local-size 0x2 --topology "$polaris" -- true
+    expect_error 'dtrain: topo: --ranks-per-node: expected an integer from 1 to 1024, got "0"' \
+      "$dtrain" topo --topology "$polaris" --ranks-per-node 0
+    expect_error 'dtrain: topo: --topology: expected an hwloc XML file (lstopo --of xml), got an empty value' \
+      "$dtrain" topo --topology ""
+    expect_error 'dtrain: bind: --topology: expected an hwloc XML file (lstopo --of xml), got an empty value' \
+      "$dtrain" bind --local-rank 0 --local-size 1 --topology "" -- true
+    out=$(bare "$dtrain" topo --topology "$topologies/bad/no-allowed-pu.xml" 2>&1) || true
+    [[ $out != *"hwloc: Topology does not contain any PU"* ]] || fail "hwloc's own message reached the user: $out"
     echo "ok: bad input exits 2 with a message naming it"
     ;;
   *)

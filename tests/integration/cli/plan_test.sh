@@ -57,6 +57,24 @@ expect_refused() {  # message what args...
   expect_contains "$out" "$message" "$what: message"
 }
 
+echo "== invalid UTF-8 is refused where the spec is read: by plan --json and submit alike, no run directory"
+printf 'name: bytes\nsite: local\ncommand: [echo, "caf\xe9"]\n' > bytes.yaml
+for args in "plan bytes.yaml" "plan --json bytes.yaml" "submit bytes.yaml"; do
+  set +e
+  out=$(timeout 20 "$DTRAIN" $args 2>&1)
+  status=$?
+  set -e
+  expect_eq 2 "$status" "$args: exit status ($out)"
+  expect_contains "$out" 'bytes.yaml:3: command[1]: expected UTF-8 text, got "caf\xe9" (byte \xe9 at offset 3 begins no UTF-8 character)' "$args: message"
+  [[ $out != *json.exception* ]] || fail "$args: a raw nlohmann exception: $out"
+done
+! compgen -G "runs/bytes-*" >/dev/null || fail "submit of a spec with invalid UTF-8 left a run directory: $(ls runs)"
+
+echo "== a profile's filesystems are tokens: no scheduler option rides in on a name"
+printf 'name: fs\nscheduler: pbspro\nlauncher: mpiexec\ndefault_filesystems: ["home -A evil"]\n' > site/fs.yaml
+expect_refused "site/fs.yaml:4: default_filesystems[0]: expected a filesystem name such as eagle (1 to 64 letters, digits, '_', '-' or '.'), got \"home -A evil\"" \
+  "profile filesystems" job.yaml --set site=site/fs.yaml
+
 echo "== a profile's env names are checked like the spec's (they reach export and mpirun -x)"
 for scheduler in slurm pbspro pbs cobalt local; do
   cat > site/evil.yaml <<YAML

@@ -265,6 +265,51 @@ TEST(Topology, BadFilesAreNamedInTheError) {
                 "cpuset");
 }
 
+// hwloc sizes its bitmaps by the largest os_index: one absurd index cost 0.78 s and 1 GB before
+// hwloc gave up; it is refused before hwloc reads the file, naming its line.
+TEST(Topology, AbsurdOsIndexesAreRefusedBeforeHwlocReadsThem) {
+  std::ifstream in(fixture_path("bad/no-allowed-pu.xml"));
+  std::stringstream original;
+  original << in.rdbuf();
+  std::string text = original.str();
+  text.replace(text.find("allowed_cpuset=\"0x0\""), 20, "allowed_cpuset=\"0x3\"");
+  const std::string pu = "<object type=\"PU\" os_index=\"1\"";
+  const std::size_t at = text.find(pu);
+  ASSERT_NE(at, std::string::npos);
+  char dir_template[] = "/tmp/dtrain-topo-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string path = std::string(dir_template) + "/node.xml";
+  const auto with_index = [&](const std::string& value) {
+    std::string xml = text;
+    xml.replace(at, pu.size(), "<object type=\"PU\" os_index=\"" + value + "\"");
+    std::ofstream(path) << xml;
+    return error_of(path);
+  };
+  EXPECT_EQ(with_index("1"), "no error");
+  EXPECT_EQ(with_index("1048575"), "no error");
+  for (const std::string value : {"99999999999999999999", "4294967295", "1048576", "-1", " 1"}) {
+    EXPECT_EQ(with_index(value),
+              "dtrain: topology: " + path +
+                  ":16: os_index: expected an index from 0 to 1048575 (Linux numbers CPUs and NUMA "
+                  "nodes far below that), got \"" +
+                  value + "\"");
+  }
+  unlink(path.c_str());
+  rmdir(dir_template);
+}
+
+// hwloc prints "hwloc: Topology does not contain any PU, aborting!" to stderr before failing: the
+// user gets dtrain's message alone.
+TEST(Topology, AnEmptyAllowedCpusetGetsOnlyDtrainsMessage) {
+  const std::string no_allowed = fixture_path("bad/no-allowed-pu.xml");
+  ::testing::internal::CaptureStderr();
+  const std::string error = error_of(no_allowed);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(error, "dtrain: topology: " + no_allowed +
+                       ": no cores found; expected at least one allowed core or PU, got an empty "
+                       "allowed cpuset");
+}
+
 TEST(PciId, ParseAndFormat) {
   auto id = PciId::parse("0035:03:00.0");
   ASSERT_TRUE(id);

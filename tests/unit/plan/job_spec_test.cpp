@@ -181,6 +181,41 @@ TEST(JobSpec, ANulInAKeyIsShownEscapedNotCutOff) {
   }
 }
 
+// plan.json and `plan --json` carry the spec's strings, and JSON holds only UTF-8: invalid bytes
+// once passed `plan` and failed `submit` with nlohmann's type_error.316, after making the run
+// directory. Every string is checked where the document is read, keys and --set values too.
+TEST(JobSpec, TextMustBeUtf8) {
+  EXPECT_EQ(spec_errors("name: x\ncommand: [./train, \"--label=\xff\"]\nsetup: [\"echo \xc3\"]\n"),
+            "job.yaml:2: command[1]: expected UTF-8 text, got \"--label=\\xff\" (byte \\xff at "
+            "offset 8 begins no UTF-8 character)\n"
+            "job.yaml:3: setup[0]: expected UTF-8 text, got \"echo \\xc3\" (byte \\xc3 at offset "
+            "5 begins no UTF-8 character)");
+  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nenv: {\"A\xed\xa0\x80\": 1}\n"),
+            "job.yaml:3: env: expected UTF-8 text, got \"A\\xed\\xa0\\x80\" (byte \\xed at "
+            "offset 1 begins no UTF-8 character)");
+  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\n", {{"env.GREETING=caf\xe9"}, ""}),
+            "--set env.GREETING=caf\\xe9: env.GREETING: expected UTF-8 text, got \"caf\\xe9\" "
+            "(byte \\xe9 at offset 3 begins no UTF-8 character)");
+  // Well-formed UTF-8 of every length passes.
+  EXPECT_EQ(
+      spec_errors("name: x\ncommand: [echo, \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\"]\n"),
+      "(no error)");
+}
+
+TEST(JobSpec, YamlTagsAreRefused) {
+  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nimage: !!binary aGVsbG8=\n"),
+            "job.yaml:3: image: expected a value without a YAML tag, got the tag !!binary (dtrain "
+            "reads every value as the text written)");
+}
+
+// yaml-cpp places an empty value at the next token; messages name the key's line.
+TEST(JobSpec, AnEmptyValueIsReportedOnItsKeysLine) {
+  EXPECT_EQ(spec_errors("name: x\nsite:\ncommand: [a]\n"),
+            "job.yaml:2: site: expected a string, got nothing");
+  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nenv:\n  A:\n\n  B: 1\n"),
+            "job.yaml:4: env.A: expected a string, number or boolean, got nothing");
+}
+
 TEST(JobSpec, EnvValuesMustBeScalars) {
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nenv:\n  A: [1, 2]\n"),
             "job.yaml:4: env.A: expected a string, number or boolean, got a list");

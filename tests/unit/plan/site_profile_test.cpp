@@ -70,6 +70,45 @@ TEST(SiteProfile, ReadsEveryField) {
             "site.yaml: launcher: required field is missing");
 }
 
+// A filesystem name becomes part of one scheduler directive (`#PBS -l filesystems=...`): a space
+// would add an option of the user's to the job ("home -A evil" gave `-A evil`).
+TEST(SiteProfile, FilesystemNamesAreTokens) {
+  const std::string head = "name: x\nscheduler: pbspro\nlauncher: mpiexec\n";
+  EXPECT_EQ(profile_errors(head + "default_filesystems: [\"home -A evil\", \"a$(touch b)\"]\n"),
+            "site.yaml:4: default_filesystems[0]: expected a filesystem name such as eagle (1 to "
+            "64 letters, digits, '_', '-' or '.'), got \"home -A evil\"\n"
+            "site.yaml:4: default_filesystems[1]: expected a filesystem name such as eagle (1 to "
+            "64 letters, digits, '_', '-' or '.'), got \"a$(touch b)\"");
+  EXPECT_EQ(
+      parse_site_profile(head + "default_filesystems: [home, eagle_fs, grand-2.x]\n", "site.yaml")
+          .default_filesystems,
+      (std::vector<std::string>{"home", "eagle_fs", "grand-2.x"}));
+}
+
+// The readers take every value as the text written: a tag (`!!binary`, `!!str`, a local `!x`)
+// would be silently ignored, so it is refused, in a profile as in a spec.
+TEST(SiteProfile, YamlTagsAreRefused) {
+  const std::string head = "name: x\nscheduler: slurm\nlauncher: srun\n";
+  EXPECT_EQ(profile_errors(head + "description: !!binary aGVsbG8=\nconstraint: !local gpu\n"),
+            "site.yaml:4: description: expected a value without a YAML tag, got the tag !!binary "
+            "(dtrain reads every value as the text written)\n"
+            "site.yaml:5: constraint: expected a value without a YAML tag, got the tag !local "
+            "(dtrain reads every value as the text written)");
+  EXPECT_EQ(profile_errors(head + "env: !!map {A: !!str 1}\n"),
+            "site.yaml:4: env: expected a value without a YAML tag, got the tag !!map (dtrain "
+            "reads every value as the text written)\n"
+            "site.yaml:4: env.A: expected a value without a YAML tag, got the tag !!str (dtrain "
+            "reads every value as the text written)");
+  // Quotes are no tag.
+  EXPECT_EQ(profile_errors(head + "description: 'a \"quoted\" one'\n"), "(no error)");
+}
+
+TEST(SiteProfile, TextMustBeUtf8) {
+  EXPECT_EQ(profile_errors("name: x\nscheduler: slurm\nlauncher: srun\ndescription: caf\xe9\n"),
+            "site.yaml:4: description: expected UTF-8 text, got \"caf\\xe9\" (byte \\xe9 at "
+            "offset 3 begins no UTF-8 character)");
+}
+
 // docs/spec.md's "Site profiles" paragraph names every field of the reader table.
 TEST(SiteProfile, TheDocsNameEveryField) {
   std::ifstream doc(DTRAIN_FIXTURE_DIR "/../../docs/spec.md");

@@ -154,7 +154,8 @@ TEST(SpecFields, NestedFieldsAreCheckedWithTheirPath) {
             "job.yaml:3: framework: expected one of: none, torch, tensorflow, jax, horovod, got "
             "\"pytorch\" (did you mean \"torch\"?)");
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nfilesystems: [home, \"a b\"]\n"),
-            "job.yaml:3: filesystems[1]: expected a filesystem name such as eagle, got \"a b\"");
+            "job.yaml:3: filesystems[1]: expected a filesystem name such as eagle (1 to 64 "
+            "letters, digits, '_', '-' or '.'), got \"a b\"");
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\ndirectives: [exclusive]\n"),
             "job.yaml:3: directives[0]: expected a scheduler option starting with '-' such as "
             "\"--exclusive\" or \"-l place=scatter\", got \"exclusive\"");

@@ -1,5 +1,9 @@
 // The local adapter: launch.sh for this machine.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "../support.hpp"
 #include "plan/schedulers/scheduler.hpp"
@@ -20,6 +24,31 @@ TEST(PlanLocal, GoldenScriptAndPlanJson) { expect_golden_plan("local"); }
 
 // restarts: mpirun runs under `dtrain supervise`, itself under the walltime's `timeout`.
 TEST(PlanLocal, GoldenScriptWithRestarts) { expect_golden_plan("local-restarts"); }
+
+// Setup runs once, before `dtrain supervise` exports each attempt's number: the script's lines up
+// to the launch, run by bash as the job runs them (`set -euo pipefail`), see DTRAIN_ATTEMPT=0
+// rather than stop at an unbound variable.
+TEST(PlanLocal, SetupLinesSeeAttemptZero) {
+  JobSpec spec;
+  spec.name = "x";
+  spec.command = {"true"};
+  spec.restarts = 2;
+  spec.setup = {"echo \"setup before attempt $DTRAIN_ATTEMPT\""};
+  const LaunchPlan plan = plan_local(spec, {"h", 8, false});
+  std::string script = plan.script.substr(0, plan.script.find("\nexec "));
+  script.replace(script.find("cd '/home/ada/my project'"), 25, "cd /");
+  char out_path[] = "/tmp/dtrain-setup-test.XXXXXX";
+  const int fd = mkstemp(out_path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::FILE* bash =
+      popen(("env -u DTRAIN_ATTEMPT bash > " + std::string(out_path) + " 2>&1").c_str(), "w");
+  ASSERT_NE(bash, nullptr);
+  std::fwrite(script.data(), 1, script.size(), bash);
+  EXPECT_EQ(pclose(bash), 0) << testing::read(out_path);
+  EXPECT_EQ(testing::read(out_path), "setup before attempt 0\n") << script;
+  unlink(out_path);
+}
 
 TEST(PlanLocal, RankMapCoversEveryRankOnce) {
   JobSpec spec;
@@ -68,7 +97,8 @@ TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
       "setup: [\"source venv/bin/activate\"]\nwalltime: 10\naccount: proj\n",
       "job.yaml");
   const LaunchPlan plan = plan_local(spec, {"h", 2, false});
-  EXPECT_NE(plan.script.find("module load conda/2024\nsource venv/bin/activate\n"),
+  EXPECT_NE(plan.script.find(
+                "module load conda/2024\nexport DTRAIN_ATTEMPT=0\nsource venv/bin/activate\n"),
             std::string::npos)
       << plan.script;
   EXPECT_NE(plan.script.find("exec timeout --signal=TERM --kill-after=30 600 mpirun -n 1"),

@@ -1,0 +1,34 @@
+// Flag values read by dtrain's own parsers rather than CLI11's: a number CLI11 cannot convert
+// reaches the user as "Could not convert: --local-rank = a", and an empty --topology "" would
+// silently mean "not given". These name the command, the flag, what was expected and what was
+// given. A refusal is a CLI::ValidationError, so main() reports it as any other bad flag (exit 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace dtrain::cli {
+
+// A whole number from `min` to `max` (min >= 0), written in decimal digits only: the one parser
+// of the numbers dtrain reads (common/number_text.hpp). `store` gets the value.
+CLI::Option* add_whole_number_flag(CLI::App& cmd, const std::string& name,
+                                   std::function<void(long long)> store, long long min,
+                                   long long max, const std::string& help);
+
+template <typename T>
+CLI::Option* add_whole_number_flag(CLI::App& cmd, const std::string& name, T& out, long long min,
+                                   long long max, const std::string& help) {
+  return add_whole_number_flag(
+      cmd, name, [&out](long long v) { out = static_cast<T>(v); }, min, max, help);
+}
+
+// A file path; an empty value is refused. `what` says what the file holds ("an hwloc XML file
+// (lstopo --of xml)").
+CLI::Option* add_file_flag(CLI::App& cmd, const std::string& name, std::string& out,
+                           const std::string& what, const std::string& help);
+
+// What `--topology` of `plan`, `topo` and `bind` names.
+inline const std::string kTopologyFile = "an hwloc XML file (lstopo --of xml)";
+
+}  // namespace dtrain::cli
