@@ -67,7 +67,7 @@ completion=$(
   _dtrain
   echo "${COMPREPLY[*]}"
 )
-expect_eq $'submit\n--wait' "$completion" "bash completion of 'dtrain su' and 'dtrain submit --wa'"
+expect_eq $'submit supervise\n--wait' "$completion" "bash completion of 'dtrain su' and 'dtrain submit --wa'"
 
 echo "== external builds: find_package(dtrain) and pkg-config"
 consumers "$prefix" "prefix"
