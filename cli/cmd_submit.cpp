@@ -8,6 +8,7 @@
 #include "batch_job.hpp"
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "dtrain/preemption.hpp"
 #include "mpijob_submit.hpp"
 #include "plan/schedulers/batch_script.hpp"
 #include "planning.hpp"
@@ -67,6 +68,14 @@ void print_first_failure(const std::string& run_dir, bool walltime_reached) {
 // "FAILED (exit status 124)", with the walltime when that is what ended the job.
 std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec) {
   if (status == 0) return "completed (exit status 0)";
+  // A deliberate stop (issue 35, item 5): the ranks checkpointed and asked to be requeued. A batch
+  // job script requeues itself; here nothing does, so say how to go on.
+  if (status == kExitRequeue && !walltime_reached) {
+    return "stopped for a requeue (exit status " + std::to_string(status) +
+           "): the ranks saved a checkpoint and asked to be run again, which a local job does "
+           "not do by itself; to resume, run the program again on the same checkpoint directory "
+           "(a new submission gets a new run directory)";
+  }
   std::string out = "FAILED (exit status " + std::to_string(status) + ")";
   if (walltime_reached) {
     out += ": its walltime";
@@ -85,7 +94,7 @@ void print_end(const std::string& job_id, const std::string& run_dir, int status
     std::fprintf(stderr, "dtrain: warning: %s\n", e.what());
   }
   print_throughput(run_dir);
-  if (status != 0) print_first_failure(run_dir, walltime_reached);
+  if (status != 0 && status != kExitRequeue) print_first_failure(run_dir, walltime_reached);
   std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),
               outcome(status, walltime_reached, spec).c_str(), run_dir.c_str());
 }

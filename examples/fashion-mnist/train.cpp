@@ -257,8 +257,8 @@ class Training {
     meter_.flush();
     const double accuracy = test_accuracy(comm_, *model_, test_set_);
     if (root_) {
-      std::printf("final test accuracy %.2f %% after %d epochs on %d ranks\n", 100.0 * accuracy,
-                  opts_.epochs, world_.size);
+      std::printf("final test accuracy %.2f %% after %d epoch%s on %d ranks\n", 100.0 * accuracy,
+                  opts_.epochs, opts_.epochs == 1 ? "" : "s", world_.size);
     }
     return 0;
   }
@@ -268,10 +268,10 @@ class Training {
     if (!root_) return;
     std::printf(
         "fashion-mnist: %d ranks, %zu training images (%lld steps/epoch of global batch %lld, "
-        "%lld per rank), %zu test images, model %s, %d epochs, seed %llu\n",
+        "%lld per rank), %zu test images, model %s, %d epoch%s, seed %llu\n",
         world_.size, train_set_.count, static_cast<long long>(steps_per_epoch_),
         static_cast<long long>(opts_.global_batch), static_cast<long long>(local_batch_),
-        test_set_.count, model_->describe().c_str(), opts_.epochs,
+        test_set_.count, model_->describe().c_str(), opts_.epochs, opts_.epochs == 1 ? "" : "s",
         static_cast<unsigned long long>(opts_.seed));
     std::fflush(stdout);
   }

@@ -84,6 +84,17 @@ when = [datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")) for ts, _ in 
 assert (when[1] - when[0]).total_seconds() > 1.0, ("both lines stamped at one flush", lines)
 PY
 
+echo "== a job whose ranks ask for a requeue (exit 85) is stopped, not failed (issue 35, item 5)"
+cat > requeue.yaml <<'YAML'
+name: requeue
+ranks_per_node: 2
+command: [bash, -c, 'exit 85']
+YAML
+submit_expecting 85 requeue.yaml "exit status of a job whose ranks asked for a requeue"
+expect_contains "$(cat requeue.out)" "stopped for a requeue (exit status 85): the ranks saved a checkpoint and asked to be run again" "submit summary"
+[[ $(cat requeue.out) != *"first failure"* && $(cat requeue.out) != *FAILED* ]] ||
+  fail "a requeue was reported as a failure: $(cat requeue.out)"
+
 echo "== a job stopped at its walltime blames no rank (issue 22, item 20)"
 cat > walltime.yaml <<'YAML'
 name: walltime

@@ -106,7 +106,7 @@ expect_contains "$out" "saved by a run with --global-batch 128 --seed 2026; expe
 echo "== the mlp instead of the cnn; options of the model not trained are refused"
 out=$("$TRAIN" --model mlp --hidden 64,32 --epochs 1 --steps-per-epoch 20 --log-every 10 --no-checkpoint 2>&1) ||
   fail "mlp run exited $?: $out"
-expect_contains "$out" "(20 steps/epoch of global batch 128, 128 per rank), 10000 test images, model mlp 64,32, 1 epochs" "mlp header"
+expect_contains "$out" "(20 steps/epoch of global batch 128, 128 per rank), 10000 test images, model mlp 64,32, 1 epoch, seed" "mlp header"
 expect_contains "$out" "final test accuracy" "mlp run"
 for args in "--hidden 64" "--model mlp --channels 4,8" "--channels 4" "--channels 4,x" "--model rnn"; do
   set +e

@@ -34,7 +34,7 @@ YAML
   echo "$work/runs/fmnist-$job"
 }
 accuracy() { # run dir
-  sed -n 's/.* final test accuracy \([0-9.]*\) % after 1 epochs on .*/\1/p' "$1/rank-00000.log"
+  sed -n 's/.* final test accuracy \([0-9.]*\) % after 1 epoch on .*/\1/p' "$1/rank-00000.log"
 }
 
 one=$(train 1 2)
