@@ -167,6 +167,21 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     return waiting.empty() ? missing_ : waiting;
   }
   bool enforces_deadline() const override { return true; }
+  void abandon() noexcept override { abandoned_ = true; }
+
+  // A clean end waits for every rank's, as MPI_Finalize does: under an MPI launcher a rank that
+  // exits first with a non-zero status (85, a requeue after a checkpoint) has the launcher kill
+  // the others while they still write or print. Not after a failure or an abandoned call (the
+  // Engine abandons the backend on every failure, interrupt and abort), and never past the
+  // deadline: a rank that is gone ends the wait at once.
+  ~TcpCommunicator() override {
+    if (stopped_ || failure_ || abandoned_) return;
+    try {
+      (void)least(0, "finalize");
+    } catch (...) {
+      // A rank that left already: nothing to wait for.
+    }
+  }
   bool allreduce_polls(std::size_t bytes, DType type) const override {
     (void)type;
     return router_.polls(bytes);
@@ -506,6 +521,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   std::vector<std::optional<AbortFrame>> frames_;  // by rank: the abort frame each peer sent
   std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits
   bool stopped_ = false;          // abort frames sent, connections shut
+  bool abandoned_ = false;        // the Engine gave up on this communicator (abandon())
   bool frames_sent_ = false;      // abort frames sent (at a timeout, before stopping)
   std::optional<Error> failure_;  // the first failure, thrown again by every later call
   std::vector<char> scratch_;     // one received segment; kept across calls

@@ -124,6 +124,7 @@ TEST(TcpCommunicator, ARankLostInTheHierarchyIsNamed) {
     dtrain::test::threads_as_ranks(4, [&](int rank) {
       auto comm = on_node(store, rank, 4, 2, dtrain::runtime::AllreduceAlgo::kHierarchical);
       if (rank == 3) {
+        comm->abandon();  // a killed process says goodbye to nobody
         comm.reset();
         return;
       }
@@ -261,7 +262,8 @@ TEST(TcpCommunicator, EveryOneOfSixteenRanksNamesTheLostOneThroughItsPeers) {
       std::vector<float> x(1 << 16, 1.0f);
       comm->allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
       if (rank == kLost) {
-        comm.reset();  // closes its connections, as a killed process's kernel does
+        comm->abandon();  // a killed process says goodbye to nobody
+        comm.reset();     // closes its connections, as a killed process's kernel does
         return;
       }
       try {

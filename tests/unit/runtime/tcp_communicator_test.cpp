@@ -139,7 +139,8 @@ TEST(TcpCommunicator, ARankThatGoesAwayIsNamed) {
   dtrain::test::threads_as_ranks(2, [&](int rank) {
     auto comm = connect(store, rank, 2, false);
     if (rank == 1) {
-      comm.reset();  // closes its connections, as a killed process's kernel does
+      comm->abandon();  // a killed process says goodbye to nobody
+      comm.reset();     // closes its connections, as a killed process's kernel does
       return;
     }
     float x = 1;
