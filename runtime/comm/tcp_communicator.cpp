@@ -1,7 +1,7 @@
 // Host collectives over TCP sockets, for jobs bootstrapped through the TCP store (torchrun-style
 // launches, no MPI). Connections made on first use to the peers each algorithm needs
-// (tcp_peers.hpp: O(log N) per rank, never a full mesh); ring algorithms (reduce-scatter then
-// allgather) as gloo's ring allreduce for large messages, recursive doubling for small ones and
+// (tcp_peers.hpp: O(log N) per rank, never a full mesh); ring algorithms (ring.hpp) as gloo's
+// ring allreduce for large messages, recursive doubling for small ones and
 // the barrier, a binomial tree for broadcast. Every socket call has the collective's deadline, and
 // a peer that exits or is killed shows up at once as a closed connection, named.
 //
@@ -41,7 +41,7 @@
 #include "comm/hierarchy.hpp"
 #include "comm/node_memory.hpp"
 #include "comm/posix_shm.hpp"
-#include "comm/reduce.hpp"
+#include "comm/ring.hpp"
 #include "comm/router.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "comm/tcp_loss.hpp"
@@ -79,13 +79,10 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         peers_(store, rank, size, timeout_, node_name),
         hosts_(peers_.nodes()),
         frames_(static_cast<std::size_t>(size)),
+        ring_(rank, size, transfer()),
         router_(
-            rank, size, !one_node(hosts_), *this,
-            [this](const void* send, std::size_t send_bytes, int to, void* recv,
-                   std::size_t recv_bytes, int from) {
-              exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
-            },
-            [this] { wait_poll(); }, /*doubling_polls=*/false) {
+            rank, size, !one_node(hosts_), *this, transfer(), [this] { wait_poll(); },
+            /*doubling_polls=*/false) {
     // Every rank knows every rank's node, so all take the same branch.
     const bool shared = one_node(hosts_) && settings.shm;
     NodeLayout layout;
@@ -97,7 +94,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
       vote = hierarchy_vote(settings.algo, settings.shm, LinkBackend::kTcp, layout);
     }
     // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
-    reach({prev(), next()}, Clock::now() + timeout_, "init");
+    reach({ring_.prev(), ring_.next()}, Clock::now() + timeout_, "init");
     if (shared) {
       map_shared_memory();
     } else {
@@ -188,44 +185,26 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   }
 
  private:
-  // The flat collectives (FlatCollectives): rings, as gloo's ring allreduce. The Engine's
-  // deadline is this call's (start_call).
+  // The flat collectives (FlatCollectives): rings (ring.hpp), under the call's deadline
+  // (start_call).
   void flat_allreduce(const void* in, void* out, std::size_t count, DType type,
                       ReduceOp op) override {
-    const std::size_t elem = dtype_size(type);
-    if (in != out) std::memcpy(out, in, count * elem);
-    // Segment boundaries: rank-sized pieces, the remainder spread over the first ones.
-    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
-    for (int s = 0; s <= size_; ++s) {
-      start[static_cast<std::size_t>(s)] =
-          count / static_cast<std::size_t>(size_) * static_cast<std::size_t>(s) +
-          std::min(static_cast<std::size_t>(s), count % static_cast<std::size_t>(size_));
-    }
-    ring_reduce_scatter(static_cast<char*>(out), start, elem, type, op, "allreduce");
-    ring_allgather(static_cast<char*>(out), start, elem, "allreduce");
+    ring_.allreduce(in, out, count, type, op);
   }
-
   void flat_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                            ReduceOp op) override {
-    const std::size_t elem = dtype_size(type);
-    const std::size_t total = count * static_cast<std::size_t>(size_) * elem;
-    if (work_.size() < total) work_.resize(total);
-    std::memcpy(work_.data(), in, total);
-    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
-    for (int s = 0; s <= size_; ++s)
-      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
-    ring_reduce_scatter(work_.data(), start, elem, type, op, "reduce_scatter");
-    std::memcpy(out, work_.data() + start[static_cast<std::size_t>(rank_)] * elem, count * elem);
+    ring_.reduce_scatter(in, out, count, type, op);
+  }
+  void flat_allgather(const void* in, void* out, std::size_t count, DType type) override {
+    ring_.allgather(in, out, count, type);
   }
 
-  void flat_allgather(const void* in, void* out, std::size_t count, DType type) override {
-    const std::size_t elem = dtype_size(type);
-    char* o = static_cast<char*>(out);
-    std::memmove(o + static_cast<std::size_t>(rank_) * count * elem, in, count * elem);
-    std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
-    for (int s = 0; s <= size_; ++s)
-      start[static_cast<std::size_t>(s)] = count * static_cast<std::size_t>(s);
-    ring_allgather(o, start, elem, "allgather");
+  // The ring's and the doubling's messages: this call's (start_call) name and deadline.
+  RecursiveDoubling::Transfer transfer() {
+    return [this](const void* send, std::size_t send_bytes, int to, void* recv,
+                  std::size_t recv_bytes, int from) {
+      exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
+    };
   }
 
   // Every rank on this node: one object for all. Collective.
@@ -389,44 +368,6 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
 
   int fd(int peer) const { return peers_.data(peer); }
   int control(int peer) const { return peers_.control(peer); }
-  int next() const { return (rank_ + 1) % size_; }
-  int prev() const { return (rank_ + size_ - 1) % size_; }
-  std::size_t seg(int s) const { return static_cast<std::size_t>(((s % size_) + size_) % size_); }
-
-  // After n-1 steps rank r holds the reduction of segment r.
-  void ring_reduce_scatter(char* buf, const std::vector<std::size_t>& start, std::size_t elem,
-                           DType type, ReduceOp op, const char* what) {
-    if (size_ == 1) return;
-    const auto deadline = Clock::now() + timeout_;
-    std::size_t most = 0;
-    for (int s = 0; s < size_; ++s)
-      most = std::max(most,
-                      start[static_cast<std::size_t>(s) + 1] - start[static_cast<std::size_t>(s)]);
-    if (scratch_.size() < most * elem) scratch_.resize(most * elem);
-    for (int step = 0; step < size_ - 1; ++step) {
-      const std::size_t send = seg(rank_ - step - 1);
-      const std::size_t recv = seg(rank_ - step - 2);
-      const std::size_t send_n = start[send + 1] - start[send];
-      const std::size_t recv_n = start[recv + 1] - start[recv];
-      exchange(next(), buf + start[send] * elem, send_n * elem, prev(), scratch_.data(),
-               recv_n * elem, deadline, what);
-      reduce_into(buf + start[recv] * elem, scratch_.data(), recv_n, type, op);
-    }
-  }
-
-  // Rank r starts with segment r complete and ends with all of them.
-  void ring_allgather(char* buf, const std::vector<std::size_t>& start, std::size_t elem,
-                      const char* what) {
-    if (size_ == 1) return;
-    const auto deadline = Clock::now() + timeout_;
-    for (int step = 0; step < size_ - 1; ++step) {
-      const std::size_t send = seg(rank_ - step);
-      const std::size_t recv = seg(rank_ - step - 1);
-      exchange(next(), buf + start[send] * elem, (start[send + 1] - start[send]) * elem, prev(),
-               buf + start[recv] * elem, (start[recv + 1] - start[recv]) * elem, deadline, what);
-    }
-  }
-
   // Sends to rank `to` while receiving from rank `from` (-1: that side is not taken): a ring's
   // step, and recursive doubling's transport.
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
@@ -524,8 +465,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   bool abandoned_ = false;        // the Engine gave up on this communicator (abandon())
   bool frames_sent_ = false;      // abort frames sent (at a timeout, before stopping)
   std::optional<Error> failure_;  // the first failure, thrown again by every later call
-  std::vector<char> scratch_;     // one received segment; kept across calls
-  std::vector<char> work_;        // reduce_scatter's copy of the input; kept across calls
+  Ring ring_;                     // the flat collectives
   std::string missing_;
   // The memory under the router's shared-memory paths: every rank on this host, or this node's
   // ranks in the hierarchy. Declared before the router, which is destroyed first.

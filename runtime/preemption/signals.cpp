@@ -9,23 +9,18 @@
 #include "common/job_signals.hpp"
 #include "dtrain/dtrain.hpp"
 
+// Any signal a job may be sent can be watched (common/job_signals.hpp).
 namespace dtrain::runtime {
-namespace {
-
-// A Preemption watches any signal a job may be sent (common/job_signals.hpp).
-constexpr const auto& kSignals = kJobSignals;
-
-}  // namespace
 
 std::string accepted_signal_names() {
   std::string out;
-  for (const JobSignal& s : kSignals) out += (out.empty() ? "" : ", ") + std::string(s.name);
+  for (const JobSignal& s : kJobSignals) out += (out.empty() ? "" : ", ") + std::string(s.name);
   return out;
 }
 
 std::optional<int> signal_number(std::string_view name) {
   if (name.substr(0, 3) == "SIG") name.remove_prefix(3);
-  for (const JobSignal& s : kSignals) {
+  for (const JobSignal& s : kJobSignals) {
     if (name == s.name) return s.number;
   }
   return std::nullopt;

@@ -1,0 +1,47 @@
+// The ring collectives (gloo's ring allreduce): reduce-scatter then allgather around the ranks,
+// p - 1 steps each, every rank sending to rank + 1 while it receives from rank - 1, so each link
+// carries (p - 1) / p of the message each way. Apart from the transport, like RecursiveDoubling:
+// the TCP communicator plugs in its sockets (the flat path of its router), the unit tests threads.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "comm/recursive_doubling.hpp"
+#include "dtrain/dtrain.hpp"
+
+namespace dtrain::runtime {
+
+class Ring {
+ public:
+  // `transfer`: as RecursiveDoubling's; may throw to abandon the call.
+  Ring(int rank, int size, RecursiveDoubling::Transfer transfer)
+      : rank_(rank), size_(size), transfer_(std::move(transfer)) {}
+
+  // As Communicator's calls; `in == out` is in place; kAvg sums.
+  void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  void allgather(const void* in, void* out, std::size_t count, DType type);
+
+  int next() const { return (rank_ + 1) % size_; }
+  int prev() const { return (rank_ + size_ - 1) % size_; }
+
+ private:
+  // Segment s is elements [start[s], start[s + 1]) of `buf`. After reduce_scatter's p - 1 steps
+  // rank r holds the reduction of segment r; allgather starts from segment r complete and ends
+  // with all of them.
+  void reduce_scatter_segments(char* buf, const std::vector<std::size_t>& start, std::size_t elem,
+                               DType type, ReduceOp op);
+  void allgather_segments(char* buf, const std::vector<std::size_t>& start, std::size_t elem);
+  std::size_t seg(int s) const { return static_cast<std::size_t>(((s % size_) + size_) % size_); }
+  // Blocks of `count` elements, one per rank.
+  std::vector<std::size_t> blocks(std::size_t count) const;
+
+  int rank_;
+  int size_;
+  RecursiveDoubling::Transfer transfer_;
+  std::vector<char> scratch_;  // one received segment; kept across calls
+  std::vector<char> work_;     // reduce_scatter's copy of the input; kept across calls
+};
+
+}  // namespace dtrain::runtime
