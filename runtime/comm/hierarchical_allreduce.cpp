@@ -12,12 +12,21 @@ void Hierarchy::allreduce(const void* in, void* out, std::size_t count, DType ty
   const std::size_t pieces = (count + per_piece - 1) / per_piece;
   relayed_ = 0;
   call_ = "allreduce";
-  // The largest share of a piece (the first local rank's) is what arrives from each node.
-  use_scratch(
-      ShmAllreduce::share_of(std::min(per_piece, count), elem, 0, layout_.local_size).count * elem);
+  // The largest share of a piece (the first local rank's) is what arrives from each node; the
+  // ring receives one segment of it at a time.
+  const bool ring =
+      schedule_[static_cast<std::size_t>(Collective::kAllreduce)] == PeerSchedule::kRing;
+  const std::size_t share =
+      ShmAllreduce::share_of(std::min(per_piece, count), elem, 0, layout_.local_size).count;
+  if (ring) {
+    use_scratch(1, ShmAllreduce::share_of(share, elem, 0, layout_.nodes).count * elem);
+  } else {
+    use_scratch(layout_.nodes, share * elem);
+  }
   // The same schedule on every rank of the node, so their shared-memory steps pair up: piece k's
   // reduction follows the finish of piece k - kDepth.
   for (std::size_t k = 0; k < pieces; ++k) {
+    if (ring) ring_round(type, op);
     if (k >= kDepth) finish(k - kDepth, type, op);
     const std::size_t first = k * per_piece;
     const std::size_t n = std::min(per_piece, count - first);
@@ -47,6 +56,17 @@ void Hierarchy::post(std::size_t k, std::size_t elem) {
   const int size = layout_.local_size;
   const ShmAllreduce::Range own = ShmAllreduce::share_of(f.n, elem, l, size);
   const auto at = [&](const ShmAllreduce::Range& r) { return f.out + r.first * elem; };
+  if (schedule_[static_cast<std::size_t>(Collective::kAllreduce)] == PeerSchedule::kRing) {
+    // Segments of the share, cut as the node cuts pieces into shares (on 64-byte lines).
+    std::vector<Segment>& segments = rings_[slot].segments;
+    segments.clear();
+    for (int j = 0; j < layout_.nodes; ++j) {
+      const ShmAllreduce::Range seg = ShmAllreduce::share_of(own.count, elem, j, layout_.nodes);
+      segments.push_back({at(own) + seg.first * elem, seg.count});
+    }
+    ring_start(slot, RingKind::kAllreduce, elem, scratch(slot, 0));
+    return;
+  }
   if (relay_) {
     const int other = 1 - layout_.node;
     const auto peer = [&](int local) {
@@ -107,6 +127,11 @@ void Hierarchy::finish(std::size_t k, DType type, ReduceOp op) {
       // Local rank l holds the result of share l - 1.
       node_.gather_piece(f.out, f.n, type, layout_.local_size - 1);
     }
+    return;
+  }
+  if (schedule_[static_cast<std::size_t>(Collective::kAllreduce)] == PeerSchedule::kRing) {
+    ring_finish(slot, type, op);
+    node_.gather_piece(f.out, f.n, type);
     return;
   }
   const std::size_t elem = dtype_size(type);

@@ -43,12 +43,15 @@ void Hierarchy::reduce_scatter(const void* in, void* out, std::size_t count, DTy
   call_ = "reduce_scatter";
   piece_n_ = block_piece(count, elem);
   const std::size_t pieces = (count + piece_n_ - 1) / piece_n_;
-  // This rank's staging holds a block's piece for every node; each node's share arrives in a cell.
-  use_scratch(std::min(piece_n_, count) * static_cast<std::size_t>(layout_.nodes) * elem);
+  // This rank's staging holds a block's piece for every node; each node's share arrives in a
+  // cell (direct, relay), or the ring's one segment at a time.
+  const std::size_t staging = std::min(piece_n_, count) * static_cast<std::size_t>(layout_.nodes);
+  use_scratch(ring(Collective::kReduceScatter) ? 2 : layout_.nodes, staging * elem);
   // As the allreduce's schedule: piece k's reduction follows the finish of piece k - kDepth, whose
   // staging it reuses. In place (in == out) is safe: piece k's result lands in elements of block
   // 0 that piece k has already read.
   for (std::size_t k = 0; k < pieces; ++k) {
+    if (ring(Collective::kReduceScatter)) ring_round(type, op);
     if (k >= kDepth) scatter_finish(k - kDepth, type, op);
     flights_[k % kDepth] = {static_cast<char*>(out) + k * piece_n_ * elem,
                             std::min(piece_n_, count - k * piece_n_)};
@@ -66,11 +69,19 @@ void Hierarchy::scatter_post(std::size_t k, const char* in, std::size_t count, D
   const std::size_t n = flights_[slot].n;
   const auto nodes = static_cast<std::size_t>(layout_.nodes);
   // This rank's share: the node's sums of the blocks it carries, by node, in its own scratch.
-  char* staging = scratch(slot, layout_.node);
+  const bool on_ring = ring(Collective::kReduceScatter);
+  char* staging = scratch(slot, on_ring ? 0 : layout_.node);
   lay_out_blocks(in, nullptr, count * elem, k * piece_n_ * elem, n, true);
   node_.reduce_scatter_piece(slices_,
                              n * static_cast<std::size_t>(layout_.nodes * layout_.local_size),
                              n * nodes, staging, type, op);
+  if (on_ring) {
+    std::vector<Segment>& segments = rings_[slot].segments;
+    segments.clear();
+    for (std::size_t j = 0; j < nodes; ++j) segments.push_back({staging + j * n * elem, n});
+    ring_start(slot, RingKind::kReduceScatter, elem, scratch(slot, 1));
+    return;
+  }
   const int l = layout_.local_rank;
   for (int j = 0; j < layout_.nodes; ++j) {
     if (j == layout_.node) continue;
@@ -86,6 +97,13 @@ void Hierarchy::scatter_finish(std::size_t k, DType type, ReduceOp op) {
   const int slot = static_cast<int>(k % kDepth);
   const Flight& f = flights_[slot];
   const std::size_t elem = dtype_size(type);
+  if (ring(Collective::kReduceScatter)) {
+    // The ring left this node's block, reduced over every node, in its place in the staging.
+    ring_finish(slot, type, op);
+    std::memcpy(f.out, scratch(slot, 0) + static_cast<std::size_t>(layout_.node) * f.n * elem,
+                f.n * elem);
+    return;
+  }
   wait_network(slot);
   // The nodes' sums of this rank's block, in node order: this node's from the staging.
   const auto sum_of = [&](int j) {
@@ -110,6 +128,7 @@ void Hierarchy::allgather(const void* in, void* out, std::size_t bytes) {
           bytes;
   if (in != own) std::memcpy(own, in, bytes);
   for (std::size_t k = 0; k < pieces; ++k) {
+    if (ring(Collective::kAllgather)) ring_round(DType::kUInt8, ReduceOp::kSum);
     if (k >= kDepth) gather_finish(k - kDepth, bytes);
     flights_[k % kDepth] = {static_cast<char*>(out) + k * piece_n_,
                             std::min(piece_n_, bytes - k * piece_n_)};
@@ -125,6 +144,17 @@ void Hierarchy::gather_post(std::size_t k, const char* own, std::size_t bytes) {
   const Flight& f = flights_[slot];
   const std::size_t a = k * piece_n_;
   const int l = layout_.local_rank;
+  if (ring(Collective::kAllgather)) {
+    // The blocks of this local rank on every node, this rank's own complete.
+    std::vector<Segment>& segments = rings_[slot].segments;
+    segments.clear();
+    for (const auto& there : layout_.ranks) {
+      segments.push_back(
+          {f.out + static_cast<std::size_t>(there[static_cast<std::size_t>(l)]) * bytes, f.n});
+    }
+    ring_start(slot, RingKind::kAllgather, 1, nullptr);
+    return;
+  }
   for (int j = 0; j < layout_.nodes; ++j) {
     if (j == layout_.node) continue;
     const auto& there = layout_.ranks[static_cast<std::size_t>(j)];
@@ -137,7 +167,11 @@ void Hierarchy::gather_post(std::size_t k, const char* own, std::size_t bytes) {
 void Hierarchy::gather_finish(std::size_t k, std::size_t bytes) {
   const int slot = static_cast<int>(k % kDepth);
   const Flight& f = flights_[slot];
-  wait_network(slot);
+  if (ring(Collective::kAllgather)) {
+    ring_finish(slot, DType::kUInt8, ReduceOp::kSum);
+  } else {
+    wait_network(slot);
+  }
   lay_out_blocks(nullptr, f.out, bytes, 0, f.n, false);
   node_.gather_piece(slices_, f.n * static_cast<std::size_t>(layout_.nodes * layout_.local_size),
                      f.n * static_cast<std::size_t>(layout_.nodes), DType::kUInt8);

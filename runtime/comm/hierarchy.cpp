@@ -55,6 +55,45 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
   return layout;
 }
 
+PeerSchedule peer_schedule(const NodeLayout& layout, Collective op) {
+  if (layout.nodes == 2)
+    return layout.local_size > 1 ? PeerSchedule::kRelay : PeerSchedule::kDirect;
+  if (op != Collective::kAllreduce && layout.nodes <= kDirectNodes) return PeerSchedule::kDirect;
+  return layout.nodes < 2 ? PeerSchedule::kDirect : PeerSchedule::kRing;
+}
+
+std::vector<int> link_peers(const NodeLayout& layout) {
+  std::vector<int> peers;
+  const auto add = [&](int node, int local) {
+    const auto& there = layout.ranks[static_cast<std::size_t>(node)];
+    const int n = static_cast<int>(there.size());
+    const int q = there[static_cast<std::size_t>((local % n + n) % n)];
+    if (std::find(peers.begin(), peers.end(), q) == peers.end()) peers.push_back(q);
+  };
+  const int l = layout.local_rank;
+  for (const Collective op :
+       {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
+    for (int j = 0; j < layout.nodes; ++j) {
+      if (j == layout.node) continue;
+      switch (peer_schedule(layout, op)) {
+        case PeerSchedule::kRelay:
+          for (int d : {-1, 0, 1}) add(j, l + d);
+          break;
+        case PeerSchedule::kDirect:
+          add(j, l);
+          break;
+        case PeerSchedule::kRing:
+          if (j == (layout.node + 1) % layout.nodes ||
+              j == (layout.node + layout.nodes - 1) % layout.nodes) {
+            add(j, l);
+          }
+          break;
+      }
+    }
+  }
+  return peers;
+}
+
 std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout,
                             Collective op) {
   constexpr std::size_t kMpiSmall = std::size_t{4} << 10;
@@ -67,14 +106,19 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
     case AllreduceAlgo::kAuto:
       break;
   }
-  if (!layout.uniform || layout.nodes < 2 || layout.nodes > kMaxAutoNodes) return kNever;
+  if (!layout.uniform || layout.nodes < 2) return kNever;
   const bool mpi = backend == LinkBackend::kMpi;
-  if (layout.local_size > 1) {
-    if (op == Collective::kAllreduce && layout.nodes > 3) return kNever;
+  if (op == Collective::kAllreduce) {
+    if (peer_schedule(layout, op) == PeerSchedule::kRing) return ring_allreduce_above(backend);
+    if (layout.local_size == 1) return kNever;
     return mpi ? kMpiSmall : 0;
   }
-  if (op == Collective::kAllreduce) return kNever;
+  if (layout.local_size > 1) return mpi ? kMpiSmall : 0;
   return mpi ? kMpiDirectSmall : kNever;
+}
+
+std::size_t ring_allreduce_above(LinkBackend backend) {
+  return backend == LinkBackend::kMpi ? std::size_t{64} << 10 : std::size_t{4} << 10;
 }
 
 bool hierarchy_wanted(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout) {
@@ -102,24 +146,29 @@ Hierarchy::Hierarchy(NodeLayout layout, AllreduceAlgo algo, LinkBackend backend,
       above_{hierarchy_above(algo, backend, layout_, Collective::kAllreduce),
              hierarchy_above(algo, backend, layout_, Collective::kReduceScatter),
              hierarchy_above(algo, backend, layout_, Collective::kAllgather)},
+      schedule_{peer_schedule(layout_, Collective::kAllreduce),
+                peer_schedule(layout_, Collective::kReduceScatter),
+                peer_schedule(layout_, Collective::kAllgather)},
       relay_(layout_.nodes == 2 && layout_.local_size > 1),
       node_(node),
       net_(net),
       poll_(std::move(poll)) {}
 
-char* Hierarchy::scratch(int slot, int node) {
-  return scratch_.get() +
-         (static_cast<std::size_t>(slot) * static_cast<std::size_t>(layout_.nodes) +
-          static_cast<std::size_t>(node)) *
-             cell_;
+char* Hierarchy::scratch(int slot, int cell) {
+  return scratch_.get() + (static_cast<std::size_t>(slot) * static_cast<std::size_t>(cells_) +
+                           static_cast<std::size_t>(cell)) *
+                              cell_;
 }
 
-void Hierarchy::use_scratch(std::size_t cell) {
-  if (cell <= cell_) return;
+void Hierarchy::use_scratch(int cells, std::size_t bytes) {
   // 64-byte cells: the reductions read them with vector loads.
-  cell_ = (cell + 63) / 64 * 64;
-  scratch_ = std::make_unique_for_overwrite<char[]>(
-      static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(layout_.nodes) * cell_);
+  cells_ = cells;
+  cell_ = (bytes + 63) / 64 * 64;
+  const std::size_t need =
+      static_cast<std::size_t>(kDepth) * static_cast<std::size_t>(cells) * cell_;
+  if (need <= capacity_) return;
+  capacity_ = need;
+  scratch_ = std::make_unique_for_overwrite<char[]>(need);
 }
 
 int Hierarchy::sends_to(int from, int local) const {

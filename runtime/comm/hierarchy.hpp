@@ -16,18 +16,23 @@
 // Messages go in pieces with up to kDepth of them on the network at once, so the node's work on
 // later pieces overlaps the transfer of earlier ones and the time approaches the network's.
 //
-// On 2 nodes of several ranks each, every pair of processes carries data one way only: local rank
-// l of node 0 sends to local rank l of node 1, which sends to local rank l + 1 of node 0 (the
-// allreduce relays: node 1 combines the two sums, node 0's first, and sends the result on).
-// Open MPI's TCP transport moved only 0.51-0.55 x the one-way rate each way when one pair sent
-// both ways at once inside a dtrain process (docs/benchmarks.md); one-way pairs move at the
-// link's rate, as a ring's do. Otherwise (3 nodes, or one rank per node when forced) peers
-// exchange directly, local rank l with local rank l; beyond 3 nodes hierarchy_wanted() keeps the
-// flat path (a ring among peers is the remaining step, issue 21).
+// How the peers exchange (peer_schedule): on 2 nodes of several ranks each, every pair of
+// processes carries data one way only: local rank l of node 0 sends to local rank l of node 1,
+// which sends to local rank l + 1 of node 0 (the allreduce relays: node 1 combines the two sums,
+// node 0's first, and sends the result on). Open MPI's TCP transport moved only 0.51-0.55 x the
+// one-way rate each way when one pair sent both ways at once inside a dtrain process
+// (docs/benchmarks.md); one-way pairs move at the link's rate, as a ring's do. On a few nodes
+// (one rank per node on 2, reduce_scatter and allgather up to kDirectNodes) peers exchange
+// directly, local rank l with local rank l on every node: one step. Else the peers form a ring
+// in node order, pipelined across the pieces in flight (a reduce-scatter then an allgather of
+// the share for the allreduce; one of them for reduce_scatter and allgather): each node's link
+// carries 2 (N - 1) / N of S each way for the allreduce, where the direct exchange sent
+// (N - 1) S, and each rank talks to 2 peers whatever N is.
 //
 // Every rank ends with the same bits: a node's sum is reduced once, in local rank order, by the
 // share's owner; the nodes' sums are combined in node order, once per share (relay) or by every
-// peer alike; the gathers only copy.
+// peer alike (direct), or once per segment along the ring, which then only copies it on; the
+// gathers only copy.
 #pragma once
 
 #include <array>
@@ -40,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/ring.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "settings.hpp"
 
@@ -60,29 +66,42 @@ struct NodeLayout {
 };
 NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
 
-// kAuto sets the hierarchy up on at most this many nodes: measured up to 4 (docs/benchmarks.md);
-// beyond, each rank would exchange with every other node at once, untried.
-inline constexpr int kMaxAutoNodes = 4;
-
 // The collectives the hierarchy serves, and the links its shares cross between nodes.
 enum class Collective { kAllreduce, kReduceScatter, kAllgather };
 enum class LinkBackend { kMpi, kTcp };
 
+// How the peers on different nodes move a collective's shares (above).
+enum class PeerSchedule { kRelay, kDirect, kRing };
+// Up to how many nodes reduce_scatter and allgather exchange directly: measured at the link limit
+// on 3 and 4 (docs/benchmarks.md); beyond, each rank would send to every other node at once.
+inline constexpr int kDirectNodes = 4;
+PeerSchedule peer_schedule(const NodeLayout& layout, Collective op);
+// The ranks on other nodes this rank exchanges with under some collective's schedule, each once:
+// 2 to 3 per node on 2 nodes (the relay's neighbours), every peer up to kDirectNodes, else the
+// ring's 2. The relation is symmetric (the TCP backend connects to exactly these).
+std::vector<int> link_peers(const NodeLayout& layout);
+
+// Above how many bytes an allreduce takes the ring among peers under kAuto (hierarchy_above).
+std::size_t ring_allreduce_above(LinkBackend backend);
+
 // hierarchy_above()'s "not at all".
 inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 // Above how many bytes `op` takes the hierarchy (as sent: every rank's block for reduce_scatter
-// and allgather), kNever for not at all: kFlat never; kHierarchical at every size; kAuto on 2 to
-// kMaxAutoNodes nodes that all hold the same number of ranks, as measured at 1 Gbit/s
-// (docs/benchmarks.md, "Across nodes"):
-//   allreduce, where some node holds more than one rank and there are at most 3 nodes (with one
-//     rank per node there is nothing to reduce first; beyond 3 nodes each rank's share going to
-//     every other node sends more than a flat ring): MPI above 4 KiB (at 4 KiB its recursive
-//     doubling is a few microseconds faster; at 16-64 KiB it sends 2 S across each node's link
-//     to the hierarchy's S and takes twice as long), TCP at every size (its ring is slower still);
+// and allgather), kNever for not at all: kFlat never; kHierarchical at every size; kAuto on
+// nodes that all hold the same number of ranks, as measured at 1 Gbit/s (docs/benchmarks.md,
+// "Across nodes"):
+//   allreduce on 2 or 3 nodes, where some node holds more than one rank (with one rank per node
+//     on 2 there is nothing to reduce first and the exchange is the flat one): MPI above 4 KiB
+//     (at 4 KiB its recursive doubling is a few microseconds faster; at 16-64 KiB it sends 2 S
+//     across each node's link to the hierarchy's S and takes twice as long), TCP at every size
+//     (its ring is slower still);
+//   allreduce on more nodes (the ring among peers): above kRingAllreduceAbove for the backend
+//     (below, the 2 (N - 1) steps cost more than the bytes they save against recursive doubling
+//     and MPI's own algorithms);
 //   reduce_scatter and allgather, with several ranks per node: MPI above 4 KiB, TCP at every size
 //     (each node sends (N - 1) / N of S where a flat ring sends (p - 1) / p across each
 //     boundary; 1.8-5.2 x MPI from 16 KiB on 2 x 2); with one rank per node the direct exchange
-//     sends what a ring sends, in one step: MPI above 32 KiB (up to 16 KiB its messages to every
+//     or the ring sends what a ring sends: MPI above 32 KiB (up to 16 KiB its messages to every
 //     peer at once took 1.3-2.9 x MPI's own; from 64 KiB 1.0-5.0 x faster, MPI's
 //     reduce_scatter being far off the link from 4 MiB), TCP never (its ring ties it).
 std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout,
@@ -175,10 +194,11 @@ class Hierarchy {
     char* out;
     std::size_t n;
   };
-  char* scratch(int slot, int node);
-  // Makes every cell hold at least `cell` bytes; at the start of a call, when no piece is in
-  // flight.
-  void use_scratch(std::size_t cell);
+  // Cell `cell` of `slot` (direct and relay: one per node, for the share that arrives from it).
+  char* scratch(int slot, int cell);
+  // Lays the scratch out as `cells` cells of at least `bytes` per slot, growing it if needed; at
+  // the start of a call, when no piece is in flight.
+  void use_scratch(int cells, std::size_t bytes);
   // The pairing (above): the local rank on node `to` that local rank `local` of node `from` sends
   // its share for `to` to, and the one on node `from` that local rank `local` of node `at`
   // receives from.
@@ -212,17 +232,52 @@ class Hierarchy {
   void gather_post(std::size_t k, const char* own, std::size_t bytes);
   void gather_finish(std::size_t k, std::size_t bytes);
 
+  // The ring among peers: piece `k`'s ring over `segments` (by node; elements of `elem` bytes)
+  // starts on its slot; each round then moves every piece on the network one step, in the order
+  // the pieces started, waiting for each: so every rank posts its messages in the same order,
+  // which both transports need (a pair's messages match in the order they were posted, whatever
+  // their slot). `scratch`: where a reduce-scatter step receives before it reduces.
+  enum class RingKind { kAllreduce, kReduceScatter, kAllgather };
+  struct Segment {
+    char* data;
+    std::size_t count;
+  };
+  struct RingFlight {
+    std::vector<Segment> segments;
+    RingKind kind = RingKind::kAllreduce;
+    int step = 0;
+    int steps = 0;  // 0: no ring on this slot
+    std::size_t elem = 1;
+    char* scratch = nullptr;
+  };
+  void ring_start(int slot, RingKind kind, std::size_t elem, char* scratch);
+  void ring_post(int slot);
+  void ring_round(DType type, ReduceOp op);
+  // Rounds until the ring on `slot` is complete.
+  void ring_finish(int slot, DType type, ReduceOp op);
+  RingStep ring_step_of(const RingFlight& ring) const;
+  bool ring(Collective op) const {
+    return schedule_[static_cast<std::size_t>(op)] == PeerSchedule::kRing;
+  }
+
   NodeLayout layout_;
-  std::array<std::size_t, 3> above_;  // hierarchy_above, by Collective
-  bool relay_;                        // 2 nodes of several ranks: one-way pairs (above)
-  std::size_t relayed_ = 0;           // relay, node 1: pieces of this call whose result went out
+  std::array<std::size_t, 3> above_;      // hierarchy_above, by Collective
+  std::array<PeerSchedule, 3> schedule_;  // peer_schedule, by Collective
+  RingFlight rings_[kDepth];
+  std::vector<int> ring_order_;  // the slots with a ring, in the order their pieces started
+  bool relay_;                   // 2 nodes of several ranks: one-way pairs (above)
+  std::size_t relayed_ = 0;      // relay, node 1: pieces of this call whose result went out
   ShmAllreduce& node_;
   PeerTransport& net_;
   std::function<void()> poll_;
-  // kDepth x nodes cells of cell_ bytes for the shares that arrive (and reduce_scatter's
-  // staging): sized by the largest call so far (use_scratch), at most kDepth x nodes x the node's
-  // piece size; never initialised, so only the bytes calls reach are ever touched.
+  // kDepth x cells_ cells of cell_ bytes for the shares that arrive (and reduce_scatter's
+  // staging): grown to the largest call so far (use_scratch); direct and relay at most kDepth x
+  // nodes (at most kDirectNodes, or 2 on 2 nodes) x the node's piece size, the ring's kDepth x 2
+  // x a piece: so the memory does not grow with the nodes. Never initialised, so only the bytes
+  // calls reach are ever touched.
   std::unique_ptr<char[]> scratch_;
+  std::size_t capacity_ = 0;
+  int cells_ = 0;
   std::size_t cell_ = 0;
   std::vector<ShmAllreduce::Slice> slices_;     // lay_out_blocks'; kept to allocate once
   std::size_t piece_n_ = 0;                     // reduce_scatter, allgather: elements per piece

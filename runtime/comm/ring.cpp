@@ -7,6 +7,12 @@
 
 namespace dtrain::runtime {
 
+RingStep ring_step(int position, int size, int step, bool allgather) {
+  const auto seg = [size](int s) { return ((s % size) + size) % size; };
+  if (allgather) return {seg(position - step), seg(position - step - 1), false};
+  return {seg(position - step - 1), seg(position - step - 2), true};
+}
+
 std::vector<std::size_t> Ring::blocks(std::size_t count) const {
   std::vector<std::size_t> start(static_cast<std::size_t>(size_) + 1);
   for (int s = 0; s <= size_; ++s) {
@@ -50,8 +56,9 @@ void Ring::reduce_scatter_segments(char* buf, const std::vector<std::size_t>& st
   for (std::size_t s = 0; s + 1 < start.size(); ++s) most = std::max(most, start[s + 1] - start[s]);
   if (scratch_.size() < most * elem) scratch_.resize(most * elem);
   for (int step = 0; step < size_ - 1; ++step) {
-    const std::size_t send = seg(rank_ - step - 1);
-    const std::size_t recv = seg(rank_ - step - 2);
+    const RingStep s = ring_step(rank_, size_, step, false);
+    const auto send = static_cast<std::size_t>(s.send);
+    const auto recv = static_cast<std::size_t>(s.recv);
     const std::size_t recv_n = start[recv + 1] - start[recv];
     transfer_(buf + start[send] * elem, (start[send + 1] - start[send]) * elem, next(),
               scratch_.data(), recv_n * elem, prev());
@@ -62,8 +69,9 @@ void Ring::reduce_scatter_segments(char* buf, const std::vector<std::size_t>& st
 void Ring::allgather_segments(char* buf, const std::vector<std::size_t>& start, std::size_t elem) {
   if (size_ == 1) return;
   for (int step = 0; step < size_ - 1; ++step) {
-    const std::size_t send = seg(rank_ - step);
-    const std::size_t recv = seg(rank_ - step - 1);
+    const RingStep s = ring_step(rank_, size_, step, true);
+    const auto send = static_cast<std::size_t>(s.send);
+    const auto recv = static_cast<std::size_t>(s.recv);
     transfer_(buf + start[send] * elem, (start[send + 1] - start[send]) * elem, next(),
               buf + start[recv] * elem, (start[recv + 1] - start[recv]) * elem, prev());
   }

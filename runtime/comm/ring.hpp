@@ -12,6 +12,19 @@
 
 namespace dtrain::runtime {
 
+// One step of a ring of `size` positions, as position `position` takes it: the segment it sends
+// to the next position, the one it receives from the previous, and whether it reduces what it
+// receives into its own (else it keeps it). Segments are numbered by position. Reduce-scatter
+// steps 0 .. size - 2 leave position r with segment r reduced over every position; allgather
+// steps 0 .. size - 2 start from segment r complete at r and end with every segment everywhere.
+// Ring and the hierarchy's ring among node peers (hierarchy.hpp) both walk these steps.
+struct RingStep {
+  int send;
+  int recv;
+  bool reduce;
+};
+RingStep ring_step(int position, int size, int step, bool allgather);
+
 class Ring {
  public:
   // `transfer`: as RecursiveDoubling's; may throw to abandon the call.
@@ -33,7 +46,6 @@ class Ring {
   void reduce_scatter_segments(char* buf, const std::vector<std::size_t>& start, std::size_t elem,
                                DType type, ReduceOp op);
   void allgather_segments(char* buf, const std::vector<std::size_t>& start, std::size_t elem);
-  std::size_t seg(int s) const { return static_cast<std::size_t>(((s % size_) + size_) % size_); }
   // Blocks of `count` elements, one per rank.
   std::vector<std::size_t> blocks(std::size_t count) const;
 

@@ -224,21 +224,9 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     std::vector<char*> segments =
         map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
     if (segments.empty()) return;
-    // The hierarchy's peers: on each other node the ranks of this local rank and of its two
-    // neighbours (the relay on 2 nodes sends to local rank + 1 and receives from local rank - 1):
-    // at most 3 per node, and the relation is symmetric, as TcpPeers::connect needs.
-    std::vector<int> link_peers;
-    for (int j = 0; j < layout.nodes; ++j) {
-      if (j == layout.node) continue;
-      const auto& there = layout.ranks[static_cast<std::size_t>(j)];
-      const int n = static_cast<int>(there.size());
-      for (int d : {-1, 0, 1}) {
-        const int q = there[static_cast<std::size_t>((layout.local_rank + d + n) % n)];
-        if (std::find(link_peers.begin(), link_peers.end(), q) == link_peers.end()) {
-          link_peers.push_back(q);
-        }
-      }
-    }
+    // The hierarchy's peers on other nodes (link_peers: a few per node on up to 4 nodes, the
+    // ring's 2 beyond), never one per rank of the job.
+    const std::vector<int> link_peers = runtime::link_peers(layout);
     reach(link_peers, Clock::now() + timeout_, "init");
     std::vector<int> fds(static_cast<std::size_t>(size_), -1);
     for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);

@@ -37,7 +37,10 @@ using dtrain::test::expected;
 using dtrain::test::k2x2;
 using dtrain::test::k2x3;
 using dtrain::test::k3x2;
+using dtrain::test::k3x3;
 using dtrain::test::k4x1;
+using dtrain::test::k5x2;
+using dtrain::test::k8x1;
 using dtrain::test::kManyPieces;
 using dtrain::test::run_ranks;
 using dtrain::test::value;
@@ -80,15 +83,19 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
     std::size_t mpi[3];
     std::size_t tcp[3];
   };
+  // The ring among peers takes allreduces on 3 nodes and more (ring_allreduce_above).
+  const std::size_t ring_mpi = dtrain::runtime::ring_allreduce_above(LinkBackend::kMpi);
+  const std::size_t ring_tcp = dtrain::runtime::ring_allreduce_above(LinkBackend::kTcp);
   const std::vector<Row> rows = {
-      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                               // 2 x 2
-      {{"a", "a", "b", "b", "c", "c"}, {k4K, k4K, k4K}, {0, 0, 0}},                     // 3 x 2
-      {{"a", "a", "b", "b", "c", "c", "d", "d"}, {kNever, k4K, k4K}, {kNever, 0, 0}},   // 4 x 2
-      {{"a", "b", "c", "d"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},           // 4 x 1
-      {{"a", "b"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},                     // 2 x 1
+      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                                  // 2 x 2
+      {{"a", "a", "b", "b", "c", "c"}, {ring_mpi, k4K, k4K}, {ring_tcp, 0, 0}},            // 3 x 2
+      {{"a", "a", "b", "b", "c", "c", "d", "d"}, {ring_mpi, k4K, k4K}, {ring_tcp, 0, 0}},  // 4 x 2
+      {{"a", "b", "c", "d"}, {ring_mpi, k32K, k32K}, {ring_tcp, kNever, kNever}},          // 4 x 1
+      {{"a", "b"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},                        // 2 x 1
       {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},       // one node
-      {{"a", "b", "c", "d", "e"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},  // 5 nodes
-      {{"a", "a", "b"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},            // uneven
+      {{"a", "b", "c", "d", "e"}, {ring_mpi, k32K, k32K}, {ring_tcp, kNever, kNever}},  // 5 x 1
+      {{"a", "a", "b", "b", "c", "c", "d", "d", "e", "e"}, {ring_mpi, k4K, k4K}, {ring_tcp, 0, 0}},
+      {{"a", "a", "b"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},  // uneven
   };
   const Collective ops[3] = {Collective::kAllreduce, Collective::kReduceScatter,
                              Collective::kAllgather};
@@ -119,6 +126,29 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
   }
   EXPECT_FALSE(hierarchy_wanted(AllreduceAlgo::kFlat, LinkBackend::kMpi,
                                 plan_layout({"a", "a", "b", "b"}, 0)));
+}
+
+TEST(HierarchyChoice, PeersExchangeDirectlyOnFewNodesAndRoundARingOnMore) {
+  using dtrain::runtime::Collective;
+  using dtrain::runtime::link_peers;
+  using dtrain::runtime::peer_schedule;
+  using dtrain::runtime::PeerSchedule;
+  const NodeLayout two = plan_layout({"a", "a", "a", "b", "b", "b"}, 1);
+  EXPECT_EQ(peer_schedule(two, Collective::kAllreduce), PeerSchedule::kRelay);
+  EXPECT_EQ(link_peers(two), (std::vector<int>{3, 4, 5}));  // local ranks 0, 1, 2 of node b
+  const NodeLayout four = plan_layout({"a", "b", "c", "d"}, 0);
+  EXPECT_EQ(peer_schedule(four, Collective::kAllreduce), PeerSchedule::kRing);
+  EXPECT_EQ(peer_schedule(four, Collective::kReduceScatter), PeerSchedule::kDirect);
+  EXPECT_EQ(link_peers(four), (std::vector<int>{1, 3, 2}));  // the ring's, then the direct's
+  // 64 nodes x 2: local rank 1 of node 5 talks to local rank 1 of nodes 4 and 6 only.
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 128; ++i) hosts.push_back("n" + std::to_string(i / 2));
+  const NodeLayout many = plan_layout(hosts, 11);
+  for (const Collective op :
+       {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
+    EXPECT_EQ(peer_schedule(many, op), PeerSchedule::kRing);
+  }
+  EXPECT_EQ(link_peers(many), (std::vector<int>{9, 13}));
 }
 
 TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) {
@@ -217,6 +247,52 @@ TEST(HierarchicalAllreduce, ExactOnThreeNodesOfTwoAndFourOfOne) {
   check_exact<std::int32_t>(k3x2, DType::kInt32, 65537, false);
   check_exact<float>(k4x1, DType::kFloat32, kManyPieces, false);
   check_exact<std::uint8_t>(k4x1, DType::kUInt8, 1001, true);
+}
+
+TEST(HierarchicalAllreduce, ExactOnRingsOfThreeFiveAndEightNodes) {
+  check_exact<float>(k5x2, DType::kFloat32, kManyPieces, false);
+  check_exact<std::int64_t>(k5x2, DType::kInt64, 65537, true);
+  check_exact<std::uint8_t>(k5x2, DType::kUInt8, 7, true);  // most segments empty
+  check_exact<double>(k3x3, DType::kFloat64, kManyPieces / 2 + 3, true);
+  check_exact<float>(k8x1, DType::kFloat32, kManyPieces, true);
+  check_exact<std::int32_t>(k8x1, DType::kInt32, 1, false);
+}
+
+TEST(HierarchicalAllreduce, TheRingGivesEveryRankTheSameBitsOfInexactSums) {
+  // Values whose sums round: each segment is reduced once along the ring and then only copied,
+  // so every rank holds the same bits (the order differs from segment to segment).
+  const std::size_t n = kManyPieces;
+  std::vector<std::vector<float>> out(k5x2.size());
+  run_ranks(k5x2, nullptr, [&](int r, Hierarchy& hier) {
+    std::vector<float>& o = out[static_cast<std::size_t>(r)];
+    o.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      o[i] = 1.0f / static_cast<float>((i % 97) + 3) + static_cast<float>(r) * 1e-3f;
+    }
+    hier.allreduce(o.data(), o.data(), n, DType::kFloat32, ReduceOp::kSum);
+  });
+  for (std::size_t r = 1; r < out.size(); ++r) {
+    ASSERT_EQ(std::memcmp(out[0].data(), out[r].data(), n * sizeof(float)), 0) << "rank " << r;
+  }
+  EXPECT_NEAR(out[0][0], 10 * (1.0f / 3) + 0.045f, 1e-4);
+}
+
+TEST(HierarchicalAllreduce, OnTheRingEachRankNamesThePeerItWaitsFor) {
+  // Rank 2 never arrives: its next on the ring waits for it, the others for their previous, each
+  // stuck behind the gap (the backend's loss diagnosis names the rank really lost).
+  dtrain::test::Deadline d;
+  EXPECT_THROW(run_ranks({"n1", "n2", "n3", "n4", "n5"}, d.poll,
+                         [&](int r, Hierarchy& hier) {
+                           if (r == 2) return;
+                           d.enter(r, hier);
+                           std::vector<float> x(100000, 1.0f);
+                           hier.allreduce(x.data(), x.data(), x.size(), DType::kFloat32,
+                                          ReduceOp::kSum);
+                         }),
+               std::runtime_error);
+  const std::string why = " (on other nodes; their share of this allreduce has not arrived)";
+  EXPECT_EQ(d.said, (std::map<int, std::string>{
+                        {0, "4" + why}, {1, "0" + why}, {3, "2" + why}, {4, "3" + why}}));
 }
 
 TEST(HierarchicalAllreduce, Uint8WrapsLikeEveryOtherPath) {

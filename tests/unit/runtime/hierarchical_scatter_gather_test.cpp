@@ -28,6 +28,8 @@ using dtrain::test::k2x2;
 using dtrain::test::k2x3;
 using dtrain::test::k3x2;
 using dtrain::test::k4x1;
+using dtrain::test::k5x2;
+using dtrain::test::k8x1;
 using dtrain::test::run_ranks;
 using dtrain::test::value;
 
@@ -110,8 +112,15 @@ TEST(HierarchicalReduceScatter, ExactOnThreeNodesOfTwoFourOfOneAndOneNode) {
   check_reduce_scatter<double>(kOneNode, DType::kFloat64, 40001, false);
 }
 
+TEST(HierarchicalReduceScatter, ExactOnRingsOfFiveAndEightNodes) {
+  check_reduce_scatter<float>(k5x2, DType::kFloat32, many_pieces(10, 4), false);
+  check_reduce_scatter<std::int32_t>(k5x2, DType::kInt32, 65537, true);
+  check_reduce_scatter<std::uint8_t>(k5x2, DType::kUInt8, 1, false);
+  check_reduce_scatter<double>(k8x1, DType::kFloat64, many_pieces(8, 8), true);
+}
+
 TEST(HierarchicalAllgather, ExactOnEveryLayout) {
-  for (const auto* hosts : {&k2x2, &k2x3, &k3x2, &k4x1, &kOneNode}) {
+  for (const auto* hosts : {&k2x2, &k2x3, &k3x2, &k4x1, &k5x2, &k8x1, &kOneNode}) {
     const std::size_t p = hosts->size();
     check_allgather(*hosts, (Hierarchy::kDepth + 3) * Hierarchy::kPieceBytes / p + 5, false);
     check_allgather(*hosts, 3, true);

@@ -158,6 +158,11 @@ inline const std::vector<std::string> k2x2 = {"n1", "n1", "n2", "n2"};
 inline const std::vector<std::string> k3x2 = {"n1", "n2", "n3", "n1", "n2", "n3"};  // round robin
 inline const std::vector<std::string> k2x3 = {"n1", "n1", "n1", "n2", "n2", "n2"};
 inline const std::vector<std::string> k4x1 = {"n1", "n2", "n3", "n4"};
+// Beyond kDirectNodes every collective goes round the ring among peers.
+inline const std::vector<std::string> k5x2 = {"n1", "n2", "n3", "n4", "n5",
+                                              "n1", "n2", "n3", "n4", "n5"};
+inline const std::vector<std::string> k3x3 = {"n1", "n1", "n1", "n2", "n2", "n2", "n3", "n3", "n3"};
+inline const std::vector<std::string> k8x1 = {"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"};
 
 // More pieces than the pipeline holds, and a last piece that is not whole.
 inline constexpr std::size_t kManyPieces =

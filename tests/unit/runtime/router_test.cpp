@@ -281,14 +281,19 @@ TEST(Router, TwoNodesOfTwoOnTcpGoHierarchicalAtEverySize) {
   expect_every_rank(seen, 2, Path::kHierarchy);
 }
 
-TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndLeavesLargeOnesToTheBackend) {
+TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodes) {
   for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
     std::string transport;
-    const auto seen = run_router(
-        k4x1, b, {{Collective::kAllreduce, 1000}, {Collective::kAllreduce, 64 * 1024}}, &transport);
+    const auto seen = run_router(k4x1, b,
+                                 {{Collective::kAllreduce, 1000},
+                                  {Collective::kAllreduce, 4096},
+                                  {Collective::kAllreduce, 64 * 1024}},
+                                 &transport);
     expect_every_rank(seen, 0, Path::kDoubling);
-    expect_every_rank(seen, 1, Path::kFlat);
-    EXPECT_EQ(transport, "backend");
+    // 16 KiB: MPI's own algorithms up to ring_allreduce_above, the TCP ring among nodes.
+    expect_every_rank(seen, 1, b == LinkBackend::kMpi ? Path::kFlat : Path::kHierarchy);
+    expect_every_rank(seen, 2, Path::kHierarchy);
+    EXPECT_EQ(transport, "hierarchical");
   }
 }
 

@@ -37,8 +37,9 @@ TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchyExactly) {
         Case{3, 2, AllreduceAlgo::kAuto, "hierarchical"},
         Case{2, 3, AllreduceAlgo::kHierarchical, "hierarchical"},
         Case{4, 1, AllreduceAlgo::kHierarchical, "hierarchical"},
-        Case{4, 1, AllreduceAlgo::kAuto, "tcp"},
-        Case{3, 1, AllreduceAlgo::kAuto, "tcp"},  // recursive doubling folds a rank in
+        Case{4, 1, AllreduceAlgo::kAuto, "hierarchical"},  // the ring among nodes
+        Case{3, 1, AllreduceAlgo::kAuto, "hierarchical"},  // small: doubling folds a rank in
+        Case{5, 2, AllreduceAlgo::kAuto, "hierarchical"},
         Case{2, 2, AllreduceAlgo::kFlat, "tcp"}}) {
     const int size = c.nodes * c.per_node;
     SCOPED_TRACE(std::to_string(c.nodes) + " x " + std::to_string(c.per_node) + ", " + c.transport);
