@@ -99,14 +99,14 @@ TEST(Route, TwoNodesOfTwoByBackend) {
   EXPECT_EQ(route(tcp, Collective::kAllgather, 16), Path::kHierarchy);
 }
 
-TEST(Route, OneRankPerNodeOrMoreNodesThanMeasuredDoublesSmallAndGoesFlatLarge) {
+TEST(Route, OnMoreNodesOrOneRankPerNodeSmallAllreducesDoubleAndLargeOnesTakeTheRing) {
   std::vector<std::string> five_by_two;
   for (int r = 0; r < 10; ++r) five_by_two.push_back("n" + std::to_string(r / 2));
   for (const auto& hosts : {k4x1, five_by_two}) {
     for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
       const RouteFacts f = facts_for(hosts, b, true);
       EXPECT_EQ(route(f, Collective::kAllreduce, 4 * kKiB), Path::kDoubling);
-      EXPECT_EQ(route(f, Collective::kAllreduce, 1 << 20), Path::kFlat);
+      EXPECT_EQ(route(f, Collective::kAllreduce, 1 << 20), Path::kHierarchy);
     }
   }
   // With one rank per node MPI's direct exchange pays above 32 KiB; TCP's ring ties it.
