@@ -31,17 +31,19 @@ void Hierarchy::lay_out_blocks(const char* in, char* out, std::size_t stride, st
   }
 }
 
-std::size_t Hierarchy::block_piece(std::size_t count, std::size_t elem) const {
+std::size_t Hierarchy::block_piece(std::size_t count, std::size_t elem, Collective op) const {
   // Pieces as the allreduce's for the whole message, which holds one block per rank.
   const auto ranks = static_cast<std::size_t>(layout_.nodes * layout_.local_size);
-  return std::max<std::size_t>(1, piece_elems(count * ranks, elem, node_.piece_bytes()) / ranks);
+  const std::size_t least = ring(op) ? ring_piece_bytes() : kMinPieceBytes;
+  return std::max<std::size_t>(
+      1, piece_elems(count * ranks, elem, node_.piece_bytes(), least) / ranks);
 }
 
 void Hierarchy::reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                                ReduceOp op) {
   const std::size_t elem = dtype_size(type);
   call_ = "reduce_scatter";
-  piece_n_ = block_piece(count, elem);
+  piece_n_ = block_piece(count, elem, Collective::kReduceScatter);
   const std::size_t pieces = (count + piece_n_ - 1) / piece_n_;
   // This rank's staging holds a block's piece for every node; each node's share arrives in a
   // cell (direct, relay), or the ring's one segment at a time.
@@ -120,7 +122,7 @@ void Hierarchy::scatter_finish(std::size_t k, DType type, ReduceOp op) {
 
 void Hierarchy::allgather(const void* in, void* out, std::size_t bytes) {
   call_ = "allgather";
-  piece_n_ = block_piece(bytes, 1);
+  piece_n_ = block_piece(bytes, 1, Collective::kAllgather);
   const std::size_t pieces = (bytes + piece_n_ - 1) / piece_n_;
   char* own =
       static_cast<char*>(out) +

@@ -45,8 +45,12 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
   layout.local_rank =
       static_cast<int>(std::find(layout.node_ranks.begin(), layout.node_ranks.end(), rank) -
                        layout.node_ranks.begin());
+  layout.carriers = layout.most = layout.local_size;
   for (std::size_t n = 0; n < members.size(); ++n) {
-    if (static_cast<int>(members[n].size()) != layout.local_size) layout.uniform = false;
+    const int held = static_cast<int>(members[n].size());
+    if (held != layout.local_size) layout.uniform = false;
+    layout.carriers = std::min(layout.carriers, held);
+    layout.most = std::max(layout.most, held);
     layout.counts += (n == 0 ? "" : ", ") + names[n] + ": " + std::to_string(members[n].size());
     if (layout.local_rank < static_cast<int>(members[n].size())) {
       layout.peers.push_back(members[n][static_cast<std::size_t>(layout.local_rank)]);
@@ -56,8 +60,10 @@ NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank) {
 }
 
 PeerSchedule peer_schedule(const NodeLayout& layout, Collective op) {
-  if (layout.nodes == 2)
-    return layout.local_size > 1 ? PeerSchedule::kRelay : PeerSchedule::kDirect;
+  // The relay pairs local rank l with l + 1 on the other node: equal nodes only.
+  if (layout.nodes == 2) {
+    return layout.uniform && layout.local_size > 1 ? PeerSchedule::kRelay : PeerSchedule::kDirect;
+  }
   if (op != Collective::kAllreduce && layout.nodes <= kDirectNodes) return PeerSchedule::kDirect;
   return layout.nodes < 2 ? PeerSchedule::kDirect : PeerSchedule::kRing;
 }
@@ -71,6 +77,7 @@ std::vector<int> link_peers(const NodeLayout& layout) {
     if (std::find(peers.begin(), peers.end(), q) == peers.end()) peers.push_back(q);
   };
   const int l = layout.local_rank;
+  if (l >= layout.carriers) return peers;  // carries nothing across nodes
   for (const Collective op :
        {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
     for (int j = 0; j < layout.nodes; ++j) {
@@ -102,17 +109,19 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
     case AllreduceAlgo::kFlat:
       return kNever;
     case AllreduceAlgo::kHierarchical:
-      return 0;
+      // reduce_scatter and allgather lay every rank's block out by local rank: equal nodes only.
+      return layout.uniform || op == Collective::kAllreduce ? 0 : kNever;
     case AllreduceAlgo::kAuto:
       break;
   }
-  if (!layout.uniform || layout.nodes < 2) return kNever;
+  if (layout.nodes < 2) return kNever;
   const bool mpi = backend == LinkBackend::kMpi;
   if (op == Collective::kAllreduce) {
     if (peer_schedule(layout, op) == PeerSchedule::kRing) return ring_allreduce_above(backend);
-    if (layout.local_size == 1) return kNever;
+    if (layout.most == 1) return kNever;
     return mpi ? kMpiSmall : 0;
   }
+  if (!layout.uniform) return kNever;
   if (layout.local_size > 1) return mpi ? kMpiSmall : 0;
   return mpi ? kMpiDirectSmall : kNever;
 }
@@ -122,12 +131,6 @@ std::size_t ring_allreduce_above(LinkBackend backend) {
 }
 
 bool hierarchy_wanted(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout) {
-  if (algo == AllreduceAlgo::kHierarchical && !layout.uniform) {
-    throw Error(Error::Code::kInvalid,
-                "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks (" +
-                    layout.counts +
-                    "); expected the same number on every node (or DTRAIN_ALGO=flat)");
-  }
   for (const Collective op :
        {Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllgather}) {
     if (hierarchy_above(algo, backend, layout, op) != kNever) return true;
@@ -149,7 +152,7 @@ Hierarchy::Hierarchy(NodeLayout layout, AllreduceAlgo algo, LinkBackend backend,
       schedule_{peer_schedule(layout_, Collective::kAllreduce),
                 peer_schedule(layout_, Collective::kReduceScatter),
                 peer_schedule(layout_, Collective::kAllgather)},
-      relay_(layout_.nodes == 2 && layout_.local_size > 1),
+      relay_(schedule_[static_cast<std::size_t>(Collective::kAllreduce)] == PeerSchedule::kRelay),
       node_(node),
       net_(net),
       poll_(std::move(poll)) {}

@@ -63,6 +63,11 @@ struct NodeLayout {
   // Every node holds local_size ranks; else `counts` says what each holds ("node1: 2, node2: 1").
   bool uniform = true;
   std::string counts;
+  // The fewest and the most ranks on a node. The allreduce cuts each piece into `carriers`
+  // shares, carried across nodes by the local ranks below `carriers` on every node (on nodes
+  // with more ranks, the others only reduce and gather inside the node).
+  int carriers = 1;
+  int most = 1;
 };
 NodeLayout plan_layout(const std::vector<std::string>& host_of_rank, int rank);
 
@@ -177,7 +182,17 @@ class Hierarchy {
   // first piece's way there and the last piece's way back are what the pipeline cannot hide: a
   // 1 MiB message as one piece crosses the link twice in a row on 2 nodes (the relay), and as 8
   // pieces its halves overlap.
-  static std::size_t piece_elems(std::size_t count, std::size_t elem, std::size_t piece_bytes);
+  // `least`: the smallest piece worth sending (kMinPieceBytes; the ring's is larger,
+  // ring_piece_bytes).
+  static std::size_t piece_elems(std::size_t count, std::size_t elem, std::size_t piece_bytes,
+                                 std::size_t least = kMinPieceBytes);
+  // The ring's smallest piece: each of its 2 (N - 1) rounds sends a segment of a piece's share,
+  // piece / (local ranks x nodes), and a round costs every rank of the ring a wake-up, so small
+  // segments spend more time in rounds than on the link (4 x 2 at 1 Gbit/s: 1 MiB took 3.2 x
+  // the limit in 16 KiB segments). Pieces hold kRingSegmentBytes per segment, up to the node's
+  // piece size.
+  static constexpr std::size_t kRingSegmentBytes = std::size_t{64} << 10;
+  std::size_t ring_piece_bytes() const;
 
   // While a call waits: the ranks it waits for and why; "" when it does not wait.
   std::string missing_ranks() const;
@@ -213,7 +228,7 @@ class Hierarchy {
   void lay_out_blocks(const char* in, char* out, std::size_t stride, std::size_t a, std::size_t n,
                       bool outgoing);
   // Elements of each block per piece for blocks of `count` elements of `elem` bytes.
-  std::size_t block_piece(std::size_t count, std::size_t elem) const;
+  std::size_t block_piece(std::size_t count, std::size_t elem, Collective op) const;
 
   // Starts piece `k`'s messages (its node sum is in flights_).
   void post(std::size_t k, std::size_t elem);

@@ -141,11 +141,12 @@ ShmAllreduce::Range ShmAllreduce::share_of(std::size_t n, std::size_t elem, int 
 }
 
 void ShmAllreduce::reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type,
-                                        ReduceOp op) {
+                                        ReduceOp op, int shares) {
   const std::size_t elem = dtype_size(type);
+  if (shares == 0) shares = size_;
   const Slice whole{static_cast<const char*>(in), nullptr, 0, n};
-  const Range own = share_of(n, elem, rank_, size_);
-  reduce_scatter_piece(std::span<const Slice>(&whole, 1), n, share_of(n, elem, 0, size_).count,
+  const Range own = share_of(n, elem, rank_, shares);
+  reduce_scatter_piece(std::span<const Slice>(&whole, 1), n, share_of(n, elem, 0, shares).count,
                        static_cast<char*>(out) + own.first * elem, type, op);
 }
 
@@ -157,10 +158,10 @@ void ShmAllreduce::reduce_scatter_piece(std::span<const Slice> slices, std::size
   piece(n, type, op, std::max<std::size_t>(1, share), static_cast<char*>(share_out));
 }
 
-void ShmAllreduce::gather_piece(void* data, std::size_t n, DType type, int shift) {
+void ShmAllreduce::gather_piece(void* data, std::size_t n, DType type, int shift, int shares) {
   const Slice whole{nullptr, static_cast<char*>(data), 0, n};
-  gather_piece(std::span<const Slice>(&whole, 1), n, share_of(n, dtype_size(type), 0, size_).count,
-               type, shift);
+  gather_piece(std::span<const Slice>(&whole, 1), n,
+               share_of(n, dtype_size(type), 0, shares == 0 ? size_ : shares).count, type, shift);
 }
 
 void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, std::size_t share,

@@ -111,11 +111,14 @@ class ShmAllreduce {
                             void* share_out, DType type, ReduceOp op);
   void gather_piece(std::span<const Slice> slices, std::size_t n, std::size_t share, DType type,
                     int shift = 0);
-  // The same over one contiguous piece, shares as share_of: reduce_scatter_piece leaves this
-  // rank's share of the node's reduction of `in` in the same elements of `out` (the rest of `out`
-  // is unspecified; in == out allowed); gather_piece fills the rest of `data`.
-  void reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
-  void gather_piece(void* data, std::size_t n, DType type, int shift = 0);
+  // The same over one contiguous piece, cut into `shares` shares as share_of (0: one per rank;
+  // fewer: the ranks from `shares` on hold none, as on the larger nodes of a job whose nodes hold
+  // different numbers of ranks): reduce_scatter_piece leaves this rank's share of the node's
+  // reduction of `in` in the same elements of `out` (the rest of `out` is unspecified; in == out
+  // allowed); gather_piece fills the rest of `data`.
+  void reduce_scatter_piece(const void* in, void* out, std::size_t n, DType type, ReduceOp op,
+                            int shares = 0);
+  void gather_piece(void* data, std::size_t n, DType type, int shift = 0, int shares = 0);
 
   // While a call waits: the ranks it waits for, e.g. "1, 3 (not yet in this allreduce)"; "" when
   // it does not wait.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The hierarchical collectives across nodes (issue 21; runtime/comm/hierarchy.hpp): the
 # runtime probe (tests/integration/runtime/runtime_probe.cpp: every collective, op and dtype
-# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks and 4 x 1, under srun --mpi=pmix on the MPI
+# exact, 1000 to 20 M elements) on 2 nodes x 2 ranks (the relay), 4 x 1 and 4 x 2 (the ring among
+# node peers), under srun --mpi=pmix on the MPI
 # communicator (DTRAIN_TRANSPORT=mpi; "pmix") and on libdtrain's sockets (the default there;
 # "pmix-tcp"), under mpirun inside sbatch, and torchrun-style (srun --mpi=none, the TCP rendezvous: the shares cross
 # nodes over the TCP backend's sockets), with DTRAIN_ALGO forcing hierarchical and flat and left
@@ -50,14 +51,17 @@ run pmix 2 2 hierarchical hierarchical
 run pmix 2 2 flat mpi
 run pmix 2 2 "" hierarchical # auto: nodes with 2 ranks each
 run pmix 4 1 hierarchical hierarchical
-run pmix 4 1 "" mpi # auto: nothing to reduce inside a node
+run pmix 4 1 "" hierarchical # auto: the ring among nodes (large allreduces)
+run pmix 4 2 "" hierarchical # the ring among each local rank's peers
+run pmix 4 1 flat mpi
 run pmix-tcp 2 2 "" hierarchical
-run pmix-tcp 4 1 "" tcp
+run pmix-tcp 4 1 "" hierarchical
 run tcp 2 2 hierarchical hierarchical
 run tcp 2 2 flat tcp
 run tcp 2 2 "" hierarchical
 run tcp 4 1 hierarchical hierarchical
-run tcp 4 1 "" tcp
+run tcp 4 2 "" hierarchical
+run tcp 4 1 flat tcp
 
 echo "== mpirun inside sbatch -N2 --ntasks-per-node=2, DTRAIN_ALGO=hierarchical"
 job=$(DTRAIN_ALGO=hierarchical timeout 10 sbatch --parsable -N2 --ntasks-per-node=2 \
@@ -66,12 +70,21 @@ expect_eq COMPLETED "$(wait_job "$job")" "sbatch mpirun job $job: $(cat "$work/m
 expect_eq 4 "$(grep -c 'allreduce=hierarchical$' "$work/mpirun")" "ranks in $(cat "$work/mpirun")"
 echo "ok: mpirun, 4 ranks hierarchical, collectives exact"
 
-echo "== DTRAIN_ALGO=hierarchical on nodes of 2 and 1 ranks: refused, naming the counts"
-DTRAIN_ALGO=hierarchical timeout -k 5 120 srun --mpi=pmix -N2 -n3 --distribution=block "$probe" \
-  >"$work/uneven" 2>&1 && fail "srun succeeded on uneven nodes: $(cat "$work/uneven")"
-line=$(grep -m1 'DTRAIN_ALGO=hierarchical' "$work/uneven") || fail "no refusal in: $(cat "$work/uneven")"
-expect_match "$line" "the nodes hold different numbers of ranks \\([a-z0-9]+: 2, [a-z0-9]+: 1\\); expected the same number on every node" "refusal"
-echo "ok: refused"
+# Uneven nodes, as a scheduler may give: the allreduce still takes the hierarchy (the local ranks
+# below the smallest node's count carry the shares), reduce_scatter and allgather go flat.
+# (Under PMIx only: torchrun itself starts the same number of ranks on every node.)
+for uneven in "hierarchical pmix -N2 -n3" "hierarchical pmix-tcp -N2 -n3" "auto pmix -N3 -n5" \
+  "auto pmix-tcp -N3 -n5"; do
+  read -r algo bootstrap nodes ranks <<<"$uneven"
+  [[ $algo == auto ]] && algo=""
+  echo "== $bootstrap: srun $nodes $ranks --distribution=block (uneven), DTRAIN_ALGO=${algo:-unset}"
+  launch "$bootstrap" "$nodes" "$ranks" --distribution=block
+  DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$work/uneven" 2>&1 ||
+    fail "srun exited $?: $(cat "$work/uneven")"
+  expect_eq "${ranks#-n}" "$(grep -c 'allreduce=hierarchical$' "$work/uneven")" \
+    "ranks taking the hierarchy in $(cat "$work/uneven")"
+  echo "ok: ${ranks#-n} ranks on uneven nodes, allreduce hierarchical, collectives exact"
+done
 
 export RUNTIME_PROBE_DIE_RANK=3 DTRAIN_ALGO=hierarchical
 for bootstrap in pmix pmix-tcp tcp; do
@@ -106,5 +119,19 @@ for bootstrap in pmix pmix-tcp tcp; do
     grep -qE "rank $want" "$work/stop" || fail "no line matching /rank $want/ in: $(cat "$work/stop")"
   done
   echo "ok: each rank's deadline error names the rank it waits for"
+done
+
+# The ring among nodes: 4 x 1, rank 2 SIGKILLed; the survivors name it (the ring's neighbours see
+# it go, the loss alarm tells the rank across).
+for bootstrap in pmix tcp; do
+  echo "== $bootstrap: 4 x 1, rank 2 SIGKILLed, DTRAIN_ALGO=hierarchical (the ring)"
+  launch $bootstrap -N4 --ntasks-per-node=1
+  RUNTIME_PROBE_DIE_RANK=2 RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 timeout -k 5 90 "${cmd[@]}" \
+    >"$work/ring-kill" 2>&1 && fail "srun succeeded with rank 2 killed: $(cat "$work/ring-kill")"
+  for r in 0 1 3; do
+    grep -qE "rank $r[ ,:)].*rank 2 \(on [a-z0-9]+\) (was killed|closed its connection)" \
+      "$work/ring-kill" || fail "rank $r did not name rank 2: $(cat "$work/ring-kill")"
+  done
+  echo "ok: ranks 0, 1 and 3 named rank 2"
 done
 echo PASS

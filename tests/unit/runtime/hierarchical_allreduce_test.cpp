@@ -95,7 +95,9 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
       {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},       // one node
       {{"a", "b", "c", "d", "e"}, {ring_mpi, k32K, k32K}, {ring_tcp, kNever, kNever}},  // 5 x 1
       {{"a", "a", "b", "b", "c", "c", "d", "d", "e", "e"}, {ring_mpi, k4K, k4K}, {ring_tcp, 0, 0}},
-      {{"a", "a", "b"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},  // uneven
+      // Uneven: the allreduce (direct on 2 nodes, the ring on more); the others flat.
+      {{"a", "a", "b"}, {k4K, kNever, kNever}, {0, kNever, kNever}},
+      {{"a", "a", "a", "b", "b", "c", "c"}, {ring_mpi, kNever, kNever}, {ring_tcp, kNever, kNever}},
   };
   const Collective ops[3] = {Collective::kAllreduce, Collective::kReduceScatter,
                              Collective::kAllgather};
@@ -166,16 +168,24 @@ TEST(HierarchicalAllreduce, MidSizedMessagesGoInSmallerPiecesToFillThePipeline) 
   EXPECT_EQ(Hierarchy::piece_elems(1000, 4, 4096), std::size_t{1024});  // at most
 }
 
-TEST(HierarchyChoice, ForcedOnUnevenNodesNamesTheCounts) {
-  try {
-    hierarchy_wanted(AllreduceAlgo::kHierarchical, dtrain::runtime::LinkBackend::kMpi,
-                     plan_layout({"n1", "n1", "n2"}, 0));
-    FAIL() << "no refusal";
-  } catch (const dtrain::Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks "
-                 "(n1: 2, n2: 1); expected the same number on every node (or DTRAIN_ALGO=flat)");
-  }
+TEST(HierarchyChoice, ForcedOnUnevenNodesTakesTheAllreduceOnly) {
+  using dtrain::runtime::Collective;
+  using dtrain::runtime::hierarchy_above;
+  using dtrain::runtime::kNever;
+  using dtrain::runtime::LinkBackend;
+  const NodeLayout l = plan_layout({"n1", "n1", "n1", "n2", "n2", "n3", "n3"}, 4);
+  EXPECT_FALSE(l.uniform);
+  EXPECT_EQ(l.carriers, 2);
+  EXPECT_EQ(l.most, 3);
+  EXPECT_TRUE(hierarchy_wanted(AllreduceAlgo::kHierarchical, LinkBackend::kMpi, l));
+  EXPECT_EQ(
+      hierarchy_above(AllreduceAlgo::kHierarchical, LinkBackend::kMpi, l, Collective::kAllreduce),
+      0u);
+  EXPECT_EQ(hierarchy_above(AllreduceAlgo::kHierarchical, LinkBackend::kMpi, l,
+                            Collective::kReduceScatter),
+            kNever);
+  // Local rank 2 of node n1 carries nothing across nodes.
+  EXPECT_TRUE(dtrain::runtime::link_peers(plan_layout({"n1", "n1", "n1", "n2", "n2"}, 2)).empty());
 }
 
 TEST(ShareOf, SharesCoverThePieceInOrderOnCacheLineBoundaries) {
@@ -256,6 +266,19 @@ TEST(HierarchicalAllreduce, ExactOnRingsOfThreeFiveAndEightNodes) {
   check_exact<double>(k3x3, DType::kFloat64, kManyPieces / 2 + 3, true);
   check_exact<float>(k8x1, DType::kFloat32, kManyPieces, true);
   check_exact<std::int32_t>(k8x1, DType::kInt32, 1, false);
+}
+
+TEST(HierarchicalAllreduce, ExactOnNodesOfDifferentSizes) {
+  // As a scheduler may place 7 ranks on 3 nodes, or 5 on 2: the local ranks below the smallest
+  // node's count carry the shares; the others reduce and gather inside their node.
+  const std::vector<std::string> k322 = {"n1", "n1", "n1", "n2", "n2", "n3", "n3"};
+  const std::vector<std::string> k32 = {"n1", "n2", "n1", "n2", "n1"};
+  const std::vector<std::string> k21111 = {"n1", "n1", "n2", "n3", "n4", "n5"};
+  check_exact<float>(k322, DType::kFloat32, kManyPieces, false);
+  check_exact<std::int32_t>(k322, DType::kInt32, 65537, true);
+  check_exact<double>(k32, DType::kFloat64, kManyPieces / 2 + 5, true);
+  check_exact<std::uint8_t>(k32, DType::kUInt8, 9, false);
+  check_exact<float>(k21111, DType::kFloat32, 300001, true);
 }
 
 TEST(HierarchicalAllreduce, TheRingGivesEveryRankTheSameBitsOfInexactSums) {

@@ -96,21 +96,28 @@ TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchyExactly) {
   }
 }
 
-TEST(TcpCommunicator, ForcedHierarchyOnUnevenNodesIsRefusedNamingTheCounts) {
-  auto store = dtrain::runtime::make_memory_store();
-  std::vector<std::string> errors(3);
-  dtrain::test::threads_as_ranks(3, [&](int rank) {
-    try {
-      on_node(store, rank, 3, 2, dtrain::runtime::AllreduceAlgo::kHierarchical);
-    } catch (const dtrain::Error& e) {
-      EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
-      errors[static_cast<std::size_t>(rank)] = e.what();
-    }
-  });
-  for (const std::string& e : errors) {
-    EXPECT_EQ(e,
-              "dtrain: DTRAIN_ALGO=hierarchical: the nodes hold different numbers of ranks (node0: "
-              "2, node1: 1); expected the same number on every node (or DTRAIN_ALGO=flat)");
+TEST(TcpCommunicator, UnevenNodesTakeTheHierarchyForAllreducesExactly) {
+  // 3 + 3 + 1 ranks: local rank 0 of each node carries the shares around the ring; the
+  // reduce_scatter and allgather go flat.
+  using dtrain::runtime::AllreduceAlgo;
+  for (const AllreduceAlgo algo : {AllreduceAlgo::kAuto, AllreduceAlgo::kHierarchical}) {
+    auto store = dtrain::runtime::make_memory_store();
+    constexpr int kSize = 7;
+    dtrain::test::threads_as_ranks(kSize, [&](int rank) {
+      const auto comm = on_node(store, rank, kSize, 3, algo);
+      EXPECT_EQ(comm->allreduce_transport(), "hierarchical");
+      const std::size_t n = (std::size_t{1} << 20) + 3;
+      std::vector<float> data(n);
+      for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<float>(i % 1000 + rank);
+      comm->allreduce(data.data(), data.data(), n, DType::kFloat32, ReduceOp::kSum);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(data[i], 7.0f * static_cast<float>(i % 1000) + 21.0f) << i;
+      }
+      std::vector<std::int32_t> blocks(5 * kSize, rank + 1), mine(5);
+      comm->reduce_scatter(blocks.data(), mine.data(), 5, DType::kInt32, ReduceOp::kSum);
+      EXPECT_EQ(mine, std::vector<std::int32_t>(5, 28));
+      comm->barrier();
+    });
   }
 }
 
