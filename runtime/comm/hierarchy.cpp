@@ -105,6 +105,8 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
                             Collective op) {
   constexpr std::size_t kMpiSmall = std::size_t{4} << 10;
   constexpr std::size_t kMpiDirectSmall = std::size_t{32} << 10;
+  constexpr std::size_t kMpiRingSmall = std::size_t{64} << 10;
+  constexpr std::size_t kOnePerNodeRingSmall = std::size_t{512} << 10;
   switch (algo) {
     case AllreduceAlgo::kFlat:
       return kNever;
@@ -116,18 +118,17 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
   }
   if (layout.nodes < 2) return kNever;
   const bool mpi = backend == LinkBackend::kMpi;
+  const bool ring = peer_schedule(layout, op) == PeerSchedule::kRing;
   if (op == Collective::kAllreduce) {
-    if (peer_schedule(layout, op) == PeerSchedule::kRing) return ring_allreduce_above(backend);
+    if (ring && mpi) return kMpiRingSmall;
+    if (ring) return layout.most > 1 ? kMpiSmall : kOnePerNodeRingSmall;
     if (layout.most == 1) return kNever;
     return mpi ? kMpiSmall : 0;
   }
   if (!layout.uniform) return kNever;
   if (layout.local_size > 1) return mpi ? kMpiSmall : 0;
-  return mpi ? kMpiDirectSmall : kNever;
-}
-
-std::size_t ring_allreduce_above(LinkBackend backend) {
-  return backend == LinkBackend::kMpi ? std::size_t{64} << 10 : std::size_t{4} << 10;
+  if (!mpi) return kNever;
+  return ring ? kOnePerNodeRingSmall : kMpiDirectSmall;
 }
 
 bool hierarchy_wanted(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout) {

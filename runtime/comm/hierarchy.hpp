@@ -86,9 +86,6 @@ PeerSchedule peer_schedule(const NodeLayout& layout, Collective op);
 // ring's 2. The relation is symmetric (the TCP backend connects to exactly these).
 std::vector<int> link_peers(const NodeLayout& layout);
 
-// Above how many bytes an allreduce takes the ring among peers under kAuto (hierarchy_above).
-std::size_t ring_allreduce_above(LinkBackend backend);
-
 // hierarchy_above()'s "not at all".
 inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 // Above how many bytes `op` takes the hierarchy (as sent: every rank's block for reduce_scatter
@@ -100,15 +97,19 @@ inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 //     (at 4 KiB its recursive doubling is a few microseconds faster; at 16-64 KiB it sends 2 S
 //     across each node's link to the hierarchy's S and takes twice as long), TCP at every size
 //     (its ring is slower still);
-//   allreduce on more nodes (the ring among peers): above kRingAllreduceAbove for the backend
-//     (below, the 2 (N - 1) steps cost more than the bytes they save against recursive doubling
-//     and MPI's own algorithms);
+//   allreduce on more nodes, and on nodes of different sizes (the ring among peers): MPI above
+//     64 KiB (below, its recursive doubling and Rabenseifner take fewer steps than the ring's
+//     2 (N - 1) rounds), TCP above 4 KiB (below, recursive doubling) where some node holds
+//     several ranks, and above 512 KiB with one rank per node (below, the flat ring, which
+//     waits on its sockets, did as well or better: 8 x 1 at 1 Gbit/s, 0.25-0.93 x its time from
+//     16 to 256 KiB; MPI at 256 KiB and up 1.3-2.0 x faster than MPI_Allreduce);
 //   reduce_scatter and allgather, with several ranks per node: MPI above 4 KiB, TCP at every size
 //     (each node sends (N - 1) / N of S where a flat ring sends (p - 1) / p across each
 //     boundary; 1.8-5.2 x MPI from 16 KiB on 2 x 2); with one rank per node the direct exchange
-//     or the ring sends what a ring sends: MPI above 32 KiB (up to 16 KiB its messages to every
-//     peer at once took 1.3-2.9 x MPI's own; from 64 KiB 1.0-5.0 x faster, MPI's
-//     reduce_scatter being far off the link from 4 MiB), TCP never (its ring ties it).
+//     or the ring sends what a ring sends: MPI above 32 KiB on up to kDirectNodes (up to 16 KiB
+//     its messages to every peer at once took 1.3-2.9 x MPI's own; from 64 KiB 1.0-5.0 x
+//     faster, MPI's reduce_scatter being far off the link from 4 MiB) and above 512 KiB on the
+//     ring (8 x 1: 0.7 x MPI at 64-256 KiB, 1.5-4.5 x from 1 MiB), TCP never (its ring ties it).
 std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout,
                             Collective op);
 // Whether to set the hierarchy up at all: some collective takes it at some size

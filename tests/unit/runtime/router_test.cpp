@@ -287,12 +287,15 @@ TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodes)
     const auto seen = run_router(k4x1, b,
                                  {{Collective::kAllreduce, 1000},
                                   {Collective::kAllreduce, 4096},
-                                  {Collective::kAllreduce, 64 * 1024}},
+                                  {Collective::kAllreduce, 64 * 1024},
+                                  {Collective::kAllreduce, 256 * 1024}},
                                  &transport);
     expect_every_rank(seen, 0, Path::kDoubling);
-    // 16 KiB: MPI's own algorithms up to ring_allreduce_above, the TCP ring among nodes.
-    expect_every_rank(seen, 1, b == LinkBackend::kMpi ? Path::kFlat : Path::kHierarchy);
-    expect_every_rank(seen, 2, Path::kHierarchy);
+    // 16 KiB: the backend's own (MPI's algorithms, the TCP ring); 256 KiB: the ring among nodes
+    // on MPI, TCP's own ring up to 512 KiB; 1 MiB: the ring among nodes on both.
+    expect_every_rank(seen, 1, Path::kFlat);
+    expect_every_rank(seen, 2, b == LinkBackend::kMpi ? Path::kHierarchy : Path::kFlat);
+    expect_every_rank(seen, 3, Path::kHierarchy);
     EXPECT_EQ(transport, "hierarchical");
   }
 }
