@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plan/errors.hpp"
+#include "plan/queue_rules.hpp"
 #include "plan/render.hpp"
 #include "plan/schedulers/scheduler.hpp"
 
@@ -13,7 +14,7 @@ constexpr const char* kPythonUnbuffered = "PYTHONUNBUFFERED";
 
 bool has_field(const JobSpec& spec, const SiteProfile& site, const std::string& field) {
   if (field == "filesystems" && !site.default_filesystems.empty()) return true;
-  if (field == "queue" && !site.default_queue.empty()) return true;
+  if (field == "queue" && !site.default_queues.empty()) return true;
   if (field == "account") return !spec.account.empty();
   if (field == "walltime") return spec.walltime_seconds.has_value();
   if (field == "filesystems") return !spec.filesystems.empty();
@@ -80,22 +81,38 @@ int cpus_per_rank(const JobSpec& spec, const std::string& source, const SiteProf
   return 0;
 }
 
-std::string setup_block(const JobSpec& spec) {
+// The spec's own lines, verbatim: they are the user's shell code (conda activate, ...).
+std::string user_lines(const JobSpec& spec) {
+  if (spec.setup.empty()) return "";
+  std::string lines = "export DTRAIN_ATTEMPT=0\n";
+  for (const auto& line : spec.setup) lines += line + "\n";
+  return lines;
+}
+
+// The script runs under `set -euo pipefail`, which `module` and `conda activate` do not survive
+// (they read unset variables and run commands that fail on the way): the setup runs with the
+// options of a plain batch script, and the script's own come back after it.
+std::string with_batch_options(const std::string& body) {
+  return "set +e +u +o pipefail\n" + body + "set -euo pipefail\n";
+}
+
+// The site's module paths before the spec's modules: ALCF's conda modules are found only after
+// `module use /soft/modulefiles`.
+std::string setup_block(const JobSpec& spec, const SiteProfile& site) {
   std::string setup;
-  if (!spec.modules.empty()) setup += "module load " + shell_join(spec.modules) + "\n";
-  setup += setup_lines(spec);
-  if (!setup.empty()) setup = "\n# setup from the job spec\n" + setup;
-  return setup;
+  if (!spec.modules.empty()) {
+    for (const auto& dir : site.module_paths) setup += "module use " + shell_quote(dir) + "\n";
+    setup += "module load " + shell_join(spec.modules) + "\n";
+  }
+  setup += user_lines(spec);
+  if (setup.empty()) return "";
+  return "\n# setup from the job spec\n" + with_batch_options(setup);
 }
 
 }  // namespace
 
 std::string setup_lines(const JobSpec& spec) {
-  if (spec.setup.empty()) return "";
-  std::string lines = "export DTRAIN_ATTEMPT=0\n";
-  // Setup lines are the user's own shell code (conda activate, ...): they go in verbatim.
-  for (const auto& line : spec.setup) lines += line + "\n";
-  return lines;
+  return spec.setup.empty() ? "" : with_batch_options(user_lines(spec));
 }
 
 namespace {
@@ -123,6 +140,11 @@ void fill_env(const SchedulerAdapter& adapter, PlanDraft& d) {
   if (!user_set) d.plan.env.emplace_back(kPythonUnbuffered, "1");
   for (auto& kv : adapter.dtrain_variables(d)) d.plan.env.push_back(std::move(kv));
   for (const auto& [name, value] : d.plan.env) d.exports += shell_export(name, value);
+  // Not in plan.env: the value is the directories and the job's own LD_LIBRARY_PATH, known only
+  // in the job (mpirun's -x and PALS pass the variable on as it is then).
+  if (d.spec.site_env && !d.site.library_path.empty()) {
+    d.exports += shell_prepend_path("LD_LIBRARY_PATH", d.site.library_path);
+  }
 }
 
 }  // namespace
@@ -135,6 +157,7 @@ JobShape job_shape(const JobSpec& spec, const std::string& source, const SitePro
   s.ranks_per_node = spec.ranks_per_node_or(site.gpus_per_node > 0 ? site.gpus_per_node : 1);
   s.gpus_per_rank = gpus_per_rank(spec, source, site, s.ranks_per_node, issues);
   s.cpus_per_rank = cpus_per_rank(spec, source, site, s.ranks_per_node, issues);
+  s.queue = choose_queue(spec, source, site, issues);
   if (!issues.empty()) throw SpecError(std::move(issues));
   return s;
 }
@@ -142,6 +165,11 @@ JobShape job_shape(const JobSpec& spec, const std::string& source, const SitePro
 std::string default_run_dir(const std::string& workdir, const std::string& name,
                             const std::string& id) {
   return workdir + "/runs/" + name + "-" + id;
+}
+
+std::string checkpoint_timer(const CheckpointSpec& checkpoint, const std::string& seconds) {
+  return "timeout --foreground --preserve-status --signal=" + checkpoint.signal + " " + seconds +
+         " ";
 }
 
 std::vector<std::string> kubernetes_only_fields(const JobSpec& spec) {
@@ -183,6 +211,13 @@ LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteP
                           std::to_string(spec.min_nodes) + ".." + std::to_string(spec.nodes) +
                           ": only Slurm jobs carry on with fewer nodes so far"}});
   }
+  if (spec.checkpoint.enabled && spec.walltime_seconds &&
+      spec.checkpoint.grace_seconds >= *spec.walltime_seconds) {
+    throw SpecError(
+        {{spec_source, 0, "checkpoint.grace",
+          "expected fewer seconds than the walltime (" + std::to_string(*spec.walltime_seconds) +
+              "), got " + std::to_string(spec.checkpoint.grace_seconds)}});
+  }
   d.shape = adapter.shape(spec, spec_source, site);
   d.plan.name = spec.name;
   d.plan.site = site.name;
@@ -198,7 +233,7 @@ LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteP
   d.cpu = spec.affinity.cpu;
   adapter.check(d);
   fill_env(adapter, d);
-  d.setup = setup_block(spec);
+  d.setup = setup_block(spec, site);
   const std::string dtrain = adapter.dtrain_exe(d);
   d.bind = {dtrain, "bind"};
   for (auto& f : bind_policy_flags(spec, "--", d.cpu)) d.bind.push_back(std::move(f));

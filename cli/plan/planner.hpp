@@ -42,10 +42,11 @@ struct JobShape {
   int ranks_per_node = 1;
   int gpus_per_rank = 0;
   int cpus_per_rank = 0;  // 0: leave it to the scheduler
+  std::string queue;      // the spec's, or the site's default that fits (plan/queue_rules.hpp)
 };
 
-// Throws SpecError naming every field the site requires and the spec lacks, and every request
-// beyond the site's node (more GPUs or CPUs per node than it has).
+// Throws SpecError naming every field the site requires and the spec lacks, every request beyond
+// the site's node (more GPUs or CPUs per node than it has) and every queue limit the job breaks.
 JobShape job_shape(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site);
 
 // `<workdir>/runs/<name>-<id>`: where a job's run directory is when its spec names none.
@@ -61,13 +62,21 @@ std::vector<std::string> rank_command(const JobSpec& spec);
 std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::string& prefix,
                                            affinity::CpuPolicy cpu);
 
+// The words before a launch that send the checkpoint signal `seconds` (a shell word) after it
+// starts: GNU timeout, which with --preserve-status exits with the launch's own status and with
+// --foreground signals the launch alone (as Slurm's --signal=B: signals the batch shell alone),
+// which passes it on to the ranks; without it timeout would signal its whole process group, and
+// a helper there that does not handle the signal would die of it.
+std::string checkpoint_timer(const CheckpointSpec& checkpoint, const std::string& seconds);
+
 // The spec fields only a Kubernetes site uses (image, namespace) that the spec sets: the other
 // sites name them in a warning rather than drop them silently.
 std::vector<std::string> kubernetes_only_fields(const JobSpec& spec);
 
-// The spec's `setup` lines as the job script runs them, "" without any. Setup runs once, before
-// `dtrain supervise` starts the first attempt and exports each attempt's number: under the
-// script's `set -u`, a line using $DTRAIN_ATTEMPT would stop the job, so the lines run with
+// The spec's `setup` lines as the job script runs them, "" without any: with the options of a
+// plain batch script (`set +e +u +o pipefail`, then the script's `set -euo pipefail` again), since
+// `conda activate` and site scripts stop under -eu. Setup runs once, before `dtrain supervise`
+// starts the first attempt and exports each attempt's number, so the lines run with
 // DTRAIN_ATTEMPT=0 (docs/spec.md).
 std::string setup_lines(const JobSpec& spec);
 
@@ -82,7 +91,7 @@ struct PlanDraft {
   LaunchPlan plan;                    // header, rank map, warnings, env
   affinity::CpuPolicy cpu{};          // the CPU policy the ranks are bound with
   std::string exports;                // `export NAME=VALUE` lines of plan.env
-  std::string setup;                  // "\n# setup from the job spec\n" + its lines, or ""
+  std::string setup;                  // "\n# setup from the job spec\n" + modules and lines, or ""
   std::vector<std::string> bind;      // DTRAIN bind <policy flags> --
   std::vector<std::string> run_rank;  // DTRAIN run-rank -- <command>
   // "DTRAIN supervise --restarts N --backoff S -- " before the launch when the spec asks for

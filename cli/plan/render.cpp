@@ -40,6 +40,15 @@ std::string shell_export(std::string_view name, std::string_view value) {
   return "export " + std::string(name) + "=" + shell_quote(value) + "\n";
 }
 
+std::string shell_prepend_path(std::string_view name, const std::vector<std::string>& dirs) {
+  std::string joined;
+  for (const auto& dir : dirs) joined += (joined.empty() ? "" : ":") + dir;
+  std::string line = shell_export(name, joined);
+  line.pop_back();  // the newline, to add the old value after the new directories
+  const std::string var(name);
+  return line + "\"${" + var + ":+:$" + var + "}\"\n";
+}
+
 std::string shell_join(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) {

@@ -20,6 +20,10 @@ bool is_shell_name(std::string_view name);
 // caller (the spec and profile readers refuse them) and throws std::logic_error.
 std::string shell_export(std::string_view name, std::string_view value);
 
+// `export NAME=DIR1:DIR2"${NAME:+:$NAME}"`: the directories before the variable's value in the
+// job, without an empty entry (which would mean the working directory) when it had none.
+std::string shell_prepend_path(std::string_view name, const std::vector<std::string>& dirs);
+
 // Words joined by spaces, each quoted.
 std::string shell_join(const std::vector<std::string>& words);
 

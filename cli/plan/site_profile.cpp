@@ -45,6 +45,79 @@ void read_required(Reader& read, const YAML::Node& v, const std::string& key, Si
   });
 }
 
+void read_default_queue(Reader& read, const YAML::Node& v, const std::string& key, SiteProfile& p) {
+  if (v.IsScalar()) {
+    std::string queue;
+    read.token(v, key, "a queue name", queue);
+    if (!queue.empty()) p.default_queues = {queue};
+    return;
+  }
+  if (!v.IsSequence()) {
+    read.errors.add(v, key, "expected a queue name or a list of them, got " + describe(v));
+    return;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::string queue;
+    read.token(v[i], key + "[" + std::to_string(i) + "]", "a queue name", queue);
+    if (!queue.empty()) p.default_queues.push_back(queue);
+  }
+}
+
+// Absolute directories without ':' (the separator of the variables they go into).
+void read_directories(Reader& read, const YAML::Node& v, const std::string& key,
+                      std::vector<std::string>& out) {
+  read.string_list(v, key, out, [](const std::string& dir) {
+    return !dir.empty() && dir.front() == '/' && dir.find(':') == std::string::npos
+               ? std::string()
+               : std::string("expected an absolute directory without ':'");
+  });
+}
+
+const std::vector<Field<QueueRule>>& queue_rule_fields() {
+  using Q = QueueRule;
+  using N = const YAML::Node;
+  using K = const std::string;
+  static const std::vector<Field<Q>> rows = {
+      {"queue", [](Reader& r, N& v, K& k, Q& q) { r.token(v, k, "a queue name", q.queue); }},
+      {"min_nodes",
+       [](Reader& r, N& v, K& k, Q& q) { r.integer(v, k, 1, kMaxNodes, q.min_nodes); }},
+      {"max_nodes",
+       [](Reader& r, N& v, K& k, Q& q) { r.integer(v, k, 1, kMaxNodes, q.max_nodes); }},
+      {"min_walltime", [](Reader& r, N& v, K& k, Q& q) { r.walltime(v, k, q.min_walltime); }},
+      {"max_walltime", [](Reader& r, N& v, K& k, Q& q) { r.walltime(v, k, q.max_walltime); }},
+      {"note", [](Reader& r, N& v, K& k, Q& q) { r.string(v, k, q.note); }},
+  };
+  return rows;
+}
+
+void read_queues(Reader& read, const YAML::Node& v, const std::string& key, SiteProfile& p) {
+  if (!v.IsSequence()) {
+    read.errors.add(v, key, "expected a list of queue limits, got " + describe(v));
+    return;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string path = key + "[" + std::to_string(i) + "]";
+    QueueRule rule;
+    std::set<std::string> seen;
+    read.table(v[i], path, queue_rule_fields(), rule, &seen);
+    if (v[i].IsMap() && !seen.count("queue")) {
+      read.errors.add(v[i], path + ".queue", "required field is missing");
+      continue;
+    }
+    if (rule.max_nodes > 0 && rule.max_nodes < rule.min_nodes) {
+      read.errors.add(v[i], path + ".max_nodes",
+                      "expected at least min_nodes (" + std::to_string(rule.min_nodes) + "), got " +
+                          std::to_string(rule.max_nodes));
+      continue;
+    }
+    if (rule.max_walltime > 0 && rule.max_walltime < rule.min_walltime) {
+      read.errors.add(v[i], path + ".max_walltime", "expected at least min_walltime");
+      continue;
+    }
+    if (!rule.queue.empty()) p.queues.push_back(std::move(rule));
+  }
+}
+
 // Every field of a site profile, in documentation order: adding a field is one row.
 const std::vector<Field<SiteProfile>>& profile_fields() {
   using P = SiteProfile;
@@ -73,12 +146,16 @@ const std::vector<Field<SiteProfile>>& profile_fields() {
       {"threads_per_core",
        [](Reader& r, N& v, K& k, P& p) { r.integer(v, k, 1, 8, p.threads_per_core); }},
       {"required", read_required},
-      {"default_queue",
-       [](Reader& r, N& v, K& k, P& p) { r.token(v, k, "a queue name", p.default_queue); }},
+      {"default_queue", read_default_queue},
+      {"queues", read_queues},
       {"default_filesystems",
        [](Reader& r, N& v, K& k, P& p) { r.filesystems(v, k, p.default_filesystems); }},
       // The spec's env reader, with its name checks: a profile's names reach the job script too.
       {"env", [](Reader& r, N& v, K& k, P& p) { r.env(v, k, p.env); }},
+      {"library_path",
+       [](Reader& r, N& v, K& k, P& p) { read_directories(r, v, k, p.library_path); }},
+      {"module_paths",
+       [](Reader& r, N& v, K& k, P& p) { read_directories(r, v, k, p.module_paths); }},
       {"topology", [](Reader& r, N& v, K& k, P& p) { r.string(v, k, p.topology); }},
   };
   return rows;

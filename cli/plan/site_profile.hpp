@@ -11,6 +11,19 @@
 
 namespace dtrain::plan {
 
+// One row of a site's published queue limits (a profile's `queues`): a job in `queue` must have
+// from min_nodes to max_nodes nodes and a walltime from min_walltime to max_walltime. A routing
+// queue whose destinations differ (Polaris' prod: small, medium, large) has one row per
+// destination, and a job fits the queue when it fits any of them.
+struct QueueRule {
+  std::string queue;
+  int min_nodes = 1;
+  int max_nodes = 0;      // 0: no limit
+  long min_walltime = 0;  // seconds
+  long max_walltime = 0;  // seconds; 0: no limit
+  std::string note;       // what the row is ("routed to small"), for messages; may be ""
+};
+
 struct SiteProfile {
   std::string name;
   std::string description;
@@ -26,7 +39,15 @@ struct SiteProfile {
   int cores_per_node = 0;
   int threads_per_core = 1;
   std::vector<std::string> required;  // spec fields a job on this site must set
-  std::string default_queue;
+  // The queue a job without `queue` goes to: the first of these whose `queues` rows fit the job
+  // (a queue without rows fits every job).
+  std::vector<std::string> default_queues;
+  std::vector<QueueRule> queues;
+  // Directories `module use` adds before the spec's `module load` (Polaris: /soft/modulefiles).
+  std::vector<std::string> module_paths;
+  // Directories put before LD_LIBRARY_PATH with the recommended environment (and dropped with it
+  // by `site_env: false`): NCCL finds its network plugin there.
+  std::vector<std::string> library_path;
   std::vector<std::string> default_filesystems;
   std::vector<std::pair<std::string, std::string>> env;  // recommended; `site_env: false` drops it
   std::string topology;  // an lstopo XML of one node, for `dtrain plan` off the cluster

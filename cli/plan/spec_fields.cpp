@@ -130,15 +130,8 @@ void read_site(Reader& read, const YAML::Node& value, const std::string& key, Jo
 }
 
 void read_walltime(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {
-  auto seconds = value.IsScalar() ? parse_walltime(value.Scalar()) : std::nullopt;
-  if (!seconds) {
-    read.errors.add(value, key,
-                    "expected a duration such as \"01:30:00\" (HH:MM:SS), \"1-00:00:00\" "
-                    "(D-HH:MM:SS) or 90 (minutes), up to 366 days, got " +
-                        describe(value));
-    return;
-  }
-  spec.walltime_seconds = *seconds;
+  long seconds = 0;
+  if (read.walltime(value, key, seconds)) spec.walltime_seconds = seconds;
 }
 
 void read_modules(Reader& read, const YAML::Node& value, const std::string& key, JobSpec& spec) {

@@ -71,6 +71,19 @@ std::string closest_match(std::string_view given, const std::vector<std::string>
 
 namespace detail {
 
+bool Reader::walltime(const YAML::Node& node, const std::string& field, long& out) {
+  const auto seconds = node.IsScalar() ? parse_walltime(node.Scalar()) : std::nullopt;
+  if (!seconds) {
+    errors.add(node, field,
+               "expected a duration such as \"01:30:00\" (HH:MM:SS), \"1-00:00:00\" "
+               "(D-HH:MM:SS) or 90 (minutes), up to 366 days, got " +
+                   describe(node));
+    return false;
+  }
+  out = *seconds;
+  return true;
+}
+
 void Reader::env(const YAML::Node& node, const std::string& field,
                  std::vector<std::pair<std::string, std::string>>& out) {
   if (!node.IsMap()) {

@@ -245,6 +245,10 @@ struct Reader {
     }
   }
 
+  // A duration as the schedulers write it (parse_walltime): a spec's `walltime`, a site profile's
+  // queue limits.
+  bool walltime(const YAML::Node& node, const std::string& field, long& out);
+
   // Filesystem names: a spec's `filesystems` and a profile's `default_filesystems` become one
   // scheduler directive (PBS `-l filesystems=home:eagle`, Cobalt `--attrs filesystems=home,eagle`),
   // so only tokens pass: a space would start another option of the scheduler's.

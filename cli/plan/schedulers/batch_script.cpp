@@ -23,20 +23,58 @@ std::string quoted(std::string_view output) {
   return text.empty() ? "nothing" : "\"" + text + "\"";
 }
 
-// The script's last lines: run the launch, forwarding the checkpoint signal and requeueing the
-// job on kExitRequeue when the spec asks.
-std::string run_launch(const PlanDraft& d, const std::string& requeue) {
+std::string indented(const std::string& lines) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < lines.size()) {
+    const std::size_t end = std::min(lines.find('\n', start), lines.size());
+    out += "  " + lines.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+// The comment over the checkpoint block, and the timer that sends the signal when the scheduler
+// does not (`no_signal`: what the scheduler does instead, "" when it signals by itself).
+std::pair<std::string, std::string> checkpoint_warning(const PlanDraft& d,
+                                                       const std::string& no_signal) {
+  const CheckpointSpec& c = d.spec.checkpoint;
+  const std::string sig = "SIG" + c.signal;
+  const std::string grace = std::to_string(c.grace_seconds) + " s";
+  if (no_signal.empty()) {
+    return {"# checkpoint: the scheduler sends " + sig + " " + grace + " before the end.", ""};
+  }
+  if (!d.spec.walltime_seconds) {
+    return {"# checkpoint: " + no_signal +
+                ".\n# The spec sets no walltime to count from, so only " + sig +
+                " sent to this script by hand reaches\n# the ranks.",
+            ""};
+  }
+  const std::string at = std::to_string(*d.spec.walltime_seconds - c.grace_seconds);
+  return {"# checkpoint: " + no_signal + ".\n# `timeout` sends " + sig + " " + grace +
+              " before it instead: " + at +
+              " s into the job, counted from this\n# script's start ($SECONDS: the setup above "
+              "included).",
+          checkpoint_timer(c, "\"$((" + at + " > SECONDS ? " + at + " - SECONDS : 1))\"")};
+}
+
+// The script's last lines: run the launch, forwarding the checkpoint signal (sending it when the
+// scheduler does not) and requeueing the job on kExitRequeue when the spec asks.
+std::string run_launch(const PlanDraft& d, const BatchScriptAdapter& adapter) {
   const CheckpointSpec& checkpoint = d.spec.checkpoint;
   std::string text;
   if (checkpoint.enabled) {
     std::string requeue_line;
-    if (checkpoint.requeue && !requeue.empty()) {
-      requeue_line = "if [[ $status -eq " + std::to_string(kExitRequeue) + " ]]; then\n  " +
-                     requeue + "\n  exit 0\nfi\n";
+    if (const std::string requeue = adapter.requeue_command();
+        checkpoint.requeue && !requeue.empty()) {
+      requeue_line = "if [[ $status -eq " + std::to_string(kExitRequeue) + " ]]; then\n" +
+                     indented(requeue) + "  exit 0\nfi\n";
     }
+    const auto [warning, timer] = checkpoint_warning(d, adapter.no_signal_before_walltime());
     text = render_template(d.templates("run_launch_checkpoint.sh.tmpl"),
-                           {{"signal", checkpoint.signal},
-                            {"grace", std::to_string(checkpoint.grace_seconds)},
+                           {{"warning", warning},
+                            {"signal", checkpoint.signal},
+                            {"timer", timer},
                             {"requeue", requeue_line},
                             {"supervise", d.supervise}});
   } else {
@@ -47,6 +85,25 @@ std::string run_launch(const PlanDraft& d, const std::string& requeue) {
 }
 
 }  // namespace
+
+void BatchScriptAdapter::check(PlanDraft& d) const {
+  const std::string no_signal = no_signal_before_walltime();
+  if (d.spec.checkpoint.enabled && !no_signal.empty() && !d.spec.walltime_seconds) {
+    d.plan.warnings.push_back(
+        "checkpoint.grace: " + no_signal + ", and the spec sets no walltime to count from; no SIG" +
+        d.spec.checkpoint.signal +
+        " comes before the end (set walltime to have the job script send it)");
+  }
+}
+
+std::string qsub_continuation(const std::string& depend, const std::string& env_flag) {
+  return "# Submit this script again, to start once this job has ended, in the same run directory\n"
+         "# (the continuation's DTRAIN_JOB_ID is this job's); it resumes from the checkpoints "
+         "there.\n"
+         "qsub " +
+         depend + " " + env_flag +
+         " DTRAIN_REQUEUED_JOB_ID=\"$DTRAIN_JOB_ID\" \"$DTRAIN_RUN_DIR\"/" + kScriptName;
+}
 
 void BatchScriptAdapter::frame(PlanDraft& d) const {
   // A batch job's id is known only inside the job, so the script names its run directory from it.
@@ -81,8 +138,13 @@ void BatchScriptAdapter::write(PlanDraft& d) const {
       {"setup", d.setup},
       {"bind_command", shell_join(d.bind)},
       {"rank_command", shell_join(d.run_rank)},
-      {"run_launch", run_launch(d, requeue_command())},
+      {"run_launch", run_launch(d, *this)},
   };
+  if (output_from_script()) {
+    // NAME-ID.out, as Slurm's --output names it; a requeued job's continuation appends to it.
+    values["output"] =
+        "\"$DTRAIN_RUN_DIR\"/" + shell_quote(d.spec.name + "-") + "\"$DTRAIN_JOB_ID\".out";
+  }
   add_launcher(d, values);
   d.plan.script = render_template(d.templates(template_name()), values);
 }
@@ -106,10 +168,6 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
   return out;
-}
-
-std::string queue_or_default(const JobSpec& spec, const SiteProfile& site) {
-  return spec.queue.empty() ? site.default_queue : spec.queue;
 }
 
 const std::vector<std::string>& filesystems_or_default(const JobSpec& spec,
@@ -175,9 +233,9 @@ Argv QsubAdapter::release_command(const std::string& job_id) const { return {"qr
 
 Argv QsubAdapter::cancel_command(const std::string& job_id) const { return {"qdel", job_id}; }
 
-void add_pbs_tail_directives(const JobSpec& spec, const SiteProfile& site,
+void add_pbs_tail_directives(const JobSpec& spec, const JobShape& shape,
                              std::vector<std::string>& d) {
-  if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
+  if (!shape.queue.empty()) d.push_back("-q " + shape.queue);
   if (!spec.account.empty()) d.push_back("-A " + spec.account);
   d.push_back("-j oe");
   if (spec.checkpoint.enabled && spec.checkpoint.requeue) d.push_back("-r y");

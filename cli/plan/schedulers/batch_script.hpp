@@ -22,6 +22,8 @@ class BatchScriptAdapter : public SchedulerAdapter {
   Submission submission() const override { return Submission::kHeldBatchJob; }
   void frame(PlanDraft& draft) const override;
   std::vector<std::string> ignored_fields(const JobSpec& spec) const override;
+  // Warns when the job script has to time the checkpoint signal and the spec gives no walltime.
+  void check(PlanDraft& draft) const override;
   std::string ignoring(const SiteProfile& site) const override;
   void write(PlanDraft& draft) const override;
   // "Invalid job id" (Slurm), "Unknown Job" (PBS).
@@ -34,9 +36,16 @@ class BatchScriptAdapter : public SchedulerAdapter {
   // The template's launcher placeholders ({{launcher}}, or Slurm's {{srun_flags}} and
   // {{plugin_flags}}): how the script starts the ranks.
   virtual void add_launcher(const PlanDraft& draft, TemplateValues& values) const = 0;
-  // The shell command that puts the job back in the queue after a rank exits kExitRequeue; ""
-  // when the scheduler cannot.
+  // The shell lines that put the job back in the queue after a rank exits kExitRequeue, as an
+  // ordinary user may (no operator privileges): they run, indented, before the script exits 0.
   virtual std::string requeue_command() const = 0;
+  // "" when the scheduler signals a job before its walltime when asked (Slurm's --signal);
+  // otherwise what it does instead ("PBS Pro sends no signal before the walltime (...)"), and
+  // the job script sends the checkpoint signal itself, `grace` seconds before the walltime.
+  virtual std::string no_signal_before_walltime() const { return ""; }
+  // Whether the script sends its own output to the run directory ({{output}}: `exec >>FILE`),
+  // because the scheduler's output directive cannot name it (no job id in PBS's -o path).
+  virtual bool output_from_script() const { return false; }
 };
 
 // The qsub family (PBS Pro, Torque/PBS, Cobalt): `qsub -h` submits held and prints the job id
@@ -50,9 +59,16 @@ class QsubAdapter : public BatchScriptAdapter {
   Argv cancel_command(const std::string& job_id) const override;
 };
 
+// The requeue of the qsub schedulers (PBS Pro's and Torque's qrerun needs operator privileges;
+// Cobalt has none): `qsub DEPEND ENV_FLAG DTRAIN_REQUEUED_JOB_ID="$DTRAIN_JOB_ID" <run
+// dir>/launch.sh`, the same script as a new job that starts once this one has ended, in the same
+// run directory (the templates take DTRAIN_JOB_ID from DTRAIN_REQUEUED_JOB_ID when it is set). With
+// a comment.
+std::string qsub_continuation(const std::string& depend, const std::string& env_flag);
+
 // The directives PBS Pro and Torque/PBS end with: queue, account, one output file (-j oe),
 // rerunnable when the spec requeues, then the spec's own.
-void add_pbs_tail_directives(const JobSpec& spec, const SiteProfile& site,
+void add_pbs_tail_directives(const JobSpec& spec, const JobShape& shape,
                              std::vector<std::string>& directives);
 
 // Helpers the batch adapters share.
@@ -61,7 +77,6 @@ void add_pbs_tail_directives(const JobSpec& spec, const SiteProfile& site,
 std::string hh_mm_ss(long seconds);    // hours past 24 as they are (PBS)
 std::string slurm_time(long seconds);  // [D-]HH:MM:SS (sbatch --time)
 std::string join(const std::vector<std::string>& items, const std::string& sep);
-std::string queue_or_default(const JobSpec& spec, const SiteProfile& site);
 const std::vector<std::string>& filesystems_or_default(const JobSpec& spec,
                                                        const SiteProfile& site);
 // Each line prefixed ("#PBS ").

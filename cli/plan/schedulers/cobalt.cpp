@@ -17,13 +17,20 @@ class Cobalt final : public QsubAdapter {
   std::string_view name() const override { return "cobalt"; }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "cobalt.sh.tmpl"; }
-  std::string requeue_command() const override { return ""; }
+  // Cobalt has no requeue of its own; a dependency runs the continuation after this job ends.
+  std::string requeue_command() const override {
+    return qsub_continuation("--dependencies \"$COBALT_JOBID\"", "--env");
+  }
+  bool output_from_script() const override { return true; }
+  std::string no_signal_before_walltime() const override {
+    return "Cobalt sends no signal before the walltime";
+  }
 
   std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
                                       const JobShape& s) const override {
     std::vector<std::string> d = {"-n " + std::to_string(s.nodes)};
     if (spec.walltime_seconds) d.push_back("-t " + cobalt_minutes(*spec.walltime_seconds));
-    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("-q " + queue);
+    if (!s.queue.empty()) d.push_back("-q " + s.queue);
     if (!spec.account.empty()) d.push_back("-A " + spec.account);
     const auto& fs = filesystems_or_default(spec, site);
     if (!fs.empty()) d.push_back("--attrs filesystems=" + join(fs, ","));

@@ -54,7 +54,12 @@ class Local final : public SchedulerAdapter {
   }
 
   Env dtrain_variables(const PlanDraft& d) const override {
-    return {{"DTRAIN_JOB_ID", d.inputs.job_id}, {"DTRAIN_RUN_DIR", d.inputs.run_dir}};
+    Env env = {{"DTRAIN_JOB_ID", d.inputs.job_id}, {"DTRAIN_RUN_DIR", d.inputs.run_dir}};
+    // The signals libdtrain's Preemption saves on, as the batch scripts export them.
+    if (d.spec.checkpoint.enabled) {
+      env.emplace_back("DTRAIN_PREEMPT_SIGNALS", d.spec.checkpoint.signal + ",TERM");
+    }
+    return env;
   }
 
   void write(PlanDraft& d) const override {
@@ -64,11 +69,22 @@ class Local final : public SchedulerAdapter {
     if (machine.is_root) mpirun_flags.emplace_back("--allow-run-as-root");
     // Open MPI counts one slot per core and refuses more ranks than slots.
     if (d.shape.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
-    // The walltime is enforced here as a scheduler would: TERM at the limit, KILL 30 s later.
+    // The walltime is enforced here as a scheduler would: TERM at the limit, KILL 30 s later;
+    // and the checkpoint signal comes `grace` seconds before it, as Slurm's --signal sends it.
     std::string time_limit;
+    std::string checkpoint;
     if (d.spec.walltime_seconds) {
-      time_limit =
-          "timeout --signal=TERM --kill-after=30 " + std::to_string(*d.spec.walltime_seconds) + " ";
+      const long walltime = *d.spec.walltime_seconds;
+      time_limit = "timeout --signal=TERM --kill-after=30 " + std::to_string(walltime) + " ";
+      if (d.spec.checkpoint.enabled) {
+        const CheckpointSpec& c = d.spec.checkpoint;
+        const std::string at = std::to_string(walltime - c.grace_seconds);
+        time_limit += checkpoint_timer(c, at);
+        checkpoint = "\n# checkpoint: SIG" + c.signal +
+                     " to the launch (which passes it on to the ranks) at " + at + " s,\n# " +
+                     std::to_string(c.grace_seconds) + " s before the walltime (" +
+                     std::to_string(walltime) + " s), so that they save and stop.\n";
+      }
     }
     const std::map<std::string, std::string> values = {
         {"version", d.inputs.version},
@@ -83,6 +99,7 @@ class Local final : public SchedulerAdapter {
         {"command", shell_join(d.plan.command)},
         {"setup", d.setup},
         {"time_limit", time_limit},
+        {"checkpoint", checkpoint},
         {"supervise", d.supervise},
     };
     d.plan.script = render_template(d.templates("local.sh.tmpl"), values);

@@ -13,9 +13,16 @@ class Pbs final : public QsubAdapter {
   std::string_view name() const override { return "pbs"; }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "pbs.sh.tmpl"; }
-  std::string requeue_command() const override { return "qrerun \"$PBS_JOBID\""; }
+  // Torque's qrerun, like PBS Pro's, needs operator privileges.
+  std::string requeue_command() const override {
+    return qsub_continuation("-W depend=afterany:\"$PBS_JOBID\"", "-v");
+  }
+  bool output_from_script() const override { return true; }
+  std::string no_signal_before_walltime() const override {
+    return "Torque/PBS sends no signal before the walltime (SIGTERM at it, then SIGKILL)";
+  }
 
-  std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
+  std::vector<std::string> directives(const JobSpec& spec, const SiteProfile&,
                                       const JobShape& s) const override {
     const int ppn = s.ranks_per_node * (s.cpus_per_rank > 0 ? s.cpus_per_rank : 1);
     std::string nodes = "nodes=" + std::to_string(s.nodes) + ":ppn=" + std::to_string(ppn);
@@ -24,7 +31,7 @@ class Pbs final : public QsubAdapter {
     }
     std::vector<std::string> d = {"-N " + spec.name, "-l " + nodes};
     if (spec.walltime_seconds) d.push_back("-l walltime=" + hh_mm_ss(*spec.walltime_seconds));
-    add_pbs_tail_directives(spec, site, d);
+    add_pbs_tail_directives(spec, s, d);
     return prefixed(std::move(d), "#PBS ");
   }
 

@@ -18,14 +18,21 @@ std::string select_chunk(const SiteProfile& site, const JobShape& s) {
   return select;
 }
 
-// Cray PALS: --depth counts hardware threads; one rank per `depth` cores of the node.
+// Cray PALS gives each rank `--depth` CPUs. With `--cpu-bind depth` they are hardware threads in
+// the node's numbering, which on an SMT node lists every core's first thread before any second
+// one (Polaris: GPU3's CPUs are 0-7 and 32-39), so 16 of them would be the first threads of 16
+// cores; with `--cpu-bind core` depth counts cores, each with all its threads
+// (research/site-conventions.md 1.4). cpus_per_rank counts hardware threads (docs/spec.md): a
+// whole number of cores binds that many cores (4 ranks of 16 on Polaris: --depth 8, one NUMA
+// domain each, as ALCF's GPU example), any other count that many hardware threads.
 std::string pals_mpiexec(const SiteProfile& site, const JobShape& s) {
-  const int depth = s.cpus_per_rank > 0 && site.threads_per_core > 0
-                        ? std::max(1, s.cpus_per_rank / site.threads_per_core)
-                        : 1;
+  const int threads = std::max(1, site.threads_per_core);
+  const int cpus = std::max(1, s.cpus_per_rank);
+  const bool whole_cores = threads > 1 && cpus % threads == 0;
   return shell_join({"mpiexec", "-n", std::to_string(s.nodes * s.ranks_per_node), "--ppn",
-                     std::to_string(s.ranks_per_node), "--depth", std::to_string(depth),
-                     "--cpu-bind", "depth"});
+                     std::to_string(s.ranks_per_node), "--depth",
+                     std::to_string(whole_cores ? cpus / threads : cpus), "--cpu-bind",
+                     whole_cores ? "core" : "depth"});
 }
 
 class PbsPro final : public QsubAdapter {
@@ -33,7 +40,14 @@ class PbsPro final : public QsubAdapter {
   std::string_view name() const override { return "pbspro"; }
   std::vector<std::string> launchers() const override { return {"mpiexec", "mpirun"}; }
   std::string template_name() const override { return "pbspro.sh.tmpl"; }
-  std::string requeue_command() const override { return "qrerun \"$PBS_JOBID\""; }
+  // qrerun needs Manager or Operator privilege on PBS Pro.
+  std::string requeue_command() const override {
+    return qsub_continuation("-W depend=afterany:\"$PBS_JOBID\"", "-v");
+  }
+  bool output_from_script() const override { return true; }
+  std::string no_signal_before_walltime() const override {
+    return "PBS Pro sends no signal before the walltime (SIGTERM at it, then SIGKILL)";
+  }
 
   std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,
                                       const JobShape& s) const override {
@@ -42,7 +56,7 @@ class PbsPro final : public QsubAdapter {
     if (spec.walltime_seconds) d.push_back("-l walltime=" + hh_mm_ss(*spec.walltime_seconds));
     const auto& fs = filesystems_or_default(spec, site);
     if (!fs.empty()) d.push_back("-l filesystems=" + join(fs, ":"));
-    add_pbs_tail_directives(spec, site, d);
+    add_pbs_tail_directives(spec, s, d);
     return prefixed(std::move(d), "#PBS ");
   }
 

@@ -66,7 +66,7 @@ class Slurm final : public BatchScriptAdapter {
     if (s.cpus_per_rank > 0) d.push_back("--cpus-per-task=" + std::to_string(s.cpus_per_rank));
     if (spec.walltime_seconds) d.push_back("--time=" + slurm_time(*spec.walltime_seconds));
     if (!spec.account.empty()) d.push_back("--account=" + spec.account);
-    if (auto queue = queue_or_default(spec, site); !queue.empty()) d.push_back("--qos=" + queue);
+    if (!s.queue.empty()) d.push_back("--qos=" + s.queue);
     if (!spec.partition.empty()) d.push_back("--partition=" + spec.partition);
     if (!site.constraint.empty()) d.push_back("--constraint=" + site.constraint);
     // Inside the run directory, which `dtrain submit` has renamed after the job id before it

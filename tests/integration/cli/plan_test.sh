@@ -57,6 +57,17 @@ expect_refused() {  # message what args...
   expect_contains "$out" "$message" "$what: message"
 }
 
+echo "== Polaris' queue limits are checked at plan time, naming the field (issue 36, item 4)"
+polaris="$SRC/tests/fixtures/golden/polaris-conda/job.yaml"
+expect_refused "job.yaml: nodes: expected 10-496 nodes in queue prod on site polaris, got 4" \
+  "4 nodes in prod" "$polaris" --set queue=prod
+expect_refused "job.yaml: walltime: expected at most 03:00:00 for 12 nodes in queue prod on site polaris (routed to small), got 48:00:00" \
+  "48 hours in prod" "$polaris" --set queue=prod --set nodes=12 --set walltime=48:00:00
+expect_refused "job.yaml: queue: site polaris has no default queue for 4 nodes and a walltime of 02:00:00" \
+  "no default queue fits" "$polaris" --set walltime=02:00:00
+out=$("$DTRAIN" plan "$polaris" --set nodes=12 --set walltime=02:00:00) || fail "plan of 12 nodes for 2 hours exited $?"
+expect_contains "$out" "#PBS -q prod" "the default queue for 12 nodes and 2 hours"
+
 echo "== invalid UTF-8 is refused where the spec is read: by plan --json and submit alike, no run directory"
 printf 'name: bytes\nsite: local\ncommand: [echo, "caf\xe9"]\n' > bytes.yaml
 for args in "plan bytes.yaml" "plan --json bytes.yaml" "submit bytes.yaml"; do

@@ -50,10 +50,93 @@ TEST(BatchScript, MpirunForwardsTheJobsVariablesAndThePreemptionSignals) {
                         "DTRAIN_PREEMPT_SIGNALS -x A "),
             std::string::npos)
       << script;
-  // A rank that saved and exited kExitRequeue puts the job back in the queue.
-  EXPECT_NE(script.find("if [[ $status -eq 85 ]]; then\n  qrerun \"$PBS_JOBID\"\n  exit 0\nfi\n"),
+  // A rank that saved and exited kExitRequeue puts the job back in the queue: as a continuation
+  // any user may submit (qrerun needs operator privileges), into the same run directory.
+  EXPECT_NE(script.find("if [[ $status -eq 85 ]]; then\n  # Submit this script again"),
             std::string::npos)
       << script;
+  EXPECT_NE(script.find("\n  qsub -W depend=afterany:\"$PBS_JOBID\" -v "
+                        "DTRAIN_REQUEUED_JOB_ID=\"$DTRAIN_JOB_ID\" \"$DTRAIN_RUN_DIR\"/launch.sh\n"
+                        "  exit 0\nfi\n"),
+            std::string::npos)
+      << script;
+  EXPECT_EQ(script.find("qrerun"), std::string::npos) << script;
+  EXPECT_NE(script.find("\nexport DTRAIN_JOB_ID=\"${DTRAIN_REQUEUED_JOB_ID:-${PBS_JOBID%%.*}}\"\n"),
+            std::string::npos)
+      << script;
+}
+
+// PBS sends nothing before the walltime: the script's timeout sends the checkpoint signal
+// `grace` seconds before it, counting the setup's time; without a walltime the plan says none
+// comes.
+TEST(BatchScript, TheScriptSendsTheCheckpointSignalWhereTheSchedulerDoesNot) {
+  const std::string text =
+      "name: x\nsite: pbs\nsite_env: false\ncheckpoint: {signal: USR2, grace: 120}\n"
+      "command: [a]\n";
+  const LaunchPlan timed = plan_spec(parse_job_spec(text + "walltime: \"00:30:00\"\n", "job.yaml"),
+                                     builtin_profile("pbs"));
+  EXPECT_NE(timed.script.find("\ntimeout --foreground --preserve-status --signal=USR2 "
+                              "\"$((1680 > SECONDS ? 1680 - SECONDS : 1))\" \"${launch[@]}\" &\n"),
+            std::string::npos)
+      << timed.script;
+  EXPECT_NE(timed.script.find("# checkpoint: Torque/PBS sends no signal before the walltime "
+                              "(SIGTERM at it, then SIGKILL).\n# `timeout` sends SIGUSR2 120 s "
+                              "before it instead: 1680 s into the job"),
+            std::string::npos)
+      << timed.script;
+  EXPECT_TRUE(timed.warnings.empty());
+
+  const LaunchPlan untimed = plan_spec(parse_job_spec(text, "job.yaml"), builtin_profile("pbs"));
+  EXPECT_EQ(untimed.script.find("timeout "), std::string::npos) << untimed.script;
+  EXPECT_EQ(untimed.warnings,
+            (std::vector<std::string>{
+                "checkpoint.grace: Torque/PBS sends no signal before the walltime (SIGTERM at it, "
+                "then SIGKILL), and the spec sets no walltime to count from; no SIGUSR2 comes "
+                "before the end (set walltime to have the job script send it)"}));
+
+  // Slurm sends it itself (--signal): no timer.
+  const LaunchPlan slurm =
+      plan_spec(parse_job_spec("name: x\nsite: slurm\nwalltime: 30\ncheckpoint: {}\ncommand: [a]\n",
+                               "job.yaml"),
+                builtin_profile("slurm"));
+  EXPECT_EQ(slurm.script.find("timeout "), std::string::npos) << slurm.script;
+  EXPECT_NE(slurm.script.find("# checkpoint: the scheduler sends SIGUSR1 120 s before the end.\n"),
+            std::string::npos)
+      << slurm.script;
+}
+
+TEST(BatchScript, AGraceAsLongAsTheWalltimeIsRefused) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\nsite: pbs\nwalltime: \"00:02:00\"\ncheckpoint: {grace: 120}\ncommand: [a]\n",
+      "job.yaml");
+  try {
+    plan_spec(spec, builtin_profile("pbs"));
+    FAIL() << "planned";
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(),
+                 "job.yaml: checkpoint.grace: expected fewer seconds than the walltime (120), "
+                 "got 120");
+  }
+}
+
+// The qsub schedulers' output goes to the run directory, named as Slurm's --output names it.
+TEST(BatchScript, OutputGoesToTheRunDirectory) {
+  for (const char* site : {"pbs", "polaris", "thetagpu"}) {
+    const JobSpec spec = parse_job_spec(
+        std::string("name: my-job\nsite: ") + site + "\naccount: a\nwalltime: 30\ncommand: [a]\n",
+        "job.yaml");
+    const std::string script = plan_spec(spec, builtin_profile(site)).script;
+    const auto mkdir = script.find("\nmkdir -p \"$DTRAIN_RUN_DIR\"\n");
+    const auto exec =
+        script.find("\nexec >>\"$DTRAIN_RUN_DIR\"/my-job-\"$DTRAIN_JOB_ID\".out 2>&1\n");
+    ASSERT_NE(exec, std::string::npos) << site << script;
+    EXPECT_LT(mkdir, exec) << site;
+  }
+  const std::string slurm =
+      plan_spec(parse_job_spec("name: my-job\nsite: slurm\ncommand: [a]\n", "job.yaml"),
+                builtin_profile("slurm"))
+          .script;
+  EXPECT_EQ(slurm.find("exec >>"), std::string::npos) << slurm;
 }
 
 // With restarts, the launch runs under `dtrain supervise` and each attempt's number reaches the

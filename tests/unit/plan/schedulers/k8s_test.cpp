@@ -273,9 +273,10 @@ TEST(MpiJob, SetupRunsInTheLauncherBeforeMpirun) {
   EXPECT_EQ(command[0], "bash");
   EXPECT_EQ(command[1], "-c");
   EXPECT_EQ(command[2],
-            "set -euo pipefail\n# setup from the job spec\nexport DTRAIN_ATTEMPT=0\n"
-            "source /opt/venv/bin/activate\n"
-            "echo 'hi' >&2\nexec mpirun --allow-run-as-root -n 1 -npernode 1 -x PATH -x "
+            "set -euo pipefail\n# setup from the job spec\nset +e +u +o pipefail\n"
+            "export DTRAIN_ATTEMPT=0\nsource /opt/venv/bin/activate\n"
+            "echo 'hi' >&2\nset -euo pipefail\nexec mpirun --allow-run-as-root -n 1 -npernode 1 -x "
+            "PATH -x "
             "LD_LIBRARY_PATH -x PYTHONUNBUFFERED -x DTRAIN_JOB_ID -x DTRAIN_RUN_DIR -x "
             "DTRAIN_HOSTS dtrain bind "
             "--gpu=closest --gpu-visibility=own --cpu=numa --nic=closest -- dtrain run-rank -- "

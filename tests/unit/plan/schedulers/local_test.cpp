@@ -50,6 +50,54 @@ TEST(PlanLocal, SetupLinesSeeAttemptZero) {
   unlink(out_path);
 }
 
+// Setup lines run as in a plain batch script: an unset variable or a failing command (what
+// `conda activate` and site scripts do under -eu) does not stop the job, and the script's own
+// options are back after them.
+TEST(PlanLocal, SetupLinesRunWithoutTheScriptsOptions) {
+  JobSpec spec;
+  spec.name = "x";
+  spec.command = {"true"};
+  spec.setup = {"false", "echo \"unset=[$DTRAIN_NOT_SET_ANYWHERE]\"", "false | true"};
+  const LaunchPlan plan = plan_local(spec, {"h", 8, false});
+  std::string script = plan.script.substr(0, plan.script.find("\nexec "));
+  script.replace(script.find("cd '/home/ada/my project'"), 25, "cd /");
+  script += "\n[[ $- == *e* && $- == *u* ]] && shopt -qo pipefail && echo options back\n";
+  char out_path[] = "/tmp/dtrain-setup-test.XXXXXX";
+  const int fd = mkstemp(out_path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::FILE* bash = popen(("bash > " + std::string(out_path) + " 2>&1").c_str(), "w");
+  ASSERT_NE(bash, nullptr);
+  std::fwrite(script.data(), 1, script.size(), bash);
+  EXPECT_EQ(pclose(bash), 0) << testing::read(out_path);
+  EXPECT_EQ(testing::read(out_path), "unset=[]\noptions back\n") << script;
+  unlink(out_path);
+}
+
+// With a walltime, the local site sends the checkpoint signal `grace` seconds before it, as
+// Slurm's --signal does, and exports the signals libdtrain's Preemption saves on.
+TEST(PlanLocal, TheCheckpointSignalComesGraceSecondsBeforeTheWalltime) {
+  const JobSpec spec = parse_job_spec(
+      "name: x\nwalltime: \"00:01:00\"\ncheckpoint: {signal: USR2, grace: 20}\ncommand: [a]\n",
+      "job.yaml");
+  const LaunchPlan plan = plan_local(spec, {"h", 8, false});
+  EXPECT_NE(plan.script.find("\nexec timeout --signal=TERM --kill-after=30 60 timeout "
+                             "--foreground --preserve-status --signal=USR2 40 mpirun "),
+            std::string::npos)
+      << plan.script;
+  EXPECT_NE(plan.script.find(
+                "\n# checkpoint: SIGUSR2 to the launch (which passes it on to the ranks) at 40 s,\n"
+                "# 20 s before the walltime (60 s), so that they save and stop.\n"),
+            std::string::npos)
+      << plan.script;
+  EXPECT_NE(plan.script.find("\nexport DTRAIN_PREEMPT_SIGNALS=USR2,TERM\n"), std::string::npos)
+      << plan.script;
+  // Without a walltime there is no end to count back from.
+  const LaunchPlan untimed = plan_local(
+      parse_job_spec("name: x\ncheckpoint: {}\ncommand: [a]\n", "job.yaml"), {"h", 8, false});
+  EXPECT_EQ(untimed.script.find("timeout"), std::string::npos) << untimed.script;
+}
+
 TEST(PlanLocal, RankMapCoversEveryRankOnce) {
   JobSpec spec;
   spec.name = "x";

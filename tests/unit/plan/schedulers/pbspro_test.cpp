@@ -28,6 +28,44 @@ TEST(PbsPro, MpirunLauncher) {
       << script;
 }
 
+// The new user's spec (4 nodes, conda module, restarts, checkpoint with requeue): the
+// default queue that fits, the module path, ALCF's library path, the timed checkpoint signal and
+// a requeue without privileges.
+TEST(PbsPro, GoldenNewUserSpec) { testing::expect_golden_plan("polaris-conda"); }
+
+// cpus_per_rank counts hardware threads: whole cores bind whole cores (--cpu-bind core counts
+// cores), anything else that many hardware threads (--cpu-bind depth counts those).
+TEST(PbsPro, DepthGivesEachRankItsCpusPerRank) {
+  const auto launch = [](const std::string& fields) {
+    const JobSpec spec = parse_job_spec(
+        "name: x\nsite: polaris\naccount: a\nwalltime: 10\ncommand: [a]\n" + fields, "job.yaml");
+    const std::string script = testing::plan_spec(spec, testing::builtin_profile("polaris")).script;
+    const auto at = script.find("launch=(mpiexec ");
+    return script.substr(at, script.find(" /opt/dtrain", at) - at);
+  };
+  // The default: 64 hardware threads / 4 ranks = 16 = 8 cores, one NUMA domain each.
+  EXPECT_EQ(launch(""), "launch=(mpiexec -n 4 --ppn 4 --depth 8 --cpu-bind core");
+  EXPECT_EQ(launch("cpus_per_rank: 8\n"), "launch=(mpiexec -n 4 --ppn 4 --depth 4 --cpu-bind core");
+  EXPECT_EQ(launch("cpus_per_rank: 3\n"),
+            "launch=(mpiexec -n 4 --ppn 4 --depth 3 --cpu-bind depth");
+}
+
+// site_env: false drops ALCF's library path with the rest of its NCCL environment (the plugin
+// is what hangs some codes).
+TEST(PbsPro, SiteEnvFalseDropsTheLibraryPath) {
+  const std::string text = "name: x\nsite: polaris\naccount: a\nwalltime: 10\ncommand: [a]\n";
+  const auto script = [&](const std::string& extra) {
+    return testing::plan_spec(parse_job_spec(text + extra, "job.yaml"),
+                              testing::builtin_profile("polaris"))
+        .script;
+  };
+  const std::string line =
+      "\nexport LD_LIBRARY_PATH=/soft/libraries/hwloc/lib/:/soft/libraries/aws-ofi-nccl/v1.9.1-aws/"
+      "lib\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n";
+  EXPECT_NE(script("").find(line), std::string::npos) << script("");
+  EXPECT_EQ(script("site_env: false\n").find("LD_LIBRARY_PATH="), std::string::npos);
+}
+
 TEST(PbsPro, SubmitHeldThenReleaseCancelQuery) {
   EXPECT_EQ(pbspro().submit_held_command("/r/launch.sh"), (Argv{"qsub", "-h", "/r/launch.sh"}));
   EXPECT_EQ(pbspro().release_command("12.srv"), (Argv{"qrls", "12.srv"}));
