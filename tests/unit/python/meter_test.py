@@ -63,6 +63,50 @@ def test_step_times_the_body_and_numbers_the_steps(ctx, tmp_path):
     assert steps[0]["seconds"] >= 0.05 and steps[1]["seconds"] < 0.05
 
 
+def test_step_counts_only_the_collectives_inside_it(ctx, tmp_path):
+    # A collective before the step (a checkpoint's broadcast, Preemption's vote) was charged to
+    # the next step: comm % above 100 in `dtrain stats`.
+    meter = dtrain.Meter(ctx, tmp_path)
+    ctx.allreduce(np.ones(1 << 16, np.float32))
+    ctx.barrier()
+    with meter.step(8):
+        time.sleep(0.005)
+    with meter.step(8):
+        ctx.allreduce(np.ones(1 << 16, np.float32))
+    meter.flush()
+    outside, inside = records(meter.path, "step")
+    assert outside["comm_seconds"] == 0.0, outside
+    assert 0.0 < inside["comm_seconds"] <= inside["seconds"], inside
+
+
+def test_step_numbers_continue_from_the_resumed_checkpoint(tmp_path):
+    # A restarted attempt numbered its steps from 0 again: `dtrain stats` then dropped every step
+    # record of the failed attempt as redone. After load_latest() of the checkpoint of step 19
+    # the Meter goes on at 20, without step=.
+    script = f"""
+import dtrain
+ctx = dtrain.init()
+ckpt = dtrain.Checkpointer(ctx, {str(tmp_path / "ckpt")!r})
+meter = dtrain.Meter(ctx, {str(tmp_path)!r})
+if ckpt.load_latest() is None:
+    for _ in range(25):
+        with meter.step(8) as number:
+            pass
+        if number == 19:
+            ckpt.save(number, b"state")
+else:
+    with meter.step(8) as number:
+        pass
+meter.flush()
+print(number, meter.next_step)
+"""
+    assert run_fresh(script) == "24 25"
+    assert run_fresh(script, DTRAIN_ATTEMPT="1") == "20 21"
+    steps = [(r["step"], r.get("attempt", 0)) for r in records(tmp_path / "rank-00000.jsonl",
+                                                                "step")]
+    assert steps == [(n, 0) for n in range(25)] + [(20, 1)]
+
+
 def test_collectives_from_python_write_heartbeats(ctx, tmp_path):
     meter = dtrain.Meter(ctx, tmp_path)
     seq = ctx.next_sequence
