@@ -1,6 +1,7 @@
 # dtrain.Meter: the same rank-NNNNN.jsonl records as the C++ Meter (docs/metrics.md), including
 # the heartbeats of collectives called from Python, and the step() timer.
 import json
+import os
 import time
 
 import numpy as np
@@ -127,3 +128,39 @@ def test_bad_values_and_directories_are_errors(ctx, tmp_path):
     with pytest.raises(dtrain.SysError, match="cannot open") as e:
         dtrain.Meter(ctx, tmp_path / "missing")
     assert e.value.code == "system" and isinstance(e.value, OSError)
+
+
+def test_two_ranks_never_wait_longer_in_a_step_than_the_step(tmp_path):
+    # The issue's C++ loop with comm % = 518.4, on 2 ranks over TCP: every step holds a small
+    # allreduce, and between steps rank 0 waits in a barrier for rank 1, which sleeps first. That
+    # wait belongs to no step; it was charged to rank 0's next step, 5 times its length.
+    import socket
+    import subprocess
+    import sys
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = f"""
+import time, numpy as np, dtrain
+ctx = dtrain.init()
+meter = dtrain.Meter(ctx, {str(tmp_path)!r})
+for _ in range(4):
+    with meter.step(8):
+        time.sleep(0.02)
+        ctx.allreduce(np.ones(4, np.float32))
+    if ctx.rank == 1:
+        time.sleep(0.1)
+    ctx.barrier()
+meter.flush()
+"""
+    env = dict(os.environ, DTRAIN_BOOTSTRAP="tcp", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(port), WORLD_SIZE="2", DTRAIN_TIMEOUT="60")
+    ranks = [subprocess.Popen([sys.executable, "-c", script], env=dict(env, RANK=str(r)))
+             for r in range(2)]
+    assert [p.wait(timeout=90) for p in ranks] == [0, 0]
+    steps = records(tmp_path / "rank-00000.jsonl", "step")
+    assert len(steps) == 4
+    for r in steps:
+        assert 0 < r["comm_seconds"] <= r["seconds"], r
+    # Steps 1-3 followed a 0.1 s wait outside them; each lasted about 0.02 s.
+    assert all(r["comm_seconds"] < 0.08 for r in steps[1:]), steps
