@@ -13,6 +13,7 @@
 #include "common/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
+#include "report/plain_number.hpp"
 #include "run_dir.hpp"
 #include "supervisor.hpp"
 
@@ -252,11 +253,8 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
     if (running_since) {
       line += ", running " + format_elapsed(std::chrono::duration_cast<std::chrono::seconds>(
                                  Clock::now() - *running_since));
-      if (auto steps = rate.update()) {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, ", %.3g steps/s", *steps);
-        line += buf;
-      }
+      // Written as `dtrain stats` writes its rates: "%.3g" made 1234 steps/s "1.23e+03".
+      if (auto steps = rate.update()) line += ", " + report::plain_number(*steps) + " steps/s";
     }
     if (tty) {
       std::fprintf(stderr, "\r\033[K%s", line.c_str());

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -75,7 +77,8 @@ void MeterFile::append_locked(const std::string& line) {
   if (buffer_.size() >= kFlushBytes) flush_locked();
 }
 
-void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds) {
+void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds,
+                     CollectiveTime::TimePoint began, CollectiveTime::TimePoint ended) {
   std::lock_guard lock(mutex_);
   records::MetricRecord r;
   r.time = unix_now();
@@ -84,9 +87,8 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
   r.step = step;
   r.samples = samples;
   r.seconds = seconds;
-  r.comm_seconds = comm_seconds_;
+  r.comm_seconds = collectives_.take(began, ended);
   if (data_seconds >= 0) r.data_seconds = data_seconds;
-  comm_seconds_ = 0;
   append_locked(records::format_step_record(r));
 }
 
@@ -99,10 +101,14 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
                                     failed, attempt_);
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
-  if (enter) {
-    entered_ = now;
-  } else {
-    comm_seconds_ += std::chrono::duration<double>(now - entered_).count();
+  try {
+    if (enter) {
+      collectives_.enter(now);
+    } else {
+      collectives_.exit(now);
+    }
+  } catch (...) {
+    // No memory to keep the interval: it is left out of comm_seconds, the heartbeat is not.
   }
   try {
     append_locked(line);
@@ -174,9 +180,22 @@ void check_seconds(const char* field, double v) {
   }
 }
 
+// One past `step`, for the next step's number; INT64_MAX stays (there is no step after it).
+std::int64_t step_after(std::int64_t step) {
+  return step == std::numeric_limits<std::int64_t>::max() ? step : step + 1;
+}
+
+void check_samples(const char* call, std::int64_t samples) {
+  if (samples < 0) {
+    throw Error(Error::Code::kInvalid, std::string("dtrain: meter: ") + call +
+                                           ": bad measurement; expected samples >= 0, got " +
+                                           std::to_string(samples));
+  }
+}
+
 }  // namespace
 
-Meter::Meter(Context& ctx, std::string run_dir) {
+Meter::Meter(Context& ctx, std::string run_dir) : resumed_(ctx.comm().engine().resumed_step()) {
   if (run_dir.empty()) run_dir = ctx.comm().engine().settings().run_dir;
   if (run_dir.empty()) return;  // not in a dtrain run: disabled
   file_ = std::make_shared<runtime::MeterFile>(rank_file(run_dir, ctx.world().rank),
@@ -190,6 +209,9 @@ Meter& Meter::operator=(Meter&& other) noexcept {
   if (this != &other) {
     if (file_) file_->close();
     file_ = std::move(other.file_);
+    resumed_ = std::move(other.resumed_);
+    next_step_ = other.next_step_;
+    started_ = other.started_;
     data_seconds_ = other.data_seconds_;
   }
   return *this;
@@ -206,7 +228,30 @@ const std::string& Meter::path() const {
   return file_ ? file_->path() : none;
 }
 
+std::int64_t Meter::next_step() const {
+  if (next_step_) return *next_step_;
+  const std::int64_t resumed = resumed_ ? resumed_->step.load() : -1;
+  return resumed >= 0 ? step_after(resumed) : 0;
+}
+
+void Meter::start_step() { started_ = std::chrono::steady_clock::now(); }
+
+std::int64_t Meter::end_step(std::int64_t samples) { return end_step(samples, next_step()); }
+
+std::int64_t Meter::end_step(std::int64_t samples, std::int64_t step) {
+  const auto ended = std::chrono::steady_clock::now();
+  if (!started_) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: meter: end_step: no step started; expected start_step() before it");
+  }
+  check_samples("end_step", samples);
+  const auto began = *std::exchange(started_, std::nullopt);
+  write(step, samples, std::chrono::duration<double>(ended - began).count(), began, ended);
+  return step;
+}
+
 void Meter::record(std::int64_t step, std::int64_t samples, double seconds) {
+  const auto ended = std::chrono::steady_clock::now();
   if (samples < 0 || !std::isfinite(seconds) || seconds < 0) {
     // A negative or non-finite value is a bug in the caller's timing, and JSON has no NaN.
     char got[96];
@@ -217,8 +262,20 @@ void Meter::record(std::int64_t step, std::int64_t samples, double seconds) {
                             "finite seconds >= 0, got ") +
                     got);
   }
+  // The step ended now and lasted `seconds`: the collectives before it belong to no step. (Capped
+  // at the clock's own age: a duration past it would overflow the conversion.)
+  const double since_epoch = std::chrono::duration<double>(ended.time_since_epoch()).count();
+  const auto took = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::min(seconds, since_epoch)));
+  write(step, samples, seconds, ended - took, ended);
+}
+
+void Meter::write(std::int64_t step, std::int64_t samples, double seconds,
+                  std::chrono::steady_clock::time_point began,
+                  std::chrono::steady_clock::time_point ended) {
   const double data = std::exchange(data_seconds_, -1.0);
-  if (file_) file_->step(step, samples, seconds, data);
+  next_step_ = step_after(step);
+  if (file_) file_->step(step, samples, seconds, data, began, ended);
 }
 
 void Meter::record(std::int64_t step, std::int64_t samples, double seconds, double data_seconds) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "collective_time.hpp"
 #include "comm/engine.hpp"
 
 namespace dtrain::runtime {
@@ -22,8 +23,10 @@ class MeterFile final : public CollectiveObserver {
   ~MeterFile() override;
 
   const std::string& path() const { return path_; }
-  // A step record (schema v2); data_seconds < 0: not reported.
-  void step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds);
+  // A step record (schema v2) of the step that ran from `began` to `ended`: its comm_seconds is
+  // the time inside collectives within that interval. data_seconds < 0: not reported.
+  void step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds,
+            CollectiveTime::TimePoint began, CollectiveTime::TimePoint ended);
   void on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
                      bool failed) noexcept override;
   // Writes the buffer; throws Error (kSystem) naming the file on failure.
@@ -44,8 +47,7 @@ class MeterFile final : public CollectiveObserver {
   int fd_ = -1;
   bool stop_ = false;
   std::string buffer_;
-  double comm_seconds_ = 0;  // since the last step record
-  std::chrono::steady_clock::time_point entered_;
+  CollectiveTime collectives_;                        // since the last step record
   std::chrono::steady_clock::time_point last_write_;  // when flush_locked() last ran
   std::thread flusher_;
 };

@@ -8,11 +8,14 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "report/plain_number.hpp"
 
 namespace dtrain::report {
 namespace {
 
-std::string num(double v, const char* fmt = "%.4g") {
+// SVG coordinates and sizes (never shown); every number a person reads is plain_number's, as in
+// the tables.
+std::string num(double v, const char* fmt) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
@@ -81,7 +84,8 @@ std::string axes(const Frame& f, double y_max, const std::string& x_title,
     out += "<line x1=\"" + num(f.left, "%.1f") + "\" y1=\"" + num(y, "%.1f") + "\" x2=\"" +
            num(f.left + f.plot_w(), "%.1f") + "\" y2=\"" + num(y, "%.1f") +
            "\" stroke=\"#ddd\"/>\n<text x=\"" + num(f.left - 6, "%.1f") + "\" y=\"" +
-           num(y + 4, "%.1f") + "\" text-anchor=\"end\">" + num(y_max * i / 5.0) + "</text>\n";
+           num(y + 4, "%.1f") + "\" text-anchor=\"end\">" + plain_number(y_max * i / 5.0) +
+           "</text>\n";
   }
   out += "<line x1=\"" + num(f.left, "%.1f") + "\" y1=\"" + num(f.top + f.plot_h(), "%.1f") +
          "\" x2=\"" + num(f.left + f.plot_w(), "%.1f") + "\" y2=\"" +
@@ -135,7 +139,7 @@ std::string format_scaling_table(const ScalingTable& t) {
   for (const auto& r : t.rows) {
     std::snprintf(line, sizeof line, "%-28s %6d %5s %12s %8.2f %10.1f%%\n", r.run.label.c_str(),
                   r.run.ranks, r.run.gpus ? std::to_string(*r.run.gpus).c_str() : "-",
-                  num(r.run.samples_per_second).c_str(), r.speedup, r.efficiency * 100);
+                  plain_number(r.run.samples_per_second).c_str(), r.speedup, r.efficiency * 100);
     out += line;
   }
   return out;
@@ -172,7 +176,7 @@ std::string scaling_svg(const ScalingTable& t) {
   for (int i = 0; i <= 5; ++i) {
     const double xv = x_max * i / 5.0;
     out += "<text x=\"" + num(x(xv), "%.1f") + "\" y=\"" + num(f.top + f.plot_h() + 18, "%.1f") +
-           "\" text-anchor=\"middle\">" + num(xv) + "</text>\n";
+           "\" text-anchor=\"middle\">" + plain_number(xv) + "</text>\n";
   }
   out += "<line class=\"ideal\" x1=\"" + num(x(base.run.ranks), "%.1f") + "\" y1=\"" +
          num(y(base.run.samples_per_second), "%.1f") + "\" x2=\"" + num(x(max_ranks), "%.1f") +
@@ -188,9 +192,9 @@ std::string scaling_svg(const ScalingTable& t) {
     const double px = x(r.run.ranks), py = y(r.run.samples_per_second);
     out += "<circle class=\"run\" cx=\"" + num(px, "%.1f") + "\" cy=\"" + num(py, "%.1f") +
            "\" r=\"4\" fill=\"#1f77b4\"><title>" + xml_escape(r.run.label) + ": " +
-           num(r.run.samples_per_second) + " samples/s</title></circle>\n";
+           plain_number(r.run.samples_per_second) + " samples/s</title></circle>\n";
     out += "<text x=\"" + num(px + 6, "%.1f") + "\" y=\"" + num(py - 8, "%.1f") + "\">" +
-           num(r.efficiency * 100, "%.0f") + "%</text>\n";
+           plain_number(std::round(r.efficiency * 100)) + "%</text>\n";
   }
   out += "<text x=\"" + num(f.left + 10, "%.1f") + "\" y=\"" + num(f.top + 14, "%.1f") +
          "\" fill=\"#1f77b4\">measured (labels: efficiency)</text>\n<text x=\"" +
@@ -224,8 +228,8 @@ std::string ranks_svg(const RunStats& stats, const std::string& title) {
            num(f.top + f.plot_h() - h, "%.1f") + "\" width=\"" + num(slot * 0.8, "%.1f") +
            "\" height=\"" + num(h, "%.1f") + "\" fill=\"" +
            (slow.count(r.rank) ? "#d62728" : "#1f77b4") + "\"><title>rank " +
-           std::to_string(r.rank) + " on " + xml_escape(r.host) + ": " + num(r.samples_per_second) +
-           " samples/s</title></rect>\n";
+           std::to_string(r.rank) + " on " + xml_escape(r.host) + ": " +
+           plain_number(r.samples_per_second) + " samples/s</title></rect>\n";
     if (stats.ranks.size() <= 64) {
       out += "<text x=\"" + num(bx + slot * 0.4, "%.1f") + "\" y=\"" +
              num(f.top + f.plot_h() + 16, "%.1f") + "\" text-anchor=\"middle\">" +
@@ -237,7 +241,7 @@ std::string ranks_svg(const RunStats& stats, const std::string& title) {
          "\" x2=\"" + num(f.left + f.plot_w(), "%.1f") + "\" y2=\"" + num(my, "%.1f") +
          "\" stroke=\"#ff7f0e\" stroke-dasharray=\"6 4\"/>\n<text x=\"" +
          num(f.left + f.plot_w() - 4, "%.1f") + "\" y=\"" + num(my - 4, "%.1f") +
-         "\" text-anchor=\"end\" fill=\"#ff7f0e\">median " + num(med) + "</text>\n";
+         "\" text-anchor=\"end\" fill=\"#ff7f0e\">median " + plain_number(med) + "</text>\n";
   out += "</svg>\n";
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "affinity/cpuset.hpp"
 #include "records/log_line.hpp"
+#include "report/plain_number.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -18,12 +19,6 @@ void add_saturating(long long& total, long long n) {
   if (__builtin_add_overflow(total, n, &total)) {
     total = n < 0 ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
   }
-}
-
-std::string rate(double samples_per_second) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g", samples_per_second);
-  return buf;
 }
 
 double median(std::vector<double> v) {
@@ -113,14 +108,33 @@ std::vector<Straggler> find_stragglers(const std::vector<std::vector<const RankS
 }
 
 std::string duration(double seconds) {
-  char buf[64];
-  if (seconds >= 1)
-    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
-  else if (seconds >= 1e-3)
-    std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g us", seconds * 1e6);
-  return buf;
+  if (seconds >= 1) return plain_number(seconds) + " s";
+  if (seconds >= 1e-3) return plain_number(seconds * 1e3) + " ms";
+  return plain_number(seconds * 1e6) + " us";
+}
+
+// Where a note says what comm % leaves out. The Meter times only the collectives of the Context's
+// communicator; DDP's allreduce (torch.distributed), Horovod's or a direct NCCL call never pass
+// through it, so their time is in the step but counted as compute (a DDP job showed 0.8 % where
+// 38.4 % of its steps went to the allreduce).
+void add_comm_notes(RunStats& out) {
+  int with_comm = 0;
+  bool any_seen = false;
+  for (const auto& r : out.ranks) {
+    if (!r.has_comm) continue;
+    ++with_comm;
+    any_seen = any_seen || r.comm_seconds > 0;
+  }
+  if (with_comm == 0) return;
+  out.notes.push_back(
+      "comm % is the time inside dtrain's own collectives during the timed steps; another "
+      "library's collectives (torch.distributed and DDP, Horovod, NCCL called directly) are not "
+      "seen and count as compute, here and in the stragglers' causes");
+  if (with_comm >= 2 && !any_seen) {
+    out.notes.push_back(
+        "no dtrain collective ran inside a timed step on any rank: the gradients, if exchanged, "
+        "went through another library, whose time is not in comm %");
+  }
 }
 
 }  // namespace
@@ -138,6 +152,7 @@ void StatsBuilder::add(const records::MetricRecord& r) {
   Acc& acc = ranks_[r.rank];
   acc.rank = r.rank;
   if (r.attempt > acc.attempt) {
+    if (!acc.steps.empty() && r.step <= acc.steps.front().step) renumbered_[r.attempt] = r.step;
     // Resumed from a checkpoint: what the earlier attempt did from this step on was lost.
     while (!acc.steps.empty() && acc.steps.back().step >= r.step) {
       acc.steps.pop_back();
@@ -163,20 +178,21 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
   for (const auto& [rank, acc] : ranks_) {
     RankStats s;
     s.rank = rank;
-    std::vector<double> rates;
+    std::vector<double> step_seconds;
     for (const Kept& k : acc.steps) {
       s.steps += 1;
       add_saturating(s.samples, k.samples);
       s.seconds += k.seconds;
       if (k.comm_seconds) {
         s.has_comm = true;
-        s.comm_seconds += *k.comm_seconds;
+        // A step cannot wait longer than it lasts: older writers counted collectives outside it.
+        s.comm_seconds += std::min(*k.comm_seconds, k.seconds);
       }
       if (k.data_seconds) {
         s.has_data = true;
         s.data_seconds += *k.data_seconds;
       }
-      if (k.seconds > 0) rates.push_back(static_cast<double>(k.samples) / k.seconds);
+      step_seconds.push_back(k.seconds);
     }
     if (auto it = hosts_.find(rank); it != hosts_.end()) s.host = it->second;
     if (s.seconds > 0) {
@@ -184,8 +200,8 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
       s.comm_share = s.comm_seconds / s.seconds;
       s.data_share = s.data_seconds / s.seconds;
     }
-    s.p50_samples_per_second = percentile(rates, 50);
-    s.p95_samples_per_second = percentile(rates, 95);
+    s.p50_step_seconds = percentile(step_seconds, 50);
+    s.p95_step_seconds = percentile(step_seconds, 95);
     add_saturating(out.total_samples, s.samples);
     out.slowest_rank_seconds = std::max(out.slowest_rank_seconds, s.seconds);
     out.ranks.push_back(std::move(s));
@@ -224,6 +240,17 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
       out.stragglers.push_back(std::move(s));
     }
   }
+  add_comm_notes(out);
+  for (const auto& [attempt, first] : renumbered_) {
+    // Every record before is then "redone"; after a resume that is a numbering mistake, and the
+    // throughput silently loses the failed attempts' work.
+    out.notes.push_back("attempt " + std::to_string(attempt) + " began at step " +
+                        std::to_string(first) +
+                        ", no later than the attempt before it: all of that attempt's steps count "
+                        "as redone; if it resumed from a checkpoint, its steps were numbered from "
+                        "the start again (number them on from the checkpoint: Meter.step() without "
+                        "step= after load_latest(), docs/metrics.md)");
+  }
   return out;
 }
 
@@ -242,15 +269,17 @@ std::string format_stats_table(const RunStats& stats) {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line, "%6s %-12s %7s %12s %10s %11s %11s %11s", "rank", "host",
-                "steps", "samples", "seconds", "samples/s", "p50", "p95");
+                "steps", "samples", "seconds", "samples/s", "p50 ms", "p95 ms");
   out += line;
   if (comm) out += "   comm %";
   if (data) out += "     data s";
   out += "\n";
   for (const auto& r : stats.ranks) {
     std::snprintf(line, sizeof line, "%6d %-12s %7lld %12lld %10.3f %11s %11s %11s", r.rank,
-                  r.host.c_str(), r.steps, r.samples, r.seconds, rate(r.samples_per_second).c_str(),
-                  rate(r.p50_samples_per_second).c_str(), rate(r.p95_samples_per_second).c_str());
+                  r.host.c_str(), r.steps, r.samples, r.seconds,
+                  plain_number(r.samples_per_second).c_str(),
+                  plain_number(r.p50_step_seconds * 1e3).c_str(),
+                  plain_number(r.p95_step_seconds * 1e3).c_str());
     out += line;
     if (comm) {
       std::snprintf(line, sizeof line, " %9.1f", r.comm_share * 100);
@@ -264,8 +293,9 @@ std::string format_stats_table(const RunStats& stats) {
   }
   std::snprintf(line, sizeof line, "%6s %-12s %7s %12lld %10.3f %11s\n", "total", "", "",
                 stats.total_samples, stats.slowest_rank_seconds,
-                rate(stats.total_samples_per_second).c_str());
+                plain_number(stats.total_samples_per_second).c_str());
   out += line;
+  for (const auto& note : stats.notes) out += "note: " + note + "\n";
   out += format_lost_time(stats.lost);
   if (!stats.nodes.empty()) {
     std::snprintf(line, sizeof line, "%-13s %13s %12s %10s %11s\n", "node", "ranks", "samples",
@@ -274,15 +304,13 @@ std::string format_stats_table(const RunStats& stats) {
     for (const auto& n : stats.nodes) {
       std::snprintf(line, sizeof line, "%-13s %13s %12lld %10.3f %11s\n", n.host.c_str(),
                     affinity::format_ranges(n.ranks).c_str(), n.samples, n.slowest_rank_seconds,
-                    rate(n.samples_per_second).c_str());
+                    plain_number(n.samples_per_second).c_str());
       out += line;
     }
   }
   if (!stats.stragglers.empty()) {
-    std::snprintf(line, sizeof line,
-                  "stragglers (more than %g %% slower per sample than the median):\n",
-                  stats.straggler_threshold * 100);
-    out += line;
+    out += "stragglers (more than " + plain_number(stats.straggler_threshold * 100) +
+           " % slower per sample than the median):\n";
     for (const auto& s : stats.stragglers) {
       std::string who = s.kind == "rank"
                             ? "rank " + std::to_string(s.rank) + " on " + s.host
@@ -307,8 +335,8 @@ nlohmann::json stats_to_json(const RunStats& stats) {
                         {"samples", r.samples},
                         {"seconds", r.seconds},
                         {"samples_per_second", r.samples_per_second},
-                        {"p50_samples_per_second", r.p50_samples_per_second},
-                        {"p95_samples_per_second", r.p95_samples_per_second}};
+                        {"p50_step_seconds", r.p50_step_seconds},
+                        {"p95_step_seconds", r.p95_step_seconds}};
     j["comm_seconds"] = r.has_comm ? nlohmann::json(r.comm_seconds) : nlohmann::json(nullptr);
     j["comm_share"] = r.has_comm ? nlohmann::json(r.comm_share) : nlohmann::json(nullptr);
     j["data_seconds"] = r.has_data ? nlohmann::json(r.data_seconds) : nlohmann::json(nullptr);
@@ -343,7 +371,8 @@ nlohmann::json stats_to_json(const RunStats& stats) {
             {"samples_per_second", stats.total_samples_per_second}}},
           {"failures", lost_time_to_json(stats.lost)},
           {"straggler_threshold", stats.straggler_threshold},
-          {"stragglers", stragglers}};
+          {"stragglers", stragglers},
+          {"notes", stats.notes}};
 }
 
 }  // namespace dtrain::report

@@ -1,7 +1,7 @@
 // Throughput from the per-rank metric records (rank-NNNNN.jsonl) that libdtrain's Meter writes:
-// per-rank samples/s (mean, p50, p95), the share of time spent waiting in collectives and loading
-// data, the job's total, and stragglers with their cause. Pure: the command reads the files and
-// hands the records here, one at a time.
+// per-rank samples/s and step time (p50, p95), the share of time spent waiting in dtrain's
+// collectives and loading data, the job's total, and stragglers with their cause. Pure: the command
+// reads the files and hands the records here, one at a time.
 #pragma once
 
 #include <cstdint>
@@ -25,13 +25,17 @@ struct RankStats {
   std::string host = "?";
   long long steps = 0;
   long long samples = 0;
-  double seconds = 0;                 // sum of step seconds
-  double samples_per_second = 0;      // mean: samples / seconds
-  double p50_samples_per_second = 0;  // percentiles of the per-step rates (nearest rank)
-  double p95_samples_per_second = 0;
+  double seconds = 0;             // sum of step seconds
+  double samples_per_second = 0;  // mean: samples / seconds
+  // Percentiles of the steps' seconds (nearest rank): p95 is the slow tail. Percentiles of the
+  // per-step rates put the fast steps at p95, the opposite of what a reader looks for there.
+  double p50_step_seconds = 0;
+  double p95_step_seconds = 0;
   bool has_comm = false;  // v2 records carry comm_seconds
+  // Each step's comm_seconds, capped at its seconds: libdtrain until 2026-11-28 charged the
+  // collectives run between steps to the next step, up to several times its length.
   double comm_seconds = 0;
-  double comm_share = 0;  // comm_seconds / seconds
+  double comm_share = 0;  // comm_seconds / seconds, 0 to 1
   bool has_data = false;  // some step reported data_seconds
   double data_seconds = 0;
   double data_share = 0;
@@ -72,6 +76,10 @@ struct RunStats {
   // (microseconds), for the lost time, which the command fills in from the attempt records.
   std::map<int, std::int64_t> first_step_start;
   LostTime lost;  // lost.redone_step_records is set here
+  // What comm % cannot show, one line each (printed under the table, `notes` in --json): the
+  // Meter sees only dtrain's own collectives, so another library's count as compute; and an
+  // attempt that numbered its steps from the start again.
+  std::vector<std::string> notes;
 };
 
 // Adds step records one at a time (collective heartbeats are ignored here), so a run's records
@@ -101,6 +109,9 @@ class StatsBuilder {
   std::map<int, Acc> ranks_;
   std::map<int, std::int64_t> first_step_start_;
   long long redone_ = 0;
+  // Attempts whose first step on some rank was no later than that rank's first step before: the
+  // job started over, or the attempt numbered its steps from 0 again after resuming.
+  std::map<int, long long> renumbered_;  // attempt -> its first step
   std::map<int, std::string> hosts_;
 };
 

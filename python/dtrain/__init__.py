@@ -14,7 +14,6 @@ import atexit as _atexit
 import sys as _sys
 import threading as _threading
 import operator as _operator
-import time as _time
 import weakref as _weakref
 from contextlib import contextmanager as _contextmanager
 
@@ -116,27 +115,23 @@ class Meter(_dtrain._Meter):
 
     Meter(ctx, run_dir=None): run_dir None means DTRAIN_RUN_DIR; without either the meter is
     disabled and drops records, so a script runs unchanged outside dtrain.
+
+    next_step is the number the next step gets when none is given: one past the last recorded;
+    before the first record, one past the step of the checkpoint that a Checkpointer of the same
+    Context loaded (load_latest()), else 0. So a restarted attempt continues the numbering.
     """
-
-    def __init__(self, ctx, run_dir=None):
-        super().__init__(ctx, run_dir)
-        self.next_step = 0
-
-    def record(self, step, samples, seconds, data_seconds=None):
-        super().record(step, samples, seconds, data_seconds)
-        self.next_step = step + 1
 
     @_contextmanager
     def step(self, samples, step=None):
-        """Times the body as one training step of `samples` and records it.
+        """Times the body as one training step of `samples` and records it (start_step() and
+        end_step()); only collectives run inside the body count in its comm_seconds.
 
-        The step number is `step`, or the one after the last recorded (from 0). A body that
-        raises records nothing.
+        The step number is `step`, or next_step. A body that raises records nothing.
         """
         number = self.next_step if step is None else step
-        start = _time.perf_counter()
+        self.start_step()
         yield number
-        self.record(number, samples, _time.perf_counter() - start)
+        self.end_step(samples, number)
 
 
 def _index(value, name, high):

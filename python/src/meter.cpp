@@ -1,4 +1,5 @@
-// dtrain::Meter as dtrain._Meter; the Python subclass dtrain.Meter adds the step() timer.
+// dtrain::Meter as dtrain._Meter; the Python subclass dtrain.Meter adds step(), a `with` block over
+// start_step() and end_step().
 #include <cmath>
 #include <optional>
 
@@ -33,6 +34,14 @@ void bind_meter(py::module_& m) {
             }
           },
           "step"_a, "samples"_a, "seconds"_a, "data_seconds"_a = py::none())
+      .def("start_step", &Meter::start_step)
+      .def(
+          "end_step",
+          [](Meter& meter, std::int64_t samples, std::optional<std::int64_t> step) {
+            return step ? meter.end_step(samples, *step) : meter.end_step(samples);
+          },
+          "samples"_a, "step"_a = py::none())
+      .def_property_readonly("next_step", &Meter::next_step)
       .def("add_data_seconds", &Meter::add_data_seconds, "seconds"_a)
       .def("flush", &Meter::flush, py::call_guard<py::gil_scoped_release>());
 }

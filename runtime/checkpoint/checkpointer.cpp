@@ -316,6 +316,8 @@ std::optional<Checkpoint> Checkpointer::load_latest() {
     }
     c.rank_data = std::move((*blobs)[static_cast<std::size_t>(rank)]);
   }
+  // The Context's Meter numbers its steps on from here (Meter::next_step()).
+  comm.engine().resumed_step()->step.store(c.step);
   return c;
 }
 

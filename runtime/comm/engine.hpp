@@ -1,7 +1,8 @@
 // The engine behind dtrain::Comm: numbers every collective, runs it on the communicator's
 // progress thread under the DTRAIN_TIMEOUT deadline and reports enter/exit to the metric stream.
 // It also carries the Settings its Context was made with, for what is built on a Comm later
-// (FusedAllreduce's bucket size, Preemption's signals).
+// (FusedAllreduce's bucket size, Preemption's signals), and the step its Checkpointer resumed from
+// (the Meter's step numbers).
 //
 // Why a thread: an MPI collective cannot be interrupted, and nonblocking MPI collectives are ~35 %
 // slower on large messages here (MPI_Iallreduce 3.4 GB/s vs MPI_Allreduce 5.1 GB/s at 64 MiB in
@@ -48,6 +49,13 @@ class CollectiveObserver {
   // `failed` (at exit only): the collective ended with an error rather than completing.
   virtual void on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
                              bool failed) noexcept = 0;
+};
+
+// The step of the checkpoint that a Checkpointer of this Context last loaded (load_latest()), -1
+// when none was: a Meter numbers its steps on from there, so that a restarted attempt does not
+// number them from 0 again. Shared, so that a Meter may outlive its Context.
+struct ResumedStep {
+  std::atomic<std::int64_t> step{-1};
 };
 
 // One submitted collective.
@@ -102,6 +110,7 @@ class Engine {
   // False for a one-rank backend: submit() then runs the body before returning.
   bool threaded() const { return threaded_; }
   void set_observer(std::shared_ptr<CollectiveObserver> observer);
+  const std::shared_ptr<ResumedStep>& resumed_step() const { return resumed_step_; }
   // See dtrain::set_interrupt_check (dtrain/interrupt.hpp). Set before the first collective.
   void set_interrupt_check(std::function<void()> check) { interrupt_check_ = std::move(check); }
   // A peer's process ended (called by the PeerWatch; `told_by`: the rank whose alarm said so, -1
@@ -168,6 +177,7 @@ class Engine {
 
   std::mutex observer_mutex_;
   std::shared_ptr<CollectiveObserver> observer_;
+  const std::shared_ptr<ResumedStep> resumed_step_ = std::make_shared<ResumedStep>();
   std::thread thread_;
   std::unique_ptr<PeerWatch> watch_;  // last: its thread calls peer_lost()
 };

@@ -225,12 +225,12 @@ s = json.loads(sys.argv[1])
 for r, rs in enumerate(s["ranks"]):
     samples = sum(10 + r + k for k in range(20))
     seconds = sum(0.1 + 0.01 * k for k in range(20))
-    rates = sorted((10 + r + k) / (0.1 + 0.01 * k) for k in range(20))
+    step_seconds = sorted(0.1 + 0.01 * k for k in range(20))
     assert rs["samples"] == samples, (rs, samples)
     assert abs(rs["seconds"] - seconds) < 1e-9
     assert abs(rs["samples_per_second"] - samples / seconds) < 1e-6
-    assert abs(rs["p50_samples_per_second"] - rates[9]) < 1e-9, (rs, rates)   # nearest rank
-    assert abs(rs["p95_samples_per_second"] - rates[18]) < 1e-9, (rs, rates)
+    assert abs(rs["p50_step_seconds"] - step_seconds[9]) < 1e-9, (rs, step_seconds)  # nearest rank
+    assert abs(rs["p95_step_seconds"] - step_seconds[18]) < 1e-9, (rs, step_seconds)  # slow tail
     assert abs(rs["comm_share"] - 0.25) < 1e-9 and abs(rs["data_seconds"] - seconds / 10) < 1e-9
     assert rs["host"] == "node%d" % (r // 2)
 total = sum(10 + r + k for r in range(3) for k in range(20))

@@ -1,6 +1,7 @@
 # dtrain.Meter: the same rank-NNNNN.jsonl records as the C++ Meter (docs/metrics.md), including
 # the heartbeats of collectives called from Python, and the step() timer.
 import json
+import os
 import time
 
 import numpy as np
@@ -63,6 +64,50 @@ def test_step_times_the_body_and_numbers_the_steps(ctx, tmp_path):
     assert steps[0]["seconds"] >= 0.05 and steps[1]["seconds"] < 0.05
 
 
+def test_step_counts_only_the_collectives_inside_it(ctx, tmp_path):
+    # A collective before the step (a checkpoint's broadcast, Preemption's vote) was charged to
+    # the next step: comm % above 100 in `dtrain stats`.
+    meter = dtrain.Meter(ctx, tmp_path)
+    ctx.allreduce(np.ones(1 << 16, np.float32))
+    ctx.barrier()
+    with meter.step(8):
+        time.sleep(0.005)
+    with meter.step(8):
+        ctx.allreduce(np.ones(1 << 16, np.float32))
+    meter.flush()
+    outside, inside = records(meter.path, "step")
+    assert outside["comm_seconds"] == 0.0, outside
+    assert 0.0 < inside["comm_seconds"] <= inside["seconds"], inside
+
+
+def test_step_numbers_continue_from_the_resumed_checkpoint(tmp_path):
+    # A restarted attempt numbered its steps from 0 again: `dtrain stats` then dropped every step
+    # record of the failed attempt as redone. After load_latest() of the checkpoint of step 19
+    # the Meter goes on at 20, without step=.
+    script = f"""
+import dtrain
+ctx = dtrain.init()
+ckpt = dtrain.Checkpointer(ctx, {str(tmp_path / "ckpt")!r})
+meter = dtrain.Meter(ctx, {str(tmp_path)!r})
+if ckpt.load_latest() is None:
+    for _ in range(25):
+        with meter.step(8) as number:
+            pass
+        if number == 19:
+            ckpt.save(number, b"state")
+else:
+    with meter.step(8) as number:
+        pass
+meter.flush()
+print(number, meter.next_step)
+"""
+    assert run_fresh(script) == "24 25"
+    assert run_fresh(script, DTRAIN_ATTEMPT="1") == "20 21"
+    steps = [(r["step"], r.get("attempt", 0)) for r in records(tmp_path / "rank-00000.jsonl",
+                                                                "step")]
+    assert steps == [(n, 0) for n in range(25)] + [(20, 1)]
+
+
 def test_collectives_from_python_write_heartbeats(ctx, tmp_path):
     meter = dtrain.Meter(ctx, tmp_path)
     seq = ctx.next_sequence
@@ -83,3 +128,39 @@ def test_bad_values_and_directories_are_errors(ctx, tmp_path):
     with pytest.raises(dtrain.SysError, match="cannot open") as e:
         dtrain.Meter(ctx, tmp_path / "missing")
     assert e.value.code == "system" and isinstance(e.value, OSError)
+
+
+def test_two_ranks_never_wait_longer_in_a_step_than_the_step(tmp_path):
+    # The issue's C++ loop with comm % = 518.4, on 2 ranks over TCP: every step holds a small
+    # allreduce, and between steps rank 0 waits in a barrier for rank 1, which sleeps first. That
+    # wait belongs to no step; it was charged to rank 0's next step, 5 times its length.
+    import socket
+    import subprocess
+    import sys
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = f"""
+import time, numpy as np, dtrain
+ctx = dtrain.init()
+meter = dtrain.Meter(ctx, {str(tmp_path)!r})
+for _ in range(4):
+    with meter.step(8):
+        time.sleep(0.02)
+        ctx.allreduce(np.ones(4, np.float32))
+    if ctx.rank == 1:
+        time.sleep(0.1)
+    ctx.barrier()
+meter.flush()
+"""
+    env = dict(os.environ, DTRAIN_BOOTSTRAP="tcp", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(port), WORLD_SIZE="2", DTRAIN_TIMEOUT="60")
+    ranks = [subprocess.Popen([sys.executable, "-c", script], env=dict(env, RANK=str(r)))
+             for r in range(2)]
+    assert [p.wait(timeout=90) for p in ranks] == [0, 0]
+    steps = records(tmp_path / "rank-00000.jsonl", "step")
+    assert len(steps) == 4
+    for r in steps:
+        assert 0 < r["comm_seconds"] <= r["seconds"], r
+    # Steps 1-3 followed a 0.1 s wait outside them; each lasted about 0.02 s.
+    assert all(r["comm_seconds"] < 0.08 for r in steps[1:]), steps

@@ -35,5 +35,28 @@ TEST(Scaling, SpeedupAndEfficiencyAgainstTheSmallestRun) {
   EXPECT_THROW(scaling_table({{"empty", "", 0, std::nullopt, 0}}), UsageError);
 }
 
+// The plots' numbers read as the tables' do (report/plain_number.hpp): the axis of a run near
+// 10,000 samples/s read `1e+04`, its bars `1.009e+04`.
+TEST(Scaling, PlotsShowPlainNumbers) {
+  RunStats stats;
+  for (int r = 0; r < 2; ++r) {
+    RankStats rs;
+    rs.rank = r;
+    rs.samples_per_second = r == 0 ? 10093 : 8300;
+    stats.ranks.push_back(rs);
+  }
+  const std::string ranks = ranks_svg(stats, "samples/s per rank: run");
+  EXPECT_NE(ranks.find("text-anchor=\"end\">20000</text>"), std::string::npos) << ranks;
+  EXPECT_NE(ranks.find("text-anchor=\"end\">12000</text>"), std::string::npos) << ranks;
+  EXPECT_NE(ranks.find("rank 0 on ?: 10093 samples/s"), std::string::npos) << ranks;
+  EXPECT_NE(ranks.find(">median 8300</text>"), std::string::npos) << ranks;
+  EXPECT_EQ(ranks.find("e+"), std::string::npos) << ranks;
+  const std::string scaling = scaling_svg(scaling_table(
+      {{"one", "resnet", 1, std::nullopt, 10093}, {"two", "resnet", 2, std::nullopt, 18000}}));
+  EXPECT_NE(scaling.find("text-anchor=\"end\">20000</text>"), std::string::npos) << scaling;
+  EXPECT_NE(scaling.find("one: 10093 samples/s"), std::string::npos) << scaling;
+  EXPECT_EQ(scaling.find("e+"), std::string::npos) << scaling;
+}
+
 }  // namespace
 }  // namespace dtrain::report

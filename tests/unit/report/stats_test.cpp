@@ -71,7 +71,7 @@ TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
   // 200 random steps per rank; every figure is recomputed here from the same numbers.
   std::mt19937 rng(3);
   std::vector<records::MetricRecord> records;
-  std::vector<std::vector<double>> rates(3);
+  std::vector<std::vector<double>> step_seconds(3);
   std::vector<double> seconds(3), comm(3), data(3);
   std::vector<long long> samples(3);
   for (int i = 0; i < 200; ++i) {
@@ -81,7 +81,7 @@ TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
       const double c = t * static_cast<double>(rng() % 50) / 100.0;
       const double d = t * static_cast<double>(rng() % 20) / 100.0;
       records.push_back(step(r, n, t, c, d));
-      rates[r].push_back(static_cast<double>(n) / t);
+      step_seconds[r].push_back(t);
       seconds[r] += t;
       comm[r] += c;
       data[r] += d;
@@ -90,13 +90,13 @@ TEST(Stats, PercentilesCommShareAndDataTimeEqualIndependentSums) {
   }
   const RunStats s = compute_stats(records);
   for (int r = 0; r < 3; ++r) {
-    std::sort(rates[r].begin(), rates[r].end());
+    std::sort(step_seconds[r].begin(), step_seconds[r].end());
     const auto& rs = s.ranks[r];
     EXPECT_EQ(rs.samples, samples[r]);
     EXPECT_NEAR(rs.seconds, seconds[r], 1e-9);
     EXPECT_NEAR(rs.samples_per_second, static_cast<double>(samples[r]) / seconds[r], 1e-9);
-    EXPECT_DOUBLE_EQ(rs.p50_samples_per_second, rates[r][99]);   // nearest rank: ceil(100) - 1
-    EXPECT_DOUBLE_EQ(rs.p95_samples_per_second, rates[r][189]);  // ceil(190) - 1
+    EXPECT_DOUBLE_EQ(rs.p50_step_seconds, step_seconds[r][99]);   // nearest rank: ceil(100) - 1
+    EXPECT_DOUBLE_EQ(rs.p95_step_seconds, step_seconds[r][189]);  // ceil(190) - 1
     EXPECT_NEAR(rs.comm_share, comm[r] / seconds[r], 1e-12);
     EXPECT_NEAR(rs.data_seconds, data[r], 1e-9);
   }
@@ -164,6 +164,127 @@ TEST(Stats, AStragglerRankIsNamedWithItsCause) {
       std::string::npos)
       << table;
   EXPECT_NE(table.find("comm %"), std::string::npos);
+}
+
+// What a user reads: rates as plain numbers whatever their size (the table mixed `8300`,
+// `1.009e+04` and `5.62e+04`), and p50/p95 of the step time, so that p95 is the slow tail: 19 steps
+// of 10 ms and one of 200 ms put 10 ms at p50 and p95 and the 200 ms step nowhere before; here
+// 18 of 10 ms and 2 of 200 ms make p95 200 ms (the rate percentiles said 1000 and 1000 samples/s).
+TEST(Stats, TheTableShowsPlainNumbersAndTheSlowTailOfStepTime) {
+  StatsBuilder b;
+  for (int i = 0; i < 20; ++i) {
+    b.add(step(0, 83, 0.01));  // 8300 samples/s
+    b.add(step(1, 10093, 1.0));
+    b.add(step(2, 562, 0.01));  // 56200 samples/s
+    b.add(step(3, 10, i < 18 ? 0.01 : 0.2));
+  }
+  const RunStats s = b.finish();
+  EXPECT_DOUBLE_EQ(s.ranks[3].p50_step_seconds, 0.01);
+  EXPECT_DOUBLE_EQ(s.ranks[3].p95_step_seconds, 0.2);
+  const std::string table = format_stats_table(s);
+  // The rows (rank 3 is a straggler: its lines follow).
+  EXPECT_EQ(table.find("  rank host           steps      samples    seconds   samples/s      p50 "
+                       "ms      p95 ms\n"
+                       "     0 ?                 20         1660      0.200        8300          "
+                       "10          10\n"
+                       "     1 ?                 20       201860     20.000       10093        "
+                       "1000        1000\n"
+                       "     2 ?                 20        11240      0.200       56200          "
+                       "10          10\n"
+                       "     3 ?                 20          200      0.580         345          "
+                       "10         200\n"
+                       " total                            214960     20.000       10748\n"),
+            0u)
+      << table;
+  EXPECT_EQ(table.find("e+"), std::string::npos);
+  const nlohmann::json j = stats_to_json(s);
+  EXPECT_DOUBLE_EQ(j["ranks"][3]["p95_step_seconds"].get<double>(), 0.2);
+  EXPECT_FALSE(j["ranks"][3].contains("p95_samples_per_second"));
+}
+
+// comm_seconds above the step's seconds (libdtrain until 2026-11-28 charged collectives run
+// between steps to the next step: a C++ loop showed comm % = 518.4) counts as the whole step, never
+// more; and the table says what comm % cannot see.
+TEST(Stats, CommShareNeverPassesTheStepAndTheTableSaysWhatItDoesNotSee) {
+  StatsBuilder b;
+  for (int i = 0; i < 10; ++i) {
+    b.add(step(0, 10, 0.1, 0.5184));
+    b.add(step(1, 10, 0.1, 0.02));
+  }
+  const RunStats s = b.finish();
+  EXPECT_DOUBLE_EQ(s.ranks[0].comm_share, 1.0);
+  EXPECT_NEAR(s.ranks[1].comm_share, 0.2, 1e-12);
+  const std::string table = format_stats_table(s);
+  EXPECT_NE(table.find("    100.0\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find("518"), std::string::npos) << table;
+  EXPECT_NE(table.find("note: comm % is the time inside dtrain's own collectives during the timed "
+                       "steps; another library's collectives (torch.distributed and DDP, Horovod, "
+                       "NCCL called directly) are not seen and count as compute, here and in the "
+                       "stragglers' causes\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("no dtrain collective ran"), std::string::npos) << table;
+  EXPECT_EQ(stats_to_json(s)["notes"].size(), 1u);
+}
+
+// A DDP job: its allreduce goes through torch.distributed, so no rank saw a dtrain collective in
+// a step. The table says so instead of showing 0.0 % as if the job did not communicate.
+TEST(Stats, NoCollectiveSeenInAnyStepIsSaid) {
+  StatsBuilder b;
+  for (int i = 0; i < 10; ++i) {
+    b.add(step(0, 10, 0.1, 0.0));
+    b.add(step(1, 10, 0.1, 0.0));
+  }
+  const RunStats s = b.finish();
+  const std::string table = format_stats_table(s);
+  EXPECT_NE(table.find("note: no dtrain collective ran inside a timed step on any rank: the "
+                       "gradients, if exchanged, went through another library, whose time is not "
+                       "in comm %\n"),
+            std::string::npos)
+      << table;
+  const nlohmann::json j = stats_to_json(s);
+  ASSERT_EQ(j["notes"].size(), 2u);
+  EXPECT_EQ(j["notes"][1].get<std::string>().rfind("no dtrain collective ran", 0), 0u);
+  // Records without comm_seconds (schema 1): no comm column, nothing to say about it.
+  StatsBuilder v1;
+  v1.add(step(0, 10, 0.1));
+  v1.add(step(1, 10, 0.1));
+  EXPECT_TRUE(v1.finish().notes.empty());
+}
+
+// The restart: attempt 0 did steps 0-39 and crashed after the checkpoint of step 19;
+// attempt 1 redid 20-39. Numbered on from the checkpoint (Meter::next_step()), 20 records count as
+// redone; numbered from 0 again, all 40 did, and the table says why the count looks wrong.
+TEST(Stats, AnAttemptThatNumberedItsStepsFromTheStartAgainIsNamed) {
+  const auto run = [](long long resumed_at) {
+    StatsBuilder b;
+    for (long long n = 0; n < 40; ++n) {
+      records::MetricRecord r = step(0, 10, 0.1, 0.0);
+      r.step = n;
+      b.add(r);
+    }
+    for (long long n = resumed_at; n < resumed_at + 20; ++n) {
+      records::MetricRecord r = step(0, 10, 0.1, 0.0);
+      r.step = n;
+      r.attempt = 1;
+      b.add(r);
+    }
+    return b.finish();
+  };
+  const RunStats continued = run(20);
+  EXPECT_EQ(continued.lost.redone_step_records, 20);
+  EXPECT_EQ(continued.ranks[0].steps, 40);
+  EXPECT_EQ(format_stats_table(continued).find("began at step"), std::string::npos);
+  const RunStats renumbered = run(0);
+  EXPECT_EQ(renumbered.lost.redone_step_records, 40);
+  const std::string table = format_stats_table(renumbered);
+  EXPECT_NE(table.find("note: attempt 1 began at step 0, no later than the attempt before it: all "
+                       "of that attempt's steps count as redone; if it resumed from a checkpoint, "
+                       "its steps were numbered from the start again (number them on from the "
+                       "checkpoint: Meter.step() without step= after load_latest(), "
+                       "docs/metrics.md)\n"),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace

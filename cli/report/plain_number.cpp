@@ -1,0 +1,34 @@
+#include "report/plain_number.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace dtrain::report {
+
+std::string plain_number(double value) {
+  if (!std::isfinite(value)) return "-";
+  const double magnitude = std::fabs(value);
+  int decimals = 0;
+  if (magnitude >= 100) {
+    decimals = 0;
+  } else if (magnitude >= 10) {
+    decimals = 1;
+  } else if (magnitude >= 1) {
+    decimals = 2;
+  } else if (magnitude > 0) {
+    // Three significant digits: 0.5 -> 3 decimals, 0.0123 -> 4; past nine the value reads as 0.
+    decimals = std::min(9, 2 - static_cast<int>(std::floor(std::log10(magnitude))));
+  }
+  char buf[400];  // DBL_MAX has 309 digits before the point
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string out = buf;
+  if (out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  if (out == "-0") out = "0";
+  return out;
+}
+
+}  // namespace dtrain::report
