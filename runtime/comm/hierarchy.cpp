@@ -106,7 +106,7 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
   constexpr std::size_t kMpiSmall = std::size_t{4} << 10;
   constexpr std::size_t kMpiDirectSmall = std::size_t{32} << 10;
   constexpr std::size_t kMpiRingSmall = std::size_t{64} << 10;
-  constexpr std::size_t kOnePerNodeRingSmall = std::size_t{512} << 10;
+  constexpr std::size_t kMpiOnePerNodeRingSmall = std::size_t{512} << 10;
   switch (algo) {
     case AllreduceAlgo::kFlat:
       return kNever;
@@ -120,15 +120,16 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
   const bool mpi = backend == LinkBackend::kMpi;
   const bool ring = peer_schedule(layout, op) == PeerSchedule::kRing;
   if (op == Collective::kAllreduce) {
-    if (ring && mpi) return kMpiRingSmall;
-    if (ring) return layout.most > 1 ? kMpiSmall : kOnePerNodeRingSmall;
-    if (layout.most == 1) return kNever;
+    // One rank per node: nothing to reduce first; the TCP backend's own ring ties the ring among
+    // nodes or beats it.
+    if (layout.most == 1 && (!mpi || !ring)) return kNever;
+    if (ring) return mpi ? kMpiRingSmall : kMpiSmall;
     return mpi ? kMpiSmall : 0;
   }
   if (!layout.uniform) return kNever;
   if (layout.local_size > 1) return mpi ? kMpiSmall : 0;
   if (!mpi) return kNever;
-  return ring ? kOnePerNodeRingSmall : kMpiDirectSmall;
+  return ring ? kMpiOnePerNodeRingSmall : kMpiDirectSmall;
 }
 
 bool hierarchy_wanted(AllreduceAlgo algo, LinkBackend backend, const NodeLayout& layout) {

@@ -99,10 +99,11 @@ inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 //     (its ring is slower still);
 //   allreduce on more nodes, and on nodes of different sizes (the ring among peers): MPI above
 //     64 KiB (below, its recursive doubling and Rabenseifner take fewer steps than the ring's
-//     2 (N - 1) rounds), TCP above 4 KiB (below, recursive doubling) where some node holds
-//     several ranks, and above 512 KiB with one rank per node (below, the flat ring, which
-//     waits on its sockets, did as well or better: 8 x 1 at 1 Gbit/s, 0.25-0.93 x its time from
-//     16 to 256 KiB; MPI at 256 KiB and up 1.3-2.0 x faster than MPI_Allreduce);
+//     2 (N - 1) rounds; from 256 KiB 1.1-2.0 x faster than MPI_Allreduce), TCP above 4 KiB
+//     (below, recursive doubling) where some node holds several ranks; with one rank per node
+//     never on TCP, whose own ring, waiting on its sockets, did as well or better (8 x 1 at
+//     1 Gbit/s: 0.96 x the ring's time at 16-64 MiB, 0.25-0.93 x from 16 to 256 KiB; 16 x 1:
+//     0.88-0.91 x from 4 MiB);
 //   reduce_scatter and allgather, with several ranks per node: MPI above 4 KiB, TCP at every size
 //     (each node sends (N - 1) / N of S where a flat ring sends (p - 1) / p across each
 //     boundary; 1.8-5.2 x MPI from 16 KiB on 2 x 2); with one rank per node the direct exchange

@@ -12,6 +12,8 @@ std::string_view path_name(Path path) {
       return "hierarchical";
     case Path::kDoubling:
       return "recursive doubling";
+    case Path::kRing:
+      return "ring";
     case Path::kFlat:
       break;
   }
@@ -25,6 +27,7 @@ Path route(const RouteFacts& facts, Collective op, std::size_t bytes) {
   if (allreduce && facts.size > 1 && doubling_pays(facts.size, facts.across_nodes, bytes)) {
     return Path::kDoubling;
   }
+  if (!allreduce && facts.across_nodes && bytes > kRingAbove) return Path::kRing;
   return Path::kFlat;
 }
 
@@ -35,7 +38,8 @@ Router::Router(int rank, int size, bool across_nodes, FlatCollectives& flat,
       flat_(flat),
       wait_(std::move(wait)),
       doubling_polls_(doubling_polls),
-      doubling_(rank, size, std::move(transfer)) {
+      doubling_(rank, size, transfer),
+      ring_(rank, size, std::move(transfer)) {
   facts_.size = size;
   facts_.across_nodes = across_nodes;
 }
@@ -85,6 +89,7 @@ void Router::allreduce(const void* in, void* out, std::size_t count, DType type,
     case Path::kDoubling:
       doubling_.allreduce(in, out, count, type, op);
       return;
+    case Path::kRing:  // route() gives the ring to reduce_scatter and allgather only
     case Path::kFlat:
       break;
   }
@@ -99,19 +104,30 @@ bool Router::allreduce_parts(std::span<const AllreducePart> parts, DType type, R
 
 void Router::reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op) {
   const std::size_t bytes = count * dtype_size(type) * static_cast<std::size_t>(facts_.size);
-  if (path(Collective::kReduceScatter, bytes) == Path::kHierarchy) {
-    hier_->reduce_scatter(in, out, count, type, op);
-    return;
+  switch (path(Collective::kReduceScatter, bytes)) {
+    case Path::kHierarchy:
+      hier_->reduce_scatter(in, out, count, type, op);
+      return;
+    case Path::kRing:
+      ring_.reduce_scatter(in, out, count, type, op);
+      return;
+    default:
+      break;
   }
   flat_.flat_reduce_scatter(in, out, count, type, op);
 }
 
 void Router::allgather(const void* in, void* out, std::size_t count, DType type) {
   const std::size_t bytes = count * dtype_size(type);
-  if (path(Collective::kAllgather, bytes * static_cast<std::size_t>(facts_.size)) ==
-      Path::kHierarchy) {
-    hier_->allgather(in, out, bytes);
-    return;
+  switch (path(Collective::kAllgather, bytes * static_cast<std::size_t>(facts_.size))) {
+    case Path::kHierarchy:
+      hier_->allgather(in, out, bytes);
+      return;
+    case Path::kRing:
+      ring_.allgather(in, out, count, type);
+      return;
+    default:
+      break;
   }
   flat_.flat_allgather(in, out, count, type);
 }
@@ -128,6 +144,7 @@ bool Router::polls(std::size_t bytes) const {
     case Path::kHierarchy:
       return true;
     case Path::kDoubling:
+    case Path::kRing:
       return doubling_polls_;
     case Path::kFlat:
       break;

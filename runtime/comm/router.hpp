@@ -4,7 +4,11 @@
 //   2. ranks on several nodes and the hierarchy takes the call at its size (hierarchy.hpp:
 //      shared memory in each node, the node's share over the backend's PeerTransport);
 //   3. an allreduce small enough that recursive doubling pays (doubling_pays);
-//   4. the backend's flat collective (MPI's own, the TCP ring).
+//   4. a reduce_scatter or allgather across nodes above kRingAbove: dtrain's ring over the
+//      backend's point-to-point messages (where the hierarchy does not apply: nodes of different
+//      sizes, DTRAIN_ALGO=flat), not MPI_Reduce_scatter_block, which ran at 0.20-0.3 of the link's
+//      limit from 4 MiB (docs/benchmarks.md);
+//   5. the backend's flat collective (MPI's own, the TCP ring).
 // The router owns what the ladder chooses between: the node's ShmAllreduce, the hierarchy with
 // its node reduction and link, and the recursive doubling. A backend gives it the rest: its flat
 // collectives (FlatCollectives), its point-to-point transfer for the doubling, its PeerTransport
@@ -25,12 +29,15 @@
 #include "comm/communicator.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/recursive_doubling.hpp"
+#include "comm/ring.hpp"
 #include "comm/shm_allreduce.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
 
-enum class Path { kSharedMemory, kHierarchy, kDoubling, kFlat };
+enum class Path { kSharedMemory, kHierarchy, kDoubling, kRing, kFlat };
+// Above how many bytes (as sent) a reduce_scatter or allgather across nodes takes the ring.
+inline constexpr std::size_t kRingAbove = std::size_t{1} << 20;
 std::string_view path_name(Path path);
 
 // What the ladder looks at, as every rank agreed it at set-up.
@@ -114,6 +121,7 @@ class Router {
   std::function<void()> wait_;
   bool doubling_polls_;
   RecursiveDoubling doubling_;
+  Ring ring_;                          // over the same transfer
   std::unique_ptr<ShmAllreduce> shm_;  // every rank on this node
   // Ranks on several nodes: the link, the node's reduction over its segments, the hierarchy.
   std::unique_ptr<PeerTransport> link_;

@@ -55,7 +55,7 @@ run pmix 4 1 "" hierarchical # auto: the ring among nodes (large allreduces)
 run pmix 4 2 "" hierarchical # the ring among each local rank's peers
 run pmix 4 1 flat mpi
 run pmix-tcp 2 2 "" hierarchical
-run pmix-tcp 4 1 "" hierarchical
+run pmix-tcp 4 1 "" tcp # one rank per node: its own ring
 run tcp 2 2 hierarchical hierarchical
 run tcp 2 2 flat tcp
 run tcp 2 2 "" hierarchical

@@ -83,18 +83,18 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
     std::size_t mpi[3];
     std::size_t tcp[3];
   };
-  // The ring among peers takes allreduces on 3 nodes and more; with one rank per node from
-  // 512 KiB on TCP, and so do reduce_scatter and allgather on MPI beyond kDirectNodes.
+  // The ring among peers takes allreduces on 3 nodes and more (with one rank per node on MPI
+  // only); reduce_scatter and allgather with one rank per node beyond kDirectNodes from 512 KiB.
   constexpr std::size_t ring_mpi = 64 << 10;
   constexpr std::size_t k512K = 512 << 10;
   const std::vector<Row> rows = {
-      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                              // 2 x 2
-      {{"a", "a", "b", "b", "c", "c"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},             // 3 x 2
-      {{"a", "a", "b", "b", "c", "c", "d", "d"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},   // 4 x 2
-      {{"a", "b", "c", "d"}, {ring_mpi, k32K, k32K}, {k512K, kNever, kNever}},         // 4 x 1
-      {{"a", "b"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},                    // 2 x 1
-      {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},      // one node
-      {{"a", "b", "c", "d", "e"}, {ring_mpi, k512K, k512K}, {k512K, kNever, kNever}},  // 5 x 1
+      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                               // 2 x 2
+      {{"a", "a", "b", "b", "c", "c"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},              // 3 x 2
+      {{"a", "a", "b", "b", "c", "c", "d", "d"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},    // 4 x 2
+      {{"a", "b", "c", "d"}, {ring_mpi, k32K, k32K}, {kNever, kNever, kNever}},         // 4 x 1
+      {{"a", "b"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},                     // 2 x 1
+      {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},       // one node
+      {{"a", "b", "c", "d", "e"}, {ring_mpi, k512K, k512K}, {kNever, kNever, kNever}},  // 5 x 1
       {{"a", "a", "b", "b", "c", "c", "d", "d", "e", "e"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},
       // Uneven: the allreduce (direct on 2 nodes, the ring on more); the others flat.
       {{"a", "a", "b"}, {k4K, kNever, kNever}, {0, kNever, kNever}},

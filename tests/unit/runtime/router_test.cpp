@@ -106,7 +106,10 @@ TEST(Route, OnMoreNodesOrOneRankPerNodeSmallAllreducesDoubleAndLargeOnesTakeTheR
     for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
       const RouteFacts f = facts_for(hosts, b, true);
       EXPECT_EQ(route(f, Collective::kAllreduce, 4 * kKiB), Path::kDoubling);
-      EXPECT_EQ(route(f, Collective::kAllreduce, 1 << 20), Path::kHierarchy);
+      // TCP with one rank per node: its own ring.
+      const bool own_ring = b == LinkBackend::kTcp && hosts.size() == 4;
+      EXPECT_EQ(route(f, Collective::kAllreduce, 1 << 20),
+                own_ring ? Path::kFlat : Path::kHierarchy);
     }
   }
   // With one rank per node MPI's direct exchange pays above 32 KiB; TCP's ring ties it.
@@ -114,6 +117,21 @@ TEST(Route, OnMoreNodesOrOneRankPerNodeSmallAllreducesDoubleAndLargeOnesTakeTheR
             Path::kHierarchy);
   EXPECT_EQ(route(facts_for(k4x1, LinkBackend::kTcp, true), Collective::kReduceScatter, 1 << 20),
             Path::kFlat);
+}
+
+TEST(Route, ReduceScatterAndAllgatherAcrossNodesTakeTheRingWhereTheHierarchyDoesNot) {
+  const std::vector<std::string> uneven = {"n1", "n1", "n1", "n2", "n2"};
+  for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
+    const RouteFacts f = facts_for(uneven, b, true);
+    for (Collective op : {Collective::kReduceScatter, Collective::kAllgather}) {
+      EXPECT_EQ(route(f, op, 2 << 20), Path::kRing);
+      EXPECT_EQ(route(f, op, 1 << 20), Path::kFlat);
+    }
+    // One node: the backend's own (MPI's shared-memory transport, the TCP ring).
+    EXPECT_EQ(route(facts_for({"n1", "n1", "n1"}, b, false), Collective::kReduceScatter, 64 << 20),
+              Path::kFlat);
+  }
+  EXPECT_EQ(path_name(Path::kRing), "ring");
 }
 
 TEST(Route, TwoRanksAlwaysDouble) {
@@ -281,7 +299,7 @@ TEST(Router, TwoNodesOfTwoOnTcpGoHierarchicalAtEverySize) {
   expect_every_rank(seen, 2, Path::kHierarchy);
 }
 
-TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodes) {
+TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodesOnMpi) {
   for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
     std::string transport;
     const auto seen = run_router(k4x1, b,
@@ -291,11 +309,30 @@ TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodes)
                                   {Collective::kAllreduce, 256 * 1024}},
                                  &transport);
     expect_every_rank(seen, 0, Path::kDoubling);
-    // 16 KiB: the backend's own (MPI's algorithms, the TCP ring); 256 KiB: the ring among nodes
-    // on MPI, TCP's own ring up to 512 KiB; 1 MiB: the ring among nodes on both.
+    // 16 KiB: the backend's own (MPI's algorithms, the TCP ring); from 256 KiB the ring among
+    // nodes on MPI, while the TCP backend keeps its own ring with one rank per node.
+    const Path large = b == LinkBackend::kMpi ? Path::kHierarchy : Path::kFlat;
     expect_every_rank(seen, 1, Path::kFlat);
-    expect_every_rank(seen, 2, b == LinkBackend::kMpi ? Path::kHierarchy : Path::kFlat);
-    expect_every_rank(seen, 3, Path::kHierarchy);
+    expect_every_rank(seen, 2, large);
+    expect_every_rank(seen, 3, large);
+    EXPECT_EQ(transport, b == LinkBackend::kMpi ? "hierarchical" : "backend");
+  }
+}
+
+TEST(Router, UnevenNodesTakeTheHierarchyForAllreducesAndTheRingForTheOthers) {
+  const std::vector<std::string> uneven = {"n1", "n2", "n1", "n2", "n1"};
+  for (LinkBackend b : {LinkBackend::kMpi, LinkBackend::kTcp}) {
+    std::string transport;
+    const auto seen = run_router(uneven, b,
+                                 {{Collective::kAllreduce, 300 * 1024},
+                                  {Collective::kReduceScatter, 100 * 1024 + 3},
+                                  {Collective::kAllgather, 100 * 1024 + 5},
+                                  {Collective::kReduceScatter, 16}},
+                                 &transport);
+    expect_every_rank(seen, 0, Path::kHierarchy);
+    expect_every_rank(seen, 1, Path::kRing);
+    expect_every_rank(seen, 2, Path::kRing);
+    expect_every_rank(seen, 3, Path::kFlat);
     EXPECT_EQ(transport, "hierarchical");
   }
 }

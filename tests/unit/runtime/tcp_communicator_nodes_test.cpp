@@ -32,15 +32,14 @@ TEST(TcpCommunicator, RanksOnSeveralNodesTakeTheHierarchyExactly) {
     AllreduceAlgo algo;
     const char* transport;
   };
-  for (const Case c :
-       {Case{2, 2, AllreduceAlgo::kAuto, "hierarchical"},
-        Case{3, 2, AllreduceAlgo::kAuto, "hierarchical"},
-        Case{2, 3, AllreduceAlgo::kHierarchical, "hierarchical"},
-        Case{4, 1, AllreduceAlgo::kHierarchical, "hierarchical"},
-        Case{4, 1, AllreduceAlgo::kAuto, "hierarchical"},  // the ring among nodes
-        Case{3, 1, AllreduceAlgo::kAuto, "hierarchical"},  // small: doubling folds a rank in
-        Case{5, 2, AllreduceAlgo::kAuto, "hierarchical"},
-        Case{2, 2, AllreduceAlgo::kFlat, "tcp"}}) {
+  for (const Case c : {Case{2, 2, AllreduceAlgo::kAuto, "hierarchical"},
+                       Case{3, 2, AllreduceAlgo::kAuto, "hierarchical"},
+                       Case{2, 3, AllreduceAlgo::kHierarchical, "hierarchical"},
+                       Case{4, 1, AllreduceAlgo::kHierarchical, "hierarchical"},
+                       Case{4, 1, AllreduceAlgo::kAuto, "tcp"},  // one rank per node: its own ring
+                       Case{3, 1, AllreduceAlgo::kAuto, "tcp"},  // small: doubling folds a rank in
+                       Case{5, 2, AllreduceAlgo::kAuto, "hierarchical"},
+                       Case{2, 2, AllreduceAlgo::kFlat, "tcp"}}) {
     const int size = c.nodes * c.per_node;
     SCOPED_TRACE(std::to_string(c.nodes) + " x " + std::to_string(c.per_node) + ", " + c.transport);
     auto store = dtrain::runtime::make_memory_store();
