@@ -41,7 +41,13 @@ run() {
   out="$work/run-$bootstrap-$nodes-$per-${algo:-auto}"
   echo "== $bootstrap: srun -N$nodes --ntasks-per-node=$per, DTRAIN_ALGO=${algo:-unset}"
   launch "$bootstrap" -N"$nodes" --ntasks-per-node="$per"
-  DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
+  if ! DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1; then
+    # Open MPI 4.1.4's TCP transport crashes MPI_Init now and then across these nodes
+    # (open-mpi/ompi#10734: EINPROGRESS mishandled; a bare MPI program too): once more, saying so.
+    grep -q "Open MPI failed to TCP connect to a peer" "$out" || fail "srun exited: $(cat "$out")"
+    echo "(Open MPI's MPI_Init crashed: ompi#10734; once more)"
+    DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
+  fi
   n=$((nodes * per))
   expect_eq $n "$(grep -c "bootstrap=${bootstrap%-tcp}\$" "$out")" "ranks on $bootstrap in $(cat "$out")"
   expect_eq $n "$(grep -c "allreduce=$transport\$" "$out")" "ranks on $transport in $(cat "$out")"
@@ -121,17 +127,21 @@ for bootstrap in pmix pmix-tcp tcp; do
   echo "ok: each rank's deadline error names the rank it waits for"
 done
 
-# The ring among nodes: 4 x 1, rank 2 SIGKILLed; the survivors name it (the ring's neighbours see
-# it go, the loss alarm tells the rank across).
-for bootstrap in pmix tcp; do
-  echo "== $bootstrap: 4 x 1, rank 2 SIGKILLed, DTRAIN_ALGO=hierarchical (the ring)"
-  launch $bootstrap -N4 --ntasks-per-node=1
-  RUNTIME_PROBE_DIE_RANK=2 RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 timeout -k 5 90 "${cmd[@]}" \
-    >"$work/ring-kill" 2>&1 && fail "srun succeeded with rank 2 killed: $(cat "$work/ring-kill")"
-  for r in 0 1 3; do
-    grep -qE "rank $r[ ,:)].*rank 2 \(on [a-z0-9]+\) (was killed|closed its connection)" \
-      "$work/ring-kill" || fail "rank $r did not name rank 2: $(cat "$work/ring-kill")"
+# The ring among nodes, a rank SIGKILLed: every survivor names it. On the MPI backend its
+# node-mate sees it go and raises the peer alarm (4 x 2, rank 5); with one rank per node nothing
+# on its node watches it, and MPI tells the survivors nothing before the launcher ends them (see
+# docs/multinode.md): there the TCP backend's closed connections name it (4 x 1, rank 2).
+for run in "pmix 2 5" "tcp 1 2"; do
+  read -r bootstrap per die <<<"$run"
+  echo "== $bootstrap: 4 x $per, rank $die SIGKILLed, DTRAIN_ALGO=hierarchical (the ring)"
+  launch "$bootstrap" -N4 --ntasks-per-node="$per"
+  RUNTIME_PROBE_DIE_RANK=$die RUNTIME_PROBE_SIGNAL=KILL DTRAIN_TIMEOUT=5 timeout -k 5 90 \
+    "${cmd[@]}" >"$work/ring-kill" 2>&1 && fail "srun succeeded with rank $die killed: $(cat "$work/ring-kill")"
+  for ((r = 0; r < 4 * per; r++)); do
+    ((r == die)) && continue
+    grep -qE "rank $r[ ,:)].*rank $die \(on [a-z0-9]+\) (was killed|closed its connection)" \
+      "$work/ring-kill" || fail "rank $r did not name rank $die: $(cat "$work/ring-kill")"
   done
-  echo "ok: ranks 0, 1 and 3 named rank 2"
+  echo "ok: every other rank named rank $die"
 done
 echo PASS
