@@ -100,25 +100,13 @@ std::string Context::store_get(const std::string& key) {
   return state_->user_store->get(key, state_->settings.timeout);
 }
 
-Context init() {
-  auto state = std::make_unique<runtime::ContextState>();
-  state->uncaught_at_init = std::uncaught_exceptions();
-  state->settings = runtime::settings_from_environment();
+namespace {
+
+// What both init()s share once the bootstrap found this process's place: the communicator over
+// the bootstrap's store, the engine, the user's store.
+Context start(std::unique_ptr<runtime::ContextState> state, runtime::Bootstrapped found) {
   const runtime::Settings& settings = state->settings;
-  runtime::Bootstrapped found;
-  try {
-    found = runtime::bootstrap_select(settings);
-  } catch (const Error& e) {
-    // After an earlier multi-rank Context, PMIx answers a second init() with NOT-FOUND: say why.
-    if (runtime::mpi_finalized()) runtime::throw_finalized(e.what());
-    throw;
-  }
   state->session = std::move(found.session);
-  state->world = std::move(found.world);
-  state->world.attempt = settings.attempt;
-  // Now that the local rank is known, and before the communicator starts MPI's threads and
-  // before anything could initialise CUDA.
-  state->world.affinity = runtime::apply_init_affinity(state->world, settings);
   const WorldInfo& w = state->world;
   // Several ranks need a transport (runtime::host_transport): our own TCP sockets, or MPI.
   std::unique_ptr<runtime::Communicator> backend;
@@ -145,6 +133,43 @@ Context init() {
   }
   state->user_store = std::make_unique<runtime::PrefixStore>(state->store, "user");
   return Context(std::move(state));
+}
+
+}  // namespace
+
+Context init() {
+  auto state = std::make_unique<runtime::ContextState>();
+  state->uncaught_at_init = std::uncaught_exceptions();
+  state->settings = runtime::settings_from_environment();
+  const runtime::Settings& settings = state->settings;
+  runtime::Bootstrapped found;
+  try {
+    found = runtime::bootstrap_select(settings);
+  } catch (const Error& e) {
+    // After an earlier multi-rank Context, PMIx answers a second init() with NOT-FOUND: say why.
+    if (runtime::mpi_finalized()) runtime::throw_finalized(e.what());
+    throw;
+  }
+  state->world = std::move(found.world);
+  state->world.attempt = settings.attempt;
+  // Now that the local rank is known, and before the communicator starts MPI's threads and
+  // before anything could initialise CUDA.
+  state->world.affinity = runtime::apply_init_affinity(state->world, settings);
+  return start(std::move(state), std::move(found));
+}
+
+Context init(const ExternalBootstrap& bootstrap) {
+  auto state = std::make_unique<runtime::ContextState>();
+  state->uncaught_at_init = std::uncaught_exceptions();
+  state->settings = runtime::settings_from_environment();
+  runtime::Bootstrapped found = runtime::bootstrap_external(bootstrap);
+  state->world = std::move(found.world);
+  state->world.attempt = state->settings.attempt;
+  // The caller's threads run already and it knows no local rank (ExternalBootstrap): binding them
+  // here would move a running program's threads behind its back. A launcher binds (dtrain bind,
+  // the SPANK plugin), as for any torchrun program.
+  state->world.affinity = "off: bootstrapped by the caller (init(ExternalBootstrap))";
+  return start(std::move(state), std::move(found));
 }
 
 }  // namespace dtrain

@@ -121,6 +121,18 @@ HostTransport host_transport(HostTransport wanted, const std::string& bootstrap,
                 "--mpi=pmix), got a torchrun-style one (MASTER_ADDR, RANK, WORLD_SIZE); unset "
                 "DTRAIN_TRANSPORT or launch with MPI");
   }
+  // A store given by the caller (torch.distributed's) carries the sockets' addresses; MPI's
+  // world need not even be the caller's group (a torch subgroup), so the sockets are the only
+  // transport, whatever MPI runs in the process.
+  if (bootstrap == "external") {
+    if (wanted == HostTransport::kMpi) {
+      throw Error(Error::Code::kInvalid,
+                  "dtrain: DTRAIN_TRANSPORT=mpi: expected an MPI launch, got a store given by "
+                  "the caller (init(ExternalBootstrap): a torch.distributed process group), "
+                  "whose ranks talk over libdtrain's sockets; unset DTRAIN_TRANSPORT");
+    }
+    return HostTransport::kTcp;
+  }
   if (wanted == HostTransport::kTcp && bootstrap == "mpi") {
     throw Error(Error::Code::kInvalid,
                 "dtrain: DTRAIN_TRANSPORT=tcp: expected a PMIx or torchrun-style launch, got the "

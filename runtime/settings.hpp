@@ -64,12 +64,12 @@ struct Settings {
 };
 
 // The host collectives' transport for a job of several ranks: `bootstrap` is WorldInfo's ("pmix",
-// "mpi", "tcp"), `mpi_initialized` whether MPI runs in this process already (the application's
-// own MPI_Init, or the MPI bootstrap's). auto: MPI when it runs already (sharing it) or the MPI
-// bootstrap found the job (its store needs MPI), else the sockets, which need no MPI at all:
-// after PMIx or a torchrun-style launch, start-up is PMIx's or the TCP store's alone (MPI_Init
-// cost 2.1 s of 2.4 at 64 ranks, and Open MPI 4.1.4's crashes there, ompi#10734). Throws Error
-// (kInvalid) for a forced transport the launch cannot give.
+// "mpi", "tcp", "external": always the sockets), `mpi_initialized` whether MPI runs in this process
+// already (the application's own MPI_Init, or the MPI bootstrap's). auto: MPI when it runs already
+// (sharing it) or the MPI bootstrap found the job (its store needs MPI), else the sockets, which
+// need no MPI at all: after PMIx or a torchrun-style launch, start-up is PMIx's or the TCP store's
+// alone (MPI_Init cost 2.1 s of 2.4 at 64 ranks, and Open MPI 4.1.4's crashes there, ompi#10734).
+// Throws Error (kInvalid) for a forced transport the launch cannot give.
 HostTransport host_transport(HostTransport wanted, const std::string& bootstrap,
                              bool mpi_initialized);
 

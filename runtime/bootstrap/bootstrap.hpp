@@ -47,6 +47,9 @@ Bootstrapped bootstrap_mpi();
 // `timeout`: how long the TCP store's clients try to reach rank 0.
 Bootstrapped bootstrap_env(std::chrono::milliseconds timeout);
 Bootstrapped bootstrap_single();
+// From the caller's rank, size and store (init(ExternalBootstrap)). Throws Error (kInvalid) naming
+// a bad rank or size, or a missing store for several ranks.
+Bootstrapped bootstrap_external(const ExternalBootstrap& given);
 
 // gethostname(), "" if it fails.
 std::string local_hostname();

@@ -293,6 +293,40 @@ class DTRAIN_API Context {
 // "yes"`. Throws Error naming the method and the cause when the chosen method fails.
 DTRAIN_API Context init();
 
+// A key/value store the caller already shares with the other ranks, for init(ExternalBootstrap):
+// torch.distributed hands its backends one (c10d::Store over torchrun's MASTER_PORT), and a second
+// rendezvous of libdtrain's own on that port would fight torch's TCPStore for it. libdtrain's ranks
+// then exchange their socket addresses through this store and listen on ports the system picks.
+// Calls come from the thread running init(); an exception thrown here fails init() with its text.
+class DTRAIN_API BootstrapStore {
+ public:
+  BootstrapStore() = default;
+  BootstrapStore(const BootstrapStore&) = delete;
+  BootstrapStore& operator=(const BootstrapStore&) = delete;
+  virtual ~BootstrapStore();
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  // Blocks until `key` is set by some rank and returns its value; throws when it is not set within
+  // `timeout`.
+  virtual std::string get(const std::string& key, std::chrono::milliseconds timeout) = 0;
+};
+
+// A place in a job that the caller found: rank and size, and the store the ranks share.
+struct ExternalBootstrap {
+  int rank = 0;
+  int size = 1;
+  std::shared_ptr<BootstrapStore> store;  // required when size > 1
+};
+
+// Bootstraps from what the caller found instead of the environment: WorldInfo::bootstrap is
+// "external", and with several ranks the communicator is libdtrain's TCP sockets (shared memory on
+// one node, the hierarchy across nodes, as after a torchrun-style launch), addresses exchanged
+// through `store`; DTRAIN_TRANSPORT=mpi is an error. The DTRAIN_* settings are read as init()
+// reads them, but the rank map is not applied (WorldInfo::affinity says so): the caller is a
+// program already running its threads (torch's), and only a launcher knows the local rank. Each
+// call makes an independent Context (one per torch process group), so several may live at once.
+// Throws Error (kInvalid) naming a bad rank, size or missing store.
+DTRAIN_API Context init(const ExternalBootstrap& bootstrap);
+
 // The NCCL that device_comm() uses. libdtrain does not link NCCL or CUDA: it loads
 // libcudart.so.<CUDA major> and libnccl.so.2 with dlopen (LD_LIBRARY_PATH, then ld.so.cache) the
 // first time either this or device_comm() is called, so a build with NCCL runs on nodes without

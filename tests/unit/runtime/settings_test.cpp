@@ -197,4 +197,27 @@ TEST(RuntimeSettings, TheFirstBadVariableInInitsOrderIsReported) {
   EXPECT_NO_THROW(parse(env));
 }
 
+// A store given by the caller (init(ExternalBootstrap): a torch process group) carries socket
+// addresses only, and MPI's world need not be the caller's group: always the sockets.
+TEST(RuntimeSettings, AnExternalStoreAlwaysTakesTheSockets) {
+  using dtrain::runtime::host_transport;
+  using dtrain::runtime::HostTransport;
+  EXPECT_EQ(host_transport(HostTransport::kAuto, "external", false), HostTransport::kTcp);
+  EXPECT_EQ(host_transport(HostTransport::kAuto, "external", true), HostTransport::kTcp);
+  EXPECT_EQ(host_transport(HostTransport::kTcp, "external", true), HostTransport::kTcp);
+  try {
+    host_transport(HostTransport::kMpi, "external", true);
+    ADD_FAILURE() << "no error";
+  } catch (const dtrain::Error& e) {
+    EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
+    EXPECT_NE(std::string(e.what()).find("DTRAIN_TRANSPORT=mpi: expected an MPI launch, got a "
+                                         "store given by the caller"),
+              std::string::npos)
+        << e.what();
+  }
+  // Unchanged for the launches that had it before.
+  EXPECT_EQ(host_transport(HostTransport::kAuto, "pmix", true), HostTransport::kMpi);
+  EXPECT_EQ(host_transport(HostTransport::kAuto, "tcp", true), HostTransport::kTcp);
+}
+
 }  // namespace

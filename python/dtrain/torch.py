@@ -1,0 +1,76 @@
+"""dtrain's torch.distributed backend: ``import dtrain.torch`` registers the backend "dtrain".
+
+    import torch.distributed as dist
+    import dtrain.torch
+    dist.init_process_group(backend="dtrain")  # env:// (torchrun, dtrain submit framework: torch)
+    model = torch.nn.parallel.DistributedDataParallel(model)  # unchanged
+
+    dtrain.torch.init_process_group()  # the same, also under mpirun / srun --mpi=pmix
+
+Collectives run on libdtrain's host communicator (CPU tensors): shared memory on one node, the
+hierarchy across nodes, errors that name a lost rank. docs/torch.md has what is supported.
+"""
+
+import os as _os
+
+import torch.distributed as _dist
+
+from . import _torch
+from ._torch import ProcessGroupDtrain  # noqa: F401
+
+__all__ = ["BACKEND", "ProcessGroupDtrain", "init_process_group"]
+
+BACKEND = "dtrain"
+
+_TORCHRUN_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
+
+
+def _create(store, rank, size, timeout):
+    # torch 1.13's creator signature (Backend.register_backend without extended_api).
+    return _torch.ProcessGroupDtrain(store, rank, size, timeout)
+
+
+# Importing twice (or reloading) must not register twice: torch asserts on a second registration.
+if not hasattr(_dist.Backend, BACKEND.upper()):
+    _dist.Backend.register_backend(BACKEND, _create)
+
+
+def init_process_group(**kwargs):
+    """torch.distributed.init_process_group(backend="dtrain") under any launch dtrain.init() knows.
+
+    With torchrun's variables (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) it is torch's env://.
+    Otherwise (mpirun, srun --mpi=pmix, one process) dtrain.init() finds the rank and size, rank 0
+    serves a torch TCPStore on a port the system picks, and its address reaches the others through
+    dtrain's bootstrap. Other keyword arguments go to torch.distributed.init_process_group.
+    """
+    if all(v in _os.environ for v in _TORCHRUN_VARIABLES):
+        return _dist.init_process_group(backend=BACKEND, **kwargs)
+    import dtrain  # here: a torchrun-style launch needs no dtrain.init()
+
+    ctx = dtrain.init()
+    if ctx.size == 1:
+        store = _dist.HashStore()
+    else:
+        store = _tcp_store(ctx, kwargs.get("timeout"))
+    return _dist.init_process_group(backend=BACKEND, store=store, rank=ctx.rank,
+                                    world_size=ctx.size, **kwargs)
+
+
+def _tcp_store(ctx, timeout):
+    import datetime
+
+    timeout = timeout or datetime.timedelta(minutes=30)
+    address = bytearray(256)
+    server = None
+    if ctx.rank == 0:
+        # Port 0: the system picks a free one, so no port has to be agreed beforehand. Not
+        # waiting for the workers here: they learn the port only from the broadcast below.
+        server = _dist.TCPStore(ctx.hostname, 0, ctx.size, True, timeout,
+                                wait_for_workers=False)
+        text = f"{ctx.hostname} {server.port}".encode()
+        address[: len(text)] = text
+    ctx.broadcast(address, root=0)
+    if server is not None:
+        return server
+    host, port = bytes(address).rstrip(b"\0").decode().split()
+    return _dist.TCPStore(host, int(port), ctx.size, False, timeout)

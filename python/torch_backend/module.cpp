@@ -1,0 +1,42 @@
+// dtrain._torch: the process group class that dtrain/torch.py registers with
+// torch.distributed.Backend.register_backend("dtrain", ...). Built against the torch CMake found
+// (DTRAIN_BUILD_TORCH), for the interpreter that torch belongs to.
+#include <pybind11/chrono.h>
+#include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include <chrono>
+
+#include "process_group.hpp"
+
+namespace py = pybind11;
+using dtrain::torch_backend::ProcessGroupDtrain;
+
+PYBIND11_MODULE(_torch, m) {
+  m.doc() = "dtrain's torch.distributed backend (import dtrain.torch; docs/torch.md)";
+  // torch.distributed's module registers c10d::ProcessGroup with pybind11; the class below
+  // derives from it, so it must be registered first.
+  py::module_::import("torch.distributed");
+  py::class_<ProcessGroupDtrain, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupDtrain>>(
+      m, "ProcessGroupDtrain",
+      "A torch.distributed process group over libdtrain's collectives (CPU tensors).")
+      .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                       std::chrono::milliseconds /*timeout*/) {
+             // The rendezvous waits for the other ranks: let Python's other threads run.
+             py::gil_scoped_release nogil;
+             return c10::make_intrusive<ProcessGroupDtrain>(store, rank, size);
+           }),
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
+           "Bootstraps libdtrain through torch's store (collective). The collectives' deadline "
+           "is DTRAIN_TIMEOUT, not `timeout`.")
+      .def_property_readonly(
+          "backend", [](ProcessGroupDtrain& pg) { return std::string(pg.comm().backend()); },
+          "libdtrain's backend: \"tcp\" (several ranks) or \"single\"")
+      .def_property_readonly(
+          "allreduce_transport",
+          [](ProcessGroupDtrain& pg) { return std::string(pg.comm().allreduce_transport()); },
+          "How allreduces travel: \"shared memory\", \"hierarchical\", \"tcp\", \"single\"")
+      .def_property_readonly(
+          "hostname", [](const ProcessGroupDtrain& pg) { return pg.world().hostname; },
+          "This rank's host, as the others name it in errors");
+}

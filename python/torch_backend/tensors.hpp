@@ -1,0 +1,50 @@
+// What dtrain.torch's process group checks in the tensors torch hands it, and how a torch element
+// type and reduction become libdtrain's: the one place they are mapped, so every collective refuses
+// the same tensors with the same words.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dtrain/dtrain.hpp"
+
+namespace dtrain::torch_backend {
+
+// torch's element type as libdtrain reduces it; nullopt for the others (int8, int16, bool,
+// complex, ...).
+std::optional<DType> dtype_of(c10::ScalarType type);
+
+// "torch.float32", as Python prints the dtype, for messages.
+std::string torch_name(c10::ScalarType type);
+
+// A tensor's memory as a collective reads or writes it.
+struct Buffer {
+  void* data;
+  std::size_t count;  // elements of `type`
+  DType type;
+};
+
+// For a reduction (allreduce, reduce_scatter, reduce): a dense, contiguous CPU tensor of a type
+// libdtrain reduces. Throws Error (kInvalid) naming the operation, the argument and the fault:
+// `dtrain: torch: allreduce: tensor: element type; expected float32, ..., got torch.int16`.
+Buffer reduced(const at::Tensor& t, std::string_view op, std::string_view arg);
+
+// For an operation that only moves bytes (broadcast, allgather): any element type, as bytes
+// (kUInt8), else the same checks as reduced().
+Buffer moved(const at::Tensor& t, std::string_view op, std::string_view arg);
+
+// torch's reduction as libdtrain's. Throws Error (kInvalid) for the bitwise ones and PREMUL_SUM,
+// naming them.
+ReduceOp reduce_op(const c10d::ReduceOp& op, std::string_view collective);
+
+// "dtrain: torch: OP: WHAT; expected ..., got ...": an Error (kInvalid) for a call torch allows
+// but this backend does not take (several tensors per call, mismatched sizes).
+[[noreturn]] void refuse(std::string_view op, const std::string& what);
+
+}  // namespace dtrain::torch_backend

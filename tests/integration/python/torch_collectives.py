@@ -1,0 +1,103 @@
+"""Every collective of dtrain's torch backend on N ranks, exact: integer-valued inputs whose
+results every dtype holds exactly (bfloat16's 8 bits of mantissa included). Launched
+torchrun-style (init_process_group(backend="dtrain"), env://) or under mpirun
+(dtrain.torch.init_process_group(), argument "dtrain-init").
+    torch_collectives.py [env|dtrain-init]"""
+import sys
+
+import torch
+import torch.distributed as dist
+
+import dtrain.torch
+
+if len(sys.argv) > 1 and sys.argv[1] == "dtrain-init":
+    dtrain.torch.init_process_group()
+else:
+    dist.init_process_group(backend="dtrain")
+rank, size = dist.get_rank(), dist.get_world_size()
+assert dist.get_backend() == "dtrain"
+REDUCED = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+           torch.uint8]
+n = 1000
+
+for dtype in REDUCED:
+    base = torch.arange(n) % 7  # small integers: exact in every dtype
+    t = (base + rank).to(dtype)
+    dist.all_reduce(t)
+    want = (base * size + sum(range(size))).to(dtype)
+    assert torch.equal(t, want), f"all_reduce {dtype}: {t[:8]} != {want[:8]}"
+    for op, fn in ((dist.ReduceOp.MAX, max), (dist.ReduceOp.MIN, min)):
+        t = torch.full((n,), rank + 1).to(dtype)
+        dist.all_reduce(t, op=op)
+        assert torch.equal(t, torch.full((n,), fn(range(1, size + 1))).to(dtype)), (dtype, op)
+    t = torch.full((n,), 2).to(dtype)
+    dist.all_reduce(t, op=dist.ReduceOp.PRODUCT)
+    assert torch.equal(t, torch.full((n,), 2 ** size).to(dtype)), (dtype, "product")
+
+t = torch.full((n,), float(rank))
+dist.all_reduce(t, op=dist.ReduceOp.AVG)
+assert torch.equal(t, torch.full((n,), sum(range(size)) / size))
+
+# broadcast and gathers, any dtype (bytes moved as they are)
+for dtype in (torch.float32, torch.int16, torch.bool):
+    t = (torch.arange(n) * (rank == 1)).to(dtype)
+    dist.broadcast(t, src=1)
+    assert torch.equal(t, torch.arange(n).to(dtype)), dtype
+    outs = [torch.zeros(n, dtype=dtype) for _ in range(size)]
+    dist.all_gather(outs, torch.full((n,), rank).to(dtype))
+    for r in range(size):
+        assert torch.equal(outs[r], torch.full((n,), r).to(dtype)), (dtype, r)
+flat = torch.zeros(size * n, dtype=torch.bfloat16)
+dist.all_gather_into_tensor(flat, torch.full((n,), rank, dtype=torch.bfloat16))
+assert torch.equal(flat, torch.arange(size).repeat_interleave(n).to(torch.bfloat16))
+
+# reduce_scatter (gloo has none on CPU), list and tensor forms
+ins = [torch.full((n,), r * 10 + rank, dtype=torch.float32) for r in range(size)]
+out = torch.zeros(n)
+dist.reduce_scatter(out, ins)
+assert torch.equal(out, torch.full((n,), rank * 10 * size + sum(range(size)), dtype=torch.float32))
+for dtype in (torch.bfloat16, torch.float32, torch.int64):
+    inp = torch.cat([torch.full((n,), r + rank) for r in range(size)]).to(dtype)
+    out = torch.zeros(n, dtype=dtype)
+    dist.reduce_scatter_tensor(out, inp)
+    assert torch.equal(out, torch.full((n,), rank * size + sum(range(size))).to(dtype)), dtype
+    out = torch.zeros(n, dtype=dtype)
+    dist._reduce_scatter_base(out, inp)
+    assert torch.equal(out, torch.full((n,), rank * size + sum(range(size))).to(dtype)), dtype
+
+# reduce, gather, scatter through the above
+t = torch.full((n,), rank + 1.0)
+dist.reduce(t, dst=0)
+assert torch.equal(t, torch.full((n,), sum(range(1, size + 1)) if rank == 0 else rank + 1.0))
+g = [torch.zeros(n) for _ in range(size)] if rank == 0 else None
+dist.gather(torch.full((n,), float(rank)), g, dst=0)
+if rank == 0:
+    assert all(torch.equal(g[r], torch.full((n,), float(r))) for r in range(size))
+s = torch.zeros(n)
+dist.scatter(s, [torch.full((n,), r * 3.0) for r in range(size)] if rank == 0 else None, src=0)
+assert torch.equal(s, torch.full((n,), rank * 3.0))
+
+# coalesced, async with futures in order, objects, barrier
+ts = [torch.ones(10) * rank, torch.ones(20) * rank]
+dist.all_reduce_coalesced(ts)
+assert torch.equal(ts[0], torch.full((10,), float(sum(range(size)))))
+works = [dist.all_reduce(torch.full((100_000,), float(i)), async_op=True) for i in range(8)]
+futs = [w.get_future() for w in works]
+for i, f in enumerate(futs):
+    assert torch.equal(f.wait()[0], torch.full((100_000,), float(i * size)))
+objs = [None] * size
+dist.all_gather_object(objs, {"rank": rank})
+assert objs == [{"rank": r} for r in range(size)]
+lst = [f"from {rank}"]
+dist.broadcast_object_list(lst, src=size - 1)
+assert lst == [f"from {size - 1}"]
+dist.barrier()
+if size > 2:
+    sub = dist.new_group([0, 1])
+    if rank < 2:
+        t = torch.ones(5)
+        dist.all_reduce(t, group=sub)
+        assert torch.equal(t, torch.full((5,), 2.0))
+dist.barrier()
+dist.destroy_process_group()
+print(f"PASS rank {rank} of {size}: every collective exact", flush=True)

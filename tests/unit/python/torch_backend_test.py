@@ -1,0 +1,159 @@
+"""dtrain.torch (python/torch_backend/) in one process: the backend registered by its name, every
+collective on a one-rank group (each dtype libdtrain reduces, the data-moving ones on any dtype),
+async Works and their futures, and the refusals, word for word. Two and three ranks:
+tests/integration/python/torch_*."""
+import glob
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import dtrain  # noqa: E402
+
+if not glob.glob(os.path.join(os.path.dirname(dtrain.__file__), "_torch*.so")):
+    pytest.skip("dtrain.torch not built (DTRAIN_BUILD_TORCH=OFF, or no torch found by CMake)",
+                allow_module_level=True)
+
+import torch.distributed as dist  # noqa: E402
+
+import dtrain.torch  # noqa: E402
+
+REDUCED = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+           torch.uint8]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def group():
+    dist.init_process_group(backend="dtrain", store=dist.HashStore(), rank=0, world_size=1)
+    yield dist.group.WORLD
+    dist.destroy_process_group()
+
+
+def refusal(call, kind=dtrain.InvalidError):
+    # libdtrain's errors reach Python as dtrain's exception classes (InvalidError is a ValueError).
+    with pytest.raises(kind) as e:
+        call()
+    return str(e.value)
+
+
+def test_the_backend_is_registered_by_its_name():
+    assert dist.get_backend() == "dtrain"
+    assert dist.Backend("dtrain") == "dtrain"
+    pg = dist.distributed_c10d._get_default_group()
+    assert isinstance(pg, dtrain.torch.ProcessGroupDtrain)
+    assert pg.backend == "single"
+
+
+def test_importing_again_registers_nothing_twice():
+    import importlib
+
+    importlib.reload(dtrain.torch)
+    assert dist.Backend("dtrain") == "dtrain"
+
+
+@pytest.mark.parametrize("dtype", REDUCED)
+def test_all_reduce_of_every_dtype(dtype):
+    t = torch.arange(10).to(dtype)
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.MIN, dist.ReduceOp.PRODUCT):
+        dist.all_reduce(t, op=op)
+    assert torch.equal(t, torch.arange(10).to(dtype))
+
+
+def test_avg_of_floats_and_its_refusal_for_integers():
+    t = torch.full((3,), 2.5)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    assert t.tolist() == [2.5, 2.5, 2.5]
+    assert "kAvg is defined for floating types" in refusal(
+        lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.AVG))
+
+
+def test_unsupported_dtype_is_refused_naming_it():
+    assert refusal(lambda: dist.all_reduce(torch.ones(3, dtype=torch.int16))) == (
+        "dtrain: torch: allreduce: tensor: element type; expected float32, float64, float16, "
+        "bfloat16, int32, int64 or uint8, got torch.int16")
+
+
+def test_non_contiguous_tensor_is_refused_naming_its_strides():
+    t = torch.ones(2, 3).t()
+    assert refusal(lambda: dist.all_reduce(t)) == (
+        "dtrain: torch: allreduce: tensor: not contiguous (sizes [3, 2], strides [1, 3]); "
+        "expected a contiguous tensor (tensor.contiguous())")
+
+
+def test_bitwise_reductions_are_refused_naming_them():
+    assert refusal(lambda: dist.all_reduce(torch.ones(3, dtype=torch.uint8),
+                                           op=dist.ReduceOp.BAND)) == (
+        "dtrain: torch: allreduce: op: ReduceOp.BAND; expected SUM, AVG, PRODUCT, MIN or MAX")
+
+
+def test_moving_ops_take_any_dtype():
+    for dtype in (torch.int16, torch.bool, torch.complex64, torch.float32):
+        t = torch.ones(5, dtype=dtype)
+        dist.broadcast(t, src=0)
+        out = [torch.zeros(5, dtype=dtype)]
+        dist.all_gather(out, t)
+        assert torch.equal(out[0], t)
+
+
+def test_gathers_and_scatters_on_one_rank():
+    x = torch.arange(6, dtype=torch.float32)
+    flat = torch.zeros(6)
+    dist.all_gather_into_tensor(flat, x)
+    assert torch.equal(flat, x)
+    out = torch.zeros(6)
+    dist.reduce_scatter(out, [x.clone()])
+    assert torch.equal(out, x)
+    out = torch.zeros(6, dtype=torch.bfloat16)
+    dist.reduce_scatter_tensor(out, x.to(torch.bfloat16))
+    assert torch.equal(out, x.to(torch.bfloat16))
+    out = torch.zeros(6)
+    dist._reduce_scatter_base(out, x)
+    assert torch.equal(out, x)
+    g = [torch.zeros(6)]
+    dist.gather(x, g, dst=0)
+    assert torch.equal(g[0], x)
+    s = torch.zeros(6)
+    dist.scatter(s, [x], src=0)
+    assert torch.equal(s, x)
+    r = x.clone()
+    dist.reduce(r, dst=0)
+    assert torch.equal(r, x)
+    dist.barrier()
+
+
+def test_size_mismatch_is_refused():
+    assert refusal(lambda: dist.all_gather_into_tensor(torch.zeros(5), torch.zeros(6))) == (
+        "dtrain: torch: _allgather_base: output: torch.float32 of 5 elements; expected "
+        "torch.float32 of 6 (the input's times 1 ranks)")
+
+
+def test_async_work_and_its_future():
+    t = torch.ones(1000)
+    work = dist.all_reduce(t, async_op=True)
+    fut = work.get_future()
+    work.wait()
+    assert work.is_completed() and work.is_success()
+    assert torch.equal(fut.wait()[0], t)
+    chained = dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0] * 2)
+    assert torch.equal(chained.wait(), torch.full((1000,), 2.0))
+
+
+def test_objects_travel_through_the_byte_collectives():
+    objs = [None]
+    dist.all_gather_object(objs, {"a": 1})
+    assert objs == [{"a": 1}]
+    lst = [{"b": 2}]
+    dist.broadcast_object_list(lst, src=0)
+    assert lst == [{"b": 2}]
+
+
+def test_a_subgroup_is_a_process_group_of_its_own():
+    sub = dist.new_group([0], backend="dtrain")
+    t = torch.ones(3)
+    dist.all_reduce(t, group=sub)
+    assert t.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_unsupported_operations_name_themselves():
+    assert "ProcessGroup dtrain does not support alltoall_base" in refusal(
+        lambda: dist.all_to_all_single(torch.zeros(2), torch.ones(2)), RuntimeError)
