@@ -14,10 +14,6 @@
 #   DTRAIN_MPIEXEC_N        the launcher and the flags every test launch needs, up to and including
 #                           the rank-count flag: `${DTRAIN_MPIEXEC_N} 4 ./probe`; empty when the
 #                           tests have no launcher for this MPI
-#   DTRAIN_MPIEXEC_LOSS_N   the same for the tests of a rank that dies: the launcher must leave
-#                           the others running long enough for libdtrain's own report (Open MPI's
-#                           mpirun does, for a second; Hydra SIGKILLs them within milliseconds and
-#                           names only the lost process's pid, unless told -disable-auto-cleanup)
 #   DTRAIN_MPIEXEC_BOOTSTRAP  the bootstrap libdtrain picks under that launcher: pmix (Open MPI's
 #                           mpirun runs a PMIx server) or mpi (Hydra speaks PMI-1 only)
 #   DTRAIN_MPIEXEC_NAME     the word in the tests' names: mpirun (Open MPI, as the tests were
@@ -40,7 +36,6 @@ endif()
 message(STATUS "dtrain: MPI: ${DTRAIN_MPI_FAMILY} (${MPI_C_LIB_NAMES}, headers ${MPI_C_HEADER_DIR})")
 
 set(DTRAIN_MPIEXEC_N)
-set(DTRAIN_MPIEXEC_LOSS_N)
 set(DTRAIN_MPIEXEC_BOOTSTRAP)
 set(DTRAIN_MPIEXEC_NAME)
 if(DTRAIN_BUILD_TESTS)
@@ -77,13 +72,11 @@ if(DTRAIN_BUILD_TESTS)
   elseif(DTRAIN_MPI_FAMILY STREQUAL "openmpi")
     # As root Open MPI wants --allow-run-as-root; 4 ranks on 2 cores need --oversubscribe.
     set(DTRAIN_MPIEXEC_N ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe -n)
-    set(DTRAIN_MPIEXEC_LOSS_N ${DTRAIN_MPIEXEC_N})
     set(DTRAIN_MPIEXEC_BOOTSTRAP pmix)
     set(DTRAIN_MPIEXEC_NAME mpirun)
   else()
     # Hydra runs as root, oversubscribes a host and passes the whole environment on by default.
     set(DTRAIN_MPIEXEC_N ${MPIEXEC_EXECUTABLE} -n)
-    set(DTRAIN_MPIEXEC_LOSS_N ${MPIEXEC_EXECUTABLE} -disable-auto-cleanup -n)
     set(DTRAIN_MPIEXEC_BOOTSTRAP mpi)
     set(DTRAIN_MPIEXEC_NAME mpich)
   endif()

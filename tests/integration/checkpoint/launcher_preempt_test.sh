@@ -35,7 +35,14 @@ mkdir -p "$work/cut"
 "${launcher[@]}" "$train" --steps "$steps" --dir "$work/cut/ckpt" --out "$work/cut/final" \
   --sleep-ms 200 >"$work/cut/output" 2>&1 &
 pid=$!
-(sleep 120 && kill -KILL "$pid" 2>/dev/null) &
+watchdog() {  # ends by itself as soon as the launch has ended: no stray sleep holds ctest's pipe
+  for ((t = 0; t < 1200; t++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+watchdog >/dev/null 2>&1 &
 watchdog=$!
 for ((i = 0; i < 600; i++)); do
   n=$(steps_done cut)
@@ -45,7 +52,7 @@ done
 kill -USR1 "$pid"
 status=0
 wait "$pid" || status=$?
-kill "$watchdog" 2>/dev/null || true
+wait "$watchdog" || true
 cat "$work/cut/output"
 ((status != 0)) || fail "the preempted launch exited 0; expected the ranks' 85 (dtrain::kExitRequeue)"
 stops=()
