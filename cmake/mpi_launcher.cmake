@@ -20,6 +20,10 @@
 #                           always named) or mpich
 include(CheckSymbolExists)
 
+# Checked again at every configure (two small compiles): a cached answer would outlive a change of
+# MPI_C_COMPILER in the same tree.
+unset(DTRAIN_MPI_HAS_OMPI_VERSION CACHE)
+unset(DTRAIN_MPI_HAS_MPICH_VERSION CACHE)
 set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
 set(CMAKE_REQUIRED_QUIET ON)
 check_symbol_exists(OMPI_MAJOR_VERSION mpi.h DTRAIN_MPI_HAS_OMPI_VERSION)
