@@ -22,6 +22,12 @@ struct Scheme {
   // Second spelling of local_size, tried when the first is absent: Cray PALS leaves the local
   // size to Cray PMI's PMI_LOCAL_SIZE (ALCF's Polaris scripts read that one).
   const char* local_size_alt = nullptr;
+  // Second spelling of local_rank and local_size together, tried when the first local rank is
+  // absent: MPICH's Hydra mpiexec sets PMI_RANK and PMI_SIZE like Cray PMI but gives the place on
+  // the node as MPI_LOCALRANKID and MPI_LOCALNRANKS (seen with Debian's MPICH 4.0.2), not
+  // PMI_LOCAL_RANK.
+  const char* local_rank_alt = nullptr;
+  const char* local_size_alt_of_rank_alt = nullptr;
 };
 
 // Order matters: mpirun inside an sbatch allocation inherits SLURM_PROCID=0 from the batch step,
@@ -30,7 +36,8 @@ constexpr Scheme kSchemes[] = {
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
      "OMPI_COMM_WORLD_LOCAL_SIZE"},
     {"pals", "PALS_RANKID", "PMI_SIZE", "PALS_LOCAL_RANKID", "PALS_LOCAL_SIZE", "PMI_LOCAL_SIZE"},
-    {"pmi", "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE"},
+    {"pmi", "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE", nullptr, "MPI_LOCALRANKID",
+     "MPI_LOCALNRANKS"},
     {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", nullptr},
 };
 
@@ -101,7 +108,10 @@ const std::vector<std::string>& launcher_variables() {
 const std::vector<std::string>& local_rank_variables() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const auto& s : kSchemes) out.emplace_back(s.local_rank);
+    for (const auto& s : kSchemes) {
+      out.emplace_back(s.local_rank);
+      if (s.local_rank_alt != nullptr) out.emplace_back(s.local_rank_alt);
+    }
     return out;
   }();
   return names;
@@ -118,13 +128,21 @@ std::optional<LauncherInfo> detect_launcher(const Environment& env) {
       info.size = parse_launcher_count(scheme.size, *size, 1);
     bool local_rank_known = false;
     bool local_size_known = false;
-    if (auto local = lookup(env, scheme.local_rank)) {
-      info.local_rank = parse_launcher_count(scheme.local_rank, *local, 0);
+    // The second spelling's pair (Hydra's) is read only when the first local rank is absent, so
+    // that the two launchers' variables are never mixed.
+    const bool second_pair = !lookup(env, scheme.local_rank) && lookup(env, scheme.local_rank_alt);
+    const char* local_rank_name = second_pair ? scheme.local_rank_alt : scheme.local_rank;
+    const char* local_size_name =
+        second_pair ? scheme.local_size_alt_of_rank_alt : scheme.local_size;
+    if (auto local = lookup(env, local_rank_name)) {
+      info.local_rank = parse_launcher_count(local_rank_name, *local, 0);
       local_rank_known = true;
     }
-    if (auto local_size = lookup(env, scheme.local_size)) {
-      info.local_size = parse_launcher_count(scheme.local_size, *local_size, 1);
+    if (auto local_size = lookup(env, local_size_name)) {
+      info.local_size = parse_launcher_count(local_size_name, *local_size, 1);
       local_size_known = true;
+    } else if (second_pair) {
+      info.local_size = info.size;
     } else if (auto alt = lookup(env, scheme.local_size_alt)) {
       info.local_size = parse_launcher_count(scheme.local_size_alt, *alt, 1);
       local_size_known = true;

@@ -55,10 +55,30 @@ TEST(DetectLauncher, PalsAndHydra) {
   ASSERT_TRUE(pals);
   EXPECT_EQ(pals->launcher, "pals");
   EXPECT_EQ(pals->local_rank, 2);
-  auto hydra = detect_launcher({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}});
+  auto pmi = detect_launcher({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}});
+  ASSERT_TRUE(pmi);
+  EXPECT_EQ(pmi->launcher, "pmi");
+  EXPECT_EQ(pmi->local_size, 2);
+  EXPECT_FALSE(pmi->local_known);
+  // What MPICH 4.0's Hydra mpiexec sets (read off `mpiexec.hydra -n 4 env` on one host).
+  auto hydra = detect_launcher(
+      {{"PMI_RANK", "3"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}});
   ASSERT_TRUE(hydra);
   EXPECT_EQ(hydra->launcher, "pmi");
+  EXPECT_EQ(hydra->rank, 3);
+  EXPECT_EQ(hydra->local_rank, 1);
   EXPECT_EQ(hydra->local_size, 2);
+  EXPECT_TRUE(hydra->local_known);
+  // Cray PMI's pair wins where both are set: the two are never mixed.
+  auto both = detect_launcher({{"PMI_RANK", "3"},
+                               {"PMI_SIZE", "4"},
+                               {"PMI_LOCAL_RANK", "0"},
+                               {"PMI_LOCAL_SIZE", "1"},
+                               {"MPI_LOCALRANKID", "1"},
+                               {"MPI_LOCALNRANKS", "2"}});
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->local_rank, 0);
+  EXPECT_EQ(both->local_size, 1);
 }
 
 TEST(DetectLauncher, MalformedValuesAreErrorsNotZero) {
@@ -130,7 +150,7 @@ TEST(DetectLauncher, SrunWithPmixIsSlurm) {
   EXPECT_EQ(srun->launcher, "slurm");
   EXPECT_EQ(local_rank_variables(),
             (std::vector<std::string>{"OMPI_COMM_WORLD_LOCAL_RANK", "PALS_LOCAL_RANKID",
-                                      "PMI_LOCAL_RANK", "SLURM_LOCALID"}));
+                                      "PMI_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}));
 }
 
 TEST(Hostlist, ExpandsSlurmRangesKeepingZeroPadding) {
