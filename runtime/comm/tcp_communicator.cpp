@@ -394,8 +394,8 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   Loss cause_of(const Loss& seen) {
     const auto deadline =
         Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
-    return runtime::cause_of(seen, rank_, size_,
-                             [&](int peer) { return frame_of(peer, deadline); });
+    return runtime::cause_of(
+        seen, rank_, size_, [&](int peer) { return frame_of(peer, deadline); }, closed_peers());
   }
 
   // Tells every other rank which rank was lost, then shuts every connection: the data streams are

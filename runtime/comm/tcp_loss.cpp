@@ -5,18 +5,32 @@
 
 namespace dtrain::runtime {
 
-Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame) {
+Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame,
+              const std::vector<int>& closed) {
   std::vector<bool> asked(static_cast<std::size_t>(size), false);
   asked[static_cast<std::size_t>(self)] = true;
+  const auto names = [&](const std::optional<AbortFrame>& f) {
+    return f && f->magic == kAbortMagic && f->lost >= 0 && f->lost < size &&
+           !asked[static_cast<std::size_t>(f->lost)];
+  };
   Loss cause = seen;
   while (!asked[static_cast<std::size_t>(cause.rank)]) {
     asked[static_cast<std::size_t>(cause.rank)] = true;
     const std::optional<AbortFrame> f = read_frame(cause.rank);
-    if (!f || f->magic != kAbortMagic || f->lost < 0 || f->lost >= size ||
-        asked[static_cast<std::size_t>(f->lost)]) {
-      break;
-    }
+    if (!names(f)) break;
     cause = Loss{f->lost, static_cast<net::IoResult>(f->how), f->error, cause.rank};
+  }
+  if (cause.rank != seen.rank || seen.how != net::IoResult::kClosed) return cause;
+  for (int q : closed) {
+    if (q == seen.rank || q == self || q < 0 || q >= size) continue;
+    const std::optional<AbortFrame> f = read_frame(q);
+    if (!names(f) || f->lost == seen.rank ||
+        f->how == static_cast<std::int32_t>(net::IoResult::kTimeout)) {
+      continue;
+    }
+    // The seen peer's own loss stays in the message as a missing rank; the cause is the rank the
+    // others stopped for, and `q` told it.
+    return Loss{f->lost, static_cast<net::IoResult>(f->how), f->error, q};
   }
   return cause;
 }

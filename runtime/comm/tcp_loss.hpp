@@ -40,7 +40,12 @@ using FrameReader = std::function<std::optional<AbortFrame>(int peer)>;
 // because of another rank, its frame names that rank: the cause, with the peer as the messenger;
 // and when that rank in turn waited on another, its frame goes on (3 ranks in a ring, 1 stopped:
 // 0 waits on 2, which waits on 1). Each rank is asked once, so a cycle of frames ends.
-Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame);
+// `closed`: the other peers whose connections closed. When the peer seen closed sent no frame, it
+// may have stopped before it held a connection to this rank to send one on (this rank's connect
+// still in its backlog: 64 ranks, one killed, 1 run in 8), so the first frame of those peers that
+// names a lost rank (not a silent one) is followed instead.
+Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame,
+              const std::vector<int>& closed = {});
 
 // The ranks a failure leaves missing, sorted: the lost rank and its messenger, and `closed` (the
 // peers whose connections are closed now: a failure spreads) unless the lost rank was silent and

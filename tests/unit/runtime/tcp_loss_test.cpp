@@ -35,6 +35,23 @@ TEST(TcpLoss, APeerThatSentNoFrameIsTheCause) {
   EXPECT_EQ(cause.messenger, -1);
 }
 
+TEST(TcpLoss, APeerGoneWithoutAFrameDefersToTheRankTheOthersStoppedFor) {
+  // 64 ranks, 37 killed: 41 stopped because of it before it accepted 9's connection, so no frame
+  // from 41 reaches 9; 8 and 13, also closed, say 37.
+  const Loss seen{41, IoResult::kClosed, 0, -1};
+  const auto read = frames({{8, lost(37, IoResult::kClosed)}, {13, lost(37, IoResult::kClosed)}});
+  const Loss cause = cause_of(seen, 9, 64, read, {1, 8, 13, 41});
+  EXPECT_EQ(cause.rank, 37);
+  EXPECT_EQ(cause.how, IoResult::kClosed);
+  EXPECT_EQ(cause.messenger, 8);
+  // Frames that blame the seen peer, or name only a silent rank, leave the seen peer the cause.
+  EXPECT_EQ(cause_of(seen, 9, 64, frames({{8, lost(41, IoResult::kClosed)}}), {8, 41}).rank, 41);
+  EXPECT_EQ(cause_of(seen, 9, 64, frames({{8, lost(5, IoResult::kTimeout)}}), {8, 41}).rank, 41);
+  // A silent peer (seen at the deadline) is its own cause whatever the others say.
+  const Loss silent{41, IoResult::kTimeout, 0, -1};
+  EXPECT_EQ(cause_of(silent, 9, 64, read, {8, 13}).rank, 41);
+}
+
 TEST(TcpLoss, FramesAreFollowedToTheRankReallyLost) {
   // A ring of 3 where rank 1 stopped: rank 0 waits on 2, which waited on 1.
   const Loss seen{2, IoResult::kClosed, 0, -1};
