@@ -130,8 +130,10 @@ done
 # The ring among nodes, a rank SIGKILLed: every survivor names it. On the MPI backend its
 # node-mate sees it go and raises the peer alarm (4 x 2, rank 5); with one rank per node nothing
 # on its node watches it, and MPI tells the survivors nothing before the launcher ends them (see
-# docs/multinode.md): there the TCP backend's closed connections name it (4 x 1, rank 2).
-for run in "pmix 2 5" "tcp 1 2"; do
+# docs/multinode.md): there libdtrain's sockets name it (4 x 1, rank 2; under srun --mpi=pmix,
+# whose step outlives a killed task by about a second: torchrun-style, srun --kill-on-bad-exit
+# may end the others first).
+for run in "pmix 2 5" "pmix-tcp 1 2"; do
   read -r bootstrap per die <<<"$run"
   echo "== $bootstrap: 4 x $per, rank $die SIGKILLed, DTRAIN_ALGO=hierarchical (the ring)"
   launch "$bootstrap" -N4 --ntasks-per-node="$per"
