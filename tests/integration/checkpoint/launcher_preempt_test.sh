@@ -54,7 +54,16 @@ status=0
 wait "$pid" || status=$?
 wait "$watchdog" || true
 cat "$work/cut/output"
-((status != 0)) || fail "the preempted launch exited 0; expected the ranks' 85 (dtrain::kExitRequeue)"
+# MPICH's Hydra (4.0.2) exits 0 or 85 after it passed the signal on and both ranks exited 85 (4 of
+# 6 runs 0): its status does not carry the requeue (docs/install.md); Open MPI's mpirun's does.
+hydra=false
+[[ $(basename "${launcher[0]}") == mpiexec.mpich || $(basename "${launcher[0]}") == mpiexec.hydra ]] &&
+  hydra=true
+if [[ $hydra == false ]]; then
+  ((status == 85)) || fail "the preempted launch exited $status; expected the ranks' 85 (dtrain::kExitRequeue)"
+elif ((status != 0 && status != 85)); then
+  fail "the preempted launch exited $status; expected the ranks' 85 (or Hydra's 0)"
+fi
 stops=()
 for r in 0 1; do
   line=$(grep '^stop ' "$work/cut/events-rank-$r.log" || true)
