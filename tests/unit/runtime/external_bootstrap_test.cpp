@@ -2,6 +2,8 @@
 // them (what dtrain.torch passes from torch's c10d::Store). Public API only.
 #include <gtest/gtest.h>
 
+#include "threads_as_ranks.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -45,25 +47,6 @@ class SharedStore final : public dtrain::BootstrapStore {
   std::map<std::string, std::string> table_;
 };
 
-// Runs `body(rank)` on `size` threads; rethrows the first failure.
-template <typename F>
-void ranks(int size, F body) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(r);
-      } catch (...) {
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
 std::string init_error(const dtrain::ExternalBootstrap& b) {
   try {
     dtrain::init(b);
@@ -77,7 +60,7 @@ std::string init_error(const dtrain::ExternalBootstrap& b) {
 
 TEST(ExternalBootstrap, RanksMeetThroughTheCallersStoreAndReduce) {
   auto store = std::make_shared<SharedStore>();
-  ranks(3, [&](int rank) {
+  dtrain::test::threads_as_ranks(3, [&](int rank) {
     dtrain::Context ctx = dtrain::init(dtrain::ExternalBootstrap{rank, 3, store});
     EXPECT_EQ(ctx.world().rank, rank);
     EXPECT_EQ(ctx.world().size, 3);
@@ -98,7 +81,7 @@ TEST(ExternalBootstrap, RanksMeetThroughTheCallersStoreAndReduce) {
 TEST(ExternalBootstrap, SeveralContextsLiveInOneProcess) {
   auto world = std::make_shared<SharedStore>();
   auto pair = std::make_shared<SharedStore>();
-  ranks(2, [&](int rank) {
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
     dtrain::Context a = dtrain::init(dtrain::ExternalBootstrap{rank, 2, world});
     dtrain::Context b = dtrain::init(dtrain::ExternalBootstrap{rank, 2, pair});
     std::vector<double> x{static_cast<double>(rank)};
