@@ -127,7 +127,7 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
     return mpi ? kMpiSmall : 0;
   }
   if (!layout.uniform) return kNever;
-  if (layout.local_size > 1) return mpi ? kMpiSmall : 0;
+  if (layout.local_size > 1) return mpi ? (ring ? kMpiRingSmall : kMpiSmall) : 0;
   if (!mpi) return kNever;
   return ring ? kMpiOnePerNodeRingSmall : kMpiDirectSmall;
 }

@@ -104,7 +104,9 @@ inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 //     never on TCP, whose own ring, waiting on its sockets, did as well or better (8 x 1 at
 //     1 Gbit/s: 0.96 x the ring's time at 16-64 MiB, 0.25-0.93 x from 16 to 256 KiB; 16 x 1:
 //     0.88-0.91 x from 4 MiB);
-//   reduce_scatter and allgather, with several ranks per node: MPI above 4 KiB, TCP at every size
+//   reduce_scatter and allgather, with several ranks per node: MPI above 4 KiB on up to
+//     kDirectNodes, above 64 KiB on the ring (8 x 2, quiet machine: 0.51-0.67 x MPI at 16-64 KiB,
+//     2.6-4.7 x from 256 KiB), TCP at every size
 //     (each node sends (N - 1) / N of S where a flat ring sends (p - 1) / p across each
 //     boundary; 1.8-5.2 x MPI from 16 KiB on 2 x 2); with one rank per node the direct exchange
 //     or the ring sends what a ring sends: MPI above 32 KiB on up to kDirectNodes (up to 16 KiB

@@ -388,7 +388,10 @@ int main() try {
     comm.barrier();
     const char* sig = std::getenv("RUNTIME_PROBE_SIGNAL");
     if (w.rank == std::atoi(die)) std::raise(sig && std::string(sig) == "STOP" ? SIGSTOP : SIGKILL);
-    std::vector<float> x(1024, 1.0f);
+    // RUNTIME_PROBE_FAIL_FAST=1: as a training loop does, 1 MiB allreduces and exit at the
+    // first error; else 4 KiB ones and a pause before exiting (below).
+    const bool fail_fast = std::getenv("RUNTIME_PROBE_FAIL_FAST") != nullptr;
+    std::vector<float> x(fail_fast ? 262144 : 1024, 1.0f);
     try {
       for (int i = 0; i < 1000000; ++i) comm.allreduce(std::span<float>(x), dtrain::ReduceOp::kSum);
     } catch (const std::exception& e) {
@@ -397,7 +400,7 @@ int main() try {
       // would be killed before its own report (1 run in 10-15 of runtime_mpirun_killed_rank_*
       // on 2 vCPUs). The tests check every survivor's report.
       std::fprintf(stderr, "runtime_probe: rank %d: %s\n", w.rank, e.what());
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+      if (!fail_fast) std::this_thread::sleep_for(std::chrono::seconds(2));
       return 1;
     }
     std::fprintf(stderr, "runtime_probe: rank %d: expected a failure after rank %s died\n", w.rank,
