@@ -96,7 +96,9 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
       {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},       // one node
       {{"a", "b", "c", "d", "e"}, {ring_mpi, k512K, k512K}, {kNever, kNever, kNever}},  // 5 x 1
       // 5 x 2: reduce_scatter and allgather on the ring from 64 KiB on MPI.
-      {{"a", "a", "b", "b", "c", "c", "d", "d", "e", "e"}, {ring_mpi, ring_mpi, ring_mpi}, {k4K, 0, 0}},
+      {{"a", "a", "b", "b", "c", "c", "d", "d", "e", "e"},
+       {ring_mpi, ring_mpi, ring_mpi},
+       {k4K, 0, 0}},
       // Uneven: the allreduce (direct on 2 nodes, the ring on more); the others flat.
       {{"a", "a", "b"}, {k4K, kNever, kNever}, {0, kNever, kNever}},
       {{"a", "a", "a", "b", "b", "c", "c"}, {ring_mpi, kNever, kNever}, {k4K, kNever, kNever}},
