@@ -23,6 +23,7 @@
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
 #include "records/output_tee.hpp"
+#include "records/rank_alarm.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
 
@@ -82,8 +83,12 @@ int run_rank(const RunRankOptions& opts) {
   }
   ::setenv("DTRAIN_RUN_DIR", std::filesystem::absolute(opts.run_dir).c_str(), 1);
 
+  const records::RankAlarmSocket alarm = records::RankAlarmSocket::open();
   const records::TeedChild child = records::fork_with_output_pipes(kWho);
-  if (child.pid == 0) exec_command(opts.command);
+  if (child.pid == 0) {
+    alarm.hand_to_child();
+    exec_command(opts.command);
+  }
   const char* attempt_text = std::getenv("DTRAIN_ATTEMPT");  // `dtrain supervise` sets it
   const records::RankStart start{info->rank,
                                  info->size,
@@ -94,7 +99,7 @@ int run_rank(const RunRankOptions& opts) {
                                  records::join_command(opts.command),
                                  records::attempt_from_text(attempt_text ? attempt_text : "")};
   const int status =
-      records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO}, start, kWho);
+      records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO, alarm.fd()}, start, kWho);
   return exit_code_of(status);
 }
 

@@ -1,9 +1,11 @@
 #include "remote.hpp"
 
 #include <unistd.h>
+#include <cstdlib>
 
 #include "affinity/process_binding.hpp"
 #include "affinity/topology.hpp"
+#include "common/alarm_datagram.hpp"
 #include "records/output_tee.hpp"
 #include "task_output.hpp"
 
@@ -101,6 +103,12 @@ int remote_task_init(const Spank& sp, PluginState& state) {
                       {facts.rank, facts.size, records::this_host(), facts.local_rank,
                        facts.local_size, 0, records::join_command(sp.job_argv()),
                        records::attempt_from_text(first_of(env, {"DTRAIN_ATTEMPT"}))});
+    }
+    if (!state.settings->run_dir.empty()) {
+      // The logger's alarm socket (records/rank_alarm.hpp), named in this process's environment
+      // by tee_task_output; the task gets the job's environment, so it goes there too.
+      if (const char* alarm_fd = std::getenv(kAlarmFdVariable))
+        sp.setenv(kAlarmFdVariable, alarm_fd);
     }
     if (binding.bind) affinity::bind_this_process(*binding.bind);
     for (const auto& [name, value] : binding.environment) sp.setenv(name, value);

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "records/output_tee.hpp"
+#include "records/rank_alarm.hpp"
 #include "records/rank_files.hpp"
 
 namespace dtrain::spank {
@@ -18,12 +19,13 @@ namespace {
 
 constexpr std::string_view kWho = "dtrain: --dtrain-run-dir";
 
-[[noreturn]] void run_logger(const records::TeedChild& child, int log_fd,
+[[noreturn]] void run_logger(const records::TeedChild& child, int log_fd, int alarm_fd,
                              const records::RankStart& start) noexcept {
   ::close(STDIN_FILENO);  // the task reads stdin; the logger must not steal its input
   int status = 0;
   try {
-    status = records::tee_output(child, {log_fd, STDOUT_FILENO, STDERR_FILENO}, start, kWho);
+    status =
+        records::tee_output(child, {log_fd, STDOUT_FILENO, STDERR_FILENO, alarm_fd}, start, kWho);
   } catch (const std::exception& e) {
     // Inside slurmstepd's task: no exception may leave; the task goes on without its logger.
     const std::string msg = std::string(e.what()) + "\n";
@@ -54,6 +56,7 @@ void tee_task_output(const std::string& dir, const records::RankStart& start) {
     throw std::runtime_error(std::string(kWho) + ": cannot open " + path + ": " +
                              std::strerror(errno));
   }
+  records::RankAlarmSocket alarm = records::RankAlarmSocket::open();
   records::TeedChild child;
   try {
     child = records::fork_with_output_pipes(kWho);
@@ -63,9 +66,13 @@ void tee_task_output(const std::string& dir, const records::RankStart& start) {
   }
   if (child.pid == 0) {
     ::close(log_fd);
-    return;  // the task: its stdout/stderr now feed the logger
+    // The task: its stdout/stderr now feed the logger; the caller puts the alarm socket's
+    // variable into the task's environment (slurmstepd builds it, not this process's).
+    alarm.hand_to_child();
+    alarm.release();
+    return;
   }
-  run_logger(child, log_fd, start);
+  run_logger(child, log_fd, alarm.fd(), start);
 }
 
 }  // namespace dtrain::spank

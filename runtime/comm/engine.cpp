@@ -327,16 +327,8 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by,
             limit_now / 2, std::max<Clock::duration>(std::chrono::seconds(1), limit_now / 10));
         if (Clock::now() - running_since_ + margin >= limit_now) return false;
       }
-      const std::string how =
-          told_by == peer.rank
-              // The rank's own alarm (Context::abort): it has printed its error and is ending.
-              ? " left the job after an error, without finalizing (its own output says which)"
-              : " was killed or exited without finalizing" +
-                    (told_by >= 0 ? " (seen by rank " + std::to_string(told_by) + " on that node)"
-                                  : std::string());
-      report = "dtrain: " + where(running_.get()) + ": peer process lost: rank " +
-               std::to_string(peer.rank) + " (on " +
-               (peer.host.empty() ? std::string("this node") : peer.host) + ")" + how +
+      report = "dtrain: " + where(running_.get()) + ": " +
+               lost_peer_text(peer.rank, peer.host, told_by) +
                "; this rank's collectives fail from now on";
       // The alarm and the line go out before broken_ is set: a caller that sees the failure (and
       // may print its own error, or exit) must find dtrain's line already on stderr, above its

@@ -1,112 +1,59 @@
 #include "comm/peer_alarm.hpp"
 
+#include <fcntl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <utility>
 
+#include "common/number_text.hpp"
+
 namespace dtrain::runtime {
 namespace {
 
-constexpr std::string_view kAlarmKind = "dtrain-peer-lost 1";
-// Longer than any host name DNS allows (253), so that a datagram is never refused for its size.
-constexpr std::size_t kMaxHost = 255;
-// Larger than any valid datagram, so a longer one arrives cut and fails to decode.
-constexpr std::size_t kMaxDatagram = 512;
+// Whether this process's Context took the logger's socket already: a second Context (after the
+// first ended, its socket closed) must not take the same number, which may name another file by
+// then.
+std::atomic<bool> g_inherited_taken{false};
 
-std::string hex16(std::uint64_t v) {
-  char text[17];
-  for (int i = 15; i >= 0; --i) {
-    text[i] = "0123456789abcdef"[v & 0xf];
-    v >>= 4;
-  }
-  return std::string(text, 16);
-}
-
-std::optional<std::uint64_t> parse_hex16(std::string_view text) {
-  if (text.size() != 16) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : text) {
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (d < 0) return std::nullopt;
-    v = (v << 4) | static_cast<std::uint64_t>(d);
-  }
-  return v;
-}
-
-// A whole decimal number below `limit`; no sign, no spaces.
-std::optional<int> parse_below(std::string_view text, int limit) {
-  int v = 0;
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v >= limit) {
+// The logger's socket named by kAlarmFdVariable, if it is one: an IPv4 datagram socket bound to
+// a port. Anything else (not set, not a number, not open, another kind of file) gives nothing
+// and a socket of this rank's own: the variable is the logger's, never a user's.
+std::optional<net::Socket> inherited_socket() {
+  const char* text = std::getenv(kAlarmFdVariable);
+  if (text == nullptr) return std::nullopt;
+  const auto fd = parse_whole_number(text, 3, 1 << 20);
+  if (!fd || g_inherited_taken.exchange(true)) return std::nullopt;
+  const int n = static_cast<int>(*fd);
+  int type = 0;
+  socklen_t type_len = sizeof type;
+  sockaddr_in bound{};
+  socklen_t bound_len = sizeof bound;
+  if (getsockopt(n, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0 || type != SOCK_DGRAM ||
+      getsockname(n, reinterpret_cast<sockaddr*>(&bound), &bound_len) != 0 ||
+      bound.sin_family != AF_INET || bound.sin_port == 0) {
     return std::nullopt;
   }
-  return v;
-}
-
-// Printable ASCII without spaces: any host name, and nothing that could move a terminal's cursor
-// when the report is printed.
-bool plain_host(std::string_view host) {
-  return !host.empty() && host.size() <= kMaxHost &&
-         std::all_of(host.begin(), host.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-// `text` cut at each '\n'.
-std::vector<std::string_view> lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  for (;;) {
-    const auto end = text.find('\n');
-    out.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) return out;
-    text.remove_prefix(end + 1);
-  }
+  // Not for this rank's own children; nonblocking, as PeerAlarm::receive expects.
+  (void)fcntl(n, F_SETFD, FD_CLOEXEC);
+  (void)fcntl(n, F_SETFL, fcntl(n, F_GETFL) | O_NONBLOCK);
+  return net::Socket(n);
 }
 
 }  // namespace
 
-std::string encode_alarm_endpoint(const AlarmEndpoint& e) {
-  std::string text = std::to_string(e.port) + "\n" + e.host;
-  // A host cut short could name another machine: none at all, and nobody sends to this rank.
-  if (text.size() >= kAlarmEndpointBytes) text = "0\n";
-  text.resize(kAlarmEndpointBytes, '\0');
-  return text;
-}
-
-AlarmEndpoint decode_alarm_endpoint(const char* record) {
-  const std::string_view text(record, strnlen(record, kAlarmEndpointBytes));
-  AlarmEndpoint e;
-  const auto newline = text.find('\n');
-  if (newline == std::string_view::npos) return e;
-  const auto port = parse_below(text.substr(0, newline), 65536);
-  const std::string_view host = text.substr(newline + 1);
-  if (!port || !plain_host(host)) return e;
-  e.port = *port;
-  e.host = std::string(host);
-  return e;
-}
-
-std::string encode_alarm(std::uint64_t token, const Alarm& alarm) {
-  return std::string(kAlarmKind) + "\n" + hex16(token) + "\n" + std::to_string(alarm.lost) + "\n" +
-         std::to_string(alarm.reporter) + "\n" + alarm.lost_host;
-}
-
-std::optional<Alarm> decode_alarm(std::string_view datagram, std::uint64_t token, int world_size) {
-  const std::vector<std::string_view> f = lines(datagram);
-  if (f.size() != 5 || f[0] != kAlarmKind || parse_hex16(f[1]) != token) return std::nullopt;
-  const auto lost = parse_below(f[2], world_size);
-  const auto reporter = parse_below(f[3], world_size);
-  if (!lost || !reporter || !plain_host(f[4])) return std::nullopt;
-  return Alarm{*lost, std::string(f[4]), *reporter};
+net::Socket alarm_socket() {
+  if (auto inherited = inherited_socket()) return std::move(*inherited);
+  return net::bind_udp();
 }
 
 std::uint64_t draw_alarm_token() {
@@ -160,7 +107,7 @@ void PeerAlarm::send(const Alarm& alarm) const noexcept {
 }
 
 std::optional<Alarm> PeerAlarm::receive() const noexcept {
-  char buf[kMaxDatagram];
+  char buf[kMaxAlarmDatagram];
   for (;;) {
     const ssize_t n = ::recv(socket_.fd(), buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;

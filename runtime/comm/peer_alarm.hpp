@@ -22,39 +22,24 @@
 #include <vector>
 
 #include "comm/peer_watch.hpp"
+#include "common/alarm_datagram.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
 
-// Where one rank listens for alarms: its host as the job knows it (WorldInfo::hostname) and its
-// UDP port (0: it cannot be told).
-struct AlarmEndpoint {
-  std::string host;
-  int port = 0;
-};
+// The datagram and the endpoint records (common/alarm_datagram.hpp), by their names here.
+using dtrain::Alarm;
+using dtrain::AlarmEndpoint;
+using dtrain::decode_alarm;
+using dtrain::decode_alarm_endpoint;
+using dtrain::encode_alarm;
+using dtrain::encode_alarm_endpoint;
+using dtrain::kAlarmEndpointBytes;
 
-// Fixed-size records, so the ranks can exchange them with one allgather of kAlarmEndpointBytes
-// each. A host name too long to fit is dropped, and the rank with it cannot be told.
-constexpr std::size_t kAlarmEndpointBytes = 128;
-std::string encode_alarm_endpoint(const AlarmEndpoint& e);
-// `record`: kAlarmEndpointBytes from encode_alarm_endpoint. A malformed one gives port 0.
-AlarmEndpoint decode_alarm_endpoint(const char* record);
-
-// What one alarm says: rank `reporter` saw rank `lost`, on `lost_host`, end; or, when `reporter`
-// is `lost`, that rank is leaving the job without finalizing (an error: Context::abort).
-struct Alarm {
-  int lost = -1;
-  std::string lost_host;
-  int reporter = -1;
-};
-
-// The datagram: a fixed first line (kind and version), the job's token in hex, the two ranks and
-// the host, one per line. Text, so that tcpdump shows what it is.
-std::string encode_alarm(std::uint64_t token, const Alarm& alarm);
-// The alarm in `datagram`, or nullopt when it is not one of this job's (another token) or is
-// malformed in any way: wrong first line, ranks not below `world_size`, a host that is
-// empty, longer than 255 bytes or not printable ASCII, anything more.
-std::optional<Alarm> decode_alarm(std::string_view datagram, std::uint64_t token, int world_size);
+// This rank's alarm socket: the one its logger handed it (kAlarmFdVariable: a bound IPv4 UDP
+// socket, taken once per process), so that an alarm reaching this rank after it ended still
+// reaches its logger; else a new one (net::bind_udp). Throws Error as bind_udp.
+net::Socket alarm_socket();
 
 // The job's token, drawn by rank 0: 64 random bits.
 std::uint64_t draw_alarm_token();

@@ -4,17 +4,22 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <utility>
 
 #include "comm/peer_alarm.hpp"
+#include "common/number_text.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -243,20 +248,82 @@ void PeerWatch::loop() {
     if (fds[1].revents != 0) {
       // Anything else that reached the port (another job's alarm, a stray datagram) is dropped.
       if (const auto alarm = alarm_->receive()) {
-        PeerProcess lost;
-        lost.rank = alarm->lost;
-        lost.host = alarm->lost_host;
-        on_lost_(lost, alarm->reporter, [] {});
+        report_alarm(*alarm);
         return;
       }
     }
     for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) {
-        lost_here(watched_[i - kFirstPidfd].process);
-        return;  // one report: the launcher ends the job anyway
+      if (fds[i].revents == 0) continue;
+      const PeerProcess& ended = watched_[i - kFirstPidfd].process;
+      if (ended_as_victim(ended.pid) && alarm_) {
+        // It failed after a connection broke (below): the rank lost first is elsewhere, and its
+        // node's alarm is on its way. Wait for it (or for a process here that ended otherwise).
+        victim_grace(fds, ended);
+      } else {
+        lost_here(ended);
+      }
+      return;  // one report: the launcher ends the job anyway
+    }
+  }
+}
+
+void PeerWatch::report_alarm(const Alarm& alarm) {
+  PeerProcess lost;
+  lost.rank = alarm.lost;
+  lost.host = alarm.lost_host;
+  on_lost_(lost, alarm.reporter, [] {});
+}
+
+void PeerWatch::victim_grace(std::vector<pollfd>& fds, const PeerProcess& victim) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(kVictimGraceMs);
+  constexpr std::size_t kFirstPidfd = 2;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0) break;
+    for (pollfd& p : fds) p.revents = 0;
+    if (poll(fds.data(), fds.size(), static_cast<int>(left)) < 0 && errno != EINTR) break;
+    if (fds[0].revents != 0) return;
+    if (fds[1].revents != 0) {
+      if (const auto alarm = alarm_->receive()) {
+        report_alarm(*alarm);
+        return;
+      }
+    }
+    for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
+      const PeerProcess& ended = watched_[i - kFirstPidfd].process;
+      if (fds[i].revents == 0 || ended.rank == victim.rank) continue;
+      if (!ended_as_victim(ended.pid)) {
+        lost_here(ended);
+        return;
       }
     }
   }
+  lost_here(victim);
+}
+
+bool ended_as_victim(std::int64_t pid) {
+  // /proc/PID/stat of a zombie: "pid (comm) state ... exit_code" (field 52, Linux 3.5); comm may
+  // hold spaces and parentheses, so the fields are counted from the last ')'.
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 1));
+  std::string state;
+  fields >> state;  // field 3
+  if (state != "Z") return false;
+  std::string field;
+  for (int n = 4; n <= 52 && fields >> field; ++n) {
+    if (n < 52) continue;
+    const auto status = parse_whole_number(field, 0, 0xffff);
+    if (!status) return false;
+    const int s = static_cast<int>(*status);
+    return (WIFEXITED(s) && WEXITSTATUS(s) != 0) || (WIFSIGNALED(s) && WTERMSIG(s) == SIGPIPE);
+  }
+  return false;
 }
 
 }  // namespace dtrain::runtime

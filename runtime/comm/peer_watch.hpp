@@ -13,6 +13,8 @@
 // thread polls.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,6 +22,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/alarm_datagram.hpp"
 
 namespace dtrain::runtime {
 
@@ -36,6 +40,14 @@ struct PeerProcess {
   // process runs on the watcher's own node, so each rank fills in its own host name.
   std::string host;
 };
+
+// Whether process `pid`, ended and not yet reaped (a zombie: its logger, records/output_tee.hpp,
+// keeps a failed rank one for a moment), exited with a failure status or died of SIGPIPE: what
+// Open MPI 4.1 does to a rank whose TCP connection to a lost rank breaks (it aborts the process,
+// exit status 255, or the write raises SIGPIPE), within milliseconds, often before the lost
+// rank's own end is visible on its node. False when it cannot tell (reaped already, as slurmstepd
+// and mpirun's daemons do at once, or killed by another signal).
+bool ended_as_victim(std::int64_t pid);
 
 // This process, as rank `rank` on `host`.
 PeerProcess this_process(int rank, const std::string& host);
@@ -90,9 +102,17 @@ class PeerWatch {
   // times, kAlarmGapMs apart, and the receivers report only the first that arrives.
   static constexpr int kAlarmSends = 3;
   static constexpr int kAlarmGapMs = 5;
+  // How long a process of this node that ended as a victim (ended_as_victim) is not reported,
+  // waiting for the alarm that names the rank lost first: its logger keeps it a zombie for
+  // records::kAlarmWaitMs (300 ms), and the launcher ends the job about a second after the loss.
+  static constexpr int kVictimGraceMs = 250;
 
  private:
   void loop();
+  void report_alarm(const Alarm& alarm);
+  // Waits up to kVictimGraceMs for an alarm, or for another process here that ended otherwise,
+  // and reports that; else `victim`. `fds`: loop()'s poll set.
+  void victim_grace(std::vector<pollfd>& fds, const PeerProcess& victim);
   // Fills watched_ with the processes of `peers` that share `self`'s node key.
   void open_pidfds(const std::vector<PeerProcess>& peers, const PeerProcess& self);
   // Reports `lost`, seen ending here, and passes it on when it was reported.

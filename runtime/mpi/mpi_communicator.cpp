@@ -322,7 +322,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
     net::Socket socket;
     AlarmEndpoint mine{host, 0};
     try {
-      socket = net::bind_udp();
+      socket = alarm_socket();
       mine.port = net::local_port(socket);
     } catch (const Error&) {
       // Out of descriptors, or no IPv4: nobody can tell this rank, which gets only the launcher's

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "records/log_line.hpp"
+#include "records/rank_alarm.hpp"
 
 namespace dtrain::records {
 namespace {
@@ -37,6 +39,27 @@ void forward_signal(int sig) {
     if (s.number == sig && s.stops) g_stopping = 1;
   }
   if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), sig);
+}
+
+// Whether `pid` has ended, with its wait status, leaving it unreaped (a zombie) for reap(): the
+// other ranks of its node read how it ended from /proc while it is one (comm/peer_watch.hpp).
+// `block`: wait for the end. False (errno set) when waitid fails.
+bool peek_exit(pid_t pid, int& status, bool block) {
+  siginfo_t info{};
+  const int flags = WEXITED | WNOWAIT | (block ? 0 : WNOHANG);
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, flags) != 0) return false;
+  if (info.si_pid != pid) return false;  // WNOHANG: still running
+  switch (info.si_code) {
+    case CLD_EXITED:
+      status = (info.si_status & 0xff) << 8;
+      break;
+    case CLD_DUMPED:
+      status = info.si_status | 0x80;
+      break;
+    default:  // CLD_KILLED
+      status = info.si_status;
+  }
+  return true;
 }
 
 std::runtime_error system_error(std::string_view who, const std::string& what) {
@@ -128,7 +151,7 @@ bool copy_output(pid_t pid, Stream (&streams)[2], int& status, std::string_view 
         --open_streams;
       }
     }
-    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+    if (!exited && peek_exit(pid, status, false)) exited = true;
     if (exited) idle_after_exit_ms = got_data ? 0 : idle_after_exit_ms + 100;
   }
   for (auto& s : streams) {
@@ -199,8 +222,11 @@ int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart star
   const ForwardSignals forwarding(child.pid);
   start.pid = static_cast<long>(child.pid);
   log_line(targets.log_fd, format_rank_start(start));
-  const auto sink = [&targets](int passthrough) {
-    return [log_fd = targets.log_fd, passthrough](std::string_view line) {
+  // Whether the child reported a lost peer itself (then the logger has nothing to add).
+  bool named_loss = false;
+  const auto sink = [&targets, &named_loss](int passthrough) {
+    return [log_fd = targets.log_fd, passthrough, &named_loss](std::string_view line) {
+      if (line.find(kLostPeerWords) != std::string_view::npos) named_loss = true;
       log_line(log_fd, line);
       std::string out(line);
       out += '\n';
@@ -212,11 +238,39 @@ int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart star
   int status = 0;
   bool exited = copy_output(child.pid, streams, status, who);
   while (!exited) {
-    if (::waitpid(child.pid, &status, 0) == child.pid) {
+    if (peek_exit(child.pid, status, true)) {
       exited = true;
     } else if (errno != EINTR) {
       throw system_error(who, "waitpid");
     }
+  }
+  // A rank that failed stays a zombie for kAlarmWaitMs. Its node's other ranks can then read how it
+  // ended (comm/peer_watch.hpp): one that exited with a failure (Open MPI's abort exits 255) or
+  // died writing to a closed connection (SIGPIPE: Open MPI writes to a lost rank's socket without
+  // MSG_NOSIGNAL) may be a victim of another rank's loss, and they wait for the alarm naming the
+  // rank lost first instead of naming it. And the launcher, which ends the whole step when it
+  // sees this task end, does so that much later: the ranks on other nodes have the time to hear
+  // the alarm and say whom they lost (1 run in 20 of a 2 x 2 job had the step killed before).
+  // An alarm reaching a victim's socket meanwhile is reported for it, unless it reported a loss
+  // itself; one killed by another signal is the lost rank itself or one the launcher ended, and
+  // its end is the news.
+  const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  const bool victim = (WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
+                      (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE);
+  if (failed) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAlarmWaitMs);
+    if (victim && !named_loss) {
+      if (const auto alarm =
+              wait_for_alarm(targets.alarm_fd, start.rank, start.world_size, kAlarmWaitMs)) {
+        const std::string line = alarm_line_for_rank(start.rank, *alarm);
+        log_line(targets.log_fd, line);
+        write_all(targets.err_passthrough, line + "\n");
+      }
+    }
+    std::this_thread::sleep_until(until);
+  }
+  int reaped = 0;
+  while (::waitpid(child.pid, &reaped, 0) < 0 && errno == EINTR) {
   }
   log_line(targets.log_fd, format_rank_exit(rank_exit(start.rank, status)));
   return status;

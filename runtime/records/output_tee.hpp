@@ -39,11 +39,21 @@ struct TeeTargets {
   int log_fd = -1;           // the rank log
   int out_passthrough = -1;  // where the child's stdout lines go on, unchanged
   int err_passthrough = -1;  // and its stderr lines
+  // The rank's alarm socket (rank_alarm.hpp), -1 without: when the child exits with a failure
+  // status without having reported a lost peer, an alarm that reaches the socket within
+  // kAlarmWaitMs is reported for it.
+  int alarm_fd = -1;
 };
+
+// How long a logger whose rank failed keeps it unreaped and waits for an alarm (output_tee.cpp):
+// the alarm's repeats (5 ms apart) arrive within milliseconds of the loss; the launcher ends the
+// step about a second after it.
+inline constexpr int kAlarmWaitMs = 300;
 
 // Writes `start` (its pid set to the child's) to the log, tees the child's output until both pipes
 // close or the child has exited and its output went quiet, then writes the exit line and returns
-// the child's wait status. SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT reaching
+// the child's wait status (with `alarm_fd`, the report of a lost peer the child did not write
+// before the exit line). SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT reaching
 // this process while it tees go to the child. Closes the child's pipe ends. Throws
 // std::runtime_error "<who>: poll: <reason>" (or waitpid) when the system calls fail.
 int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart start,

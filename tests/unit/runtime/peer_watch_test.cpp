@@ -415,3 +415,42 @@ TEST(EnginePeerLoss, APeerEndingAfterMpiFinalizeIsNoLoss) {
 }
 
 }  // namespace
+
+namespace {
+
+// A child that runs `end` and is left a zombie (waited for without being reaped), as a rank's
+// logger leaves a failed rank; returns its pid (reaped by the caller).
+pid_t zombie(void (*end)()) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    end();
+    _exit(0);
+  }
+  siginfo_t info{};
+  EXPECT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
+  return pid;
+}
+
+TEST(PeerWatchVictim, AProcessThatFailedOrDiedOfSigpipeIsAVictimWhileItIsAZombie) {
+  using dtrain::runtime::ended_as_victim;
+  struct Case {
+    void (*end)();
+    bool victim;
+  };
+  const Case cases[] = {
+      {[] { _exit(255); }, true},       // Open MPI's abort
+      {[] { raise(SIGPIPE); }, true},   // a write to a closed connection
+      {[] { _exit(1); }, true},         // any failure: it may have failed because of a loss
+      {[] { raise(SIGKILL); }, false},  // the lost rank itself, or the launcher's kill
+      {[] { _exit(0); }, false},        // finished
+  };
+  for (const Case& c : cases) {
+    const pid_t pid = zombie(c.end);
+    EXPECT_EQ(ended_as_victim(pid), c.victim) << "pid " << pid;
+    waitpid(pid, nullptr, 0);
+    EXPECT_FALSE(ended_as_victim(pid)) << "reaped: nothing to read";
+  }
+  EXPECT_FALSE(ended_as_victim(getpid())) << "running";
+}
+
+}  // namespace
