@@ -41,12 +41,67 @@ void by_share(const ShmAllreduce::Slice& sl, std::size_t share, const Run& run) 
 }  // namespace
 
 // Each counter on its own cache line pair: the owner writes it, every other rank polls it.
+// `calls`: what the owner passed to the call of each piece, by the piece's parity, written before
+// `posted` and read by the others once they saw it (check_same_call): a rank can be at most one
+// piece ahead of the slowest reader, so two slots hold every piece still being compared.
 struct ShmAllreduce::Control {
   alignas(128) std::atomic<std::uint64_t> posted;
   alignas(128) std::atomic<std::uint64_t> reduced;
+  struct Call {
+    std::atomic<std::uint64_t> piece;
+    std::atomic<std::uint64_t> count;
+    std::atomic<std::uint64_t> what;  // CallWhat::pack()
+  };
+  alignas(128) Call calls[2];
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "counters in shared memory must be lock-free to work across processes");
+
+std::uint64_t ShmAllreduce::CallWhat::pack() const {
+  return static_cast<std::uint64_t>(kind) | static_cast<std::uint64_t>(type) << 8 |
+         static_cast<std::uint64_t>(op) << 16;
+}
+
+ShmAllreduce::CallWhat ShmAllreduce::CallWhat::unpack(std::uint64_t word) {
+  return {static_cast<Kind>(word & 0xff), static_cast<DType>((word >> 8) & 0xff),
+          static_cast<ReduceOp>((word >> 16) & 0xff)};
+}
+
+std::string ShmAllreduce::describe_call(std::uint64_t count, const CallWhat& what) {
+  std::string text = std::to_string(count) + " " + std::string(to_string(what.type)) + " elements";
+  switch (what.kind) {
+    case CallWhat::Kind::kAllreduce:
+      return text + " (" + std::string(to_string(what.op)) + ")";
+    case CallWhat::Kind::kReducePiece:
+      return text + " in a piece to reduce (" + std::string(to_string(what.op)) + ")";
+    case CallWhat::Kind::kGatherPiece:
+      return text + " in a piece to gather";
+  }
+  return text;
+}
+
+std::string ShmAllreduce::mismatch_text(const std::vector<CallSeen>& calls) {
+  // Rank 0's call, then each rank that passed another, up to a few: with hundreds of ranks on a
+  // node one wrong rank is what matters, and the line must stay readable.
+  constexpr std::size_t kNamed = 4;
+  std::string text = "ranks of this node passed different calls to one collective: rank " +
+                     std::to_string(calls[0].rank) + " passed " +
+                     describe_call(calls[0].count, calls[0].what);
+  std::size_t named = 0;
+  std::size_t more = 0;
+  for (std::size_t i = 1; i < calls.size(); ++i) {
+    const CallSeen& c = calls[i];
+    if (c.count == calls[0].count && c.what.pack() == calls[0].what.pack()) continue;
+    if (named == kNamed) {
+      ++more;
+      continue;
+    }
+    text += ", rank " + std::to_string(c.rank) + " passed " + describe_call(c.count, c.what);
+    ++named;
+  }
+  if (more > 0) text += ", and " + std::to_string(more) + " more ranks differ";
+  return text + "; every rank must pass the same number of elements, element type and operation";
+}
 
 ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
                            std::size_t piece_bytes)
@@ -107,6 +162,9 @@ void ShmAllreduce::allreduce(const void* in, void* out, std::size_t count, DType
 }
 
 void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, ReduceOp op) {
+  std::uint64_t total = 0;
+  for (const AllreducePart& p : parts) total += p.count;
+  call_ = {total, {CallWhat::Kind::kAllreduce, type, op}};
   const std::size_t elem = dtype_size(type);
   const std::size_t per_piece = piece_bytes_ / elem;
   std::size_t part = 0;
@@ -154,6 +212,7 @@ void ShmAllreduce::reduce_scatter_piece(std::span<const Slice> slices, std::size
                                         std::size_t share, void* share_out, DType type,
                                         ReduceOp op) {
   if (n == 0) return;
+  call_ = {n, {CallWhat::Kind::kReducePiece, type, op}};
   slices_.assign(slices.begin(), slices.end());
   piece(n, type, op, std::max<std::size_t>(1, share), static_cast<char*>(share_out));
 }
@@ -170,6 +229,7 @@ void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, st
   share = std::max<std::size_t>(1, share);
   const std::size_t elem = dtype_size(type);
   check_share(share * elem);
+  call_ = {n, {CallWhat::Kind::kGatherPiece, type, ReduceOp::kSum}};
   const std::uint64_t s = ++piece_;
   wait_all(false, s - 1);  // as in piece(): the boxes s % 2 are free once all posted s - 1
   // This rank's share goes into its outbox, the others' come from the outbox of the rank holding
@@ -185,8 +245,9 @@ void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, st
                   (end - first) * elem);
     });
   }
-  control(rank_).posted.store(s, std::memory_order_release);
+  post(s);
   wait_all(false, s);
+  check_same_call(s);
   for (const Slice& sl : slices) {
     by_share(sl, share, [&](std::size_t t, std::size_t first, std::size_t end) {
       if (t == mine) return;
@@ -196,6 +257,36 @@ void ShmAllreduce::gather_piece(std::span<const Slice> slices, std::size_t n, st
                   outbox(holder, s) + (first - t * share) * elem, (end - first) * elem);
     });
   }
+}
+
+void ShmAllreduce::post(std::uint64_t s) {
+  Control::Call& call = control(rank_).calls[s % 2];
+  call.piece.store(s, std::memory_order_relaxed);
+  call.count.store(call_.count, std::memory_order_relaxed);
+  call.what.store(call_.what.pack(), std::memory_order_relaxed);
+  control(rank_).posted.store(s, std::memory_order_release);  // publishes the call too
+}
+
+void ShmAllreduce::check_same_call(std::uint64_t s) {
+  // Every rank posted piece s (wait_all), after writing its call; a rank that passed other sizes
+  // or types has copied its own idea of the piece, and every rank sees the same calls, so all
+  // throw here, together, and the counters stay in step for the next collective. The cost: three
+  // loads per rank and piece, of lines the owner wrote once.
+  const std::uint64_t what = call_.what.pack();
+  bool same = true;
+  for (int r = 0; r < size_ && same; ++r) {
+    const Control::Call& c = control(r).calls[s % 2];
+    same = c.count.load(std::memory_order_relaxed) == call_.count &&
+           c.what.load(std::memory_order_relaxed) == what;
+  }
+  if (same) return;
+  std::vector<CallSeen> calls;
+  for (int r = 0; r < size_; ++r) {
+    const Control::Call& c = control(r).calls[s % 2];
+    calls.push_back({r, c.count.load(std::memory_order_relaxed),
+                     CallWhat::unpack(c.what.load(std::memory_order_relaxed))});
+  }
+  throw Error(Error::Code::kInvalid, "dtrain: " + mismatch_text(calls));
 }
 
 void ShmAllreduce::check_share(std::size_t bytes) const {
@@ -224,8 +315,9 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, std::size_t sha
   if (share_out == nullptr && n * elem <= one_shot_) {
     char* mine = outbox(rank_, s);
     for (const Slice& sl : slices_) std::memcpy(mine + sl.first * elem, sl.in, sl.count * elem);
-    control(rank_).posted.store(s, std::memory_order_release);
+    post(s);
     wait_all(false, s);
+    check_same_call(s);
     for (const Slice& sl : slices_) {
       reduce_ranks(sl.out, sl.count, [&](int r) { return outbox(r, s) + sl.first * elem; });
     }
@@ -242,8 +334,9 @@ void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, std::size_t sha
                   sl.in + (first - sl.first) * elem, (end - first) * elem);
     });
   }
-  control(rank_).posted.store(s, std::memory_order_release);
+  post(s);
   wait_all(false, s);
+  check_same_call(s);
   // This rank's share, reduced from its inbox's slots. With `share_out` only it leaves, reduced
   // straight out; a slower rank still writing the next piece is covered by the wait at its start.
   const std::size_t first = std::min(n, static_cast<std::size_t>(rank_) * share);

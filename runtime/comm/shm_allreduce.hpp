@@ -120,6 +120,27 @@ class ShmAllreduce {
                             int shares = 0);
   void gather_piece(void* data, std::size_t n, DType type, int shift = 0, int shares = 0);
 
+  // What one rank passed to a call, as the others compare it (ranks that pass different counts,
+  // element types or operations get Error kInvalid naming them, on every rank, instead of each
+  // other's bytes read as their own).
+  struct CallWhat {
+    enum class Kind : std::uint8_t { kAllreduce, kReducePiece, kGatherPiece };
+    Kind kind = Kind::kAllreduce;
+    DType type = DType::kFloat32;
+    ReduceOp op = ReduceOp::kSum;
+    std::uint64_t pack() const;
+    static CallWhat unpack(std::uint64_t word);
+  };
+  struct CallSeen {
+    int rank;
+    std::uint64_t count;
+    CallWhat what;
+  };
+  // "ranks of this node passed different calls to one collective: rank 0 passed 4097 float32
+  // elements (sum), rank 1 passed 4096 float32 elements (sum); ..." (`calls`: every rank's, by
+  // rank, rank 0's first).
+  static std::string mismatch_text(const std::vector<CallSeen>& calls);
+
   // While a call waits: the ranks it waits for, e.g. "1, 3 (not yet in this allreduce)"; "" when
   // it does not wait.
   std::string missing_ranks() const;
@@ -127,7 +148,7 @@ class ShmAllreduce {
   std::vector<int> missing() const;
 
  private:
-  static constexpr std::size_t kControlBytes = 256;
+  static constexpr std::size_t kControlBytes = 512;
   // The kernel's fault-around window (64 KiB by default): a region apart from the others by at
   // least this much is never mapped by a read of another region.
   static constexpr std::size_t kWindowBytes = std::size_t{64} << 10;
@@ -160,6 +181,11 @@ class ShmAllreduce {
   void wait_all(bool reduced, std::uint64_t piece);
   // Throws std::logic_error when a share of `bytes` would not fit a slot (a caller's bug).
   void check_share(std::size_t bytes) const;
+  // Publishes piece s and the call it belongs to (call_).
+  void post(std::uint64_t s);
+  // Once every rank posted piece s: throws Error kInvalid when their calls differ.
+  void check_same_call(std::uint64_t s);
+  static std::string describe_call(std::uint64_t count, const CallWhat& what);
   // Reduces the piece described by slices_ (n elements) into the slices' `out`; with
   // `share_out`, only this rank's share (of `share` elements) into it.
   void piece(std::size_t n, DType type, ReduceOp op, std::size_t share = 0,
@@ -174,6 +200,10 @@ class ShmAllreduce {
   std::function<void()> poll_;
   std::uint64_t piece_ = 0;    // pieces done; every rank counts the same
   std::vector<Slice> slices_;  // the current piece's, kept to allocate nothing per call
+  struct {
+    std::uint64_t count = 0;
+    CallWhat what;
+  } call_;  // the current call's, for post()
   // What a stuck wait waits for, for missing_ranks() (read by the thread reporting a timeout).
   std::atomic<std::uint64_t> waiting_piece_{0};
   std::atomic<bool> waiting_reduced_{false};

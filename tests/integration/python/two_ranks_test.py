@@ -77,6 +77,26 @@ def test_object_arrays_are_refused_on_every_rank_before_sending(ctx, dtype):
     assert b[0] == 6
 
 
+# Issue 33 item 3: ranks that pass different counts or element types to one allreduce read each
+# other's bytes as their own (4097 against 4096: rank 0's last element 200008.0). On one node the
+# ranks meet in shared memory, compare the calls there, and both raise naming both calls; the next
+# allreduce pairs up and is exact.
+@pytest.mark.parametrize("count1, dtype1, said1", [(4097, np.float32, "4097 float32"),
+                                                   (4096, np.float64, "4096 float64")])
+def test_ranks_that_pass_different_calls_are_told_which(ctx, count1, dtype1, said1):
+    if os.environ.get("DTRAIN_SHM") == "0":
+        pytest.skip("the calls are compared in the node's shared memory (DTRAIN_SHM=0 here)")
+    buf = np.ones(count1, dtype=dtype1) if ctx.rank == 1 else np.ones(4096, dtype=np.float32)
+    with pytest.raises(dtrain.InvalidError, match=r"ranks of this node passed different calls to "
+                                                  r"one collective: rank 0 passed 4096 float32 "
+                                                  r"elements \(kSum\), rank 1 passed %s "
+                                                  r"elements \(kSum\)" % said1):
+        ctx.allreduce(buf, "sum")
+    again = np.full(1000, ctx.rank + 1, dtype=np.float32)
+    ctx.allreduce(again, "sum")
+    np.testing.assert_array_equal(again, np.full(1000, 3, dtype=np.float32))
+
+
 # Issue 33: allgather's one in-place form is this rank's block of the output; any other overlap is
 # refused, by each rank that passes one (MPI gave rank 1 [10, 10, 10, 10] for in == out).
 def test_allgather_refuses_overlap_other_than_this_ranks_block(ctx):

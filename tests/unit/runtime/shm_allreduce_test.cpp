@@ -216,3 +216,62 @@ TEST(ShmAllreduce, NothingIsMissingWhenNoCallWaits) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 33 item 3: ranks that pass different counts or element types got each other's bytes
+// (rank 0's last element 200008.0 with 4097 against 4096). Every rank now fails with the same
+// message naming both calls, and the next, matching call is exact: the counters stayed in step.
+TEST(ShmAllreduceMismatch, EveryRankNamesTheCallsAndTheNextCallIsExact) {
+  struct Case {
+    std::size_t count1;  // rank 1's count; the others pass 4096
+    DType type1;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {4096 + 1, DType::kFloat32,
+       "rank 0 passed 4096 float32 elements (kSum), rank 1 passed 4097 float32 elements (kSum)"},
+      {4096, DType::kFloat64,
+       "rank 0 passed 4096 float32 elements (kSum), rank 1 passed 4096 float64 elements (kSum)"},
+      {600000, DType::kFloat32,  // several pieces, two-shot: the first piece already differs
+       "rank 0 passed 4096 float32 elements (kSum), rank 1 passed 600000 float32 elements (kSum)"},
+  };
+  for (const Case& c : cases) {
+    for (int p : {2, 3}) {
+      std::vector<std::string> errors(static_cast<std::size_t>(p));
+      run_ranks(p, [&](int r, ShmAllreduce& shm) {
+        const bool odd = r == 1;
+        const std::size_t n = odd ? c.count1 : 4096;
+        const DType type = odd ? c.type1 : DType::kFloat32;
+        std::vector<double> buf(n, 1.0);  // room for either type
+        try {
+          shm.allreduce(buf.data(), buf.data(), n, type, ReduceOp::kSum);
+        } catch (const dtrain::Error& e) {
+          EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid);
+          errors[static_cast<std::size_t>(r)] = e.what();
+        }
+        std::vector<float> next(1000, static_cast<float>(r + 1));
+        shm.allreduce(next.data(), next.data(), next.size(), DType::kFloat32, ReduceOp::kSum);
+        for (float v : next) ASSERT_EQ(v, static_cast<float>(p * (p + 1) / 2));
+      });
+      for (int r = 0; r < p; ++r) {
+        SCOPED_TRACE("rank " + std::to_string(r) + " of " + std::to_string(p));
+        EXPECT_NE(errors[static_cast<std::size_t>(r)].find(c.expect), std::string::npos)
+            << errors[static_cast<std::size_t>(r)];
+      }
+    }
+  }
+}
+
+TEST(ShmAllreduceMismatch, ManyDifferingRanksAreCounted) {
+  std::vector<ShmAllreduce::CallSeen> calls;
+  const ShmAllreduce::CallWhat sum{ShmAllreduce::CallWhat::Kind::kAllreduce, DType::kFloat32,
+                                   ReduceOp::kSum};
+  for (int r = 0; r < 10; ++r) calls.push_back({r, r == 0 ? 8u : 9u, sum});
+  const std::string text = ShmAllreduce::mismatch_text(calls);
+  EXPECT_NE(text.find("rank 4 passed 9 float32 elements (kSum), and 5 more ranks differ"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
