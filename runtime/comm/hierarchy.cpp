@@ -107,6 +107,7 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
   constexpr std::size_t kMpiDirectSmall = std::size_t{32} << 10;
   constexpr std::size_t kMpiRingSmall = std::size_t{64} << 10;
   constexpr std::size_t kMpiOnePerNodeRingSmall = std::size_t{512} << 10;
+  constexpr std::size_t kTcpManyNodesRingSmall = std::size_t{256} << 10;
   switch (algo) {
     case AllreduceAlgo::kFlat:
       return kNever;
@@ -123,7 +124,10 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
     // One rank per node: nothing to reduce first; the TCP backend's own ring ties the ring among
     // nodes or beats it.
     if (layout.most == 1 && (!mpi || !ring)) return kNever;
-    if (ring) return mpi ? kMpiRingSmall : kMpiSmall;
+    if (ring) {
+      if (mpi) return kMpiRingSmall;
+      return layout.nodes > kDirectNodes ? kTcpManyNodesRingSmall : kMpiSmall;
+    }
     return mpi ? kMpiSmall : 0;
   }
   if (!layout.uniform) return kNever;

@@ -100,7 +100,10 @@ inline constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 //   allreduce on more nodes, and on nodes of different sizes (the ring among peers): MPI above
 //     64 KiB (below, its recursive doubling and Rabenseifner take fewer steps than the ring's
 //     2 (N - 1) rounds; from 256 KiB 1.1-2.0 x faster than MPI_Allreduce), TCP above 4 KiB
-//     (below, recursive doubling) where some node holds several ranks; with one rank per node
+//     (below, recursive doubling) where some node holds several ranks, on more than kDirectNodes
+//     nodes above 256 KiB (8 x 2, two runs, quiet and loaded: the TCP backend's own allreduce
+//     took 0.28-0.78 x the ring's time from 16 to 256 KiB, its 14 rounds each a wake-up of a
+//     process on a busy core; from 1 MiB the ring is 1.07-1.11 x faster); with one rank per node
 //     never on TCP, whose own ring, waiting on its sockets, did as well or better (8 x 1 at
 //     1 Gbit/s: 0.96 x the ring's time at 16-64 MiB, 0.25-0.93 x from 16 to 256 KiB; 16 x 1:
 //     0.88-0.91 x from 4 MiB);

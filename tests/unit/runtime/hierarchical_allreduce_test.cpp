@@ -87,6 +87,7 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
   // only); reduce_scatter and allgather with one rank per node beyond kDirectNodes from 512 KiB.
   constexpr std::size_t ring_mpi = 64 << 10;
   constexpr std::size_t k512K = 512 << 10;
+  constexpr std::size_t k256K = 256 << 10;
   const std::vector<Row> rows = {
       {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                               // 2 x 2
       {{"a", "a", "b", "b", "c", "c"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},              // 3 x 2
@@ -95,10 +96,11 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
       {{"a", "b"}, {kNever, k32K, k32K}, {kNever, kNever, kNever}},                     // 2 x 1
       {{"a", "a", "a", "a"}, {kNever, kNever, kNever}, {kNever, kNever, kNever}},       // one node
       {{"a", "b", "c", "d", "e"}, {ring_mpi, k512K, k512K}, {kNever, kNever, kNever}},  // 5 x 1
-      // 5 x 2: reduce_scatter and allgather on the ring from 64 KiB on MPI.
+      // 5 x 2: reduce_scatter and allgather on the ring from 64 KiB on MPI; the allreduce's ring
+      // on TCP from 256 KiB beyond kDirectNodes.
       {{"a", "a", "b", "b", "c", "c", "d", "d", "e", "e"},
        {ring_mpi, ring_mpi, ring_mpi},
-       {k4K, 0, 0}},
+       {k256K, 0, 0}},
       // Uneven: the allreduce (direct on 2 nodes, the ring on more); the others flat.
       {{"a", "a", "b"}, {k4K, kNever, kNever}, {0, kNever, kNever}},
       {{"a", "a", "a", "b", "b", "c", "c"}, {ring_mpi, kNever, kNever}, {k4K, kNever, kNever}},
