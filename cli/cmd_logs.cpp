@@ -18,6 +18,8 @@
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "file_pool.hpp"
+#include "flag_values.hpp"
+#include "records/attempt_record.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/attempts.hpp"
@@ -52,6 +54,7 @@ struct LogsOptions {
   bool first_error = false;
   bool hang = false;
   bool json = false;
+  int attempt = 0;  // --attempt N: the N-th attempt (from 1); 0 when not given
 };
 
 void write_out(const std::string& text) {
@@ -280,21 +283,44 @@ int run_merge(const LogsOptions& opts) {
 }
 
 int run_first_error(const LogsOptions& opts) {
-  const auto report = read_first_error(opts.run_dir, selected_logs(opts));
   const auto attempts = read_attempt_records(opts.run_dir);
+  std::optional<int> wanted;  // from 0
+  if (opts.attempt > 0) {
+    const int last = report::last_attempt(attempts);
+    if (opts.attempt > last + 1) {
+      throw UsageError(
+          "dtrain: logs: --attempt " + std::to_string(opts.attempt) + ": " + opts.run_dir +
+          " has " +
+          (last == 0 ? std::string("one attempt; expected --attempt 1")
+                     : "attempts 1 to " + std::to_string(last + 1) + "; expected one of them"));
+    }
+    wanted = opts.attempt - 1;
+  }
+  const auto report = read_first_error(opts.run_dir, selected_logs(opts), wanted);
+  // Of a job that recovered, the report covers its last attempt: say where the first failure was.
+  const auto first_failed = report::first_failed_attempt(attempts);
+  const bool point_back = !wanted && first_failed;
+  const std::string hint =
+      point_back ? "attempt " + std::to_string(*first_failed + 1) +
+                       " failed first; its report: dtrain logs --first-error --attempt " +
+                       std::to_string(*first_failed + 1) + " " + opts.run_dir + "\n"
+                 : "";
   if (opts.json) {
     auto j = report::first_error_to_json(report);
     j["run_dir"] = opts.run_dir;
     if (!attempts.empty()) {
+      j["attempt"] = wanted.value_or(report::last_attempt(attempts));
       j["attempts"] = nlohmann::json::array();
       for (const auto& a : attempts) {
         j["attempts"].push_back(
             {{"attempt", a.attempt}, {"outcome", a.outcome}, {"end", a.end}, {"cause", a.cause}});
       }
+      j["first_failed_attempt"] = first_failed ? nlohmann::json(*first_failed) : nlohmann::json();
     }
     write_out(report::json_text(j, 2) + "\n");
   } else {
-    write_out(report::format_attempts(attempts) + report::format_first_error(report));
+    write_out(report::format_attempts(attempts, wanted) + hint +
+              report::format_first_error(report));
   }
   return 0;
 }
@@ -336,6 +362,9 @@ int run_logs(const LogsOptions& opts) {
   if (opts.json && !opts.first_error && !opts.hang) {
     throw UsageError("dtrain: logs: --json applies to --first-error and --hang");
   }
+  if (opts.attempt > 0 && !opts.first_error) {
+    throw UsageError("dtrain: logs: --attempt applies to --first-error");
+  }
   if (opts.hang && !opts.ranks.empty()) {
     throw UsageError("dtrain: logs: --hang compares all ranks; --rank cannot select some");
   }
@@ -367,6 +396,9 @@ void register_logs(CLI::App& app, Action& action) {
   cmd->add_flag("--hang", opts->hang,
                 "From the collective heartbeats: ranks that never entered or never left a "
                 "collective the others reached");
+  add_whole_number_flag(*cmd, "--attempt", opts->attempt, 1, records::kMaxAttempt + 1,
+                        "With --first-error: report this attempt of a job that restarted (1 is "
+                        "the first) instead of the last");
   cmd->add_flag("--json", opts->json, "Print --first-error or --hang as JSON");
   cmd->callback([opts, &action] { action = [opts] { return run_logs(*opts); }; });
 }

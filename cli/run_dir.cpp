@@ -204,13 +204,17 @@ void for_each_metric_record(const std::string& run_dir,
 
 namespace {
 
-// The heartbeats of `attempt` (or a later one) of the ranks in `hosts` and of those with records.
+// The heartbeats of `attempt` (or a later one; of `attempt` only when `only`) of the ranks in
+// `hosts` and of those with records.
 std::optional<report::HeartbeatTracker> heartbeats_of(const std::string& run_dir, int attempt,
-                                                      const std::map<int, std::string>& hosts) {
+                                                      const std::map<int, std::string>& hosts,
+                                                      bool only = false) {
   if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
   report::HeartbeatTracker tracker(attempt);
   for (const auto& [rank, host] : hosts) tracker.add_rank(rank, host);
-  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { tracker.add(r); });
+  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) {
+    if (!only || r.attempt <= attempt) tracker.add(r);
+  });
   return tracker;
 }
 
@@ -225,15 +229,17 @@ std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_d
 }
 
 report::FirstErrorReport read_first_error(const std::string& run_dir,
-                                          const std::vector<RankFile>& logs) {
+                                          const std::vector<RankFile>& logs,
+                                          std::optional<int> wanted) {
   std::vector<report::RankLogScan> scans;
-  int attempt = read_last_attempt(run_dir);
+  const int last = read_last_attempt(run_dir);
+  int attempt = wanted.value_or(last);
   for (const auto& f : logs) {
-    scans.emplace_back(f.rank);
+    scans.emplace_back(f.rank, 10, wanted);
     for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
-    attempt = std::max(attempt, scans.back().attempt());
+    if (!wanted) attempt = std::max(attempt, scans.back().attempt());
   }
-  std::erase_if(scans, [&](const report::RankLogScan& s) { return s.attempt() < attempt; });
+  std::erase_if(scans, [&](const report::RankLogScan& s) { return s.attempt() != attempt; });
   std::vector<std::optional<std::int64_t>> last_metric(scans.size());
   std::optional<report::MissedCollective> missed;
   // Of a later attempt, its ranks are those whose logs' last start line is of it (read just now).
@@ -242,15 +248,17 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
   for (const auto& scan : scans) {
     if (attempt > 0 && scan.start()) hosts[scan.rank()] = scan.start()->host;
   }
-  if (auto tracker = heartbeats_of(run_dir, attempt, hosts)) {
+  if (auto tracker = heartbeats_of(run_dir, attempt, hosts, wanted.has_value())) {
     for (std::size_t i = 0; i < scans.size(); ++i) {
       auto it = tracker->ranks().find(scans[i].rank());
       if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
     }
     missed = report::missed_collective(report::detect_hang(*tracker));
   }
+  // The walltime ended the job's last attempt; an earlier one ended on its own.
   const auto end = read_job_end_record(run_dir);
-  return report::find_first_error(scans, last_metric, missed, end && end->walltime_reached);
+  const bool walltime = end && end->walltime_reached && attempt >= last;
+  return report::find_first_error(scans, last_metric, missed, walltime);
 }
 
 int read_last_attempt(const std::string& run_dir) {

@@ -89,11 +89,13 @@ int read_last_attempt(const std::string& run_dir);
 
 // `dtrain logs --first-error` of `logs` (all or some of the run's rank logs), with the heartbeats
 // as evidence; `dtrain submit` prints the same when a job fails. Of a job that restarted, only the
-// attempt that ended it counts: each log's lines from its last start line on (a log whose last
-// start line is of an earlier attempt is left out: that rank was not in it), and that attempt's
-// heartbeats. A job that `dtrain submit` saw end at its walltime (job-end.jsonl) blames no rank.
+// attempt that ended it counts, or `attempt` (from 0) when given: each log's lines from its last
+// start line of that attempt on (a log without one is left out: that rank was not in it), up to a
+// later attempt's start line, and that attempt's heartbeats. A job that `dtrain submit` saw end at
+// its walltime (job-end.jsonl) blames no rank of its last attempt.
 report::FirstErrorReport read_first_error(const std::string& run_dir,
-                                          const std::vector<RankFile>& logs);
+                                          const std::vector<RankFile>& logs,
+                                          std::optional<int> attempt = std::nullopt);
 
 // The run's attempt records (attempts.jsonl, written by `dtrain supervise`), in order; none when
 // the job was not supervised. Throws records::AttemptFormatError naming the line of a bad one.

@@ -1,9 +1,11 @@
 // Per-rank JSON Lines metric records (schema: docs/metrics.md; the record format and the file name
 // are records/metric_record.hpp and records/rank_files.hpp, shared with the readers).
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -40,10 +43,19 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Forks of this process, counted in the child (pthread_atfork), so a MeterFile knows it is a copy.
+std::atomic<unsigned> forks{0};
+
+void count_fork() { forks.fetch_add(1, std::memory_order_relaxed); }
+
 }  // namespace
 
-MeterFile::MeterFile(std::string path, int rank, int attempt)
+MeterFile::MeterFile(std::string path, int rank, int attempt, double resource_interval,
+                     GpuChoice gpu)
     : path_(std::move(path)), rank_(rank), attempt_(attempt) {
+  static std::once_flag at_fork;
+  std::call_once(at_fork, [] { ::pthread_atfork(nullptr, nullptr, count_fork); });
+  forks_at_open_ = forks.load(std::memory_order_relaxed);
   // Appending: a restarted run continues the same file, and every record stays a whole line.
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
@@ -53,20 +65,52 @@ MeterFile::MeterFile(std::string path, int rank, int attempt)
                                           "; expected an existing, writable run directory");
   }
   buffer_.reserve(kFlushBytes + 512);
-  flusher_ = std::thread([this] { run_flusher(); });
+  if (resource_interval > 0) {
+    resource_interval_ = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(resource_interval));
+    sampler_.emplace(std::move(gpu));
+  }
+  flusher_ = std::make_unique<std::thread>([this] { run_flusher(); });
 }
 
 MeterFile::~MeterFile() { close(); }
 
+bool MeterFile::forked() const noexcept {
+  return forks.load(std::memory_order_relaxed) != forks_at_open_;
+}
+
 void MeterFile::run_flusher() {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mutex_);
+  auto next_sample = sampler_ ? sampler_->last() + resource_interval_ : Clock::time_point::max();
   while (!stop_) {
-    wake_.wait_for(lock, kFlushPeriod);
+    wake_.wait_until(lock, std::min(Clock::now() + kFlushPeriod, next_sample));
+    if (stop_) break;
     try {
+      if (Clock::now() >= next_sample) {
+        lock.unlock();
+        const std::string line = resource_line();
+        lock.lock();
+        next_sample = sampler_->last() + resource_interval_;
+        if (!line.empty()) append_locked(line);
+      }
       flush_locked();
     } catch (const Error&) {
       // Kept in the buffer; the next record or flush() reports it to the caller.
     }
+  }
+}
+
+std::string MeterFile::resource_line() noexcept {
+  try {
+    records::MetricRecord r;
+    r.rank = rank_;
+    r.attempt = attempt_;
+    sampler_->sample(r, std::chrono::steady_clock::now());
+    r.time = unix_now();
+    return records::format_resource_record(r);
+  } catch (...) {
+    return "";  // no memory for the line: this sample is lost, the next one covers its time
   }
 }
 
@@ -79,6 +123,7 @@ void MeterFile::append_locked(const std::string& line) {
 
 void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, double data_seconds,
                      CollectiveTime::TimePoint began, CollectiveTime::TimePoint ended) {
+  if (forked()) return;
   std::lock_guard lock(mutex_);
   records::MetricRecord r;
   r.time = unix_now();
@@ -94,6 +139,7 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
 
 void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
                               bool failed) noexcept {
+  if (forked()) return;
   // The allocation-free writer: this runs for every collective and must stay far below 1 % of a
   // step (the meter_overhead case of bench/coll_bench.cpp measures it).
   char line[256];
@@ -121,6 +167,7 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
 }
 
 void MeterFile::flush() {
+  if (forked()) return;
   std::lock_guard lock(mutex_);
   flush_locked();
 }
@@ -144,15 +191,25 @@ void MeterFile::flush_locked() {
 }
 
 void MeterFile::close() noexcept {
+  if (forked()) {
+    (void)flusher_.release();  // the parent's thread: this process has none to join or destroy
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    return;
+  }
   {
     std::lock_guard lock(mutex_);
     if (stop_) return;
     stop_ = true;
   }
   wake_.notify_all();
-  if (flusher_.joinable()) flusher_.join();
+  if (flusher_ && flusher_->joinable()) flusher_->join();
+  // The closing sample covers the run's end since the previous one, so that every file with
+  // sampling on has at least one, whatever the run's length.
+  const std::string closing = sampler_ ? resource_line() : "";
   std::lock_guard lock(mutex_);
   try {
+    if (!closing.empty()) append_locked(closing);
     flush_locked();
   } catch (...) {
     // A destructor cannot throw and core code does not print: the last records are lost. A
@@ -198,8 +255,14 @@ void check_samples(const char* call, std::int64_t samples) {
 Meter::Meter(Context& ctx, std::string run_dir) : resumed_(ctx.comm().engine().resumed_step()) {
   if (run_dir.empty()) run_dir = ctx.comm().engine().settings().run_dir;
   if (run_dir.empty()) return;  // not in a dtrain run: disabled
-  file_ = std::make_shared<runtime::MeterFile>(rank_file(run_dir, ctx.world().rank),
-                                               ctx.world().rank, ctx.world().attempt);
+  // The rank's GPU for the resource records: the launcher's CUDA_VISIBLE_DEVICES (a launch
+  // variable, not a DTRAIN_* setting, so read here rather than by parse_settings()).
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  file_ = std::make_shared<runtime::MeterFile>(
+      rank_file(run_dir, ctx.world().rank), ctx.world().rank, ctx.world().attempt,
+      ctx.comm().engine().settings().resource_interval,
+      runtime::choose_rank_gpu(visible ? std::optional<std::string_view>(visible) : std::nullopt,
+                               ctx.world().local_rank));
   // The engine holds the file too, so heartbeats never reach a destroyed Meter.
   ctx.comm().engine().set_observer(file_);
 }

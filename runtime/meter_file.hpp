@@ -1,25 +1,30 @@
 // The shared state behind a dtrain::Meter: the open rank file, its buffer and the background
-// flusher, and the collective observer that writes heartbeats. Shared between the Meter and the
-// communicator's Engine (which calls on_collective from its progress thread), so neither has to
-// outlive the other. Internal to libdtrain.
+// flusher, the collective observer that writes heartbeats, and the resource sampler. Shared
+// between the Meter and the communicator's Engine (which calls on_collective from its progress
+// thread), so neither has to outlive the other. Internal to libdtrain.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "collective_time.hpp"
 #include "comm/engine.hpp"
+#include "resources/resource_sampler.hpp"
 
 namespace dtrain::runtime {
 
 class MeterFile final : public CollectiveObserver {
  public:
-  // Throws Error (kSystem) naming the file when it cannot be opened.
-  MeterFile(std::string path, int rank, int attempt);
+  // Throws Error (kSystem) naming the file when it cannot be opened. `resource_interval` > 0:
+  // a resource record every that many seconds, and one when the file closes, for `gpu`.
+  MeterFile(std::string path, int rank, int attempt, double resource_interval = 0,
+            GpuChoice gpu = {});
   ~MeterFile() override;
 
   const std::string& path() const { return path_; }
@@ -31,13 +36,24 @@ class MeterFile final : public CollectiveObserver {
                      bool failed) noexcept override;
   // Writes the buffer; throws Error (kSystem) naming the file on failure.
   void flush();
-  // Flushes, stops the flusher, closes the file; later records are dropped. Never throws.
+  // Takes the closing resource sample, flushes, stops the flusher, closes the file; later records
+  // are dropped. Never throws. In a child forked while the file was open, only closes its copy of
+  // the descriptor (below).
   void close() noexcept;
 
  private:
   void flush_locked();
   void append_locked(const std::string& line);
   void run_flusher();
+  // A resource record of the use since the previous sample; "" when it cannot be made. Called by
+  // the flusher, or by close() once the flusher has stopped: never with mutex_ held, so that the
+  // training thread never waits for /proc or NVML.
+  std::string resource_line() noexcept;
+  // True in a process forked from the one that opened the file. Its threads did not follow, its
+  // mutex may have been held across the fork, and its buffer holds lines the opener writes: the
+  // child writes nothing, joins nothing and locks nothing (a forked data-loader worker that
+  // destroys its copy must neither hang nor write its parent's records twice).
+  bool forked() const noexcept;
 
   std::string path_;
   int rank_;
@@ -49,7 +65,13 @@ class MeterFile final : public CollectiveObserver {
   std::string buffer_;
   CollectiveTime collectives_;                        // since the last step record
   std::chrono::steady_clock::time_point last_write_;  // when flush_locked() last ran
-  std::thread flusher_;
+  // The flusher also takes the resource samples: one thread per Meter (one per rank, one rank per
+  // process in a job) that exists anyway, so sampling adds no thread, and none per peer.
+  std::optional<ResourceSampler> sampler_;  // the flusher's alone (close() after joining it)
+  std::chrono::steady_clock::duration resource_interval_{};
+  unsigned forks_at_open_ = 0;
+  // On the heap so that a forked child can let go of it without join() or ~thread().
+  std::unique_ptr<std::thread> flusher_;
 };
 
 }  // namespace dtrain::runtime

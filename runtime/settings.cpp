@@ -58,6 +58,20 @@ int parse_attempt(const std::optional<std::string>& v) {
   return static_cast<int>(*attempt);
 }
 
+// 0 (off), or seconds from kMinResourceInterval: a sample every millisecond would be a thread
+// busy reading /proc beside the training.
+double parse_resource_interval(const std::optional<std::string>& v) {
+  if (!v) return kDefaultResourceInterval;
+  const std::optional<double> s = dtrain::parse_decimal_number(*v, 0, kMaxResourceInterval);
+  if (!s || (*s > 0 && *s < kMinResourceInterval)) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: DTRAIN_RESOURCE_INTERVAL: expected seconds between resource samples, "
+                "0.01 to 86400, or 0 for none, got \"" +
+                    *v + "\"");
+  }
+  return *s;
+}
+
 // A whole number of bytes of at least `minimum`: decimal digits only (" -1" is not 2^64-1).
 std::size_t parse_bytes(const char* name, const std::optional<std::string>& v, std::size_t fallback,
                         std::size_t minimum) {
@@ -162,6 +176,7 @@ Settings parse_settings(const EnvLookup& env) {
   s.preempt_signals = signals ? parse_signal_list(*signals) : std::vector<int>{SIGUSR1, SIGTERM};
   s.run_dir = non_empty(env, "DTRAIN_RUN_DIR").value_or("");
   s.attempt = parse_attempt(non_empty(env, "DTRAIN_ATTEMPT"));
+  s.resource_interval = parse_resource_interval(non_empty(env, "DTRAIN_RESOURCE_INTERVAL"));
   return s;
 }
 

@@ -28,6 +28,11 @@ enum class AllreduceAlgo {
 // DTRAIN_TRANSPORT: how the host collectives travel between processes (host_transport()).
 enum class HostTransport { kAuto, kTcp, kMpi };
 
+inline constexpr double kDefaultResourceInterval = 5.0;
+// The shortest interval DTRAIN_RESOURCE_INTERVAL takes (besides 0, off) and the longest.
+inline constexpr double kMinResourceInterval = 0.01;
+inline constexpr double kMaxResourceInterval = 86400.0;
+
 struct Settings {
   // DTRAIN_BOOTSTRAP: "" (choose automatically), "pmix", "mpi", "tcp", "env" or "single".
   std::string bootstrap;
@@ -61,6 +66,9 @@ struct Settings {
   // DTRAIN_ATTEMPT (set by `dtrain supervise`, default 0): which attempt of a restarted job this
   // is, counted from 0 (WorldInfo::attempt).
   int attempt = 0;
+  // DTRAIN_RESOURCE_INTERVAL (seconds, default 5; 0 turns it off): how often a Meter records the
+  // rank's CPU, memory and GPU use (docs/metrics.md, "type":"resource").
+  double resource_interval = kDefaultResourceInterval;
 };
 
 // The host collectives' transport for a job of several ranks: `bootstrap` is WorldInfo's ("pmix",
@@ -77,7 +85,8 @@ HostTransport host_transport(HostTransport wanted, const std::string& bootstrap,
 using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 // Parses every variable through `env`, in the order init() used them before this value existed:
-// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, TRANSPORT, FUSION_BYTES, PREEMPT_SIGNALS.
+// BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, TRANSPORT, FUSION_BYTES, PREEMPT_SIGNALS,
+// then RUN_DIR, ATTEMPT, RESOURCE_INTERVAL.
 // An unset or empty variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error
 // (kInvalid) naming the first bad variable and its value.
 Settings parse_settings(const EnvLookup& env);

@@ -3,6 +3,7 @@
 // ones ended. Pure, like the rest of dtrain::report.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,12 @@ namespace dtrain::report {
 int last_attempt(const std::vector<records::AttemptRecord>& attempts);
 
 // The lines before the report of a job that restarted (attempts.jsonl, docs/fault-tolerance.md):
-// which attempt the report covers (the logs' last) and how the earlier ones ended; "" without
-// records.
-std::string format_attempts(const std::vector<records::AttemptRecord>& attempts);
+// which attempt the report covers (`covered`, from 0; by default the logs' last), how the earlier
+// ones ended, and the later ones; "" without records.
+std::string format_attempts(const std::vector<records::AttemptRecord>& attempts,
+                            std::optional<int> covered = std::nullopt);
+
+// The first attempt (from 0) that failed and was restarted; nothing when none was.
+std::optional<int> first_failed_attempt(const std::vector<records::AttemptRecord>& attempts);
 
 }  // namespace dtrain::report

@@ -90,21 +90,29 @@ std::string cut_line(std::string_view line, std::size_t max_bytes) {
          " more bytes cut]";
 }
 
-RankLogScan::RankLogScan(int rank, std::size_t keep_lines)
-    : rank_(rank), keep_lines_(keep_lines), last_lines_(keep_lines) {}
+RankLogScan::RankLogScan(int rank, std::size_t keep_lines, std::optional<int> up_to_attempt)
+    : rank_(rank),
+      keep_lines_(keep_lines),
+      up_to_attempt_(up_to_attempt),
+      last_lines_(keep_lines) {}
 
 void RankLogScan::add(std::string_view line) {
+  if (past_attempt_) return;
   if (line.ends_with('\r')) line.remove_suffix(1);  // a log that went through Windows
   std::string_view text = line;
-  if (const auto t = records::parse_log_timestamp(line)) {
-    current_time_ = *t;
-    text = line.substr(records::kLogTimestampWidth + 1);
+  const auto t = records::parse_log_timestamp(line);
+  if (t) text = line.substr(records::kLogTimestampWidth + 1);
+  auto start = records::parse_rank_start(text);
+  if (start && up_to_attempt_ && start->attempt > *up_to_attempt_) {
+    past_attempt_ = true;  // nothing from here on is of the attempts asked for
+    return;
   }
+  if (t) current_time_ = *t;
   last_time_ = current_time_;
-  if (auto start = records::parse_rank_start(text)) {
+  if (start) {
     // A new attempt in the same file: what the previous one said no longer tells how this ends.
     const auto started_at = current_time_;
-    *this = RankLogScan(rank_, keep_lines_);
+    *this = RankLogScan(rank_, keep_lines_, up_to_attempt_);
     start_ = std::move(start);
     current_time_ = started_at;
     last_time_ = started_at;

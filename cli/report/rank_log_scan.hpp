@@ -40,10 +40,13 @@ std::string cut_line(std::string_view line, std::size_t max_bytes);
 std::vector<int> parse_missing_ranks(std::string_view text);
 
 // What one rank's log says about its end, gathered line by line with bounded memory. When run-rank
-// started the rank again in the same file (a restart appends), only the last attempt counts.
+// started the rank again in the same file (a restart appends), only the last attempt counts; with
+// `up_to_attempt`, the last attempt up to that one: the lines from a later attempt's start line on
+// are not read (`dtrain logs --first-error --attempt N`).
 class RankLogScan {
  public:
-  explicit RankLogScan(int rank, std::size_t keep_lines = 10);
+  explicit RankLogScan(int rank, std::size_t keep_lines = 10,
+                       std::optional<int> up_to_attempt = std::nullopt);
   void add(std::string_view line);
 
   int rank() const { return rank_; }
@@ -67,6 +70,8 @@ class RankLogScan {
  private:
   int rank_;
   std::size_t keep_lines_;
+  std::optional<int> up_to_attempt_;
+  bool past_attempt_ = false;  // a start line of an attempt after up_to_attempt_ was read
   std::optional<records::RankStart> start_;
   std::optional<records::RankExit> exit_;
   std::optional<std::int64_t> exit_time_;

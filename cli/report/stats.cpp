@@ -148,6 +148,30 @@ double percentile(std::vector<double> values, double p) {
 }
 
 void StatsBuilder::add(const records::MetricRecord& r) {
+  if (r.type == records::RecordType::kResource) {
+    ResourceAcc& a = resources_[r.rank];
+    a.records += 1;
+    a.cpu_seconds += r.cpu_percent / 100 * r.interval;
+    a.interval += r.interval;
+    a.cpu_percent += r.cpu_percent;
+    a.rss_bytes += static_cast<double>(r.rss_bytes);
+    if (r.gpu) {
+      a.gpu = r.gpu->index;
+      if (r.gpu->util_percent) {
+        a.util += *r.gpu->util_percent;
+        ++a.util_n;
+      }
+      if (r.gpu->memory_bytes) {
+        a.memory += static_cast<double>(*r.gpu->memory_bytes);
+        ++a.memory_n;
+      }
+      if (r.gpu->power_watts) {
+        a.power += *r.gpu->power_watts;
+        ++a.power_n;
+      }
+    }
+    return;
+  }
   if (r.type != records::RecordType::kStep) return;
   Acc& acc = ranks_[r.rank];
   acc.rank = r.rank;
@@ -240,6 +264,23 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
       out.stragglers.push_back(std::move(s));
     }
   }
+  for (const auto& [rank, a] : resources_) {
+    RankResources r;
+    r.rank = rank;
+    if (auto it = hosts_.find(rank); it != hosts_.end()) r.host = it->second;
+    r.records = a.records;
+    const double n = static_cast<double>(a.records);
+    r.cpu_percent = a.interval > 0 ? a.cpu_seconds / a.interval * 100 : a.cpu_percent / n;
+    r.rss_bytes = a.rss_bytes / n;
+    r.gpu = a.gpu;
+    const auto mean = [](double sum, long long k) {
+      return k > 0 ? std::optional<double>(sum / static_cast<double>(k)) : std::nullopt;
+    };
+    r.gpu_util_percent = mean(a.util, a.util_n);
+    r.gpu_memory_bytes = mean(a.memory, a.memory_n);
+    r.gpu_power_watts = mean(a.power, a.power_n);
+    out.resources.push_back(std::move(r));
+  }
   add_comm_notes(out);
   for (const auto& [attempt, first] : renumbered_) {
     // Every record before is then "redone"; after a resume that is a numbering mistake, and the
@@ -323,6 +364,41 @@ std::string format_stats_table(const RunStats& stats) {
       out += line;
     }
   }
+  out += format_resources(stats.resources);
+  return out;
+}
+
+std::string format_resources(const std::vector<RankResources>& resources) {
+  if (resources.empty()) return "";
+  const bool gpu = std::any_of(resources.begin(), resources.end(),
+                               [](const RankResources& r) { return r.gpu.has_value(); });
+  const auto shown = [](const std::optional<double>& v, double scale) {
+    return v ? plain_number(*v / scale) : std::string("-");
+  };
+  constexpr double kMiB = 1 << 20;
+  std::string out = "resources (averages of each rank's resource records):\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%6s %-12s %7s %8s %10s", "rank", "host", "records", "cpu %",
+                "rss MiB");
+  out += line;
+  if (gpu) {
+    std::snprintf(line, sizeof line, " %5s %7s %10s %7s", "gpu", "gpu %", "gpu MiB", "gpu W");
+    out += line;
+  }
+  out += "\n";
+  for (const auto& r : resources) {
+    std::snprintf(line, sizeof line, "%6d %-12s %7lld %8s %10s", r.rank, r.host.c_str(), r.records,
+                  plain_number(r.cpu_percent).c_str(), plain_number(r.rss_bytes / kMiB).c_str());
+    out += line;
+    if (gpu) {
+      std::snprintf(line, sizeof line, " %5s %7s %10s %7s",
+                    r.gpu ? std::to_string(*r.gpu).c_str() : "-",
+                    shown(r.gpu_util_percent, 1).c_str(), shown(r.gpu_memory_bytes, kMiB).c_str(),
+                    shown(r.gpu_power_watts, 1).c_str());
+      out += line;
+    }
+    out += "\n";
+  }
   return out;
 }
 
@@ -363,8 +439,22 @@ nlohmann::json stats_to_json(const RunStats& stats) {
                      {"slowest_rank_seconds", n.slowest_rank_seconds},
                      {"samples_per_second", n.samples_per_second}});
   }
+  nlohmann::json resources = nlohmann::json::array();
+  for (const auto& r : stats.resources) {
+    const auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+    resources.push_back({{"rank", r.rank},
+                         {"host", r.host},
+                         {"records", r.records},
+                         {"cpu_percent", r.cpu_percent},
+                         {"rss_bytes", r.rss_bytes},
+                         {"gpu", or_null(r.gpu)},
+                         {"gpu_util_percent", or_null(r.gpu_util_percent)},
+                         {"gpu_memory_bytes", or_null(r.gpu_memory_bytes)},
+                         {"gpu_power_watts", or_null(r.gpu_power_watts)}});
+  }
   return {{"ranks", ranks},
           {"nodes", nodes},
+          {"resources", resources},
           {"total",
            {{"samples", stats.total_samples},
             {"slowest_rank_seconds", stats.slowest_rank_seconds},

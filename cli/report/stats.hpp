@@ -53,6 +53,21 @@ struct Straggler {
   double median_cause_seconds_per_sample = 0;
 };
 
+// A rank's resource samples (records of "type":"resource", every attempt's) averaged: the CPU share
+// weighted by each sample's interval (the CPU time over the time sampled), the others the mean of
+// their readings. GPU figures only from the samples that hold them.
+struct RankResources {
+  int rank = 0;
+  std::string host = "?";
+  long long records = 0;  // resource records averaged
+  double cpu_percent = 0;
+  double rss_bytes = 0;
+  std::optional<int> gpu;  // NVML's index, of the last sample with a GPU
+  std::optional<double> gpu_util_percent;
+  std::optional<double> gpu_memory_bytes;
+  std::optional<double> gpu_power_watts;
+};
+
 // The ranks of one host together: a node moves at the pace of its slowest rank.
 struct NodeStats {
   std::string host;
@@ -80,13 +95,15 @@ struct RunStats {
   // Meter sees only dtrain's own collectives, so another library's count as compute; and an
   // attempt that numbered its steps from the start again.
   std::vector<std::string> notes;
+  // By rank, for every rank with resource samples (a rank may have them without a step record).
+  std::vector<RankResources> resources;
 };
 
-// Adds step records one at a time (collective heartbeats are ignored here), so a run's records
-// never have to be in memory together; only each step's numbers are kept, for the percentiles and
-// for restarts: a rank's record of a later attempt for step s drops that rank's records of earlier
-// attempts for steps >= s (the work the crash lost, redone from the checkpoint), so each step is
-// counted once, from the attempt that completed it.
+// Adds step and resource records one at a time (collective heartbeats are ignored here), so a run's
+// records never have to be in memory together; only each step's numbers are kept, for the
+// percentiles and for restarts: a rank's record of a later attempt for step s drops that rank's
+// records of earlier attempts for steps >= s (the work the crash lost, redone from the checkpoint),
+// so each step is counted once, from the attempt that completed it.
 class StatsBuilder {
  public:
   void add(const records::MetricRecord& record);
@@ -107,6 +124,18 @@ class StatsBuilder {
     std::vector<Kept> steps;
   };
   std::map<int, Acc> ranks_;
+  // Sums of a rank's resource samples, for the averages.
+  struct ResourceAcc {
+    long long records = 0;
+    double cpu_seconds = 0;  // cpu_percent / 100 x interval
+    double interval = 0;
+    double cpu_percent = 0;  // for samples without an interval
+    double rss_bytes = 0;
+    std::optional<int> gpu;
+    long long util_n = 0, memory_n = 0, power_n = 0;
+    double util = 0, memory = 0, power = 0;
+  };
+  std::map<int, ResourceAcc> resources_;
   std::map<int, std::int64_t> first_step_start_;
   long long redone_ = 0;
   // Attempts whose first step on some rank was no later than that rank's first step before: the
@@ -122,6 +151,10 @@ RunStats compute_stats(const std::vector<records::MetricRecord>& records,
 double percentile(std::vector<double> values, double p);
 
 std::string format_stats_table(const RunStats& stats);
+// The resource table that format_stats_table() ends with ("" without resource samples): per rank
+// its samples, cpu %, rss MiB and, when any rank has a GPU, gpu, gpu %, gpu MiB and gpu W ("-"
+// for a reading a rank lacks).
+std::string format_resources(const std::vector<RankResources>& resources);
 nlohmann::json stats_to_json(const RunStats& stats);
 
 }  // namespace dtrain::report

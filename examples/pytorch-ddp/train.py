@@ -158,10 +158,11 @@ def main():
                  "global_batch": args.global_batch, "seed": args.seed}
         ckpt.save(global_step, (lambda f: torch.save(state, f)) if root else None)
 
+    epochs = f"{args.epochs} epoch{'' if args.epochs == 1 else 's'}"
     if root:
         print(f"pytorch-ddp: {ctx.size} ranks ({ctx.bootstrap}), {len(train_set)} training images "
               f"({steps_per_epoch} steps/epoch of global batch {args.global_batch}, {local_batch} "
-              f"per rank), {len(test_set)} test images, {args.epochs} epochs, seed {args.seed}",
+              f"per rank), {len(test_set)} test images, {epochs}, seed {args.seed}",
               flush=True)
     meter = dtrain.Meter(ctx)
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -204,8 +205,8 @@ def main():
     meter.flush()
     accuracy = test_accuracy(torch, ctx, model, test_set)
     if root:
-        print(f"final test accuracy {100 * accuracy:.2f} % after {args.epochs} epochs on "
-              f"{ctx.size} ranks", flush=True)
+        print(f"final test accuracy {100 * accuracy:.2f} % after {epochs} on {ctx.size} ranks",
+              flush=True)
     torch.distributed.destroy_process_group()
     return 0
 

@@ -2,12 +2,9 @@
 // works in every build: without NCCL it says so.
 #include "comm/nccl_library.hpp"
 
-#include <dlfcn.h>
-#include <link.h>
-
-#include <cstring>
 #include <dtrain/dtrain.hpp>
-#include <memory>
+
+#include "dynamic_library.hpp"
 
 namespace dtrain::runtime {
 
@@ -24,74 +21,29 @@ std::string nccl_version_text(int code) {
 namespace dtrain::runtime {
 namespace {
 
-struct Closer {
-  void operator()(void* handle) const { dlclose(handle); }
-};
-using Handle = std::unique_ptr<void, Closer>;
-
-struct Opened {
-  Handle handle;
-  std::string file;  // the path the dynamic loader chose
-};
-
 const int kCudaMajor = CUDART_VERSION / 1000;
-
-// The first of `names` that dlopen loads; else Error naming each name with dlerror()'s text and
-// `advice`.
-Opened open_first(const std::vector<std::string>& names, const std::string& what,
-                  const std::string& advice) {
-  std::string tried;
-  for (const std::string& name : names) {
-    dlerror();
-    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      Opened o{Handle(h), name};
-      link_map* map = nullptr;
-      if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
-          *map->l_name != '\0') {
-        o.file = map->l_name;
-      }
-      return o;
-    }
-    const char* err = dlerror();
-    tried += (tried.empty() ? "" : "; ") + name + ": " + (err ? err : "dlopen failed");
-  }
-  throw Error(Error::Code::kInvalid,
-              "dtrain: nccl: cannot load " + what + " (" + tried + "); " + advice);
-}
-
-// Stores dlsym(handle, symbol) into `fn`, or throws naming the file, the symbol and `expected`.
-template <typename F>
-void resolve(F& fn, const Opened& lib, const char* symbol, const std::string& expected) {
-  static_assert(sizeof(F) == sizeof(void*));
-  dlerror();
-  void* p = dlsym(lib.handle.get(), symbol);
-  if (p == nullptr) {
-    const char* err = dlerror();
-    throw Error(Error::Code::kInvalid, "dtrain: nccl: " + lib.file + " has no " + symbol + " (" +
-                                           (err ? err : "null symbol") + "); expected " + expected);
-  }
-  std::memcpy(&fn, &p, sizeof p);
-}
 
 #define DTRAIN_NCCL_STR2(x) #x
 #define DTRAIN_NCCL_STR(x) DTRAIN_NCCL_STR2(x)
 
-void resolve_cudart(NcclApi& api, const Opened& lib) {
+void resolve_cudart(NcclApi& api, const LoadedLibrary& lib) {
   const std::string expected = "the CUDA " + std::to_string(kCudaMajor) +
                                " runtime this libdtrain was built with (CUDA " +
                                DTRAIN_BUILT_CUDA_VERSION + ")";
-#define DTRAIN_NCCL_RESOLVE(name) resolve(api.name, lib, DTRAIN_NCCL_STR(name), expected);
+#define DTRAIN_NCCL_RESOLVE(name) \
+  resolve_symbol(api.name, lib, "nccl", DTRAIN_NCCL_STR(name), expected);
 #define DTRAIN_NCCL_RESOLVE_OVERLOADED(name, type) DTRAIN_NCCL_RESOLVE(name)
   DTRAIN_CUDART_FUNCTIONS(DTRAIN_NCCL_RESOLVE, DTRAIN_NCCL_RESOLVE_OVERLOADED)
 #undef DTRAIN_NCCL_RESOLVE_OVERLOADED
 #undef DTRAIN_NCCL_RESOLVE
 }
 
-void resolve_nccl(NcclApi& api, const Opened& lib) {
+void resolve_nccl(NcclApi& api, const LoadedLibrary& lib) {
   const std::string built = nccl_version_text(NCCL_VERSION_CODE);
   const std::string expected = "NCCL " + built + " or a newer " + std::to_string(NCCL_MAJOR) +
                                ".x (this libdtrain was built with NCCL " + built + ")";
-#define DTRAIN_NCCL_RESOLVE(name) resolve(api.name, lib, DTRAIN_NCCL_STR(name), expected);
+#define DTRAIN_NCCL_RESOLVE(name) \
+  resolve_symbol(api.name, lib, "nccl", DTRAIN_NCCL_STR(name), expected);
   DTRAIN_NCCL_FUNCTIONS(DTRAIN_NCCL_RESOLVE)
 #undef DTRAIN_NCCL_RESOLVE
   int code = 0;
@@ -114,19 +66,19 @@ NcclLibraryNames default_nccl_library_names() {
 NcclApi load_nccl_api(const NcclLibraryNames& names) {
   const std::string cu = std::to_string(kCudaMajor);
   const std::string path_advice = " on LD_LIBRARY_PATH (or in ld.so.conf)";
-  Opened cudart = open_first(
-      names.cudart, "the CUDA runtime",
+  LoadedLibrary cudart = open_first_library(
+      names.cudart, "nccl", "the CUDA runtime",
       "the NCCL backend (device_comm) needs the CUDA " + cu +
           " runtime: install it (the CUDA toolkit, or pip's nvidia-cuda-runtime) and put the "
           "directory holding libcudart.so." +
           cu + path_advice);
-  Opened nccl =
-      open_first(names.nccl, "NCCL",
-                 "the NCCL backend (device_comm) needs NCCL " + std::to_string(NCCL_MAJOR) +
-                     ": install it (NVIDIA's libnccl2 package, or pip's "
-                     "nvidia-nccl-cu" +
-                     cu + ") and put the directory holding libnccl.so." +
-                     std::to_string(NCCL_MAJOR) + path_advice);
+  LoadedLibrary nccl =
+      open_first_library(names.nccl, "nccl", "NCCL",
+                         "the NCCL backend (device_comm) needs NCCL " + std::to_string(NCCL_MAJOR) +
+                             ": install it (NVIDIA's libnccl2 package, or pip's "
+                             "nvidia-nccl-cu" +
+                             cu + ") and put the directory holding libnccl.so." +
+                             std::to_string(NCCL_MAJOR) + path_advice);
   NcclApi api;
   resolve_cudart(api, cudart);
   resolve_nccl(api, nccl);

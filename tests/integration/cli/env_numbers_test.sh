@@ -25,6 +25,13 @@ expect_status_and_message 2 \
   "dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to 999999, got \" 1\"" \
   env DTRAIN_ATTEMPT=" 1" "$DTRAIN" doctor
 
+echo "== DTRAIN_RESOURCE_INTERVAL"
+for value in 0x5 " 5" "5s" -1 0.001; do
+  expect_status_and_message 2 \
+    "dtrain: DTRAIN_RESOURCE_INTERVAL: expected seconds between resource samples, 0.01 to 86400, or 0 for none, got \"$value\"" \
+    env DTRAIN_RESOURCE_INTERVAL="$value" "$DTRAIN" doctor
+done
+
 echo "== torchrun's RANK and WORLD_SIZE"
 for value in " 0" $'\t0' "+0" "-0" "0x0"; do
   expect_status_and_message 2 "RANK: expected an integer from 0 to 0, got \"$value\"" \

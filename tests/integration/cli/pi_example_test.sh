@@ -21,8 +21,20 @@ run_dir=$(ls -d "$work"/runs/pi-*)
 for f in rank-00000.log rank-00001.log rank-00000.jsonl rank-00001.jsonl; do
   [[ -s "$run_dir/$f" ]] || fail "expected a non-empty $run_dir/$f"
 done
-# One step record per step; schema v2 adds collective heartbeats ("type":"coll") beside them.
-expect_eq 20 "$(grep -vc '"type":"coll"' "$run_dir/rank-00001.jsonl")" "step records of rank 1 (one per step)"
+# One step record per step; schema v2 adds collective heartbeats ("type":"coll") and resource
+# samples ("type":"resource") beside them.
+expect_eq 20 "$(grep -c '"type":"step"' "$run_dir/rank-00001.jsonl")" "step records of rank 1 (one per step)"
+# Every rank's file has resource samples with the default interval, however short the run: the
+# Meter takes one when it closes. Without NVIDIA's library, none has a GPU field.
+for r in 0 1; do
+  f="$run_dir/rank-0000$r.jsonl"
+  grep -qE '^\{"v":2,"type":"resource","time":[0-9.]+,"rank":'$r',"interval":[0-9.e-]+,"cpu_percent":[0-9.e-]+,"rss_bytes":[1-9][0-9]*[,}]' "$f" ||
+    fail "expected resource records in $f, got: $(grep resource "$f" || true)"
+  if ! /sbin/ldconfig -p | grep -q 'libnvidia-ml\.so\.1'; then
+    ! grep '"type":"resource"' "$f" | grep -q '"gpu' || fail "GPU fields without NVML in $f"
+  fi
+done
+expect_contains "$("$DTRAIN" stats "$run_dir")" "resources (averages of each rank's resource records):" "stats"
 
 stats=$("$DTRAIN" stats --json "$run_dir")
 python3 - "$stats" <<'PY'
@@ -32,5 +44,8 @@ assert [r["rank"] for r in s["ranks"]] == [0, 1], s
 assert sum(r["samples"] for r in s["ranks"]) == 4000000, s
 assert s["total"]["samples"] == 4000000, s
 assert all(r["samples_per_second"] > 0 for r in s["ranks"]), s
+assert [r["rank"] for r in s["resources"]] == [0, 1], s
+assert all(r["records"] >= 1 and r["rss_bytes"] > 0 and r["cpu_percent"] >= 0
+           for r in s["resources"]), s
 PY
 echo "PASS"

@@ -56,6 +56,12 @@ expect_contains "$(tail -1 runs/failing-*/rank-00001.log)" "dtrain: rank 1 exite
 # Issue 22, item 32: the summary names the rank that failed, as `dtrain logs --first-error` does.
 expect_contains "$(cat fail.out)" "dtrain: first failure: rank 1 on $(hostname) exited with status 3" "submit summary"
 expect_contains "$(cat fail.out)" "(details: dtrain logs --first-error $work/runs/failing-" "submit summary"
+# Issue 35, item 5: dtrain's summary comes after the launcher's own banner (Open MPI's "Primary
+# job terminated normally, but 1 process returned a non-zero exit code"), never inside it: it is
+# printed once mpirun has exited.
+[[ $(tail -2 fail.out | head -1) == "dtrain: first failure: "* &&
+  $(tail -1 fail.out) == "dtrain: job "*" FAILED (exit status 3)"* ]] ||
+  fail "expected the summary as the last two lines of the failed job's output, got: $(cat fail.out)"
 
 echo "== a Python traceback is quoted by its exception line (issue 22, item 21)"
 cat > traceback.yaml <<'YAML'

@@ -92,6 +92,17 @@ report=$("$DTRAIN" logs --first-error "$run" 2>&1) || fail "dtrain logs --first-
 expect_contains "$report" "attempt 2 of the job (completed): the report below covers its lines only" "first-error report"
 expect_contains "$report" "  attempt 1 restarted at " "first-error report"
 expect_contains "$report" "no rank failed: 2 of 2 ranks exited with status 0" "first-error report"
+# The job recovered: the report of its last attempt says which attempt failed first, and
+# --attempt 1 reports that one, naming the later attempt.
+expect_contains "$report" "attempt 1 failed first; its report: dtrain logs --first-error --attempt 1 $run" "first-error report"
+earlier=$("$DTRAIN" logs --first-error --attempt 1 "$run" 2>&1) ||
+  fail "dtrain logs --first-error --attempt 1 exited $?: $earlier"
+expect_contains "$earlier" "attempt 1 of the job (restarted): the report below covers its lines only" "attempt 1 report"
+expect_contains "$earlier" "  later: attempt 2 completed at " "attempt 1 report"
+expect_contains "$earlier" "first failure: rank 1 on " "attempt 1 report"
+expect_contains "$earlier" "injected failure after step 50 on rank 1" "attempt 1 report"
+expect_status_and_message 2 "dtrain: logs: --attempt 3: $run has attempts 1 to 2; expected one of them" \
+  "$DTRAIN" logs --first-error --attempt 3 "$run"
 
 # dtrain stats: the two attempts and the time lost (checkpoint of step 40 to the crash, crash to
 # attempt 1's first step); steps 40-49 of attempt 0, redone, are counted once: 80 steps per rank.

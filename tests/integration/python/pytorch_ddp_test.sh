@@ -22,6 +22,13 @@ args=(--epochs 2 --steps-per-epoch 300 --log-every 1)
 command_for() { yaml_command "/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py" "$@"; }
 losses() { sed -n 's/^\(.* \)\?step \([0-9]*\) loss \([0-9.]*\)$/\2 \3/p' <<< "$1"; }
 
+echo "== one epoch is \"1 epoch\" (issue 35, item 5)"
+out=$("$DTRAIN" submit job.yaml --set "command=$(command_for --epochs 1 --steps-per-epoch 3 --checkpoint-dir "$work/ck-one")" 2>&1) ||
+  fail "1-epoch run exited $?: $out"
+expect_contains "$out" " test images, 1 epoch, seed " "header of a 1-epoch run"
+expect_contains "$out" " % after 1 epoch on 2 ranks" "final line of a 1-epoch run"
+rm -rf "$work"/runs/pytorch-ddp-*
+
 echo "== uninterrupted: 2 epochs of 300 steps of global batch 128"
 out=$("$DTRAIN" submit job.yaml --set "command=$(command_for "${args[@]}" --checkpoint-dir "$work/ck-full")" 2>&1) ||
   fail "uninterrupted run exited $?: $out"

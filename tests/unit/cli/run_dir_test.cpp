@@ -288,6 +288,17 @@ TEST_F(RunDirTest, FirstErrorAndHangSpeakOfTheLastAttemptOnly) {
   EXPECT_EQ(report.victims[0].rank, 1);
   EXPECT_EQ(report.victims[0].how, "was killed by signal 9 (SIGKILL)");
 
+  // `--first-error --attempt 1` (from 0 here): attempt 0's lines only, up to attempt 1's start
+  // lines, with its three ranks: rank 2 failed first, at 01 s; rank 1's end is its exit status 3 of
+  // attempt 0, not the SIGKILL of attempt 1.
+  const auto first = read_first_error(dir_.string(), list_rank_files(dir_.string(), "log"), 0);
+  ASSERT_TRUE(first.culprit);
+  EXPECT_EQ(first.culprit->rank, 2);
+  EXPECT_EQ(first.ranks, 3);
+  for (const auto& v : first.victims) {
+    EXPECT_NE(v.how, "was killed by signal 9 (SIGKILL)") << "rank " << v.rank;
+  }
+
   EXPECT_EQ(read_last_attempt(dir_.string()), 1);
   const auto tracker = read_heartbeats(dir_.string(), read_last_attempt(dir_.string()));
   ASSERT_TRUE(tracker);

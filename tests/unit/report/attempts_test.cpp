@@ -33,5 +33,24 @@ TEST(Attempts, ARestartedJobsReportSaysWhichAttemptItCovers) {
             "status 3: boom\n");
 }
 
+// `--first-error --attempt N`: the header names the attempt covered, the earlier ones and the
+// later ones, so a reader knows the job went on.
+TEST(Attempts, AnEarlierAttemptsReportSaysLaterOnesExist) {
+  const std::vector<records::AttemptRecord> recovered = {
+      attempt(0, "restarted", "rank 1 on n exited with status 3: boom"),
+      attempt(1, "completed", "")};
+  EXPECT_EQ(format_attempts(recovered, 0),
+            "attempt 1 of the job (restarted): the report below covers its lines only\n"
+            "  later: attempt 2 completed at 2026-11-26T02:00:01.000000Z\n");
+  EXPECT_EQ(format_attempts(recovered, 1), format_attempts(recovered));
+  EXPECT_EQ(first_failed_attempt(recovered), 0);
+  EXPECT_EQ(first_failed_attempt({attempt(0, "completed", "")}), std::nullopt);
+  // The attempt after a "restarted" record has none yet.
+  EXPECT_EQ(format_attempts({attempt(0, "restarted", "boom"), attempt(1, "restarted", "oops")}, 0),
+            "attempt 1 of the job (restarted): the report below covers its lines only\n"
+            "  later: attempt 2 restarted at 2026-11-26T02:00:01.000000Z: oops\n"
+            "  later: attempt 3 (no record yet: running, or its supervisor was stopped with it)\n");
+}
+
 }  // namespace
 }  // namespace dtrain::report

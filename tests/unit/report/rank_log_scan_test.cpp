@@ -115,6 +115,30 @@ TEST(RankLogScan, ARestartInTheSameFileStartsTheScanAgain) {
   EXPECT_EQ(s.last_lines(), std::vector<std::string>{at(11, "step 1")});
 }
 
+// `--first-error --attempt 1`: the lines of a later attempt, from its start line on, are not read,
+// so the first attempt's end stays what the scan reports.
+TEST(RankLogScan, UpToAnAttemptTheLaterAttemptsLinesAreNotRead) {
+  records::RankStart again{0, 2, "node1", 0, 1, 300, "python train.py", 1};
+  const std::vector<std::string> lines = {
+      at(0, start(0, 2)),     at(1, "ValueError: boom"),
+      at(2, exit_line(0, 1)), at(10, records::format_rank_start(again)),
+      at(11, "step 1"),       at(12, exit_line(0, 0))};
+  RankLogScan first(0, 3, 0);
+  for (const auto& l : lines) first.add(l);
+  EXPECT_EQ(first.attempt(), 0);
+  ASSERT_TRUE(first.exit());
+  EXPECT_EQ(first.exit()->status, 1);
+  ASSERT_TRUE(first.first_error());
+  EXPECT_EQ(first.first_error()->text, "ValueError: boom");
+  EXPECT_EQ(first.last_time(), kT0 + 2 * kSecond);
+  RankLogScan second(0, 3, 1);
+  for (const auto& l : lines) second.add(l);
+  EXPECT_EQ(second.attempt(), 1);
+  ASSERT_TRUE(second.exit());
+  EXPECT_EQ(second.exit()->status, 0);
+  EXPECT_FALSE(second.first_error());
+}
+
 TEST(RankLogScan, ALogWithCrlfLineEndsIsReadLikeAnyOther) {
   const RankLogScan s = scan(
       0, {at(0, start(0, 2, "n3")) + "\r", at(1, "boom error\r"), at(2, exit_line(0, 1)) + "\r"});

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "heartbeats.hpp"
+
 namespace dtrain::report {
 namespace {
 
@@ -285,6 +287,59 @@ TEST(Stats, AnAttemptThatNumberedItsStepsFromTheStartAgainIsNamed) {
                        "docs/metrics.md)\n"),
             std::string::npos)
       << table;
+}
+
+// `dtrain stats` averages each rank's resource samples: the CPU share weighted by interval (CPU
+// time over time sampled), the readings by count; GPU columns only when a rank has a GPU, "-" for
+// a reading a rank lacks; the step table is unchanged by them.
+TEST(Stats, ResourceSamplesAreAveragedPerRank) {
+  using testing::resource;
+  const records::GpuSample gpu{1, 80.0, 2LL << 30, 200.0};
+  records::GpuSample no_power = gpu;
+  no_power.util_percent = 60.0;
+  no_power.power_watts.reset();
+  std::vector<records::MetricRecord> records = {
+      step(0, 100, 1.0), step(1, 100, 1.0),
+      // rank 0: 100 % for 3 s, then 200 % for 1 s (the closing sample): 125 % on average.
+      resource(0, 3, 3.0, 100.0, 100LL << 20, gpu),
+      resource(0, 4, 1.0, 200.0, 300LL << 20, no_power),
+      // rank 1 has no GPU; rank 2 has samples and no step.
+      resource(1, 5, 5.0, 50.0, 64LL << 20), resource(2, 5, 5.0, 10.0, 32LL << 20)};
+  const RunStats s = compute_stats(records);
+  ASSERT_EQ(s.ranks.size(), 2u) << "the step table: ranks with step records only";
+  ASSERT_EQ(s.resources.size(), 3u);
+  EXPECT_EQ(s.resources[0].records, 2);
+  EXPECT_DOUBLE_EQ(s.resources[0].cpu_percent, 125.0);
+  EXPECT_DOUBLE_EQ(s.resources[0].rss_bytes, 200.0 * (1 << 20));
+  EXPECT_EQ(s.resources[0].gpu, 1);
+  EXPECT_DOUBLE_EQ(*s.resources[0].gpu_util_percent, 70.0);
+  EXPECT_DOUBLE_EQ(*s.resources[0].gpu_memory_bytes, 2.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(*s.resources[0].gpu_power_watts, 200.0) << "from the sample that has it";
+  EXPECT_FALSE(s.resources[1].gpu);
+  EXPECT_FALSE(s.resources[1].gpu_util_percent);
+  const std::string table = format_stats_table(s);
+  EXPECT_NE(
+      table.find(
+          "resources (averages of each rank's resource records):\n"
+          "  rank host         records    cpu %    rss MiB   gpu   gpu %    gpu MiB   gpu W\n"
+          "     0 ?                  2      125        200     1      70       2048     200\n"
+          "     1 ?                  1       50         64     -       -          -       -\n"
+          "     2 ?                  1       10         32     -       -          -       -\n"),
+      std::string::npos)
+      << table;
+  const auto j = stats_to_json(s);
+  EXPECT_EQ(j["resources"][0]["cpu_percent"], 125.0);
+  EXPECT_EQ(j["resources"][0]["gpu"], 1);
+  EXPECT_TRUE(j["resources"][1]["gpu"].is_null());
+  EXPECT_TRUE(j["resources"][1]["gpu_power_watts"].is_null());
+  // Without any GPU: no GPU columns; without resource samples: no table.
+  const std::string cpu_only =
+      format_stats_table(compute_stats({step(0, 1, 1.0), resource(0, 1, 1.0, 5.0, 1 << 20)}));
+  EXPECT_NE(cpu_only.find("  rank host         records    cpu %    rss MiB\n"), std::string::npos)
+      << cpu_only;
+  EXPECT_EQ(cpu_only.find("gpu"), std::string::npos) << cpu_only;
+  EXPECT_EQ(format_stats_table(compute_stats({step(0, 1, 1.0)})).find("resources"),
+            std::string::npos);
 }
 
 }  // namespace

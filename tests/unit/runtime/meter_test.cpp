@@ -61,6 +61,9 @@ class MeterTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  // No resource samples (docs/metrics.md): these tests compare whole files. Set before ctx_'s
+  // init() reads it (ctest's bare_env does not reach tests found by gtest_discover_tests).
+  bool no_resource_samples_ = setenv("DTRAIN_RESOURCE_INTERVAL", "0", 1) == 0;
   dtrain::Context ctx_ = dtrain::init();
 };
 

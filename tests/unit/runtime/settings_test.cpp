@@ -62,6 +62,22 @@ TEST(RuntimeSettings, TheAttemptComesFromDtrainAttempt) {
   }
 }
 
+// How often a Meter records the rank's resource use (docs/metrics.md): seconds, 0 for never.
+TEST(RuntimeSettings, TheResourceIntervalComesFromDtrainResourceInterval) {
+  EXPECT_EQ(parse({}).resource_interval, 5.0);
+  EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", ""}}).resource_interval, 5.0);
+  EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", "0"}}).resource_interval, 0.0);
+  EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", "0.5"}}).resource_interval, 0.5);
+  EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", "0.01"}}).resource_interval, 0.01);
+  EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", "86400"}}).resource_interval, 86400.0);
+  for (const char* bad : {"-1", "0.001", "86401", "5s", " 5", "0x5", "inf", "nan", "off"}) {
+    EXPECT_EQ(refusal({{"DTRAIN_RESOURCE_INTERVAL", bad}}),
+              std::string("dtrain: DTRAIN_RESOURCE_INTERVAL: expected seconds between resource "
+                          "samples, 0.01 to 86400, or 0 for none, got \"") +
+                  bad + "\"");
+  }
+}
+
 TEST(RuntimeSettings, EmptyValuesAreTheDefaultsToo) {
   const Settings s = parse({{"DTRAIN_BOOTSTRAP", ""},
                             {"DTRAIN_TIMEOUT", ""},
