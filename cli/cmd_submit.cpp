@@ -75,13 +75,14 @@ int local_job_status(const JobEnd& end) {
 }
 
 // "FAILED (exit status 124)", with the walltime when that is what ended the job; "stopped by
-// SIGTERM (exit status 143)" when a signal to dtrain submit did (`stop_signal`, 0 when none).
+// SIGTERM, passed on to the job (exit status 143)" when a signal to dtrain submit did
+// (`stop_signal`, 0 when none).
 std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec,
                     int stop_signal = 0) {
   if (status == 0) return "completed (exit status 0)";
   if (stop_signal != 0 && status == 128 + stop_signal) {
-    return "stopped by " + records::signal_name(stop_signal) + " (exit status " +
-           std::to_string(status) + "), which was passed on to every process of the job";
+    return "stopped by " + records::signal_name(stop_signal) +
+           ", passed on to the job (exit status " + std::to_string(status) + ")";
   }
   // A deliberate stop (issue 35, item 5): the ranks checkpointed and asked to be requeued. A batch
   // job script requeues itself; here nothing does, so say how to go on.

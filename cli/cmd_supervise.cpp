@@ -59,7 +59,7 @@ struct ElasticNodes {
 int run_attempt(SignalForwarding& signals, const std::vector<std::string>& command, int attempt,
                 bool shrunk) {
   const pid_t parent = ::getpid();
-  const sigset_t mask = signals.block();
+  const sigset_t mask = SignalForwarding::block();
   const pid_t pid = ::fork();
   if (pid < 0) {
     SignalForwarding::unblock(mask);

@@ -35,7 +35,7 @@ JobEnd run_job(const std::vector<std::string>& argv) {
   }
   // Installed before the spawn, so that a signal that comes before the group exists is kept.
   SignalForwarding signals;
-  const sigset_t mask = signals.block();
+  const sigset_t mask = SignalForwarding::block();
   posix_spawnattr_setsigmask(&attr, &mask);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;

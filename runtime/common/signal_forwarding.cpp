@@ -73,7 +73,7 @@ void SignalForwarding::forward_to(pid_t target, pid_t checkpoint_target) noexcep
   g_checkpoint_target = checkpoint_target;
 }
 
-sigset_t SignalForwarding::block() const noexcept {
+sigset_t SignalForwarding::block() noexcept {
   sigset_t job;
   sigemptyset(&job);
   for (const JobSignal& s : kJobSignals) sigaddset(&job, s.number);

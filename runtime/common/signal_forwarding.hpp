@@ -34,7 +34,7 @@ class SignalForwarding {
   // start_forwarding(...) in the parent: it sets the targets, sends the last signal received
   // before the block to its target, and unblocks, so that those that came meanwhile are
   // forwarded as they are delivered. On failure, unblock(mask).
-  sigset_t block() const noexcept;
+  static sigset_t block() noexcept;
   void start_forwarding(pid_t target, pid_t checkpoint_target, const sigset_t& mask) noexcept;
   static void unblock(const sigset_t& mask) noexcept;
 

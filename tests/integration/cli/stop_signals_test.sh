@@ -135,7 +135,7 @@ finish
 expect_eq 143 "$status" "exit status after SIGTERM ($(cat "$out"))"
 [[ ! -e running-1 ]] || fail "attempt 1 started after SIGTERM: $(cat "$out")"
 expect_contains "$(cat "$out")" "dtrain: attempt 1 of 2 stopped by SIGTERM; not restarting" "supervisor's line"
-expect_contains "$(cat "$out")" "stopped by SIGTERM (exit status 143), which was passed on to every process of the job" "submit's last line"
+expect_contains "$(cat "$out")" "stopped by SIGTERM, passed on to the job (exit status 143)" "submit's last line"
 expect_one_attempt term stopped "stopped by SIGTERM"
 
 echo "== SIGUSR1 to dtrain submit of a job with a walltime (under timeout)"
@@ -176,7 +176,7 @@ kill -INT -- "-$pid"
 finish
 expect_eq 130 "$status" "exit status after Ctrl-C ($(cat "$out"))"
 [[ ! -e running-1 ]] || fail "attempt 1 started after Ctrl-C: $(cat "$out")"
-expect_contains "$(cat "$out")" "stopped by SIGINT (exit status 130)" "submit's last line"
+expect_contains "$(cat "$out")" "stopped by SIGINT, passed on to the job (exit status 130)" "submit's last line"
 expect_one_attempt ctrlc stopped "stopped by SIGINT during the backoff after it failed: rank 0 on "
 
 echo "== Ctrl-C while a plain job with a walltime runs"
@@ -186,7 +186,7 @@ until_file running-0
 kill -INT -- "-$pid"
 finish
 expect_eq 130 "$status" "exit status after Ctrl-C ($(cat "$out"))"
-expect_contains "$(cat "$out")" "stopped by SIGINT (exit status 130)" "submit's last line"
+expect_contains "$(cat "$out")" "stopped by SIGINT, passed on to the job (exit status 130)" "submit's last line"
 [[ ! -e "$(run_dir plain)/attempts.jsonl" ]] || fail "a job without restarts wrote attempts.jsonl"
 
 echo "== a quick failure without checkpoints: how the supervisor counts them"

@@ -89,7 +89,7 @@ TEST(SignalForwarding, SendsTheCheckpointSignalsToTheirOwnTarget) {
 int child_started_around(int raise_before, int raise_during) {
   SignalForwarding signals;
   if (raise_before != 0) ::raise(raise_before);  // recorded, sent nowhere
-  const sigset_t mask = signals.block();
+  const sigset_t mask = SignalForwarding::block();
   const pid_t child = ::fork();
   if (child == 0) {
     SignalForwarding::reset_in_child(&mask);
