@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "common/exit_status.hpp"
+#include "common/signal_forwarding.hpp"
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
 #include "records/output_tee.hpp"
@@ -56,6 +57,9 @@ class RankLog {
 };
 
 [[noreturn]] void exec_command(const std::vector<std::string>& command) {
+  // The program gets the default action of every job signal, whatever the launch chain ignored
+  // (the local site's `timeout` runs with the checkpoint signals ignored: templates/local.sh.tmpl).
+  SignalForwarding::reset_in_child();
   exec_or_exit_127(command, kWho);
 }
 

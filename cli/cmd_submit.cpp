@@ -14,6 +14,7 @@
 #include "planning.hpp"
 #include "process.hpp"
 #include "records/rank_files.hpp"
+#include "records/rank_lines.hpp"
 #include "report/first_error.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
@@ -65,9 +66,24 @@ void print_first_failure(const std::string& run_dir, bool walltime_reached) {
   }
 }
 
-// "FAILED (exit status 124)", with the walltime when that is what ended the job.
-std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec) {
+// The exit status of a local job that dtrain submit passed a signal on to (docs/submit.md): the
+// shell's 128 + N once the job has stopped, unless the ranks completed anyway or saved and asked
+// for a requeue (85), which a wrapper acts on.
+int local_job_status(const JobEnd& end) {
+  if (end.stop_signal == 0 || end.status == 0 || end.status == kExitRequeue) return end.status;
+  return 128 + end.stop_signal;
+}
+
+// "FAILED (exit status 124)", with the walltime when that is what ended the job; "stopped by
+// SIGTERM, passed on to the job (exit status 143)" when a signal to dtrain submit did
+// (`stop_signal`, 0 when none).
+std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec,
+                    int stop_signal = 0) {
   if (status == 0) return "completed (exit status 0)";
+  if (stop_signal != 0 && status == 128 + stop_signal) {
+    return "stopped by " + records::signal_name(stop_signal) +
+           ", passed on to the job (exit status " + std::to_string(status) + ")";
+  }
   // A deliberate stop (issue 35, item 5): the ranks checkpointed and asked to be requeued. A batch
   // job script requeues itself; here nothing does, so say how to go on.
   if (status == kExitRequeue && !walltime_reached) {
@@ -87,7 +103,7 @@ std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec
 
 // Also into the run directory, so that `dtrain logs --first-error` says the same later.
 void print_end(const std::string& job_id, const std::string& run_dir, int status,
-               bool walltime_reached, const plan::JobSpec& spec) {
+               bool walltime_reached, const plan::JobSpec& spec, int stop_signal = 0) {
   try {
     append_job_end_record(run_dir, {status, walltime_reached});
   } catch (const std::exception& e) {
@@ -96,7 +112,7 @@ void print_end(const std::string& job_id, const std::string& run_dir, int status
   print_throughput(run_dir);
   if (status != 0 && status != kExitRequeue) print_first_failure(run_dir, walltime_reached);
   std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),
-              outcome(status, walltime_reached, spec).c_str(), run_dir.c_str());
+              outcome(status, walltime_reached, spec, stop_signal).c_str(), run_dir.c_str());
 }
 
 int run_submit(const SubmitOptions& opts) {
@@ -140,10 +156,11 @@ int run_submit(const SubmitOptions& opts) {
   std::printf("dtrain: job %s (%s, %d ranks), run directory %s\n", plan.job_id.c_str(),
               plan.site.c_str(), plan.world_size(), plan.run_dir.c_str());
   std::fflush(stdout);
-  const int status = run_inheriting_stdio({"bash", plan.run_dir + "/" + plan::kScriptName});
+  const JobEnd end = run_job({"bash", plan.run_dir + "/" + plan::kScriptName});
+  const int status = local_job_status(end);
   // launch.sh runs mpirun under `timeout`, which exits 124 when the walltime ran out.
   const bool walltime_reached = status == kTimeoutExit && job.spec.walltime_seconds.has_value();
-  print_end(plan.job_id, plan.run_dir, status, walltime_reached, job.spec);
+  print_end(plan.job_id, plan.run_dir, status, walltime_reached, job.spec, end.stop_signal);
   return status;
 }
 

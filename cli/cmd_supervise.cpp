@@ -5,11 +5,11 @@
 // that made progress, starts the next attempt; supervisor.cpp decides (pure), this file does the
 // processes, the clock and the files. It exits with the last attempt's status.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +23,7 @@
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "common/exit_status.hpp"
-#include "common/job_signals.hpp"
+#include "common/signal_forwarding.hpp"
 #include "elastic.hpp"
 #include "launch/launcher_env.hpp"
 #include "process.hpp"
@@ -51,35 +51,27 @@ struct ElasticNodes {
   std::vector<std::string> excluded;   // lost so far, in the order they were found
 };
 
-// The signals a scheduler or a person sends to stop a job (and the checkpoint signals of
-// docs/spec.md): each is forwarded to the running attempt and ends the supervision.
-// Every signal a job is sent (common/job_signals.hpp).
-
-std::atomic<pid_t> g_child{0};
-volatile sig_atomic_t g_stop_signal = 0;
-
-extern "C" void forward_signal(int sig) {
-  g_stop_signal = sig;
-  const pid_t child = g_child.load();
-  if (child > 0) ::kill(child, sig);
-}
-
-void install_forwarding() {
-  struct sigaction sa {};
-  sa.sa_handler = forward_signal;
-  sigemptyset(&sa.sa_mask);
-  for (const JobSignal& s : kJobSignals) ::sigaction(s.number, &sa, nullptr);
-}
-
 // Runs one attempt of the launch and returns its exit status. `shrunk`: the launch runs on fewer
 // nodes than the allocation, so srun must not take the batch step's task count (SLURM_NTASKS,
-// an input of srun's) over the --nodes and --ntasks-per-node it is given.
-int run_attempt(const std::vector<std::string>& command, int attempt, bool shrunk) {
+// an input of srun's) over the --nodes and --ntasks-per-node it is given. The job's signals that
+// reach the supervisor go to the running attempt (`signals`), and each ends the supervision: no
+// attempt starts after one.
+int run_attempt(SignalForwarding& signals, const std::vector<std::string>& command, int attempt,
+                bool shrunk) {
+  const pid_t parent = ::getpid();
+  const sigset_t mask = SignalForwarding::block();
   const pid_t pid = ::fork();
-  if (pid < 0) throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    SignalForwarding::unblock(mask);
+    throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
+  }
   if (pid == 0) {
     // Until exec, a signal meant for the launch must act on it, not be swallowed by our handler.
-    for (const JobSignal& s : kJobSignals) ::signal(s.number, SIG_DFL);
+    SignalForwarding::reset_in_child(&mask);
+    // The launch dies with the supervisor: the walltime's KILL (`timeout --foreground` on the
+    // local site) or a kill -9 reaches only the supervisor, and must not leave its launch running.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(128 + SIGKILL);  // it died before the line above
     ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
     if (shrunk) {
       ::unsetenv("SLURM_NTASKS");
@@ -87,15 +79,16 @@ int run_attempt(const std::vector<std::string>& command, int attempt, bool shrun
     }
     exec_or_exit_127(command, "dtrain: supervise");
   }
-  g_child.store(pid);
   // A signal that arrived between the last attempt and this fork reaches the new attempt too.
-  if (g_stop_signal != 0) ::kill(pid, g_stop_signal);
+  signals.start_forwarding(pid, pid, mask);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
+    if (errno != EINTR) {
+      signals.forward_to(0);
       throw Failure(std::string("dtrain: supervise: waitpid: ") + std::strerror(errno));
+    }
   }
-  g_child.store(0);
+  signals.forward_to(0);
   return exit_code_of(status);
 }
 
@@ -172,21 +165,28 @@ void find_lost_nodes(ElasticNodes& nodes, AttemptEnd& end) {
   end.nodes_left = static_cast<int>(nodes.allocated.size() - nodes.excluded.size());
 }
 
-// Sleeps `seconds`, waking early when a stop signal arrives.
-void backoff(int seconds) {
+// Sleeps `seconds`, waking early when a job signal arrives.
+void backoff(int seconds, const SignalForwarding& signals) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (g_stop_signal == 0 && std::chrono::steady_clock::now() < until) {
+  while (signals.last_signal() == 0 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
 
+// One line of the supervisor's on stderr, at once ("" prints nothing).
+void say(const std::string& message) {
+  if (!message.empty()) std::fprintf(stderr, "dtrain: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
 // The end of one attempt, as decide_after_attempt reads it.
 AttemptEnd attempt_end(const SuperviseOptions& opts, const records::AttemptRecord& record,
-                       double seconds, std::size_t checkpoints_after) {
+                       double seconds, std::size_t checkpoints_after,
+                       const SignalForwarding& signals) {
   AttemptEnd end;
   end.attempt = record.attempt;
   end.status = record.status;
-  end.stop_signal = g_stop_signal;
+  end.stop_signal = signals.last_signal();
   end.seconds = seconds;
   end.new_checkpoints = record.checkpoints;
   end.run_has_checkpoints = checkpoints_after > 0;
@@ -197,7 +197,7 @@ AttemptEnd attempt_end(const SuperviseOptions& opts, const records::AttemptRecor
 // An elastic job's failed attempt: Slurm marks a dead node down only after its SlurmdTimeout, so
 // a restart first waits the backoff, then asks which nodes are lost and decides again with them.
 SuperviseDecision decide_elastic(const SupervisePolicy& policy, ElasticNodes& nodes,
-                                 AttemptEnd& end) {
+                                 AttemptEnd& end, const SignalForwarding& signals) {
   end.excluded = nodes.excluded;
   end.nodes_left = static_cast<int>(nodes.allocated.size() - nodes.excluded.size());
   SuperviseDecision decision = decide_after_attempt(policy, end);
@@ -207,16 +207,17 @@ SuperviseDecision decide_elastic(const SupervisePolicy& policy, ElasticNodes& no
                  "dtrain: attempt %d failed; asking Slurm in %d s which of its nodes are lost\n",
                  end.attempt + 1, policy.backoff_seconds);
     std::fflush(stderr);
-    backoff(policy.backoff_seconds);
+    backoff(policy.backoff_seconds, signals);
     end.waited = true;
-    end.stop_signal = g_stop_signal;
+    end.stop_signal = signals.last_signal();
+    if (end.stop_signal != 0) return decide_after_attempt(policy, end);
   }
   find_lost_nodes(nodes, end);
   return decide_after_attempt(policy, end);
 }
 
 int supervise(const SuperviseOptions& opts) {
-  install_forwarding();
+  SignalForwarding signals;
   SupervisePolicy policy{opts.restarts, opts.backoff};
   ElasticNodes nodes;
   if (opts.min_nodes > 0) {
@@ -231,7 +232,7 @@ int supervise(const SuperviseOptions& opts) {
     record.attempt = attempt;
     record.start = records::format_log_time(std::chrono::system_clock::now());
     const auto started = std::chrono::steady_clock::now();
-    record.status = run_attempt(launch, attempt, !nodes.excluded.empty());
+    record.status = run_attempt(signals, launch, attempt, !nodes.excluded.empty());
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     record.end = records::format_log_time(std::chrono::system_clock::now());
     const std::size_t checkpoints_after = checkpoint_count(opts.run_dir);
@@ -239,9 +240,22 @@ int supervise(const SuperviseOptions& opts) {
         static_cast<int>(checkpoints_after - std::min(checkpoints_before, checkpoints_after));
     describe_ranks(opts.run_dir, record);
 
-    AttemptEnd end = attempt_end(opts, record, took.count(), checkpoints_after);
-    const SuperviseDecision decision =
-        opts.min_nodes > 0 ? decide_elastic(policy, nodes, end) : decide_after_attempt(policy, end);
+    AttemptEnd end = attempt_end(opts, record, took.count(), checkpoints_after, signals);
+    SuperviseDecision decision = opts.min_nodes > 0 ? decide_elastic(policy, nodes, end, signals)
+                                                    : decide_after_attempt(policy, end);
+    if (decision.restart && !end.waited) {
+      // The restart is announced now and recorded after the backoff: a job stopped during the
+      // backoff has a `stopped` record, not a `restarted` one that no attempt follows.
+      say(decision.message);
+      backoff(policy.backoff_seconds, signals);
+      end.waited = true;
+      end.stop_signal = signals.last_signal();
+      if (end.stop_signal != 0) {
+        decision = decide_after_attempt(policy, end);
+      } else {
+        decision.message.clear();  // said before the backoff
+      }
+    }
     record.outcome = decision.outcome;
     record.cause = decision.cause;
     try {
@@ -249,11 +263,8 @@ int supervise(const SuperviseOptions& opts) {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dtrain: supervise: warning: %s\n", e.what());
     }
-    if (!decision.message.empty()) std::fprintf(stderr, "dtrain: %s\n", decision.message.c_str());
-    std::fflush(stderr);
+    say(decision.message);
     if (!decision.restart) return record.status;
-    if (!end.waited) backoff(policy.backoff_seconds);
-    if (g_stop_signal != 0) return record.status;
     if (!nodes.excluded.empty())
       launch = shrink_launch(opts.command, end.nodes_left, nodes.excluded);
   }

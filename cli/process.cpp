@@ -1,5 +1,6 @@
 #include "process.hpp"
 #include "common/exit_status.hpp"
+#include "common/signal_forwarding.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,22 +18,40 @@ extern char** environ;
 
 namespace dtrain::cli {
 
-int run_inheriting_stdio(const std::vector<std::string>& argv) {
+JobEnd run_job(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // A group of its own: a terminal's Ctrl-C reaches this process, which passes it on once (in the
+  // terminal's group, mpirun would get it twice: below); a checkpoint signal sent to the group
+  // reaches the job's processes and not this one.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (isatty(STDIN_FILENO)) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  // Installed before the spawn, so that a signal that comes before the group exists is kept.
+  SignalForwarding signals;
+  const sigset_t mask = SignalForwarding::block();
+  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
+    SignalForwarding::unblock(mask);
     throw std::runtime_error("dtrain: cannot start " + argv[0] + ": " + std::strerror(rc));
   }
-  // Ctrl-C reaches the whole foreground process group (the launcher and its ranks); we only
-  // wait for the launcher to wind down and report its status.
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  // The stopping signals go to the job's first process, and each process passes them on to the
+  // next once (`timeout --foreground`, `dtrain supervise`, mpirun): Open MPI's mpirun takes a
+  // second SIGTERM or SIGINT, which a signal to the group would add, for "die now" and may leave
+  // its ranks running. The checkpoint signals go to the whole group: the walltime's `timeout`
+  // ignores them (templates/local.sh.tmpl), and the supervisor or mpirun under it gets them there.
+  signals.start_forwarding(pid, -pid, mask);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -40,10 +59,9 @@ int run_inheriting_stdio(const std::vector<std::string>& argv) {
       break;
     }
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  signals.forward_to(0);
   if (status == -1) throw std::runtime_error("dtrain: waiting for " + argv[0] + " failed");
-  return exit_code_of(status);
+  return {exit_code_of(status), signals.last_signal()};
 }
 
 Captured run_capturing(const std::vector<std::string>& argv) {

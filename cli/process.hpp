@@ -6,9 +6,19 @@
 
 namespace dtrain::cli {
 
-// Runs argv with this process's stdin/stdout/stderr and returns its exit status (128+N when
-// killed by signal N). Throws when it cannot be started.
-int run_inheriting_stdio(const std::vector<std::string>& argv);
+struct JobEnd {
+  int status = 0;       // exit status; 128 + N when killed by signal N
+  int stop_signal = 0;  // the last job signal this process received and passed on; 0 when none
+};
+
+// Runs argv, a local job's script, in a process group of its own with this process's stdout and
+// stderr (and stdin, unless that is a terminal: a background group may not read it, and /dev/null
+// takes its place), and waits for it. Every job signal this process receives while it waits
+// (common/job_signals.hpp: a kill, a terminal's Ctrl-C, a checkpoint signal) is passed on to the
+// job (the stopping ones to its first process, the others to the group), so that it reaches the
+// supervisor, the launcher and, through them, the ranks; the job is over when this returns.
+// Throws when it cannot be started.
+JobEnd run_job(const std::vector<std::string>& argv);
 
 struct Captured {
   int status = 0;  // exit status; 128 + N when killed by signal N; 127 when not found

@@ -30,8 +30,11 @@ bool made_progress(const AttemptEnd& end) {
 
 std::string no_progress_reason(const AttemptEnd& end) {
   if (end.run_has_checkpoints) return "it saved no checkpoint";
+  // The supervisor sees only the checkpoints recorded in checkpoints.jsonl: a program that saves
+  // its own must be told how to count, not that it saved none (issue 33, item 9).
   return "it failed within " + std::to_string(static_cast<int>(kMinProgressSeconds)) +
-         " s and no checkpoint was ever saved";
+         " s and no checkpoint was recorded by dtrain::Checkpointer (a program that saves its "
+         "own records each save in $DTRAIN_RUN_DIR/checkpoints.jsonl: docs/fault-tolerance.md)";
 }
 
 }  // namespace
@@ -62,7 +65,12 @@ SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const Atte
     // Preemption, the walltime or a cancel: the scheduler decides what comes next, never us.
     d.outcome = "stopped";
     d.cause = "stopped by " + records::signal_name(end.stop_signal);
-    if (end.status == kSuperviseRequeueStatus) d.cause += "; the ranks asked for a requeue";
+    if (end.waited) {
+      // The attempt had failed; the signal came while the next one was waited for.
+      d.cause += " during the backoff after it failed: " + failure_cause(end);
+    } else if (end.status == kSuperviseRequeueStatus) {
+      d.cause += "; the ranks asked for a requeue";
+    }
     d.message = which + " " + d.cause + "; not restarting";
     return d;
   }

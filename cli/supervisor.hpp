@@ -36,10 +36,12 @@ struct AttemptEnd {
   bool run_has_checkpoints = false;  // the run recorded a checkpoint, in this attempt or before
   std::string cause;  // the first failure, "rank 1 on node0 exited with status 3: ..."
   // Elastic jobs only: the nodes lost in this attempt ("node node2 lost (DOWN)", elastic.hpp),
-  // those left for the next, and whether the caller already waited the backoff.
+  // and those left for the next.
   std::string lost_nodes;
   std::vector<std::string> excluded;  // every node lost so far, the next attempt runs without
   int nodes_left = 0;
+  // The caller already waited the backoff after this failed attempt; a stop_signal then came
+  // during the wait, and the record says that the attempt failed before it.
   bool waited = false;
 };
 

@@ -1,5 +1,5 @@
 #include "records/output_tee.hpp"
-#include "common/job_signals.hpp"
+#include "common/signal_forwarding.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,28 +18,6 @@
 
 namespace dtrain::records {
 namespace {
-
-// Every signal a job is sent (common/job_signals.hpp), and CONT: a launcher wakes a stopped rank
-// before it kills it, and the rank must wake too.
-constexpr std::array<int, kJobSignals.size() + 1> kForwarded = [] {
-  std::array<int, kJobSignals.size() + 1> out{};
-  for (std::size_t i = 0; i < kJobSignals.size(); ++i) out[i] = kJobSignals[i].number;
-  out[kJobSignals.size()] = SIGCONT;
-  return out;
-}();
-
-// A signal handler can only reach the child through a global.
-volatile sig_atomic_t g_child_pid = 0;
-// Set when the launcher or scheduler is stopping the job (JobSignal::stops; not a checkpoint
-// signal, nor CONT): it will send SIGKILL soon, so the exit line must not wait for stray output.
-volatile sig_atomic_t g_stopping = 0;
-
-void forward_signal(int sig) {
-  for (const JobSignal& s : kJobSignals) {
-    if (s.number == sig && s.stops) g_stopping = 1;
-  }
-  if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), sig);
-}
 
 // Whether `pid` has ended, with its wait status, leaving it unreaped (a zombie) for reap(): the
 // other ranks of its node read how it ended from /proc while it is one (comm/peer_watch.hpp).
@@ -89,44 +67,18 @@ struct Stream {
   LineSplitter splitter;
 };
 
-// The forwarding handlers while the logger runs, the previous ones restored when it is done.
-class ForwardSignals {
- public:
-  explicit ForwardSignals(pid_t child) {
-    g_child_pid = child;
-    g_stopping = 0;
-    for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
-      struct sigaction sa {};
-      sa.sa_handler = forward_signal;
-      sigemptyset(&sa.sa_mask);
-      sa.sa_flags = SA_RESTART;
-      ::sigaction(kForwarded[i], &sa, &previous_[i]);
-    }
-  }
-  ~ForwardSignals() {
-    g_child_pid = 0;
-    for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
-      ::sigaction(kForwarded[i], &previous_[i], nullptr);
-    }
-  }
-  ForwardSignals(const ForwardSignals&) = delete;
-  ForwardSignals& operator=(const ForwardSignals&) = delete;
-
- private:
-  struct sigaction previous_[std::size(kForwarded)]{};
-};
-
 // Copies until both pipes close or, once the child has exited, its output has been quiet for the
 // grace period. A grandchild the command left behind may hold the pipes open; the logger must not
 // wait for it. While the job is being stopped one idle poll is enough: Open MPI follows SIGTERM
 // with SIGKILL after about a second, and the exit line must be written before that.
-bool copy_output(pid_t pid, Stream (&streams)[2], int& status, std::string_view who) {
+bool copy_output(pid_t pid, Stream (&streams)[2], int& status, const SignalForwarding& signals,
+                 std::string_view who) {
   bool exited = false;
   int open_streams = 0;
   for (const auto& s : streams) open_streams += s.fd >= 0 ? 1 : 0;
   char buf[65536];
   int idle_after_exit_ms = 0;
-  while (open_streams > 0 && idle_after_exit_ms < (g_stopping ? 100 : 500)) {
+  while (open_streams > 0 && idle_after_exit_ms < (signals.stopping() ? 100 : 500)) {
     pollfd fds[2];
     Stream* order[2];
     nfds_t n = 0;
@@ -219,7 +171,10 @@ RankExit rank_exit(int rank, int wait_status) {
 
 int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart start,
                std::string_view who) {
-  const ForwardSignals forwarding(child.pid);
+  // Every job signal goes to the child, and CONT: a launcher wakes a stopped rank before it kills
+  // it, and the rank must wake too.
+  SignalForwarding forwarding(/*with_cont=*/true);
+  forwarding.forward_to(child.pid);
   start.pid = static_cast<long>(child.pid);
   log_line(targets.log_fd, format_rank_start(start));
   // Whether the child reported a lost peer itself (then the logger has nothing to add).
@@ -236,7 +191,7 @@ int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart star
   Stream streams[2] = {{child.out_fd, LineSplitter(sink(targets.out_passthrough))},
                        {child.err_fd, LineSplitter(sink(targets.err_passthrough))}};
   int status = 0;
-  bool exited = copy_output(child.pid, streams, status, who);
+  bool exited = copy_output(child.pid, streams, status, forwarding, who);
   while (!exited) {
     if (peek_exit(child.pid, status, true)) {
       exited = true;
@@ -253,8 +208,9 @@ int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart star
   // the alarm and say whom they lost (1 run in 20 of a 2 x 2 job had the step killed before).
   // An alarm reaching a victim's socket meanwhile is reported for it, unless it reported a loss
   // itself; one killed by another signal is the lost rank itself or one the launcher ended, and
-  // its end is the news.
-  const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  // its end is the news. Not while the job is being stopped (a signal passed on): then the rank
+  // ended because of it, and the launcher's SIGKILL follows within about a second.
+  const bool failed = (!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !forwarding.stopping();
   const bool victim = (WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
                       (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE);
   if (failed) {

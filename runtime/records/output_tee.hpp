@@ -53,8 +53,8 @@ inline constexpr int kAlarmWaitMs = 300;
 // Writes `start` (its pid set to the child's) to the log, tees the child's output until both pipes
 // close or the child has exited and its output went quiet, then writes the exit line and returns
 // the child's wait status (with `alarm_fd`, the report of a lost peer the child did not write
-// before the exit line). SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT reaching
-// this process while it tees go to the child. Closes the child's pipe ends. Throws
+// before the exit line). Every job signal (common/job_signals.hpp) and SIGCONT reaching this
+// process while it tees goes to the child. Closes the child's pipe ends. Throws
 // std::runtime_error "<who>: poll: <reason>" (or waitpid) when the system calls fail.
 int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart start,
                std::string_view who);

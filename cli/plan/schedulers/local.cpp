@@ -1,10 +1,28 @@
 // The local site: the job runs now, on this machine, through Open MPI's mpirun; launch.sh is
 // templates/local.sh.tmpl and the walltime is enforced as a scheduler would.
+#include "common/job_signals.hpp"
 #include "plan/render.hpp"
 #include "plan/schedulers/adapters.hpp"
 
 namespace dtrain::plan {
 namespace {
+
+// `dtrain submit` sends the checkpoint signals (the job signals that do not stop the job) to the
+// job's process group (cli/process.hpp), and the walltime's `timeout` is in it: coreutils'
+// timeout passes only the stopping ones on (TERM, INT, HUP, QUIT), and any other would end it,
+// leaving the job without its time limit. So it ignores them, and the processes under it get
+// them from the group (`dtrain supervise` and `dtrain run-rank` give what they start the default
+// action of every job signal again).
+std::string ignored_by_timeout() {
+  std::string names;
+  for (const JobSignal& s : kJobSignals) {
+    if (!s.stops) names += " " + std::string(s.name);
+  }
+  return "\n# The walltime's `timeout` passes TERM, INT, HUP and QUIT on; the checkpoint signals, "
+         "which\n# `dtrain submit` sends to the whole job, would end it: it ignores them.\n"
+         "trap ''" +
+         names + "\n";
+}
 
 class Local final : public SchedulerAdapter {
  public:
@@ -71,11 +89,19 @@ class Local final : public SchedulerAdapter {
     if (d.shape.ranks_per_node > machine.cores) mpirun_flags.emplace_back("--oversubscribe");
     // The walltime is enforced here as a scheduler would: TERM at the limit, KILL 30 s later;
     // and the checkpoint signal comes `grace` seconds before it, as Slurm's --signal sends it.
+    // --foreground: timeout sends each signal to the launch (or its supervisor) once, and keeps
+    // the job in the process group `dtrain submit` made for it; without it, timeout sends it to
+    // the launch and again to its own group, and Open MPI's mpirun takes a second SIGTERM or
+    // SIGINT for "die now", which can leave ranks running. `dtrain supervise` ties its launch's
+    // life to its own, so the KILL that reaches only the supervisor ends the launch too.
     std::string time_limit;
     std::string checkpoint;
+    std::string timeout_signals;
     if (d.spec.walltime_seconds) {
       const long walltime = *d.spec.walltime_seconds;
-      time_limit = "timeout --signal=TERM --kill-after=30 " + std::to_string(walltime) + " ";
+      time_limit =
+          "timeout --foreground --signal=TERM --kill-after=30 " + std::to_string(walltime) + " ";
+      timeout_signals = ignored_by_timeout();
       if (d.spec.checkpoint.enabled) {
         const CheckpointSpec& c = d.spec.checkpoint;
         const std::string at = std::to_string(walltime - c.grace_seconds);
@@ -101,6 +127,7 @@ class Local final : public SchedulerAdapter {
         {"time_limit", time_limit},
         {"checkpoint", checkpoint},
         {"supervise", d.supervise},
+        {"timeout_signals", timeout_signals},
     };
     d.plan.script = render_template(d.templates("local.sh.tmpl"), values);
   }

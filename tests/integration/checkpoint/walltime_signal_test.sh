@@ -22,7 +22,7 @@ command: ["$TRAIN", --steps, "100000", --sleep-ms, "50", --dir, "$work/ck", --ou
 YAML
 # The signal comes 25 - 12 = 13 s into the launch.
 "$DTRAIN" plan job.yaml >plan.out 2>&1 || fail "plan exited $?: $(cat plan.out)"
-expect_contains "$(cat plan.out)" "timeout --signal=TERM --kill-after=30 25 timeout --foreground --preserve-status --signal=USR2 13 mpirun" "the launch line"
+expect_contains "$(cat plan.out)" "timeout --foreground --signal=TERM --kill-after=30 25 timeout --foreground --preserve-status --signal=USR2 13 mpirun" "the launch line"
 
 start=$SECONDS
 status=0

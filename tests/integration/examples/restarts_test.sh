@@ -143,7 +143,7 @@ run=$(new_run_dir)
 expect_eq 1 "$status" "exit status of the failing job ($out)"
 expect_contains "$out" "dtrain-fashion-mnist: $work/no-data" "the program's own error"
 expect_contains "$out" "dtrain: attempt 1 of 3 failed: rank " "end line"
-expect_contains "$out" "; not restarting: it failed within 30 s and no checkpoint was ever saved, so the failure would repeat" "end line"
+expect_contains "$out" "; not restarting: it failed within 30 s and no checkpoint was recorded by dtrain::Checkpointer (a program that saves its own records each save in \$DTRAIN_RUN_DIR/checkpoints.jsonl: docs/fault-tolerance.md), so the failure would repeat" "end line"
 expect_eq 1 "$(wc -l < "$run/attempts.jsonl")" "attempt records of the failing job"
 grep -q '"outcome":"ended"' "$run/attempts.jsonl" || fail "expected outcome ended: $(cat "$run/attempts.jsonl")"
 expect_eq 1 "$(grep -c 'started on' "$run/rank-00000.log")" "start lines in rank 0's log"

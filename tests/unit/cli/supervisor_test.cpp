@@ -62,7 +62,9 @@ TEST(Supervisor, WithoutCheckpointsAtAllOnlyAQuickFailureEndsTheJob) {
   EXPECT_FALSE(quick.restart);
   EXPECT_EQ(quick.message,
             "attempt 1 of 3 failed: rank 1 on node0 exited with status 3: boom; not restarting: "
-            "it failed within 30 s and no checkpoint was ever saved, so the failure would repeat");
+            "it failed within 30 s and no checkpoint was recorded by dtrain::Checkpointer (a "
+            "program that saves its own records each save in $DTRAIN_RUN_DIR/checkpoints.jsonl: "
+            "docs/fault-tolerance.md), so the failure would repeat");
   end.seconds = kMinProgressSeconds;
   EXPECT_TRUE(decide_after_attempt(kTwoRestarts, end).restart);
 }
@@ -134,6 +136,31 @@ TEST(Supervisor, NeverRestartsAnAttemptStoppedByASignal) {
   end.stop_signal = 15;
   end.status = 143;
   EXPECT_EQ(decide_after_attempt(kTwoRestarts, end).cause, "stopped by SIGTERM");
+}
+
+// A signal during the backoff (a cancel, Ctrl-C): the failed attempt is the last; its record
+// says both, so that no reader expects an attempt after it (issue 33, item 8).
+TEST(Supervisor, AStopDuringTheBackoffEndsTheJobWithTheFailure) {
+  AttemptEnd end = failed(0);
+  end.waited = true;
+  end.stop_signal = 15;
+  const auto d = decide_after_attempt(kTwoRestarts, end);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.outcome, "stopped");
+  EXPECT_EQ(d.cause,
+            "stopped by SIGTERM during the backoff after it failed: rank 1 on node0 exited with "
+            "status 3: boom");
+  EXPECT_EQ(d.message,
+            "attempt 1 of 3 stopped by SIGTERM during the backoff after it failed: rank 1 on "
+            "node0 exited with status 3: boom; not restarting");
+  // An elastic job waits before it decides: the same.
+  AttemptEnd elastic = lost_node(2, {"node3"});
+  elastic.stop_signal = 2;
+  const auto e = decide_after_attempt(kElastic, elastic);
+  EXPECT_FALSE(e.restart);
+  EXPECT_EQ(e.cause,
+            "stopped by SIGINT during the backoff after it failed: node node3 lost (DOWN); rank 4 "
+            "on node3 went silent");
 }
 
 TEST(Supervisor, LeavesARequeueRequestToTheScript) {

@@ -81,7 +81,7 @@ TEST(PlanLocal, TheCheckpointSignalComesGraceSecondsBeforeTheWalltime) {
       "name: x\nwalltime: \"00:01:00\"\ncheckpoint: {signal: USR2, grace: 20}\ncommand: [a]\n",
       "job.yaml");
   const LaunchPlan plan = plan_local(spec, {"h", 8, false});
-  EXPECT_NE(plan.script.find("\nexec timeout --signal=TERM --kill-after=30 60 timeout "
+  EXPECT_NE(plan.script.find("\nexec timeout --foreground --signal=TERM --kill-after=30 60 timeout "
                              "--foreground --preserve-status --signal=USR2 40 mpirun "),
             std::string::npos)
       << plan.script;
@@ -96,6 +96,20 @@ TEST(PlanLocal, TheCheckpointSignalComesGraceSecondsBeforeTheWalltime) {
   const LaunchPlan untimed = plan_local(
       parse_job_spec("name: x\ncheckpoint: {}\ncommand: [a]\n", "job.yaml"), {"h", 8, false});
   EXPECT_EQ(untimed.script.find("timeout"), std::string::npos) << untimed.script;
+}
+
+// `dtrain submit` sends every job signal to the job's process group, the walltime's `timeout`
+// included: it ignores those it does not pass on (the job signals that do not stop the job),
+// which would otherwise end it and leave the job unbounded (issue 33, item 6).
+TEST(PlanLocal, TheWalltimesTimeoutIgnoresTheSignalsItDoesNotPassOn) {
+  const LaunchPlan timed =
+      plan_local(parse_job_spec("name: x\nwalltime: \"00:01:00\"\ncommand: [a]\n", "job.yaml"),
+                 {"h", 8, false});
+  EXPECT_NE(timed.script.find("\ntrap '' USR1 USR2 XCPU URG\n"), std::string::npos) << timed.script;
+  EXPECT_LT(timed.script.find("\ntrap '' "), timed.script.find("\nexec timeout ")) << timed.script;
+  const LaunchPlan untimed =
+      plan_local(parse_job_spec("name: x\ncommand: [a]\n", "job.yaml"), {"h", 8, false});
+  EXPECT_EQ(untimed.script.find("trap"), std::string::npos) << untimed.script;
 }
 
 TEST(PlanLocal, RankMapCoversEveryRankOnce) {
@@ -149,8 +163,9 @@ TEST(PlanLocal, SetupModulesAndWalltimeBecomeScriptLines) {
                 "module load conda/2024\nexport DTRAIN_ATTEMPT=0\nsource venv/bin/activate\n"),
             std::string::npos)
       << plan.script;
-  EXPECT_NE(plan.script.find("exec timeout --signal=TERM --kill-after=30 600 mpirun -n 1"),
-            std::string::npos)
+  EXPECT_NE(
+      plan.script.find("exec timeout --foreground --signal=TERM --kill-after=30 600 mpirun -n 1"),
+      std::string::npos)
       << plan.script;
   EXPECT_NE(plan.script.find("-- bash -c 'python train.py | tee out'\n"), std::string::npos);
   EXPECT_EQ(plan.warnings,
