@@ -57,6 +57,7 @@ void TraceWriter::add(const records::MetricRecord& r) {
              json_text(args));
     return;
   }
+  if (r.type != records::RecordType::kCollective) return;  // resource samples: not on the trace
   auto& open = open_[r.rank];
   if (r.enter) {
     open[r.seq] = Open{t, r.op, r.bytes};

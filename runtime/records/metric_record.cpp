@@ -43,6 +43,20 @@ void parse_collective(const RecordFields& f, MetricRecord& out) {
   if (f.has("failed")) out.failed = f.boolean("failed");
 }
 
+// Every field optional and any further field ignored: the sampler writes what it could read.
+void parse_resource(const RecordFields& f, MetricRecord& out) {
+  out.type = RecordType::kResource;
+  ResourceSample& s = out.resource;
+  if (f.has("interval")) s.interval = f.number("interval", 0, kMaxSeconds);
+  // Percent of one core: a rank with many threads on a large node reaches tens of thousands.
+  if (f.has("cpu_percent")) s.cpu_percent = f.number("cpu_percent", 0, 1e6);
+  if (f.has("rss_bytes")) s.rss_bytes = f.integer("rss_bytes", 0, kMaxInt64);
+  if (f.has("gpu")) s.gpu = static_cast<int>(f.integer("gpu", 0, kMaxInt));
+  if (f.has("gpu_util_percent")) s.gpu_util_percent = f.number("gpu_util_percent", 0, 100);
+  if (f.has("gpu_memory_bytes")) s.gpu_memory_bytes = f.integer("gpu_memory_bytes", 0, kMaxInt64);
+  if (f.has("gpu_power_watts")) s.gpu_power_watts = f.number("gpu_power_watts", 0, 1e6);
+}
+
 }  // namespace
 
 std::string format_step_record(const MetricRecord& r) {
@@ -105,8 +119,10 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
     parse_step(f, out);
   } else if (type == "coll") {
     parse_collective(f, out);
+  } else if (type == "resource") {
+    parse_resource(f, out);
   } else {
-    f.fail("field \"type\": expected \"step\" or \"coll\", got \"" + type + "\"");
+    f.fail("field \"type\": expected \"step\", \"coll\" or \"resource\", got \"" + type + "\"");
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // One line of a rank's metric records (rank-NNNNN.jsonl; schema in docs/metrics.md). The writer
 // (libdtrain's Meter) and the reader (`dtrain stats`, `logs --hang`, `timeline`) sit side by side
 // under one schema version, so a schema change is one diff that both sides' tests see.
-// Version 1 has step records only; version 2 adds "type" and collective heartbeats. Readers ignore
-// fields they do not know and reject versions they do not. Pure: no clock, no files.
+// Version 1 has step records only; version 2 adds "type", collective heartbeats and resource
+// samples. Readers ignore fields they do not know and reject versions they do not. Pure: no clock,
+// no files.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,20 @@
 
 namespace dtrain::records {
 
-enum class RecordType { kStep, kCollective };
+enum class RecordType { kStep, kCollective, kResource };
+
+// A resource sample (v2, "type":"resource"): the rank's CPU and memory use and, where NVIDIA's
+// management library is present, its GPU's, over the last `interval` seconds (docs/metrics.md).
+// Every measurement is optional: a field the sampler could not read is absent, never 0.
+struct ResourceSample {
+  double interval = 0;
+  std::optional<double> cpu_percent;  // of one core: 250 is two and a half cores busy
+  std::optional<long long> rss_bytes;
+  std::optional<int> gpu;  // the GPU's index, as the management library numbers them
+  std::optional<double> gpu_util_percent;
+  std::optional<long long> gpu_memory_bytes;
+  std::optional<double> gpu_power_watts;
+};
 
 struct MetricRecord {
   int version = 1;
@@ -39,6 +53,8 @@ struct MetricRecord {
   // An exit record's "failed": true: the collective raised an error (a timeout, a lost peer)
   // rather than completing.
   bool failed = false;
+  // Resource samples (v2).
+  ResourceSample resource;
 };
 
 // A malformed metric record: bad input (the CLI: exit 2).

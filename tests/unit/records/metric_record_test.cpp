@@ -49,6 +49,28 @@ TEST(MetricRecord, ParsesVersion2StepsAndHeartbeatsIgnoringUnknownFields) {
   EXPECT_DOUBLE_EQ(c.time, 2.5);
 }
 
+TEST(MetricRecord, ResourceSamplesReadWhatIsThereAndLeaveTheRestAbsent) {
+  auto r = parse_metric_record(
+      R"({"v":2,"type":"resource","time":1795367880.5,"rank":0,"interval":5,"cpu_percent":97.5,)"
+      R"("rss_bytes":123456789,"gpu":0,"gpu_util_percent":88,"gpu_memory_bytes":1234567,)"
+      R"("gpu_power_watts":250.5,"gpu_temperature":61})",
+      "f:1");
+  EXPECT_EQ(r.type, RecordType::kResource);
+  EXPECT_DOUBLE_EQ(r.resource.interval, 5);
+  EXPECT_DOUBLE_EQ(*r.resource.cpu_percent, 97.5);
+  EXPECT_EQ(*r.resource.rss_bytes, 123456789);
+  EXPECT_EQ(*r.resource.gpu, 0);
+  EXPECT_DOUBLE_EQ(*r.resource.gpu_util_percent, 88);
+  EXPECT_EQ(*r.resource.gpu_memory_bytes, 1234567);
+  EXPECT_DOUBLE_EQ(*r.resource.gpu_power_watts, 250.5);
+  auto cpu_only = parse_metric_record(
+      R"({"v":2,"type":"resource","time":2,"rank":1,"interval":5,"cpu_percent":12,"rss_bytes":9})",
+      "f:2");
+  EXPECT_FALSE(cpu_only.resource.gpu);
+  EXPECT_FALSE(cpu_only.resource.gpu_util_percent);
+  EXPECT_FALSE(cpu_only.resource.gpu_power_watts);
+}
+
 TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
   EXPECT_EQ(message("not json"), "dtrain: rank-00001.jsonl:4: expected one JSON object per line");
   EXPECT_EQ(message(R"({"v":1,"rank":0,"step":1,"seconds":1})"),
@@ -61,8 +83,11 @@ TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
   EXPECT_EQ(message(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,"seconds":1})"),
             "dtrain: rank-00001.jsonl:4: missing field \"comm_seconds\"");
   EXPECT_EQ(message(R"({"v":2,"type":"gpu","time":1,"rank":0})"),
-            "dtrain: rank-00001.jsonl:4: field \"type\": expected \"step\" or \"coll\", got "
-            "\"gpu\"");
+            "dtrain: rank-00001.jsonl:4: field \"type\": expected \"step\", \"coll\" or "
+            "\"resource\", got \"gpu\"");
+  EXPECT_EQ(message(R"({"v":2,"type":"resource","time":1,"rank":0,"gpu_util_percent":101})"),
+            "dtrain: rank-00001.jsonl:4: field \"gpu_util_percent\": expected a number from 0 to "
+            "100, got 101");
   EXPECT_EQ(
       message(
           R"({"v":2,"type":"coll","time":1,"rank":0,"seq":0,"op":"allreduce","bytes":8,"phase":"in"})"),
