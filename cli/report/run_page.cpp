@@ -167,13 +167,13 @@ json ranks_json(const RunPageInput& in) {
   const auto ends = rank_ends(in.first_error);
   const bool res = in.series.resources.has_value();
   const bool gpu = res && in.series.resources->gpu;
-  json columns = {"rank",     "host",     "local rank", "steps", "samples/s",
-                  "p50 step", "p95 step", "comm %",     "data %"};
+  json columns = {"rank",     "host",     "local",  "steps", "samples/s",
+                  "p50 step", "p95 step", "comm %", "data %"};
   if (res) {
     for (const char* c : {"CPU %", "RSS peak"}) columns.push_back(c);
   }
   if (gpu) {
-    for (const char* c : {"GPU", "GPU %", "GPU memory peak", "GPU W"}) columns.push_back(c);
+    for (const char* c : {"GPU", "GPU %", "GPU mem peak", "GPU W"}) columns.push_back(c);
   }
   columns.push_back("end");
   json rows = json::array();

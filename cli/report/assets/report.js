@@ -58,7 +58,7 @@
   // (lines and bands run across bins without a value: samples sparser than the bins).
   function timeChart(opts) {
     const W = opts.width || 1040, H = opts.height || 230;
-    const L = 62, R = 150, T = 14, B = 36;
+    const L = 74, R = 150, T = 14, B = 36;
     const pw = W - L - R, ph = H - T - B;
     const root = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`,
                               "font-size": 11, "font-family": "sans-serif" });
@@ -134,6 +134,14 @@
       root.append(svg("path", { d: d || "M0,0", fill: "none", stroke: s.color,
                                 "stroke-width": s.width || 1.6,
                                 "stroke-dasharray": s.dash || "none" }));
+      // Few points (samples every few seconds of a short run): each one shown, as a line of one
+      // point draws nothing.
+      const points = s.values.filter((v) => v !== null).length;
+      if (points <= 30) {
+        s.values.forEach((v, i) => {
+          if (v !== null) root.append(svg("circle", { cx: X(xs[i]), cy: Y(v), r: 2.5, fill: s.color }));
+        });
+      }
       legend.push({ name: s.name, color: s.color });
     }
     for (const m of opts.markers || []) {
@@ -155,7 +163,7 @@
 
   // Mean step time per rank (or group of ranks), stacked: compute, collectives, data loading.
   function splitBars(bars) {
-    const W = 1040, H = 230, L = 62, R = 150, T = 14, B = 46;
+    const W = 1040, H = 230, L = 74, R = 150, T = 14, B = 46;
     const pw = W - L - R, ph = H - T - B;
     const root = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "font-size": 11,
                               "font-family": "sans-serif" });
@@ -198,7 +206,7 @@
   // Rows of ranks by time bins, coloured by the mean step time of the row's slowest rank.
   function heatmap(heat, series) {
     const rows = heat.rows.length, bins = series.bins;
-    const W = 1040, L = 62, R = 150, T = 6, B = 36;
+    const W = 1040, L = 74, R = 150, T = 12, B = 36;
     const cell = Math.max(2, Math.min(14, Math.floor(360 / rows)));
     const H = T + B + cell * rows, pw = W - L - R, cw = pw / bins;
     const root = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "font-size": 11,
@@ -277,7 +285,8 @@
     out.push(timeChart({ x, xTitle, yTitle: "samples/s per rank", series: per,
                          bands: [{ name: "min to max of ranks", lo: s.band.min, hi: s.band.max, color: COLORS.band }] }));
     if (run.throughput.nodes.length) {
-      out.push(table(["node", "ranks", "samples/s"], run.throughput.nodes.map((n) => [n.host, n.ranks, n.samples_per_second])));
+      out.push(el("div", { class: "scroll" }, [table(["node", "ranks", "samples/s"],
+                                                      run.throughput.nodes.map((n) => [n.host, n.ranks, n.samples_per_second]))]));
     }
     return out;
   }
@@ -431,11 +440,16 @@
       bands: [{ name: "min to max of ranks", lo: band.min.map((v) => (v === null ? null : v / scale)),
                 hi: band.max.map((v) => (v === null ? null : v / scale)), color: COLORS.band }],
       yFormat: (v) => tick(v) + unit });
+    // Bytes in GiB, or MiB when under 2 GiB.
+    const memory = (band, yTitle) => {
+      const gib = finiteMax([band.max]) >= 2 * (1 << 30);
+      return chart(band, yTitle, gib ? 1 << 30 : 1 << 20, gib ? " GiB" : " MiB");
+    };
     const out = [el("div", { id: `${run.id}-resources` }, [
-      chart(r.cpu_percent, "CPU % (of one core)", 1, ""), chart(r.rss_bytes, "resident memory", 1 << 30, " GiB")])];
+      chart(r.cpu_percent, "CPU % (of one core)", 1, ""), memory(r.rss_bytes, "resident memory")])];
     if (r.gpu) {
       out.push(chart(r.gpu_util_percent, "GPU utilisation %", 1, ""));
-      out.push(chart(r.gpu_memory_bytes, "GPU memory", 1 << 30, " GiB"));
+      out.push(memory(r.gpu_memory_bytes, "GPU memory"));
       out.push(chart(r.gpu_power_watts, "GPU power", 1, " W"));
     } else {
       out.push(el("p", { class: "note" }, "GPU: not recorded (no GPU fields in the samples: no NVIDIA management library on the nodes)."));
