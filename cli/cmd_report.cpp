@@ -57,6 +57,12 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
   in.world_size = plan.world_size;
 
   const auto logs = list_rank_files(run_dir, records::kLogExtension);
+  const bool metrics = !list_rank_files(run_dir, records::kMetricsExtension).empty();
+  if (logs.empty() && !metrics && plan.job.empty()) {
+    throw UsageError("dtrain: report: " + run_dir +
+                     ": no plan.json, rank-NNNNN.log or rank-NNNNN.jsonl; expected the run "
+                     "directory of a dtrain job");
+  }
   std::vector<report::RankLogScan> scans;
   in.first_error = read_first_error(run_dir, logs, &scans);
   for (const auto& f : logs) {
@@ -72,7 +78,7 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
     if (!start) start = read_rank_start(f.path);
   }
 
-  if (!list_rank_files(run_dir, records::kMetricsExtension).empty()) {
+  if (metrics) {
     report::SeriesBuilder series;
     for (const auto& [rank, place] : in.places) {
       if (place.start) series.set_host(rank, place.start->host);

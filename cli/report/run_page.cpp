@@ -113,7 +113,9 @@ json job_json(const RunPageInput& in) {
   }
   const FirstErrorReport& fe = in.first_error;
   std::string state = "finished";
-  if (!fe.running.empty() && !in.job_end) {
+  if (in.places.empty() && !in.stats && !in.job_end) {
+    state = "queued";  // a batch job whose ranks have not started
+  } else if (!fe.running.empty() && !in.job_end) {
     state = "running";
   } else if (fe.culprit) {
     state = "failed";

@@ -53,8 +53,8 @@ struct RunPageInput {
 // The model of one run's section (docs/report.md lists its fields).
 nlohmann::json run_page_json(const RunPageInput& in);
 
-// The runs' throughput for the scaling study, grouped by job name (runs without a name form one
-// group, "" ); a job with one run, or runs without throughput, have no table.
+// The runs' throughput for the scaling study, grouped by job name (runs without a name form the
+// group ""); a job with fewer than two runs with throughput has no table.
 struct ScalingGroup {
   std::string job;
   std::optional<ScalingTable> table;  // two runs or more with throughput
@@ -62,8 +62,9 @@ struct ScalingGroup {
 };
 std::vector<ScalingGroup> scaling_groups(const std::vector<ScalingRun>& runs);
 
-// The whole page: each run's model (run_page_json) and the scaling groups. `anchors[i]` is the id
-// of run i's section; a scaling row links to it by the run's label (labels are unique).
+// The whole page: each run's model (run_page_json) with the id of its section ("run-0", ...), and
+// the scaling groups; a scaling row links to its run's section by the run's label, so the caller
+// makes labels unique.
 nlohmann::json report_json(const std::vector<nlohmann::json>& runs,
                            const std::vector<ScalingGroup>& groups, const std::string& generated);
 

@@ -104,6 +104,8 @@ class SeriesBuilder {
     int last_rank = 0;
     int ranks = 0;
   };
+  // Every step and sample of every rank (some 40 bytes each, as StatsBuilder keeps each step's
+  // numbers): the bins are known only once the run's whole time span is.
   std::map<int, std::vector<Step>> steps_;
   std::map<int, std::vector<Sample>> samples_;
   // (attempt, seq) -> the collective across ranks: every attempt numbers them from 0 again.

@@ -120,6 +120,11 @@ size=$(stat -c %s big.html)
 ((size < 2 * 1024 * 1024)) || fail "the page of 1,024 ranks is $size bytes; expected under 2 MiB"
 echo "the page of 1,024 ranks: $size bytes"
 expect_status_and_message 2 "expected a run directory, got nothing" "$DTRAIN" report runs/nosuch
+mkdir empty
+expect_status_and_message 2 "empty: no plan.json, rank-NNNNN.log or rank-NNNNN.jsonl; expected the run directory of a dtrain job" \
+  "$DTRAIN" report empty
+expect_status_and_message 2 "report: -o $work/nosuch/r.html: cannot write it: No such file or directory" \
+  "$DTRAIN" report runs/r1 -o "$work/nosuch/r.html"
 
 if [[ -z "$CHROMIUM" ]]; then
   echo "SKIP: chromium is not installed (scripts/install-deps installs it): the pages were written but not rendered"

@@ -135,6 +135,17 @@ TEST(RunPage, ResourcesAreChartedWhenSampledAndAbsentWhenNot) {
   EXPECT_EQ(with["ranks"]["rows"][1][10], "118 MiB");
 }
 
+TEST(RunPage, ABatchJobWhoseRanksHaveNotStartedIsQueued) {
+  RunPageInput in;
+  in.label = "big-7";
+  in.job = "big";
+  in.world_size = 1024;
+  const auto j = run_page_json(in);
+  EXPECT_EQ(j["job"]["state"], "queued");
+  EXPECT_EQ(j["job"]["ranks"], "1024");
+  EXPECT_TRUE(j["ranks"]["rows"].empty());
+}
+
 TEST(RunPage, ARunWithoutMetricsStillHasItsJobAndRanks) {
   RunPageInput in = failed_run(false);
   in.stats.reset();
