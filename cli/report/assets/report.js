@@ -412,12 +412,18 @@
     } else if (f.stopped_count) {
       out.push(el("p", { id: `${run.id}-culprit` }, `No rank failed on its own: ${f.stopped_count} ranks were stopped by the launcher or scheduler${f.walltime_reached ? " when the job reached its walltime" : ""}; no rank is blamed.`));
     } else {
-      out.push(el("p", { class: "note", id: `${run.id}-culprit` }, run.job.state === "running" ? "No rank has failed so far." : "No rank failed."));
+      const earlier = f.attempts.filter((a) => a.outcome !== "completed").length;
+      const text = run.job.state === "running" ? "No rank has failed so far"
+                                               : run.job.state === "queued" ? "No rank has started" : "No rank failed";
+      out.push(el("p", { class: "note", id: `${run.id}-culprit` },
+                  earlier ? `${text} in the attempt that ended the job; the earlier attempts and why they ended are below.` : `${text}.`));
     }
     if (f.attempts.length) {
       out.push(el("p", {}, "Attempts:"));
-      out.push(table(["attempt", "start", "end", "status", "outcome", "cause", "ranks"],
-                     f.attempts.map((a) => [a.attempt, a.start, a.end, a.status, a.outcome, a.cause, a.ranks])));
+      out.push(el("div", { class: "scroll" }, [
+        table(["attempt", "start", "end", "status", "outcome", "ranks", "cause"],
+              f.attempts.map((a) => [a.attempt, a.start, a.end, a.status, a.outcome, a.ranks, a.cause]),
+              () => ({ class: "attempt" }))]));
     }
     if (f.lost.length) {
       out.push(el("p", {}, `Time lost to failures: ${run.job.lost}`));

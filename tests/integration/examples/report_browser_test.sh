@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `dtrain report` (docs/report.md) on real run directories, checked in Debian's headless Chromium
 # from file:// with JavaScript on: a 1-rank and a 2-rank Fashion-MNIST run (their scaling study),
-# a 2-rank run whose rank 1 is SIGKILLed mid-training, and a synthetic 1,024-rank run written like
+# a 2-rank run whose rank 1 is SIGKILLed mid-training, one that restarts after a failure of rank 1
+# (attempts, checkpoints, time lost), and a synthetic 1,024-rank run written like
 # a real one (rank logs, step, collective and resource records, a killed rank). Each page must
 # render without a script error (the console's and the page's own record of one), hold every rank,
 # name the culprit of the failed runs, show the scaling study's efficiency as `dtrain stats`
@@ -26,14 +27,27 @@ for ranks in 1 2; do
     fail "submit with $ranks ranks exited $?: $out"
 done
 
-echo "== Fashion-MNIST, 2 ranks, rank 1 SIGKILLed after 5 s"
-# exec keeps the shell's pid, so the background kill reaches the trainer itself.
-kill_cmd="if [ \"\$DTRAIN_RANK\" = 1 ]; then (sleep 5; kill -9 \$\$) & fi; exec $TRAIN --epochs 1 --steps-per-epoch 100000 --log-every 20 --no-checkpoint"
+echo "== Fashion-MNIST, 2 ranks, rank 1 SIGKILLed after its 50th step record"
+# exec keeps the shell's pid, so the watcher's kill reaches the trainer itself; 20 epochs never
+# finish first. The test fails on an empty count (no metric file yet), so the watcher keeps waiting.
+cat > kill_rank1.sh <<SH
+if [ "\$DTRAIN_RANK" = 1 ]; then
+  (until [ "\$(grep -sc '"type":"step"' "\$DTRAIN_RUN_DIR/rank-00001.jsonl")" -ge 50 ] 2>/dev/null; do sleep 0.05; done
+   kill -9 \$\$) &
+fi
+exec $TRAIN --epochs 20 --log-every 20 --no-checkpoint
+SH
 "$DTRAIN" submit job.yaml --set ranks_per_node=2 --set "run_dir=$work/runs/killed" \
-  --set "command=[bash, -c, '$kill_cmd']" >killed.out 2>&1 && status=0 || status=$?
+  --set "command=[bash, $work/kill_rank1.sh]" >killed.out 2>&1 && status=0 || status=$?
 [[ $status -ne 0 ]] || fail "the job with a killed rank exited 0: $(cat killed.out)"
 grep -q ' dtrain: rank 1 was killed by signal 9 (SIGKILL)' "$work/runs/killed/rank-00001.log" ||
   fail "rank 1 was not SIGKILLed: $(cat "$work/runs/killed/rank-00001.log")"
+
+echo "== Fashion-MNIST, 2 ranks, restarts: 1; rank 1 fails after step 30 of attempt 0"
+"$DTRAIN" submit job.yaml --set restarts=1 --set restart_backoff=0 --set "run_dir=$work/runs/restarted" \
+  --set "command=$(yaml_command "$TRAIN" --epochs 1 --steps-per-epoch 60 --warmup-steps 5 --log-every 20 \
+    --checkpoint-every 20 --fail-at-step 30 --fail-rank 1)" >restarted.out 2>&1 ||
+  fail "the restarted job exited $?: $(cat restarted.out)"
 
 # Resource samples as libdtrain writes them (docs/metrics.md), every 0.2 s of the 2-rank run, GPU
 # fields included; the 1-rank run keeps none of them, so its page says "not recorded".
@@ -112,6 +126,7 @@ report r2 runs/r2
 report killed runs/killed
 report big runs/big
 report scaling runs/r1 runs/r2
+report restarted runs/restarted
 # Without -o the page goes beside the records.
 out=$("$DTRAIN" report runs/r2 2>&1) || fail "dtrain report runs/r2 exited $?: $out"
 expect_contains "$out" "runs/r2/report.html" "the default page"
@@ -152,7 +167,7 @@ render() {  # page height
   [[ "$body" != *data-js-error* ]] || fail "$page.html: a script error: $body"
   [[ "$body" == *'data-rendered="yes"'* ]] || fail "$page.html: the script did not finish: $body"
 }
-for page in r1 r2 killed scaling; do render $page 5200; done
+for page in r1 r2 killed scaling restarted; do render $page 5200; done
 render big 6400
 
 # What a person sees, from the DOM after the scripts ran.
@@ -190,6 +205,14 @@ check(re.search(r'<div id="run-0-resources"><div class="chart"><svg', dom("r2"))
 check("GPU utilisation %" in dom("r2") and "GPU utilisation %" in dom("big"), "no GPU chart")
 m = re.search(r'<p class="none" id="run-0-resources">([^<]*)</p>', dom("r1"))
 check(m and "not recorded" in m.group(1), "r1: expected resource use 'not recorded'")
+# A restarted run: both attempts, attempt 0 restarted with its cause, the time it cost.
+attempts = re.findall(r'<tr class="attempt">(.*?)</tr>', dom("restarted"), re.S)
+check(len(attempts) == 2, "restarted: expected 2 attempts, got %d" % len(attempts))
+check("restarted" in text(attempts[0]) and "injected failure after step 30 on rank 1" in text(attempts[0]),
+      "restarted: attempt 0 reads %r" % text(attempts[0]))
+check("completed" in text(attempts[1]), "restarted: attempt 1 reads %r" % text(attempts[1]))
+check(re.search(r"Time lost to failures: [0-9.]+ m?s", text(dom("restarted"))), "restarted: no time lost")
+check("the earlier attempts and why they ended are below" in dom("restarted"), "restarted: the verdict does not point at attempt 0")
 # The scaling study: r2 against r1, the efficiency `dtrain stats` computes.
 stats = json.loads(subprocess.check_output([dtrain, "stats", "--json", work + "/runs/r1", work + "/runs/r2"]))
 want = [r for r in stats["scaling"]["rows"] if r["run"] == "r2"][0]["efficiency"] * 100
