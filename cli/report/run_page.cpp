@@ -54,19 +54,6 @@ std::string bytes_text(double bytes) {
 
 std::string bytes_or_dash(const std::optional<double>& v) { return v ? bytes_text(*v) : "-"; }
 
-std::string seconds_text(double seconds) {
-  if (seconds >= 3600) {
-    return std::to_string(static_cast<long long>(seconds / 3600)) + " h " +
-           std::to_string(static_cast<long long>(std::fmod(seconds, 3600) / 60)) + " min";
-  }
-  if (seconds >= 60) {
-    return std::to_string(static_cast<long long>(seconds / 60)) + " min " +
-           plain_number(std::floor(std::fmod(seconds, 60))) + " s";
-  }
-  if (seconds >= 1 || seconds == 0) return plain_number(seconds) + " s";
-  return plain_number(seconds * 1e3) + " ms";
-}
-
 std::string percent_text(double share) { return plain_number(share * 100) + " %"; }
 
 // How each rank ended, as the first-error verdict has it: "culprit: was killed by signal 9".
@@ -149,9 +136,9 @@ json job_json(const RunPageInput& in) {
       {"exit", exit},
       {"start", first ? records::format_log_time(*first) : "-"},
       {"end", last ? records::format_log_time(*last) : "-"},
-      {"wall", first && last ? seconds_text(static_cast<double>(*last - *first) / 1e6) : "-"}};
+      {"wall", first && last ? duration_text(static_cast<double>(*last - *first) / 1e6) : "-"}};
   j["lost"] =
-      in.stats && in.stats->lost.attempts > 0 ? seconds_text(in.stats->lost.lost_seconds) : "0 s";
+      in.stats && in.stats->lost.attempts > 0 ? duration_text(in.stats->lost.lost_seconds) : "0 s";
   return j;
 }
 
@@ -190,8 +177,8 @@ json ranks_json(const RunPageInput& in) {
       const RankStats& r = *s->second;
       row.push_back(std::to_string(r.steps));
       row.push_back(plain_number(r.samples_per_second));
-      row.push_back(seconds_text(r.p50_step_seconds));
-      row.push_back(seconds_text(r.p95_step_seconds));
+      row.push_back(duration_text(r.p50_step_seconds));
+      row.push_back(duration_text(r.p95_step_seconds));
       row.push_back(r.has_comm ? percent_text(r.comm_share) : "-");
       row.push_back(r.has_data ? percent_text(r.data_share) : "-");
     } else {
@@ -256,8 +243,8 @@ json stragglers_json(const RunStats& stats) {
     out.push_back({{"who", who},
                    {"slower", plain_number(s.slower_by * 100) + " %"},
                    {"cause", s.cause},
-                   {"cause_per_sample", seconds_text(s.cause_seconds_per_sample)},
-                   {"median_per_sample", seconds_text(s.median_cause_seconds_per_sample)}});
+                   {"cause_per_sample", duration_text(s.cause_seconds_per_sample)},
+                   {"median_per_sample", duration_text(s.median_cause_seconds_per_sample)}});
   }
   return out;
 }
@@ -275,8 +262,8 @@ json slowest_ranks_json(const RunStats& stats) {
   for (std::size_t i = 0; i < std::min<std::size_t>(5, by_step.size()); ++i) {
     out.push_back({{"rank", by_step[i]->rank},
                    {"host", by_step[i]->host},
-                   {"mean_step", seconds_text(mean(by_step[i]))},
-                   {"p95_step", seconds_text(by_step[i]->p95_step_seconds)}});
+                   {"mean_step", duration_text(mean(by_step[i]))},
+                   {"p95_step", duration_text(by_step[i]->p95_step_seconds)}});
   }
   return out;
 }
@@ -327,8 +314,8 @@ json collectives_json(const RunSeries& s) {
                             bytes_text(static_cast<double>(c.bytes)) +
                             (c.attempt > 0 ? " (attempt " + std::to_string(c.attempt) + ")" : "")},
          {"at", records::format_log_time(records::unix_seconds_to_micros(c.start))},
-         {"seconds", seconds_text(c.seconds)},
-         {"waited", seconds_text(c.wait_seconds)},
+         {"seconds", duration_text(c.seconds)},
+         {"waited", duration_text(c.wait_seconds)},
          {"last_rank", c.last_rank},
          {"ranks", c.ranks}});
   }
@@ -346,7 +333,7 @@ json checkpoints_json(const RunPageInput& in) {
               {"world", c.record.world},
               {"size", c.bytes ? bytes_text(static_cast<double>(*c.bytes)) : "not on disk"}};
     j["since_previous"] =
-        t && previous ? seconds_text(static_cast<double>(*t - *previous) / 1e6) : "-";
+        t && previous ? duration_text(static_cast<double>(*t - *previous) / 1e6) : "-";
     if (t) {
       j["t"] = static_cast<double>(*t) / 1e6;
       previous = t;
@@ -376,9 +363,9 @@ json failures_json(const RunPageInput& in) {
       lost.push_back({{"attempt", f.attempt},
                       {"crash", records::format_log_time(f.crash)},
                       {"checkpoint_step", f.checkpoint_step ? json(*f.checkpoint_step) : json("-")},
-                      {"redone", seconds_text(f.redone_seconds)},
-                      {"restart", seconds_text(f.restart_seconds)},
-                      {"lost", seconds_text(f.lost_seconds())}});
+                      {"redone", duration_text(f.redone_seconds)},
+                      {"restart", duration_text(f.restart_seconds)},
+                      {"lost", duration_text(f.lost_seconds())}});
     }
   }
   json culprit = nullptr;
@@ -430,7 +417,7 @@ json run_page_json(const RunPageInput& in) {
     const RunStats& s = *in.stats;
     out["throughput"] = {{"samples", s.total_samples},
                          {"samples_per_second", plain_number(s.total_samples_per_second)},
-                         {"slowest_rank_seconds", seconds_text(s.slowest_rank_seconds)},
+                         {"slowest_rank_seconds", duration_text(s.slowest_rank_seconds)},
                          {"nodes", json::array()}};
     for (const auto& n : s.nodes) {
       out["throughput"]["nodes"].push_back(
