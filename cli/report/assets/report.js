@@ -208,7 +208,8 @@
     const rows = heat.rows.length, bins = series.bins;
     const W = 1040, L = 74, R = 150, T = 12, B = 36;
     const cell = Math.max(2, Math.min(14, Math.floor(360 / rows)));
-    const H = T + B + cell * rows, pw = W - L - R, cw = pw / bins;
+    // Tall enough for the legend's five swatches however few rows there are.
+    const H = Math.max(T + B + cell * rows, T + 112), pw = W - L - R, cw = pw / bins;
     const root = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "font-size": 11,
                               "font-family": "sans-serif" });
     let lo = Infinity, hi = 0;
@@ -238,7 +239,7 @@
       root.append(svg("text", { x: L + (pw * v) / xMax, y: T + cell * rows + 16,
                                 "text-anchor": "middle", fill: "#5b6573" }, tick(v)));
     }
-    root.append(svg("text", { x: L + pw / 2, y: H - 4, "text-anchor": "middle" },
+    root.append(svg("text", { x: L + pw / 2, y: T + cell * rows + 31, "text-anchor": "middle" },
                     `seconds since ${series.start_text}`));
     root.append(svg("text", { x: L + pw + 14, y: T + 12 }, "ms per step"));
     // Step times all alike (within 0.5 %): one colour, one label.
