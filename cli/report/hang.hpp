@@ -27,7 +27,9 @@ struct RankProgress {
   std::optional<std::int64_t> entered_at;  // microseconds since the epoch
   long long left = -1;                     // highest collective # left
   std::optional<std::int64_t> left_at;
-  std::optional<std::int64_t> last_record;  // any record: the last sign of life in the metrics
+  // Any step or collective record: the last sign of life in the metrics (resource samples, taken
+  // by the Meter's own thread while training may hang, do not count).
+  std::optional<std::int64_t> last_record;
   long long failed = -1;  // the lowest collective # whose exit record says "failed" (-1: none)
   std::optional<std::int64_t> failed_at;
 };

@@ -71,9 +71,17 @@ void SeriesBuilder::add(const records::MetricRecord& r) {
       steps_[r.rank].push_back({r.time, r.seconds, std::min(r.comm_seconds.value_or(0), r.seconds),
                                 std::min(r.data_seconds.value_or(0), r.seconds), r.samples});
       return;
-    case records::RecordType::kResource:
-      samples_[r.rank].push_back({r.time, r.resource});
+    case records::RecordType::kResource: {
+      Sample s{r.time, r.interval, r.cpu_percent, r.rss_bytes, {}, {}, {}, {}};
+      if (r.gpu) {
+        s.gpu = r.gpu->index;
+        s.gpu_util_percent = r.gpu->util_percent;
+        s.gpu_memory_bytes = r.gpu->memory_bytes;
+        s.gpu_power_watts = r.gpu->power_watts;
+      }
+      samples_[r.rank].push_back(s);
       return;
+    }
     case records::RecordType::kCollective: {
       Collective& c = collectives_[{r.attempt, r.seq}];
       if (r.enter) {
@@ -109,7 +117,7 @@ RunSeries SeriesBuilder::finish() const {
   }
   for (const auto& [rank, samples] : samples_) {
     for (const Sample& s : samples) {
-      t0 = std::min(t0, s.time - s.values.interval);
+      t0 = std::min(t0, s.time - s.interval);
       t1 = std::max(t1, s.time);
     }
   }
@@ -267,8 +275,8 @@ RunSeries SeriesBuilder::finish() const {
         total.add(v, peak);
       };
       for (const Sample& s : samples) {
-        const int i = bin_of(s.time - s.values.interval / 2);
-        const records::ResourceSample& v = s.values;
+        const int i = bin_of(s.time - s.interval / 2);
+        const Sample& v = s;
         put(c[i], tc, v.cpu_percent, false);
         put(r[i], tr, v.rss_bytes, true);
         put(u[i], tu, v.gpu_util_percent, false);

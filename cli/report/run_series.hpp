@@ -93,9 +93,16 @@ class SeriesBuilder {
     double data = 0;
     long long samples = 0;
   };
+  // A resource record's readings; the GPU ones absent without NVML (records::GpuSample).
   struct Sample {
     double time = 0;
-    records::ResourceSample values;
+    double interval = 0;
+    std::optional<double> cpu_percent;
+    std::optional<long long> rss_bytes;
+    std::optional<int> gpu;
+    std::optional<double> gpu_util_percent;
+    std::optional<long long> gpu_memory_bytes;
+    std::optional<double> gpu_power_watts;
   };
   struct Collective {
     std::string op;

@@ -44,9 +44,28 @@ void TraceWriter::complete(int rank, int thread, const std::string& name, std::i
         std::to_string(std::max<std::int64_t>(duration, 0)) + ",\"args\":" + args + "}");
 }
 
+void TraceWriter::counter(int rank, std::int64_t micros, const std::string& name, double value) {
+  event("{\"name\":" + quoted(name) + ",\"ph\":\"C\",\"pid\":" + std::to_string(rank) + ",\"ts\":" +
+        std::to_string(micros) + ",\"args\":" + json_text(nlohmann::json{{"value", value}}) + "}");
+}
+
 void TraceWriter::add(const records::MetricRecord& r) {
   const std::int64_t t = records::unix_seconds_to_micros(r.time);
   latest_ = std::max(latest_, t);
+  if (r.type == records::RecordType::kResource) {
+    // The CPU share is the interval's average: it holds from the interval's start. The others are
+    // readings at the sample's time.
+    counter(r.rank, t - records::unix_seconds_to_micros(r.interval), "cpu %", r.cpu_percent);
+    counter(r.rank, t, "rss MiB", static_cast<double>(r.rss_bytes) / (1 << 20));
+    if (r.gpu) {
+      if (r.gpu->util_percent) counter(r.rank, t, "gpu %", *r.gpu->util_percent);
+      if (r.gpu->memory_bytes) {
+        counter(r.rank, t, "gpu MiB", static_cast<double>(*r.gpu->memory_bytes) / (1 << 20));
+      }
+      if (r.gpu->power_watts) counter(r.rank, t, "gpu W", *r.gpu->power_watts);
+    }
+    return;
+  }
   if (r.type == records::RecordType::kStep) {
     // A step record is written when the step ends; it lasted `seconds`.
     const std::int64_t duration = records::unix_seconds_to_micros(r.seconds);
@@ -57,7 +76,6 @@ void TraceWriter::add(const records::MetricRecord& r) {
              json_text(args));
     return;
   }
-  if (r.type != records::RecordType::kCollective) return;  // resource samples: not on the trace
   auto& open = open_[r.rank];
   if (r.enter) {
     open[r.seq] = Open{t, r.op, r.bytes};

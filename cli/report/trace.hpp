@@ -2,6 +2,8 @@
 // (the JSON object format with "traceEvents" that chrome://tracing and ui.perfetto.dev open).
 // One process per rank ("rank 3 (node01)") with two threads: steps, and collectives. A collective
 // a rank entered and never left runs to the end of the trace and is named "... (never left)".
+// Resource samples become counters of the rank's process: "cpu %", "rss MiB", and with a GPU
+// "gpu %", "gpu MiB" and "gpu W".
 // Streams: events go to the sink as they are made, so a trace of any size needs little memory.
 // Pure: the command supplies the records and writes what the sink receives.
 #pragma once
@@ -37,6 +39,7 @@ class TraceWriter {
     long long bytes = 0;
   };
   void event(const std::string& json);
+  void counter(int rank, std::int64_t micros, const std::string& name, double value);
   void complete(int rank, int thread, const std::string& name, std::int64_t start,
                 std::int64_t duration, const std::string& args);
 

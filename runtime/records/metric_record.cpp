@@ -43,18 +43,18 @@ void parse_collective(const RecordFields& f, MetricRecord& out) {
   if (f.has("failed")) out.failed = f.boolean("failed");
 }
 
-// Every field optional and any further field ignored: the sampler writes what it could read.
 void parse_resource(const RecordFields& f, MetricRecord& out) {
   out.type = RecordType::kResource;
-  ResourceSample& s = out.resource;
-  if (f.has("interval")) s.interval = f.number("interval", 0, kMaxSeconds);
-  // Percent of one core: a rank with many threads on a large node reaches tens of thousands.
-  if (f.has("cpu_percent")) s.cpu_percent = f.number("cpu_percent", 0, 1e6);
-  if (f.has("rss_bytes")) s.rss_bytes = f.integer("rss_bytes", 0, kMaxInt64);
-  if (f.has("gpu")) s.gpu = static_cast<int>(f.integer("gpu", 0, kMaxInt));
-  if (f.has("gpu_util_percent")) s.gpu_util_percent = f.number("gpu_util_percent", 0, 100);
-  if (f.has("gpu_memory_bytes")) s.gpu_memory_bytes = f.integer("gpu_memory_bytes", 0, kMaxInt64);
-  if (f.has("gpu_power_watts")) s.gpu_power_watts = f.number("gpu_power_watts", 0, 1e6);
+  out.interval = f.number("interval", 0, kMaxSeconds);
+  out.cpu_percent = f.number("cpu_percent", 0, kMaxCpuPercent);
+  out.rss_bytes = f.integer("rss_bytes", 0, kMaxInt64);
+  if (!f.has("gpu")) return;
+  GpuSample gpu;
+  gpu.index = static_cast<int>(f.integer("gpu", 0, kMaxInt));
+  if (f.has("gpu_util_percent")) gpu.util_percent = f.number("gpu_util_percent", 0, 100);
+  if (f.has("gpu_memory_bytes")) gpu.memory_bytes = f.integer("gpu_memory_bytes", 0, kMaxInt64);
+  if (f.has("gpu_power_watts")) gpu.power_watts = f.number("gpu_power_watts", 0, kMaxGpuWatts);
+  out.gpu = gpu;
 }
 
 }  // namespace
@@ -71,6 +71,24 @@ std::string format_step_record(const MetricRecord& r) {
                                  {"seconds", r.seconds},
                                  {"comm_seconds", r.comm_seconds.value_or(0.0)}};
   if (r.data_seconds) line["data_seconds"] = *r.data_seconds;
+  if (r.attempt > 0) line["attempt"] = r.attempt;
+  return line.dump();
+}
+
+std::string format_resource_record(const MetricRecord& r) {
+  nlohmann::ordered_json line = {{"v", kMetricSchemaVersion},
+                                 {"type", "resource"},
+                                 {"time", r.time},
+                                 {"rank", r.rank},
+                                 {"interval", r.interval},
+                                 {"cpu_percent", r.cpu_percent},
+                                 {"rss_bytes", r.rss_bytes}};
+  if (r.gpu) {
+    line["gpu"] = r.gpu->index;
+    if (r.gpu->util_percent) line["gpu_util_percent"] = *r.gpu->util_percent;
+    if (r.gpu->memory_bytes) line["gpu_memory_bytes"] = *r.gpu->memory_bytes;
+    if (r.gpu->power_watts) line["gpu_power_watts"] = *r.gpu->power_watts;
+  }
   if (r.attempt > 0) line["attempt"] = r.attempt;
   return line.dump();
 }

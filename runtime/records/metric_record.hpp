@@ -1,9 +1,9 @@
 // One line of a rank's metric records (rank-NNNNN.jsonl; schema in docs/metrics.md). The writer
 // (libdtrain's Meter) and the reader (`dtrain stats`, `logs --hang`, `timeline`) sit side by side
 // under one schema version, so a schema change is one diff that both sides' tests see.
-// Version 1 has step records only; version 2 adds "type", collective heartbeats and resource
-// samples. Readers ignore fields they do not know and reject versions they do not. Pure: no clock,
-// no files.
+// Version 1 has step records only; version 2 adds "type" and collective heartbeats, and (since
+// 2026-11-28) resource samples. Readers ignore fields they do not know and reject versions they do
+// not. Pure: no clock, no files.
 #pragma once
 
 #include <cstddef>
@@ -18,17 +18,14 @@ namespace dtrain::records {
 
 enum class RecordType { kStep, kCollective, kResource };
 
-// A resource sample (v2, "type":"resource"): the rank's CPU and memory use and, where NVIDIA's
-// management library is present, its GPU's, over the last `interval` seconds (docs/metrics.md).
-// Every measurement is optional: a field the sampler could not read is absent, never 0.
-struct ResourceSample {
-  double interval = 0;
-  std::optional<double> cpu_percent;  // of one core: 250 is two and a half cores busy
-  std::optional<long long> rss_bytes;
-  std::optional<int> gpu;  // the GPU's index, as the management library numbers them
-  std::optional<double> gpu_util_percent;
-  std::optional<long long> gpu_memory_bytes;
-  std::optional<double> gpu_power_watts;
+// A resource record's GPU part: the rank's GPU as NVML reads it. Each reading is absent when NVML
+// could not take it on this GPU (power is not supported on every board, utilization not on a MIG
+// slice).
+struct GpuSample {
+  int index = 0;  // NVML's index (nvidia-smi's)
+  std::optional<double> util_percent;
+  std::optional<long long> memory_bytes;
+  std::optional<double> power_watts;
 };
 
 struct MetricRecord {
@@ -53,8 +50,12 @@ struct MetricRecord {
   // An exit record's "failed": true: the collective raised an error (a timeout, a lost peer)
   // rather than completing.
   bool failed = false;
-  // Resource samples (v2).
-  ResourceSample resource;
+  // Resource samples (v2, since 2026-11-28): the process's use over the `interval` seconds before
+  // `time`, taken by the Meter's background thread (docs/metrics.md).
+  double interval = 0;
+  double cpu_percent = 0;  // CPU time over wall time, 100 = one core busy
+  long long rss_bytes = 0;
+  std::optional<GpuSample> gpu;  // absent without NVML or without a GPU for the rank
 };
 
 // A malformed metric record: bad input (the CLI: exit 2).
@@ -65,6 +66,10 @@ class MetricFormatError : public InputError {
 
 // The version the writer writes and the newest the reader knows.
 inline constexpr int kMetricSchemaVersion = 2;
+// The largest CPU share a resource record may hold: 100 per core, and no machine has a million.
+inline constexpr double kMaxCpuPercent = 1e8;
+// A GPU board's power: no board draws a megawatt; a larger value is a damaged record.
+inline constexpr double kMaxGpuWatts = 1e6;
 
 // Writer side. A step record, version kMetricSchemaVersion, fields in the documented order;
 // comm_seconds is written as 0 when unset, data_seconds only when set. Doubles are written as the
@@ -79,11 +84,19 @@ int format_collective_record(char* buffer, std::size_t size, double time, int ra
                              std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
                              bool failed = false, int attempt = 0) noexcept;
 
+// A resource sample: v, type "resource", time, rank, interval, cpu_percent, rss_bytes, then (with
+// a GPU) gpu and its readings that are present, then attempt when above 0. Written every few
+// seconds, so through a JSON object like step records.
+std::string format_resource_record(const MetricRecord& record);
+
 // Reader side. Parses one JSON Lines record; `where` ("runs/a/rank-00001.jsonl:12") follows
 // "dtrain: " in any error, which names the field and its range (records/record_fields.hpp):
 // "v" 1 to kMetricSchemaVersion, "rank" 0 to INT_MAX, "attempt" 0 to kMaxAttempt, "time" Unix
 // seconds 0 to kLatestRecordSeconds, "samples", "seq" and "bytes" 0 to INT64_MAX (2^64-1 is
-// refused, not read as -1), "step" any int64, the durations 0 to kLatestRecordSeconds.
+// refused, not read as -1), "step" any int64, the durations 0 to kLatestRecordSeconds; of a
+// resource record "interval" 0 to kLatestRecordSeconds, "cpu_percent" 0 to kMaxCpuPercent,
+// "rss_bytes" and "gpu_memory_bytes" 0 to INT64_MAX, "gpu" 0 to INT_MAX, "gpu_util_percent" 0 to
+// 100, "gpu_power_watts" 0 to kMaxGpuWatts.
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);
 
 }  // namespace dtrain::records

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "heartbeats.hpp"
+#include "records/log_line.hpp"
 #include "records/metric_record.hpp"
 
 namespace dtrain::report {
@@ -46,6 +47,21 @@ TEST(Hang, ARankThatStopsBeforeACollectiveIsNamedWithTheTimes) {
             std::string::npos)
       << text;
   EXPECT_EQ(hang_to_json(h)["never_entered"][0]["rank"], 2);
+}
+
+// The Meter's thread samples resources while the training thread hangs: those records say the
+// process lived, not that training moved, so a rank's last record stays its last heartbeat.
+TEST(Hang, ResourceSamplesAreNoSignOfProgress) {
+  HeartbeatTracker t;
+  for (int r = 0; r < 2; ++r) t.add_rank(r, "node0");
+  t.add(coll(0, 0, true, 1.0));
+  t.add(coll(1, 0, true, 1.0));
+  t.add(coll(1, 0, false, 1.5));
+  t.add(testing::resource(0, 30.0, 5.0, 100.0, 1 << 20));
+  const HangReport h = detect_hang(t);
+  EXPECT_EQ(t.ranks().at(0).last_record, records::unix_seconds_to_micros(1795341601.0));
+  EXPECT_EQ(t.ranks().at(0).entered, 0);
+  EXPECT_EQ(h.stuck.size(), 1u);
 }
 
 // Issue 22, item 24: ranks 0 and 2 give up on #5 waiting for the stopped rank 1, which the

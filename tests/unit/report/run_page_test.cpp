@@ -58,9 +58,9 @@ RunPageInput failed_run(bool with_resources) {
       r.type = records::RecordType::kResource;
       r.rank = rank;
       r.time = kT0 + 3;
-      r.resource.interval = 1;
-      r.resource.cpu_percent = 97.5;
-      r.resource.rss_bytes = 123456789;
+      r.interval = 1;
+      r.cpu_percent = 97.5;
+      r.rss_bytes = 123456789;
       series.add(r);
     }
   }
@@ -230,13 +230,10 @@ TEST(ReportHtml, APageOf1024RanksStaysUnder2MiB) {
         s.type = records::RecordType::kResource;
         s.rank = rank;
         s.time = r.time;
-        s.resource.interval = 1;
-        s.resource.cpu_percent = 90 + rank % 10;
-        s.resource.rss_bytes = 1LL << 30;
-        s.resource.gpu = rank % 8;
-        s.resource.gpu_util_percent = 80;
-        s.resource.gpu_memory_bytes = 40LL << 30;
-        s.resource.gpu_power_watts = 300;
+        s.interval = 1;
+        s.cpu_percent = 90 + rank % 10;
+        s.rss_bytes = 1LL << 30;
+        s.gpu = records::GpuSample{rank % 8, 80.0, 40LL << 30, 300.0};
         series.add(s);
       }
     }

@@ -45,11 +45,10 @@ records::MetricRecord resource(int rank, double t, double cpu, long long rss,
   r.type = records::RecordType::kResource;
   r.rank = rank;
   r.time = kT0 + t;
-  r.resource.interval = 1;
-  r.resource.cpu_percent = cpu;
-  r.resource.rss_bytes = rss;
-  r.resource.gpu_util_percent = gpu_util;
-  if (gpu_util) r.resource.gpu = rank;
+  r.interval = 1;
+  r.cpu_percent = cpu;
+  r.rss_bytes = rss;
+  if (gpu_util) r.gpu = records::GpuSample{rank, gpu_util, {}, {}};
   return r;
 }
 

@@ -46,5 +46,32 @@ TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
   EXPECT_EQ(ev[6]["args"]["never_left"], true);
 }
 
+// Resource samples are counters of the rank's process: the CPU share from the start of its
+// interval, the readings at the sample's time; no GPU counter without a GPU.
+TEST(Trace, ResourceSamplesBecomeCounters) {
+  std::string out;
+  TraceWriter w([&](std::string_view s) { out.append(s); });
+  w.add_rank(1, "node0");
+  w.add(testing::resource(1, 10.0, 5.0, 150.0, 512LL << 20));
+  w.add(testing::resource(1, 15.0, 5.0, 50.0, 256LL << 20,
+                          records::GpuSample{3, 90.0, 1LL << 30, {}}));
+  w.finish();
+  const auto j = nlohmann::json::parse(out);
+  const auto& ev = j["traceEvents"];
+  ASSERT_EQ(ev.size(), 4u + 2 + 4);  // metadata; cpu, rss; cpu, rss, gpu %, gpu MiB (no power)
+  EXPECT_EQ(ev[4]["name"], "cpu %");
+  EXPECT_EQ(ev[4]["ph"], "C");
+  EXPECT_EQ(ev[4]["pid"], 1);
+  EXPECT_EQ(ev[4]["ts"], 1795341605000000LL);
+  EXPECT_EQ(ev[4]["args"]["value"], 150.0);
+  EXPECT_EQ(ev[5]["name"], "rss MiB");
+  EXPECT_EQ(ev[5]["ts"], 1795341610000000LL);
+  EXPECT_EQ(ev[5]["args"]["value"], 512.0);
+  EXPECT_EQ(ev[8]["name"], "gpu %");
+  EXPECT_EQ(ev[8]["args"]["value"], 90.0);
+  EXPECT_EQ(ev[9]["name"], "gpu MiB");
+  EXPECT_EQ(ev[9]["args"]["value"], 1024.0);
+}
+
 }  // namespace
 }  // namespace dtrain::report
