@@ -1,7 +1,5 @@
 // `dtrain stats RUNDIR [RUNDIR...] [--json] [--plot FILE.svg]`: per-rank and total throughput,
 // stragglers, and across runs of one job at different scales, the scaling table. docs/metrics.md.
-#include <yaml-cpp/yaml.h>
-
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -10,12 +8,9 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "commands.hpp"
 #include "common/errors.hpp"
-#include "common/input_file.hpp"
-#include "plan/job_spec.hpp"
 #include "report/json_text.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
@@ -30,49 +25,6 @@ struct StatsOptions {
   std::string plot;
   double straggler_threshold = report::kDefaultStragglerThreshold;
 };
-
-// plan.json lists every rank (about 200 bytes each): 64 MiB holds 300,000.
-constexpr std::size_t kMaxPlanBytes = std::size_t{64} << 20;
-
-// The file's text; nothing when it is missing, not a regular file or over `max_bytes`.
-std::optional<std::string> optional_file(const std::string& path, const std::string& what,
-                                         std::size_t max_bytes) {
-  try {
-    return read_input_file_if_present(path, what, max_bytes);
-  } catch (const InputFileError&) {
-    return std::nullopt;
-  }
-}
-
-// What the run directory says about the job: its name (plan.json) and GPUs per rank (job.yaml).
-report::ScalingRun describe_run(const std::string& run_dir, const report::RunStats& stats) {
-  report::ScalingRun run;
-  run.label = std::filesystem::path(run_dir).lexically_normal().filename().string();
-  if (run.label.empty())
-    run.label = std::filesystem::path(run_dir).parent_path().filename().string();
-  run.ranks = static_cast<int>(stats.ranks.size());
-  run.samples_per_second = stats.total_samples_per_second;
-  // Read as every input is (common/input_file.hpp): a FIFO or a device in their place is left
-  // out like a missing file, rather than blocking or filling memory.
-  const auto plan_text =
-      optional_file(run_dir + "/plan.json", "a launch plan (JSON)", kMaxPlanBytes);
-  if (plan_text) {
-    const auto j = nlohmann::json::parse(*plan_text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.contains("job") && j["job"].is_object() && j["job"].contains("name") &&
-        j["job"]["name"].is_string()) {
-      run.job = j["job"]["name"].get<std::string>();
-    }
-  }
-  try {
-    const auto spec_text =
-        optional_file(run_dir + "/job.yaml", "a job spec (YAML)", plan::kMaxSpecBytes);
-    const YAML::Node spec = YAML::Load(spec_text.value_or(""));
-    if (spec["gpus_per_rank"]) run.gpus = run.ranks * spec["gpus_per_rank"].as<int>();
-  } catch (const YAML::Exception&) {
-    // No job.yaml (a run directory made by hand) or no readable GPU count: the column shows "-".
-  }
-  return run;
-}
 
 void write_plot(const std::string& path, const std::string& svg) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -95,9 +47,9 @@ int run_stats(const StatsOptions& opts) {
 
   if (opts.run_dirs.size() == 1) {
     if (!opts.plot.empty()) {
-      write_plot(opts.plot,
-                 report::ranks_svg(stats[0], "samples/s per rank: " +
-                                                 describe_run(opts.run_dirs[0], stats[0]).label));
+      write_plot(opts.plot, report::ranks_svg(
+                                stats[0], "samples/s per rank: " +
+                                              read_scaling_run(opts.run_dirs[0], stats[0]).label));
     }
     if (opts.json) {
       auto out = report::stats_to_json(stats[0]);
@@ -111,7 +63,7 @@ int run_stats(const StatsOptions& opts) {
   }
   std::vector<report::ScalingRun> runs;
   for (std::size_t i = 0; i < stats.size(); ++i)
-    runs.push_back(describe_run(opts.run_dirs[i], stats[i]));
+    runs.push_back(read_scaling_run(opts.run_dirs[i], stats[i]));
   const auto table = report::scaling_table(runs);
   if (!opts.plot.empty()) write_plot(opts.plot, report::scaling_svg(table));
   if (opts.json) {

@@ -23,5 +23,6 @@ void register_supervise(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);
 void register_bind(CLI::App& app, Action& action);
 void register_doctor(CLI::App& app, Action& action);
+void register_report(CLI::App& app, Action& action);
 
 }  // namespace dtrain::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   register_stats(app, action);
   register_logs(app, action);
   register_timeline(app, action);
+  register_report(app, action);
   register_run_rank(app, action);
   register_supervise(app, action);
   register_topo(app, action);

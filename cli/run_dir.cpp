@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -131,6 +133,16 @@ std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
   return records::parse_rank_start(head.substr(records::kLogTimestampWidth + 1));
 }
 
+std::optional<std::int64_t> read_first_line_time(const std::string& log_path) {
+  const OpenedInput in = open_input(log_path);
+  if (in.fd < 0) return std::nullopt;
+  char buf[64];
+  const ssize_t n = ::pread(in.fd, buf, sizeof buf, 0);
+  ::close(in.fd);
+  if (n <= 0) return std::nullopt;
+  return records::parse_log_timestamp(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
 std::string read_last_line(const std::string& path) {
   const OpenedInput in = open_input(path);
   if (in.fd < 0) refuse(path, in);
@@ -230,7 +242,8 @@ std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_d
 
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs,
-                                          std::optional<int> wanted) {
+                                          std::optional<int> wanted,
+                                          std::vector<report::RankLogScan>* scans_out) {
   std::vector<report::RankLogScan> scans;
   const int last = read_last_attempt(run_dir);
   int attempt = wanted.value_or(last);
@@ -258,17 +271,23 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
   // The walltime ended the job's last attempt; an earlier one ended on its own.
   const auto end = read_job_end_record(run_dir);
   const bool walltime = end && end->walltime_reached && attempt >= last;
-  return report::find_first_error(scans, last_metric, missed, walltime);
+  auto report = report::find_first_error(scans, last_metric, missed, walltime);
+  if (scans_out) *scans_out = std::move(scans);
+  return report;
 }
 
 int read_last_attempt(const std::string& run_dir) {
   return report::last_attempt(read_attempt_records(run_dir));
 }
 
-report::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold) {
+report::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold,
+                                const std::function<void(const records::MetricRecord&)>& also) {
   report::StatsBuilder builder;
   for (const auto& [rank, host] : read_rank_hosts(run_dir)) builder.set_host(rank, host);
-  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) { builder.add(r); });
+  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) {
+    builder.add(r);
+    if (also) also(r);
+  });
   report::RunStats stats = builder.finish(straggler_threshold);
   const long long redone = stats.lost.redone_step_records;
   stats.lost = report::compute_lost_time(read_attempt_records(run_dir),
@@ -305,6 +324,70 @@ std::vector<Record> read_jsonl(const std::string& run_dir, std::string_view name
 }
 
 }  // namespace
+
+namespace {
+
+// plan.json lists every rank (about 200 bytes each): 64 MiB holds 300,000.
+constexpr std::size_t kMaxPlanBytes = std::size_t{64} << 20;
+
+// The file's text; nothing when it is missing, not a regular file or over `max_bytes`: read as
+// every input is (common/input_file.hpp), a FIFO or a device in its place is left out like a
+// missing file, rather than blocking or filling memory.
+std::optional<std::string> optional_file(const std::string& path, const std::string& what,
+                                         std::size_t max_bytes) {
+  try {
+    return read_input_file_if_present(path, what, max_bytes);
+  } catch (const InputFileError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+PlanSummary read_plan_summary(const std::string& run_dir) {
+  PlanSummary out;
+  const auto text = optional_file(run_dir + "/plan.json", "a launch plan (JSON)", kMaxPlanBytes);
+  if (!text) return out;
+  const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return out;
+  const auto text_of = [](const nlohmann::json& o, const char* key) {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>()
+                                                                  : std::string();
+  };
+  const auto int_of = [](const nlohmann::json& o, const char* key) {
+    return o.contains(key) && o[key].is_number_integer() && o[key].get<long long>() > 0 &&
+                   o[key].get<long long>() <= std::numeric_limits<int>::max()
+               ? static_cast<int>(o[key].get<long long>())
+               : 0;
+  };
+  if (j.contains("job")) {
+    out.job = text_of(j["job"], "name");
+    out.id = text_of(j["job"], "id");
+    out.site = text_of(j["job"], "site");
+  }
+  out.nodes = int_of(j, "nodes");
+  out.ranks_per_node = int_of(j, "ranks_per_node");
+  out.world_size = int_of(j, "world_size");
+  return out;
+}
+
+report::ScalingRun read_scaling_run(const std::string& run_dir, const report::RunStats& stats) {
+  report::ScalingRun run;
+  run.label = fs::path(run_dir).lexically_normal().filename().string();
+  if (run.label.empty()) run.label = fs::path(run_dir).parent_path().filename().string();
+  run.ranks = static_cast<int>(stats.ranks.size());
+  run.samples_per_second = stats.total_samples_per_second;
+  run.job = read_plan_summary(run_dir).job;
+  try {
+    const auto spec_text =
+        optional_file(run_dir + "/job.yaml", "a job spec (YAML)", plan::kMaxSpecBytes);
+    const YAML::Node spec = YAML::Load(spec_text.value_or(""));
+    if (spec["gpus_per_rank"]) run.gpus = run.ranks * spec["gpus_per_rank"].as<int>();
+  } catch (const YAML::Exception&) {
+    // No job.yaml (a run directory made by hand) or no readable GPU count: the column shows "-".
+  }
+  return run;
+}
 
 std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir) {
   return read_jsonl<records::AttemptRecord>(run_dir, records::kAttemptsFile,

@@ -21,6 +21,8 @@
 #include "report/first_error.hpp"
 #include "report/hang.hpp"
 #include "report/log_merge.hpp"
+#include "report/rank_log_scan.hpp"
+#include "report/scaling.hpp"
 #include "report/stats.hpp"
 
 namespace dtrain::cli {
@@ -55,6 +57,9 @@ void require_run_dir(const std::string& run_dir);
 // The start line run-rank wrote first in a rank log, when it did.
 std::optional<records::RankStart> read_rank_start(const std::string& log_path);
 
+// The time of a log's first line (microseconds since the epoch), when it has one.
+std::optional<std::int64_t> read_first_line_time(const std::string& log_path);
+
 // The last line of a file (up to 64 KiB from its end), "" for an empty file.
 std::string read_last_line(const std::string& path);
 
@@ -74,9 +79,11 @@ void for_each_metric_record(const std::string& run_dir,
                             const std::function<void(const records::MetricRecord&)>& each);
 
 // The run's per-rank throughput from its metric files, with each rank's host from its log, and of
-// a job that restarted, the time lost to failures (attempts.jsonl, checkpoints.jsonl).
+// a job that restarted, the time lost to failures (attempts.jsonl, checkpoints.jsonl). `also`,
+// when given, sees every record too, so another reader needs no second pass over the files.
 report::RunStats read_run_stats(const std::string& run_dir,
-                                double straggler_threshold = report::kDefaultStragglerThreshold);
+                                double straggler_threshold = report::kDefaultStragglerThreshold,
+                                const std::function<void(const records::MetricRecord&)>& also = {});
 
 // The collective heartbeats of the run's metric files, of the highest attempt at least `attempt`
 // (report::HeartbeatTracker); nullopt when it has no metric file.
@@ -93,9 +100,23 @@ int read_last_attempt(const std::string& run_dir);
 // start line of that attempt on (a log without one is left out: that rank was not in it), up to a
 // later attempt's start line, and that attempt's heartbeats. A job that `dtrain submit` saw end at
 // its walltime (job-end.jsonl) blames no rank of its last attempt.
+// `scans`, when given, receives each log's scan of that attempt (where and how each rank ran).
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs,
-                                          std::optional<int> attempt = std::nullopt);
+                                          std::optional<int> attempt = std::nullopt,
+                                          std::vector<report::RankLogScan>* scans = nullptr);
+
+// What plan.json says about the job; empty and 0 where the run directory has none (a directory
+// made by hand) or it does not say.
+struct PlanSummary {
+  std::string job, id, site;
+  int nodes = 0, ranks_per_node = 0, world_size = 0;
+};
+PlanSummary read_plan_summary(const std::string& run_dir);
+
+// The run as `dtrain stats` compares it with others: its label (the directory's name), its job's
+// name (plan.json), its ranks and throughput (`stats`) and GPUs (job.yaml's gpus_per_rank).
+report::ScalingRun read_scaling_run(const std::string& run_dir, const report::RunStats& stats);
 
 // The run's attempt records (attempts.jsonl, written by `dtrain supervise`), in order; none when
 // the job was not supervised. Throws records::AttemptFormatError naming the line of a bad one.

@@ -31,4 +31,18 @@ std::string plain_number(double value) {
   return out;
 }
 
+std::string duration_text(double seconds) {
+  if (seconds >= 3600) {
+    return std::to_string(static_cast<long long>(seconds / 3600)) + " h " +
+           std::to_string(static_cast<long long>(std::fmod(seconds, 3600) / 60)) + " min";
+  }
+  if (seconds >= 60) {
+    return std::to_string(static_cast<long long>(seconds / 60)) + " min " +
+           std::to_string(static_cast<long long>(std::fmod(seconds, 60))) + " s";
+  }
+  if (seconds >= 1 || seconds == 0) return plain_number(seconds) + " s";
+  if (seconds >= 1e-3) return plain_number(seconds * 1e3) + " ms";
+  return plain_number(seconds * 1e6) + " us";
+}
+
 }  // namespace dtrain::report

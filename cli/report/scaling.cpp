@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "report/markup.hpp"
 #include "report/plain_number.hpp"
 
 namespace dtrain::report {
@@ -19,30 +20,6 @@ std::string num(double v, const char* fmt) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 text.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
 }
 
 // A round upper bound for an axis: 1, 2 or 5 times a power of ten.

@@ -107,12 +107,6 @@ std::vector<Straggler> find_stragglers(const std::vector<std::vector<const RankS
   return out;
 }
 
-std::string duration(double seconds) {
-  if (seconds >= 1) return plain_number(seconds) + " s";
-  if (seconds >= 1e-3) return plain_number(seconds * 1e3) + " ms";
-  return plain_number(seconds * 1e6) + " us";
-}
-
 // Where a note says what comm % leaves out. The Meter times only the collectives of the Context's
 // communicator; DDP's allreduce (torch.distributed), Horovod's or a direct NCCL call never pass
 // through it, so their time is in the step but counted as compute (a DDP job showed 0.8 % where
@@ -359,8 +353,8 @@ std::string format_stats_table(const RunStats& stats) {
       std::snprintf(line, sizeof line,
                     "  %s: %.0f %% slower; cause: %s (%s per sample, median %s)\n", who.c_str(),
                     s.slower_by * 100, s.cause.c_str(),
-                    duration(s.cause_seconds_per_sample).c_str(),
-                    duration(s.median_cause_seconds_per_sample).c_str());
+                    duration_text(s.cause_seconds_per_sample).c_str(),
+                    duration_text(s.median_cause_seconds_per_sample).c_str());
       out += line;
     }
   }

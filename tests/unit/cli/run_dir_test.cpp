@@ -84,6 +84,32 @@ TEST_F(RunDirTest, RunStatsSumEveryRanksRecordsAndNameItsHost) {
   EXPECT_EQ(stats.total_samples, 25);
 }
 
+// What `stats` and `report` take from plan.json and job.yaml; a damaged plan.json says nothing.
+TEST_F(RunDirTest, PlanSummaryAndScalingRunComeFromPlanAndSpec) {
+  write(dir_ / "plan.json",
+        R"({"version":1,"job":{"name":"fm","id":"42","site":"polaris"},"nodes":2,)"
+        R"("ranks_per_node":4,"world_size":8,"ranks":[]})");
+  write(dir_ / "job.yaml", "name: fm\ngpus_per_rank: 1\n");
+  const PlanSummary plan = read_plan_summary(dir_.string());
+  EXPECT_EQ(plan.job, "fm");
+  EXPECT_EQ(plan.id, "42");
+  EXPECT_EQ(plan.site, "polaris");
+  EXPECT_EQ(plan.nodes, 2);
+  EXPECT_EQ(plan.ranks_per_node, 4);
+  EXPECT_EQ(plan.world_size, 8);
+  report::RunStats stats;
+  stats.ranks.resize(8);
+  stats.total_samples_per_second = 800;
+  const report::ScalingRun run = read_scaling_run(dir_.string() + "/", stats);
+  EXPECT_EQ(run.label, dir_.filename().string());
+  EXPECT_EQ(run.job, "fm");
+  EXPECT_EQ(run.ranks, 8);
+  EXPECT_EQ(run.gpus, 8);
+  write(dir_ / "plan.json", "{\"job\": not json");
+  EXPECT_EQ(read_plan_summary(dir_.string()).job, "");
+  EXPECT_EQ(read_plan_summary((dir_ / "nosuch").string()).nodes, 0);
+}
+
 TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {
   try {
     read_run_stats(dir_.string());

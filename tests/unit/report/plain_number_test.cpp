@@ -37,5 +37,14 @@ TEST(PlainNumber, NotANumberIsADash) {
   EXPECT_EQ(plain_number(std::numeric_limits<double>::infinity()), "-");
 }
 
+TEST(DurationText, PicksTheUnitAPersonReads) {
+  EXPECT_EQ(duration_text(0), "0 s");
+  EXPECT_EQ(duration_text(0.00045), "450 us");
+  EXPECT_EQ(duration_text(0.0123), "12.3 ms");
+  EXPECT_EQ(duration_text(7.2), "7.2 s");
+  EXPECT_EQ(duration_text(125.5), "2 min 5 s");
+  EXPECT_EQ(duration_text(3900), "1 h 5 min");
+}
+
 }  // namespace
 }  // namespace dtrain::report

@@ -1,0 +1,71 @@
+// The page model of `dtrain report` (docs/report.md): what one run directory says, gathered from
+// the readers every other command uses (StatsBuilder's throughput and stragglers, the first-error
+// verdict, the time lost to failures, the attempts and checkpoints, SeriesBuilder's binned charts),
+// as the JSON that the page's script draws; and, across runs, the scaling study of each job
+// (scaling_table, as `dtrain stats` computes it). Numbers a person reads in a table are formatted
+// here, with plain_number, as in the terminal tables. Pure: the command reads the files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "records/attempt_record.hpp"
+#include "records/rank_lines.hpp"
+#include "report/first_error.hpp"
+#include "report/run_series.hpp"
+#include "report/scaling.hpp"
+#include "report/stats.hpp"
+
+namespace dtrain::report {
+
+// Where and when a rank ran, from its log (the attempt that ended the job).
+struct RankPlace {
+  std::optional<records::RankStart> start;
+  std::optional<std::int64_t> first_line;  // microseconds since the epoch
+  std::optional<std::int64_t> last_line;
+};
+
+struct CheckpointInfo {
+  records::CheckpointRecord record;
+  std::optional<long long> bytes;  // the checkpoint file's size, when it is still there
+};
+
+struct RunPageInput {
+  std::string label;    // the run directory's name
+  std::string run_dir;  // as given
+  // From plan.json; empty or 0 when the run directory has none.
+  std::string job, job_id, site;
+  int nodes = 0, ranks_per_node = 0, world_size = 0;
+  std::map<int, RankPlace> places;  // every rank with a log
+  std::vector<records::AttemptRecord> attempts;
+  std::vector<CheckpointInfo> checkpoints;
+  std::optional<records::JobEndRecord> job_end;
+  std::optional<RunStats> stats;  // none without metric files
+  RunSeries series;
+  FirstErrorReport first_error;
+};
+
+// The model of one run's section (docs/report.md lists its fields).
+nlohmann::json run_page_json(const RunPageInput& in);
+
+// The runs' throughput for the scaling study, grouped by job name (runs without a name form the
+// group ""); a job with fewer than two runs with throughput has no table.
+struct ScalingGroup {
+  std::string job;
+  std::optional<ScalingTable> table;  // two runs or more with throughput
+  std::vector<std::string> left_out;  // labels of runs without throughput
+};
+std::vector<ScalingGroup> scaling_groups(const std::vector<ScalingRun>& runs);
+
+// The whole page: each run's model (run_page_json) with the id of its section ("run-0", ...), and
+// the scaling groups; a scaling row links to its run's section by the run's label, so the caller
+// makes labels unique.
+nlohmann::json report_json(const std::vector<nlohmann::json>& runs,
+                           const std::vector<ScalingGroup>& groups, const std::string& generated);
+
+}  // namespace dtrain::report

@@ -1,0 +1,319 @@
+#include "report/run_series.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dtrain::report {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The median of the finite values; NaN for none.
+double median_of(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Per-bin values of every rank -> min, median, max across ranks per bin (NaN = no value).
+Band band_of(const std::vector<std::vector<double>>& per_rank, int bins) {
+  Band b;
+  b.min.assign(bins, kNaN);
+  b.median.assign(bins, kNaN);
+  b.max.assign(bins, kNaN);
+  std::vector<double> column;
+  for (int i = 0; i < bins; ++i) {
+    column.clear();
+    for (const auto& series : per_rank) {
+      if (std::isfinite(series[i])) column.push_back(series[i]);
+    }
+    if (column.empty()) continue;
+    const auto [lo, hi] = std::minmax_element(column.begin(), column.end());
+    b.min[i] = *lo;
+    b.max[i] = *hi;
+    b.median[i] = median_of(column);
+  }
+  return b;
+}
+
+// "0-7" for the ranks of a heat-map row, "3" for one.
+std::string row_label(int first, int last) {
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// The median time between consecutive step records of a rank (their ends), over the first few
+// ranks (enough to know the job's pace, where all of 1,024 would cost memory); 0 for none.
+template <typename Steps>
+double median_step_period(const Steps& by_rank) {
+  constexpr std::size_t kRanksLooked = 8;
+  std::vector<double> gaps;
+  std::size_t looked = 0;
+  for (const auto& [rank, steps] : by_rank) {
+    if (++looked > kRanksLooked) break;
+    for (std::size_t i = 1; i < steps.size(); ++i) {
+      const double gap = steps[i].time - steps[i - 1].time;
+      if (gap > 0) gaps.push_back(gap);
+    }
+  }
+  const double m = median_of(std::move(gaps));
+  return std::isfinite(m) ? m : 0;
+}
+
+}  // namespace
+
+void SeriesBuilder::add(const records::MetricRecord& r) {
+  switch (r.type) {
+    case records::RecordType::kStep:
+      // A step cannot wait longer than it lasts (as StatsBuilder: older writers charged the
+      // collectives between steps to the next one).
+      steps_[r.rank].push_back({r.time, r.seconds, std::min(r.comm_seconds.value_or(0), r.seconds),
+                                std::min(r.data_seconds.value_or(0), r.seconds), r.samples});
+      return;
+    case records::RecordType::kResource: {
+      Sample s{r.time, r.interval, r.cpu_percent, r.rss_bytes, {}, {}, {}, {}};
+      if (r.gpu) {
+        s.gpu = r.gpu->index;
+        s.gpu_util_percent = r.gpu->util_percent;
+        s.gpu_memory_bytes = r.gpu->memory_bytes;
+        s.gpu_power_watts = r.gpu->power_watts;
+      }
+      samples_[r.rank].push_back(s);
+      return;
+    }
+    case records::RecordType::kCollective: {
+      Collective& c = collectives_[{r.attempt, r.seq}];
+      if (r.enter) {
+        if (c.ranks == 0 || r.time < c.first_enter) c.first_enter = r.time;
+        if (c.ranks == 0 || r.time >= c.last_enter) {
+          c.last_enter = r.time;
+          c.last_rank = r.rank;
+        }
+        if (c.ranks == 0) {
+          c.op = r.op;
+          c.bytes = r.bytes;
+        }
+        ++c.ranks;
+      } else {
+        c.last_exit = std::max(c.last_exit, r.time);
+      }
+      return;
+    }
+  }
+}
+
+void SeriesBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::move(host); }
+
+RunSeries SeriesBuilder::finish() const {
+  RunSeries out;
+  double t0 = std::numeric_limits<double>::infinity();
+  double t1 = -t0;
+  for (const auto& [rank, steps] : steps_) {
+    for (const Step& s : steps) {
+      t0 = std::min(t0, s.time - s.seconds);
+      t1 = std::max(t1, s.time);
+    }
+  }
+  for (const auto& [rank, samples] : samples_) {
+    for (const Sample& s : samples) {
+      t0 = std::min(t0, s.time - s.interval);
+      t1 = std::max(t1, s.time);
+    }
+  }
+  // Slowest collectives: every one entered, by its length from first enter to last exit.
+  for (const auto& [key, c] : collectives_) {
+    if (c.ranks == 0 || c.last_exit < c.first_enter) continue;  // never left: `logs --hang`
+    SlowCollective s{key.first,
+                     key.second,
+                     c.op,
+                     c.bytes,
+                     c.first_enter,
+                     c.last_exit - c.first_enter,
+                     c.last_enter - c.first_enter,
+                     c.last_rank,
+                     c.ranks};
+    out.slow_collectives.push_back(std::move(s));
+  }
+  const auto slower = [](const SlowCollective& a, const SlowCollective& b) {
+    return a.seconds > b.seconds;
+  };
+  const std::size_t keep = std::min(kSlowCollectives, out.slow_collectives.size());
+  std::partial_sort(out.slow_collectives.begin(), out.slow_collectives.begin() + keep,
+                    out.slow_collectives.end(), slower);
+  out.slow_collectives.resize(keep);
+  if (!(t1 >= t0)) return out;
+
+  // A run of one instant still gets a width, so every record falls in a bin. A bin is never
+  // shorter than the typical time from one step to the next: a bin then always holds a whole
+  // step's worth of work, where shorter ones would alternate between a step and the pause after
+  // it (evaluation, logging) and draw a comb.
+  const double span = std::max(t1 - t0, 1e-3);
+  const double period = median_step_period(steps_);
+  const int bins =
+      std::clamp(static_cast<int>(span / std::max(period, span / kTimeBins)), 1, kTimeBins);
+  const double width = span / bins;
+  out.start = t0;
+  out.bin_seconds = width;
+  out.bins = bins;
+  const auto bin_of = [&](double t) {
+    return std::clamp(static_cast<int>((t - t0) / width), 0, bins - 1);
+  };
+
+  // Steps: per rank and bin, samples and seconds (split), each step shared among the bins it ran
+  // in by the time it spent in each: steps longer than a bin (or not aligned with them) would
+  // otherwise make every other bin empty and the throughput a comb.
+  struct Cell {
+    double samples = 0, seconds = 0, comm = 0, data = 0;
+    double steps = 0;  // fractions of steps
+  };
+  std::map<int, std::vector<Cell>> cells;
+  for (const auto& [rank, steps] : steps_) {
+    auto& row = cells[rank];
+    row.assign(bins, Cell{});
+    for (const Step& s : steps) {
+      const double begin = s.time - s.seconds;
+      const int first = bin_of(begin), last = bin_of(s.time);
+      for (int i = first; i <= last; ++i) {
+        const double lo = std::max(begin, t0 + i * width);
+        const double hi = std::min(s.time, t0 + (i + 1) * width);
+        // A step of no duration counts whole in its bin.
+        const double share = s.seconds > 0 ? std::max(0.0, hi - lo) / s.seconds : 1.0;
+        if (share <= 0) continue;
+        Cell& c = row[i];
+        c.samples += static_cast<double>(s.samples) * share;
+        c.seconds += s.seconds * share;
+        c.comm += s.comm * share;
+        c.data += s.data * share;
+        c.steps += share;
+      }
+    }
+  }
+  out.total_samples_per_second.assign(bins, 0.0);
+  std::vector<double> all_seconds(bins, 0.0), all_comm(bins, 0.0), all_data(bins, 0.0);
+  std::vector<std::vector<double>> rates;
+  std::map<std::string, std::vector<double>> by_host;
+  for (const auto& [rank, row] : cells) {
+    std::vector<double> rate(bins, kNaN);
+    for (int i = 0; i < bins; ++i) {
+      const Cell& c = row[i];
+      out.total_samples_per_second[i] += c.samples / width;
+      all_seconds[i] += c.seconds;
+      all_comm[i] += c.comm;
+      all_data[i] += c.data;
+      if (c.seconds > 0) rate[i] = c.samples / c.seconds;
+    }
+    const auto host = hosts_.find(rank);
+    if (host != hosts_.end()) {
+      auto& node = by_host[host->second];
+      node.resize(bins, 0.0);
+      for (int i = 0; i < bins; ++i) node[i] += row[i].samples / width;
+    }
+    if (cells.size() <= kOwnLines) out.rank_lines[rank] = rate;
+    rates.push_back(std::move(rate));
+  }
+  out.rank_samples_per_second = band_of(rates, bins);
+  // Per node only when every rank's host is known and there are few enough to tell apart.
+  if (by_host.size() >= 2 && by_host.size() <= kNodeLines && hosts_.size() >= cells.size()) {
+    out.node_samples_per_second = std::move(by_host);
+  }
+  out.compute_share.assign(bins, kNaN);
+  out.comm_share.assign(bins, kNaN);
+  out.data_share.assign(bins, kNaN);
+  for (int i = 0; i < bins; ++i) {
+    if (!(all_seconds[i] > 0)) continue;
+    out.comm_share[i] = all_comm[i] / all_seconds[i];
+    out.data_share[i] = all_data[i] / all_seconds[i];
+    out.compute_share[i] = std::max(0.0, 1 - out.comm_share[i] - out.data_share[i]);
+  }
+
+  // Heat map: consecutive ranks share a row when there are more than kHeatRows; a row shows its
+  // slowest rank's mean step time in each bin, so one slow rank is never averaged away.
+  if (!cells.empty()) {
+    std::vector<int> ranks;
+    for (const auto& [rank, row] : cells) ranks.push_back(rank);
+    const std::size_t per_row = (ranks.size() + kHeatRows - 1) / kHeatRows;
+    for (std::size_t first = 0; first < ranks.size(); first += per_row) {
+      const std::size_t last = std::min(ranks.size(), first + per_row) - 1;
+      std::vector<double> row(bins, kNaN);
+      for (std::size_t k = first; k <= last; ++k) {
+        const auto& cs = cells.at(ranks[k]);
+        for (int i = 0; i < bins; ++i) {
+          if (!(cs[i].steps > 0)) continue;
+          const double mean = cs[i].seconds / cs[i].steps;
+          if (!std::isfinite(row[i]) || mean > row[i]) row[i] = mean;
+        }
+      }
+      out.heat_rows.push_back(row_label(ranks[first], ranks[last]));
+      out.heat.push_back(std::move(row));
+    }
+  }
+
+  // Resource samples: per rank the mean of each figure in each bin (the peak for memory), then
+  // bands across ranks; and each rank's figures over the whole run.
+  if (!samples_.empty()) {
+    ResourceBands res;
+    std::vector<std::vector<double>> cpu, rss, util, mem, power;
+    for (const auto& [rank, samples] : samples_) {
+      struct Acc {
+        double sum = 0;
+        long long n = 0;
+        double peak = kNaN;
+        void add(double v, bool peak_only) {
+          sum += v;
+          ++n;
+          if (peak_only && !(v <= peak)) peak = v;
+        }
+      };
+      std::vector<Acc> c(bins), r(bins), u(bins), m(bins), p(bins);
+      Acc tc, tr, tu, tm, tp;
+      RankResources rr;
+      const auto put = [](Acc& bin, Acc& total, const auto& value, bool peak) {
+        if (!value) return;
+        const auto v = static_cast<double>(*value);
+        bin.add(v, peak);
+        total.add(v, peak);
+      };
+      for (const Sample& s : samples) {
+        const int i = bin_of(s.time - s.interval / 2);
+        const Sample& v = s;
+        put(c[i], tc, v.cpu_percent, false);
+        put(r[i], tr, v.rss_bytes, true);
+        put(u[i], tu, v.gpu_util_percent, false);
+        put(m[i], tm, v.gpu_memory_bytes, true);
+        put(p[i], tp, v.gpu_power_watts, false);
+        if (v.gpu) rr.gpu = v.gpu;
+        ++rr.samples;
+      }
+      const auto mean = [](const Acc& a) {
+        return a.n > 0 ? a.sum / static_cast<double>(a.n) : kNaN;
+      };
+      const auto series = [&](const std::vector<Acc>& acc, bool peak) {
+        std::vector<double> s(bins, kNaN);
+        for (int i = 0; i < bins; ++i) s[i] = peak ? acc[i].peak : mean(acc[i]);
+        return s;
+      };
+      cpu.push_back(series(c, false));
+      rss.push_back(series(r, true));
+      util.push_back(series(u, false));
+      mem.push_back(series(m, true));
+      power.push_back(series(p, false));
+      if (tc.n > 0) rr.cpu_percent = mean(tc);
+      if (tr.n > 0) rr.rss_peak_bytes = tr.peak;
+      if (tu.n > 0) rr.gpu_util_percent = mean(tu);
+      if (tm.n > 0) rr.gpu_memory_peak_bytes = tm.peak;
+      if (tp.n > 0) rr.gpu_power_watts = mean(tp);
+      res.gpu = res.gpu || tu.n > 0 || tm.n > 0 || tp.n > 0;
+      out.rank_resources[rank] = rr;
+    }
+    res.cpu_percent = band_of(cpu, bins);
+    res.rss_bytes = band_of(rss, bins);
+    res.gpu_util_percent = band_of(util, bins);
+    res.gpu_memory_bytes = band_of(mem, bins);
+    res.gpu_power_watts = band_of(power, bins);
+    out.resources = std::move(res);
+  }
+  return out;
+}
+
+}  // namespace dtrain::report

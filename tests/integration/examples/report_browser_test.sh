@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# `dtrain report` (docs/report.md) on real run directories, checked in Debian's headless Chromium
+# from file:// with JavaScript on: a 1-rank and a 2-rank Fashion-MNIST run (their scaling study),
+# a 2-rank run whose rank 1 is SIGKILLed mid-training, one that restarts after a failure of rank 1
+# (attempts, checkpoints, time lost), and a synthetic 1,024-rank run written like
+# a real one (rank logs, step, collective and resource records, a killed rank). Each page must
+# render without a script error (the console's and the page's own record of one), hold every rank,
+# name the culprit of the failed runs, show the scaling study's efficiency as `dtrain stats`
+# computes it, show resource use where the metric files have samples and "not recorded" where
+# not, and stay under 2 MiB at 1,024 ranks. The screenshots stay in ARTIFACTS.
+#   report_browser_test.sh DTRAIN TRAIN SRC ARTIFACTS
+set -euo pipefail
+DTRAIN=$1 TRAIN=$2 SRC=$3 ARTIFACTS=$4
+source "$SRC/tests/integration/cli/lib.sh"
+[[ -d /usr/share/datasets/fashion-mnist ]] ||
+  fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
+CHROMIUM=$(command -v chromium || true)
+enter_workdir report-test
+mkdir -p "$ARTIFACTS"
+cp "$SRC/examples/fashion-mnist/job.yaml" job.yaml
+short=(--epochs 1 --steps-per-epoch 40 --warmup-steps 5 --log-every 20 --no-checkpoint)
+
+echo "== Fashion-MNIST, 1 and 2 ranks"
+for ranks in 1 2; do
+  out=$("$DTRAIN" submit job.yaml --set ranks_per_node=$ranks --set "run_dir=$work/runs/r$ranks" \
+    --set "command=$(yaml_command "$TRAIN" "${short[@]}")" 2>&1) ||
+    fail "submit with $ranks ranks exited $?: $out"
+done
+
+echo "== Fashion-MNIST, 2 ranks, rank 1 SIGKILLed after its 50th step record"
+# exec keeps the shell's pid, so the watcher's kill reaches the trainer itself; 20 epochs never
+# finish first. The test fails on an empty count (no metric file yet), so the watcher keeps waiting.
+cat > kill_rank1.sh <<SH
+if [ "\$DTRAIN_RANK" = 1 ]; then
+  (until [ "\$(grep -sc '"type":"step"' "\$DTRAIN_RUN_DIR/rank-00001.jsonl")" -ge 50 ] 2>/dev/null; do sleep 0.05; done
+   kill -9 \$\$) &
+fi
+exec $TRAIN --epochs 20 --log-every 20 --no-checkpoint
+SH
+"$DTRAIN" submit job.yaml --set ranks_per_node=2 --set "run_dir=$work/runs/killed" \
+  --set "command=[bash, $work/kill_rank1.sh]" >killed.out 2>&1 && status=0 || status=$?
+[[ $status -ne 0 ]] || fail "the job with a killed rank exited 0: $(cat killed.out)"
+grep -q ' dtrain: rank 1 was killed by signal 9 (SIGKILL)' "$work/runs/killed/rank-00001.log" ||
+  fail "rank 1 was not SIGKILLed: $(cat "$work/runs/killed/rank-00001.log")"
+
+echo "== Fashion-MNIST, 2 ranks, restarts: 1; rank 1 fails after step 30 of attempt 0"
+"$DTRAIN" submit job.yaml --set restarts=1 --set restart_backoff=0 --set "run_dir=$work/runs/restarted" \
+  --set "command=$(yaml_command "$TRAIN" --epochs 1 --steps-per-epoch 60 --warmup-steps 5 --log-every 20 \
+    --checkpoint-every 20 --fail-at-step 30 --fail-rank 1)" >restarted.out 2>&1 ||
+  fail "the restarted job exited $?: $(cat restarted.out)"
+
+# Resource samples as libdtrain writes them (docs/metrics.md), every 0.2 s of the 2-rank run, GPU
+# fields included; the 1-rank run keeps none of them, so its page says "not recorded".
+/usr/bin/python3 - "$work/runs" <<'PY'
+import json, sys
+runs = sys.argv[1]
+for r in (0, 1):
+    path = "%s/r2/rank-%05d.jsonl" % (runs, r)
+    steps = [json.loads(l) for l in open(path) if '"type":"step"' in l]
+    t0, t1 = steps[0]["time"] - steps[0]["seconds"], steps[-1]["time"]
+    with open(path, "a") as f:
+        t = t0 + 0.2
+        while t <= t1:
+            f.write(json.dumps({"v": 2, "type": "resource", "time": t, "rank": r, "interval": 0.2,
+                                "cpu_percent": 95.0 + r, "rss_bytes": 200000000 + r * 1000000,
+                                "gpu": r, "gpu_util_percent": 70 + 5 * r,
+                                "gpu_memory_bytes": 3000000000, "gpu_power_watts": 210.5},
+                               separators=(",", ":")) + "\n")
+            t += 0.2
+path = "%s/r1/rank-00000.jsonl" % runs
+keep = [l for l in open(path) if '"type":"resource"' not in l]
+open(path, "w").writelines(keep)
+PY
+
+echo "== a synthetic 1,024-rank run: rank 777 slow, rank 513 killed"
+/usr/bin/python3 - "$work/runs/big" 1024 <<'PY'
+import datetime, json, os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+T0 = 1795341600.0  # 2026-11-22T10:00:00Z
+def ts(t):
+    x = datetime.datetime.fromtimestamp(T0, datetime.timezone.utc) + datetime.timedelta(microseconds=round(t * 1e6))
+    return x.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def line(rec):
+    return json.dumps(rec, separators=(",", ":")) + "\n"
+os.makedirs(d)
+ranks = [{"rank": r, "node": r // 8, "local_rank": r % 8, "host": "node%03d" % (r // 8)} for r in range(n)]
+json.dump({"version": 1, "job": {"name": "big", "id": "7", "site": "polaris"}, "nodes": n // 8,
+           "ranks_per_node": 8, "world_size": n, "ranks": ranks}, open(os.path.join(d, "plan.json"), "w"))
+open(os.path.join(d, "job.yaml"), "w").write("name: big\nsite: polaris\nnodes: %d\nranks_per_node: 8\ngpus_per_rank: 1\n" % (n // 8))
+steps, culprit, slow = 30, 513, 777
+for r in range(n):
+    host = "node%03d" % (r // 8)
+    log = ["%s dtrain: rank %d of %d started on %s (local rank %d of 8, pid %d): train.py" % (ts(0), r, n, host, r % 8, 1000 + r)]
+    recs, t = [], 1.0
+    last = 20 if r == culprit else steps
+    for s in range(last):
+        secs = 0.5 if r == slow else 0.3
+        recs.append(line({"v": 2, "type": "coll", "time": T0 + t + secs - 0.05, "rank": r, "seq": s, "op": "allreduce", "bytes": 1 << 20, "phase": "enter"}))
+        recs.append(line({"v": 2, "type": "coll", "time": T0 + t + secs, "rank": r, "seq": s, "op": "allreduce", "bytes": 1 << 20, "phase": "exit"}))
+        recs.append(line({"v": 2, "type": "step", "time": T0 + t + secs, "rank": r, "step": s, "samples": 64, "seconds": secs, "comm_seconds": 0.05, "data_seconds": 0.02}))
+        if s % 5 == 4:
+            recs.append(line({"v": 2, "type": "resource", "time": T0 + t + secs, "rank": r, "interval": 5, "cpu_percent": 90 + r % 10, "rss_bytes": (2 << 30) + r * 4096, "gpu": r % 8, "gpu_util_percent": 85, "gpu_memory_bytes": 30 << 30, "gpu_power_watts": 300.5}))
+        t += 0.5
+        if s % 10 == 0:
+            log.append("%s step %d loss 0.5" % (ts(t), s))
+    if r == culprit:
+        log.append("%s rank %d last words" % (ts(t), r))
+        log.append("%s dtrain: rank %d was killed by signal 9 (SIGKILL)" % (ts(t + 0.1), r))
+    else:
+        log.append("%s RuntimeError: peer closed the connection (rank %d)" % (ts(t + 2), r))
+        log.append("%s dtrain: rank %d exited with status 1" % (ts(t + 2.1), r))
+    open(os.path.join(d, "rank-%05d.log" % r), "w").write("\n".join(log) + "\n")
+    open(os.path.join(d, "rank-%05d.jsonl" % r), "w").write("".join(recs))
+PY
+
+echo "== the pages"
+report() {  # NAME RUN_DIR...: the page of the runs into NAME.html
+  local name=$1 out
+  shift
+  out=$("$DTRAIN" report "$@" -o "$work/$name.html" 2>&1) || fail "dtrain report $* exited $?: $out"
+  expect_contains "$out" "to $work/$name.html" "dtrain report's output"
+  echo "$out"
+}
+report r1 runs/r1
+report r2 runs/r2
+report killed runs/killed
+report big runs/big
+report scaling runs/r1 runs/r2
+report restarted runs/restarted
+# Without -o the page goes beside the records.
+out=$("$DTRAIN" report runs/r2 2>&1) || fail "dtrain report runs/r2 exited $?: $out"
+expect_contains "$out" "runs/r2/report.html" "the default page"
+[[ -s runs/r2/report.html ]] || fail "no runs/r2/report.html"
+size=$(stat -c %s big.html)
+((size < 2 * 1024 * 1024)) || fail "the page of 1,024 ranks is $size bytes; expected under 2 MiB"
+echo "the page of 1,024 ranks: $size bytes"
+expect_status_and_message 2 "expected a run directory, got nothing" "$DTRAIN" report runs/nosuch
+mkdir empty
+expect_status_and_message 2 "empty: no plan.json, rank-NNNNN.log or rank-NNNNN.jsonl; expected the run directory of a dtrain job" \
+  "$DTRAIN" report empty
+expect_status_and_message 2 "report: -o $work/nosuch/r.html: cannot write it: No such file or directory" \
+  "$DTRAIN" report runs/r1 -o "$work/nosuch/r.html"
+
+if [[ -z "$CHROMIUM" ]]; then
+  echo "SKIP: chromium is not installed (scripts/install-deps installs it): the pages were written but not rendered"
+  exit 77
+fi
+
+# Renders PAGE.html in headless Chromium: the DOM after the scripts ran into PAGE.dom, the console
+# into PAGE.console, a screenshot into ARTIFACTS/PAGE.png.
+render() {  # page height
+  local page=$1 height=$2 flags=(--headless=new --no-sandbox --disable-gpu --no-first-run
+    --user-data-dir="$work/chromium-profile" --enable-logging=stderr --v=0 --hide-scrollbars)
+  timeout 120 "$CHROMIUM" "${flags[@]}" --dump-dom "file://$work/$page.html" \
+    >"$page.dom" 2>"$page.console" || fail "chromium --dump-dom $page.html exited $?: $(tail -5 "$page.console")"
+  timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1200,"$height" \
+    --screenshot="$ARTIFACTS/$page.png" "file://$work/$page.html" >/dev/null 2>&1 ||
+    fail "chromium --screenshot $page.html exited $?"
+  [[ -s "$ARTIFACTS/$page.png" ]] || fail "no screenshot of $page.html"
+  # Chromium logs every console message, the page's errors among them, as INFO:CONSOLE lines.
+  if grep -E 'CONSOLE|Uncaught' "$page.console"; then
+    fail "$page.html: the console has messages (above)"
+  fi
+  # The page's script marks the body when it has drawn everything, and records any error there.
+  local body
+  body=$(grep -o '<body[^>]*>' "$page.dom")
+  [[ "$body" != *data-js-error* ]] || fail "$page.html: a script error: $body"
+  [[ "$body" == *'data-rendered="yes"'* ]] || fail "$page.html: the script did not finish: $body"
+}
+for page in r1 r2 killed scaling restarted; do render $page 5200; done
+render big 6400
+
+# What a person sees, from the DOM after the scripts ran.
+/usr/bin/python3 - "$work" "$DTRAIN" <<'PY'
+import html, json, re, subprocess, sys
+work, dtrain = sys.argv[1], sys.argv[2]
+def dom(page):
+    return open("%s/%s.dom" % (work, page)).read()
+def text(fragment):
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+def check(cond, what):
+    if not cond:
+        sys.exit("FAIL: " + what)
+def ranks_present(page, n):
+    got = sorted(int(x) for x in re.findall(r'<tr data-rank="(\d+)"', dom(page)))
+    check(got == list(range(n)), "%s: expected rows for ranks 0-%d, got %d rows" % (page, n - 1, len(got)))
+def culprit(page, rank):
+    m = re.search(r'<div class="culprit-box" id="run-0-culprit">(.*?)</div>', dom(page), re.S)
+    check(m, "%s: no culprit box" % page)
+    t = text(m.group(1))
+    check(t.startswith("First failure: rank %d on " % rank) and "SIGKILL" in t, "%s: culprit box says %r" % (page, t))
+    return t
+ranks_present("r1", 1)
+ranks_present("r2", 2)
+ranks_present("killed", 2)
+ranks_present("big", 1024)
+print("killed:", culprit("killed", 1))
+print("big:", culprit("big", 513)[:120])
+check(re.search(r'<tr data-rank="513" class="culprit">', dom("big")), "big: rank 513's row is not marked the culprit")
+# Stragglers: rank 777 is slow on a heat map of 128 rows; it is named.
+check("rank 777 on node097" in text(dom("big")), "big: the straggler rank 777 is not named")
+check(dom("big").count('<rect') > 1000, "big: no heat map")
+# Resources: charts where recorded, "not recorded" where not.
+check(re.search(r'<div id="run-0-resources"><div class="chart"><svg', dom("r2")), "r2: no resource charts")
+check("GPU utilisation %" in dom("r2") and "GPU utilisation %" in dom("big"), "no GPU chart")
+m = re.search(r'<p class="none" id="run-0-resources">([^<]*)</p>', dom("r1"))
+check(m and "not recorded" in m.group(1), "r1: expected resource use 'not recorded'")
+# A restarted run: both attempts, attempt 0 restarted with its cause, the time it cost.
+attempts = re.findall(r'<tr class="attempt">(.*?)</tr>', dom("restarted"), re.S)
+check(len(attempts) == 2, "restarted: expected 2 attempts, got %d" % len(attempts))
+check("restarted" in text(attempts[0]) and "injected failure after step 30 on rank 1" in text(attempts[0]),
+      "restarted: attempt 0 reads %r" % text(attempts[0]))
+check("completed" in text(attempts[1]), "restarted: attempt 1 reads %r" % text(attempts[1]))
+check(re.search(r"Time lost to failures: [0-9.]+ m?s", text(dom("restarted"))), "restarted: no time lost")
+check("the earlier attempts and why they ended are below" in dom("restarted"), "restarted: the verdict does not point at attempt 0")
+# The scaling study: r2 against r1, the efficiency `dtrain stats` computes.
+stats = json.loads(subprocess.check_output([dtrain, "stats", "--json", work + "/runs/r1", work + "/runs/r2"]))
+want = [r for r in stats["scaling"]["rows"] if r["run"] == "r2"][0]["efficiency"] * 100
+m = re.search(r'<tr data-run="r2">.*?<td class="efficiency">([0-9.]+) %</td>', dom("scaling"), re.S)
+check(m, "scaling: no efficiency for r2")
+got = float(m.group(1))
+check(abs(got - want) <= max(0.05, want * 0.005), "scaling: efficiency %s %%, dtrain stats says %.3f %%" % (got, want))
+check('<a href="#run-1">r2</a>' in dom("scaling"), "scaling: r2 does not link to its section")
+print("scaling: r2's efficiency %s %% (dtrain stats: %.2f %%)" % (got, want))
+PY
+echo "screenshots in $ARTIFACTS"
+echo PASS

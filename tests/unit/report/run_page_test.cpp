@@ -1,0 +1,253 @@
+// The report page's model from synthetic run data: the job, every rank, the culprit of a failed
+// run, resources when sampled and "not recorded" when not, the scaling study grouped by job; and
+// the page itself: self-contained and under 2 MiB for 1,024 ranks.
+#include "report/run_page.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "rank_logs.hpp"
+#include "report/report_html.hpp"
+
+namespace dtrain::report {
+namespace {
+
+using testing::at;
+using testing::exit_line;
+using testing::scan;
+using testing::start;
+
+constexpr double kT0 = 1795341600.0;
+
+records::MetricRecord step(int rank, int n, double seconds, long long samples) {
+  records::MetricRecord r;
+  r.version = 2;
+  r.rank = rank;
+  r.step = n;
+  r.time = kT0 + n * seconds;
+  r.seconds = seconds;
+  r.samples = samples;
+  r.comm_seconds = seconds / 4;
+  return r;
+}
+
+// A 4-rank run in which rank 2 was killed after 5 steps; the others failed after it.
+RunPageInput failed_run(bool with_resources) {
+  RunPageInput in;
+  in.label = "killed-42";
+  in.run_dir = "runs/killed-42";
+  in.job = "killed";
+  in.job_id = "42";
+  in.site = "local";
+  in.nodes = 1;
+  in.ranks_per_node = 4;
+  in.world_size = 4;
+  StatsBuilder stats;
+  SeriesBuilder series;
+  for (int rank = 0; rank < 4; ++rank) {
+    stats.set_host(rank, "node0");
+    series.set_host(rank, "node0");
+    for (int n = 1; n <= (rank == 2 ? 5 : 6); ++n) {
+      stats.add(step(rank, n, 1.0, 32));
+      series.add(step(rank, n, 1.0, 32));
+    }
+    if (with_resources) {
+      records::MetricRecord r;
+      r.version = 2;
+      r.type = records::RecordType::kResource;
+      r.rank = rank;
+      r.time = kT0 + 3;
+      r.interval = 1;
+      r.cpu_percent = 97.5;
+      r.rss_bytes = 123456789;
+      series.add(r);
+    }
+  }
+  in.stats = stats.finish();
+  in.series = series.finish();
+  std::vector<RankLogScan> scans;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::vector<std::string> lines =
+        rank == 2 ? std::vector<std::string>{at(0, start(2)), at(5, "rank 2 about to die"),
+                                             at(5.1, exit_line(2, 0, 9))}
+                  : std::vector<std::string>{at(0, start(rank)), at(6, "step 6"),
+                                             at(7, "peer closed the connection"),
+                                             at(7.2, exit_line(rank, 1))};
+    scans.push_back(scan(rank, lines));
+    RankPlace p;
+    p.start = scans.back().start();
+    p.first_line = testing::kT0;
+    p.last_line = testing::kT0 + 7'200'000;
+    in.places[rank] = p;
+  }
+  in.first_error = find_first_error(scans, {}, std::nullopt);
+  in.checkpoints.push_back({{"2026-11-22T10:00:03.000000Z", 3, "/ck/ckpt-3", 4}, 4096});
+  return in;
+}
+
+TEST(RunPage, AFailedRunNamesItsCulpritInTheJobTheRanksAndTheFailures) {
+  const auto j = run_page_json(failed_run(false));
+  EXPECT_EQ(j["job"]["name"], "killed");
+  EXPECT_EQ(j["job"]["state"], "failed");
+  EXPECT_EQ(j["job"]["exit"], "rank 2 was killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(j["job"]["ranks"], "4");
+  EXPECT_EQ(j["job"]["wall"], "7.2 s");
+  EXPECT_EQ(j["job"]["hosts"], nlohmann::json({"node0"}));
+  const auto& culprit = j["failures"]["culprit"];
+  EXPECT_EQ(culprit["rank"], 2);
+  EXPECT_EQ(culprit["host"], "node0");
+  EXPECT_EQ(culprit["last_line"], at(5, "rank 2 about to die"));
+  EXPECT_EQ(j["failures"]["victim_count"], 3);
+  EXPECT_EQ(j["failures"]["summary"], "rank 2 on node0 was killed by signal 9 (SIGKILL)");
+  const auto& rows = j["ranks"]["rows"];
+  ASSERT_EQ(rows.size(), 4u);
+  const auto columns = j["ranks"]["columns"];
+  EXPECT_EQ(columns.back(), "end");
+  EXPECT_EQ(rows[2].back(), "culprit: was killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(rows[0].back(), "victim: exited with status 1");
+  EXPECT_EQ(rows[2][3], "5");     // steps
+  EXPECT_EQ(rows[0][4], "32");    // samples/s
+  EXPECT_EQ(rows[0][7], "25 %");  // comm %
+  EXPECT_EQ(j["checkpoints"][0]["size"], "4 KiB");
+  EXPECT_EQ(j["checkpoints"][0]["step"], 3);
+  EXPECT_EQ(j["throughput"]["samples_per_second"], "123");  // 736 samples over 6 s
+}
+
+TEST(RunPage, ResourcesAreChartedWhenSampledAndAbsentWhenNot) {
+  const auto without = run_page_json(failed_run(false));
+  EXPECT_TRUE(without["series"]["resources"].is_null());
+  EXPECT_EQ(without["ranks"]["columns"].size(), 10u);
+  const auto with = run_page_json(failed_run(true));
+  const auto& res = with["series"]["resources"];
+  ASSERT_TRUE(res.is_object());
+  EXPECT_EQ(res["gpu"], false);
+  EXPECT_FALSE(res.contains("gpu_power_watts"));
+  // A step a second for 6 s: 6 bins. One sample per rank, over 2 to 3 s: bin 2; the rest null.
+  const auto& median = res["cpu_percent"]["median"];
+  ASSERT_EQ(median.size(), 6u);
+  EXPECT_EQ(median[2], 97.5);
+  EXPECT_TRUE(median[1].is_null());
+  const auto& columns = with["ranks"]["columns"];
+  EXPECT_EQ(columns[9], "CPU %");
+  EXPECT_EQ(columns[10], "RSS peak");
+  EXPECT_EQ(with["ranks"]["rows"][1][9], "97.5");
+  EXPECT_EQ(with["ranks"]["rows"][1][10], "118 MiB");
+}
+
+TEST(RunPage, ABatchJobWhoseRanksHaveNotStartedIsQueued) {
+  RunPageInput in;
+  in.label = "big-7";
+  in.job = "big";
+  in.world_size = 1024;
+  const auto j = run_page_json(in);
+  EXPECT_EQ(j["job"]["state"], "queued");
+  EXPECT_EQ(j["job"]["ranks"], "1024");
+  EXPECT_TRUE(j["ranks"]["rows"].empty());
+}
+
+TEST(RunPage, ARunWithoutMetricsStillHasItsJobAndRanks) {
+  RunPageInput in = failed_run(false);
+  in.stats.reset();
+  in.series = RunSeries{};
+  const auto j = run_page_json(in);
+  EXPECT_TRUE(j["throughput"].is_null());
+  EXPECT_TRUE(j["series"].is_null());
+  EXPECT_EQ(j["ranks"]["rows"].size(), 4u);
+  EXPECT_EQ(j["ranks"]["rows"][1][3], "-");
+  EXPECT_EQ(j["failures"]["culprit"]["rank"], 2);
+}
+
+ScalingRun run(const std::string& label, const std::string& job, int ranks, double sps) {
+  ScalingRun r;
+  r.label = label;
+  r.job = job;
+  r.ranks = ranks;
+  r.samples_per_second = sps;
+  return r;
+}
+
+TEST(RunPage, TheScalingStudyGroupsRunsByJobAndComparesWithTheSmallest) {
+  const auto groups =
+      scaling_groups({run("fm-2", "fashion-mnist", 2, 1800), run("pi-1", "pi", 1, 5),
+                      run("fm-1", "fashion-mnist", 1, 1000), run("fm-x", "fashion-mnist", 4, 0)});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].job, "fashion-mnist");
+  ASSERT_TRUE(groups[0].table);
+  EXPECT_EQ(groups[0].left_out, std::vector<std::string>{"fm-x"});
+  EXPECT_FALSE(groups[1].table);  // one run of pi: nothing to compare
+  const auto page =
+      report_json({nlohmann::json{{"label", "fm-2"}}, nlohmann::json{{"label", "fm-1"}}}, groups,
+                  "2026-11-28T10:00:00Z");
+  ASSERT_EQ(page["scaling"].size(), 1u);
+  const auto& rows = page["scaling"][0]["rows"];
+  EXPECT_EQ(rows[0]["run"], "fm-1");
+  EXPECT_EQ(rows[1]["run"], "fm-2");
+  EXPECT_EQ(rows[1]["efficiency_text"], "90 %");
+  EXPECT_EQ(rows[1]["speedup_text"], "1.8 x");
+  EXPECT_EQ(page["runs"][1]["id"], "run-1");
+}
+
+TEST(ReportHtml, ThePageCarriesItsDataScriptAndStyleAndNothingFromTheNetwork) {
+  nlohmann::json model = {{"generated", "now"},
+                          {"runs", nlohmann::json::array({{{"label", "a</script><b>"}}})},
+                          {"scaling", nlohmann::json::array()}};
+  const std::string html = report_html(model, "dtrain report: <a>");
+  EXPECT_NE(html.find("<title>dtrain report: &lt;a&gt;</title>"), std::string::npos);
+  EXPECT_NE(html.find("<script type=\"application/json\" id=\"dtrain-report-data\">"),
+            std::string::npos);
+  EXPECT_NE(html.find(R"("a\u003c/script>\u003cb>")"), std::string::npos);
+  EXPECT_EQ(html.find("</script><b>"), std::string::npos);
+  EXPECT_NE(html.find("<style>"), std::string::npos);
+  for (const char* remote : {"http://", "https://", " src=", "<link", "@import"}) {
+    std::string::size_type at = 0;
+    while ((at = html.find(remote, at)) != std::string::npos) {
+      // The SVG namespace is a name, not a resource.
+      const bool svg_ns = html.compare(at, 26, "http://www.w3.org/2000/svg") == 0;
+      EXPECT_TRUE(svg_ns) << "the page refers to " << html.substr(at, 60);
+      ++at;
+    }
+  }
+}
+
+// 1,024 ranks on 128 nodes, 500 steps each with resource samples: the page stays under 2 MiB.
+TEST(ReportHtml, APageOf1024RanksStaysUnder2MiB) {
+  RunPageInput in;
+  in.label = "big";
+  StatsBuilder stats;
+  SeriesBuilder series;
+  for (int rank = 0; rank < 1024; ++rank) {
+    const std::string host = "node" + std::to_string(rank / 8);
+    stats.set_host(rank, host);
+    series.set_host(rank, host);
+    for (int n = 1; n <= 500; ++n) {
+      const auto r = step(rank, n, 0.1 + (rank % 7) * 0.001, 64);
+      stats.add(r);
+      series.add(r);
+      if (n % 10 == 0) {
+        records::MetricRecord s;
+        s.version = 2;
+        s.type = records::RecordType::kResource;
+        s.rank = rank;
+        s.time = r.time;
+        s.interval = 1;
+        s.cpu_percent = 90 + rank % 10;
+        s.rss_bytes = 1LL << 30;
+        s.gpu = records::GpuSample{rank % 8, 80.0, 40LL << 30, 300.0};
+        series.add(s);
+      }
+    }
+    RankPlace p;
+    p.start = records::RankStart{rank, 1024, host, rank % 8, 8, 1000 + rank, "train", 0};
+    in.places[rank] = p;
+  }
+  in.stats = stats.finish();
+  in.series = series.finish();
+  const auto model = report_json({run_page_json(in)}, {}, "now");
+  EXPECT_EQ(model["runs"][0]["ranks"]["rows"].size(), 1024u);
+  const std::string html = report_html(model, "big");
+  EXPECT_LT(html.size(), 2u << 20) << "the page of 1,024 ranks is " << html.size() << " bytes";
+}
+
+}  // namespace
+}  // namespace dtrain::report
