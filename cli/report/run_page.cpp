@@ -159,10 +159,10 @@ json ranks_json(const RunPageInput& in) {
   json columns = {"rank",     "host",     "local",  "steps", "samples/s",
                   "p50 step", "p95 step", "comm %", "data %"};
   if (res) {
-    for (const char* c : {"CPU %", "RSS peak"}) columns.push_back(c);
+    for (const char* c : {"CPU %", "RSS"}) columns.push_back(c);
   }
   if (gpu) {
-    for (const char* c : {"GPU", "GPU %", "GPU mem peak", "GPU W"}) columns.push_back(c);
+    for (const char* c : {"GPU", "GPU %", "GPU mem", "GPU W"}) columns.push_back(c);
   }
   columns.push_back("end");
   json rows = json::array();
@@ -184,18 +184,22 @@ json ranks_json(const RunPageInput& in) {
     } else {
       for (int i = 0; i < 6; ++i) row.push_back("-");
     }
-    const auto rr = in.series.rank_resources.find(rank);
-    const RankResources none;
-    const RankResources& u = rr == in.series.rank_resources.end() ? none : rr->second;
+    // The rank's averages as `dtrain stats` computes them (RunStats::resources).
+    const RankResources* u = nullptr;
+    if (in.stats) {
+      for (const RankResources& r : in.stats->resources) {
+        if (r.rank == rank && r.records > 0) u = &r;
+      }
+    }
     if (res) {
-      row.push_back(text_or_dash(u.cpu_percent));
-      row.push_back(bytes_or_dash(u.rss_peak_bytes));
+      row.push_back(u ? text_or_dash(std::optional<double>(u->cpu_percent)) : "-");
+      row.push_back(u ? bytes_or_dash(std::optional<double>(u->rss_bytes)) : "-");
     }
     if (gpu) {
-      row.push_back(u.gpu ? std::to_string(*u.gpu) : "-");
-      row.push_back(text_or_dash(u.gpu_util_percent));
-      row.push_back(bytes_or_dash(u.gpu_memory_peak_bytes));
-      row.push_back(text_or_dash(u.gpu_power_watts));
+      row.push_back(u && u->gpu ? std::to_string(*u->gpu) : "-");
+      row.push_back(u ? text_or_dash(u->gpu_util_percent) : "-");
+      row.push_back(u ? bytes_or_dash(u->gpu_memory_bytes) : "-");
+      row.push_back(u ? text_or_dash(u->gpu_power_watts) : "-");
     }
     const auto end = ends.find(rank);
     row.push_back(end == ends.end() ? "-" : end->second);

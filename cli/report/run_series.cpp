@@ -267,7 +267,6 @@ RunSeries SeriesBuilder::finish() const {
       };
       std::vector<Acc> c(bins), r(bins), u(bins), m(bins), p(bins);
       Acc tc, tr, tu, tm, tp;
-      RankResources rr;
       const auto put = [](Acc& bin, Acc& total, const auto& value, bool peak) {
         if (!value) return;
         const auto v = static_cast<double>(*value);
@@ -282,8 +281,6 @@ RunSeries SeriesBuilder::finish() const {
         put(u[i], tu, v.gpu_util_percent, false);
         put(m[i], tm, v.gpu_memory_bytes, true);
         put(p[i], tp, v.gpu_power_watts, false);
-        if (v.gpu) rr.gpu = v.gpu;
-        ++rr.samples;
       }
       const auto mean = [](const Acc& a) {
         return a.n > 0 ? a.sum / static_cast<double>(a.n) : kNaN;
@@ -298,13 +295,7 @@ RunSeries SeriesBuilder::finish() const {
       util.push_back(series(u, false));
       mem.push_back(series(m, true));
       power.push_back(series(p, false));
-      if (tc.n > 0) rr.cpu_percent = mean(tc);
-      if (tr.n > 0) rr.rss_peak_bytes = tr.peak;
-      if (tu.n > 0) rr.gpu_util_percent = mean(tu);
-      if (tm.n > 0) rr.gpu_memory_peak_bytes = tm.peak;
-      if (tp.n > 0) rr.gpu_power_watts = mean(tp);
       res.gpu = res.gpu || tu.n > 0 || tm.n > 0 || tp.n > 0;
-      out.rank_resources[rank] = rr;
     }
     res.cpu_percent = band_of(cpu, bins);
     res.rss_bytes = band_of(rss, bins);

@@ -51,17 +51,6 @@ struct ResourceBands {
   Band cpu_percent, rss_bytes, gpu_util_percent, gpu_memory_bytes, gpu_power_watts;
 };
 
-// A rank's resource use over the run: means, and the peak of the memory figures.
-struct RankResources {
-  long long samples = 0;
-  std::optional<double> cpu_percent;
-  std::optional<double> rss_peak_bytes;
-  std::optional<int> gpu;
-  std::optional<double> gpu_util_percent;
-  std::optional<double> gpu_memory_peak_bytes;
-  std::optional<double> gpu_power_watts;
-};
-
 struct RunSeries {
   double start = 0;        // Unix seconds: the first step's start (or first resource sample)
   double bin_seconds = 0;  // width of a bin
@@ -76,7 +65,6 @@ struct RunSeries {
   std::vector<std::vector<double>> heat;         // [row][bin]: the row's slowest mean step seconds
   std::vector<SlowCollective> slow_collectives;  // slowest first
   std::optional<ResourceBands> resources;        // none without resource records
-  std::map<int, RankResources> rank_resources;
 };
 
 class SeriesBuilder {

@@ -62,6 +62,7 @@ RunPageInput failed_run(bool with_resources) {
       r.cpu_percent = 97.5;
       r.rss_bytes = 123456789;
       series.add(r);
+      stats.add(r);  // the ranks table shows the averages `dtrain stats` computes
     }
   }
   in.stats = stats.finish();
@@ -130,7 +131,7 @@ TEST(RunPage, ResourcesAreChartedWhenSampledAndAbsentWhenNot) {
   EXPECT_TRUE(median[1].is_null());
   const auto& columns = with["ranks"]["columns"];
   EXPECT_EQ(columns[9], "CPU %");
-  EXPECT_EQ(columns[10], "RSS peak");
+  EXPECT_EQ(columns[10], "RSS");
   EXPECT_EQ(with["ranks"]["rows"][1][9], "97.5");
   EXPECT_EQ(with["ranks"]["rows"][1][10], "118 MiB");
 }
