@@ -5,7 +5,8 @@
 # changed), then imported by separate processes from that venv, with neither the source nor the
 # build tree on any path: dtrain.__version__ and pip's metadata are VERSION (CMakeLists.txt's),
 # libdtrain is the package's own copy, one rank and two torchrun-style ranks run collectives, and
-# dtrain.torch is there when TORCH is 1 (CMake found torch), with the type stubs.
+# dtrain.torch is there when TORCH is 1 (CMake found torch), with the type stubs; pip uninstall
+# removes it all.
 #   pip_install_test.sh SOURCE_DIR PYTHON VERSION BUILD_DIR TORCH TCP_LAUNCH CMAKE_ARGS
 set -euo pipefail
 src=$1 python=$2 version=$3 build=$4 torch=$5 launch=$6 cmake_args=$7
@@ -77,4 +78,8 @@ else:  # dtrain alone, its env:// bootstrap
 '
 bash "$launch" 2 "$venv/bin/python" -c "$program" "$torch"
 echo "venv: 2 ranks summed through the installed package"
+"$venv/bin/python" -m pip uninstall -y dtrain >/dev/null
+left=$(find "$venv" -path '*dtrain*' ! -path '*/__pycache__*' | head -5)
+[[ -z $left ]] || { echo "FAIL: pip uninstall dtrain left: $left" >&2; exit 1; }
+echo "venv: pip uninstall removed every file"
 echo "pip_install_test: PASS"
