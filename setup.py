@@ -69,7 +69,7 @@ class CMakePackage(Extension):
 
 class BuildWithCMake(build_ext):
     def build_extension(self, ext):
-        if self.inplace:
+        if self.inplace or getattr(self, "editable_mode", False):  # setuptools >= 64: PEP 660
             sys.exit("dtrain: setup.py: editable installs (pip install -e) are not supported; "
                      "expected `pip install .`, or PYTHONPATH=<cmake build dir>/python")
         build = BUILD_BASE / "cmake"
