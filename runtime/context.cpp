@@ -162,6 +162,14 @@ Context init(const ExternalBootstrap& bootstrap) {
   auto state = std::make_unique<runtime::ContextState>();
   state->uncaught_at_init = std::uncaught_exceptions();
   state->settings = runtime::settings_from_environment();
+  if (bootstrap.timeout) {
+    if (bootstrap.timeout->count() <= 0) {
+      throw Error(Error::Code::kInvalid,
+                  "dtrain: bootstrap: external: timeout; expected a positive duration, got " +
+                      std::to_string(bootstrap.timeout->count()) + " ms");
+    }
+    state->settings.timeout = *bootstrap.timeout;
+  }
   runtime::Bootstrapped found = runtime::bootstrap_external(bootstrap);
   state->world = std::move(found.world);
   state->world.attempt = state->settings.attempt;

@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""Fashion-MNIST with PyTorch DistributedDataParallel on CPU (gloo), made observable and safe by
-dtrain: per-rank step records (Meter, so `dtrain stats` shows the throughput), the data shard
-(Shard as the DataLoader's sampler), a crash-safe checkpoint written by rank 0 (Checkpointer,
-torch.save streamed into it), and an agreed stop on SIGUSR1/SIGTERM (Preemption): every rank
-saves the same step and exits 85, and the next run resumes there with the same result as a run
-that was never stopped.
+"""Fashion-MNIST with PyTorch DistributedDataParallel on CPU (gloo or dtrain), made observable and
+safe by dtrain: per-rank step records (Meter, so `dtrain stats` shows the throughput), the data
+shard (Shard as the DataLoader's sampler), a crash-safe checkpoint written by rank 0
+(Checkpointer, torch.save streamed into it), and an agreed stop on SIGUSR1/SIGTERM (Preemption):
+every rank saves the same step and exits 85, and the next run resumes there with the same result
+as a run that was never stopped.
 
     dtrain submit examples/pytorch-ddp/job.yaml      # 2 ranks, framework: torch
+
+DDP's collectives go through torch.distributed's gloo, or with --backend dtrain through dtrain's
+backend (import dtrain.torch: libdtrain's shared memory and sockets; docs/torch.md): the same
+program otherwise, and the same losses.
 
 The data is Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist), as for the C++
 example (examples/fashion-mnist).
@@ -37,6 +41,8 @@ def parse_args():
     p.add_argument("--checkpoint-dir", default="",
                    help="default: DTRAIN_RUN_DIR/checkpoints when set, else none")
     p.add_argument("--no-checkpoint", action="store_true")
+    p.add_argument("--backend", default="gloo", choices=["gloo", "dtrain"],
+                   help="torch.distributed's backend for DDP: gloo, or dtrain's (docs/torch.md)")
     return p.parse_args()
 
 
@@ -70,9 +76,11 @@ def make_model(torch):
         nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
 
 
-def init_process_group(torch, ctx):
-    """gloo's rendezvous: torchrun's variables when the launch gave them (framework: torch),
-    else rank 0's host and a free port, agreed through dtrain."""
+def init_process_group(torch, ctx, backend):
+    """torch's rendezvous for `backend`: torchrun's variables when the launch gave them
+    (framework: torch), else rank 0's host and a free port, agreed through dtrain."""
+    if backend == "dtrain":
+        import dtrain.torch  # noqa: F401 (registers the backend "dtrain")
     if "MASTER_ADDR" in os.environ and "MASTER_PORT" in os.environ:
         method = "env://"
     else:
@@ -84,7 +92,7 @@ def init_process_group(torch, ctx):
                 where[:] = f"tcp://{ctx.hostname}:{s.getsockname()[1]}".encode().ljust(256, b"\0")
         ctx.broadcast(where)
         method = bytes(where).rstrip(b"\0").decode()
-    torch.distributed.init_process_group("gloo", init_method=method, rank=ctx.rank,
+    torch.distributed.init_process_group(backend, init_method=method, rank=ctx.rank,
                                          world_size=ctx.size)
 
 
@@ -117,7 +125,7 @@ def main():
     import torch
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // ctx.local_size))
     torch.manual_seed(args.seed)
-    init_process_group(torch, ctx)
+    init_process_group(torch, ctx, args.backend)
     root = ctx.rank == 0
     if args.global_batch % ctx.size != 0:
         sys.exit(f"pytorch-ddp: --global-batch: expected a multiple of the {ctx.size} ranks, "
@@ -162,8 +170,8 @@ def main():
     if root:
         print(f"pytorch-ddp: {ctx.size} ranks ({ctx.bootstrap}), {len(train_set)} training images "
               f"({steps_per_epoch} steps/epoch of global batch {args.global_batch}, {local_batch} "
-              f"per rank), {len(test_set)} test images, {epochs}, seed {args.seed}",
-              flush=True)
+              f"per rank), {len(test_set)} test images, {epochs}, seed {args.seed}, "
+              f"backend {args.backend}", flush=True)
     meter = dtrain.Meter(ctx)
     loss_fn = torch.nn.CrossEntropyLoss()
     with dtrain.Preemption(ctx) as preemption:
@@ -178,7 +186,7 @@ def main():
                     x, y = next(loader)
                     optimizer.zero_grad()
                     loss = loss_fn(ddp(x), y)
-                    loss.backward()  # DDP averages the gradients over gloo
+                    loss.backward()  # DDP averages the gradients over the backend
                     optimizer.step()
                 loss_sum += loss.detach()
                 step_in_epoch += 1

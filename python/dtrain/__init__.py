@@ -36,6 +36,7 @@ from ._dtrain import (  # noqa: F401
     SysError,
     TimeoutError,
     Work,
+    __version__,
     signal_from_name,
 )
 from . import _dtrain
@@ -159,6 +160,11 @@ class Shard(_dtrain._Shard):
 
     def __init__(self, num_samples, ctx=None, *, rank=None, world=None, shuffle=True, seed=0,
                  tail="pad"):
+        """This rank's share of `num_samples` samples: rank and world from `ctx`, or given.
+
+        `shuffle` permutes each epoch by (`seed`, epoch); `tail` ("pad", "drop", "exact_once" or
+        a ShardTail) says what happens to the samples that do not divide evenly.
+        """
         if ctx is not None:
             if rank is not None or world is not None:
                 raise ValueError("dtrain: Shard: expected a ctx or rank and world, got both")
@@ -170,6 +176,7 @@ class Shard(_dtrain._Shard):
         self.consumed = 0
 
     def set_epoch(self, epoch, consumed=0):
+        """Makes iteration yield `epoch`'s indices from position `consumed` on (a resumed run)."""
         # Checked here, not at iteration: a negative consumed made len() wrong, a negative
         # epoch failed later in indices().
         epoch = _index(epoch, "epoch", 2**64 - 1)

@@ -26,8 +26,11 @@ _TORCHRUN_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
 
 
 def _create(store, rank, size, timeout):
-    # torch 1.13's creator signature (Backend.register_backend without extended_api).
-    return _torch.ProcessGroupDtrain(store, rank, size, timeout)
+    # torch 1.13's creator signature (Backend.register_backend without extended_api). torch passes
+    # its default (30 min) when init_process_group was given no timeout: then DTRAIN_TIMEOUT rules,
+    # as it does for everything else libdtrain waits for.
+    given = None if timeout == _dist.default_pg_timeout else timeout
+    return _torch.ProcessGroupDtrain(store, rank, size, given)
 
 
 # Importing twice (or reloading) must not register twice: torch asserts on a second registration.

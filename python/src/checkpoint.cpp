@@ -121,21 +121,30 @@ py::object load_latest(Checkpointer& ckpt) {
 
 void bind_checkpoint(py::module_& m) {
   py::class_<PyWriter>(m, "CheckpointWriter", "File-like: write() appends to the checkpoint.")
-      .def("write", &PyWriter::write, "data"_a)
-      .def("tell", &PyWriter::tell)
-      .def("flush", [](PyWriter&) {})
-      .def("writable", [](PyWriter&) { return true; })
-      .def("readable", [](PyWriter&) { return false; })
-      .def("seekable", [](PyWriter&) { return false; })
-      .def_property_readonly("closed", &PyWriter::closed);
+      .def("write", &PyWriter::write, "data"_a,
+           "Appends the buffer `data` to the checkpoint file; returns the bytes written.")
+      .def("tell", &PyWriter::tell, "Bytes written so far.")
+      .def(
+          "flush", [](PyWriter&) {}, "Does nothing: the Checkpointer makes the file durable.")
+      .def(
+          "writable", [](PyWriter&) { return true; }, "True.")
+      .def(
+          "readable", [](PyWriter&) { return false; }, "False: the writer only appends.")
+      .def(
+          "seekable", [](PyWriter&) { return false; }, "False: the writer only appends.")
+      .def_property_readonly("closed", &PyWriter::closed,
+                             "True once the callable given to save() has returned.");
 
   py::class_<PyCheckpoint>(m, "Checkpoint", "What load_latest() found.")
-      .def_readonly("step", &PyCheckpoint::step)
-      .def_readonly("data", &PyCheckpoint::data)
-      .def_readonly("rank_data", &PyCheckpoint::rank_data)
-      .def_readonly("saved_world", &PyCheckpoint::saved_world)
-      .def_readonly("path", &PyCheckpoint::path)
-      .def_readonly("skipped", &PyCheckpoint::skipped)
+      .def_readonly("step", &PyCheckpoint::step, "The step given to save().")
+      .def_readonly("data", &PyCheckpoint::data, "Rank 0's data, as bytes.")
+      .def_readonly("rank_data", &PyCheckpoint::rank_data,
+                    "This rank's rank_data, as bytes (empty when the saving job had fewer ranks).")
+      .def_readonly("saved_world", &PyCheckpoint::saved_world,
+                    "How many ranks the job that saved it had.")
+      .def_readonly("path", &PyCheckpoint::path, "The checkpoint file.")
+      .def_readonly("skipped", &PyCheckpoint::skipped,
+                    "Newer checkpoint files passed over as corrupt or incomplete.")
       .def("__repr__", [](const PyCheckpoint& c) {
         return "<dtrain.Checkpoint step " + std::to_string(c.step) + " from " +
                std::string(py::str(c.path)) + ">";
@@ -152,13 +161,17 @@ void bind_checkpoint(py::module_& m) {
                                                    options);
            }),
            "ctx"_a, "dir"_a, py::kw_only(), "keep"_a = 3, "discard_newer"_a = false,
-           py::keep_alive<1, 2>())
+           py::keep_alive<1, 2>(),
+           "Checkpoints in directory `dir` (str, bytes or PathLike), the newest `keep` kept (0: "
+           "all). A save refuses while `dir` holds a newer step, unless `discard_newer`.")
       .def("save", &save, "step"_a, "data"_a = py::none(), "rank_data"_a = py::none(),
            "Collective. Rank 0 keeps `data` (a buffer, or a callable given a CheckpointWriter); "
            "`rank_data` is this rank's own small blob.")
       .def("load_latest", &load_latest,
            "Collective. The newest valid checkpoint as a Checkpoint, or None.")
-      .def_property_readonly("dir", [](const Checkpointer& c) { return fs_decode(c.dir()); });
+      .def_property_readonly(
+          "dir", [](const Checkpointer& c) { return fs_decode(c.dir()); },
+          "The checkpoint directory.");
 }
 
 }  // namespace dtrain::python

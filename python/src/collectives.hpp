@@ -74,29 +74,41 @@ void def_collectives(Class& cls, Get get) {
       [get](Self& s, py::object buf, py::handle op, py::object out, py::handle dtype) {
         return allreduce_async(get(s), std::move(buf), op, std::move(out), dtype);
       },
-      "buf"_a, "op"_a = "sum", py::kw_only(), "out"_a = py::none(), "dtype"_a = py::none(), alive);
+      "buf"_a, "op"_a = "sum", py::kw_only(), "out"_a = py::none(), "dtype"_a = py::none(), alive,
+      "allreduce, started and not waited for: returns a Work whose wait() returns the result's "
+      "buffer. `op`: \"sum\", \"avg\", \"min\", \"max\", \"product\" or a ReduceOp; `dtype` "
+      "overrides the buffer's element type. The buffers are held until the Work is done.");
   cls.def(
       "broadcast_async",
       [get](Self& s, py::object buf, int root, py::handle dtype) {
         return broadcast_async(get(s), std::move(buf), root, dtype);
       },
-      "buf"_a, "root"_a = 0, py::kw_only(), "dtype"_a = py::none(), alive);
+      "buf"_a, "root"_a = 0, py::kw_only(), "dtype"_a = py::none(), alive,
+      "broadcast, started and not waited for: returns a Work; `buf` is root's once it is done.");
   cls.def(
       "allgather_async",
       [get](Self& s, py::object in, py::object out, py::handle dtype) {
         return allgather_async(get(s), std::move(in), std::move(out), dtype);
       },
-      "in_"_a, "out"_a, py::kw_only(), "dtype"_a = py::none(), alive);
+      "in_"_a, "out"_a, py::kw_only(), "dtype"_a = py::none(), alive,
+      "allgather, started and not waited for: returns a Work whose wait() returns `out`.");
   cls.def(
       "reduce_scatter_async",
       [get](Self& s, py::object in, py::object out, py::handle op, py::handle dtype) {
         return reduce_scatter_async(get(s), std::move(in), std::move(out), op, dtype);
       },
-      "in_"_a, "out"_a, "op"_a = "sum", py::kw_only(), "dtype"_a = py::none(), alive);
-  cls.def_property_readonly("backend", [get](Self& s) { return std::string(get(s).backend()); });
-  cls.def_property_readonly("allreduce_transport",
-                            [get](Self& s) { return std::string(get(s).allreduce_transport()); });
-  cls.def_property_readonly("next_sequence", [get](Self& s) { return get(s).next_sequence(); });
+      "in_"_a, "out"_a, "op"_a = "sum", py::kw_only(), "dtype"_a = py::none(), alive,
+      "reduce_scatter, started and not waited for: returns a Work whose wait() returns `out`.");
+  cls.def_property_readonly(
+      "backend", [get](Self& s) { return std::string(get(s).backend()); },
+      "The communicator: \"mpi\", \"tcp\" or \"single\".");
+  cls.def_property_readonly(
+      "allreduce_transport", [get](Self& s) { return std::string(get(s).allreduce_transport()); },
+      "How allreduces travel: \"shared memory\", \"hierarchical\", \"tcp\", \"mpi\", "
+      "\"single\".");
+  cls.def_property_readonly(
+      "next_sequence", [get](Self& s) { return get(s).next_sequence(); },
+      "The number the next collective gets (0, 1, ...), as errors name it.");
 }
 
 }  // namespace dtrain::python

@@ -39,22 +39,33 @@ void bind_context(py::module_& m) {
   const auto world = [](auto member) {
     return [member](const Context& c) { return c.world().*member; };
   };
-  ctx.def_property_readonly("rank", world(&WorldInfo::rank))
-      .def_property_readonly("size", world(&WorldInfo::size))
-      .def_property_readonly("local_rank", world(&WorldInfo::local_rank))
-      .def_property_readonly("local_size", world(&WorldInfo::local_size))
-      .def_property_readonly("node_id", world(&WorldInfo::node_id))
-      .def_property_readonly("hostname", world(&WorldInfo::hostname))
-      .def_property_readonly("bootstrap", world(&WorldInfo::bootstrap))
-      .def_property_readonly("affinity", world(&WorldInfo::affinity))
-      .def_property_readonly("attempt", world(&WorldInfo::attempt))
-      .def_property_readonly("comm", &Context::comm, py::return_value_policy::reference_internal)
+  ctx.def_property_readonly("rank", world(&WorldInfo::rank), "This rank, 0 .. size - 1.")
+      .def_property_readonly("size", world(&WorldInfo::size), "The number of ranks in the job.")
+      .def_property_readonly("local_rank", world(&WorldInfo::local_rank),
+                             "This rank among the ranks on its node.")
+      .def_property_readonly("local_size", world(&WorldInfo::local_size),
+                             "The number of ranks on this node.")
+      .def_property_readonly("node_id", world(&WorldInfo::node_id),
+                             "The launcher's index of this node; -1 when it does not say.")
+      .def_property_readonly("hostname", world(&WorldInfo::hostname),
+                             "This rank's host, as the others name it in errors.")
+      .def_property_readonly("bootstrap", world(&WorldInfo::bootstrap),
+                             "How the rank was found: \"pmix\", \"mpi\", \"tcp\", "
+                             "\"external\" or \"single\".")
+      .def_property_readonly("affinity", world(&WorldInfo::affinity),
+                             "Who applied the rank's GPUs, CPUs and NICs (\"launcher\", "
+                             "\"init: ...\", \"off\", \"skipped: ...\").")
+      .def_property_readonly("attempt", world(&WorldInfo::attempt),
+                             "Which attempt of a restarting job this is, from 0 (DTRAIN_ATTEMPT).")
+      .def_property_readonly("comm", &Context::comm, py::return_value_policy::reference_internal,
+                             "The Context's communicator (the same collectives as the Context).")
       .def(
           "store_set",
           [](Context& c, const std::string& key, const py::bytes& value) {
             c.store_set(key, value);
           },
-          "key"_a, "value"_a)
+          "key"_a, "value"_a,
+          "Publishes `value` under `key` in the bootstrap's store, for the other ranks.")
       .def(
           "store_get",
           [](Context& c, const std::string& key) {
@@ -65,7 +76,9 @@ void bind_context(py::module_& m) {
             }
             return py::bytes(value);
           },
-          "key"_a)
+          "key"_a,
+          "The value another rank published under `key`, waiting for it until DTRAIN_TIMEOUT "
+          "(TimeoutError naming the key).")
       .def("abort", &Context::abort, "reason"_a,
            "Leaves the job after an error: tells the other ranks, whose collectives then fail "
            "naming this rank, and frees nothing collectively at exit (Context::abort).")
@@ -90,13 +103,20 @@ void bind_context(py::module_& m) {
       "Bootstraps this process (dtrain::init()).");
 }
 
-void bind_work_and_fusion(py::module_& m) {
+void bind_work(py::module_& m) {
   py::class_<PyWork>(m, "Work", "An async collective: wait() returns its output buffer.")
-      .def("wait", &PyWork::wait)
-      .def("test", &PyWork::test)
-      .def_property_readonly("done", &PyWork::done)
-      .def_property_readonly("sequence", &PyWork::sequence);
+      .def("wait", &PyWork::wait,
+           "Blocks until the collective is done and returns its output buffer, or raises its "
+           "error (TimeoutError after DTRAIN_TIMEOUT; KeyboardInterrupt on Ctrl-C).")
+      .def("test", &PyWork::test,
+           "Whether the collective is done, without blocking; raises its error if it failed.")
+      .def_property_readonly("done", &PyWork::done,
+                             "Whether wait() or test() has seen the collective done.")
+      .def_property_readonly("sequence", &PyWork::sequence,
+                             "The collective's number on its communicator (0, 1, ...).");
+}
 
+void bind_fusion(py::module_& m) {
   py::class_<PyFused>(m, "FusedAllreduce",
                       "Arrays registered once and reduced together in place by run().")
       .def(py::init([](Context& ctx, const py::list& tensors, py::handle op,
@@ -105,23 +125,32 @@ void bind_work_and_fusion(py::module_& m) {
                                               dtype_arg(dtype));
            }),
            "ctx"_a, "tensors"_a, "op"_a = "sum", "bucket_bytes"_a = 0, py::kw_only(),
-           "dtype"_a = py::none(), py::keep_alive<1, 2>())
-      .def("run", &PyFused::run)
+           "dtype"_a = py::none(), py::keep_alive<1, 2>(),
+           "Registers the buffers `tensors` (one element type, `dtype` if given) to be reduced "
+           "with `op` by each run(), in buckets of `bucket_bytes` (0: DTRAIN_FUSION_BYTES, "
+           "else 64 MiB).")
+      .def("run", &PyFused::run,
+           "Collective: reduces every registered buffer in place, as one fused allreduce.")
       .def("__len__", &PyFused::size)
-      .def_property_readonly("bucket_count", &PyFused::bucket_count)
-      .def_property_readonly("bucket_bytes", &PyFused::bucket_bytes)
-      .def_property_readonly("dtype", &PyFused::dtype);
+      .def_property_readonly("bucket_count", &PyFused::bucket_count,
+                             "How many buckets run() reduces.")
+      .def_property_readonly("bucket_bytes", &PyFused::bucket_bytes, "The bucket size in bytes.")
+      .def_property_readonly("dtype", &PyFused::dtype, "The buffers' element type.");
 }
 
 }  // namespace
 
 void bind_comm(py::module_& m) {
   bind_enums(m);
+  // Work before the collectives that return it, Context before FusedAllreduce that takes it: so
+  // that help() names them dtrain._dtrain.Work, not their C++ types.
+  bind_work(m);
   py::class_<Comm> comm(m, "Comm", "The Context's host-memory communicator (MPI, TCP or single).");
-  comm.def_property_readonly("rank", &Comm::rank).def_property_readonly("size", &Comm::size);
+  comm.def_property_readonly("rank", &Comm::rank, "This rank, 0 .. size - 1.")
+      .def_property_readonly("size", &Comm::size, "The number of ranks.");
   def_collectives(comm, &comm_itself);
   bind_context(m);
-  bind_work_and_fusion(m);
+  bind_fusion(m);
 }
 
 }  // namespace dtrain::python

@@ -4,6 +4,7 @@
 
 PYBIND11_MODULE(_dtrain, m) {
   m.doc() = "libdtrain's C++ API (runtime/include/dtrain/*.hpp) for Python";
+  m.attr("__version__") = DTRAIN_PYTHON_VERSION;
   dtrain::python::bind_errors(m);
   dtrain::python::bind_comm(m);
   dtrain::python::bind_meter(m);

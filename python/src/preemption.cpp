@@ -64,17 +64,23 @@ class PyPreemption {
 
 void bind_preemption(py::module_& m) {
   m.attr("EXIT_REQUEUE") = kExitRequeue;
-  m.def("signal_from_name", &signal_from_name, "name"_a);
+  m.def("signal_from_name", &signal_from_name, "name"_a,
+        "The number of the signal `name` (\"SIGUSR1\", \"USR1\", \"TERM\"); InvalidError for an "
+        "unknown name.");
   py::class_<PyPreemption>(m, "Preemption",
                            "Catches the scheduler's stop signals; should_stop() is collective.")
       .def(py::init<Context&, py::handle>(), "ctx"_a, "signals"_a = py::none(),
-           py::keep_alive<1, 2>())
+           py::keep_alive<1, 2>(),
+           "Installs handlers for `signals` (names or numbers), or for DTRAIN_PREEMPT_SIGNALS, "
+           "else SIGUSR1 and SIGTERM. One Preemption may be open at a time (InvalidError).")
       .def("should_stop", &PyPreemption::should_stop,
            "Collective: True on every rank once any rank received a signal.")
       .def("requested", &PyPreemption::requested, "Local: whether this process got a signal.")
-      .def_property_readonly("signal_received", &PyPreemption::signal_received)
-      .def_property_readonly("signals", &PyPreemption::signals)
-      .def_property_readonly("closed", &PyPreemption::closed)
+      .def_property_readonly("signal_received", &PyPreemption::signal_received,
+                             "The first signal this process received, 0 if none.")
+      .def_property_readonly("signals", &PyPreemption::signals, "The signal numbers watched.")
+      .def_property_readonly("closed", &PyPreemption::closed,
+                             "Whether close() ran (or the with block ended).")
       .def("close", &PyPreemption::close, "Restores the signal handlers that were there before.")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyPreemption& p, py::args) { p.close(); });

@@ -59,12 +59,18 @@ void bind_shard(py::module_& m) {
                  ShardOptions{shuffle, count_arg(seed, "seed"), tail_arg(tail)});
            }),
            "num_samples"_a, "rank"_a, "world"_a, "shuffle"_a = true, "seed"_a = 0, "tail"_a = "pad")
-      .def_property_readonly("num_samples", &Shard::num_samples)
-      .def_property_readonly("rank", &Shard::rank)
-      .def_property_readonly("world", &Shard::world)
-      .def_property_readonly("shuffle", [](const Shard& s) { return s.options().shuffle; })
-      .def_property_readonly("seed", [](const Shard& s) { return s.options().seed; })
-      .def_property_readonly("tail", [](const Shard& s) { return s.options().tail; })
+      .def_property_readonly("num_samples", &Shard::num_samples, "Samples in the data set.")
+      .def_property_readonly("rank", &Shard::rank, "The rank whose share this is.")
+      .def_property_readonly("world", &Shard::world, "How many ranks share the data set.")
+      .def_property_readonly(
+          "shuffle", [](const Shard& s) { return s.options().shuffle; },
+          "Whether each epoch's order is a permutation seeded by (seed, epoch).")
+      .def_property_readonly(
+          "seed", [](const Shard& s) { return s.options().seed; }, "The shuffle's seed.")
+      .def_property_readonly(
+          "tail", [](const Shard& s) { return s.options().tail; },
+          "What happens to samples that do not divide evenly: ShardTail.PAD, DROP or "
+          "EXACT_ONCE.")
       .def("size", &Shard::size, "Samples this rank gets per epoch.")
       .def("total_size", &Shard::total_size, "Samples all ranks together get per epoch.")
       .def(
@@ -79,14 +85,16 @@ void bind_shard(py::module_& m) {
           [](const Shard& s, py::handle epoch, py::handle i) {
             return s.at(count_arg(epoch, "epoch"), count_arg(i, "i"));
           },
-          "epoch"_a, "i"_a)
+          "epoch"_a, "i"_a, "This rank's `i`-th sample index for `epoch` (indices(epoch)[i]).")
       .def(
           "select",
           [](const Shard& s, const std::vector<std::string>& items, py::handle epoch,
              py::handle consumed) {
             return s.select(items, count_arg(epoch, "epoch"), count_arg(consumed, "consumed"));
           },
-          "items"_a, "epoch"_a, "consumed"_a = 0);
+          "items"_a, "epoch"_a, "consumed"_a = 0,
+          "This rank's share of `items` (one per sample, e.g. file names) for `epoch`, from "
+          "position `consumed` on.");
 }
 
 }  // namespace dtrain::python

@@ -2,12 +2,15 @@
 // torch.distributed.Backend.register_backend("dtrain", ...). Built against the torch CMake found
 // (DTRAIN_BUILD_TORCH), for the interpreter that torch belongs to.
 #include <pybind11/chrono.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include <chrono>
+#include <optional>
 
 #include "process_group.hpp"
+#include "signal_check.hpp"
 
 namespace py = pybind11;
 using dtrain::torch_backend::ProcessGroupDtrain;
@@ -21,14 +24,17 @@ PYBIND11_MODULE(_torch, m) {
       m, "ProcessGroupDtrain",
       "A torch.distributed process group over libdtrain's collectives (CPU tensors).")
       .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                       std::chrono::milliseconds /*timeout*/) {
+                       std::optional<std::chrono::milliseconds> timeout) {
+             auto check = dtrain::python::python_signal_check();  // made with the GIL
              // The rendezvous waits for the other ranks: let Python's other threads run.
              py::gil_scoped_release nogil;
-             return c10::make_intrusive<ProcessGroupDtrain>(store, rank, size);
+             return c10::make_intrusive<ProcessGroupDtrain>(store, rank, size, timeout,
+                                                            std::move(check));
            }),
-           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
-           "Bootstraps libdtrain through torch's store (collective). The collectives' deadline "
-           "is DTRAIN_TIMEOUT, not `timeout`.")
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = py::none(),
+           "Bootstraps libdtrain through torch's `store` as rank `rank` of `size` (collective: "
+           "every rank constructs it). `timeout` (a timedelta) is the deadline of the rendezvous "
+           "and of every collective; None means DTRAIN_TIMEOUT (default 300 s).")
       .def_property_readonly(
           "backend", [](ProcessGroupDtrain& pg) { return std::string(pg.comm().backend()); },
           "libdtrain's backend: \"tcp\" (several ranks) or \"single\"")

@@ -2,10 +2,13 @@
 
 #include <ATen/ATen.h>
 
+#include <c10/util/Exception.h>
+
 #include <cstring>
 #include <memory>
 #include <utility>
 
+#include "dtrain/interrupt.hpp"
 #include "tensors.hpp"
 
 namespace dtrain::torch_backend {
@@ -68,36 +71,129 @@ std::size_t bytes_of(const at::Tensor& t) {
   return static_cast<std::size_t>(t.numel()) * t.element_size();
 }
 
+// How often a blocked caller runs the signal check: Ctrl-C is seen within this.
+constexpr std::chrono::milliseconds kCheckInterval{100};
+
+std::string splits_text(const std::vector<std::int64_t>& splits) {
+  std::string text;
+  for (const std::int64_t s : splits) text += (text.empty() ? "[" : ", ") + std::to_string(s);
+  return text + "]";
+}
+
+// A list of `size` tensors of one element type and element count (alltoall's lists).
+std::size_t equal_blocks(const std::vector<at::Tensor>& list, int size, std::string_view op,
+                         const char* what) {
+  if (list.size() != static_cast<std::size_t>(size)) {
+    refuse(op, std::string(what) + ": " + std::to_string(list.size()) +
+                   " tensors; expected one per rank, " + std::to_string(size));
+  }
+  for (std::size_t r = 0; r < list.size(); ++r) {
+    const std::string arg = std::string(what) + "[" + std::to_string(r) + "]";
+    moved(list[r], op, arg);
+    if (r > 0 &&
+        (list[r].scalar_type() != list[0].scalar_type() || list[r].numel() != list[0].numel())) {
+      refuse(op, arg + ": " + torch_name(list[r].scalar_type()) + " of " +
+                     std::to_string(list[r].numel()) + " elements; expected " +
+                     torch_name(list[0].scalar_type()) + " of " + std::to_string(list[0].numel()) +
+                     " like " + what + "[0] (dtrain's all_to_all moves equal blocks only)");
+    }
+  }
+  return bytes_of(list[0]);
+}
+
+// c10::NotImplementedError: torch raises it in Python as NotImplementedError.
+[[noreturn]] void not_supported(std::string_view op, std::string_view instead) {
+  throw c10::NotImplementedError({__func__, __FILE__, static_cast<std::uint32_t>(__LINE__)},
+                                 "dtrain: torch: " + std::string(op) +
+                                     ": not supported by backend \"dtrain\"; " +
+                                     std::string(instead));
+}
+
 }  // namespace
 
+void Interruption::check() {
+  if (!signal_check) return;
+  try {
+    signal_check();
+  } catch (...) {
+    given_up = true;
+    throw;
+  }
+}
+
 DtrainWork::DtrainWork(int rank, c10d::OpType type, const char* title,
-                       std::vector<at::Tensor> outputs)
+                       std::vector<at::Tensor> outputs, std::shared_ptr<Interruption> interruption)
     : Work(rank, type, title),
       outputs_(std::move(outputs)),
       future_(
-          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
-}
+          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))),
+      interruption_(std::move(interruption)) {}
 
 bool DtrainWork::isCompleted() { return future_->completed(); }
 bool DtrainWork::isSuccess() const { return future_->completed() && !future_->hasError(); }
 std::exception_ptr DtrainWork::exception() const { return future_->exception_ptr(); }
 std::vector<at::Tensor> DtrainWork::result() { return outputs_; }
 
-bool DtrainWork::wait(std::chrono::milliseconds /*timeout*/) {
-  future_->wait();
+bool DtrainWork::wait(std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    {
+      std::unique_lock lock(done_mutex_);
+      if (done_cv_.wait_for(lock, kCheckInterval, [this] { return future_->completed(); })) break;
+    }
+    interruption_->check();  // without the lock: it takes the GIL
+    if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() - start >= timeout) {
+      throw Error(Error::Code::kTimeout,
+                  "dtrain: torch: Work.wait: not done within the " +
+                      std::to_string(timeout.count()) +
+                      " ms given; the collective goes on (wait again, or let DTRAIN_TIMEOUT end "
+                      "it)");
+    }
+  }
   if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
   return true;
 }
 
-void DtrainWork::complete() { future_->markCompleted(c10::IValue(outputs_)); }
-void DtrainWork::fail(std::exception_ptr error) { future_->setError(std::move(error)); }
+void DtrainWork::notify_done() {
+  { std::lock_guard lock(done_mutex_); }  // a waiter between its test and its sleep sees it
+  done_cv_.notify_all();
+}
+
+void DtrainWork::complete() {
+  future_->markCompleted(c10::IValue(outputs_));
+  notify_done();
+}
+
+void DtrainWork::fail(std::exception_ptr error) {
+  future_->setError(std::move(error));
+  notify_done();
+}
 
 ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                       int size)
+                                       int size, std::optional<std::chrono::milliseconds> timeout,
+                                       std::function<void()> signal_check)
     : ProcessGroup(rank, size),
-      ctx_(dtrain::init(ExternalBootstrap{rank, size, std::make_shared<TorchStore>(store)})),
+      interruption_(std::make_shared<Interruption>()),
+      ctx_(dtrain::init(
+          ExternalBootstrap{rank, size, std::make_shared<TorchStore>(store), timeout})),
       completer_([this] { complete_in_order(); }) {
+  interruption_->signal_check = std::move(signal_check);
+  // libdtrain runs this in its own waits: the completion thread's (which stop once a caller's
+  // wait was interrupted) and barrier()'s on the caller's thread (which the signal check ends).
+  set_interrupt_check(comm(), [i = interruption_] {
+    if (i->given_up) {
+      throw Error(Error::Code::kComm,
+                  "dtrain: torch: the process group was given up after an interrupted wait "
+                  "(KeyboardInterrupt): a collective cannot be cancelled");
+    }
+    i->check();
+  });
   init();  // c10d's own set-up (API usage logging), as every backend calls it
+}
+
+c10::intrusive_ptr<DtrainWork> ProcessGroupDtrain::make_work(c10d::OpType type, const char* title,
+                                                             std::vector<at::Tensor> outputs) {
+  return c10::make_intrusive<DtrainWork>(rank_, type, title, std::move(outputs), interruption_);
 }
 
 ProcessGroupDtrain::~ProcessGroupDtrain() {
@@ -148,11 +244,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::broadcast(std::vector<at::Ten
   at::Tensor& t = only(tensors, "broadcast");
   const Buffer b = moved(t, "broadcast", "tensor");
   std::lock_guard lock(submit_);
-  Pending p{
-      {comm().broadcast_async(b.data, b.count, b.type, static_cast<int>(opts.rootRank))},
-      {},
-      {t},
-      c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::BROADCAST, "dtrain:broadcast", tensors)};
+  Pending p{{comm().broadcast_async(b.data, b.count, b.type, static_cast<int>(opts.rootRank))},
+            {},
+            {t},
+            make_work(c10d::OpType::BROADCAST, "dtrain:broadcast", tensors)};
   return enqueue(std::move(p));
 }
 
@@ -165,8 +260,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allreduce(std::vector<at::Ten
   Pending p{{comm().allreduce_async(b.data, b.data, b.count, b.type, op)},
             {},
             {t},
-            c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::ALLREDUCE, "dtrain:all_reduce",
-                                            tensors)};
+            make_work(c10d::OpType::ALLREDUCE, "dtrain:all_reduce", tensors)};
   return enqueue(std::move(p));
 }
 
@@ -182,8 +276,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allreduce_coalesced(
   Pending p{{},
             {},
             tensors,
-            c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::ALLREDUCE_COALESCED,
-                                            "dtrain:allreduce_coalesced", tensors)};
+            make_work(c10d::OpType::ALLREDUCE_COALESCED, "dtrain:allreduce_coalesced", tensors)};
   for (const Buffer& b : buffers)
     p.works.push_back(comm().allreduce_async(b.data, b.data, b.count, b.type, op));
   return enqueue(std::move(p));
@@ -206,7 +299,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::reduce(std::vector<at::Tensor
   Pending p{{comm().allreduce_async(b.data, out.data_ptr(), b.count, b.type, op)},
             {},
             {t, out},
-            c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::REDUCE, "dtrain:reduce", tensors)};
+            make_work(c10d::OpType::REDUCE, "dtrain:reduce", tensors)};
   return enqueue(std::move(p));
 }
 
@@ -223,15 +316,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather(
   // torch's list of tensors is not one buffer: gather into one, then copy each block out.
   at::Tensor flat = at::empty({static_cast<std::int64_t>(b.count) * size_}, at::kByte);
   std::lock_guard lock(submit_);
-  Pending p{
-      {comm().allgather_async(b.data, flat.data_ptr(), b.count, DType::kUInt8)},
-      [outs, flat, bytes = b.count] {
-        const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
-        for (std::size_t r = 0; r < outs.size(); ++r)
-          std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
-      },
-      {in, flat},
-      c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::ALLGATHER, "dtrain:all_gather", outs)};
+  Pending p{{comm().allgather_async(b.data, flat.data_ptr(), b.count, DType::kUInt8)},
+            [outs, flat, bytes = b.count] {
+              const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
+              for (std::size_t r = 0; r < outs.size(); ++r)
+                std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
+            },
+            {in, flat},
+            make_work(c10d::OpType::ALLGATHER, "dtrain:all_gather", outs)};
   return enqueue(std::move(p));
 }
 
@@ -248,12 +340,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_allgather_base(
                                   std::to_string(size_) + " ranks)");
   }
   std::lock_guard lock(submit_);
-  Pending p{
-      {comm().allgather_async(in.data, output.data_ptr(), in.count, DType::kUInt8)},
-      {},
-      {input, output},
-      c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::_ALLGATHER_BASE,
-                                      "dtrain:_all_gather_base", std::vector<at::Tensor>{output})};
+  Pending p{{comm().allgather_async(in.data, output.data_ptr(), in.count, DType::kUInt8)},
+            {},
+            {input, output},
+            make_work(c10d::OpType::_ALLGATHER_BASE, "dtrain:_all_gather_base",
+                      std::vector<at::Tensor>{output})};
   return enqueue(std::move(p));
 }
 
@@ -285,7 +376,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::gather(
                 std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
             },
             {in, flat},
-            c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::GATHER, "dtrain:gather", outs)};
+            make_work(c10d::OpType::GATHER, "dtrain:gather", outs)};
   return enqueue(std::move(p));
 }
 
@@ -311,17 +402,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::scatter(
     }
   }
   std::lock_guard lock(submit_);
-  Pending p{
-      {comm().broadcast_async(flat.data_ptr(), flat.numel(), DType::kUInt8,
-                              static_cast<int>(opts.rootRank))},
-      [out, flat, bytes = b.count, rank = rank_] {
-        std::memcpy(out.data_ptr(),
-                    static_cast<const std::uint8_t*>(flat.data_ptr()) +
-                        static_cast<std::size_t>(rank) * bytes,
-                    bytes);
-      },
-      {flat},
-      c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::SCATTER, "dtrain:scatter", outputs)};
+  Pending p{{comm().broadcast_async(flat.data_ptr(), flat.numel(), DType::kUInt8,
+                                    static_cast<int>(opts.rootRank))},
+            [out, flat, bytes = b.count, rank = rank_] {
+              std::memcpy(out.data_ptr(),
+                          static_cast<const std::uint8_t*>(flat.data_ptr()) +
+                              static_cast<std::size_t>(rank) * bytes,
+                          bytes);
+            },
+            {flat},
+            make_work(c10d::OpType::SCATTER, "dtrain:scatter", outputs)};
   return enqueue(std::move(p));
 }
 
@@ -345,8 +435,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::reduce_scatter(
   Pending p{{comm().reduce_scatter_async(flat.data_ptr(), b.data, b.count, b.type, op)},
             {},
             {flat, out},
-            c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::REDUCE_SCATTER,
-                                            "dtrain:reduce_scatter", outputs)};
+            make_work(c10d::OpType::REDUCE_SCATTER, "dtrain:reduce_scatter", outputs)};
   return enqueue(std::move(p));
 }
 
@@ -367,9 +456,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_reduce_scatter_base(
   Pending p{{comm().reduce_scatter_async(in.data, out.data, out.count, out.type, op)},
             {},
             {input, output},
-            c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::_REDUCE_SCATTER_BASE,
-                                            "dtrain:_reduce_scatter_base",
-                                            std::vector<at::Tensor>{output})};
+            make_work(c10d::OpType::_REDUCE_SCATTER_BASE, "dtrain:_reduce_scatter_base",
+                      std::vector<at::Tensor>{output})};
   return enqueue(std::move(p));
 }
 
@@ -378,12 +466,109 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::barrier(const c10d::BarrierOp
   // engine runs collectives in order). Its Work completes after theirs, in the same queue.
   std::lock_guard lock(submit_);
   comm().barrier();
-  return enqueue(
-      Pending{{},
-              {},
-              {},
-              c10::make_intrusive<DtrainWork>(rank_, c10d::OpType::BARRIER, "dtrain:barrier",
-                                              std::vector<at::Tensor>{})});
+  return enqueue(Pending{
+      {}, {}, {}, make_work(c10d::OpType::BARRIER, "dtrain:barrier", std::vector<at::Tensor>{})});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall_base(
+    at::Tensor& output, at::Tensor& input, std::vector<std::int64_t>& output_splits,
+    std::vector<std::int64_t>& input_splits, const c10d::AllToAllOptions& /*opts*/) {
+  constexpr std::string_view op = "alltoall_base";
+  const Buffer in = moved(input, op, "input");
+  moved(output, op, "output");
+  if (output.scalar_type() != input.scalar_type() || output.numel() != input.numel()) {
+    refuse(op, "output: " + torch_name(output.scalar_type()) + " of " +
+                   std::to_string(output.numel()) + " elements; expected " +
+                   torch_name(input.scalar_type()) + " of " + std::to_string(input.numel()) +
+                   ", like the input");
+  }
+  const std::int64_t rows = input.dim() == 0 ? 1 : input.size(0);
+  if (rows % size_ != 0) {
+    refuse(op, "input: " + std::to_string(rows) + " rows; expected a multiple of the " +
+                   std::to_string(size_) + " ranks (equal blocks)");
+  }
+  // Splits given explicitly are fine when they are the equal ones.
+  for (const auto* splits : {&input_splits, &output_splits}) {
+    for (const std::int64_t s : *splits) {
+      if (splits->size() != static_cast<std::size_t>(size_) || s != rows / size_) {
+        refuse(op, std::string(splits == &input_splits ? "input" : "output") + "_split_sizes " +
+                       splits_text(*splits) + ": unequal blocks; expected none, or " +
+                       std::to_string(size_) + " times " + std::to_string(rows / size_) +
+                       " (dtrain's all_to_all moves equal blocks only)");
+      }
+    }
+  }
+  // Every rank receives every rank's whole input; block `rank_` of each is this rank's.
+  const std::size_t block = in.count / static_cast<std::size_t>(size_);
+  at::Tensor flat = at::empty({static_cast<std::int64_t>(in.count) * size_}, at::kByte);
+  std::lock_guard lock(submit_);
+  Pending p{{comm().allgather_async(in.data, flat.data_ptr(), in.count, DType::kUInt8)},
+            [output, flat, block, whole = in.count, rank = rank_, size = size_] {
+              const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
+              auto* dst = static_cast<std::uint8_t*>(output.data_ptr());
+              for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r)
+                std::memcpy(dst + r * block,
+                            src + r * whole + static_cast<std::size_t>(rank) * block, block);
+            },
+            {input, flat},
+            make_work(c10d::OpType::ALLTOALL_BASE, "dtrain:all_to_all_single",
+                      std::vector<at::Tensor>{output})};
+  return enqueue(std::move(p));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall(std::vector<at::Tensor>& outputs,
+                                                            std::vector<at::Tensor>& inputs,
+                                                            const c10d::AllToAllOptions& /*opts*/) {
+  constexpr std::string_view op = "alltoall";
+  const std::size_t block = equal_blocks(inputs, size_, op, "inputs");
+  equal_blocks(outputs, size_, op, "outputs");
+  same_shape(inputs[0], outputs[0], op, "outputs[0]");
+  // The list is not one buffer: packed into one, allgathered, each rank's block copied out.
+  const std::size_t whole = block * static_cast<std::size_t>(size_);
+  at::Tensor packed = at::empty({static_cast<std::int64_t>(whole)}, at::kByte);
+  auto* dst = static_cast<std::uint8_t*>(packed.data_ptr());
+  for (std::size_t r = 0; r < inputs.size(); ++r)
+    std::memcpy(dst + r * block, inputs[r].data_ptr(), block);
+  at::Tensor flat = at::empty({static_cast<std::int64_t>(whole) * size_}, at::kByte);
+  std::lock_guard lock(submit_);
+  Pending p{{comm().allgather_async(packed.data_ptr(), flat.data_ptr(), whole, DType::kUInt8)},
+            [outputs, flat, block, whole, rank = rank_] {
+              const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
+              for (std::size_t r = 0; r < outputs.size(); ++r)
+                std::memcpy(outputs[r].data_ptr(),
+                            src + r * whole + static_cast<std::size_t>(rank) * block, block);
+            },
+            {packed, flat},
+            make_work(c10d::OpType::ALLTOALL, "dtrain:all_to_all", outputs)};
+  return enqueue(std::move(p));
+}
+
+namespace {
+constexpr std::string_view kNoPointToPoint =
+    "libdtrain has collectives only, no point-to-point messages: for send/recv use a gloo group "
+    "over the same ranks beside this one (torch.distributed.new_group(backend=\"gloo\"))";
+}  // namespace
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::send(std::vector<at::Tensor>& /*tensors*/,
+                                                        int /*dst*/, int /*tag*/) {
+  not_supported("send", kNoPointToPoint);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::recv(std::vector<at::Tensor>& /*tensors*/,
+                                                        int /*src*/, int /*tag*/) {
+  not_supported("recv", kNoPointToPoint);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::recvAnysource(
+    std::vector<at::Tensor>& /*tensors*/, int /*tag*/) {
+  not_supported("recv", kNoPointToPoint);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& /*outputs*/, std::vector<at::Tensor>& /*inputs*/,
+    const c10d::AllgatherOptions& /*opts*/) {
+  not_supported("allgather_coalesced",
+                "torch deprecates it; use all_gather_into_tensor, or one all_gather per tensor");
 }
 
 }  // namespace dtrain::torch_backend

@@ -7,15 +7,24 @@
 // completion thread waits for them in submission order (a communicator completes its collectives
 // in order), runs what must follow (copying a gathered block out) and completes each Work's
 // future, which is what DDP's reducer waits on. Only CPU tensors (tensors.hpp).
+//
+// Ctrl-C: a caller blocked in Work::wait or barrier() runs `signal_check` (Python's signal
+// handlers, python/src/signal_check.hpp) about every 100 ms; what it throws (KeyboardInterrupt)
+// ends the wait. libdtrain cannot cancel a collective, so the group is given up then: its
+// collectives in flight fail on the completion thread too, and destruction does not wait for peers.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,16 +33,28 @@
 
 namespace dtrain::torch_backend {
 
+// What the group's waits share: the caller's signal check, and whether an interrupted wait has
+// given the group up.
+struct Interruption {
+  std::function<void()> signal_check;  // may be empty (C++ callers)
+  std::atomic<bool> given_up{false};
+  // Runs signal_check; marks the group given up when it throws, and rethrows.
+  void check();
+};
+
 // A collective's handle for torch: completes when libdtrain's Works do (and `finish` ran).
 class DtrainWork final : public c10d::Work {
  public:
-  DtrainWork(int rank, c10d::OpType type, const char* title, std::vector<at::Tensor> outputs);
+  DtrainWork(int rank, c10d::OpType type, const char* title, std::vector<at::Tensor> outputs,
+             std::shared_ptr<Interruption> interruption);
   bool isCompleted() override;
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
   std::vector<at::Tensor> result() override;
-  // Blocks until done and rethrows its error. `timeout` is not used: libdtrain's collectives have
-  // their own deadline (DTRAIN_TIMEOUT), after which the wait throws naming the missing ranks.
+  // Blocks until done and rethrows its error; the collective's own deadline is libdtrain's (the
+  // group's timeout, else DTRAIN_TIMEOUT), after which it fails naming the missing ranks. A
+  // `timeout` other than torch's kNoTimeout ends this wait sooner with Error (kTimeout) and leaves
+  // the collective running, as gloo's does. Ctrl-C ends it with KeyboardInterrupt (above).
   bool wait(std::chrono::milliseconds timeout) override;
   void synchronize() override {}
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
@@ -42,14 +63,23 @@ class DtrainWork final : public c10d::Work {
   void fail(std::exception_ptr error);
 
  private:
+  void notify_done();
+
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::shared_ptr<Interruption> interruption_;
+  std::mutex done_mutex_;
+  std::condition_variable done_cv_;  // complete() and fail() wake wait()
 };
 
 class ProcessGroupDtrain final : public c10d::ProcessGroup {
  public:
   // Bootstraps libdtrain over `store` (collective: every rank of the group constructs it).
-  ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size);
+  // `timeout` is the collectives' deadline instead of DTRAIN_TIMEOUT; `signal_check` is run by
+  // blocked callers (above).
+  ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                     std::optional<std::chrono::milliseconds> timeout,
+                     std::function<void()> signal_check);
   ~ProcessGroupDtrain() override;
 
   const std::string getBackendName() const override { return "dtrain"; }
@@ -81,6 +111,23 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
       at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  // Exact with equal blocks only: an allgather of every rank's whole input, from which each rank
+  // keeps its blocks (libdtrain has no all-to-all); unequal splits are refused naming them.
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<std::int64_t>& output_splits,
+                                               std::vector<std::int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  // Not supported, each refused with c10::NotImplementedError (Python's NotImplementedError)
+  // naming the operation and what to use: libdtrain has no point-to-point messages.
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) override;
 
  private:
   struct Pending {
@@ -92,7 +139,10 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   // Queues `pending` for the completion thread and returns its Work.
   c10::intrusive_ptr<c10d::Work> enqueue(Pending pending);
   void complete_in_order();
+  c10::intrusive_ptr<DtrainWork> make_work(c10d::OpType type, const char* title,
+                                           std::vector<at::Tensor> outputs);
 
+  std::shared_ptr<Interruption> interruption_;  // before ctx_: libdtrain's check uses it
   Context ctx_;
   std::mutex submit_;  // one thread at a time submits to the Comm (DDP's hooks, the main thread)
   std::mutex queue_mutex_;

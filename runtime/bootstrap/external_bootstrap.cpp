@@ -51,8 +51,10 @@ class ExternalStore final : public Store {
   std::string fetch(const std::vector<std::string>& keys, std::size_t i,
                     std::chrono::steady_clock::time_point deadline,
                     std::chrono::milliseconds timeout) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    // Rounded up: a store that gives up after `left` then does so at the deadline, not a fraction
+    // of a millisecond before it, and its failure is the deadline's (kTimeout) below.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     try {
       return inner_->get(keys[i], std::max(left, std::chrono::milliseconds(1)));
     } catch (const Error&) {

@@ -315,6 +315,9 @@ struct ExternalBootstrap {
   int rank = 0;
   int size = 1;
   std::shared_ptr<BootstrapStore> store;  // required when size > 1
+  // The deadline of the store's gets and of every collective, instead of DTRAIN_TIMEOUT: the
+  // caller's own (torch's init_process_group(timeout=...)). Must be positive.
+  std::optional<std::chrono::milliseconds> timeout = std::nullopt;
 };
 
 // Bootstraps from what the caller found instead of the environment: WorldInfo::bootstrap is
@@ -324,7 +327,7 @@ struct ExternalBootstrap {
 // reads them, but the rank map is not applied (WorldInfo::affinity says so): the caller is a
 // program already running its threads (torch's), and only a launcher knows the local rank. Each
 // call makes an independent Context (one per torch process group), so several may live at once.
-// Throws Error (kInvalid) naming a bad rank, size or missing store.
+// Throws Error (kInvalid) naming a bad rank, size, timeout or missing store.
 DTRAIN_API Context init(const ExternalBootstrap& bootstrap);
 
 // The NCCL that device_comm() uses. libdtrain does not link NCCL or CUDA: it loads

@@ -77,6 +77,24 @@ s = torch.zeros(n)
 dist.scatter(s, [torch.full((n,), r * 3.0) for r in range(size)] if rank == 0 else None, src=0)
 assert torch.equal(s, torch.full((n,), rank * 3.0))
 
+# all_to_all with equal blocks, any dtype (an allgather from which each rank keeps its blocks):
+# rank r sends r * 100 + d to rank d, in blocks of 3 rows of 2
+for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.int16):
+    send = torch.cat([torch.full((3, 2), rank * 100 + d) for d in range(size)]).to(dtype)
+    got = torch.zeros_like(send)
+    dist.all_to_all_single(got, send)
+    want = torch.cat([torch.full((3, 2), s * 100 + rank) for s in range(size)]).to(dtype)
+    assert torch.equal(got, want), (dtype, got[:, 0])
+    outs = [torch.zeros(5, dtype=dtype) for _ in range(size)]
+    dist.all_to_all(outs, [torch.full((5,), rank * 100 + d).to(dtype) for d in range(size)])
+    for s in range(size):
+        assert torch.equal(outs[s], torch.full((5,), s * 100 + rank).to(dtype)), (dtype, s)
+try:
+    dist.send(torch.ones(1), dst=(rank + 1) % size)
+    raise AssertionError("send returned; expected NotImplementedError")
+except NotImplementedError as e:
+    assert "dtrain: torch: send: not supported" in str(e), e
+
 # coalesced, async with futures in order, objects, barrier
 ts = [torch.ones(10) * rank, torch.ones(20) * rank]
 dist.all_reduce_coalesced(ts)

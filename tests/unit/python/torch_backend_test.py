@@ -4,6 +4,7 @@ async Works and their futures, and the refusals, word for word. Two and three ra
 tests/integration/python/torch_*."""
 import glob
 import os
+from datetime import timedelta
 
 import pytest
 
@@ -154,6 +155,45 @@ def test_a_subgroup_is_a_process_group_of_its_own():
     assert t.tolist() == [1.0, 1.0, 1.0]
 
 
-def test_unsupported_operations_name_themselves():
-    assert "ProcessGroup dtrain does not support alltoall_base" in refusal(
-        lambda: dist.all_to_all_single(torch.zeros(2), torch.ones(2)), RuntimeError)
+def test_all_to_all_with_equal_blocks():
+    x = torch.arange(6, dtype=torch.int16).reshape(3, 2)
+    out = torch.zeros_like(x)
+    dist.all_to_all_single(out, x)
+    assert torch.equal(out, x)
+    out = torch.zeros_like(x)
+    dist.all_to_all_single(out, x, output_split_sizes=[3], input_split_sizes=[3])
+    assert torch.equal(out, x)
+    outs = [torch.zeros(4, dtype=torch.bfloat16)]
+    dist.all_to_all(outs, [torch.ones(4, dtype=torch.bfloat16)])
+    assert torch.equal(outs[0], torch.ones(4, dtype=torch.bfloat16))
+
+
+def test_all_to_all_refuses_unequal_splits_naming_them():
+    assert refusal(lambda: dist.all_to_all_single(torch.zeros(3), torch.ones(3),
+                                                  input_split_sizes=[2])) == (
+        "dtrain: torch: alltoall_base: input_split_sizes [2]: unequal blocks; expected none, or 1 "
+        "times 3 (dtrain's all_to_all moves equal blocks only)")
+
+
+def test_point_to_point_is_not_implemented_and_says_what_to_use():
+    for call, op in ((lambda: dist.send(torch.ones(2), dst=0), "send"),
+                     (lambda: dist.recv(torch.ones(2), src=0), "recv"),
+                     (lambda: dist.recv(torch.ones(2)), "recv")):
+        with pytest.raises(NotImplementedError) as e:
+            call()
+        assert str(e.value).startswith(
+            f"dtrain: torch: {op}: not supported by backend \"dtrain\"; libdtrain has "
+            "collectives only, no point-to-point messages: for send/recv use a gloo group over "
+            "the same ranks beside this one (torch.distributed.new_group(backend=\"gloo\"))"), \
+            str(e.value)
+
+
+def test_a_wait_with_a_timeout_returns_when_done():
+    work = dist.all_reduce(torch.ones(3), async_op=True)
+    assert work.wait(timedelta(seconds=5))
+
+
+def test_the_groups_timeout_must_be_positive():
+    assert refusal(lambda: dtrain.torch.ProcessGroupDtrain(dist.HashStore(), 0, 1,
+                                                           timedelta(0))) == (
+        "dtrain: bootstrap: external: timeout; expected a positive duration, got 0 ms")

@@ -105,6 +105,24 @@ TEST(ExternalBootstrap, BadPlacesAreRefusedNamingTheField) {
             "dtrain: bootstrap: external: store; expected the store the 2 ranks share, got none");
 }
 
+// The caller's timeout (torch's init_process_group(timeout=...)) is the deadline instead of
+// DTRAIN_TIMEOUT: a peer that never publishes its address fails init() after it.
+TEST(ExternalBootstrap, TheCallersTimeoutIsTheDeadline) {
+  dtrain::ExternalBootstrap alone{1, 2, std::make_shared<SharedStore>(),
+                                  std::chrono::milliseconds(300)};
+  try {
+    dtrain::init(alone);
+    ADD_FAILURE() << "no error";
+  } catch (const dtrain::Error& e) {
+    EXPECT_EQ(e.code(), dtrain::Error::Code::kTimeout) << e.what();
+    // Within a second (the table's get adds a grace to the timeout), not DTRAIN_TIMEOUT's 300 s.
+    EXPECT_NE(std::string(e.what()).find(" not set within 0."), std::string::npos) << e.what();
+  }
+  auto store = std::make_shared<SharedStore>();
+  EXPECT_EQ(init_error({0, 2, store, std::chrono::milliseconds(0)}),
+            "dtrain: bootstrap: external: timeout; expected a positive duration, got 0 ms");
+}
+
 // A store that fails (torch's TCPStore server gone) fails init() with its own text.
 TEST(ExternalBootstrap, TheStoresFailureKeepsItsText) {
   class Broken final : public dtrain::BootstrapStore {
