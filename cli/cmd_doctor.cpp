@@ -28,6 +28,7 @@
 #include "common/errors.hpp"
 #include "common/number_text.hpp"
 #include "dtrain/config.hpp"
+#include "flag_values.hpp"
 #include "launch/launcher_env.hpp"
 #include "process.hpp"
 #include "report/doctor.hpp"
@@ -282,13 +283,13 @@ void register_doctor(CLI::App& app, Action& action) {
       "Check what every rank of a job got (GPU, cores, NICs, environment) and the "
       "allreduce bandwidth; run it under srun or mpiexec");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
-  cmd->add_option("--bytes", opts->bytes, "Allreduce message size for the bandwidth check")
-      ->capture_default_str();
-  cmd->add_option("--iterations", opts->iterations, "Timed allreduce iterations")
-      ->capture_default_str();
-  cmd->add_option("--min-busbw", opts->min_busbw,
-                  "Fail below this bus bandwidth, GB/s (nccl-tests' definition)")
-      ->capture_default_str();
+  add_whole_number_flag(*cmd, "--bytes", opts->bytes, 4, std::int64_t{1} << 40,
+                        "Allreduce message size for the bandwidth check (default 33554432)");
+  add_whole_number_flag(*cmd, "--iterations", opts->iterations, 1, 1000000,
+                        "Timed allreduce iterations (default 5)");
+  add_decimal_number_flag(*cmd, "--min-busbw", opts->min_busbw, 0, 1e6,
+                          "Fail below this bus bandwidth, GB/s (nccl-tests' definition; "
+                          "default 0.5)");
   cmd->callback([opts, &action] { action = [opts] { return run_doctor(*opts); }; });
 }
 

@@ -387,7 +387,7 @@ void register_logs(CLI::App& app, Action& action) {
                   "Only lines whose text matches this extended regular expression (grep -E)");
   cmd->add_option("--since", opts->since, "Only lines at or after this time (RFC 3339)");
   cmd->add_option("--until", opts->until, "Only lines at or before this time (RFC 3339)");
-  cmd->add_option("--tail", opts->tail, "Only the last N merged lines");
+  add_whole_number_flag(*cmd, "--tail", opts->tail, 1, 1000000000, "Only the last N merged lines");
   cmd->add_flag("--follow,-f", opts->follow, "Keep printing new lines until every rank has exited");
   cmd->add_flag("--no-prefix", opts->no_prefix,
                 "Print lines as they are in the files, without [rank@host]");

@@ -20,6 +20,7 @@
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "flag_values.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/report_html.hpp"
@@ -199,8 +200,9 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", opts->output,
                   "Page to write (default RUN_DIR/report.html; of several runs, report.html "
                   "beside the first)");
-  cmd->add_option("--straggler-threshold", opts->straggler_threshold,
-                  "Fraction over the median time per sample that makes a straggler (default 0.1)");
+  add_decimal_number_flag(
+      *cmd, "--straggler-threshold", opts->straggler_threshold, 1e-6, 1e6,
+      "Fraction over the median time per sample that makes a straggler (default 0.1)");
   cmd->callback([opts, &action] { action = [opts] { return run_report(*opts); }; });
 }
 

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "common/errors.hpp"
+#include "flag_values.hpp"
 #include "report/json_text.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
@@ -97,8 +98,9 @@ void register_stats(CLI::App& app, Action& action) {
   cmd->add_flag("--json", opts->json, "Print JSON instead of tables");
   cmd->add_option("--plot", opts->plot,
                   "Write an SVG plot: per-rank samples/s for one run, scaling for several");
-  cmd->add_option("--straggler-threshold", opts->straggler_threshold,
-                  "Fraction over the median time per sample that makes a straggler (default 0.1)");
+  add_decimal_number_flag(
+      *cmd, "--straggler-threshold", opts->straggler_threshold, 1e-6, 1e6,
+      "Fraction over the median time per sample that makes a straggler (default 0.1)");
   cmd->callback([opts, &action] { action = [opts] { return run_stats(*opts); }; });
 }
 

@@ -4,6 +4,7 @@
 
 #include "common/number_text.hpp"
 #include "plan/errors.hpp"
+#include "report/plain_number.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -31,6 +32,24 @@ CLI::Option* add_whole_number_flag(CLI::App& cmd, const std::string& name,
               text));
         }
         store(*value);
+      },
+      help);
+}
+
+CLI::Option* add_decimal_number_flag(CLI::App& cmd, const std::string& name, double& out,
+                                     double min, double max, const std::string& help) {
+  const CLI::App* app = &cmd;
+  return cmd.add_option_function<std::string>(
+      name,
+      [app, name, &out, min, max](const std::string& text) {
+        const auto value = parse_decimal_number(text, min, max);
+        if (!value) {
+          throw CLI::ValidationError(refusal(*app, name,
+                                             "a decimal number from " + report::plain_number(min) +
+                                                 " to " + report::plain_number(max),
+                                             text));
+        }
+        out = *value;
       },
       help);
 }

@@ -23,6 +23,11 @@ CLI::Option* add_whole_number_flag(CLI::App& cmd, const std::string& name, T& ou
       cmd, name, [&out](long long v) { out = static_cast<T>(v); }, min, max, help);
 }
 
+// A decimal number ("0.5", "30", "1e-3") from `min` to `max`, digits only (no sign, space, "0x",
+// "inf" or "nan"): common/number_text.hpp's parser. `store` gets the value.
+CLI::Option* add_decimal_number_flag(CLI::App& cmd, const std::string& name, double& out,
+                                     double min, double max, const std::string& help);
+
 // A file path; an empty value is refused. `what` says what the file holds ("an hwloc XML file
 // (lstopo --of xml)").
 CLI::Option* add_file_flag(CLI::App& cmd, const std::string& name, std::string& out,
