@@ -292,6 +292,22 @@ void check_xml_text(const std::string& path, std::string_view text) {
                         (printable ? "\"" + std::string(*value) + "\""
                                    : "a value of " + std::to_string(value->size()) + " bytes"));
   }
+  // A whole export without a PU or a NUMA node: hwloc refuses it, but prints "hwloc: Topology does
+  // not contain any NUMA node, aborting!" to stderr first (a truncated file is hwloc's to report).
+  const auto has_object = [&](std::string_view type) {
+    const std::string quoted = std::string(type);
+    return text.find("type=\"" + quoted + "\"") != std::string_view::npos ||
+           text.find("type='" + quoted + "'") != std::string_view::npos;
+  };
+  if (text.find("</topology>") != std::string_view::npos) {
+    for (const char* type : {"PU", "NUMANode"}) {
+      if (has_object(type)) continue;
+      throw TopologyError("dtrain: topology: " + path + ": no " + type +
+                          " object; expected an hwloc XML export (lstopo --of xml) with at "
+                          "least one PU and one NUMANode, got none of type " +
+                          type);
+    }
+  }
   // hwloc refuses a topology whose allowed cpuset (the root object's) is empty, but prints
   // "hwloc: Topology does not contain any PU, aborting!" to stderr first; the common case, an
   // export made where no PU of the machine's was allowed, is recognised here.

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -257,12 +258,33 @@ TEST(Topology, BadFilesAreNamedInTheError) {
   const std::string truncated = fixture_path("bad/truncated.xml");
   EXPECT_NE(error_of(truncated).find(truncated), std::string::npos) << error_of(truncated);
   const std::string no_pu = fixture_path("bad/no-pu.xml");
-  EXPECT_NE(error_of(no_pu).find("with at least one PU"), std::string::npos) << error_of(no_pu);
+  EXPECT_EQ(error_of(no_pu), "dtrain: topology: " + no_pu +
+                                 ": no PU object; expected an hwloc XML export (lstopo --of xml) "
+                                 "with at least one PU and one NUMANode, got none of type PU");
   const std::string no_allowed = fixture_path("bad/no-allowed-pu.xml");
   EXPECT_EQ(error_of(no_allowed),
             "dtrain: topology: " + no_allowed +
                 ": no cores found; expected at least one allowed core or PU, got an empty allowed "
                 "cpuset");
+}
+
+// A whole export without a NUMA node: hwloc printed "hwloc: Topology does not contain any NUMA
+// node, aborting!" (twice) before dtrain's message; it is refused before hwloc reads it.
+TEST(Topology, AnExportWithoutANumaNodeIsRefusedBeforeHwlocPrintsAnything) {
+  char dir_template[] = "/tmp/dtrain-topo-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string path = std::string(dir_template) + "/node.xml";
+  std::ofstream(path) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
+                         "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\">\n"
+                         "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\"/>\n"
+                         "  </object>\n</topology>\n";
+  ::testing::internal::CaptureStderr();
+  const std::string error = error_of(path);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(error, "dtrain: topology: " + path +
+                       ": no NUMANode object; expected an hwloc XML export (lstopo --of xml) with "
+                       "at least one PU and one NUMANode, got none of type NUMANode");
+  std::filesystem::remove_all(dir_template);
 }
 
 // hwloc sizes its bitmaps by the largest os_index: one absurd index cost 0.78 s and 1 GB before
