@@ -244,14 +244,7 @@ void PeerWatch::loop() {
       if (errno == EINTR) continue;
       return;  // cannot watch any more; the collectives' deadline still applies
     }
-    if (fds[0].revents != 0) return;
-    if (fds[1].revents != 0) {
-      // Anything else that reached the port (another job's alarm, a stray datagram) is dropped.
-      if (const auto alarm = alarm_->receive()) {
-        report_alarm(*alarm);
-        return;
-      }
-    }
+    if (fds[0].revents != 0 || reported_alarm(fds)) return;
     for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       const PeerProcess& ended = watched_[i - kFirstPidfd].process;
@@ -267,11 +260,16 @@ void PeerWatch::loop() {
   }
 }
 
-void PeerWatch::report_alarm(const Alarm& alarm) {
+bool PeerWatch::reported_alarm(const std::vector<pollfd>& fds) {
+  if (fds[1].revents == 0) return false;
+  // Anything else that reached the port (another job's alarm, a stray datagram) is dropped.
+  const auto alarm = alarm_->receive();
+  if (!alarm) return false;
   PeerProcess lost;
-  lost.rank = alarm.lost;
-  lost.host = alarm.lost_host;
-  on_lost_(lost, alarm.reporter, [] {});
+  lost.rank = alarm->lost;
+  lost.host = alarm->lost_host;
+  on_lost_(lost, alarm->reporter, [] {});
+  return true;
 }
 
 void PeerWatch::victim_grace(std::vector<pollfd>& fds, const PeerProcess& victim) {
@@ -284,13 +282,7 @@ void PeerWatch::victim_grace(std::vector<pollfd>& fds, const PeerProcess& victim
     if (left <= 0) break;
     for (pollfd& p : fds) p.revents = 0;
     if (poll(fds.data(), fds.size(), static_cast<int>(left)) < 0 && errno != EINTR) break;
-    if (fds[0].revents != 0) return;
-    if (fds[1].revents != 0) {
-      if (const auto alarm = alarm_->receive()) {
-        report_alarm(*alarm);
-        return;
-      }
-    }
+    if (fds[0].revents != 0 || reported_alarm(fds)) return;
     for (std::size_t i = kFirstPidfd; i < fds.size(); ++i) {
       const PeerProcess& ended = watched_[i - kFirstPidfd].process;
       if (fds[i].revents == 0 || ended.rank == victim.rank) continue;

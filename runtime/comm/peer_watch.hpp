@@ -23,7 +23,6 @@
 #include <thread>
 #include <vector>
 
-#include "common/alarm_datagram.hpp"
 
 namespace dtrain::runtime {
 
@@ -109,7 +108,8 @@ class PeerWatch {
 
  private:
   void loop();
-  void report_alarm(const Alarm& alarm);
+  // With an alarm of this job waiting (poll set `fds`, alarm at 1): reports it; true when it did.
+  bool reported_alarm(const std::vector<pollfd>& fds);
   // Waits up to kVictimGraceMs for an alarm, or for another process here that ended otherwise,
   // and reports that; else `victim`. `fds`: loop()'s poll set.
   void victim_grace(std::vector<pollfd>& fds, const PeerProcess& victim);

@@ -454,3 +454,54 @@ TEST(PeerWatchVictim, AProcessThatFailedOrDiedOfSigpipeIsAVictimWhileItIsAZombie
 }
 
 }  // namespace
+
+namespace {
+
+// A child that exits with status 255 after `ms` and stays a zombie until reaped (this process is
+// its parent, as a rank's logger is the rank's): what Open MPI leaves of a rank whose connection
+// to a lost rank broke.
+pid_t victim_after(int ms) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    usleep(static_cast<useconds_t>(ms) * 1000);
+    _exit(255);
+  }
+  return pid;
+}
+
+// Issue 33 item 5: rank 0 saw rank 1 (beside it, ended by Open MPI) end before the alarm naming
+// rank 3 (lost first, on node2) arrived, and named rank 1. It now waits for that alarm.
+TEST(PeerWatchVictim, AVictimBesideThisRankGivesWayToTheAlarmNamingTheRankLostFirst) {
+  const pid_t pid = victim_after(50);
+  const PeerProcess self = dtrain::runtime::this_process(0, "node1");
+  LoopbackJob job(4, kToken);
+  Reports reports;
+  PeerWatch watch({self, as_rank(1, pid, self)}, self, reports.callback(), job.alarm(0, {2, 3}));
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
+  std::this_thread::sleep_for(50ms);  // within the grace: the alarm is on its way
+  EXPECT_EQ(reports.count(), 0u) << "named the victim at once";
+  job.send_raw(0, dtrain::runtime::encode_alarm(kToken, {3, "node2", 2}));
+  const auto lost = reports.wait_first(5s);
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->rank, 3);
+  EXPECT_EQ(reports.told_by.front(), 2);
+  waitpid(pid, nullptr, 0);
+}
+
+TEST(PeerWatchVictim, WithoutAnAlarmTheVictimIsNamedAfterTheGrace) {
+  const pid_t pid = victim_after(0);
+  const PeerProcess self = dtrain::runtime::this_process(0, "node1");
+  LoopbackJob job(4, kToken);
+  Reports reports;
+  PeerWatch watch({self, as_rank(1, pid, self)}, self, reports.callback(), job.alarm(0, {2, 3}));
+  // Not within the first half of the grace (kVictimGraceMs), then the victim itself.
+  EXPECT_FALSE(reports.wait_first(std::chrono::milliseconds(PeerWatch::kVictimGraceMs / 2)));
+  const auto lost = reports.wait_first(5s);
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->rank, 1);
+  EXPECT_EQ(reports.told_by.front(), -1);
+  waitpid(pid, nullptr, 0);
+}
+
+}  // namespace
