@@ -23,7 +23,6 @@
 #include <thread>
 #include <vector>
 
-
 namespace dtrain::runtime {
 
 class PeerAlarm;
