@@ -221,10 +221,6 @@ report::LineFilter merge_filter(const LogsOptions& opts,
   }
   if (!opts.since.empty()) filter.since = report::parse_time_flag(opts.since, "--since");
   if (!opts.until.empty()) filter.until = report::parse_time_flag(opts.until, "--until");
-  if (opts.tail == 0 || opts.tail < -1) {
-    throw UsageError("dtrain: logs: --tail: expected a number of lines >= 1, got " +
-                     std::to_string(opts.tail));
-  }
   return filter;
 }
 

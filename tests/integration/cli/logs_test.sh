@@ -102,7 +102,8 @@ echo "== bad input is named and exits 2"
 expect_status_and_message 2 "nosuch: expected a run directory, got nothing" "$DTRAIN" logs nosuch
 expect_status_and_message 2 "--since: expected an RFC 3339 time" "$DTRAIN" logs --since yesterday "$run"
 expect_status_and_message 2 "has no rank-00009.log" "$DTRAIN" logs --rank 9 "$run"
-expect_status_and_message 2 "--tail: expected a number of lines >= 1, got 0" "$DTRAIN" logs --tail 0 "$run"
+expect_status_and_message 2 'dtrain: logs: --tail: expected an integer from 1 to 1000000000, got "0"' "$DTRAIN" logs --tail 0 "$run"
+expect_status_and_message 2 'dtrain: logs: --tail: expected an integer from 1 to 1000000000, got "x"' "$DTRAIN" logs --tail x "$run"
 expect_status_and_message 2 "--grep \"a(\"" "$DTRAIN" logs --grep 'a(' "$run"
 expect_status_and_message 2 "no rank-NNNNN.jsonl metric files" "$DTRAIN" logs --hang "$run"
 
