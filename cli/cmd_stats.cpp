@@ -38,10 +38,6 @@ void write_plot(const std::string& path, const std::string& svg) {
 }
 
 int run_stats(const StatsOptions& opts) {
-  if (!(opts.straggler_threshold > 0)) {
-    throw UsageError("dtrain: stats: --straggler-threshold: expected a fraction > 0, got " +
-                     std::to_string(opts.straggler_threshold));
-  }
   std::vector<report::RunStats> stats;
   for (const auto& dir : opts.run_dirs)
     stats.push_back(read_run_stats(dir, opts.straggler_threshold));
