@@ -36,71 +36,6 @@ class TorchStore final : public BootstrapStore {
   c10::intrusive_ptr<c10d::Store> store_;
 };
 
-at::Tensor& only(std::vector<at::Tensor>& tensors, std::string_view op) {
-  if (tensors.size() != 1) {
-    refuse(op, "tensors: " + std::to_string(tensors.size()) +
-                   " tensors; expected 1 (one CPU tensor per call)");
-  }
-  return tensors[0];
-}
-
-void same_shape(const at::Tensor& a, const at::Tensor& b, std::string_view op, const char* what) {
-  if (a.scalar_type() != b.scalar_type() || a.numel() != b.numel()) {
-    refuse(op, std::string(what) + ": " + torch_name(b.scalar_type()) + " of " +
-                   std::to_string(b.numel()) + " elements; expected " +
-                   torch_name(a.scalar_type()) + " of " + std::to_string(a.numel()) +
-                   " elements, like the input");
-  }
-}
-
-// A list of one tensor per rank (allgather's outputs, reduce_scatter's inputs).
-std::vector<at::Tensor>& per_rank(std::vector<std::vector<at::Tensor>>& lists, int size,
-                                  std::string_view op, const char* what) {
-  if (lists.size() != 1) {
-    refuse(op, std::string(what) + ": " + std::to_string(lists.size()) +
-                   " lists; expected 1 (one list of CPU tensors per call)");
-  }
-  if (lists[0].size() != static_cast<std::size_t>(size)) {
-    refuse(op, std::string(what) + ": " + std::to_string(lists[0].size()) +
-                   " tensors; expected one per rank, " + std::to_string(size));
-  }
-  return lists[0];
-}
-
-std::size_t bytes_of(const at::Tensor& t) {
-  return static_cast<std::size_t>(t.numel()) * t.element_size();
-}
-
-// How often a blocked caller runs the signal check: Ctrl-C is seen within this.
-constexpr std::chrono::milliseconds kCheckInterval{100};
-
-std::string splits_text(const std::vector<std::int64_t>& splits) {
-  std::string text;
-  for (const std::int64_t s : splits) text += (text.empty() ? "[" : ", ") + std::to_string(s);
-  return text + "]";
-}
-
-// A list of `size` tensors of one element type and element count (alltoall's lists).
-std::size_t equal_blocks(const std::vector<at::Tensor>& list, int size, std::string_view op,
-                         const char* what) {
-  if (list.size() != static_cast<std::size_t>(size)) {
-    refuse(op, std::string(what) + ": " + std::to_string(list.size()) +
-                   " tensors; expected one per rank, " + std::to_string(size));
-  }
-  for (std::size_t r = 0; r < list.size(); ++r) {
-    const std::string arg = std::string(what) + "[" + std::to_string(r) + "]";
-    moved(list[r], op, arg);
-    if (r > 0 &&
-        (list[r].scalar_type() != list[0].scalar_type() || list[r].numel() != list[0].numel())) {
-      refuse(op, arg + ": " + torch_name(list[r].scalar_type()) + " of " +
-                     std::to_string(list[r].numel()) + " elements; expected " +
-                     torch_name(list[0].scalar_type()) + " of " + std::to_string(list[0].numel()) +
-                     " like " + what + "[0] (dtrain's all_to_all moves equal blocks only)");
-    }
-  }
-  return bytes_of(list[0]);
-}
-
 // c10::NotImplementedError: torch raises it in Python as NotImplementedError.
 [[noreturn]] void not_supported(std::string_view op, std::string_view instead) {
   throw c10::NotImplementedError({__func__, __FILE__, static_cast<std::uint32_t>(__LINE__)},
@@ -110,64 +45,6 @@ std::size_t equal_blocks(const std::vector<at::Tensor>& list, int size, std::str
 }
 
 }  // namespace
-
-void Interruption::check() {
-  if (!signal_check) return;
-  try {
-    signal_check();
-  } catch (...) {
-    given_up = true;
-    throw;
-  }
-}
-
-DtrainWork::DtrainWork(int rank, c10d::OpType type, const char* title,
-                       std::vector<at::Tensor> outputs, std::shared_ptr<Interruption> interruption)
-    : Work(rank, type, title),
-      outputs_(std::move(outputs)),
-      future_(
-          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))),
-      interruption_(std::move(interruption)) {}
-
-bool DtrainWork::isCompleted() { return future_->completed(); }
-bool DtrainWork::isSuccess() const { return future_->completed() && !future_->hasError(); }
-std::exception_ptr DtrainWork::exception() const { return future_->exception_ptr(); }
-std::vector<at::Tensor> DtrainWork::result() { return outputs_; }
-
-bool DtrainWork::wait(std::chrono::milliseconds timeout) {
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    {
-      std::unique_lock lock(done_mutex_);
-      if (done_cv_.wait_for(lock, kCheckInterval, [this] { return future_->completed(); })) break;
-    }
-    interruption_->check();  // without the lock: it takes the GIL
-    if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() - start >= timeout) {
-      throw Error(Error::Code::kTimeout,
-                  "dtrain: torch: Work.wait: not done within the " +
-                      std::to_string(timeout.count()) +
-                      " ms given; the collective goes on (wait again, or let DTRAIN_TIMEOUT end "
-                      "it)");
-    }
-  }
-  if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
-  return true;
-}
-
-void DtrainWork::notify_done() {
-  { std::lock_guard lock(done_mutex_); }  // a waiter between its test and its sleep sees it
-  done_cv_.notify_all();
-}
-
-void DtrainWork::complete() {
-  future_->markCompleted(c10::IValue(outputs_));
-  notify_done();
-}
-
-void DtrainWork::fail(std::exception_ptr error) {
-  future_->setError(std::move(error));
-  notify_done();
-}
 
 ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                        int size, std::optional<std::chrono::milliseconds> timeout,
@@ -313,6 +190,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather(
     same_shape(in, outs[r], "allgather", ("outputs[" + std::to_string(r) + "]").c_str());
     moved(outs[r], "allgather", "outputs[" + std::to_string(r) + "]");
   }
+  return allgather_into(in, b, outs, c10d::OpType::ALLGATHER, "dtrain:all_gather");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_into(const at::Tensor& in,
+                                                                  const Buffer& b,
+                                                                  std::vector<at::Tensor> outs,
+                                                                  c10d::OpType type,
+                                                                  const char* title) {
   // torch's list of tensors is not one buffer: gather into one, then copy each block out.
   at::Tensor flat = at::empty({static_cast<std::int64_t>(b.count) * size_}, at::kByte);
   std::lock_guard lock(submit_);
@@ -323,7 +208,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather(
                 std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
             },
             {in, flat},
-            make_work(c10d::OpType::ALLGATHER, "dtrain:all_gather", outs)};
+            make_work(type, title, outs)};
   return enqueue(std::move(p));
 }
 
@@ -367,17 +252,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::gather(
       moved(outs[r], "gather", "outputs[" + std::to_string(r) + "]");
     }
   }
-  at::Tensor flat = at::empty({static_cast<std::int64_t>(b.count) * size_}, at::kByte);
-  std::lock_guard lock(submit_);
-  Pending p{{comm().allgather_async(b.data, flat.data_ptr(), b.count, DType::kUInt8)},
-            [outs, flat, bytes = b.count] {
-              const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
-              for (std::size_t r = 0; r < outs.size(); ++r)
-                std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
-            },
-            {in, flat},
-            make_work(c10d::OpType::GATHER, "dtrain:gather", outs)};
-  return enqueue(std::move(p));
+  return allgather_into(in, b, std::move(outs), c10d::OpType::GATHER, "dtrain:gather");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::scatter(

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "dtrain/dtrain.hpp"
+#include "tensors.hpp"
 
 namespace dtrain::torch_backend {
 
@@ -141,6 +142,11 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   void complete_in_order();
   c10::intrusive_ptr<DtrainWork> make_work(c10d::OpType type, const char* title,
                                            std::vector<at::Tensor> outputs);
+  // allgather and gather: every rank's block of `b` (the bytes of `in`) gathered into one buffer,
+  // then copied into `outs` (one tensor per rank; empty: a gather's non-root keeps none).
+  c10::intrusive_ptr<c10d::Work> allgather_into(const at::Tensor& in, const Buffer& b,
+                                                std::vector<at::Tensor> outs, c10d::OpType type,
+                                                const char* title);
 
   std::shared_ptr<Interruption> interruption_;  // before ctx_: libdtrain's check uses it
   Context ctx_;

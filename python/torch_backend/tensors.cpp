@@ -132,4 +132,66 @@ void refuse(std::string_view op, const std::string& what) {
   throw Error(Error::Code::kInvalid, "dtrain: torch: " + std::string(op) + ": " + what);
 }
 
+at::Tensor& only(std::vector<at::Tensor>& tensors, std::string_view op) {
+  if (tensors.size() != 1) {
+    refuse(op, "tensors: " + std::to_string(tensors.size()) +
+                   " tensors; expected 1 (one CPU tensor per call)");
+  }
+  return tensors[0];
+}
+
+void same_shape(const at::Tensor& a, const at::Tensor& b, std::string_view op, const char* what) {
+  if (a.scalar_type() != b.scalar_type() || a.numel() != b.numel()) {
+    refuse(op, std::string(what) + ": " + torch_name(b.scalar_type()) + " of " +
+                   std::to_string(b.numel()) + " elements; expected " +
+                   torch_name(a.scalar_type()) + " of " + std::to_string(a.numel()) +
+                   " elements, like the input");
+  }
+}
+
+// A list of one tensor per rank (allgather's outputs, reduce_scatter's inputs).
+std::vector<at::Tensor>& per_rank(std::vector<std::vector<at::Tensor>>& lists, int size,
+                                  std::string_view op, const char* what) {
+  if (lists.size() != 1) {
+    refuse(op, std::string(what) + ": " + std::to_string(lists.size()) +
+                   " lists; expected 1 (one list of CPU tensors per call)");
+  }
+  if (lists[0].size() != static_cast<std::size_t>(size)) {
+    refuse(op, std::string(what) + ": " + std::to_string(lists[0].size()) +
+                   " tensors; expected one per rank, " + std::to_string(size));
+  }
+  return lists[0];
+}
+
+std::size_t bytes_of(const at::Tensor& t) {
+  return static_cast<std::size_t>(t.numel()) * t.element_size();
+}
+
+std::string splits_text(const std::vector<std::int64_t>& splits) {
+  std::string text;
+  for (const std::int64_t s : splits) text += (text.empty() ? "[" : ", ") + std::to_string(s);
+  return text + "]";
+}
+
+// A list of `size` tensors of one element type and element count (alltoall's lists).
+std::size_t equal_blocks(const std::vector<at::Tensor>& list, int size, std::string_view op,
+                         const char* what) {
+  if (list.size() != static_cast<std::size_t>(size)) {
+    refuse(op, std::string(what) + ": " + std::to_string(list.size()) +
+                   " tensors; expected one per rank, " + std::to_string(size));
+  }
+  for (std::size_t r = 0; r < list.size(); ++r) {
+    const std::string arg = std::string(what) + "[" + std::to_string(r) + "]";
+    moved(list[r], op, arg);
+    if (r > 0 &&
+        (list[r].scalar_type() != list[0].scalar_type() || list[r].numel() != list[0].numel())) {
+      refuse(op, arg + ": " + torch_name(list[r].scalar_type()) + " of " +
+                     std::to_string(list[r].numel()) + " elements; expected " +
+                     torch_name(list[0].scalar_type()) + " of " + std::to_string(list[0].numel()) +
+                     " like " + what + "[0] (dtrain's all_to_all moves equal blocks only)");
+    }
+  }
+  return bytes_of(list[0]);
+}
+
 }  // namespace dtrain::torch_backend

@@ -8,9 +8,11 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dtrain/dtrain.hpp"
 
@@ -46,5 +48,20 @@ ReduceOp reduce_op(const c10d::ReduceOp& op, std::string_view collective);
 // "dtrain: torch: OP: WHAT; expected ..., got ...": an Error (kInvalid) for a call torch allows
 // but this backend does not take (several tensors per call, mismatched sizes).
 [[noreturn]] void refuse(std::string_view op, const std::string& what);
+
+// The argument checks of the collectives, each refusing (refuse()) what it names:
+// exactly one tensor per call;
+at::Tensor& only(std::vector<at::Tensor>& tensors, std::string_view op);
+// `b` of `a`'s element type and count (`what` names `b`);
+void same_shape(const at::Tensor& a, const at::Tensor& b, std::string_view op, const char* what);
+// one list of one tensor per rank (allgather's outputs, reduce_scatter's inputs);
+std::vector<at::Tensor>& per_rank(std::vector<std::vector<at::Tensor>>& lists, int size,
+                                  std::string_view op, const char* what);
+// `size` tensors of one element type and count (alltoall's lists): the bytes of each.
+std::size_t equal_blocks(const std::vector<at::Tensor>& list, int size, std::string_view op,
+                         const char* what);
+std::size_t bytes_of(const at::Tensor& t);
+// "[1, 2, 3]": split sizes in a refusal.
+std::string splits_text(const std::vector<std::int64_t>& splits);
 
 }  // namespace dtrain::torch_backend

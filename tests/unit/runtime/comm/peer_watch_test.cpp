@@ -22,6 +22,7 @@
 #include "comm/engine.hpp"
 #include "comm/peer_alarm.hpp"
 #include "loopback_job.hpp"
+#include "peer_watch_support.hpp"
 
 namespace {
 
@@ -33,7 +34,11 @@ using dtrain::runtime::Communicator;
 using dtrain::runtime::Engine;
 using dtrain::runtime::PeerProcess;
 using dtrain::runtime::PeerWatch;
+using dtrain::test::as_rank;
+using dtrain::test::Child;
+using dtrain::test::kToken;
 using dtrain::test::LoopbackJob;
+using dtrain::test::Reports;
 using namespace std::chrono_literals;
 
 dtrain::runtime::Settings with_timeout(std::chrono::milliseconds timeout) {
@@ -41,62 +46,6 @@ dtrain::runtime::Settings with_timeout(std::chrono::milliseconds timeout) {
   s.timeout = timeout;
   return s;
 }
-
-// A child process that waits to be killed: another rank's process on this node.
-class Child {
- public:
-  Child() : pid_(fork()) {
-    if (pid_ == 0) {
-      for (;;) pause();
-    }
-  }
-  ~Child() { kill_and_reap(); }
-  pid_t pid() const { return pid_; }
-  void kill_and_reap() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_;
-};
-
-PeerProcess as_rank(int rank, pid_t pid, const PeerProcess& like) {
-  PeerProcess p = like;
-  p.rank = rank;
-  p.pid = pid;
-  return p;
-}
-
-// What the watch reported, waited for with a limit.
-struct Reports {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::vector<PeerProcess> lost;
-  std::vector<int> told_by;
-  bool reported = true;  // what the callback answers: whether "the engine" reported the loss
-  std::optional<PeerProcess> wait_first(std::chrono::milliseconds limit) {
-    std::unique_lock lock(mutex);
-    if (!cv.wait_for(lock, limit, [&] { return !lost.empty(); })) return std::nullopt;
-    return lost.front();
-  }
-  std::size_t count() {
-    std::lock_guard lock(mutex);
-    return lost.size();
-  }
-  PeerWatch::OnLost callback() {
-    return [this](const PeerProcess& p, int by, const std::function<void()>& announce) {
-      if (reported) announce();
-      std::lock_guard lock(mutex);
-      lost.push_back(p);
-      told_by.push_back(by);
-      cv.notify_all();
-      return reported;
-    };
-  }
-};
 
 TEST(PeerWatch, ReportsAKilledPeerOnThisNodeAtOnce) {
   Child child;
@@ -142,8 +91,6 @@ TEST(PeerWatch, RecordsCarryRankPidAndNodeButNotTheHost) {
   const std::string junk(dtrain::runtime::kPeerRecordBytes, 'x');
   EXPECT_TRUE(dtrain::runtime::decode_peer_record(junk.data(), "here").node.empty());
 }
-
-constexpr std::uint64_t kToken = 0xfeedfacecafe0001ULL;
 
 // The alarms a receiving rank's socket got within `ms`.
 std::vector<Alarm> alarms_within(const dtrain::runtime::PeerAlarm& at, int ms) {
@@ -412,96 +359,6 @@ TEST(EnginePeerLoss, APeerEndingAfterMpiFinalizeIsNoLoss) {
   std::this_thread::sleep_for(200ms);
   EXPECT_NO_THROW(engine.run("barrier", 0, [] {}));
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-}
-
-}  // namespace
-
-namespace {
-
-// A child that runs `end` and is left a zombie (waited for without being reaped), as a rank's
-// logger leaves a failed rank; returns its pid (reaped by the caller).
-pid_t zombie(void (*end)()) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    end();
-    _exit(0);
-  }
-  siginfo_t info{};
-  EXPECT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
-  return pid;
-}
-
-TEST(PeerWatchVictim, AProcessThatFailedOrDiedOfSigpipeIsAVictimWhileItIsAZombie) {
-  using dtrain::runtime::ended_as_victim;
-  struct Case {
-    void (*end)();
-    bool victim;
-  };
-  const Case cases[] = {
-      {[] { _exit(255); }, true},       // Open MPI's abort
-      {[] { raise(SIGPIPE); }, true},   // a write to a closed connection
-      {[] { _exit(1); }, true},         // any failure: it may have failed because of a loss
-      {[] { raise(SIGKILL); }, false},  // the lost rank itself, or the launcher's kill
-      {[] { _exit(0); }, false},        // finished
-  };
-  for (const Case& c : cases) {
-    const pid_t pid = zombie(c.end);
-    EXPECT_EQ(ended_as_victim(pid), c.victim) << "pid " << pid;
-    waitpid(pid, nullptr, 0);
-    EXPECT_FALSE(ended_as_victim(pid)) << "reaped: nothing to read";
-  }
-  EXPECT_FALSE(ended_as_victim(getpid())) << "running";
-}
-
-}  // namespace
-
-namespace {
-
-// A child that exits with status 255 after `ms` and stays a zombie until reaped (this process is
-// its parent, as a rank's logger is the rank's): what Open MPI leaves of a rank whose connection
-// to a lost rank broke.
-pid_t victim_after(int ms) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    usleep(static_cast<useconds_t>(ms) * 1000);
-    _exit(255);
-  }
-  return pid;
-}
-
-// Issue 33 item 5: rank 0 saw rank 1 (beside it, ended by Open MPI) end before the alarm naming
-// rank 3 (lost first, on node2) arrived, and named rank 1. It now waits for that alarm.
-TEST(PeerWatchVictim, AVictimBesideThisRankGivesWayToTheAlarmNamingTheRankLostFirst) {
-  const pid_t pid = victim_after(50);
-  const PeerProcess self = dtrain::runtime::this_process(0, "node1");
-  LoopbackJob job(4, kToken);
-  Reports reports;
-  PeerWatch watch({self, as_rank(1, pid, self)}, self, reports.callback(), job.alarm(0, {2, 3}));
-  siginfo_t info{};
-  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
-  std::this_thread::sleep_for(50ms);  // within the grace: the alarm is on its way
-  EXPECT_EQ(reports.count(), 0u) << "named the victim at once";
-  job.send_raw(0, dtrain::runtime::encode_alarm(kToken, {3, "node2", 2}));
-  const auto lost = reports.wait_first(5s);
-  ASSERT_TRUE(lost);
-  EXPECT_EQ(lost->rank, 3);
-  EXPECT_EQ(reports.told_by.front(), 2);
-  waitpid(pid, nullptr, 0);
-}
-
-TEST(PeerWatchVictim, WithoutAnAlarmTheVictimIsNamedAfterTheGrace) {
-  const pid_t pid = victim_after(0);
-  const PeerProcess self = dtrain::runtime::this_process(0, "node1");
-  LoopbackJob job(4, kToken);
-  Reports reports;
-  PeerWatch watch({self, as_rank(1, pid, self)}, self, reports.callback(), job.alarm(0, {2, 3}));
-  // Not within the first half of the grace (kVictimGraceMs), then the victim itself.
-  EXPECT_FALSE(reports.wait_first(std::chrono::milliseconds(PeerWatch::kVictimGraceMs / 2)));
-  const auto lost = reports.wait_first(5s);
-  ASSERT_TRUE(lost);
-  EXPECT_EQ(lost->rank, 1);
-  EXPECT_EQ(reports.told_by.front(), -1);
-  waitpid(pid, nullptr, 0);
 }
 
 }  // namespace
