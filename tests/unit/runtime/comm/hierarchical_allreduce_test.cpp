@@ -89,7 +89,7 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
   constexpr std::size_t k512K = 512 << 10;
   constexpr std::size_t k256K = 256 << 10;
   const std::vector<Row> rows = {
-      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {0, 0, 0}},                               // 2 x 2
+      {{"a", "a", "b", "b"}, {k4K, k4K, k4K}, {k4K, 0, 0}},                             // 2 x 2
       {{"a", "a", "b", "b", "c", "c"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},              // 3 x 2
       {{"a", "a", "b", "b", "c", "c", "d", "d"}, {ring_mpi, k4K, k4K}, {k4K, 0, 0}},    // 4 x 2
       {{"a", "b", "c", "d"}, {ring_mpi, k32K, k32K}, {kNever, kNever, kNever}},         // 4 x 1
@@ -102,7 +102,7 @@ TEST(HierarchyChoice, AutoOnlyWhereItPaysByBackendLayoutAndCollective) {
        {ring_mpi, ring_mpi, ring_mpi},
        {k256K, 0, 0}},
       // Uneven: the allreduce (direct on 2 nodes, the ring on more); the others flat.
-      {{"a", "a", "b"}, {k4K, kNever, kNever}, {0, kNever, kNever}},
+      {{"a", "a", "b"}, {k4K, kNever, kNever}, {k4K, kNever, kNever}},
       {{"a", "a", "a", "b", "b", "c", "c"}, {ring_mpi, kNever, kNever}, {k4K, kNever, kNever}},
   };
   const Collective ops[3] = {Collective::kAllreduce, Collective::kReduceScatter,

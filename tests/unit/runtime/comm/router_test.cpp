@@ -94,8 +94,10 @@ TEST(Route, TwoNodesOfTwoByBackend) {
   EXPECT_EQ(route(mpi, Collective::kAllreduce, 4 * kKiB + 4), Path::kHierarchy);
   EXPECT_EQ(route(mpi, Collective::kReduceScatter, 4 * kKiB), Path::kFlat);
   EXPECT_EQ(route(mpi, Collective::kReduceScatter, 16 * kKiB), Path::kHierarchy);
-  // TCP: the hierarchy at every size (its ring is slower still).
-  EXPECT_EQ(route(tcp, Collective::kAllreduce, 4), Path::kHierarchy);
+  // TCP: the allreduce as on MPI; reduce_scatter and allgather through the hierarchy at every
+  // size (its flat ring is slower still).
+  EXPECT_EQ(route(tcp, Collective::kAllreduce, 4 * kKiB), Path::kDoubling);
+  EXPECT_EQ(route(tcp, Collective::kAllreduce, 4 * kKiB + 4), Path::kHierarchy);
   EXPECT_EQ(route(tcp, Collective::kAllgather, 16), Path::kHierarchy);
 }
 
@@ -290,13 +292,16 @@ TEST(Router, TwoNodesOfTwoOnMpiDoubleSmallAndGoHierarchicalAbove4KiB) {
   EXPECT_EQ(transport, "hierarchical");
 }
 
-TEST(Router, TwoNodesOfTwoOnTcpGoHierarchicalAtEverySize) {
-  const auto seen = run_router(
-      k2x2, LinkBackend::kTcp,
-      {{Collective::kAllreduce, 1}, {Collective::kReduceScatter, 4}, {Collective::kAllgather, 4}});
-  expect_every_rank(seen, 0, Path::kHierarchy);
+TEST(Router, TwoNodesOfTwoOnTcpDoubleSmallAllreducesAndGoHierarchicalOtherwise) {
+  const auto seen = run_router(k2x2, LinkBackend::kTcp,
+                               {{Collective::kAllreduce, 1},
+                                {Collective::kAllreduce, 64 * 1024},
+                                {Collective::kReduceScatter, 4},
+                                {Collective::kAllgather, 4}});
+  expect_every_rank(seen, 0, Path::kDoubling);
   expect_every_rank(seen, 1, Path::kHierarchy);
   expect_every_rank(seen, 2, Path::kHierarchy);
+  expect_every_rank(seen, 3, Path::kHierarchy);
 }
 
 TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodesOnMpi) {
