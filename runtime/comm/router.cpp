@@ -12,12 +12,18 @@ std::string_view path_name(Path path) {
       return "hierarchical";
     case Path::kDoubling:
       return "recursive doubling";
+    case Path::kHalving:
+      return "recursive halving";
     case Path::kRing:
       return "ring";
     case Path::kFlat:
       break;
   }
   return "flat";
+}
+
+std::size_t halving_up_to(LinkBackend backend) {
+  return backend == LinkBackend::kTcp ? std::size_t{256} << 10 : 0;
 }
 
 Path route(const RouteFacts& facts, Collective op, std::size_t bytes) {
@@ -27,11 +33,12 @@ Path route(const RouteFacts& facts, Collective op, std::size_t bytes) {
   if (allreduce && facts.size > 1 && doubling_pays(facts.size, facts.across_nodes, bytes)) {
     return Path::kDoubling;
   }
+  if (allreduce && facts.across_nodes && bytes <= facts.halving_up_to) return Path::kHalving;
   if (!allreduce && facts.across_nodes && bytes > kRingAbove) return Path::kRing;
   return Path::kFlat;
 }
 
-Router::Router(int rank, int size, bool across_nodes, FlatCollectives& flat,
+Router::Router(int rank, int size, bool across_nodes, LinkBackend backend, FlatCollectives& flat,
                RecursiveDoubling::Transfer transfer, std::function<void()> wait,
                bool doubling_polls)
     : rank_(rank),
@@ -42,6 +49,7 @@ Router::Router(int rank, int size, bool across_nodes, FlatCollectives& flat,
       ring_(rank, size, std::move(transfer)) {
   facts_.size = size;
   facts_.across_nodes = across_nodes;
+  if (across_nodes) facts_.halving_up_to = halving_up_to(backend);
 }
 
 void Router::share_node(std::vector<char*> segments) {
@@ -88,6 +96,9 @@ void Router::allreduce(const void* in, void* out, std::size_t count, DType type,
       return;
     case Path::kDoubling:
       doubling_.allreduce(in, out, count, type, op);
+      return;
+    case Path::kHalving:
+      doubling_.allreduce_halving(in, out, count, type, op);
       return;
     case Path::kRing:  // route() gives the ring to reduce_scatter and allgather only
     case Path::kFlat:
@@ -144,6 +155,7 @@ bool Router::polls(std::size_t bytes) const {
     case Path::kHierarchy:
       return true;
     case Path::kDoubling:
+    case Path::kHalving:
     case Path::kRing:
       return doubling_polls_;
     case Path::kFlat:

@@ -3,7 +3,9 @@
 //   1. every rank on this node and shared memory agreed: the node's shared memory (ShmAllreduce);
 //   2. ranks on several nodes and the hierarchy takes the call at its size (hierarchy.hpp:
 //      shared memory in each node, the node's share over the backend's PeerTransport);
-//   3. an allreduce small enough that recursive doubling pays (doubling_pays);
+//   3. an allreduce small enough that recursive doubling pays (doubling_pays), or, across nodes on
+//      a backend whose own allreduce is a ring (TCP), up to halving_up_to: recursive halving then
+//      doubling;
 //   4. a reduce_scatter or allgather across nodes above kRingAbove: dtrain's ring over the
 //      backend's point-to-point messages (where the hierarchy does not apply: nodes of different
 //      sizes, DTRAIN_ALGO=flat), not MPI_Reduce_scatter_block, which ran at 0.20-0.3 of the link's
@@ -35,16 +37,24 @@
 
 namespace dtrain::runtime {
 
-enum class Path { kSharedMemory, kHierarchy, kDoubling, kRing, kFlat };
+enum class Path { kSharedMemory, kHierarchy, kDoubling, kHalving, kRing, kFlat };
 // Above how many bytes (as sent) a reduce_scatter or allgather across nodes takes the ring.
 inline constexpr std::size_t kRingAbove = std::size_t{1} << 20;
 std::string_view path_name(Path path);
 
+// Up to how many bytes an allreduce across nodes that neither recursive doubling nor the hierarchy
+// takes goes by recursive halving then doubling (RecursiveDoubling::allreduce_halving) on
+// `backend`: on TCP, whose own allreduce is a ring of 2 (p - 1) steps, each a wake-up of the
+// receiving process, where halving takes 2 log2(p) steps and sends as few bytes. 0 on MPI, whose
+// own call does the same.
+std::size_t halving_up_to(LinkBackend backend);
+
 // What the ladder looks at, as every rank agreed it at set-up.
 struct RouteFacts {
   int size = 1;
-  bool shared_memory = false;  // every rank on this node, the node's shared memory mapped
-  bool across_nodes = false;   // some rank is on another node
+  bool shared_memory = false;     // every rank on this node, the node's shared memory mapped
+  bool across_nodes = false;      // some rank is on another node
+  std::size_t halving_up_to = 0;  // halving_up_to(backend) across nodes
   // Above how many bytes each Collective takes the hierarchy (hierarchy_above); kNever when the
   // hierarchy was not set up.
   std::array<std::size_t, 3> hierarchy_above = {kNever, kNever, kNever};
@@ -74,7 +84,7 @@ class Router {
   // the call. `doubling_polls`: the transfer waits by calling the Engine's poll (MPI's
   // nonblocking messages), so a doubling may run on the caller's thread (polls()); the TCP
   // sockets wait with their own deadline instead.
-  Router(int rank, int size, bool across_nodes, FlatCollectives& flat,
+  Router(int rank, int size, bool across_nodes, LinkBackend backend, FlatCollectives& flat,
          RecursiveDoubling::Transfer transfer, std::function<void()> wait, bool doubling_polls);
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;

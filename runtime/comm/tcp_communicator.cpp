@@ -81,7 +81,8 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         frames_(static_cast<std::size_t>(size)),
         ring_(rank, size, transfer()),
         router_(
-            rank, size, !one_node(hosts_), *this, transfer(), [this] { wait_poll(); },
+            rank, size, !one_node(hosts_), LinkBackend::kTcp, *this, transfer(),
+            [this] { wait_poll(); },
             /*doubling_polls=*/false) {
     // Every rank knows every rank's node, so all take the same branch.
     const bool shared = one_node(hosts_) && settings.shm;

@@ -142,7 +142,8 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
         // The paths (router.hpp): recursive doubling over nonblocking messages, waited for by
         // polling.
         router_.emplace(
-            rank_, size_, node_size < size_, static_cast<FlatCollectives&>(*this),
+            rank_, size_, node_size < size_, LinkBackend::kMpi,
+            static_cast<FlatCollectives&>(*this),
             [this](const void* send, std::size_t send_bytes, int to, void* recv,
                    std::size_t recv_bytes,
                    int from) { transfer(send, send_bytes, to, recv, recv_bytes, from); },

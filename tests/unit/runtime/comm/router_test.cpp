@@ -55,6 +55,7 @@ RouteFacts facts_for(const std::vector<std::string>& hosts, LinkBackend backend,
                                     [&](const std::string& h) { return h == hosts.front(); });
   f.across_nodes = !one_node;
   f.shared_memory = one_node && shm;
+  if (f.across_nodes) f.halving_up_to = dtrain::runtime::halving_up_to(backend);
   if (f.shared_memory) return f;
   const auto layout = plan_layout(hosts, 0);
   const int vote = hierarchy_vote(AllreduceAlgo::kAuto, shm, backend, layout);
@@ -191,7 +192,7 @@ std::vector<std::vector<Seen>> run_router(const std::vector<std::string>& hosts,
     CountingFlat flat;
     MemoryTransport doubling_net(r, doubling_boxes);
     Router router(
-        r, p, !one_node, flat,
+        r, p, !one_node, backend, flat,
         [&](const void* send, std::size_t send_bytes, int to, void* recv, std::size_t recv_bytes,
             int from) {
           if (to >= 0) doubling_net.send(0, send, send_bytes, to);
@@ -314,12 +315,13 @@ TEST(Router, OneRankPerNodeDoublesSmallAllreducesAndRingsLargeOnesAmongTheNodesO
                                   {Collective::kAllreduce, 256 * 1024}},
                                  &transport);
     expect_every_rank(seen, 0, Path::kDoubling);
-    // 16 KiB: the backend's own (MPI's algorithms, the TCP ring); from 256 KiB the ring among
-    // nodes on MPI, while the TCP backend keeps its own ring with one rank per node.
-    const Path large = b == LinkBackend::kMpi ? Path::kHierarchy : Path::kFlat;
-    expect_every_rank(seen, 1, Path::kFlat);
-    expect_every_rank(seen, 2, large);
-    expect_every_rank(seen, 3, large);
+    // 16 KiB: MPI's own algorithms; the TCP backend halves and doubles up to 256 KiB. From
+    // 256 KiB the ring among nodes on MPI, while the TCP backend keeps its own ring with one rank
+    // per node above 256 KiB.
+    const bool mpi = b == LinkBackend::kMpi;
+    expect_every_rank(seen, 1, mpi ? Path::kFlat : Path::kHalving);
+    expect_every_rank(seen, 2, mpi ? Path::kHierarchy : Path::kHalving);
+    expect_every_rank(seen, 3, mpi ? Path::kHierarchy : Path::kFlat);
     EXPECT_EQ(transport, b == LinkBackend::kMpi ? "hierarchical" : "backend");
   }
 }

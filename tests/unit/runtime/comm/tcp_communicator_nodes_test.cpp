@@ -195,10 +195,10 @@ TEST(TcpCommunicator, ASilentRankInTheHierarchicalAllreduceIsNamedAtTheDeadline)
 }
 
 // Issue 29: connections grow with what the algorithms need, not with the ranks. 64 ranks (threads
-// of this process, so both ends of every connection are counted here) run every collective: ring
-// and recursive doubling allreduces, reduce_scatter, allgather, a broadcast from a root that is
-// not 0 and the barrier, on one node (shared memory off) and on 16 nodes of 4. A full mesh held
-// 2 connections per pair: 64 * 63 * 2 = 8,064 descriptors; the peers each rank needs (ring
+// of this process, so both ends of every connection are counted here) run every collective: ring,
+// recursive doubling and halving allreduces, reduce_scatter, allgather, a broadcast from a root
+// that is not 0 and the barrier, on one node (shared memory off) and on 16 nodes of 4. A full mesh
+// held 2 connections per pair: 64 * 63 * 2 = 8,064 descriptors; the peers each rank needs (ring
 // neighbours, doubling and tree partners) are about 2 + 2 log2(64) = 14, so 64 * 14 * 2 = 1,792.
 std::size_t open_descriptors() {
   std::size_t n = 0;
@@ -222,10 +222,13 @@ TEST(TcpCommunicator, SixtyFourRanksHoldConnectionsToTheirAlgorithmsPeersOnly) {
       dtrain::runtime::Settings s = settings(false);
       const auto comm = dtrain::runtime::make_tcp_communicator(
           tcp, rank, kSize, s, "node" + std::to_string(rank / per_node));
-      for (std::size_t n : {std::size_t{3}, std::size_t{100'003}}) {  // doubling, then the ring
+      // Doubling; across nodes recursive halving (80 KB), on one node the ring; across nodes the
+      // hierarchy's ring among node peers, on one node the ring.
+      for (std::size_t n : {std::size_t{3}, std::size_t{20'011}, std::size_t{100'003}}) {
         std::vector<std::int32_t> x(n, rank);
         comm->allreduce(x.data(), x.data(), n, DType::kInt32, ReduceOp::kSum);
-        ASSERT_EQ(x[n - 1], kSize * (kSize - 1) / 2);
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(x[i], kSize * (kSize - 1) / 2) << n << " at " << i;
       }
       std::vector<std::int32_t> in(kSize * 2, rank);
       std::vector<std::int32_t> block(2);
