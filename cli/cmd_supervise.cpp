@@ -24,8 +24,9 @@
 #include "common/errors.hpp"
 #include "common/exit_status.hpp"
 #include "common/signal_forwarding.hpp"
-#include "elastic.hpp"
+#include "common/words.hpp"
 #include "launch/launcher_env.hpp"
+#include "planning.hpp"
 #include "process.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
@@ -44,20 +45,19 @@ struct SuperviseOptions {
   std::vector<std::string> command;
 };
 
-// An elastic job's nodes across attempts (Slurm, --min-nodes): the allocation's, and those lost.
-struct ElasticNodes {
-  std::string nodelist;                // SLURM_JOB_NODELIST, as Slurm writes it
-  std::vector<std::string> allocated;  // expanded
-  std::vector<std::string> excluded;   // lost so far, in the order they were found
+// An elastic job (--min-nodes): its scheduler, which knows the allocation and the lost nodes and
+// rewrites the launch, and its nodes so far.
+struct Elastic {
+  const plan::SchedulerAdapter* scheduler = nullptr;
+  ElasticNodes nodes;
 };
 
-// Runs one attempt of the launch and returns its exit status. `shrunk`: the launch runs on fewer
-// nodes than the allocation, so srun must not take the batch step's task count (SLURM_NTASKS,
-// an input of srun's) over the --nodes and --ntasks-per-node it is given. The job's signals that
-// reach the supervisor go to the running attempt (`signals`), and each ends the supervision: no
-// attempt starts after one.
+// Runs one attempt of the launch and returns its exit status. `unset`: variables the launch must
+// not inherit (those of a shrunk launch, the scheduler's shrunk_launch_unset). The job's signals
+// that reach the supervisor go to the running attempt (`signals`), and each ends the supervision:
+// no attempt starts after one.
 int run_attempt(SignalForwarding& signals, const std::vector<std::string>& command, int attempt,
-                bool shrunk) {
+                const std::vector<std::string>& unset) {
   const pid_t parent = ::getpid();
   const sigset_t mask = SignalForwarding::block();
   const pid_t pid = ::fork();
@@ -73,10 +73,7 @@ int run_attempt(SignalForwarding& signals, const std::vector<std::string>& comma
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(128 + SIGKILL);  // it died before the line above
     ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
-    if (shrunk) {
-      ::unsetenv("SLURM_NTASKS");
-      ::unsetenv("SLURM_NPROCS");
-    }
+    for (const auto& name : unset) ::unsetenv(name.c_str());
     exec_or_exit_127(command, "dtrain: supervise");
   }
   // A signal that arrived between the last attempt and this fork reaches the new attempt too.
@@ -125,44 +122,40 @@ std::size_t checkpoint_count(const std::string& run_dir) {
   }
 }
 
-ElasticNodes allocation_nodes() {
-  ElasticNodes nodes;
-  const char* list = std::getenv("SLURM_JOB_NODELIST");
-  if (list == nullptr || *list == '\0') {
-    throw InputError(
-        "dtrain: supervise: --min-nodes needs SLURM_JOB_NODELIST (it runs inside a Slurm job)");
+// The scheduler the job was planned for, and its allocation's nodes from the environment.
+Elastic elastic_job(const std::string& run_dir) {
+  Elastic job;
+  job.scheduler = &planned_scheduler(run_dir);
+  if (!job.scheduler->can_shrink()) {
+    std::vector<std::string> can;
+    for (const auto& name : plan::scheduler_names()) {
+      if (plan::scheduler_adapter(name)->can_shrink()) can.push_back(name);
+    }
+    throw InputError("dtrain: supervise: --min-nodes: the job's scheduler, " +
+                     std::string(job.scheduler->name()) + " (its run directory's job.yaml), " +
+                     "cannot run a job on fewer nodes; expected a job of " +
+                     join_alternatives(can));
   }
-  nodes.nodelist = list;
-  nodes.allocated = launch::expand_hostlist(list, "SLURM_JOB_NODELIST");
-  return nodes;
+  job.nodes.allocation = job.scheduler->allocation(launch::current_environment());
+  return job;
 }
 
-// Asks Slurm which of the allocation's nodes are lost; the new ones join `nodes.excluded` and
-// `end` says what the next attempt has. A query that fails loses no node (and says so).
-void find_lost_nodes(ElasticNodes& nodes, AttemptEnd& end) {
-  const plan::SchedulerAdapter& slurm = *plan::scheduler_adapter("slurm");
-  std::vector<LostNode> fresh;
+// Asks the scheduler which of the allocation's nodes are lost; the new ones join the excluded
+// and `end` says what the next attempt has. A query that fails loses no node (and says so).
+void find_lost_nodes(Elastic& job, AttemptEnd& end) {
+  std::vector<plan::LostNode> lost;
   try {
-    const Captured c = run_capturing(slurm.failed_nodes_command(nodes.nodelist));
+    const Captured c = run_capturing(job.scheduler->lost_nodes_command(job.nodes.allocation));
     if (c.status != 0) {
       std::fprintf(stderr, "dtrain: supervise: warning: cannot tell which nodes are lost: %s",
                    c.err.c_str());
     }
-    for (auto& node : lost_nodes(slurm.parse_node_failures(c.out))) {
-      const auto& a = nodes.allocated;
-      const auto& x = nodes.excluded;
-      if (std::find(a.begin(), a.end(), node.name) == a.end()) continue;
-      if (std::find(x.begin(), x.end(), node.name) != x.end()) continue;
-      nodes.excluded.push_back(node.name);
-      fresh.push_back(std::move(node));
-    }
+    lost = job.scheduler->parse_lost_nodes(c.out);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dtrain: supervise: warning: cannot tell which nodes are lost: %s\n",
                  e.what());
   }
-  end.lost_nodes = describe_lost_nodes(fresh);
-  end.excluded = nodes.excluded;
-  end.nodes_left = static_cast<int>(nodes.allocated.size() - nodes.excluded.size());
+  note_lost_nodes(job.nodes, lost, end);
 }
 
 // Sleeps `seconds`, waking early when a job signal arrives.
@@ -194,37 +187,41 @@ AttemptEnd attempt_end(const SuperviseOptions& opts, const records::AttemptRecor
   return end;
 }
 
-// An elastic job's failed attempt: Slurm marks a dead node down only after its SlurmdTimeout, so
-// a restart first waits the backoff, then asks which nodes are lost and decides again with them.
-SuperviseDecision decide_elastic(const SupervisePolicy& policy, ElasticNodes& nodes,
-                                 AttemptEnd& end, const SignalForwarding& signals) {
-  end.excluded = nodes.excluded;
-  end.nodes_left = static_cast<int>(nodes.allocated.size() - nodes.excluded.size());
+// An elastic job's failed attempt: a scheduler marks a dead node down only after a while (Slurm:
+// its SlurmdTimeout), so a restart first waits the backoff, then asks which nodes are lost and
+// decides again with them.
+SuperviseDecision decide_elastic(const SupervisePolicy& policy, Elastic& job, AttemptEnd& end,
+                                 const SignalForwarding& signals) {
+  end.excluded = job.nodes.excluded;
+  end.nodes_left = job.nodes.left();
   SuperviseDecision decision = decide_after_attempt(policy, end);
   if (end.status == 0 || end.stop_signal != 0) return decision;
   if (decision.restart) {
     std::fprintf(stderr,
-                 "dtrain: attempt %d failed; asking Slurm in %d s which of its nodes are lost\n",
-                 end.attempt + 1, policy.backoff_seconds);
+                 "dtrain: attempt %d failed; asking the scheduler (%s) in %d s which of its nodes "
+                 "are lost\n",
+                 end.attempt + 1, std::string(job.scheduler->name()).c_str(),
+                 policy.backoff_seconds);
     std::fflush(stderr);
     backoff(policy.backoff_seconds, signals);
     end.waited = true;
     end.stop_signal = signals.last_signal();
     if (end.stop_signal != 0) return decide_after_attempt(policy, end);
   }
-  find_lost_nodes(nodes, end);
+  find_lost_nodes(job, end);
   return decide_after_attempt(policy, end);
 }
 
 int supervise(const SuperviseOptions& opts) {
   SignalForwarding signals;
   SupervisePolicy policy{opts.restarts, opts.backoff};
-  ElasticNodes nodes;
+  Elastic elastic;
   if (opts.min_nodes > 0) {
-    nodes = allocation_nodes();
+    elastic = elastic_job(opts.run_dir);
     policy.min_nodes = opts.min_nodes;
-    policy.max_nodes = static_cast<int>(nodes.allocated.size());
+    policy.max_nodes = static_cast<int>(elastic.nodes.allocation.nodes.size());
   }
+  const auto& excluded = elastic.nodes.excluded;
   std::vector<std::string> launch = opts.command;
   for (int attempt = 0;; ++attempt) {
     const std::size_t checkpoints_before = checkpoint_count(opts.run_dir);
@@ -232,7 +229,9 @@ int supervise(const SuperviseOptions& opts) {
     record.attempt = attempt;
     record.start = records::format_log_time(std::chrono::system_clock::now());
     const auto started = std::chrono::steady_clock::now();
-    record.status = run_attempt(signals, launch, attempt, !nodes.excluded.empty());
+    record.status = run_attempt(
+        signals, launch, attempt,
+        excluded.empty() ? std::vector<std::string>() : elastic.scheduler->shrunk_launch_unset());
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     record.end = records::format_log_time(std::chrono::system_clock::now());
     const std::size_t checkpoints_after = checkpoint_count(opts.run_dir);
@@ -241,7 +240,7 @@ int supervise(const SuperviseOptions& opts) {
     describe_ranks(opts.run_dir, record);
 
     AttemptEnd end = attempt_end(opts, record, took.count(), checkpoints_after, signals);
-    SuperviseDecision decision = opts.min_nodes > 0 ? decide_elastic(policy, nodes, end, signals)
+    SuperviseDecision decision = opts.min_nodes > 0 ? decide_elastic(policy, elastic, end, signals)
                                                     : decide_after_attempt(policy, end);
     if (decision.restart && !end.waited) {
       // The restart is announced now and recorded after the backoff: a job stopped during the
@@ -265,8 +264,9 @@ int supervise(const SuperviseOptions& opts) {
     }
     say(decision.message);
     if (!decision.restart) return record.status;
-    if (!nodes.excluded.empty())
-      launch = shrink_launch(opts.command, end.nodes_left, nodes.excluded);
+    if (!excluded.empty()) {
+      launch = elastic.scheduler->shrink_launch(opts.command, end.nodes_left, excluded);
+    }
   }
 }
 
@@ -286,7 +286,7 @@ void register_supervise(CLI::App& app, Action& action) {
   cmd->add_option("--backoff", opts->backoff, "Seconds between a failed attempt and the next")
       ->check(CLI::Range(0, 86400));
   cmd->add_option("--min-nodes", opts->min_nodes,
-                  "Elastic range's MIN (Slurm): restart without lost nodes while this many are up")
+                  "Elastic range's MIN: restart without lost nodes while this many are up")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("command", opts->command, "The launch command and its arguments, after --")
       ->required();

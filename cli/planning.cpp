@@ -107,4 +107,9 @@ PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_
   return job;
 }
 
+const plan::SchedulerAdapter& planned_scheduler(const std::string& run_dir) {
+  const RunSpec run = read_run_spec(run_dir);
+  return plan::scheduler_of(resolve_site(plan::parse_job_spec(run.text, run.path).site));
+}
+
 }  // namespace dtrain::cli

@@ -35,4 +35,10 @@ struct PlannedJob {
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
                           const std::vector<std::string>& overrides);
 
+// The scheduler a run directory's job was planned for (`dtrain supervise` runs inside the job and
+// asks its scheduler): the site of its job.yaml, resolved as `dtrain submit` resolved it (the job
+// script runs in the submit directory, so a relative profile path names the same file). Throws
+// InputError naming the file when the run directory has no readable spec.
+const plan::SchedulerAdapter& planned_scheduler(const std::string& run_dir);
+
 }  // namespace dtrain::cli

@@ -72,6 +72,13 @@ void write_plan_json(const plan::LaunchPlan& plan) {
              perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
 }
 
+RunSpec read_run_spec(const std::string& run_dir) {
+  RunSpec spec;
+  spec.path = (fs::path(run_dir) / "job.yaml").string();
+  spec.text = read_spec_file(spec.path);
+  return spec;
+}
+
 namespace {
 
 std::runtime_error read_error(const std::string& path, int error) {

@@ -37,6 +37,14 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text);
 // Rewrites plan.json in plan.run_dir (a batch job's id is known only after submission).
 void write_plan_json(const plan::LaunchPlan& plan);
 
+// The spec the run's job was planned from (job.yaml, overrides applied) and its path. Throws
+// InputFileError naming the file when it is missing or cannot be read.
+struct RunSpec {
+  std::string path;
+  std::string text;
+};
+RunSpec read_run_spec(const std::string& run_dir);
+
 // Reading.
 
 struct RankFile {

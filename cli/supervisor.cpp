@@ -1,5 +1,7 @@
 #include "supervisor.hpp"
 
+#include <algorithm>
+
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
 
@@ -121,6 +123,30 @@ SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const Atte
     if (!without.empty()) d.message += " (without " + without + ")";
   }
   return d;
+}
+
+void note_lost_nodes(ElasticNodes& nodes, const std::vector<plan::LostNode>& lost,
+                     AttemptEnd& end) {
+  std::vector<plan::LostNode> fresh;
+  const auto has = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (const auto& node : lost) {
+    if (!has(nodes.allocation.nodes, node.name) || has(nodes.excluded, node.name)) continue;
+    nodes.excluded.push_back(node.name);
+    fresh.push_back(node);
+  }
+  end.lost_nodes = describe_lost_nodes(fresh);
+  end.excluded = nodes.excluded;
+  end.nodes_left = nodes.left();
+}
+
+std::string describe_lost_nodes(const std::vector<plan::LostNode>& lost) {
+  std::string out;
+  for (const auto& n : lost) {
+    out += (out.empty() ? "" : ", ") + std::string("node ") + n.name + " lost (" + n.state + ")";
+  }
+  return out;
 }
 
 }  // namespace dtrain::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dtrain/preemption.hpp"
+#include "plan/schedulers/scheduler.hpp"
 #include "records/attempt_record.hpp"
 #include "report/first_error.hpp"
 
@@ -23,7 +24,7 @@ inline constexpr double kMinProgressSeconds = 30.0;
 struct SupervisePolicy {
   int restarts = 0;         // attempts after the first one, at most
   int backoff_seconds = 0;  // the pause between a failed attempt and the next
-  int min_nodes = 0;        // the elastic range's MIN (Slurm); 0 when the job is not elastic
+  int min_nodes = 0;        // the elastic range's MIN; 0 when the job is not elastic
   int max_nodes = 0;        // the nodes the job started with, when elastic
 };
 
@@ -35,8 +36,8 @@ struct AttemptEnd {
   int new_checkpoints = 0;           // durable checkpoints saved during the attempt
   bool run_has_checkpoints = false;  // the run recorded a checkpoint, in this attempt or before
   std::string cause;  // the first failure, "rank 1 on node0 exited with status 3: ..."
-  // Elastic jobs only: the nodes lost in this attempt ("node node2 lost (DOWN)", elastic.hpp),
-  // and those left for the next.
+  // Elastic jobs only: the nodes lost in this attempt ("node node2 lost (DOWN)",
+  // describe_lost_nodes), and those left for the next.
   std::string lost_nodes;
   std::vector<std::string> excluded;  // every node lost so far, the next attempt runs without
   int nodes_left = 0;
@@ -53,6 +54,23 @@ struct SuperviseDecision {
 };
 
 SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const AttemptEnd& end);
+
+// An elastic job's nodes across attempts (--min-nodes): the allocation's, and those lost so far.
+// The scheduler's adapter (plan/schedulers/scheduler.hpp) says which nodes the allocation has and
+// which are lost; what follows from its answers is decided here.
+struct ElasticNodes {
+  plan::Allocation allocation;
+  std::vector<std::string> excluded;  // lost so far, in the order they were found; never back
+  int left() const { return static_cast<int>(allocation.nodes.size() - excluded.size()); }
+};
+
+// After a failed attempt, the scheduler's lost nodes (`lost`: parse_lost_nodes): those of the
+// allocation not excluded yet join `nodes.excluded`, and `end` gets the newly lost ones
+// described, every excluded node and the nodes left. A node outside the allocation is not ours.
+void note_lost_nodes(ElasticNodes& nodes, const std::vector<plan::LostNode>& lost, AttemptEnd& end);
+
+// "node node2 lost (DOWN)", "node node2 lost (DOWN), node node3 lost (NOT_RESPONDING)".
+std::string describe_lost_nodes(const std::vector<plan::LostNode>& lost);
 
 // What `dtrain submit --wait` prints for an attempt record that appeared while it followed a
 // batch job: "attempt 1 failed: CAUSE; restarted", "attempt 2 completed", ...

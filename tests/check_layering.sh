@@ -14,7 +14,10 @@
 #   exit code (a constant: nothing to link);
 #   spank-plugin/ uses only runtime/launch, runtime/affinity, runtime/records and runtime/common
 #   of dtrain;
-#   python/ binds libdtrain's public API (dtrain/*.hpp) and nothing inside it.
+#   python/ binds libdtrain's public API (dtrain/*.hpp) and nothing inside it;
+#   no SLURM_* variable is named in cli/ outside the Slurm adapter (cli/plan/schedulers/slurm.cpp:
+#   its directives, its restarts' node list and variables); the job-script templates are in
+#   templates/, outside cli/.
 # Each third-party C header has one including file.
 set -euo pipefail
 cd "$1"
@@ -63,5 +66,10 @@ check runtime/bootstrap 'comm/' "runtime/bootstrap must not include the communic
 mpi_hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<mpi\.h>' runtime \
   --include='*.cpp' --include='*.hpp' --include='*.h' | grep -v '^runtime/mpi/' || true)
 [[ -z "$mpi_hits" ]] || violation "mpi.h belongs under runtime/mpi only:"$'\n'"$mpi_hits"
+# Slurm's knowledge stays in its adapter: supervise and the rest of the CLI ask the scheduler.
+slurm_hits=$(grep -rn 'SLURM_' cli --include='*.cpp' --include='*.hpp' --include='*.in' |
+  grep -v '^cli/plan/schedulers/slurm[^/]*:' || true)
+[[ -z "$slurm_hits" ]] ||
+  violation "SLURM_* belongs to the Slurm adapter (cli/plan/schedulers/slurm.cpp):"$'\n'"$slurm_hits"
 ((status == 0)) && echo "layering rules hold"
 exit $status

@@ -47,6 +47,21 @@ Argv SchedulerAdapter::failed_nodes_command(const std::string&) const { return {
 std::vector<NodeFailure> SchedulerAdapter::parse_node_failures(std::string_view) const {
   return {};
 }
+Allocation SchedulerAdapter::allocation(const launch::Environment&) const {
+  unsupported("allocation");
+}
+Argv SchedulerAdapter::lost_nodes_command(const Allocation&) const {
+  unsupported("lost_nodes_command");
+}
+std::vector<LostNode> SchedulerAdapter::parse_lost_nodes(std::string_view) const {
+  unsupported("parse_lost_nodes");
+}
+Argv SchedulerAdapter::shrink_launch(const Argv&, int, const std::vector<std::string>&) const {
+  unsupported("shrink_launch");
+}
+std::vector<std::string> SchedulerAdapter::shrunk_launch_unset() const {
+  unsupported("shrunk_launch_unset");
+}
 std::vector<std::string> SchedulerAdapter::parse_failed_nodes(std::string_view output) const {
   std::vector<std::string> out;
   for (const auto& node : parse_node_failures(output)) {

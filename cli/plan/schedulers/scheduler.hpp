@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "launch/launcher_env.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/planner.hpp"
 #include "plan/site_profile.hpp"
@@ -39,6 +40,18 @@ struct NodeFailure {
   std::string name;    // "node2"
   std::string state;   // the scheduler's word: "down*", "idle*" (Slurm: '*' = not responding)
   std::string reason;  // why, when the scheduler says: "Not responding"; "" when it does not
+};
+
+// The nodes a running job was given, as its environment names them.
+struct Allocation {
+  std::string nodelist;  // as the scheduler writes them ("node[1-3]"); its queries take it
+  std::vector<std::string> nodes;  // one name each, in the scheduler's order
+};
+
+// A node of an elastic job's allocation that the job cannot run on any more.
+struct LostNode {
+  std::string name;   // "node2"
+  std::string state;  // "DOWN", "FAIL", "NOT_RESPONDING"
 };
 
 struct JobStatus {
@@ -68,10 +81,6 @@ class SchedulerAdapter {
   // The launchers its script knows how to drive (a site profile's `launcher:`).
   virtual std::vector<std::string> launchers() const = 0;
   virtual Submission submission() const = 0;
-  // Whether a job can carry on inside its allocation with fewer nodes than it started with (an
-  // elastic `nodes: MIN..MAX`): the supervisor must learn which nodes were lost and launch
-  // without them. Only Slurm so far (docs/fault-tolerance.md).
-  virtual bool can_shrink() const { return false; }
 
   // --- Planning: plan() calls these in this order.
   // The job's shape on the site; throws SpecError naming every problem the spec has there.
@@ -121,6 +130,29 @@ class SchedulerAdapter {
   virtual std::vector<NodeFailure> parse_node_failures(std::string_view output) const;
   // "node2 (Not responding)", one per failed node: what `dtrain submit --wait` prints.
   std::vector<std::string> parse_failed_nodes(std::string_view output) const;
+
+  // --- Elastic restarts (`nodes: MIN..MAX`, docs/fault-tolerance.md): everything `dtrain
+  // supervise --min-nodes` (cli/cmd_supervise.cpp) needs to carry a job on inside its allocation
+  // without the nodes it lost. Planning refuses an elastic range where can_shrink() is false, and
+  // supervise asks it first; an adapter that returns true implements the five below, which
+  // otherwise throw std::logic_error. Only Slurm so far: a PBS or Cobalt range is one more
+  // adapter implementing them (and the directive that keeps the allocation when a node dies).
+  virtual bool can_shrink() const { return false; }
+  // The running job's nodes, from the environment its batch script runs in. Throws InputError
+  // naming the variable when it is missing (not inside such a job) or malformed.
+  virtual Allocation allocation(const launch::Environment& env) const;
+  // The command that lists which of the allocation's nodes are unusable, and its output -> the
+  // nodes the job cannot run on any more, each once, in the order listed.
+  virtual Argv lost_nodes_command(const Allocation& allocation) const;
+  virtual std::vector<LostNode> parse_lost_nodes(std::string_view output) const;
+  // The job script's launch `argv` rewritten to run on `nodes` nodes without `exclude` (every
+  // node lost so far), the ranks per node unchanged, so the world shrinks with the nodes. Works
+  // on its own output too. Throws InputError when `argv` is not a launch it can rewrite.
+  virtual Argv shrink_launch(const Argv& argv, int nodes,
+                             const std::vector<std::string>& exclude) const;
+  // The variables of the batch script's environment that a shrunk launch must not inherit: the
+  // launcher would take them over the node count it is given.
+  virtual std::vector<std::string> shrunk_launch_unset() const;
 
  protected:
   [[noreturn]] void unsupported(const char* what) const;

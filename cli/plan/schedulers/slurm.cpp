@@ -1,4 +1,5 @@
-// Slurm: sbatch directives, srun (or the SPANK plugin) as the launcher, scontrol and sinfo.
+// Slurm: sbatch directives, srun (or the SPANK plugin) as the launcher, scontrol and sinfo, and
+// an elastic job's restarts (its nodes, the lost ones, the next srun without them).
 #include <algorithm>
 #include <array>
 #include <sstream>
@@ -173,6 +174,83 @@ class Slurm final : public BatchScriptAdapter {
       if (!seen) out.push_back(std::move(node));
     }
     return out;
+  }
+
+  Allocation allocation(const launch::Environment& env) const override {
+    const auto list = env.find("SLURM_JOB_NODELIST");
+    if (list == env.end() || list->second.empty()) {
+      throw InputError(
+          "dtrain: supervise: --min-nodes needs SLURM_JOB_NODELIST (it runs inside a Slurm job)");
+    }
+    return {list->second, launch::expand_hostlist(list->second, "SLURM_JOB_NODELIST")};
+  }
+
+  Argv lost_nodes_command(const Allocation& allocation) const override {
+    return failed_nodes_command(allocation.nodelist);
+  }
+
+  // Down, failing, or not responding (sinfo's '*'); a drained node still runs a job's steps.
+  std::vector<LostNode> parse_lost_nodes(std::string_view output) const override {
+    std::vector<LostNode> out;
+    for (const auto& f : parse_node_failures(output)) {
+      std::string base = f.state;
+      const bool silent = !base.empty() && base.back() == '*';
+      if (silent) base.pop_back();
+      if (base == "down") {
+        out.push_back({f.name, "DOWN"});
+      } else if (base == "fail" || base == "failing") {
+        out.push_back({f.name, "FAIL"});
+      } else if (silent) {
+        out.push_back({f.name, "NOT_RESPONDING"});
+      }
+    }
+    return out;
+  }
+
+  // srun OPTIONS... PROGRAM ARGS...: its `--nodes=N` becomes `--nodes=<nodes>`, followed by
+  // `--exclude=a,b --overlap` when `exclude` is not empty; --ntasks-per-node stays. Only srun's
+  // own options are touched (those before the program).
+  Argv shrink_launch(const Argv& argv, int nodes,
+                     const std::vector<std::string>& exclude) const override {
+    const std::string program = argv.empty() ? "" : argv[0].substr(argv[0].rfind('/') + 1);
+    if (program != "srun") {
+      throw InputError(
+          "dtrain: supervise: --min-nodes needs an srun launch to run on fewer nodes, got \"" +
+          (argv.empty() ? std::string() : argv[0]) + "\"");
+    }
+    Argv out = {argv[0]};
+    bool replaced = false;
+    std::size_t i = 1;
+    for (; i < argv.size() && argv[i].starts_with("-"); ++i) {
+      // Replaced by those below.
+      if (argv[i].starts_with("--exclude=") || argv[i] == "--overlap") continue;
+      if (argv[i].starts_with("--nodes=") && !replaced) {
+        out.push_back("--nodes=" + std::to_string(nodes));
+        if (!exclude.empty()) {
+          out.push_back("--exclude=" + join(exclude, ","));
+          // The failed attempt's step stays in Slurm's books, holding its CPUs on the nodes left,
+          // until the lost node answers (it may never): without --overlap the new step waits for
+          // them ("step creation temporarily disabled ... Requested nodes are busy").
+          out.push_back("--overlap");
+        }
+        replaced = true;
+        continue;
+      }
+      out.push_back(argv[i]);
+    }
+    if (!replaced) {
+      throw InputError(
+          "dtrain: supervise: --min-nodes needs the srun launch's --nodes=N among its options, "
+          "found none");
+    }
+    out.insert(out.end(), argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
+    return out;
+  }
+
+  // srun takes the batch step's task count (an input variable of srun's) over the --nodes and
+  // --ntasks-per-node it is given.
+  std::vector<std::string> shrunk_launch_unset() const override {
+    return {"SLURM_NTASKS", "SLURM_NPROCS"};
   }
 };
 

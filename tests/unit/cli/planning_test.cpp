@@ -124,5 +124,35 @@ TEST_F(Planning, AnUnknownSiteIsNamed) {
   }
 }
 
+// `dtrain supervise --min-nodes` asks the scheduler the job was planned for: the site of the run
+// directory's job.yaml (what `dtrain submit` wrote there, overrides applied).
+TEST_F(Planning, ARunDirectoryNamesTheSchedulerItsJobWasPlannedFor) {
+  const fs::path run = dir_ / "run";
+  fs::create_directory(run);
+  const auto job_yaml = [&](const std::string& site) {
+    std::ofstream(run / "job.yaml") << "name: resnet\nsite: " << site << "\ncommand: [./train]\n";
+  };
+  job_yaml("polaris");
+  EXPECT_EQ(planned_scheduler(run.string()).name(), "pbspro");
+  job_yaml("slurm");
+  EXPECT_EQ(planned_scheduler(run.string()).name(), "slurm");
+  // A user's own profile, by a path relative to the submit directory the job script runs in.
+  std::ofstream(dir_ / "mine.yaml") << "name: mine\nscheduler: pbs\nlauncher: mpirun\n";
+  job_yaml("mine.yaml");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_EQ(planned_scheduler("run").name(), "pbs");
+  fs::current_path(before);
+  fs::remove(run / "job.yaml");
+  try {
+    planned_scheduler(run.string());
+    FAIL() << "a run directory without job.yaml named a scheduler";
+  } catch (const dtrain::InputFileError& e) {
+    EXPECT_EQ(std::string(e.what()), "dtrain: " + (run / "job.yaml").string() +
+                                         ": cannot open it: No such file or directory; expected "
+                                         "a job spec (YAML)");
+  }
+}
+
 }  // namespace
 }  // namespace dtrain::cli

@@ -69,7 +69,7 @@ TEST(Supervisor, WithoutCheckpointsAtAllOnlyAQuickFailureEndsTheJob) {
   EXPECT_TRUE(decide_after_attempt(kTwoRestarts, end).restart);
 }
 
-// nodes: 2..3 on Slurm: a lost node is the cause; the next attempt runs on the nodes left.
+// nodes: 2..3: a lost node is the cause; the next attempt runs on the nodes left.
 const SupervisePolicy kElastic{1, 15, 2, 3};
 
 AttemptEnd lost_node(int nodes_left, std::vector<std::string> excluded) {
@@ -121,6 +121,32 @@ TEST(Supervisor, AnElasticJobWithAllItsNodesRestartsOnAllOfThem) {
   EXPECT_EQ(d.message,
             "attempt 1 of 2 failed: rank 1 on node0 exited with status 3: boom; restarting on 3 "
             "of 3 nodes");
+}
+
+// The scheduler's lost nodes after each failed attempt: only the allocation's count, each once,
+// and a node lost before stays excluded (and is not named again as lost in this attempt).
+TEST(Supervisor, LostNodesAreTheAllocationsAndStayExcluded) {
+  ElasticNodes nodes;
+  nodes.allocation = {"node[1-3]", {"node1", "node2", "node3"}};
+  EXPECT_EQ(nodes.left(), 3);
+  AttemptEnd end = failed(0);
+  note_lost_nodes(nodes, {{"node3", "DOWN"}, {"login1", "DOWN"}, {"node3", "DOWN"}}, end);
+  EXPECT_EQ(end.lost_nodes, "node node3 lost (DOWN)");
+  EXPECT_EQ(end.excluded, (std::vector<std::string>{"node3"}));
+  EXPECT_EQ(end.nodes_left, 2);
+  AttemptEnd next = failed(1);
+  note_lost_nodes(nodes, {{"node3", "DOWN"}, {"node2", "NOT_RESPONDING"}}, next);
+  EXPECT_EQ(next.lost_nodes, "node node2 lost (NOT_RESPONDING)");
+  EXPECT_EQ(next.excluded, (std::vector<std::string>{"node3", "node2"}));
+  EXPECT_EQ(next.nodes_left, 1);
+  // A query that failed loses no node.
+  AttemptEnd quiet = failed(2);
+  note_lost_nodes(nodes, {}, quiet);
+  EXPECT_EQ(quiet.lost_nodes, "");
+  EXPECT_EQ(quiet.excluded, (std::vector<std::string>{"node3", "node2"}));
+  EXPECT_EQ(quiet.nodes_left, 1);
+  EXPECT_EQ(describe_lost_nodes({{"c5n3", "DOWN"}, {"c5n4", "NOT_RESPONDING"}, {"c5n5", "FAIL"}}),
+            "node c5n3 lost (DOWN), node c5n4 lost (NOT_RESPONDING), node c5n5 lost (FAIL)");
 }
 
 TEST(Supervisor, NeverRestartsAnAttemptStoppedByASignal) {

@@ -41,6 +41,24 @@ TEST(Scheduler, CommandsASchedulerLacksAreABugToAskFor) {
   EXPECT_TRUE(scheduler_adapter("slurm")->failed_nodes_command("").empty());
 }
 
+// Only an adapter that can shrink a job answers the elastic restart's questions; planning refuses
+// an elastic range elsewhere, so asking one that cannot is a bug.
+TEST(Scheduler, OnlyAShrinkingSchedulerHasElasticRestarts) {
+  for (const auto& name : scheduler_names()) {
+    const SchedulerAdapter& a = *scheduler_adapter(name);
+    if (a.can_shrink()) continue;
+    EXPECT_THROW(a.allocation({{"PBS_NODEFILE", "/var/spool/pbs/aux/1"}}), std::logic_error)
+        << name;
+    EXPECT_THROW(a.lost_nodes_command({"n[1-2]", {"n1", "n2"}}), std::logic_error) << name;
+    EXPECT_THROW(a.parse_lost_nodes("n2|down|x\n"), std::logic_error) << name;
+    EXPECT_THROW(a.shrink_launch({"mpiexec", "-n", "8", "./train"}, 1, {"n2"}), std::logic_error)
+        << name;
+    EXPECT_THROW(a.shrunk_launch_unset(), std::logic_error) << name;
+  }
+  EXPECT_FALSE(scheduler_adapter("pbspro")->can_shrink());
+  EXPECT_TRUE(scheduler_adapter("slurm")->can_shrink());
+}
+
 TEST(Scheduler, JobNumber) {
   EXPECT_EQ(job_number("1234.polaris-pbs-01"), "1234");
   EXPECT_EQ(job_number("77"), "77");

@@ -1,8 +1,11 @@
 // The Slurm adapter: sbatch scripts (the slurm and perlmutter goldens), sbatch/scontrol/sinfo and
-// what they print.
+// what they print, and an elastic job's restarts: its nodes from SLURM_JOB_NODELIST, which nodes
+// sinfo's answer says are lost, the next srun without them (its --nodes and --exclude, as the job
+// script's launch reads) and the variables that srun must not inherit.
 #include <gtest/gtest.h>
 
 #include "../support.hpp"
+#include "common/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 
 namespace dtrain::plan {
@@ -126,6 +129,101 @@ TEST(Slurm, TheJobsOutputFileIsInsideTheRunDirectory) {
   spec.run_dir = "out/trial-3";
   EXPECT_NE(testing::plan_spec(spec, site).script.find("#SBATCH --output=out/trial-3/x-%j.out\n"),
             std::string::npos);
+}
+
+TEST(SlurmElastic, TheAllocationIsTheJobsNodeList) {
+  EXPECT_TRUE(slurm().can_shrink());
+  const Allocation a = slurm().allocation({{"SLURM_JOB_NODELIST", "c5n[1-3]"}, {"PATH", "/bin"}});
+  EXPECT_EQ(a.nodelist, "c5n[1-3]");
+  EXPECT_EQ(a.nodes, (std::vector<std::string>{"c5n1", "c5n2", "c5n3"}));
+  // sinfo is asked about the allocation as Slurm wrote it.
+  EXPECT_EQ(slurm().lost_nodes_command(a), (Argv{"sinfo", "-h", "-N", "-n", "c5n[1-3]", "-t",
+                                                 "down,fail,no_respond,drain", "-o", "%N|%T|%E"}));
+  for (const launch::Environment& env :
+       {launch::Environment{}, launch::Environment{{"SLURM_JOB_NODELIST", ""}}}) {
+    try {
+      slurm().allocation(env);
+      FAIL() << "an allocation outside a Slurm job";
+    } catch (const InputError& e) {
+      EXPECT_STREQ(e.what(),
+                   "dtrain: supervise: --min-nodes needs SLURM_JOB_NODELIST (it runs inside a "
+                   "Slurm job)");
+    }
+  }
+  try {
+    slurm().allocation({{"SLURM_JOB_NODELIST", "c5n[1-3"}});
+    FAIL() << "a malformed node list was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("SLURM_JOB_NODELIST"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SlurmElastic, DownFailingAndSilentNodesAreLostDrainedOnesAreNot) {
+  // sinfo -h -N -n c5n[1-3] -t down,fail,no_respond,drain -o '%N|%T|%E' (Slurm 22.05) on the
+  // namespace cluster, c5n3's slurmd killed under a job: "c5n3|mixed*|none" 10 s later,
+  // "c5n3|down*|Not responding" 20 s later; plus a drained node and a failing one.
+  const auto lost = slurm().parse_lost_nodes(
+      "c5n2|drained|maintenance\nc5n3|down*|Not responding\nc5n3|down*|Not responding\n"
+      "c5n4|mixed*|none\nc5n5|fail|bad dimm\nc5n6|down|admin\n");
+  ASSERT_EQ(lost.size(), 4u);
+  EXPECT_EQ(lost[0].name, "c5n3");
+  EXPECT_EQ(lost[0].state, "DOWN");
+  EXPECT_EQ(lost[1].name, "c5n4");
+  EXPECT_EQ(lost[1].state, "NOT_RESPONDING");
+  EXPECT_EQ(lost[2].name, "c5n5");
+  EXPECT_EQ(lost[2].state, "FAIL");
+  EXPECT_EQ(lost[3].name, "c5n6");
+  EXPECT_EQ(lost[3].state, "DOWN");
+  EXPECT_TRUE(slurm().parse_lost_nodes("").empty());
+}
+
+TEST(SlurmElastic, TheNextSrunRunsOnTheNodesLeftWithTheSameRanksPerNode) {
+  const Argv launch = {"srun",
+                       "--mpi=pmix",
+                       "--nodes=3",
+                       "--ntasks-per-node=2",
+                       "--kill-on-bad-exit=1",
+                       "--dtrain",
+                       "/opt/dtrain/bin/dtrain",
+                       "run-rank",
+                       "--",
+                       "./train",
+                       "--nodes=3"};
+  EXPECT_EQ(slurm().shrink_launch(launch, 2, {"node3"}),
+            (Argv{"srun", "--mpi=pmix", "--nodes=2", "--exclude=node3", "--overlap",
+                  "--ntasks-per-node=2", "--kill-on-bad-exit=1", "--dtrain",
+                  "/opt/dtrain/bin/dtrain", "run-rank", "--", "./train", "--nodes=3"}));
+  // From an already shrunk launch: one --exclude, naming every lost node.
+  EXPECT_EQ(
+      slurm().shrink_launch(slurm().shrink_launch(launch, 2, {"node3"}), 1, {"node2", "node3"}),
+      (Argv{"srun", "--mpi=pmix", "--nodes=1", "--exclude=node2,node3", "--overlap",
+            "--ntasks-per-node=2", "--kill-on-bad-exit=1", "--dtrain", "/opt/dtrain/bin/dtrain",
+            "run-rank", "--", "./train", "--nodes=3"}));
+  EXPECT_EQ(slurm().shrink_launch({"/usr/bin/srun", "--nodes=3", "a.out"}, 3, {}),
+            (Argv{"/usr/bin/srun", "--nodes=3", "a.out"}));
+  // srun would take the batch step's task count over --nodes and --ntasks-per-node.
+  EXPECT_EQ(slurm().shrunk_launch_unset(),
+            (std::vector<std::string>{"SLURM_NTASKS", "SLURM_NPROCS"}));
+}
+
+TEST(SlurmElastic, OnlyAnSrunWithNodesCanShrink) {
+  try {
+    slurm().shrink_launch({"mpirun", "-np", "4", "./train"}, 2, {"node3"});
+    FAIL() << "an mpirun launch was shrunk";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "dtrain: supervise: --min-nodes needs an srun launch to run on fewer nodes, got "
+                 "\"mpirun\"");
+  }
+  // --nodes=3 of the program is not srun's.
+  try {
+    slurm().shrink_launch({"srun", "--ntasks=4", "./train", "--nodes=3"}, 2, {});
+    FAIL() << "an srun without --nodes was shrunk";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "dtrain: supervise: --min-nodes needs the srun launch's --nodes=N among its "
+                 "options, found none");
+  }
 }
 
 }  // namespace
