@@ -14,6 +14,17 @@ namespace {
 const SchedulerAdapter& slurm() { return *scheduler_adapter("slurm"); }
 const SchedulerAdapter& pbs() { return *scheduler_adapter("pbs"); }
 
+// The InputError `call` throws, "" when it throws none.
+template <typename Call>
+std::string input_error(Call call) {
+  try {
+    call();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(Slurm, GoldenScriptAndPlanJson) {
   testing::expect_golden_plan("slurm");
   testing::expect_golden_plan("perlmutter");
@@ -139,41 +150,28 @@ TEST(SlurmElastic, TheAllocationIsTheJobsNodeList) {
   // sinfo is asked about the allocation as Slurm wrote it.
   EXPECT_EQ(slurm().lost_nodes_command(a), (Argv{"sinfo", "-h", "-N", "-n", "c5n[1-3]", "-t",
                                                  "down,fail,no_respond,drain", "-o", "%N|%T|%E"}));
-  for (const launch::Environment& env :
-       {launch::Environment{}, launch::Environment{{"SLURM_JOB_NODELIST", ""}}}) {
-    try {
-      slurm().allocation(env);
-      FAIL() << "an allocation outside a Slurm job";
-    } catch (const InputError& e) {
-      EXPECT_STREQ(e.what(),
-                   "dtrain: supervise: --min-nodes needs SLURM_JOB_NODELIST (it runs inside a "
-                   "Slurm job)");
-    }
-  }
-  try {
+  const std::string outside =
+      "dtrain: supervise: --min-nodes needs SLURM_JOB_NODELIST (it runs inside a Slurm job)";
+  EXPECT_EQ(input_error([] { slurm().allocation({}); }), outside);
+  EXPECT_EQ(input_error([] { slurm().allocation({{"SLURM_JOB_NODELIST", ""}}); }), outside);
+  const std::string malformed = input_error([] {
     slurm().allocation({{"SLURM_JOB_NODELIST", "c5n[1-3"}});
-    FAIL() << "a malformed node list was read";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("SLURM_JOB_NODELIST"), std::string::npos) << e.what();
-  }
+  });
+  EXPECT_NE(malformed.find("SLURM_JOB_NODELIST"), std::string::npos) << malformed;
 }
 
 TEST(SlurmElastic, DownFailingAndSilentNodesAreLostDrainedOnesAreNot) {
   // sinfo -h -N -n c5n[1-3] -t down,fail,no_respond,drain -o '%N|%T|%E' (Slurm 22.05) on the
   // namespace cluster, c5n3's slurmd killed under a job: "c5n3|mixed*|none" 10 s later,
   // "c5n3|down*|Not responding" 20 s later; plus a drained node and a failing one.
-  const auto lost = slurm().parse_lost_nodes(
-      "c5n2|drained|maintenance\nc5n3|down*|Not responding\nc5n3|down*|Not responding\n"
-      "c5n4|mixed*|none\nc5n5|fail|bad dimm\nc5n6|down|admin\n");
-  ASSERT_EQ(lost.size(), 4u);
-  EXPECT_EQ(lost[0].name, "c5n3");
-  EXPECT_EQ(lost[0].state, "DOWN");
-  EXPECT_EQ(lost[1].name, "c5n4");
-  EXPECT_EQ(lost[1].state, "NOT_RESPONDING");
-  EXPECT_EQ(lost[2].name, "c5n5");
-  EXPECT_EQ(lost[2].state, "FAIL");
-  EXPECT_EQ(lost[3].name, "c5n6");
-  EXPECT_EQ(lost[3].state, "DOWN");
+  std::vector<std::string> lost;
+  for (const auto& node : slurm().parse_lost_nodes(
+           "c5n2|drained|maintenance\nc5n3|down*|Not responding\nc5n3|down*|Not responding\n"
+           "c5n4|mixed*|none\nc5n5|fail|bad dimm\nc5n6|down|admin\n")) {
+    lost.push_back(node.name + " " + node.state);
+  }
+  EXPECT_EQ(lost, (std::vector<std::string>{"c5n3 DOWN", "c5n4 NOT_RESPONDING", "c5n5 FAIL",
+                                            "c5n6 DOWN"}));
   EXPECT_TRUE(slurm().parse_lost_nodes("").empty());
 }
 
@@ -207,23 +205,17 @@ TEST(SlurmElastic, TheNextSrunRunsOnTheNodesLeftWithTheSameRanksPerNode) {
 }
 
 TEST(SlurmElastic, OnlyAnSrunWithNodesCanShrink) {
-  try {
-    slurm().shrink_launch({"mpirun", "-np", "4", "./train"}, 2, {"node3"});
-    FAIL() << "an mpirun launch was shrunk";
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "dtrain: supervise: --min-nodes needs an srun launch to run on fewer nodes, got "
-                 "\"mpirun\"");
-  }
+  EXPECT_EQ(input_error([] {
+              slurm().shrink_launch({"mpirun", "-np", "4", "./train"}, 2, {"n3"});
+            }),
+            "dtrain: supervise: --min-nodes needs an srun launch to run on fewer nodes, got "
+            "\"mpirun\"");
   // --nodes=3 of the program is not srun's.
-  try {
-    slurm().shrink_launch({"srun", "--ntasks=4", "./train", "--nodes=3"}, 2, {});
-    FAIL() << "an srun without --nodes was shrunk";
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "dtrain: supervise: --min-nodes needs the srun launch's --nodes=N among its "
-                 "options, found none");
-  }
+  EXPECT_EQ(input_error([] {
+              slurm().shrink_launch({"srun", "--ntasks=4", "./train", "--nodes=3"}, 2, {});
+            }),
+            "dtrain: supervise: --min-nodes needs the srun launch's --nodes=N among its options, "
+            "found none");
 }
 
 }  // namespace
