@@ -108,51 +108,8 @@ expect_status_and_message 2 "--grep \"a(\"" "$DTRAIN" logs --grep 'a(' "$run"
 expect_status_and_message 2 "no rank-NNNNN.jsonl metric files" "$DTRAIN" logs --hang "$run"
 
 echo "== synthetic run directories: a hang, known sums, three scales"
-python3 - "$work" <<'PY'
-import json, os, sys
-work = sys.argv[1]
-T0 = 1795341600.0  # 2026-11-22T10:00:00Z
-def ts(t):
-    import datetime
-    d = datetime.datetime.fromtimestamp(T0 + t, datetime.timezone.utc)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % d.microsecond
-
-def write_run(name, ranks, rate_of, hang_rank=None, steps=20):
-    d = os.path.join(work, name)
-    os.makedirs(d)
-    json.dump({"version": 1, "job": {"name": "resnet", "id": name}}, open(os.path.join(d, "plan.json"), "w"))
-    open(os.path.join(d, "job.yaml"), "w").write("name: resnet\ngpus_per_rank: 1\n")
-    for r in range(ranks):
-        host = "node%d" % (r // 2)
-        with open(os.path.join(d, "rank-%05d.log" % r), "w") as log:
-            log.write("%s dtrain: rank %d of %d started on %s (local rank %d of 2, pid %d): train\n"
-                      % (ts(0), r, ranks, host, r % 2, 100 + r))
-        t = 0.0
-        with open(os.path.join(d, "rank-%05d.jsonl" % r), "w") as m:
-            for s in range(steps):
-                if hang_rank == r and s == 5:
-                    break
-                m.write(json.dumps({"v": 2, "type": "coll", "time": T0 + t, "rank": r, "seq": s,
-                                    "op": "allreduce", "bytes": 4096, "phase": "enter"}) + "\n")
-                if hang_rank is not None and s == 5:
-                    break  # everyone else waits in #5 for the hung rank
-                samples, seconds = rate_of(r, s)
-                m.write(json.dumps({"v": 2, "type": "coll", "time": T0 + t + 0.01, "rank": r, "seq": s,
-                                    "op": "allreduce", "bytes": 4096, "phase": "exit"}) + "\n")
-                t += seconds
-                m.write(json.dumps({"v": 2, "type": "step", "time": T0 + t, "rank": r, "step": s,
-                                    "samples": samples, "seconds": seconds, "comm_seconds": seconds / 4,
-                                    "data_seconds": seconds / 10}) + "\n")
-    return d
-
-write_run("hang", 4, lambda r, s: (32, 0.1), hang_rank=2)
-# Known sums: rank r, step s processes 10 + r + s samples in 0.1 + 0.01 * s seconds.
-write_run("sums", 3, lambda r, s: (10 + r + s, 0.1 + 0.01 * s))
-# The same job at 1, 2 and 4 ranks: 100 samples per 0.1 s step per rank, 90 % efficient at 4.
-write_run("scale1", 1, lambda r, s: (100, 0.1))
-write_run("scale2", 2, lambda r, s: (100, 0.1))
-write_run("scale4", 4, lambda r, s: (90, 0.1))
-PY
+# hang, sums, scale1/2/4, sigcont and sigcont-logs-only (synthetic_runs.py says what each holds).
+python3 "$(dirname "$0")/synthetic_runs.py" "$work"
 
 hang=$("$DTRAIN" logs --hang "$work/hang")
 echo "$hang"
@@ -170,43 +127,6 @@ echo "== a stopped rank woken late by SIGCONT is the culprit, not the victims th
 # Rank 1 was stopped before allreduce #5; ranks 0 and 2 time out in it naming rank 1 and exit with
 # status 1; Open MPI's SIGCONT then wakes rank 1, which enters #5, finds its peers gone, and is
 # killed last. Both the victims' "missing ranks: 1" and the "failed" heartbeats name rank 1.
-python3 - "$work" <<'PY'
-import datetime, json, os, sys
-T0 = 1795341600.0
-def ts(t):
-    d = datetime.datetime.fromtimestamp(T0 + t, datetime.timezone.utc)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % d.microsecond
-for name, heartbeats in (("sigcont", True), ("sigcont-logs-only", False)):
-    d = os.path.join(sys.argv[1], name)
-    os.makedirs(d)
-    json.dump({"version": 1, "job": {"name": "woken", "id": name}}, open(os.path.join(d, "plan.json"), "w"))
-    open(os.path.join(d, "job.yaml"), "w").write("name: woken\ncommand: [a]\n")
-    ends = {0: (6.0, 6.1, "exited with status 1"), 2: (6.05, 6.3, "exited with status 1"),
-            1: (9.0, 9.2, "was killed by signal 9 (SIGKILL)")}
-    for r in range(3):
-        err_t, exit_t, how = ends[r]
-        missing = "0, 2" if r == 1 else "1"
-        with open(os.path.join(d, "rank-%05d.log" % r), "w") as log:
-            log.write("%s dtrain: rank %d of 3 started on node0 (local rank %d of 3, pid %d): train\n"
-                      % (ts(0), r, r, 100 + r))
-            log.write("%s dtrain: allreduce #5 (4096 bytes, rank %d of 3): tcp: missing ranks: %s; "
-                      "not complete (DTRAIN_TIMEOUT)\n" % (ts(err_t), r, missing))
-            log.write("%s dtrain: rank %d %s\n" % (ts(exit_t), r, how))
-        with open(os.path.join(d, "rank-%05d.jsonl" % r), "w") as m:
-            if not heartbeats:
-                continue
-            def coll(seq, t, phase, failed=False):
-                rec = {"v": 2, "type": "coll", "time": T0 + t, "rank": r, "seq": seq,
-                       "op": "allreduce", "bytes": 4096, "phase": phase}
-                if failed:
-                    rec["failed"] = True
-                m.write(json.dumps(rec) + "\n")
-            coll(4, 0.5, "enter"); coll(4, 0.6, "exit")
-            if r == 1:
-                coll(5, 8.9, "enter")          # woken after the others failed
-            else:
-                coll(5, 1.0, "enter"); coll(5, err_t, "exit", failed=True)
-PY
 for d in sigcont sigcont-logs-only; do
   report=$("$DTRAIN" logs --first-error "$work/$d")
   echo "$report"
