@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "affinity/cpuset.hpp"
 #include "records/log_line.hpp"
 
 namespace dtrain::report {
@@ -16,10 +17,12 @@ std::string when(const std::optional<std::int64_t>& t) {
   return t ? records::format_log_time(*t) : std::string("(no time)");
 }
 
-std::string rank_list(const std::vector<RankProgress>& ranks) {
-  std::string out;
-  for (const auto& r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r.rank);
-  return out;
+// "rank 2" or "ranks 0-1,3": ranges, so that the 1,023 ranks that reached a collective are a few
+// words, not a line of 5 KB.
+std::string ranks_text(const std::vector<RankProgress>& ranks) {
+  std::vector<int> numbers;
+  for (const auto& r : ranks) numbers.push_back(r.rank);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + affinity::format_ranges(std::move(numbers));
 }
 
 nlohmann::json progress_json(const RankProgress& r) {
@@ -161,9 +164,9 @@ std::string format_hang(const HangReport& r) {
   }
   std::string out;
   if (r.missed_seq) {
-    out += "hang: ranks " + rank_list(r.never_entered) + " never entered collective #" +
-           std::to_string(*r.missed_seq) + " (" + r.missed_what + ") that ranks " +
-           rank_list(r.reached) + " reached\n";
+    out += "hang: " + ranks_text(r.never_entered) + " never entered collective #" +
+           std::to_string(*r.missed_seq) + " (" + r.missed_what + ") that " +
+           ranks_text(r.reached) + " reached\n";
     out += "  never entered #" + std::to_string(*r.missed_seq) + ":\n";
     for (const auto& p : r.never_entered) {
       out += "    rank " + std::to_string(p.rank) + " on " + p.host + ": ";
@@ -181,8 +184,8 @@ std::string format_hang(const HangReport& r) {
              (p.left >= p.entered ? ", left it at " + when(p.left_at) : ", never left it") + "\n";
     }
   } else if (!r.stuck.empty()) {
-    out += "hang: every rank entered collective #" + std::to_string(r.highest_seq) + "; ranks " +
-           rank_list(r.stuck) + " never left it\n";
+    out += "hang: every rank entered collective #" + std::to_string(r.highest_seq) + "; " +
+           ranks_text(r.stuck) + " never left it\n";
     for (const auto& p : r.stuck) {
       out += "    rank " + std::to_string(p.rank) + " on " + p.host + ": entered #" +
              std::to_string(p.entered) + " (" + describe(p.op, p.bytes) + ") at " +
@@ -194,9 +197,9 @@ std::string format_hang(const HangReport& r) {
   }
   if (r.failed_seq) {
     out += "failed: collective #" + std::to_string(*r.failed_seq) + " (" + r.failed_what +
-           ") failed on ranks " + rank_list(r.failed);
+           ") failed on " + ranks_text(r.failed);
     if (!r.late.empty()) {
-      out += "; ranks " + rank_list(r.late) +
+      out += "; " + ranks_text(r.late) +
              " had not entered it when it failed there (stopped or slow: they kept the others "
              "waiting)";
     }

@@ -113,7 +113,7 @@ python3 "$(dirname "$0")/synthetic_runs.py" "$work"
 
 hang=$("$DTRAIN" logs --hang "$work/hang")
 echo "$hang"
-expect_contains "$hang" "hang: ranks 2 never entered collective #5 (allreduce of 4096 bytes) that ranks 0, 1, 3 reached" "--hang"
+expect_contains "$hang" "hang: rank 2 never entered collective #5 (allreduce of 4096 bytes) that ranks 0-1,3 reached" "--hang"
 expect_contains "$hang" "rank 2 on node1: last entered #4 at 2026-11-22T10:00:00.400000Z, left it at 2026-11-22T10:00:00.410000Z" "--hang"
 expect_contains "$hang" "rank 0 on node0: entered #5 at 2026-11-22T10:00:00.500000Z, never left it" "--hang"
 python3 - "$("$DTRAIN" logs --hang --json "$work/hang")" <<'PY'
@@ -137,7 +137,7 @@ expect_contains "$("$DTRAIN" logs --first-error "$work/sigcont")" "culprit: ente
 expect_contains "$("$DTRAIN" logs --first-error "$work/sigcont-logs-only")" "culprit: the other failing ranks' errors name it as missing" "--first-error logs only"
 hang=$("$DTRAIN" logs --hang "$work/sigcont")
 echo "$hang"
-expect_contains "$hang" "failed: collective #5 (allreduce of 4096 bytes) failed on ranks 0, 2; ranks 1 had not entered it when it failed there" "--hang"
+expect_contains "$hang" "failed: collective #5 (allreduce of 4096 bytes) failed on ranks 0,2; rank 1 had not entered it when it failed there" "--hang"
 expect_contains "$hang" "rank 1 on node0: entered it only at 2026-11-22T10:00:08.900000Z" "--hang"
 
 python3 - "$("$DTRAIN" stats --json "$work/sums")" <<'PY'
