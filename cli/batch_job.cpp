@@ -13,6 +13,7 @@
 #include "common/errors.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
+#include "records/rank_files.hpp"
 #include "report/plain_number.hpp"
 #include "run_dir.hpp"
 #include "supervisor.hpp"
@@ -101,13 +102,6 @@ class StepRate {
   std::deque<double> times_;
 };
 
-std::optional<int> exit_status_file(const std::string& run_dir) {
-  std::ifstream in(fs::path(run_dir) / "exit-status");
-  int status = 0;
-  if (in >> status) return status;
-  return std::nullopt;
-}
-
 }  // namespace
 
 SubmittedJob submit_batch(PlannedJob& job) {
@@ -124,7 +118,7 @@ SubmittedJob submit_batch(PlannedJob& job) {
     plan.run_dir = unique_staging_dir(plan.run_dir);
   }
   write_run_dir(plan, job.spec_text);
-  const std::string script = plan.run_dir + "/" + plan::kScriptName;
+  const std::string script = plan.run_dir + "/" + plan.script_name;
 
   const plan::Argv submit = scheduler.submit_held_command(script);
   Captured submitted;
@@ -219,7 +213,7 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
   using Clock = std::chrono::steady_clock;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const plan::Argv query = job.scheduler->status_command(job.job_id);
-  StepRate rate(job.run_dir + "/rank-00000.jsonl");
+  StepRate rate(job.run_dir + "/" + records::rank_file_name(0, records::kMetricsExtension));
   std::string last_state;
   std::optional<Clock::time_point> running_since;
   int failures = 0;
@@ -237,11 +231,12 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
       if (!unknown) fail(query, c, " ten times in a row while waiting for job " + job.job_id);
       if (tty) std::fputs("\n", stderr);
       report_new_attempts(job, false, attempts_seen);
-      if (auto from_file = exit_status_file(job.run_dir)) return {*from_file};
+      if (auto from_file = read_exit_status(job.run_dir)) return {*from_file};
       std::fprintf(stderr,
-                   "dtrain: job %s ended, but neither the scheduler nor %s/exit-status says with "
-                   "what status\n",
-                   job.job_id.c_str(), job.run_dir.c_str());
+                   "dtrain: job %s ended, but neither the scheduler nor %s/%s says with what "
+                   "status\n",
+                   job.job_id.c_str(), job.run_dir.c_str(),
+                   std::string(records::kExitStatusFile).c_str());
       return {1};
     }
     failures = 0;
@@ -268,7 +263,7 @@ BatchEnd wait_for_batch(const SubmittedJob& job) {
       BatchEnd end{1, status->walltime_reached};
       if (status->exit_status) {
         end.status = *status->exit_status;
-      } else if (auto from_file = exit_status_file(job.run_dir)) {
+      } else if (auto from_file = read_exit_status(job.run_dir)) {
         end.status = *from_file;
       } else {
         std::fprintf(stderr, "dtrain: job %s ended (%s) without an exit status\n",

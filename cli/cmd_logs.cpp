@@ -88,8 +88,9 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
     });
   }
   if (files.empty() && !opts.follow) {
-    throw UsageError("dtrain: " + opts.run_dir +
-                     ": no rank-NNNNN.log files; expected the run directory of a dtrain job");
+    throw UsageError("dtrain: " + opts.run_dir + ": no " +
+                     records::rank_file_pattern(records::kLogExtension) +
+                     " files; expected the run directory of a dtrain job");
   }
   return files;
 }
@@ -327,9 +328,10 @@ int run_hang(const LogsOptions& opts) {
   const auto attempts = read_attempt_records(opts.run_dir);
   auto tracker = read_heartbeats(opts.run_dir, report::last_attempt(attempts));
   if (!tracker) {
-    throw UsageError("dtrain: " + opts.run_dir +
-                     ": no rank-NNNNN.jsonl metric files; --hang reads the collective "
-                     "heartbeats that libdtrain's Meter records there");
+    throw UsageError("dtrain: " + opts.run_dir + ": no " +
+                     records::rank_file_pattern(records::kMetricsExtension) +
+                     " metric files; --hang reads the collective heartbeats that libdtrain's "
+                     "Meter records there");
   }
   const auto report = report::detect_hang(*tracker);
   if (opts.json) {

@@ -49,20 +49,22 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
   ReadRun out;
   report::RunPageInput& in = out.page;
   in.run_dir = run_dir;
-  const PlanSummary plan = read_plan_summary(run_dir);
-  in.job = plan.job;
-  in.job_id = plan.id;
-  in.site = plan.site;
-  in.nodes = plan.nodes;
-  in.ranks_per_node = plan.ranks_per_node;
-  in.world_size = plan.world_size;
+  const RunSummary summary = read_run_summary(run_dir);
+  in.label = summary.label;
+  in.job = summary.job;
+  in.job_id = summary.id;
+  in.site = summary.site;
+  in.nodes = summary.nodes;
+  in.ranks_per_node = summary.ranks_per_node;
+  in.world_size = summary.world_size;
 
   const auto logs = list_rank_files(run_dir, records::kLogExtension);
   const bool metrics = !list_rank_files(run_dir, records::kMetricsExtension).empty();
-  if (logs.empty() && !metrics && plan.job.empty()) {
-    throw UsageError("dtrain: report: " + run_dir +
-                     ": no plan.json, rank-NNNNN.log or rank-NNNNN.jsonl; expected the run "
-                     "directory of a dtrain job");
+  if (logs.empty() && !metrics && summary.job.empty()) {
+    throw UsageError("dtrain: report: " + run_dir + ": no " + std::string(records::kPlanFile) +
+                     ", " + records::rank_file_pattern(records::kLogExtension) + " or " +
+                     records::rank_file_pattern(records::kMetricsExtension) +
+                     "; expected the run directory of a dtrain job");
   }
   std::vector<report::RankLogScan> scans;
   in.first_error = read_first_error(run_dir, logs, std::nullopt, &scans);
@@ -87,11 +89,7 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
     in.stats = read_run_stats(run_dir, straggler_threshold,
                               [&series](const records::MetricRecord& r) { series.add(r); });
     in.series = series.finish();
-    out.scaling = read_scaling_run(run_dir, *in.stats);
-    in.label = out.scaling->label;
-  } else {
-    in.label = fs::path(run_dir).lexically_normal().filename().string();
-    if (in.label.empty()) in.label = fs::path(run_dir).parent_path().filename().string();
+    out.scaling = scaling_run(summary, *in.stats);
   }
   in.attempts = read_attempt_records(run_dir);
   for (const auto& c : read_checkpoint_records(run_dir)) {
@@ -175,9 +173,9 @@ int run_report(const ReportOptions& opts) {
   if (output.empty()) {
     const fs::path first = fs::path(opts.run_dirs.front()).lexically_normal();
     const fs::path dir = first.filename().empty() ? first.parent_path() : first;
-    output = (runs.size() == 1
-                  ? dir / "report.html"
-                  : (dir.has_parent_path() ? dir.parent_path() : fs::path(".")) / "report.html")
+    output = (runs.size() == 1 ? dir / records::kReportFile
+                               : (dir.has_parent_path() ? dir.parent_path() : fs::path(".")) /
+                                     records::kReportFile)
                  .string();
   }
   const std::string html =

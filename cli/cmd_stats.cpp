@@ -7,12 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "flag_values.hpp"
-#include "report/json_text.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
@@ -44,14 +42,12 @@ int run_stats(const StatsOptions& opts) {
 
   if (opts.run_dirs.size() == 1) {
     if (!opts.plot.empty()) {
-      write_plot(opts.plot, report::ranks_svg(
-                                stats[0], "samples/s per rank: " +
-                                              read_scaling_run(opts.run_dirs[0], stats[0]).label));
+      write_plot(opts.plot,
+                 report::ranks_svg(
+                     stats[0], "samples/s per rank: " + read_run_summary(opts.run_dirs[0]).label));
     }
     if (opts.json) {
-      auto out = report::stats_to_json(stats[0]);
-      out["run_dir"] = opts.run_dirs[0];
-      std::printf("%s\n", report::json_text(out, 2).c_str());
+      std::printf("%s\n", report::stats_json_text(opts.run_dirs, stats, nullptr).c_str());
     } else {
       std::printf("# run directory: %s\n%s", opts.run_dirs[0].c_str(),
                   report::format_stats_table(stats[0]).c_str());
@@ -60,18 +56,11 @@ int run_stats(const StatsOptions& opts) {
   }
   std::vector<report::ScalingRun> runs;
   for (std::size_t i = 0; i < stats.size(); ++i)
-    runs.push_back(read_scaling_run(opts.run_dirs[i], stats[i]));
+    runs.push_back(scaling_run(read_run_summary(opts.run_dirs[i]), stats[i]));
   const auto table = report::scaling_table(runs);
   if (!opts.plot.empty()) write_plot(opts.plot, report::scaling_svg(table));
   if (opts.json) {
-    nlohmann::json out = {{"runs", nlohmann::json::array()},
-                          {"scaling", report::scaling_to_json(table)}};
-    for (std::size_t i = 0; i < stats.size(); ++i) {
-      auto j = report::stats_to_json(stats[i]);
-      j["run_dir"] = opts.run_dirs[i];
-      out["runs"].push_back(std::move(j));
-    }
-    std::printf("%s\n", report::json_text(out, 2).c_str());
+    std::printf("%s\n", report::stats_json_text(opts.run_dirs, stats, &table).c_str());
     return 0;
   }
   for (std::size_t i = 0; i < stats.size(); ++i) {

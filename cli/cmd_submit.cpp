@@ -156,7 +156,7 @@ int run_submit(const SubmitOptions& opts) {
   std::printf("dtrain: job %s (%s, %d ranks), run directory %s\n", plan.job_id.c_str(),
               plan.site.c_str(), plan.world_size(), plan.run_dir.c_str());
   std::fflush(stdout);
-  const JobEnd end = run_job({"bash", plan.run_dir + "/" + plan::kScriptName});
+  const JobEnd end = run_job({"bash", plan.run_dir + "/" + plan.script_name});
   const int status = local_job_status(end);
   // launch.sh runs mpirun under `timeout`, which exits 124 when the walltime ran out.
   const bool walltime_reached = status == kTimeoutExit && job.spec.walltime_seconds.has_value();

@@ -30,13 +30,8 @@ int run_timeline(TimelineOptions opts) {
   require_run_dir(opts.run_dir);
   // Without -o the trace goes beside the records it is made of.
   if (opts.output.empty())
-    opts.output = (std::filesystem::path(opts.run_dir) / "trace.json").string();
-  const auto metric_files = list_rank_files(opts.run_dir, records::kMetricsExtension);
-  if (metric_files.empty()) {
-    throw UsageError("dtrain: " + opts.run_dir +
-                     ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
-                     "job whose ranks record metrics with libdtrain's Meter");
-  }
+    opts.output = (std::filesystem::path(opts.run_dir) / records::kTraceFile).string();
+  const auto metric_files = list_metric_files(opts.run_dir);
   // The trace is written under a temporary name beside the output and renamed when complete, so
   // a failure (a bad record halfway) leaves no truncated trace, nor clobbers an earlier one.
   // (-o /dev/stdout or a FIFO is written directly.)

@@ -3,15 +3,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json.hpp>  // plan.json
 #include <stdexcept>
 
 #include "common/errors.hpp"
@@ -20,6 +19,7 @@
 #include "plan/job_spec.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
+#include "records/run_dir_layout.hpp"
 #include "report/attempts.hpp"
 #include "report/rank_log_scan.hpp"
 
@@ -59,22 +59,22 @@ void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text) {
   }
   using fs::perms;
   const auto rw = perms::owner_read | perms::owner_write | perms::group_read | perms::others_read;
-  write_file(dir / "job.yaml", spec_text, rw);
-  const bool is_script = plan.script_name == plan::kScriptName;  // not a manifest
+  write_file(dir / records::kSpecFile, spec_text, rw);
+  const bool is_script = plan.script_name == records::kScriptFile;  // not a manifest
   write_file(dir / plan.script_name, plan.script,
              is_script ? rw | perms::owner_exec | perms::group_exec | perms::others_exec : rw);
-  write_file(dir / "plan.json", plan::plan_to_json(plan).dump(2) + "\n", rw);
+  write_file(dir / records::kPlanFile, plan::plan_to_json(plan).dump(2) + "\n", rw);
 }
 
 void write_plan_json(const plan::LaunchPlan& plan) {
   using fs::perms;
-  write_file(fs::path(plan.run_dir) / "plan.json", plan::plan_to_json(plan).dump(2) + "\n",
+  write_file(fs::path(plan.run_dir) / records::kPlanFile, plan::plan_to_json(plan).dump(2) + "\n",
              perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
 }
 
 RunSpec read_run_spec(const std::string& run_dir) {
   RunSpec spec;
-  spec.path = (fs::path(run_dir) / "job.yaml").string();
+  spec.path = (fs::path(run_dir) / records::kSpecFile).string();
   spec.text = read_spec_file(spec.path);
   return spec;
 }
@@ -193,15 +193,20 @@ void for_each_line(const std::string& path, const std::function<void(std::string
   while (cursor.next(all, /*at_end=*/true)) each(cursor.line());
 }
 
+std::vector<RankFile> list_metric_files(const std::string& run_dir) {
+  auto files = list_rank_files(run_dir, records::kMetricsExtension);
+  if (files.empty()) {
+    throw UsageError("dtrain: " + run_dir + ": no " +
+                     records::rank_file_pattern(records::kMetricsExtension) +
+                     " metric files; expected the run directory of a job whose ranks record "
+                     "metrics with libdtrain's Meter");
+  }
+  return files;
+}
+
 void for_each_metric_record(const std::string& run_dir,
                             const std::function<void(const records::MetricRecord&)>& each) {
-  const auto files = list_rank_files(run_dir, records::kMetricsExtension);
-  if (files.empty()) {
-    throw UsageError("dtrain: " + run_dir +
-                     ": no rank-NNNNN.jsonl metric files; expected the run directory of a "
-                     "job whose ranks record metrics with libdtrain's Meter");
-  }
-  for (const auto& f : files) {
+  for (const auto& f : list_metric_files(run_dir)) {
     const std::string name = fs::path(f.path).filename().string();
     long long lineno = 0;
     for_each_line(f.path, [&](std::string_view line) {
@@ -351,49 +356,29 @@ std::optional<std::string> optional_file(const std::string& path, const std::str
 
 }  // namespace
 
-PlanSummary read_plan_summary(const std::string& run_dir) {
-  PlanSummary out;
-  const auto text = optional_file(run_dir + "/plan.json", "a launch plan (JSON)", kMaxPlanBytes);
-  if (!text) return out;
-  const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return out;
-  const auto text_of = [](const nlohmann::json& o, const char* key) {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>()
-                                                                  : std::string();
-  };
-  const auto int_of = [](const nlohmann::json& o, const char* key) {
-    return o.contains(key) && o[key].is_number_integer() && o[key].get<long long>() > 0 &&
-                   o[key].get<long long>() <= std::numeric_limits<int>::max()
-               ? static_cast<int>(o[key].get<long long>())
-               : 0;
-  };
-  if (j.contains("job")) {
-    out.job = text_of(j["job"], "name");
-    out.id = text_of(j["job"], "id");
-    out.site = text_of(j["job"], "site");
-  }
-  out.nodes = int_of(j, "nodes");
-  out.ranks_per_node = int_of(j, "ranks_per_node");
-  out.world_size = int_of(j, "world_size");
-  return out;
+RunSummary read_run_summary(const std::string& run_dir) {
+  const std::string plan_path = (fs::path(run_dir) / records::kPlanFile).string();
+  const std::string spec_path = (fs::path(run_dir) / records::kSpecFile).string();
+  return parse_run_summary(
+      run_dir, optional_file(plan_path, "a launch plan (JSON)", kMaxPlanBytes), plan_path,
+      optional_file(spec_path, "a job spec (YAML)", plan::kMaxSpecBytes), spec_path);
 }
 
-report::ScalingRun read_scaling_run(const std::string& run_dir, const report::RunStats& stats) {
-  report::ScalingRun run;
-  run.label = fs::path(run_dir).lexically_normal().filename().string();
-  if (run.label.empty()) run.label = fs::path(run_dir).parent_path().filename().string();
-  run.ranks = static_cast<int>(stats.ranks.size());
-  run.samples_per_second = stats.total_samples_per_second;
-  run.job = read_plan_summary(run_dir).job;
-  try {
-    const auto spec_text =
-        optional_file(run_dir + "/job.yaml", "a job spec (YAML)", plan::kMaxSpecBytes);
-    const YAML::Node spec = YAML::Load(spec_text.value_or(""));
-    if (spec["gpus_per_rank"]) run.gpus = run.ranks * spec["gpus_per_rank"].as<int>();
-  } catch (const YAML::Exception&) {
-    // No job.yaml (a run directory made by hand) or no readable GPU count: the column shows "-".
+std::optional<int> read_exit_status(const std::string& run_dir) {
+  // One number and a newline, as the script's `echo "$status"` writes it.
+  constexpr std::size_t kMaxExitStatusBytes = 64;
+  const auto text = optional_file((fs::path(run_dir) / records::kExitStatusFile).string(),
+                                  "an exit status", kMaxExitStatusBytes);
+  if (!text) return std::nullopt;
+  std::string_view digits = *text;
+  while (!digits.empty() && (digits.back() == '\n' || digits.back() == ' '))
+    digits.remove_suffix(1);
+  int status = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), status);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
+    return std::nullopt;  // written halfway, or not by the script: no status to trust
   }
-  return run;
+  return status;
 }
 
 std::vector<records::AttemptRecord> read_attempt_records(const std::string& run_dir) {

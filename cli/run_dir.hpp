@@ -1,9 +1,10 @@
-// The run directory on disk: runs/<name>-<job id>/ with job.yaml, launch.sh and plan.json, written
-// here when a job is submitted, and the ranks' rank-NNNNN.log / rank-NNNNN.jsonl, written by
-// run-rank or the SPANK plugin and by libdtrain's Meter and read here for `dtrain logs`, `stats`
-// and `timeline`: which rank files exist, the bytes of a rank log, where each rank ran (the start
-// line), the metric records one at a time. The only CLI code that reads or writes those files;
-// what their contents mean is decided in dtrain::records and dtrain::report.
+// The run directory on disk (its files, their writers and readers: records/run_dir_layout.hpp):
+// job.yaml, launch.sh and plan.json, written here when a job is submitted, and the ranks'
+// rank-NNNNN.log / rank-NNNNN.jsonl, written by run-rank or the SPANK plugin and by libdtrain's
+// Meter and read here for `dtrain logs`, `stats` and `timeline`: which rank files exist, the bytes
+// of a rank log, where each rank ran (the start line), the metric records one at a time. The only
+// CLI code that reads or writes those files; what their contents mean is decided in
+// dtrain::records, dtrain::report and run_summary.hpp.
 #pragma once
 
 #include <functional>
@@ -24,6 +25,7 @@
 #include "report/rank_log_scan.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
+#include "run_summary.hpp"
 
 namespace dtrain::cli {
 
@@ -57,6 +59,9 @@ struct RankFile {
 // device, a dangling symlink or a loop, rank-000001.log) is left out. Throws UsageError when
 // `run_dir` is not a directory or cannot be listed.
 std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension);
+
+// list_rank_files(run_dir, records::kMetricsExtension); throws UsageError when there is none.
+std::vector<RankFile> list_metric_files(const std::string& run_dir);
 
 // Throws UsageError naming `run_dir` and what it is when it is not a directory (nothing, a file,
 // a symbolic link loop).
@@ -114,17 +119,12 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           std::optional<int> attempt = std::nullopt,
                                           std::vector<report::RankLogScan>* scans = nullptr);
 
-// What plan.json says about the job; empty and 0 where the run directory has none (a directory
-// made by hand) or it does not say.
-struct PlanSummary {
-  std::string job, id, site;
-  int nodes = 0, ranks_per_node = 0, world_size = 0;
-};
-PlanSummary read_plan_summary(const std::string& run_dir);
+// What plan.json and job.yaml say about the job (parse_run_summary); a file that is missing, or
+// is no regular file or too large to be what dtrain wrote, says nothing.
+RunSummary read_run_summary(const std::string& run_dir);
 
-// The run as `dtrain stats` compares it with others: its label (the directory's name), its job's
-// name (plan.json), its ranks and throughput (`stats`) and GPUs (job.yaml's gpus_per_rank).
-report::ScalingRun read_scaling_run(const std::string& run_dir, const report::RunStats& stats);
+// The exit status the batch script wrote to exit-status, when it did.
+std::optional<int> read_exit_status(const std::string& run_dir);
 
 // The run's attempt records (attempts.jsonl, written by `dtrain supervise`), in order; none when
 // the job was not supervised. Throws records::AttemptFormatError naming the line of a bad one.

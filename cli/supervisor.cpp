@@ -4,6 +4,7 @@
 
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
+#include "records/run_dir_layout.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -36,7 +37,8 @@ std::string no_progress_reason(const AttemptEnd& end) {
   // its own must be told how to count, not that it saved none (issue 33, item 9).
   return "it failed within " + std::to_string(static_cast<int>(kMinProgressSeconds)) +
          " s and no checkpoint was recorded by dtrain::Checkpointer (a program that saves its "
-         "own records each save in $DTRAIN_RUN_DIR/checkpoints.jsonl: docs/fault-tolerance.md)";
+         "own records each save in $DTRAIN_RUN_DIR/" +
+         std::string(records::kCheckpointsFile) + ": docs/fault-tolerance.md)";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "common/words.hpp"
 #include "errors.hpp"
 #include "launch/framework_env.hpp"
+#include "records/rank_files.hpp"
 #include "step_policy.hpp"
 
 namespace dtrain::spank {
@@ -26,6 +27,9 @@ const std::vector<OptionSpec>& option_specs() {
   static const std::string cpu = usage_words(affinity::cpu_policy_names());
   static const std::string nic = usage_words(affinity::nic_policy_names());
   static const std::string framework = usage_words(launch::framework_names());
+  static const std::string run_dir_usage = "[dtrain] Also log each task's output to DIR/" +
+                                           records::rank_file_pattern(records::kLogExtension) +
+                                           "; exports DTRAIN_RUN_DIR";
   static const std::vector<OptionSpec> specs = {
       {OptionId::kDtrain, "dtrain", "POLICY",
        "[dtrain] Bind each task to its GPUs, cores and NICs (POLICY: closest, identity, "
@@ -46,9 +50,8 @@ const std::vector<OptionSpec>& option_specs() {
       {OptionId::kFramework, "dtrain-framework", framework,
        "[dtrain] Export this framework's rendezvous variables to each task", ArgKind::kRequired,
        "DTRAIN_FRAMEWORK"},
-      {OptionId::kRunDir, "dtrain-run-dir", "DIR",
-       "[dtrain] Also log each task's output to DIR/rank-NNNNN.log; exports DTRAIN_RUN_DIR",
-       ArgKind::kRequired, "DTRAIN_LOG_DIR"},
+      {OptionId::kRunDir, "dtrain-run-dir", "DIR", run_dir_usage, ArgKind::kRequired,
+       "DTRAIN_LOG_DIR"},
       {OptionId::kVerbose, "dtrain-verbose", "",
        "[dtrain] Print each task's GPUs, cores and NICs on its stderr", ArgKind::kNone,
        "DTRAIN_VERBOSE"},

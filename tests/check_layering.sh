@@ -11,7 +11,8 @@
 #   (runtime/common's error root is all it shares);
 #   cli/plan/ and cli/report/ (pure) include nothing of the CLI around them, and cli/plan/ nothing
 #   of cli/report/; of libdtrain, cli/plan/ includes only dtrain/preemption.hpp, for the requeue
-#   exit code (a constant: nothing to link);
+#   exit code, and of runtime/records only run_dir_layout.hpp, for the run directory's file names
+#   (constants: nothing to link);
 #   spank-plugin/ uses only runtime/launch, runtime/affinity, runtime/records and runtime/common
 #   of dtrain;
 #   python/ binds libdtrain's public API (dtrain/*.hpp) and nothing inside it;
@@ -38,7 +39,11 @@ check runtime/launch 'affinity/|records/|comm/|bootstrap/|plan/|report/|dtrain/|
 check runtime/affinity 'mpi\.h|pmix|cuda|nccl' "runtime/affinity must stay free of MPI, PMIx, CUDA and NCCL"
 check runtime/records 'launch/|plan/|report/|commands\.hpp|run_dir|process\.hpp|exit_codes|site_resolver|batch_job|mpijob_submit|embedded_templates|task_output|task_plan|spank|plugin_state|remote\.hpp|slurm/|CLI/|hwloc|mpi\.h|pmix|affinity/|dtrain/|comm/|bootstrap/|context_state|meter_file' "runtime/records depends on nlohmann-json only"
 check cli/report 'plan/|commands\.hpp|run_dir\.hpp|process\.hpp|exit_codes\.hpp|CLI/|hwloc|mpi\.h|pmix' "cli/report must stay pure"
-check cli/plan 'dtrain/(dtrain|checkpoint|shard)|commands\.hpp|run_dir\.hpp|process\.hpp|report/|records/|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure (and plan, not report)"
+check cli/plan 'dtrain/(dtrain|checkpoint|shard)|commands\.hpp|run_dir\.hpp|process\.hpp|report/|CLI/|hwloc|mpi\.h|pmix' "cli/plan must stay pure (and plan, not report)"
+plan_records=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]records/' cli/plan \
+  --include='*.cpp' --include='*.hpp' | grep -vE '[<"]records/run_dir_layout\.hpp[>"]' || true)
+[[ -z "$plan_records" ]] ||
+  violation "cli/plan may include only records/run_dir_layout.hpp of runtime/records:"$'\n'"$plan_records"
 check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/launch, runtime/affinity, runtime/records and runtime/common"
 check python 'runtime/|comm/|bootstrap/|checkpoint/|preemption/|data/|net/|records/|context_state|meter_file|plan/|report/|rundir/|mpi\.h|pmix|hwloc' "python/ may use only libdtrain's public headers"
 for header in hwloc.h mpi.h pmix.h nccl.h; do

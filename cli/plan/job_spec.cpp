@@ -180,6 +180,28 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
   return spec;
 }
 
+JobSpec parse_spec_fields(std::string_view text, const std::string& source_name,
+                          const std::vector<std::string_view>& fields) {
+  Collector errors(source_name);
+  const YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
+  JobSpec spec;
+  if (root.IsNull()) return spec;
+  detail::check_document(root, errors);
+  if (!root.IsMap()) {
+    errors.add(root, "",
+               "expected a mapping of job fields (name, command, ...), got " + describe(root));
+    errors.raise();
+  }
+  Reader read{errors};
+  for (const auto& row : detail::spec_fields()) {
+    if (std::find(fields.begin(), fields.end(), row.name) == fields.end()) continue;
+    const YAML::Node value = root[std::string(row.name)];
+    if (value.IsDefined()) row.read(read, value, std::string(row.name), spec);
+  }
+  if (!errors.empty()) errors.raise();
+  return spec;
+}
+
 std::string apply_overrides(std::string_view text, const std::string& source_name,
                             const SpecOverrides& overrides) {
   if (overrides.set.empty() && overrides.site.empty()) return std::string(text);

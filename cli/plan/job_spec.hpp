@@ -88,6 +88,13 @@ struct SpecOverrides {
 JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
                        const SpecOverrides& overrides = {});
 
+// Only `fields` of a spec, each read and checked as parse_job_spec reads it, none required and
+// the others not read: what `dtrain stats` and `report` take from a run directory's job.yaml,
+// which a person may have written by hand with a few fields. Throws SpecError naming the file,
+// line and field of a bad value; an empty document holds no field.
+JobSpec parse_spec_fields(std::string_view text, const std::string& source_name,
+                          const std::vector<std::string_view>& fields);
+
 // The spec with `overrides` applied, as YAML text: the record of what ran (the run directory's
 // job.yaml). Parse the user's text with parse_job_spec(text, name, overrides), not this, so that
 // errors point into the user's file.

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace dtrain::plan {
+#include "records/run_dir_layout.hpp"
 
-inline constexpr const char* kScriptName = "launch.sh";
+namespace dtrain::plan {
 
 struct RankEntry {
   int rank = 0;
@@ -26,8 +26,8 @@ struct LaunchPlan {
   std::string run_dir;  // absolute
   int nodes = 1;
   int ranks_per_node = 1;
-  std::string script;                     // the text of launch.sh (or of the manifest)
-  std::string script_name = kScriptName;  // its file in the run directory
+  std::string script;                             // the text of launch.sh (or of the manifest)
+  std::string script_name{records::kScriptFile};  // its file in the run directory
   std::vector<std::string> command;
   std::vector<RankEntry> ranks;
   std::vector<std::pair<std::string, std::string>> env;  // exported to every rank, in order

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "report/json_text.hpp"
 #include "report/markup.hpp"
 #include "report/plain_number.hpp"
 
@@ -134,6 +135,19 @@ nlohmann::json scaling_to_json(const ScalingTable& t) {
                     {"efficiency", r.efficiency}});
   }
   return {{"baseline", t.rows[t.baseline].run.label}, {"mixed_jobs", t.mixed_jobs}, {"rows", rows}};
+}
+
+std::string stats_json_text(const std::vector<std::string>& run_dirs,
+                            const std::vector<RunStats>& stats, const ScalingTable* table) {
+  const auto run_json = [&](std::size_t i) {
+    auto j = stats_to_json(stats[i]);
+    j["run_dir"] = run_dirs[i];
+    return j;
+  };
+  if (!table) return json_text(run_json(0), 2);
+  nlohmann::json out = {{"runs", nlohmann::json::array()}, {"scaling", scaling_to_json(*table)}};
+  for (std::size_t i = 0; i < stats.size(); ++i) out["runs"].push_back(run_json(i));
+  return json_text(out, 2);
 }
 
 std::string scaling_svg(const ScalingTable& t) {

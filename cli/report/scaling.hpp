@@ -18,7 +18,7 @@ struct ScalingRun {
   std::string label;  // the run directory's name
   std::string job;    // job name from plan.json, "" when unknown
   int ranks = 0;
-  std::optional<int> gpus;  // from plan.json when it says
+  std::optional<int> gpus;  // ranks x job.yaml's gpus_per_rank, when it says
   double samples_per_second = 0;
 };
 
@@ -39,6 +39,12 @@ ScalingTable scaling_table(std::vector<ScalingRun> runs);
 
 std::string format_scaling_table(const ScalingTable& table);
 nlohmann::json scaling_to_json(const ScalingTable& table);
+
+// `dtrain stats --json`, indented by 2: of one run (no `table`), its stats_to_json with
+// "run_dir"; of several, {"runs": [each so], "scaling": scaling_to_json(*table)}. `run_dirs` and
+// `stats` in the same order.
+std::string stats_json_text(const std::vector<std::string>& run_dirs,
+                            const std::vector<RunStats>& stats, const ScalingTable* table);
 
 // Samples/s against ranks, measured and ideal (linear from the baseline), with efficiency labels.
 std::string scaling_svg(const ScalingTable& table);

@@ -18,12 +18,10 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "records/run_dir_layout.hpp"  // the files' names
 
 namespace dtrain::records {
 
-inline constexpr std::string_view kAttemptsFile = "attempts.jsonl";
-inline constexpr std::string_view kCheckpointsFile = "checkpoints.jsonl";
-inline constexpr std::string_view kJobEndFile = "job-end.jsonl";
 inline constexpr int kAttemptSchemaVersion = 1;
 // The highest attempt number read anywhere (DTRAIN_ATTEMPT, a record's "attempt", a start line's):
 // a spec's restarts stop at 1000 (plan::kMaxRestarts), and six digits leave room without letting

@@ -6,20 +6,23 @@
 namespace dtrain::records {
 
 std::string rank_file_name(int rank, std::string_view extension) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "rank-%05d.", rank);
-  return std::string(buf) + std::string(extension);
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%05d", rank);
+  return std::string(kRankFilePrefix) + digits + "." + std::string(extension);
+}
+
+std::string rank_file_pattern(std::string_view extension) {
+  return std::string(kRankFilePrefix) + "NNNNN." + std::string(extension);
 }
 
 std::optional<int> parse_rank_file_name(std::string_view name, std::string_view extension) {
-  constexpr std::string_view kPrefix = "rank-";
-  if (name.size() < kPrefix.size() + 5 + 1 + extension.size() ||
-      name.substr(0, kPrefix.size()) != kPrefix ||
+  if (name.size() < kRankFilePrefix.size() + 5 + 1 + extension.size() ||
+      name.substr(0, kRankFilePrefix.size()) != kRankFilePrefix ||
       name.substr(name.size() - extension.size()) != extension ||
       name[name.size() - extension.size() - 1] != '.') {
     return std::nullopt;
   }
-  const char* first = name.data() + kPrefix.size();
+  const char* first = name.data() + kRankFilePrefix.size();
   const char* last = name.data() + name.size() - extension.size() - 1;
   int rank = 0;
   const auto [end, ec] = std::from_chars(first, last, rank);

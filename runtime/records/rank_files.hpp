@@ -8,13 +8,15 @@
 #include <string>
 #include <string_view>
 
-namespace dtrain::records {
+#include "records/run_dir_layout.hpp"  // kLogExtension, kMetricsExtension
 
-inline constexpr std::string_view kLogExtension = "log";
-inline constexpr std::string_view kMetricsExtension = "jsonl";
+namespace dtrain::records {
 
 // "rank-00042.log" / "rank-00042.jsonl"; ranks past 99999 take more digits.
 std::string rank_file_name(int rank, std::string_view extension);
+
+// The names of all ranks' files, as messages say them: "rank-NNNNN.log".
+std::string rank_file_pattern(std::string_view extension);
 
 // "rank-00042.log" -> 42 for extension "log"; nothing for any other name, also one that
 // rank_file_name would not write for its rank ("rank-000042.log", "rank-012345.log").

@@ -6,6 +6,7 @@
 
 #include "plan/errors.hpp"
 #include "plan/render.hpp"
+#include "records/run_dir_layout.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -62,6 +63,7 @@ std::pair<std::string, std::string> checkpoint_warning(const PlanDraft& d,
 // scheduler does not) and requeueing the job on kExitRequeue when the spec asks.
 std::string run_launch(const PlanDraft& d, const BatchScriptAdapter& adapter) {
   const CheckpointSpec& checkpoint = d.spec.checkpoint;
+  const std::string exit_status_file(records::kExitStatusFile);  // a fixed name: no quoting
   std::string text;
   if (checkpoint.enabled) {
     std::string requeue_line;
@@ -76,9 +78,11 @@ std::string run_launch(const PlanDraft& d, const BatchScriptAdapter& adapter) {
                             {"signal", checkpoint.signal},
                             {"timer", timer},
                             {"requeue", requeue_line},
-                            {"supervise", d.supervise}});
+                            {"supervise", d.supervise},
+                            {"exit_status_file", exit_status_file}});
   } else {
-    text = render_template(d.templates("run_launch.sh.tmpl"), {{"supervise", d.supervise}});
+    text = render_template(d.templates("run_launch.sh.tmpl"),
+                           {{"supervise", d.supervise}, {"exit_status_file", exit_status_file}});
   }
   if (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
@@ -102,7 +106,8 @@ std::string qsub_continuation(const std::string& depend, const std::string& env_
          "there.\n"
          "qsub " +
          depend + " " + env_flag +
-         " DTRAIN_REQUEUED_JOB_ID=\"$DTRAIN_JOB_ID\" \"$DTRAIN_RUN_DIR\"/" + kScriptName;
+         " DTRAIN_REQUEUED_JOB_ID=\"$DTRAIN_JOB_ID\" \"$DTRAIN_RUN_DIR\"/" +
+         std::string(records::kScriptFile);
 }
 
 void BatchScriptAdapter::frame(PlanDraft& d) const {
@@ -142,8 +147,9 @@ void BatchScriptAdapter::write(PlanDraft& d) const {
   };
   if (output_from_script()) {
     // NAME-ID.out, as Slurm's --output names it; a requeued job's continuation appends to it.
-    values["output"] =
-        "\"$DTRAIN_RUN_DIR\"/" + shell_quote(d.spec.name + "-") + "\"$DTRAIN_JOB_ID\".out";
+    values["output"] = "\"$DTRAIN_RUN_DIR\"/" +
+                       shell_quote(records::batch_output_prefix(d.spec.name)) +
+                       "\"$DTRAIN_JOB_ID\"" + std::string(records::kBatchOutputExtension);
   }
   add_launcher(d, values);
   d.plan.script = render_template(d.templates(template_name()), values);

@@ -12,6 +12,7 @@
 #include "plan/errors.hpp"
 #include "plan/render.hpp"
 #include "plan/schedulers/adapters.hpp"
+#include "records/run_dir_layout.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -337,7 +338,7 @@ class Kubernetes final : public SchedulerAdapter {
     // The record of the submission stays on the submitting machine, always under the submit
     // directory: a spec's run_dir names a directory in the pods, which this machine may not have.
     d.plan.run_dir = default_run_dir(d.inputs.workdir, d.spec.name, d.inputs.job_id);
-    d.plan.script_name = kManifestName;
+    d.plan.script_name = records::kManifestFile;
   }
 
   std::string host(const PlanDraft& d, int node) const override {

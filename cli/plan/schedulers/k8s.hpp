@@ -11,7 +11,6 @@
 
 namespace dtrain::plan {
 
-inline constexpr const char* kManifestName = "mpijob.yaml";
 inline constexpr const char* kMpiJobApiVersion = "kubeflow.org/v2beta1";
 // Where each pod keeps the ranks' files when the spec names no run_dir: a pod has no shared
 // file system, and /tmp is writable in any image.

@@ -3,6 +3,7 @@
 #include "common/job_signals.hpp"
 #include "plan/render.hpp"
 #include "plan/schedulers/adapters.hpp"
+#include "records/run_dir_layout.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -128,6 +129,7 @@ class Local final : public SchedulerAdapter {
         {"checkpoint", checkpoint},
         {"supervise", d.supervise},
         {"timeout_signals", timeout_signals},
+        {"script_file", std::string(records::kScriptFile)},
     };
     d.plan.script = render_template(d.templates("local.sh.tmpl"), values);
   }

@@ -7,6 +7,7 @@
 #include "plan/render.hpp"
 #include "plan/schedulers/adapters.hpp"
 #include "plan/schedulers/batch_script.hpp"
+#include "records/run_dir_layout.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -73,7 +74,8 @@ class Slurm final : public BatchScriptAdapter {
     // Inside the run directory, which `dtrain submit` has renamed after the job id before it
     // releases the job, so it exists when slurmd opens the file.
     d.push_back("--output=" + (spec.run_dir.empty() ? "runs/" + spec.name + "-%j" : spec.run_dir) +
-                "/" + spec.name + "-%j.out");
+                "/" + records::batch_output_prefix(spec.name) + "%j" +
+                std::string(records::kBatchOutputExtension));
     if (spec.checkpoint.enabled) {
       // B: signals only the batch shell, which forwards it to srun (see run_launch_checkpoint).
       d.push_back("--signal=B:" + spec.checkpoint.signal + "@" +

@@ -84,30 +84,39 @@ TEST_F(RunDirTest, RunStatsSumEveryRanksRecordsAndNameItsHost) {
   EXPECT_EQ(stats.total_samples, 25);
 }
 
-// What `stats` and `report` take from plan.json and job.yaml; a damaged plan.json says nothing.
-TEST_F(RunDirTest, PlanSummaryAndScalingRunComeFromPlanAndSpec) {
+// What `stats` and `report` take from plan.json and job.yaml (parse_run_summary has the cases);
+// a damaged plan.json is named, one that is no regular file is left out.
+TEST_F(RunDirTest, RunSummaryComesFromPlanAndSpec) {
   write(dir_ / "plan.json",
         R"({"version":1,"job":{"name":"fm","id":"42","site":"polaris"},"nodes":2,)"
         R"("ranks_per_node":4,"world_size":8,"ranks":[]})");
   write(dir_ / "job.yaml", "name: fm\ngpus_per_rank: 1\n");
-  const PlanSummary plan = read_plan_summary(dir_.string());
-  EXPECT_EQ(plan.job, "fm");
-  EXPECT_EQ(plan.id, "42");
-  EXPECT_EQ(plan.site, "polaris");
-  EXPECT_EQ(plan.nodes, 2);
-  EXPECT_EQ(plan.ranks_per_node, 4);
-  EXPECT_EQ(plan.world_size, 8);
-  report::RunStats stats;
-  stats.ranks.resize(8);
-  stats.total_samples_per_second = 800;
-  const report::ScalingRun run = read_scaling_run(dir_.string() + "/", stats);
-  EXPECT_EQ(run.label, dir_.filename().string());
-  EXPECT_EQ(run.job, "fm");
-  EXPECT_EQ(run.ranks, 8);
-  EXPECT_EQ(run.gpus, 8);
+  EXPECT_EQ(read_run_summary(dir_.string() + "/"),
+            (RunSummary{dir_.filename().string(), "fm", "42", "polaris", 2, 4, 8, 1}));
   write(dir_ / "plan.json", "{\"job\": not json");
-  EXPECT_EQ(read_plan_summary(dir_.string()).job, "");
-  EXPECT_EQ(read_plan_summary((dir_ / "nosuch").string()).nodes, 0);
+  try {
+    read_run_summary(dir_.string());
+    FAIL() << "a damaged plan.json was read";
+  } catch (const RunSummaryError& e) {
+    EXPECT_EQ(std::string(e.what()), "dtrain: " + (dir_ / "plan.json").string() +
+                                         ": expected a launch plan (JSON), got text that is "
+                                         "not JSON");
+  }
+  fs::remove(dir_ / "plan.json");
+  ASSERT_EQ(mkfifo((dir_ / "plan.json").c_str(), 0600), 0);
+  EXPECT_EQ(read_run_summary(dir_.string()).job, "");
+  EXPECT_EQ(read_run_summary((dir_ / "nosuch").string()).nodes, 0);
+}
+
+// What the batch script's last lines write; anything else is no status.
+TEST_F(RunDirTest, ExitStatusIsTheNumberTheScriptWrote) {
+  EXPECT_EQ(read_exit_status(dir_.string()), std::nullopt);
+  write(dir_ / "exit-status", "3\n");
+  EXPECT_EQ(read_exit_status(dir_.string()), 3);
+  write(dir_ / "exit-status", "");
+  EXPECT_EQ(read_exit_status(dir_.string()), std::nullopt);
+  write(dir_ / "exit-status", "3x\n");
+  EXPECT_EQ(read_exit_status(dir_.string()), std::nullopt);
 }
 
 TEST_F(RunDirTest, MissingMetricsAndBadLinesAreNamed) {

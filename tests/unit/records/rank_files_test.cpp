@@ -13,6 +13,12 @@ TEST(RankFileName, FiveDigitsZeroPadded) {
   EXPECT_EQ(rank_file_name(123456, kMetricsExtension), "rank-123456.jsonl");
 }
 
+// What messages call all ranks' files: the name with the digits spelled out.
+TEST(RankFileName, PatternNamesEveryRank) {
+  EXPECT_EQ(rank_file_pattern(kLogExtension), "rank-NNNNN.log");
+  EXPECT_EQ(rank_file_pattern(kMetricsExtension), "rank-NNNNN.jsonl");
+}
+
 TEST(RankFileName, ParsesWhatItFormatsAndNothingElse) {
   EXPECT_EQ(parse_rank_file_name(rank_file_name(42, kLogExtension), kLogExtension), 42);
   EXPECT_EQ(parse_rank_file_name("rank-123456.jsonl", kMetricsExtension), 123456);
