@@ -52,8 +52,8 @@ struct CheckpointRecord {
   // How long the save took on rank 0, from entering save() to the file being durable (the
   // gathering of the ranks' parts included), and the file's size. Absent in records written
   // before 2026-11-28, and the size when the file could not be measured.
-  std::optional<double> seconds;
-  std::optional<long long> bytes;
+  std::optional<double> seconds = std::nullopt;
+  std::optional<long long> bytes = std::nullopt;
 };
 
 struct JobEndRecord {

@@ -164,9 +164,9 @@ TEST(CheckpointRecord, CarriesTheSavesDurationAndSize) {
       R"({"v":1,"time":"2026-11-26T02:00:01Z","step":1,"path":"/ck","world":2})", "c:2");
   EXPECT_FALSE(old.seconds);
   EXPECT_FALSE(old.bytes);
-  const auto error = [](const char* line) {
+  const auto error = [](const char* text) {
     try {
-      parse_checkpoint_record(line, "checkpoints.jsonl:3");
+      parse_checkpoint_record(text, "checkpoints.jsonl:3");
     } catch (const AttemptFormatError& e) {
       return std::string(e.what());
     }
