@@ -86,8 +86,10 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
     for (const auto& [rank, place] : in.places) {
       if (place.start) series.set_host(rank, place.start->host);
     }
-    in.stats = read_run_stats(run_dir, straggler_threshold,
-                              [&series](const records::MetricRecord& r) { series.add(r); });
+    in.stats = read_run_stats(run_dir, straggler_threshold, [&](const records::MetricRecord& r) {
+      series.add(r);
+      report::keep_binding(in.bindings, r);
+    });
     in.series = series.finish();
     out.scaling = scaling_run(summary, *in.stats);
   }
@@ -95,9 +97,9 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
   for (const auto& c : read_checkpoint_records(run_dir)) {
     report::CheckpointInfo info{c, std::nullopt};
     std::error_code ec;
-    if (fs::is_regular_file(c.path, ec)) {
+    if (!c.bytes && fs::is_regular_file(c.path, ec)) {
       const auto size = fs::file_size(c.path, ec);
-      if (!ec) info.bytes = static_cast<long long>(size);
+      if (!ec) info.bytes_on_disk = static_cast<long long>(size);
     }
     in.checkpoints.push_back(std::move(info));
   }

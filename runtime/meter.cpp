@@ -21,6 +21,7 @@
 #include "context_state.hpp"
 #include "dtrain/dtrain.hpp"
 #include "meter_file.hpp"
+#include "rank_binding.hpp"
 #include "records/metric_record.hpp"
 #include "records/rank_files.hpp"
 
@@ -135,6 +136,18 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
   r.comm_seconds = collectives_.take(began, ended);
   if (data_seconds >= 0) r.data_seconds = data_seconds;
   append_locked(records::format_step_record(r));
+}
+
+void MeterFile::binding(const records::RankBinding& binding) {
+  if (forked()) return;
+  std::lock_guard lock(mutex_);
+  records::MetricRecord r;
+  r.type = records::RecordType::kBinding;
+  r.time = unix_now();
+  r.rank = rank_;
+  r.attempt = attempt_;
+  r.binding = binding;
+  append_locked(records::format_binding_record(r));
 }
 
 void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
@@ -263,6 +276,9 @@ Meter::Meter(Context& ctx, std::string run_dir) : resumed_(ctx.comm().engine().r
       ctx.comm().engine().settings().resource_interval,
       runtime::choose_rank_gpu(visible ? std::optional<std::string_view>(visible) : std::nullopt,
                                ctx.world().local_rank));
+  // Where the rank runs, once, as the process has it now (after init() applied its binding): the
+  // report's table of ranks shows it (docs/report.md).
+  file_->binding(runtime::current_binding());
   // The engine holds the file too, so heartbeats never reach a destroyed Meter.
   ctx.comm().engine().set_observer(file_);
 }

@@ -15,6 +15,7 @@
 
 #include "collective_time.hpp"
 #include "comm/engine.hpp"
+#include "records/metric_record.hpp"
 #include "resources/resource_sampler.hpp"
 
 namespace dtrain::runtime {
@@ -34,6 +35,8 @@ class MeterFile final : public CollectiveObserver {
             CollectiveTime::TimePoint began, CollectiveTime::TimePoint ended);
   void on_collective(std::uint64_t seq, const char* op, std::size_t bytes, bool enter,
                      bool failed) noexcept override;
+  // A binding record (schema v2) of `binding`, written with the next flush.
+  void binding(const records::RankBinding& binding);
   // Writes the buffer; throws Error (kSystem) naming the file on failure.
   void flush();
   // Takes the closing resource sample, flushes, stops the flusher, closes the file; later records

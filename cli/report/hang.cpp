@@ -44,8 +44,9 @@ void HeartbeatTracker::add_rank(int rank, std::string host) {
 
 void HeartbeatTracker::add(const records::MetricRecord& r) {
   // Resource samples come from the Meter's own thread, which runs on while the training thread
-  // hangs: they say the process lived, not that training moved.
-  if (r.type == records::RecordType::kResource) return;
+  // hangs: they say the process lived, not that training moved; a binding record, written when the
+  // Meter opened, says neither.
+  if (r.type == records::RecordType::kResource || r.type == records::RecordType::kBinding) return;
   if (r.attempt < attempt_) return;
   if (r.attempt > attempt_) {
     // A later attempt: what the earlier one reached says nothing about how this one ended.

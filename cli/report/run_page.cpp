@@ -142,10 +142,20 @@ json job_json(const RunPageInput& in) {
   return j;
 }
 
+// A binding record's cells: the cores, CUDA_VISIBLE_DEVICES ("none" when set empty) and the NIC
+// variables as NAME=value.
+std::vector<std::string> binding_cells(const records::RankBinding& b) {
+  std::string nics;
+  for (const auto& [name, value] : b.nics) nics += (nics.empty() ? "" : ", ") + name + "=" + value;
+  return {b.cpus.empty() ? "-" : b.cpus, b.gpus ? (b.gpus->empty() ? "none" : *b.gpus) : "-",
+          nics.empty() ? "-" : nics};
+}
+
 // Every rank: where it ran, its throughput and step time, its resource use and how it ended.
 json ranks_json(const RunPageInput& in) {
   std::set<int> ranks;
   for (const auto& [rank, p] : in.places) ranks.insert(rank);
+  for (const auto& [rank, b] : in.bindings) ranks.insert(rank);
   std::map<int, const RankStats*> stats;
   if (in.stats) {
     for (const auto& r : in.stats->ranks) {
@@ -156,8 +166,16 @@ json ranks_json(const RunPageInput& in) {
   const auto ends = rank_ends(in.first_error);
   const bool res = in.series.resources.has_value();
   const bool gpu = res && in.series.resources->gpu;
-  json columns = {"rank",     "host",     "local",  "steps", "samples/s",
-                  "p50 step", "p95 step", "comm %", "data %"};
+  // Where each rank ran, from its binding record; a run directory without any (written before
+  // 2026-11-28, or without a Meter) has no such columns, and the page says so.
+  const bool bound = !in.bindings.empty();
+  json columns = {"rank", "host", "local"};
+  if (bound) {
+    for (const char* c : {"cores", "CUDA_VISIBLE_DEVICES", "NIC"}) columns.push_back(c);
+  }
+  for (const char* c : {"steps", "samples/s", "p50 step", "p95 step", "comm %", "data %"}) {
+    columns.push_back(c);
+  }
   if (res) {
     for (const char* c : {"CPU %", "RSS"}) columns.push_back(c);
   }
@@ -170,8 +188,19 @@ json ranks_json(const RunPageInput& in) {
     json row = {rank};
     const auto place = in.places.find(rank);
     const auto& start = place == in.places.end() ? std::nullopt : place->second.start;
-    row.push_back(start ? start->host : "?");
+    const auto binding = in.bindings.find(rank);
+    if (start) {
+      row.push_back(start->host);
+    } else {
+      row.push_back(binding != in.bindings.end() ? binding->second.binding.host : "?");
+    }
     row.push_back(start ? std::to_string(start->local_rank) : "-");
+    if (bound) {
+      const std::vector<std::string> cells = binding != in.bindings.end()
+                                                 ? binding_cells(binding->second.binding)
+                                                 : std::vector<std::string>(3, "-");
+      for (const auto& c : cells) row.push_back(c);
+    }
     const auto s = stats.find(rank);
     if (s != stats.end()) {
       const RankStats& r = *s->second;
@@ -205,7 +234,7 @@ json ranks_json(const RunPageInput& in) {
     row.push_back(end == ends.end() ? "-" : end->second);
     rows.push_back(std::move(row));
   }
-  return {{"columns", columns}, {"rows", rows}};
+  return {{"columns", columns}, {"rows", rows}, {"bindings", bound}};
 }
 
 // Mean seconds per step of compute, collectives and data loading: a bar per rank, or per group of
@@ -331,11 +360,13 @@ json checkpoints_json(const RunPageInput& in) {
   std::optional<std::int64_t> previous;
   for (const auto& c : in.checkpoints) {
     const auto t = records::parse_log_timestamp(c.record.time + " ");
+    const auto bytes = c.record.bytes ? c.record.bytes : c.bytes_on_disk;
     json j = {{"time", c.record.time},
               {"step", c.record.step},
               {"path", c.record.path},
               {"world", c.record.world},
-              {"size", c.bytes ? bytes_text(static_cast<double>(*c.bytes)) : "not on disk"}};
+              {"took", c.record.seconds ? duration_text(*c.record.seconds) : "not recorded"},
+              {"size", bytes ? bytes_text(static_cast<double>(*bytes)) : "not on disk"}};
     j["since_previous"] =
         t && previous ? duration_text(static_cast<double>(*t - *previous) / 1e6) : "-";
     if (t) {
@@ -407,6 +438,13 @@ json failures_json(const RunPageInput& in) {
 }
 
 }  // namespace
+
+void keep_binding(std::map<int, BindingSeen>& bindings, const records::MetricRecord& r) {
+  if (r.type != records::RecordType::kBinding) return;
+  const auto it = bindings.find(r.rank);
+  if (it != bindings.end() && it->second.attempt > r.attempt) return;
+  bindings[r.rank] = {r.attempt, r.binding};
+}
 
 json run_page_json(const RunPageInput& in) {
   json out = {{"label", in.label},

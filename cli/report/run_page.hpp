@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "records/attempt_record.hpp"
+#include "records/metric_record.hpp"
 #include "records/rank_lines.hpp"
 #include "report/first_error.hpp"
 #include "report/run_series.hpp"
@@ -30,9 +31,20 @@ struct RankPlace {
   std::optional<std::int64_t> last_line;
 };
 
+// A rank's binding record (records/metric_record.hpp), of the latest attempt its metric file has.
+struct BindingSeen {
+  int attempt = 0;
+  records::RankBinding binding;
+};
+
+// Keeps `r` in `bindings` when it is a binding record of its rank's latest attempt so far; a later
+// one of the same attempt (a second Meter) replaces an earlier one. Other records are ignored.
+void keep_binding(std::map<int, BindingSeen>& bindings, const records::MetricRecord& r);
+
 struct CheckpointInfo {
   records::CheckpointRecord record;
-  std::optional<long long> bytes;  // the checkpoint file's size, when it is still there
+  // The checkpoint file's size when it is still there, for a record without "bytes" (older ones).
+  std::optional<long long> bytes_on_disk;
 };
 
 struct RunPageInput {
@@ -41,7 +53,8 @@ struct RunPageInput {
   // From plan.json; empty or 0 when the run directory has none.
   std::string job, job_id, site;
   int nodes = 0, ranks_per_node = 0, world_size = 0;
-  std::map<int, RankPlace> places;  // every rank with a log
+  std::map<int, RankPlace> places;      // every rank with a log
+  std::map<int, BindingSeen> bindings;  // every rank whose metric file has a binding record
   std::vector<records::AttemptRecord> attempts;
   std::vector<CheckpointInfo> checkpoints;
   std::optional<records::JobEndRecord> job_end;

@@ -82,6 +82,8 @@ void SeriesBuilder::add(const records::MetricRecord& r) {
       samples_[r.rank].push_back(s);
       return;
     }
+    case records::RecordType::kBinding:
+      return;  // not over time: the page's table of ranks (run_page.cpp)
     case records::RecordType::kCollective: {
       Collective& c = collectives_[{r.attempt, r.seq}];
       if (r.enter) {

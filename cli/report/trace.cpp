@@ -50,6 +50,8 @@ void TraceWriter::counter(int rank, std::int64_t micros, const std::string& name
 }
 
 void TraceWriter::add(const records::MetricRecord& r) {
+  // The rank's binding is no event: the report's table of ranks shows it.
+  if (r.type == records::RecordType::kBinding) return;
   const std::int64_t t = records::unix_seconds_to_micros(r.time);
   latest_ = std::max(latest_, t);
   if (r.type == records::RecordType::kResource) {

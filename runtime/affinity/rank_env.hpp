@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "affinity/affinity.hpp"
@@ -18,6 +19,12 @@ struct RankEnvInputs {
   // scheduler numbered devices on the node (2,3) or inside a device cgroup (0,1), or used UUIDs.
   std::optional<std::vector<std::string>> inherited_visible_devices;
 };
+
+// The variables through which NCCL, Gloo and UCX take a rank's NICs, as rank_environment() sets
+// them. A user or a job script may also set them by hand (init() keeps those: self_apply.hpp), and
+// libdtrain's binding record writes those the rank has (docs/metrics.md).
+inline constexpr std::string_view kNicLibraryVariables[] = {
+    "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "UCX_NET_DEVICES"};
 
 // Variables set (by name), for local rank `local_rank` of `map`:
 //   DTRAIN_LOCAL_RANK, DTRAIN_LOCAL_SIZE, DTRAIN_CPUSET (list form), DTRAIN_GPUS (relative CUDA

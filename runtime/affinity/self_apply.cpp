@@ -3,6 +3,7 @@
 #include "affinity/binding.hpp"
 #include "affinity/errors.hpp"
 #include "affinity/policy.hpp"
+#include "affinity/rank_env.hpp"
 
 namespace dtrain::affinity {
 namespace {
@@ -33,11 +34,8 @@ std::string why_not_bound(const Node& node, const SelfApplyFacts& facts, NotBoun
 // The NIC selections a user (or a job script) may set by hand, e.g. NCCL_SOCKET_IFNAME=ib0 for a
 // network the solver does not prefer: under a plain mpirun the rank inherits them, and they win
 // (dtrain doctor still warns when one names a device the node lacks).
-constexpr std::string_view kUserNicVariables[] = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME",
-                                                  "GLOO_SOCKET_IFNAME", "UCX_NET_DEVICES"};
-
 void keep_user_nic_variables(launch::Environment& planned, const launch::Environment& current) {
-  for (std::string_view name : kUserNicVariables) {
+  for (std::string_view name : kNicLibraryVariables) {
     const auto set = current.find(name);
     if (set == current.end() || set->second.empty()) continue;
     if (const auto it = planned.find(name); it != planned.end()) planned.erase(it);

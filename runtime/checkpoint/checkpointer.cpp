@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include "checkpoint/files.hpp"
 #include "checkpoint/format.hpp"
@@ -35,12 +36,18 @@ void broadcast_bytes(Comm& comm, std::byte* data, std::size_t size) {
 // Rank 0, after a durable save in a dtrain run: one line in RUN_DIR/checkpoints.jsonl, from which
 // `dtrain supervise` tells an attempt that made progress from one that did not
 // (docs/fault-tolerance.md). Best effort: a run directory that cannot be written must not fail a
-// save that succeeded; the supervisor then sees no progress and does not restart.
-void record_save(const std::string& run_dir, const std::string& dir, std::int64_t step, int world) {
+// save that succeeded; the supervisor then sees no progress and does not restart. The record says
+// how long the save took since `began` (docs/report.md shows it) and the file's size, when the file
+// can be measured (a concurrent prune may already have removed it).
+void record_save(const std::string& run_dir, const std::string& dir, std::int64_t step, int world,
+                 std::chrono::steady_clock::time_point began) {
   if (run_dir.empty()) return;
-  const records::CheckpointRecord record{records::format_log_time(std::chrono::system_clock::now()),
-                                         step, dir + "/" + runtime::checkpoint::file_name(step),
-                                         world};
+  records::CheckpointRecord record{records::format_log_time(std::chrono::system_clock::now()), step,
+                                   dir + "/" + runtime::checkpoint::file_name(step), world};
+  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(record.path, ec);
+  if (!ec) record.bytes = static_cast<long long>(bytes);
   const std::string line = records::format_checkpoint_record(record) + "\n";
   const std::string path = run_dir + "/" + std::string(records::kCheckpointsFile);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -176,6 +183,7 @@ void Checkpointer::save(std::int64_t step, const std::function<void(CheckpointWr
 
 void Checkpointer::save_impl(std::int64_t step, const std::function<void(CheckpointWriter&)>& write,
                              std::span<const std::byte> rank_data) {
+  const auto began = std::chrono::steady_clock::now();
   Comm& comm = ctx_->comm();
   const int rank = comm.rank();
   const int size = comm.size();
@@ -224,7 +232,7 @@ void Checkpointer::save_impl(std::int64_t step, const std::function<void(Checkpo
       const auto table = ck::encode_rank_blobs(blobs);
       ck::write_checkpoint(dir_, step, write, table, static_cast<std::uint32_t>(size),
                            options_.keep, options_.discard_newer, discardable_, options_.on_stage);
-      record_save(comm.engine().settings().run_dir, dir_, step, size);
+      record_save(comm.engine().settings().run_dir, dir_, step, size, began);
     } catch (const Error& e) {
       code = static_cast<int>(e.code());
       message = e.what();

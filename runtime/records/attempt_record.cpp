@@ -61,6 +61,8 @@ std::string format_checkpoint_record(const CheckpointRecord& r) {
   j["step"] = r.step;
   j["path"] = r.path;
   j["world"] = r.world;
+  if (r.seconds) j["seconds"] = *r.seconds;
+  if (r.bytes) j["bytes"] = *r.bytes;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -95,6 +97,10 @@ CheckpointRecord parse_checkpoint_record(std::string_view line, const std::strin
   r.step = f.integer("step", 0, std::numeric_limits<long long>::max());
   r.path = f.text("path");
   r.world = static_cast<int>(f.integer("world", 1, kMaxInt));
+  if (f.has("seconds")) {
+    r.seconds = f.number("seconds", 0, static_cast<double>(kLatestRecordSeconds));
+  }
+  if (f.has("bytes")) r.bytes = f.integer("bytes", 0, std::numeric_limits<long long>::max());
   return r;
 }
 

@@ -4,7 +4,8 @@
 //                      "status":1,"outcome":"restarted","cause":"rank 1 on node0 exited with
 //                      status 3: boom","ranks":2,"nodes":["node0"],"checkpoints":1}
 //   checkpoints.jsonl one line per durable save, appended by libdtrain's Checkpointer on rank 0:
-//                     {"v":1,"time":"...","step":40,"path":"/ck/ckpt-000000000040","world":2}
+//                     {"v":1,"time":"...","step":40,"path":"/ck/ckpt-000000000040","world":2,
+//                      "seconds":0.84,"bytes":52428800}  (the last two since 2026-11-28)
 //   job-end.jsonl     how the whole job ended, appended by `dtrain submit` when it saw the end
 //                     (the local site, or --wait): {"v":1,"status":124,"walltime_reached":true}
 //                     so that `dtrain logs --first-error` says what submit said, later too.
@@ -13,6 +14,7 @@
 // ignore fields they do not know and reject versions they do not. Pure: no clock, no files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +47,11 @@ struct CheckpointRecord {
   long long step = 0;
   std::string path;  // the checkpoint file
   int world = 0;     // ranks that saved it
+  // How long the save took on rank 0, from entering save() to the file being durable (the
+  // gathering of the ranks' parts included), and the file's size. Absent in records written
+  // before 2026-11-28, and the size when the file could not be measured.
+  std::optional<double> seconds = std::nullopt;
+  std::optional<long long> bytes = std::nullopt;
 };
 
 struct JobEndRecord {
@@ -65,8 +72,8 @@ std::string format_job_end_record(const JobEndRecord& record);
 
 // `where` ("runs/a/attempts.jsonl:2") follows "dtrain: " in any error, which names the field and
 // its range (records/record_fields.hpp): "attempt" 0 to kMaxAttempt, "status" 0 to 255, counts 0
-// to INT_MAX ("world" from 1), a checkpoint's "step" 0 to INT64_MAX, times as the logs write them
-// up to 2100 (kLatestRecordSeconds).
+// to INT_MAX ("world" from 1), a checkpoint's "step" and "bytes" 0 to INT64_MAX and "seconds" 0 to
+// kLatestRecordSeconds, times as the logs write them up to 2100 (kLatestRecordSeconds).
 AttemptRecord parse_attempt_record(std::string_view line, const std::string& where);
 CheckpointRecord parse_checkpoint_record(std::string_view line, const std::string& where);
 JobEndRecord parse_job_end_record(std::string_view line, const std::string& where);

@@ -14,6 +14,13 @@ constexpr long long kMaxInt64 = std::numeric_limits<long long>::max();
 constexpr long long kMaxInt = std::numeric_limits<int>::max();
 constexpr double kMaxSeconds = static_cast<double>(kLatestRecordSeconds);
 
+// A binding record's own fields, named once for the writer and the reader.
+constexpr char kBindingType[] = "binding";
+constexpr char kHostField[] = "host";
+constexpr char kCpusField[] = "cpus";
+constexpr char kGpusField[] = "gpus";
+constexpr char kNicsField[] = "nics";
+
 MetricFormatError format_error(const std::string& where, const std::string& what) {
   return MetricFormatError("dtrain: " + where + ": " + what);
 }
@@ -57,6 +64,25 @@ void parse_resource(const RecordFields& f, MetricRecord& out) {
   out.gpu = gpu;
 }
 
+void parse_binding(const RecordFields& f, MetricRecord& out) {
+  out.type = RecordType::kBinding;
+  out.binding.host = f.text(kHostField);
+  out.binding.cpus = f.text(kCpusField);
+  if (f.has(kGpusField)) out.binding.gpus = f.text(kGpusField);
+  const nlohmann::json& nics = f.field(kNicsField);
+  if (!nics.is_object()) {
+    f.fail(std::string("field \"") + kNicsField +
+           "\": expected an object of variable names and values, got " + shown_value(nics));
+  }
+  for (const auto& [name, value] : nics.items()) {
+    if (!value.is_string()) {
+      f.fail(std::string("field \"") + kNicsField + "\": expected \"" + name +
+             "\" to be a string, got " + shown_value(value));
+    }
+    out.binding.nics.emplace_back(name, value.get<std::string>());
+  }
+}
+
 }  // namespace
 
 std::string format_step_record(const MetricRecord& r) {
@@ -91,6 +117,19 @@ std::string format_resource_record(const MetricRecord& r) {
   }
   if (r.attempt > 0) line["attempt"] = r.attempt;
   return line.dump();
+}
+
+std::string format_binding_record(const MetricRecord& r) {
+  nlohmann::ordered_json nics = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : r.binding.nics) nics[name] = value;
+  nlohmann::ordered_json line = {
+      {"v", kMetricSchemaVersion},  {"type", kBindingType},      {"time", r.time}, {"rank", r.rank},
+      {kHostField, r.binding.host}, {kCpusField, r.binding.cpus}};
+  if (r.binding.gpus) line[kGpusField] = *r.binding.gpus;
+  line[kNicsField] = std::move(nics);
+  if (r.attempt > 0) line["attempt"] = r.attempt;
+  // A host name or a variable's value need not be UTF-8: replaced rather than refused.
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int format_collective_record(char* buffer, std::size_t size, double time, int rank,
@@ -139,8 +178,11 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
     parse_collective(f, out);
   } else if (type == "resource") {
     parse_resource(f, out);
+  } else if (type == kBindingType) {
+    parse_binding(f, out);
   } else {
-    f.fail("field \"type\": expected \"step\", \"coll\" or \"resource\", got \"" + type + "\"");
+    f.fail("field \"type\": expected \"step\", \"coll\", \"resource\" or \"binding\", got \"" +
+           type + "\"");
   }
   return out;
 }

@@ -2,8 +2,8 @@
 // (libdtrain's Meter) and the reader (`dtrain stats`, `logs --hang`, `timeline`) sit side by side
 // under one schema version, so a schema change is one diff that both sides' tests see.
 // Version 1 has step records only; version 2 adds "type" and collective heartbeats, and (since
-// 2026-11-28) resource samples. Readers ignore fields they do not know and reject versions they do
-// not. Pure: no clock, no files.
+// 2026-11-28) resource samples and the rank's binding. Readers ignore fields they do not know and
+// reject versions they do not. Pure: no clock, no files.
 #pragma once
 
 #include <cstddef>
@@ -11,12 +11,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/errors.hpp"
 
 namespace dtrain::records {
 
-enum class RecordType { kStep, kCollective, kResource };
+enum class RecordType { kStep, kCollective, kResource, kBinding };
 
 // A resource record's GPU part: the rank's GPU as NVML reads it. Each reading is absent when NVML
 // could not take it on this GPU (power is not supported on every board, utilization not on a MIG
@@ -26,6 +28,20 @@ struct GpuSample {
   std::optional<double> util_percent;
   std::optional<long long> memory_bytes;
   std::optional<double> power_watts;
+};
+
+// A binding record's facts: what the rank had when its Meter opened the file, read from the
+// process itself rather than from the plan (which a launcher, a user's taskset or a variable set by
+// hand may have overridden).
+struct RankBinding {
+  std::string host;  // gethostname
+  std::string cpus;  // the CPUs the rank's thread may run on, list form ("0-3,8")
+  // CUDA_VISIBLE_DEVICES as the rank had it; absent when unset ("" is set and empty: no GPU).
+  std::optional<std::string> gpus;
+  // The NIC selections set in the rank's environment, by name (DTRAIN_NICS, NCCL_IB_HCA,
+  // NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, UCX_NET_DEVICES): written in that order, read back in
+  // the order of their names.
+  std::vector<std::pair<std::string, std::string>> nics;
 };
 
 struct MetricRecord {
@@ -56,6 +72,8 @@ struct MetricRecord {
   double cpu_percent = 0;  // CPU time over wall time, 100 = one core busy
   long long rss_bytes = 0;
   std::optional<GpuSample> gpu;  // absent without NVML or without a GPU for the rank
+  // Binding records (v2, since 2026-11-28): one when the Meter opens the file.
+  RankBinding binding;
 };
 
 // A malformed metric record: bad input (the CLI: exit 2).
@@ -88,6 +106,10 @@ int format_collective_record(char* buffer, std::size_t size, double time, int ra
 // a GPU) gpu and its readings that are present, then attempt when above 0. Written every few
 // seconds, so through a JSON object like step records.
 std::string format_resource_record(const MetricRecord& record);
+
+// The rank's binding: v, type "binding", time, rank, host, cpus, then gpus when set, nics (an
+// object, {} when none is set), then attempt when above 0. Once per Meter.
+std::string format_binding_record(const MetricRecord& record);
 
 // Reader side. Parses one JSON Lines record; `where` ("runs/a/rank-00001.jsonl:12") follows
 // "dtrain: " in any error, which names the field and its range (records/record_fields.hpp):

@@ -339,9 +339,15 @@
 
   function checkpointSection(run) {
     if (!run.checkpoints.length) return [none("No checkpoint records (checkpoints.jsonl).")];
-    return [el("p", { class: "note" }, "How long a save took is not recorded; the time since the previous save is."),
-            table(["time", "step", "ranks", "size", "since previous", "path"],
-                  run.checkpoints.map((c) => [c.time, c.step, c.world, c.size, c.since_previous, c.path]))];
+    const out = [];
+    // Records written before 2026-11-28 have no duration: say so rather than show a column of gaps.
+    if (run.checkpoints.some((c) => c.took === "not recorded")) {
+      out.push(el("p", { class: "note" }, "How long a save took is not recorded for saves written by an older dtrain; the time since the previous save is."));
+    }
+    out.push(table(["time", "step", "ranks", "took", "size", "since previous", "path"],
+                   run.checkpoints.map((c) => [c.time, c.step, c.world, c.took, c.size, c.since_previous, c.path]),
+                   () => ({ class: "checkpoint" })));
+    return out;
   }
 
   // Attempts as bars on one time axis, checkpoints as ticks, the culprit's failure as a marker.
@@ -470,7 +476,11 @@
                                                    class: String(r[endCol]).startsWith("culprit") ? "culprit" : "" }));
     const details = el("details", t.rows.length <= 64 ? { open: "" } : {},
                        [el("summary", {}, `${t.rows.length} ranks`), el("div", { class: "scroll" }, [tab])]);
-    return [details, el("p", { class: "note" }, "Host and local rank from each rank's start line; the GPU from its resource samples. The cores and NIC a rank was bound to are not recorded in the run directory (dtrain topo shows the plan).")];
+    const where = t.bindings
+      ? "The cores, CUDA_VISIBLE_DEVICES and NIC variables each rank had when its Meter opened, from its binding record."
+      : "The cores and NIC a rank was bound to are not recorded in this run directory (no binding records: a dtrain before 2026-11-28, or no Meter; dtrain topo shows the plan).";
+    return [details, el("p", { class: "note", id: `${run.id}-binding-note` },
+                        `Host and local rank from each rank's start line; the GPU from its resource samples. ${where}`)];
   }
 
   function runSection(run) {

@@ -7,7 +7,8 @@
 # render without a script error (the console's and the page's own record of one), hold every rank,
 # name the culprit of the failed runs, show the scaling study's efficiency as `dtrain stats`
 # computes it, show resource use where the metric files have samples and "not recorded" where
-# not, and stay under 2 MiB at 1,024 ranks. The screenshots stay in ARTIFACTS.
+# not, show the core and NIC each rank of the 2-rank run really had (each pinned to one core) and
+# how long each checkpoint save took, and stay under 2 MiB at 1,024 ranks. The screenshots stay in ARTIFACTS.
 #   report_browser_test.sh DTRAIN TRAIN SRC ARTIFACTS
 set -euo pipefail
 DTRAIN=$1 TRAIN=$2 SRC=$3 ARTIFACTS=$4
@@ -20,12 +21,23 @@ mkdir -p "$ARTIFACTS"
 cp "$SRC/examples/fashion-mnist/job.yaml" job.yaml
 short=(--epochs 1 --steps-per-epoch 40 --warmup-steps 5 --log-every 20 --no-checkpoint)
 
-echo "== Fashion-MNIST, 1 and 2 ranks"
-for ranks in 1 2; do
-  out=$("$DTRAIN" submit job.yaml --set ranks_per_node=$ranks --set "run_dir=$work/runs/r$ranks" \
-    --set "command=$(yaml_command "$TRAIN" "${short[@]}")" 2>&1) ||
-    fail "submit with $ranks ranks exited $?: $out"
-done
+echo "== Fashion-MNIST, 1 and 2 ranks; the 2 ranks each pinned to one core"
+# After `dtrain bind`, each rank of the 2-rank run narrows itself to one CPU of those it was given
+# (as mpirun --bind-to core would) and names a NIC by hand; it notes what it then has, which its
+# binding record must say (docs/metrics.md), and the page must show.
+cat > pin.sh <<'SH'
+cpu=$(/usr/bin/python3 -c 'import os, sys; a = sorted(os.sched_getaffinity(0)); print(a[int(sys.argv[1]) % len(a)])' "$DTRAIN_RANK")
+export NCCL_SOCKET_IFNAME==lo
+{ echo "cpus=$cpu"; echo "gpus=${CUDA_VISIBLE_DEVICES-unset}"
+  env | grep -E '^(DTRAIN_NICS|NCCL_IB_HCA|NCCL_SOCKET_IFNAME|GLOO_SOCKET_IFNAME|UCX_NET_DEVICES)=.' | sed 's/^/nic:/'
+} >"$DTRAIN_RUN_DIR/pinned-$DTRAIN_RANK.txt"
+exec taskset -c "$cpu" "$@"
+SH
+out=$("$DTRAIN" submit job.yaml --set ranks_per_node=1 --set "run_dir=$work/runs/r1" \
+  --set "command=$(yaml_command "$TRAIN" "${short[@]}")" 2>&1) || fail "submit with 1 rank exited $?: $out"
+out=$("$DTRAIN" submit job.yaml --set ranks_per_node=2 --set "run_dir=$work/runs/r2" \
+  --set "command=$(yaml_command bash "$work/pin.sh" "$TRAIN" "${short[@]}")" 2>&1) ||
+  fail "submit with 2 ranks exited $?: $out"
 
 echo "== Fashion-MNIST, 2 ranks, rank 1 SIGKILLed after its 50th step record"
 # exec keeps the shell's pid, so the watcher's kill reaches the trainer itself; 20 epochs never
@@ -70,6 +82,37 @@ for r in (0, 1):
 path = "%s/r1/rank-00000.jsonl" % runs
 keep = [l for l in open(path) if '"type":"resource"' not in l]
 open(path, "w").writelines(keep)
+PY
+
+echo "== the binding records: the core each rank of r2 really had, and the checkpoints' saves"
+/usr/bin/python3 - "$work/runs" <<'PY'
+import json, os, sys
+runs = sys.argv[1]
+def fail(what):
+    sys.exit("FAIL: " + what)
+for r in (0, 1):
+    pinned = dict(l.rstrip("\n").split("=", 1) for l in open("%s/r2/pinned-%d.txt" % (runs, r)))
+    bindings = [json.loads(l) for l in open("%s/r2/rank-%05d.jsonl" % (runs, r)) if '"type":"binding"' in l]
+    if len(bindings) != 1:
+        fail("r2 rank %d: expected one binding record, got %d" % (r, len(bindings)))
+    b = bindings[0]
+    if b["cpus"] != pinned["cpus"]:
+        fail("r2 rank %d: the record says cpus %r; the rank was pinned to %r" % (r, b["cpus"], pinned["cpus"]))
+    if b.get("gpus", "unset") != pinned["gpus"]:
+        fail("r2 rank %d: the record says gpus %r; CUDA_VISIBLE_DEVICES was %r" % (r, b.get("gpus"), pinned["gpus"]))
+    nics = {k[4:]: v for k, v in pinned.items() if k.startswith("nic:")}
+    if b["nics"] != nics or b["nics"].get("NCCL_SOCKET_IFNAME") != "=lo":
+        fail("r2 rank %d: the record's nics %r; the rank had %r" % (r, b["nics"], nics))
+    print("r2 rank %d: binding record %s" % (r, json.dumps(b)))
+saves = [json.loads(l) for l in open("%s/restarted/checkpoints.jsonl" % runs)]
+if not saves:
+    fail("restarted: no checkpoint records")
+for c in saves:
+    if not (isinstance(c.get("seconds"), float) and 0 <= c["seconds"] < 60):
+        fail("restarted: a checkpoint record without the save's seconds: %r" % c)
+    if os.path.exists(c["path"]) and os.path.getsize(c["path"]) != c.get("bytes"):
+        fail("restarted: the record says %r bytes; %s has %d" % (c.get("bytes"), c["path"], os.path.getsize(c["path"])))
+print("restarted: %d saves, e.g. %s" % (len(saves), json.dumps(saves[0])))
 PY
 
 echo "== a synthetic 1,024-rank run: rank 777 slow, rank 513 killed"
@@ -205,6 +248,32 @@ check(re.search(r'<div id="run-0-resources"><div class="chart"><svg', dom("r2"))
 check("GPU utilisation %" in dom("r2") and "GPU utilisation %" in dom("big"), "no GPU chart")
 m = re.search(r'<p class="none" id="run-0-resources">([^<]*)</p>', dom("r1"))
 check(m and "not recorded" in m.group(1), "r1: expected resource use 'not recorded'")
+# Where each rank ran: r2's cores and NIC as the binding records say (checked against what the
+# ranks had, above); the synthetic run has no binding records and says so.
+def row_cells(page, rank):
+    m = re.search(r'<tr data-rank="%d"[^>]*>(.*?)</tr>' % rank, dom(page), re.S)
+    check(m, "%s: no row for rank %d" % (page, rank))
+    return [text(c) for c in re.findall(r"<td>(.*?)</td>", m.group(1), re.S)]
+head = [text(h) for h in re.findall(r"<th>(.*?)</th>", re.search(r'<details[^>]*><summary>2 ranks</summary>(.*?)</thead>', dom("r2"), re.S).group(1))]
+check(head[3:6] == ["cores", "CUDA_VISIBLE_DEVICES", "NIC"], "r2: the table of ranks has columns %r" % head)
+for r in (0, 1):
+    pinned = dict(l.rstrip("\n").split("=", 1) for l in open("%s/runs/r2/pinned-%d.txt" % (work, r)))
+    cells = row_cells("r2", r)
+    check(cells[3] == pinned["cpus"], "r2: rank %d's cores read %r; it had %r" % (r, cells[3], pinned["cpus"]))
+    check("NCCL_SOCKET_IFNAME==lo" in cells[5], "r2: rank %d's NIC reads %r" % (r, cells[5]))
+    print("r2 rank %d: cores %s, CUDA_VISIBLE_DEVICES %s, NIC %s" % (r, cells[3], cells[4], cells[5]))
+m = re.search(r'<p class="note" id="run-0-binding-note">([^<]*)</p>', dom("big"))
+check(m and "not recorded" in m.group(1), "big: expected the binding 'not recorded'")
+# The checkpoints of the restarted run: how long each save took and its size.
+saves = re.findall(r'<tr class="checkpoint">(.*?)</tr>', dom("restarted"), re.S)
+check(saves, "restarted: no checkpoint rows")
+for row in saves:
+    cells = [text(c) for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+    check(re.fullmatch(r"[0-9.]+ (s|ms|us)", cells[3]) and re.fullmatch(r"[0-9.]+ (B|KiB|MiB)", cells[4]),
+          "restarted: a checkpoint row reads %r" % cells)
+# (The page's script, inline, holds the note's text too: the element is what a person sees.)
+check('<p class="note">How long a save took' not in dom("restarted"), "restarted: the page says the duration is not recorded")
+print("restarted: checkpoint", cells)
 # A restarted run: both attempts, attempt 0 restarted with its cause, the time it cost.
 attempts = re.findall(r'<tr class="attempt">(.*?)</tr>', dom("restarted"), re.S)
 check(len(attempts) == 2, "restarted: expected 2 attempts, got %d" % len(attempts))

@@ -149,6 +149,39 @@ TEST(CheckpointRecord, RoundTrips) {
   EXPECT_EQ(back.world, 2);
 }
 
+TEST(CheckpointRecord, CarriesTheSavesDurationAndSize) {
+  CheckpointRecord r{"2026-11-26T02:00:01.000000Z", 40, "/ck/ckpt-000000000040", 2};
+  r.seconds = 0.75;
+  r.bytes = 52428800;
+  const std::string line = format_checkpoint_record(r);
+  EXPECT_EQ(line, R"({"v":1,"time":"2026-11-26T02:00:01.000000Z","step":40,)"
+                  R"("path":"/ck/ckpt-000000000040","world":2,"seconds":0.75,"bytes":52428800})");
+  const auto back = parse_checkpoint_record(line, "checkpoints.jsonl:1");
+  EXPECT_EQ(back.seconds, 0.75);
+  EXPECT_EQ(back.bytes, 52428800);
+  // A record of an older dtrain has neither.
+  const auto old = parse_checkpoint_record(
+      R"({"v":1,"time":"2026-11-26T02:00:01Z","step":1,"path":"/ck","world":2})", "c:2");
+  EXPECT_FALSE(old.seconds);
+  EXPECT_FALSE(old.bytes);
+  const auto error = [](const char* text) {
+    try {
+      parse_checkpoint_record(text, "checkpoints.jsonl:3");
+    } catch (const AttemptFormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(R"({"v":1,"time":"2026-11-26T02:00:01Z","step":1,"path":"/ck","world":2,)"
+                  R"("seconds":-0.5})"),
+            "dtrain: checkpoints.jsonl:3: field \"seconds\": expected a number from 0 to "
+            "4102444800, got -0.5");
+  EXPECT_EQ(error(R"({"v":1,"time":"2026-11-26T02:00:01Z","step":1,"path":"/ck","world":2,)"
+                  R"("bytes":"1 MiB"})"),
+            "dtrain: checkpoints.jsonl:3: field \"bytes\": expected an integer from 0 to "
+            "9223372036854775807, got \"1 MiB\"");
+}
+
 TEST(JobEndRecord, RoundTripsAndRefusesANonBoolean) {
   const std::string line = format_job_end_record({124, true});
   EXPECT_EQ(line, R"({"v":1,"status":124,"walltime_reached":true})");

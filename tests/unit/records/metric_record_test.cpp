@@ -6,6 +6,8 @@
 
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dtrain::records {
 namespace {
@@ -61,8 +63,8 @@ TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
   EXPECT_EQ(message(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,"seconds":1})"),
             "dtrain: rank-00001.jsonl:4: missing field \"comm_seconds\"");
   EXPECT_EQ(message(R"({"v":2,"type":"gpu","time":1,"rank":0})"),
-            "dtrain: rank-00001.jsonl:4: field \"type\": expected \"step\", \"coll\" or "
-            "\"resource\", got \"gpu\"");
+            "dtrain: rank-00001.jsonl:4: field \"type\": expected \"step\", \"coll\", "
+            "\"resource\" or \"binding\", got \"gpu\"");
   EXPECT_EQ(
       message(
           R"({"v":2,"type":"coll","time":1,"rank":0,"seq":0,"op":"allreduce","bytes":8,"phase":"in"})"),
@@ -279,6 +281,73 @@ TEST(MetricRecord, ResourceFieldsOutOfTheirRangeAreRefused) {
   EXPECT_EQ(message((head + R"("interval":1,"cpu_percent":1,"rss_bytes":1,"gpu":-1})").c_str()),
             "dtrain: rank-00001.jsonl:4: field \"gpu\": expected an integer from 0 to "
             "2147483647, got -1");
+}
+
+}  // namespace
+}  // namespace dtrain::records
+
+namespace dtrain::records {
+namespace {
+
+MetricRecord binding_record() {
+  MetricRecord r;
+  r.type = RecordType::kBinding;
+  r.time = 1795341600.5;
+  r.rank = 3;
+  r.attempt = 1;
+  r.binding.host = "node01";
+  r.binding.cpus = "0-3,8";
+  r.binding.gpus = "2";
+  r.binding.nics = {{"DTRAIN_NICS", "mlx5_0"}, {"NCCL_IB_HCA", "=mlx5_0"}};
+  return r;
+}
+
+TEST(MetricRecord, BindingRecordsHaveTheDocumentedBytesAndReadBack) {
+  const std::string line = format_binding_record(binding_record());
+  EXPECT_EQ(line, R"({"v":2,"type":"binding","time":1795341600.5,"rank":3,"host":"node01",)"
+                  R"("cpus":"0-3,8","gpus":"2","nics":{"DTRAIN_NICS":"mlx5_0",)"
+                  R"("NCCL_IB_HCA":"=mlx5_0"},"attempt":1})");
+  const MetricRecord back = parse_metric_record(line, "f:1");
+  EXPECT_EQ(back.type, RecordType::kBinding);
+  EXPECT_EQ(back.rank, 3);
+  EXPECT_EQ(back.attempt, 1);
+  EXPECT_EQ(back.binding.host, "node01");
+  EXPECT_EQ(back.binding.cpus, "0-3,8");
+  EXPECT_EQ(back.binding.gpus, "2");
+  const std::vector<std::pair<std::string, std::string>> nics = {{"DTRAIN_NICS", "mlx5_0"},
+                                                                 {"NCCL_IB_HCA", "=mlx5_0"}};
+  EXPECT_EQ(back.binding.nics, nics);
+}
+
+TEST(MetricRecord, ABindingWithoutGpusOrNicsLeavesThemOut) {
+  MetricRecord r = binding_record();
+  r.attempt = 0;
+  r.binding.gpus.reset();
+  r.binding.nics.clear();
+  const std::string line = format_binding_record(r);
+  EXPECT_EQ(line, R"({"v":2,"type":"binding","time":1795341600.5,"rank":3,"host":"node01",)"
+                  R"("cpus":"0-3,8","nics":{}})");
+  const MetricRecord back = parse_metric_record(line, "f:1");
+  EXPECT_FALSE(back.binding.gpus);
+  EXPECT_TRUE(back.binding.nics.empty());
+  // Set but empty: the rank sees no GPU, which is not the same as a variable left unset.
+  r.binding.gpus = "";
+  EXPECT_EQ(parse_metric_record(format_binding_record(r), "f:2").binding.gpus, "");
+}
+
+TEST(MetricRecord, BadBindingRecordsNameTheField) {
+  EXPECT_EQ(message(R"({"v":2,"type":"binding","time":1,"rank":0,"host":"n","nics":{}})"),
+            "dtrain: rank-00001.jsonl:4: missing field \"cpus\"");
+  EXPECT_EQ(message(R"({"v":2,"type":"binding","time":1,"rank":0,"host":"n","cpus":3,"nics":{}})"),
+            "dtrain: rank-00001.jsonl:4: field \"cpus\": expected a string, got 3");
+  EXPECT_EQ(message(R"({"v":2,"type":"binding","time":1,"rank":0,"host":"n","cpus":"0",)"
+                    R"("nics":"mlx5_0"})"),
+            "dtrain: rank-00001.jsonl:4: field \"nics\": expected an object of variable names "
+            "and values, got \"mlx5_0\"");
+  EXPECT_EQ(message(R"({"v":2,"type":"binding","time":1,"rank":0,"host":"n","cpus":"0",)"
+                    R"("nics":{"NCCL_IB_HCA":1}})"),
+            "dtrain: rank-00001.jsonl:4: field \"nics\": expected \"NCCL_IB_HCA\" to be a "
+            "string, got 1");
 }
 
 }  // namespace

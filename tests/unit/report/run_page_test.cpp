@@ -112,7 +112,66 @@ TEST(RunPage, AFailedRunNamesItsCulpritInTheJobTheRanksAndTheFailures) {
   EXPECT_EQ(rows[0][7], "25 %");  // comm %
   EXPECT_EQ(j["checkpoints"][0]["size"], "4 KiB");
   EXPECT_EQ(j["checkpoints"][0]["step"], 3);
+  EXPECT_EQ(j["checkpoints"][0]["took"], "not recorded");   // a record of an older dtrain
   EXPECT_EQ(j["throughput"]["samples_per_second"], "123");  // 736 samples over 6 s
+  EXPECT_EQ(j["ranks"]["bindings"], false);
+}
+
+records::MetricRecord binding(int rank, int attempt, const std::string& cpus) {
+  records::MetricRecord r;
+  r.version = 2;
+  r.type = records::RecordType::kBinding;
+  r.rank = rank;
+  r.attempt = attempt;
+  r.time = kT0;
+  r.binding.host = "node0";
+  r.binding.cpus = cpus;
+  return r;
+}
+
+TEST(RunPage, EachRanksCoresGpusAndNicsComeFromItsLatestBindingRecord) {
+  RunPageInput in = failed_run(false);
+  keep_binding(in.bindings, binding(0, 1, "0-3"));
+  keep_binding(in.bindings, binding(0, 0, "4-7"));  // an earlier attempt's, read later: ignored
+  records::MetricRecord r1 = binding(1, 0, "4-7,12");
+  r1.binding.gpus = "1";
+  r1.binding.nics = {{"DTRAIN_NICS", "mlx5_1"}, {"NCCL_IB_HCA", "=mlx5_1"}};
+  keep_binding(in.bindings, r1);
+  records::MetricRecord none = binding(2, 0, "8");
+  none.binding.gpus = "";
+  keep_binding(in.bindings, none);
+  keep_binding(in.bindings, step(3, 1, 1.0, 32));  // not a binding record
+  const auto j = run_page_json(in);
+  const auto& columns = j["ranks"]["columns"];
+  ASSERT_GE(columns.size(), 6u);
+  EXPECT_EQ(columns[3], "cores");
+  EXPECT_EQ(columns[4], "CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(columns[5], "NIC");
+  const auto& rows = j["ranks"]["rows"];
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0][3], "0-3");
+  EXPECT_EQ(rows[0][4], "-");  // CUDA_VISIBLE_DEVICES unset
+  EXPECT_EQ(rows[0][5], "-");
+  EXPECT_EQ(rows[1][3], "4-7,12");
+  EXPECT_EQ(rows[1][4], "1");
+  EXPECT_EQ(rows[1][5], "DTRAIN_NICS=mlx5_1, NCCL_IB_HCA==mlx5_1");
+  EXPECT_EQ(rows[2][4], "none");  // set and empty: no GPU visible
+  EXPECT_EQ(rows[3][3], "-");     // no binding record
+  EXPECT_EQ(rows[3][6], "6");     // the steps column follows
+  EXPECT_EQ(j["ranks"]["bindings"], true);
+}
+
+TEST(RunPage, ACheckpointShowsHowLongItsSaveTookAndTheRecordedSize) {
+  RunPageInput in = failed_run(false);
+  records::CheckpointRecord c{"2026-11-22T10:00:05.000000Z", 5, "/ck/ckpt-5", 4};
+  c.seconds = 1.25;
+  c.bytes = 3 << 20;
+  in.checkpoints.push_back({c, std::nullopt});  // pruned since: the record still has its size
+  const auto j = run_page_json(in);
+  ASSERT_EQ(j["checkpoints"].size(), 2u);
+  EXPECT_EQ(j["checkpoints"][1]["took"], "1.25 s");
+  EXPECT_EQ(j["checkpoints"][1]["size"], "3 MiB");
+  EXPECT_EQ(j["checkpoints"][1]["since_previous"], "2 s");
 }
 
 TEST(RunPage, ResourcesAreChartedWhenSampledAndAbsentWhenNot) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,27 @@ TEST_F(CheckpointTest, SaveWritesHeaderPointerAndLoadsBack) {
   EXPECT_EQ(loaded->saved_world, 1);
   EXPECT_EQ(loaded->path, file.string());
   EXPECT_TRUE(loaded->skipped.empty());
+}
+
+// In a dtrain run, rank 0 records each save in RUN_DIR/checkpoints.jsonl (docs/fault-tolerance.md)
+// with how long it took and the file's size, which `dtrain report` shows.
+TEST_F(CheckpointTest, ASaveInARunIsRecordedWithItsDurationAndSize) {
+  const fs::path run = root_ / "run";
+  fs::create_directories(run);
+  setenv("DTRAIN_RUN_DIR", run.c_str(), 1);
+  dtrain::Context ctx = dtrain::init();
+  unsetenv("DTRAIN_RUN_DIR");
+  dtrain::Checkpointer ckpt(ctx, dir_.string());
+  ckpt.save(5, bytes_of("model state"), bytes_of("rng=17"));
+  const std::string line = read_file(run / "checkpoints.jsonl");
+  const std::string file = (dir_ / "ckpt-000000000005").string();
+  const std::regex want(R"(\{"v":1,"time":"[-0-9T:.]+Z","step":5,"path":")" + file +
+                        R"(","world":1,"seconds":([-0-9.e]+),"bytes":89\}\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(line, m, want)) << line;
+  EXPECT_EQ(fs::file_size(file), 89u) << "64-byte header + data + one rank entry";
+  const double seconds = std::stod(m[1].str());
+  EXPECT_GE(seconds, 0.0);
 }
 
 TEST_F(CheckpointTest, WriterCallbackStreamsPieces) {

@@ -1,5 +1,6 @@
 // The Meter's file: its name, its exact bytes, each field read back, buffering, and its errors.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -18,6 +19,17 @@
 
 namespace {
 namespace fs = std::filesystem;
+
+// The file's records but the binding record every Meter writes first (its own test below): the
+// tests that compare whole files are about the records the calls make.
+std::vector<std::string> records_in(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) {
+    if (l.find(R"("type":"binding")") == std::string::npos) out.push_back(l);
+  }
+  return out;
+}
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -42,12 +54,7 @@ class MeterTest : public ::testing::Test {
 
   fs::path file() const { return dir_ / "rank-00000.jsonl"; }
 
-  std::vector<std::string> lines() const {
-    std::ifstream in(file());
-    std::vector<std::string> out;
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
-  }
+  std::vector<std::string> lines() const { return records_in(file()); }
 
   std::string meter_error(const std::string& run_dir) {
     try {
@@ -97,6 +104,46 @@ TEST_F(MeterTest, WritesTheDocumentedBytes) {
   EXPECT_LE(t1, after);
 }
 
+// The binding record: the CPUs the creating thread may run on (here narrowed to one, as a
+// launcher's --bind-to core would), CUDA_VISIBLE_DEVICES and the NIC variables as the process has
+// them, written before any other record.
+TEST_F(MeterTest, WritesTheRanksBindingFirst) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  int last = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &all)) last = c;
+  }
+  ASSERT_GE(last, 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(last, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  for (const char* name : {"DTRAIN_NICS", "NCCL_IB_HCA", "GLOO_SOCKET_IFNAME"}) unsetenv(name);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  setenv("NCCL_SOCKET_IFNAME", "=lo", 1);
+  setenv("UCX_NET_DEVICES", "", 1);  // set but empty: left out
+  {
+    dtrain::Meter meter(ctx_, dir_.string());
+    meter.record(0, 1, 1.0);
+  }
+  sched_setaffinity(0, sizeof all, &all);
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  unsetenv("NCCL_SOCKET_IFNAME");
+  unsetenv("UCX_NET_DEVICES");
+  std::ifstream in(file());
+  std::string first;
+  std::getline(in, first);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::regex binding(R"(\{"v":2,"type":"binding","time":[0-9]+\.[0-9]+,"rank":0,"host":")" +
+                           std::string(host) + R"(","cpus":")" + std::to_string(last) +
+                           R"(","gpus":"","nics":\{"NCCL_SOCKET_IFNAME":"=lo"\}\})");
+  EXPECT_TRUE(std::regex_match(first, binding)) << first;
+  EXPECT_EQ(lines().size(), 1u) << "one binding record, then the step";
+}
+
 TEST_F(MeterTest, EachFieldReadsBackWithItsType) {
   {
     dtrain::Meter meter(ctx_, dir_.string());
@@ -139,9 +186,7 @@ TEST_F(MeterTest, FlushWritesEachRecordOnce) {
 std::vector<std::string> wait_for_lines(const fs::path& file, std::size_t want) {
   std::vector<std::string> out;
   for (int i = 0; i < 2000; ++i) {
-    out.clear();
-    std::ifstream in(file);
-    for (std::string l; std::getline(in, l);) out.push_back(l);
+    out = records_in(file);
     if (out.size() >= want) break;
     usleep(10000);
   }
