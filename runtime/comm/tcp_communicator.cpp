@@ -320,6 +320,8 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // diagnosis asks for it); nullopt when none came by `deadline`.
   std::optional<AbortFrame> frame_of(int q, Clock::time_point deadline) {
     auto& kept = frames_[static_cast<std::size_t>(q)];
+    // A peer that connected to this rank, which had not accepted it yet, and then stopped.
+    if (!kept && control(q) < 0 && q > rank_) peers_.accept_waiting(deadline);
     if (!kept && control(q) >= 0) {
       AbortFrame f;
       if (net::recv_all(control(q), &f, sizeof f, deadline) == IoResult::kOk) kept = f;

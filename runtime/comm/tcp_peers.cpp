@@ -194,14 +194,16 @@ TcpPeers::Outcome TcpPeers::accept_from(int peer, Clock::time_point deadline) {
       }
       watch[i].fd = -1;  // closed without a frame: nothing more will come
     }
-    if (watch[0].revents != 0) {
-      for (net::Socket s = net::accept_until(listener_, Clock::now()); s.valid();
-           s = net::accept_until(listener_, Clock::now())) {
-        place(std::move(s), deadline);
-      }
-    }
+    if (watch[0].revents != 0) accept_waiting(deadline);
   }
   return {};
+}
+
+void TcpPeers::accept_waiting(Clock::time_point deadline) {
+  for (net::Socket s = net::accept_until(listener_, Clock::now()); s.valid();
+       s = net::accept_until(listener_, Clock::now())) {
+    place(std::move(s), deadline);
+  }
 }
 
 // A connection from a higher rank: into its slot by its hello. One that closes before its hello

@@ -47,6 +47,11 @@ class TcpPeers {
   // before it waits to accept, so no rank waits on another's progress but its peers' start.
   Outcome connect(const std::vector<int>& peers, net::Clock::time_point deadline);
 
+  // Places the connections that higher ranks made and this rank has not accepted yet, without
+  // waiting for more: a peer that connected, then stopped, wrote its abort frame on one of them
+  // (a lower rank accepts only when a collective needs the peer, so it may not have yet).
+  void accept_waiting(net::Clock::time_point deadline);
+
   // The connections to `peer`, -1 when not connected.
   int data(int peer) const { return data_[static_cast<std::size_t>(peer)].fd(); }
   int control(int peer) const { return control_[static_cast<std::size_t>(peer)].fd(); }
