@@ -43,6 +43,9 @@ def parse_args():
     p.add_argument("--no-checkpoint", action="store_true")
     p.add_argument("--backend", default="gloo", choices=["gloo", "dtrain"],
                    help="torch.distributed's backend for DDP: gloo, or dtrain's (docs/torch.md)")
+    p.add_argument("--final-state", default="", metavar="DIR",
+                   help="write this rank's loss at every step and its final parameters to "
+                        "DIR/rank-R.pt (torch.save), to compare runs such as gloo's and dtrain's")
     return p.parse_args()
 
 
@@ -121,6 +124,9 @@ def checkpoint_dir(args):
 
 def main():
     args = parse_args()
+    if args.final_state and not os.path.isdir(args.final_state):
+        sys.exit(f"pytorch-ddp: --final-state: expected an existing directory, got "
+                 f"\"{args.final_state}\"")
     ctx = dtrain.init()  # first: before anything could initialise CUDA (docs/runtime-api.md)
     import torch
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // ctx.local_size))
@@ -173,6 +179,7 @@ def main():
               f"per rank), {len(test_set)} test images, {epochs}, seed {args.seed}, "
               f"backend {args.backend}", flush=True)
     meter = dtrain.Meter(ctx)
+    losses = []  # this rank's, for --final-state
     loss_fn = torch.nn.CrossEntropyLoss()
     with dtrain.Preemption(ctx) as preemption:
         while epoch < args.epochs:
@@ -189,6 +196,7 @@ def main():
                     loss.backward()  # DDP averages the gradients over the backend
                     optimizer.step()
                 loss_sum += loss.detach()
+                losses.append(loss.item())
                 step_in_epoch += 1
                 global_step += 1
                 if root and args.log_every > 0 and global_step % args.log_every == 0:
@@ -211,6 +219,9 @@ def main():
             if ckpt is not None:
                 save(epoch, 0, 0.0)
     meter.flush()
+    if args.final_state:
+        torch.save({"losses": losses, "params": [p.detach().clone() for p in model.parameters()]},
+                   os.path.join(args.final_state, f"rank-{ctx.rank}.pt"))
     accuracy = test_accuracy(torch, ctx, model, test_set)
     if root:
         print(f"final test accuracy {100 * accuracy:.2f} % after {epochs} on {ctx.size} ranks",
