@@ -24,6 +24,7 @@
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/report_html.hpp"
+#include "report/report_page.hpp"
 #include "report/run_page.hpp"
 #include "report/run_series.hpp"
 #include "run_dir.hpp"

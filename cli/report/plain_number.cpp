@@ -45,4 +45,6 @@ std::string duration_text(double seconds) {
   return plain_number(seconds * 1e6) + " us";
 }
 
+std::string percent_text(double share) { return plain_number(share * 100) + " %"; }
+
 }  // namespace dtrain::report

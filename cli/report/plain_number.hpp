@@ -13,6 +13,9 @@ namespace dtrain::report {
 // "0" for zero and anything that rounds to zero at nine decimals, "-" for NaN and infinities.
 std::string plain_number(double value);
 
+// A share (0.25) as a percentage in plain numbers: "25 %".
+std::string percent_text(double share);
+
 // A duration as people read it, in plain numbers: "1.23 s", "12.3 ms", "450 us"; from a minute
 // "2 min 5 s", from an hour "1 h 5 min". The stats table's stragglers and the report page use it.
 std::string duration_text(double seconds);

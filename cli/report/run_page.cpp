@@ -54,8 +54,6 @@ std::string bytes_text(double bytes) {
 
 std::string bytes_or_dash(const std::optional<double>& v) { return v ? bytes_text(*v) : "-"; }
 
-std::string percent_text(double share) { return plain_number(share * 100) + " %"; }
-
 // How each rank ended, as the first-error verdict has it: "culprit: was killed by signal 9".
 std::map<int, std::string> rank_ends(const FirstErrorReport& r) {
   std::map<int, std::string> out;
@@ -476,55 +474,6 @@ json run_page_json(const RunPageInput& in) {
     out["throughput"] = nullptr;
   }
   return out;
-}
-
-std::vector<ScalingGroup> scaling_groups(const std::vector<ScalingRun>& runs) {
-  std::map<std::string, std::vector<ScalingRun>> by_job;
-  std::vector<std::string> order;
-  for (const auto& r : runs) {
-    if (!by_job.count(r.job)) order.push_back(r.job);
-    by_job[r.job].push_back(r);
-  }
-  std::vector<ScalingGroup> out;
-  for (const auto& job : order) {
-    ScalingGroup g;
-    g.job = job;
-    std::vector<ScalingRun> usable;
-    for (const auto& r : by_job[job]) {
-      if (r.ranks > 0 && r.samples_per_second > 0) {
-        usable.push_back(r);
-      } else {
-        g.left_out.push_back(r.label);
-      }
-    }
-    if (usable.size() >= 2) g.table = scaling_table(usable);
-    out.push_back(std::move(g));
-  }
-  return out;
-}
-
-json report_json(const std::vector<json>& runs, const std::vector<ScalingGroup>& groups,
-                 const std::string& generated) {
-  json scaling = json::array();
-  for (const auto& g : groups) {
-    if (!g.table) continue;
-    json j = scaling_to_json(*g.table);
-    j["job"] = g.job.empty() ? "(no job name)" : g.job;
-    for (auto& row : j["rows"]) {
-      row["speedup_text"] = plain_number(row["speedup"].get<double>()) + " x";
-      row["efficiency_text"] = percent_text(row["efficiency"].get<double>());
-      row["samples_per_second_text"] = plain_number(row["samples_per_second"].get<double>());
-    }
-    j["left_out"] = g.left_out;
-    scaling.push_back(std::move(j));
-  }
-  json all = json::array();
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    json r = runs[i];
-    r["id"] = "run-" + std::to_string(i);
-    all.push_back(std::move(r));
-  }
-  return {{"generated", generated}, {"runs", all}, {"scaling", scaling}};
 }
 
 }  // namespace dtrain::report

@@ -1,9 +1,9 @@
 // The page model of `dtrain report` (docs/report.md): what one run directory says, gathered from
 // the readers every other command uses (StatsBuilder's throughput and stragglers, the first-error
 // verdict, the time lost to failures, the attempts and checkpoints, SeriesBuilder's binned charts),
-// as the JSON that the page's script draws; and, across runs, the scaling study of each job
-// (scaling_table, as `dtrain stats` computes it). Numbers a person reads in a table are formatted
-// here, with plain_number, as in the terminal tables. Pure: the command reads the files.
+// as the JSON that the page's script draws (the page across runs: report_page.hpp). Numbers a
+// person reads in a table are formatted here, with plain_number, as in the terminal tables. Pure:
+// the command reads the files.
 #pragma once
 
 #include <cstdint>
@@ -65,20 +65,5 @@ struct RunPageInput {
 
 // The model of one run's section (docs/report.md lists its fields).
 nlohmann::json run_page_json(const RunPageInput& in);
-
-// The runs' throughput for the scaling study, grouped by job name (runs without a name form the
-// group ""); a job with fewer than two runs with throughput has no table.
-struct ScalingGroup {
-  std::string job;
-  std::optional<ScalingTable> table;  // two runs or more with throughput
-  std::vector<std::string> left_out;  // labels of runs without throughput
-};
-std::vector<ScalingGroup> scaling_groups(const std::vector<ScalingRun>& runs);
-
-// The whole page: each run's model (run_page_json) with the id of its section ("run-0", ...), and
-// the scaling groups; a scaling row links to its run's section by the run's label, so the caller
-// makes labels unique.
-nlohmann::json report_json(const std::vector<nlohmann::json>& runs,
-                           const std::vector<ScalingGroup>& groups, const std::string& generated);
 
 }  // namespace dtrain::report

@@ -2,6 +2,7 @@
 // run, resources when sampled and "not recorded" when not, the scaling study grouped by job; and
 // the page itself: self-contained and under 2 MiB for 1,024 ranks.
 #include "report/run_page.hpp"
+#include "report/report_page.hpp"
 
 #include <gtest/gtest.h>
 
