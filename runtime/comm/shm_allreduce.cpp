@@ -57,52 +57,6 @@ struct ShmAllreduce::Control {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "counters in shared memory must be lock-free to work across processes");
 
-std::uint64_t ShmAllreduce::CallWhat::pack() const {
-  return static_cast<std::uint64_t>(kind) | static_cast<std::uint64_t>(type) << 8 |
-         static_cast<std::uint64_t>(op) << 16;
-}
-
-ShmAllreduce::CallWhat ShmAllreduce::CallWhat::unpack(std::uint64_t word) {
-  return {static_cast<Kind>(word & 0xff), static_cast<DType>((word >> 8) & 0xff),
-          static_cast<ReduceOp>((word >> 16) & 0xff)};
-}
-
-std::string ShmAllreduce::describe_call(std::uint64_t count, const CallWhat& what) {
-  std::string text = std::to_string(count) + " " + std::string(to_string(what.type)) + " elements";
-  switch (what.kind) {
-    case CallWhat::Kind::kAllreduce:
-      return text + " (" + std::string(to_string(what.op)) + ")";
-    case CallWhat::Kind::kReducePiece:
-      return text + " in a piece to reduce (" + std::string(to_string(what.op)) + ")";
-    case CallWhat::Kind::kGatherPiece:
-      return text + " in a piece to gather";
-  }
-  return text;
-}
-
-std::string ShmAllreduce::mismatch_text(const std::vector<CallSeen>& calls) {
-  // Rank 0's call, then each rank that passed another, up to a few: with hundreds of ranks on a
-  // node one wrong rank is what matters, and the line must stay readable.
-  constexpr std::size_t kNamed = 4;
-  std::string text = "ranks of this node passed different calls to one collective: rank " +
-                     std::to_string(calls[0].rank) + " passed " +
-                     describe_call(calls[0].count, calls[0].what);
-  std::size_t named = 0;
-  std::size_t more = 0;
-  for (std::size_t i = 1; i < calls.size(); ++i) {
-    const CallSeen& c = calls[i];
-    if (c.count == calls[0].count && c.what.pack() == calls[0].what.pack()) continue;
-    if (named == kNamed) {
-      ++more;
-      continue;
-    }
-    text += ", rank " + std::to_string(c.rank) + " passed " + describe_call(c.count, c.what);
-    ++named;
-  }
-  if (more > 0) text += ", and " + std::to_string(more) + " more ranks differ";
-  return text + "; every rank must pass the same number of elements, element type and operation";
-}
-
 ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
                            std::size_t piece_bytes)
     : rank_(rank),
@@ -286,7 +240,7 @@ void ShmAllreduce::check_same_call(std::uint64_t s) {
     calls.push_back({r, c.count.load(std::memory_order_relaxed),
                      CallWhat::unpack(c.what.load(std::memory_order_relaxed))});
   }
-  throw Error(Error::Code::kInvalid, "dtrain: " + mismatch_text(calls));
+  throw Error(Error::Code::kInvalid, "dtrain: " + mismatch_text("ranks of this node", calls));
 }
 
 void ShmAllreduce::check_share(std::size_t bytes) const {

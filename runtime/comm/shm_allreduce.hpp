@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/call_check.hpp"
 #include "comm/communicator.hpp"
 
 namespace dtrain::runtime {
@@ -120,26 +121,9 @@ class ShmAllreduce {
                             int shares = 0);
   void gather_piece(void* data, std::size_t n, DType type, int shift = 0, int shares = 0);
 
-  // What one rank passed to a call, as the others compare it (ranks that pass different counts,
-  // element types or operations get Error kInvalid naming them, on every rank, instead of each
-  // other's bytes read as their own).
-  struct CallWhat {
-    enum class Kind : std::uint8_t { kAllreduce, kReducePiece, kGatherPiece };
-    Kind kind = Kind::kAllreduce;
-    DType type = DType::kFloat32;
-    ReduceOp op = ReduceOp::kSum;
-    std::uint64_t pack() const;
-    static CallWhat unpack(std::uint64_t word);
-  };
-  struct CallSeen {
-    int rank;
-    std::uint64_t count;
-    CallWhat what;
-  };
-  // "ranks of this node passed different calls to one collective: rank 0 passed 4097 float32
-  // elements (sum), rank 1 passed 4096 float32 elements (sum); ..." (`calls`: every rank's, by
-  // rank, rank 0's first).
-  static std::string mismatch_text(const std::vector<CallSeen>& calls);
+  // What one rank passed to a call, as the others compare it (comm/call_check.hpp).
+  using CallWhat = runtime::CallWhat;
+  using CallSeen = runtime::CallSeen;
 
   // While a call waits: the ranks it waits for, e.g. "1, 3 (not yet in this allreduce)"; "" when
   // it does not wait.
@@ -185,7 +169,6 @@ class ShmAllreduce {
   void post(std::uint64_t s);
   // Once every rank posted piece s: throws Error kInvalid when their calls differ.
   void check_same_call(std::uint64_t s);
-  static std::string describe_call(std::uint64_t count, const CallWhat& what);
   // Reduces the piece described by slices_ (n elements) into the slices' `out`; with
   // `share_out`, only this rank's share (of `share` elements) into it.
   void piece(std::size_t n, DType type, ReduceOp op, std::size_t share = 0,

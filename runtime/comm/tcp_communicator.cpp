@@ -108,24 +108,26 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // (router.hpp).
   void do_allreduce(const void* in, void* out, std::size_t count, DType type,
                     ReduceOp op) override {
-    start_call("allreduce");
+    start_call("allreduce", {CallWhat::Kind::kAllreduce, type, op}, count);
     router_.allreduce(in, out, count, type, op);
   }
 
   bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
-    start_call("allreduce");
+    std::uint64_t total = 0;
+    for (const AllreducePart& p : parts) total += p.count;
+    start_call("allreduce", {CallWhat::Kind::kAllreduce, type, op}, total);
     return router_.allreduce_parts(parts, type, op);
   }
 
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                          ReduceOp op) override {
-    start_call("reduce_scatter");
+    start_call("reduce_scatter", {CallWhat::Kind::kReduceScatter, type, op}, count);
     router_.reduce_scatter(in, out, count, type, op);
   }
 
  public:
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
-    start_call("allgather");
+    start_call("allgather", {CallWhat::Kind::kAllgather, type, ReduceOp::kSum}, count);
     router_.allgather(in, out, count, type);
   }
 
@@ -133,7 +135,10 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // root sent to every rank before: p - 1 connections at the root and p - 1 times the message).
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     const std::size_t bytes = count * dtype_size(type);
-    const auto deadline = Clock::now() + timeout_;
+    start_call("broadcast",
+               {CallWhat::Kind::kBroadcast, type, ReduceOp::kSum, static_cast<std::uint32_t>(root)},
+               count);
+    const auto deadline = call_deadline_;
     const int rel = (rank_ - root + size_) % size_;
     const auto absolute = [&](int r) { return (r + root) % size_; };
     // The parent clears rel's lowest set bit; the children set each bit below it.
@@ -145,16 +150,15 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
       if (rel + bit < size_) tree.push_back(absolute(rel + bit));
     }
     reach(tree, deadline, "broadcast");
-    if (rel != 0)
-      io(net::recv_all(fd(tree.front()), buf, bytes, deadline), tree.front(), "broadcast");
+    if (rel != 0) exchange(-1, nullptr, 0, tree.front(), buf, bytes, deadline, "broadcast");
     for (std::size_t c = rel != 0 ? 1 : 0; c < tree.size(); ++c) {
-      io(net::send_all(fd(tree[c]), buf, bytes, deadline), tree[c], "broadcast");
+      exchange(tree[c], buf, bytes, -1, nullptr, 0, deadline, "broadcast");
     }
   }
 
   // log2(p) exchanges (the ring took 2 (p - 1) steps: at 1,024 ranks every barrier waited on
   // 2,046 rounds of the whole job).
-  void barrier() override { (void)least(0, "barrier"); }
+  void barrier() override { (void)least(0, "barrier", CallWhat::Kind::kBarrier); }
 
   std::string_view backend() const override { return "tcp"; }
   std::string_view allreduce_transport() const override {
@@ -175,7 +179,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   ~TcpCommunicator() override {
     if (stopped_ || failure_ || abandoned_) return;
     try {
-      (void)least(0, "finalize");
+      (void)least(0, "finalize", CallWhat::Kind::kFinalize);
     } catch (...) {
       // A rank that left already: nothing to wait for.
     }
@@ -220,7 +224,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // (hierarchy_vote: the layout, DTRAIN_ALGO and DTRAIN_SHM) wants it, on every rank or none.
   // Collective.
   void set_up_hierarchy(NodeLayout layout, std::int32_t own_vote) {
-    const std::int32_t vote = least(own_vote, "init");
+    const std::int32_t vote = least(own_vote, "init", CallWhat::Kind::kSetUp);
     if (vote == 0) return;
     std::vector<char*> segments =
         map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
@@ -231,10 +235,13 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     reach(link_peers, Clock::now() + timeout_, "init");
     std::vector<int> fds(static_cast<std::size_t>(size_), -1);
     for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
-    auto link = std::make_unique<TcpPeerTransport>(std::move(fds),
-                                                   [this](int peer, net::IoResult how, int error) {
-                                                     fail(Loss{peer, how, error, -1}, call_);
-                                                   });
+    auto link = std::make_unique<TcpPeerTransport>(
+        std::move(fds),
+        [this](int peer, net::IoResult how, int error) {
+          fail(Loss{peer, how, error, -1}, call_);
+        },
+        call_header_,
+        [this](int peer, const CallHeader& theirs) { different_call(peer, theirs, call_); });
     router_.build_hierarchy(std::move(layout), vote, LinkBackend::kTcp, std::move(segments),
                             std::move(link));
   }
@@ -243,16 +250,17 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   std::vector<char*> map_node_memory(const std::vector<int>& members, std::size_t piece_bytes,
                                      PosixShm& memory) {
     const auto deadline = Clock::now() + timeout_;
-    const NodeMemoryLinks links{[this](std::int32_t value) { return least(value, "init"); },
-                                [&](int peer, const void* buf, std::size_t bytes) {
-                                  reach({peer}, deadline, "init");
-                                  io(net::send_all(fd(peer), buf, bytes, deadline), peer, "init");
-                                },
-                                [&](int peer, void* buf, std::size_t bytes) {
-                                  reach({peer}, deadline, "init");
-                                  io(net::recv_all(fd(peer), buf, bytes, deadline), peer, "init");
-                                },
-                                [this] { barrier(); }};
+    const NodeMemoryLinks links{
+        [this](std::int32_t value) { return least(value, "init", CallWhat::Kind::kSetUp); },
+        [&](int peer, const void* buf, std::size_t bytes) {
+          reach({peer}, deadline, "init");
+          io(net::send_all(fd(peer), buf, bytes, deadline), peer, "init");
+        },
+        [&](int peer, void* buf, std::size_t bytes) {
+          reach({peer}, deadline, "init");
+          io(net::recv_all(fd(peer), buf, bytes, deadline), peer, "init");
+        },
+        [this] { barrier(); }};
     return runtime::map_node_memory(rank_, members, piece_bytes, links, memory);
   }
 
@@ -300,9 +308,12 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
       // wait may need (on a host of many ranks only a few are connected to the one that died).
       // Not a silent one: this rank's own deadline, begun with the same call, names that one.
       // The peer stays watched: the wait may need it later.
+      // Ranks that passed different calls stop every rank.
       const std::optional<AbortFrame> f = frame_of(q, Clock::now());
+      if (f && f->how == static_cast<std::int32_t>(IoResult::kMismatch))
+        fail(loss_of_frame(*f, q), call_);
       if (f && f->how != static_cast<std::int32_t>(IoResult::kTimeout) && needed(f->lost)) {
-        fail(Loss{f->lost, static_cast<IoResult>(f->how), f->error, q}, call_);
+        fail(loss_of_frame(*f, q), call_);
       }
     }
   }
@@ -346,15 +357,17 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
 
   // The least of every rank's `value` (the votes, the barrier) in log2(p) exchanges; `what`
   // names the call in a failure's message.
-  std::int32_t least(std::int32_t value, const char* what) {
-    start_call(what);
+  std::int32_t least(std::int32_t value, const char* what, CallWhat::Kind kind) {
+    start_call(what, {kind, DType::kInt32, ReduceOp::kMin}, 1);
     router_.doubling().allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
     return value;
   }
 
-  void start_call(const char* name) {
+  // Names the call, starts its deadline and sets the header each of its messages carries.
+  void start_call(const char* name, const CallWhat& what, std::uint64_t count) {
     call_ = name;
     call_deadline_ = Clock::now() + timeout_;
+    call_header_ = CallHeader::of(count, what);
   }
 
   int fd(int peer) const { return peers_.data(peer); }
@@ -364,16 +377,45 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
                 std::size_t recv_bytes, Clock::time_point deadline, const char* what) {
     reach({to, from}, deadline, what);
-    if (to >= 0 && from >= 0) {
-      int failed = -1;
-      const IoResult r =
-          net::exchange(fd(to), send, send_bytes, fd(from), recv, recv_bytes, deadline, &failed);
-      io(r, failed == fd(to) ? to : from, what);
-    } else if (to >= 0) {
-      io(net::send_all(fd(to), send, send_bytes, deadline), to, what);
-    } else if (from >= 0) {
-      io(net::recv_all(fd(from), recv, recv_bytes, deadline), from, what);
+    // Each message carries the call (call_check.hpp), in the same system call as its bytes.
+    net::Framed out;
+    net::Framed in;
+    if (to >= 0) {
+      std::memcpy(out.header.data(), &call_header_, sizeof call_header_);
+      out.header_len = sizeof call_header_;
+      out.data = static_cast<char*>(const_cast<void*>(send));
+      out.data_len = send_bytes;
     }
+    if (from >= 0) {
+      in.header_len = sizeof call_header_;
+      in.data = static_cast<char*>(recv);
+      in.data_len = recv_bytes;
+    }
+    int failed = -1;
+    const IoResult r = net::exchange(to >= 0 ? fd(to) : -1, out, from >= 0 ? fd(from) : -1, in,
+                                     &call_header_, deadline, &failed);
+    if (r == IoResult::kMismatch) {
+      CallHeader theirs;
+      std::memcpy(&theirs, in.header.data(), sizeof theirs);
+      different_call(from, theirs, what);
+    }
+    io(r, to >= 0 && failed == fd(to) ? to : from, what);
+  }
+
+  // Rank `peer`'s message of this call carried `theirs`, another call than this rank's: the
+  // streams are out of step from here on. Every rank is told both calls (the abort frames), then
+  // the connections are shut, as after a loss.
+  [[noreturn]] void different_call(int peer, const CallHeader& theirs, const char* what) {
+    if (failure_) throw *failure_;
+    CallSeen mine{rank_, call_header_.count, CallWhat::unpack(call_header_.what)};
+    CallSeen other{peer, theirs.count, CallWhat::unpack(theirs.what)};
+    Loss loss{rank_, IoResult::kMismatch, 0, -1};
+    loss.calls =
+        peer < rank_ ? std::vector<CallSeen>{other, mine} : std::vector<CallSeen>{mine, other};
+    stop(loss);
+    missing_.clear();
+    failure_.emplace(Error::Code::kInvalid, loss_message(what, loss, {}, hosts_));
+    throw *failure_;
   }
 
   // Every peer whose connection is closed now: the dead rank, and ranks that already stopped
@@ -419,7 +461,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   void send_frames(const Loss& loss) {
     if (frames_sent_) return;
     frames_sent_ = true;
-    const AbortFrame f{kAbortMagic, loss.rank, static_cast<std::int32_t>(loss.how), loss.error};
+    const AbortFrame f = frame_of_loss(loss);
     for (int q : peers_.connected()) {
       if (q == loss.rank) continue;
       // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
@@ -440,7 +482,9 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     missing_ = "ranks " + rank_list(missing);
     stop(loss);
     const std::string text = loss_message(what, loss, missing, hosts_);
-    failure_.emplace(loss.how == IoResult::kTimeout ? Error::Code::kTimeout : Error::Code::kComm,
+    failure_.emplace(loss.how == IoResult::kTimeout    ? Error::Code::kTimeout
+                     : loss.how == IoResult::kMismatch ? Error::Code::kInvalid
+                                                       : Error::Code::kComm,
                      text);
     throw *failure_;
   }
@@ -465,6 +509,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   Router router_;
   // The running call through shared memory or the hierarchy: its name and deadline.
   const char* call_ = "allreduce";
+  CallHeader call_header_;  // what the running call's messages carry (start_call)
   Clock::time_point call_deadline_ = Clock::time_point::max();
   Clock::time_point last_liveness_check_{};
 };

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/call_check.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -19,19 +20,29 @@ namespace dtrain::runtime {
 inline constexpr std::uint32_t kAbortMagic = 0x64744162;  // "dtAb"
 struct AbortFrame {
   std::uint32_t magic = kAbortMagic;
-  std::int32_t lost = -1;  // the rank first found lost
-  std::int32_t how = 0;    // IoResult: kClosed, kTimeout or kError
+  std::int32_t lost = -1;  // the rank first found lost; with kMismatch, the rank that saw it
+  std::int32_t how = 0;    // IoResult: kClosed, kTimeout, kError or kMismatch
   std::int32_t error = 0;  // errno, with kError
+  // With kMismatch: the two calls that differed (call_check.hpp), so that every rank names both.
+  std::int32_t call_rank[2] = {-1, -1};
+  std::uint64_t call_count[2] = {0, 0};
+  std::uint64_t call_what[2] = {0, 0};
 };
 
 // Why a collective failed: the rank found lost first and how, and the peer that reported it when
 // this rank learned it from an abort frame rather than saw it itself.
+// With kMismatch no rank is lost: `rank` saw two ranks pass different calls, `calls`.
 struct Loss {
   int rank = -1;
   net::IoResult how = net::IoResult::kClosed;
   int error = 0;
   int messenger = -1;
+  std::vector<CallSeen> calls{};
 };
+
+// The frame a rank sends for `loss`, and the loss a frame tells of, its sender the messenger.
+AbortFrame frame_of_loss(const Loss& loss);
+Loss loss_of_frame(const AbortFrame& f, int messenger);
 
 // The abort frame rank `peer` sent, or nullopt when none came (in time, or intact).
 using FrameReader = std::function<std::optional<AbortFrame>(int peer)>;
@@ -49,14 +60,16 @@ Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_fram
 
 // The ranks a failure leaves missing, sorted: the lost rank and its messenger, and `closed` (the
 // peers whose connections are closed now: a failure spreads) unless the lost rank was silent and
-// seen by this rank itself, when only it is known missing.
+// seen by this rank itself, when only it is known missing. None for a mismatch.
 std::vector<int> missing_ranks(const Loss& loss, const std::vector<int>& closed);
 
 // "0, 2": the list form of the messages and of Communicator::missing_ranks().
 std::string rank_list(const std::vector<int>& ranks);
 
 // "dtrain: <what>: tcp: missing ranks: 1, 2; rank 1 (on hostB) closed its connection (it exited
-// or was killed); rank 2 (on hostC) stopped because of it". `hosts`: every rank's host name.
+// or was killed); rank 2 (on hostC) stopped because of it". `hosts`: every rank's host name. For a
+// mismatch: "dtrain: <what>: tcp: ranks passed different calls to one collective: ...; rank 2 (on
+// hostC) saw it" (the last part on the other ranks).
 std::string loss_message(const char* what, const Loss& loss, const std::vector<int>& missing,
                          const std::vector<std::string>& hosts);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "dtrain/dtrain.hpp"
@@ -20,8 +21,13 @@ net::IoResult failure_of(int error) {
 
 }  // namespace
 
-TcpPeerTransport::TcpPeerTransport(std::vector<int> fd_of_rank, Fail fail)
-    : fds_(std::move(fd_of_rank)), queues_(fds_.size()), fail_(std::move(fail)) {}
+TcpPeerTransport::TcpPeerTransport(std::vector<int> fd_of_rank, Fail fail, const CallHeader& call,
+                                   Mismatch mismatch)
+    : fds_(std::move(fd_of_rank)),
+      queues_(fds_.size()),
+      fail_(std::move(fail)),
+      call_(call),
+      mismatch_(std::move(mismatch)) {}
 
 TcpPeerTransport::Queues& TcpPeerTransport::queues_of(int peer) {
   if (peer < 0 || static_cast<std::size_t>(peer) >= fds_.size() ||
@@ -37,7 +43,12 @@ TcpPeerTransport::Queues& TcpPeerTransport::queues_of(int peer) {
 void TcpPeerTransport::send(int slot, const void* buf, std::size_t bytes, int peer) {
   if (bytes == 0) return;
   Queues& q = queues_of(peer);
-  q.out.push_back({slot, static_cast<char*>(const_cast<void*>(buf)), bytes});
+  Message& m = q.out.emplace_back();
+  m.slot = slot;
+  std::memcpy(m.bytes.header.data(), &call_, sizeof call_);
+  m.bytes.header_len = sizeof call_;
+  m.bytes.data = static_cast<char*>(const_cast<void*>(buf));
+  m.bytes.data_len = bytes;
   ++open_[static_cast<std::size_t>(slot)];
   transmit(peer);  // most of it usually fits in the socket's buffer at once
 }
@@ -45,7 +56,11 @@ void TcpPeerTransport::send(int slot, const void* buf, std::size_t bytes, int pe
 void TcpPeerTransport::recv(int slot, void* buf, std::size_t bytes, int peer) {
   if (bytes == 0) return;
   Queues& q = queues_of(peer);
-  q.in.push_back({slot, static_cast<char*>(buf), bytes});
+  Message& m = q.in.emplace_back();
+  m.slot = slot;
+  m.bytes.header_len = sizeof call_;
+  m.bytes.data = static_cast<char*>(buf);
+  m.bytes.data_len = bytes;
   ++open_[static_cast<std::size_t>(slot)];
 }
 
@@ -80,22 +95,20 @@ void TcpPeerTransport::progress() {
 }
 
 void TcpPeerTransport::transmit(int peer) {
-  const int fd = fds_[static_cast<std::size_t>(peer)];
-  move(peer, queues_[static_cast<std::size_t>(peer)].out,
-       [fd](const Message& m) { return ::send(fd, m.data, m.left, MSG_DONTWAIT | MSG_NOSIGNAL); });
+  move(peer, queues_[static_cast<std::size_t>(peer)].out, net::send_some);
 }
 
 void TcpPeerTransport::receive(int peer) {
-  const int fd = fds_[static_cast<std::size_t>(peer)];
-  move(peer, queues_[static_cast<std::size_t>(peer)].in,
-       [fd](const Message& m) { return ::recv(fd, m.data, m.left, MSG_DONTWAIT); });
+  move(peer, queues_[static_cast<std::size_t>(peer)].in, net::recv_some);
 }
 
 void TcpPeerTransport::move(int peer, std::deque<Message>& messages,
-                            const std::function<ssize_t(const Message&)>& io) {
+                            ssize_t (*io)(int, net::Framed&)) {
+  const int fd = fds_[static_cast<std::size_t>(peer)];
   while (!messages.empty()) {
     Message& m = messages.front();
-    const ssize_t n = io(m);
+    const bool had_header = m.bytes.header_done();
+    const ssize_t n = io(fd, m.bytes);
     if (n == 0) {
       fail_(peer, net::IoResult::kClosed, 0);  // it closed with bytes still owed (a receive)
       return;
@@ -106,9 +119,18 @@ void TcpPeerTransport::move(int peer, std::deque<Message>& messages,
       fail_(peer, failure_of(error), error);
       return;
     }
-    m.data += n;
-    m.left -= static_cast<std::size_t>(n);
-    if (m.left == 0) complete(messages);
+    // A received header, just complete: the peer's call must be this rank's (on the sending side
+    // the header was this rank's own). Checked before any wait for bytes it may never send.
+    if (!had_header && m.bytes.header_done() &&
+        &messages == &queues_[static_cast<std::size_t>(peer)].in) {
+      CallHeader theirs;
+      std::memcpy(&theirs, m.bytes.header.data(), sizeof theirs);
+      if (!(theirs == call_)) {
+        mismatch_(peer, theirs);
+        return;
+      }
+    }
+    if (m.bytes.done()) complete(messages);
   }
 }
 

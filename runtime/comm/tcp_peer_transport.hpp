@@ -4,7 +4,9 @@
 // allreduce tests for completion; between tests the kernel's socket buffers keep the link busy,
 // so the node's shared-memory work overlaps the transfer. A connection that closes or fails while
 // a message still needs it goes to the communicator's diagnosis (tcp_loss.hpp), which names the
-// rank really lost.
+// rank really lost. Each message carries the call it belongs to (call_check.hpp) in front of its
+// bytes, so that nodes whose ranks passed different calls say so instead of reading each other's
+// pieces as their own.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +17,7 @@
 #include <functional>
 #include <vector>
 
+#include "comm/call_check.hpp"
 #include "comm/hierarchy.hpp"
 #include "net/socket.hpp"
 
@@ -24,10 +27,14 @@ class TcpPeerTransport final : public PeerTransport {
  public:
   // Called with the peer whose connection failed, how and errno; it must throw.
   using Fail = std::function<void(int peer, net::IoResult how, int error)>;
+  // Called with the peer whose message carried another call than `call`; it must throw.
+  using Mismatch = std::function<void(int peer, const CallHeader& theirs)>;
 
   // `fd_of_rank[r]`: the nonblocking data connection to rank r (-1: none); the descriptors must
-  // stay open while messages are queued.
-  TcpPeerTransport(std::vector<int> fd_of_rank, Fail fail);
+  // stay open while messages are queued. `call`: the running call's header, read as each message
+  // is queued and received (the communicator sets it before each call); it must outlive this.
+  TcpPeerTransport(std::vector<int> fd_of_rank, Fail fail, const CallHeader& call,
+                   Mismatch mismatch);
 
   void send(int slot, const void* buf, std::size_t bytes, int peer) override;
   void recv(int slot, void* buf, std::size_t bytes, int peer) override;
@@ -39,8 +46,7 @@ class TcpPeerTransport final : public PeerTransport {
  private:
   struct Message {
     int slot;
-    char* data;
-    std::size_t left;
+    net::Framed bytes;  // the call's header, then the piece
   };
   struct Queues {
     std::deque<Message> out;
@@ -50,10 +56,9 @@ class TcpPeerTransport final : public PeerTransport {
   Queues& queues_of(int peer);
   void transmit(int peer);
   void receive(int peer);
-  // Moves the front messages of one direction with `io` (send or recv: bytes moved, 0 for a
-  // closed connection, -1 with errno) until the socket would block.
-  void move(int peer, std::deque<Message>& messages,
-            const std::function<ssize_t(const Message&)>& io);
+  // Moves the front messages of one direction with `io` (net::send_some or recv_some) until the
+  // socket would block; a received header is checked as soon as it is complete.
+  void move(int peer, std::deque<Message>& messages, ssize_t (*io)(int, net::Framed&));
   void complete(std::deque<Message>& messages);
 
   std::vector<int> fds_;
@@ -61,6 +66,8 @@ class TcpPeerTransport final : public PeerTransport {
   std::vector<int> active_;     // ranks with something queued, in the order first queued
   std::array<int, Hierarchy::kDepth> open_{};  // messages of each slot not complete
   Fail fail_;
+  const CallHeader& call_;
+  Mismatch mismatch_;
 };
 
 }  // namespace dtrain::runtime

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -189,58 +190,99 @@ Socket connect_once(const std::string& host, int port, Clock::time_point deadlin
   return s;
 }
 
-IoResult exchange(int send_fd, const void* send, std::size_t send_len, int recv_fd, void* recv,
-                  std::size_t recv_len, Clock::time_point deadline, int* failed_fd) {
-  const char* out = static_cast<const char*>(send);
-  char* in = static_cast<char*>(recv);
-  std::size_t sent = 0;
-  std::size_t got = 0;
-  while (sent < send_len || got < recv_len) {
+namespace {
+
+// The parts of `m` still to move: what is left of the header, then of the data.
+int parts_left(Framed& m, iovec (&iov)[2]) {
+  int n = 0;
+  if (m.moved < m.header_len) iov[n++] = {m.header.data() + m.moved, m.header_len - m.moved};
+  const std::size_t data_moved = m.moved > m.header_len ? m.moved - m.header_len : 0;
+  if (data_moved < m.data_len) iov[n++] = {m.data + data_moved, m.data_len - data_moved};
+  return n;
+}
+
+bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
+
+}  // namespace
+
+ssize_t send_some(int fd, Framed& m) {
+  iovec iov[2];
+  msghdr h{};
+  h.msg_iov = iov;
+  h.msg_iovlen = static_cast<std::size_t>(parts_left(m, iov));
+  const ssize_t n = ::sendmsg(fd, &h, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n > 0) m.moved += static_cast<std::size_t>(n);
+  return n;
+}
+
+ssize_t recv_some(int fd, Framed& m) {
+  iovec iov[2];
+  msghdr h{};
+  h.msg_iov = iov;
+  h.msg_iovlen = static_cast<std::size_t>(parts_left(m, iov));
+  const ssize_t n = ::recvmsg(fd, &h, MSG_DONTWAIT);
+  if (n > 0) m.moved += static_cast<std::size_t>(n);
+  return n;
+}
+
+IoResult exchange(int send_fd, Framed& out, int recv_fd, Framed& in, const void* expect,
+                  Clock::time_point deadline, int* failed_fd) {
+  bool checked = expect == nullptr;
+  while (!out.done() || !in.done()) {
     // Try both directions first: poll only when neither can move.
     bool progress = false;
-    if (sent < send_len) {
-      const ssize_t n = ::send(send_fd, out + sent, send_len - sent, MSG_NOSIGNAL);
+    if (!out.done()) {
+      const ssize_t n = send_some(send_fd, out);
       if (n > 0) {
-        sent += static_cast<std::size_t>(n);
         progress = true;
-      } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      } else if (n < 0 && !would_block(errno)) {
         if (failed_fd) *failed_fd = send_fd;
         return (errno == EPIPE || errno == ECONNRESET) ? IoResult::kClosed : IoResult::kError;
       }
     }
-    if (got < recv_len) {
-      const ssize_t n = ::recv(recv_fd, in + got, recv_len - got, 0);
+    if (!in.done()) {
+      const ssize_t n = recv_some(recv_fd, in);
       if (n > 0) {
-        got += static_cast<std::size_t>(n);
         progress = true;
       } else if (n == 0) {
         if (failed_fd) *failed_fd = recv_fd;
         return IoResult::kClosed;
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      } else if (!would_block(errno)) {
         if (failed_fd) *failed_fd = recv_fd;
         return errno == ECONNRESET ? IoResult::kClosed : IoResult::kError;
+      }
+      if (!checked && in.header_done()) {
+        checked = true;
+        if (std::memcmp(in.header.data(), expect, in.header_len) != 0) {
+          if (failed_fd) *failed_fd = recv_fd;
+          return IoResult::kMismatch;
+        }
       }
     }
     if (progress) continue;
     if (Clock::now() >= deadline) {
-      if (failed_fd) *failed_fd = got < recv_len ? recv_fd : send_fd;
+      if (failed_fd) *failed_fd = in.done() ? send_fd : recv_fd;
       return IoResult::kTimeout;
     }
     pollfd p[2];
     nfds_t np = 0;
-    if (sent < send_len) p[np++] = {send_fd, POLLOUT, 0};
-    if (got < recv_len) p[np++] = {recv_fd, POLLIN, 0};
+    if (!out.done()) p[np++] = {send_fd, POLLOUT, 0};
+    if (!in.done()) p[np++] = {recv_fd, POLLIN, 0};
     ::poll(p, np, remaining_ms(deadline));
   }
   return IoResult::kOk;
 }
 
 IoResult send_all(int fd, const void* data, std::size_t len, Clock::time_point deadline) {
-  return exchange(fd, data, len, fd, nullptr, 0, deadline, nullptr);
+  Framed out{.data = static_cast<char*>(const_cast<void*>(data)), .data_len = len};
+  Framed none;
+  return exchange(fd, out, fd, none, nullptr, deadline, nullptr);
 }
 
 IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadline) {
-  return exchange(fd, nullptr, 0, fd, data, len, deadline, nullptr);
+  Framed none;
+  Framed in{.data = static_cast<char*>(data), .data_len = len};
+  return exchange(fd, none, fd, in, nullptr, deadline, nullptr);
 }
 
 }  // namespace dtrain::runtime::net

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -15,7 +17,7 @@ namespace dtrain::runtime::net {
 
 using Clock = std::chrono::steady_clock;
 
-enum class IoResult { kOk, kTimeout, kClosed, kError };
+enum class IoResult { kOk, kTimeout, kClosed, kError, kMismatch };
 
 // An owned file descriptor; closes on destruction.
 class Socket {
@@ -50,13 +52,39 @@ Socket connect_until(const std::string& host, int port, Clock::time_point deadli
 // an invalid Socket and `*how` (kClosed: refused; kTimeout; kError with errno) when it fails.
 Socket connect_once(const std::string& host, int port, Clock::time_point deadline, IoResult* how);
 
+// kMismatch: a message's header differed from the one expected (exchange()).
 IoResult send_all(int fd, const void* data, std::size_t len, Clock::time_point deadline);
 IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadline);
-// Sends `send_len` bytes to `send_fd` while receiving `recv_len` from `recv_fd` (the two may be
-// the same socket): one ring step, without either side waiting on the other's buffer space.
-// `failed_fd` receives the descriptor that failed.
-IoResult exchange(int send_fd, const void* send, std::size_t send_len, int recv_fd, void* recv,
-                  std::size_t recv_len, Clock::time_point deadline, int* failed_fd);
+
+// One message with a small header in front (the TCP backend's call check, comm/call_check.hpp:
+// the call each rank is in travels with its bytes), moved with one sendmsg or recvmsg per attempt
+// however much of the header is left, so the header costs no system call of its own. `header`
+// holds the bytes to send, or receives them.
+struct Framed {
+  static constexpr std::size_t kMaxHeader = 16;
+  std::array<char, kMaxHeader> header{};
+  std::size_t header_len = 0;
+  char* data = nullptr;
+  std::size_t data_len = 0;
+  std::size_t moved = 0;  // of the header, then of the data
+
+  std::size_t total() const { return header_len + data_len; }
+  bool done() const { return moved == total(); }
+  bool header_done() const { return moved >= header_len; }
+};
+// One attempt without waiting: the bytes moved (and `m.moved` advanced), 0 when the peer closed
+// (a receive), -1 with errno (EAGAIN: nothing could move).
+ssize_t send_some(int fd, Framed& m);
+ssize_t recv_some(int fd, Framed& m);
+
+// Sends `out` to `send_fd` while receiving `in` from `recv_fd` (the two may be the same socket;
+// -1 with an empty message: that side is not taken): one ring step, without either side waiting
+// on the other's buffer space. `expect`: when not null, the header `in` must bring
+// (in.header_len bytes); another one ends the exchange with kMismatch as soon as it is read, with
+// `in.header` holding it, before any wait for data the peer may never send. `failed_fd`
+// receives the descriptor that failed.
+IoResult exchange(int send_fd, Framed& out, int recv_fd, Framed& in, const void* expect,
+                  Clock::time_point deadline, int* failed_fd);
 
 // A non-blocking UDP socket bound to every interface on a free port (local_port() tells which).
 // Throws Error (kSystem) naming the cause.

@@ -268,7 +268,7 @@ TEST(ShmAllreduceMismatch, ManyDifferingRanksAreCounted) {
   const ShmAllreduce::CallWhat sum{ShmAllreduce::CallWhat::Kind::kAllreduce, DType::kFloat32,
                                    ReduceOp::kSum};
   for (int r = 0; r < 10; ++r) calls.push_back({r, r == 0 ? 8u : 9u, sum});
-  const std::string text = ShmAllreduce::mismatch_text(calls);
+  const std::string text = mismatch_text("ranks of this node", calls);
   EXPECT_NE(text.find("rank 4 passed 9 float32 elements (kSum), and 5 more ranks differ"),
             std::string::npos)
       << text;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -289,6 +290,105 @@ TEST(TcpCommunicator, EveryOneOfSixteenRanksNamesTheLostOneThroughItsPeers) {
       if (r == kLost) continue;
       EXPECT_NE(errors[static_cast<std::size_t>(r)].find(lost), std::string::npos)
           << "rank " << r << ": " << errors[static_cast<std::size_t>(r)];
+    }
+  }
+}
+
+// Issue 33 item 3 across nodes: ranks that pass different counts, element types or calls to one
+// collective on the sockets (the doubling, the halving, the ring, the hierarchy's link between
+// nodes, the broadcast's tree, one node without shared memory) get Error kInvalid on every rank,
+// naming the odd call and the others' (each message carries its call: call_check.hpp), at once
+// rather than garbage or a deadline; in a broadcast, the ranks that wait on nobody at their next
+// call.
+TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
+  using dtrain::runtime::AllreduceAlgo;
+  struct Case {
+    const char* name;
+    int nodes, per_node;
+    bool shm;
+    AllreduceAlgo algo;
+    // What rank `rank` calls; `odd`: whether it is the rank that differs.
+    std::function<void(Communicator&, bool odd)> call;
+    const char* usual;      // the others' call, as the message says it
+    const char* different;  // the odd rank's
+    int odd_rank;
+    bool odd_node = false;  // every rank on odd_rank's node passes the odd call
+  };
+  const auto allreduce = [](std::size_t usual, std::size_t odd, DType odd_type = DType::kFloat32) {
+    return [=](Communicator& c, bool is_odd) {
+      std::vector<double> x(std::max(usual, odd), 1.0);  // room for either type
+      c.allreduce(x.data(), x.data(), is_odd ? odd : usual, is_odd ? odd_type : DType::kFloat32,
+                  ReduceOp::kSum);
+    };
+  };
+  const std::vector<Case> cases = {
+      {"doubling, 4 x 1", 4, 1, true, AllreduceAlgo::kAuto, allreduce(1024, 1025),
+       "passed 1024 float32 elements (kSum)", "passed 1025 float32 elements (kSum)", 2},
+      {"halving, 8 x 1", 8, 1, true, AllreduceAlgo::kAuto, allreduce(16384, 16385),
+       "passed 16384 float32 elements (kSum)", "passed 16385 float32 elements (kSum)", 5},
+      {"ring, float64 on one rank", 4, 1, true, AllreduceAlgo::kAuto,
+       allreduce(300000, 300000, DType::kFloat64), "passed 300000 float32 elements (kSum)",
+       "passed 300000 float64 elements (kSum)", 1},
+      {"one node without shared memory", 1, 3, false, AllreduceAlgo::kAuto,
+       allreduce(5000, 5000, DType::kFloat64), "passed 5000 float32 elements (kSum)",
+       "passed 5000 float64 elements (kSum)", 2},
+      {"hierarchy's link, 2 x 2", 2, 2, true, AllreduceAlgo::kHierarchical,
+       allreduce(786432, 786433), "passed 786432 float32 elements (kSum)",
+       "passed 786433 float32 elements (kSum)", 2, /*odd_node=*/true},
+      {"barrier against an allreduce", 4, 1, true, AllreduceAlgo::kAuto,
+       [](Communicator& c, bool is_odd) {
+         std::int32_t v = 0;
+         if (is_odd) {
+           c.barrier();
+         } else {
+           c.allreduce(&v, &v, 1, DType::kInt32, ReduceOp::kMin);
+         }
+       },
+       "passed 1 int32 elements (kMin)", "called barrier", 3},
+      {"broadcast", 4, 1, true, AllreduceAlgo::kAuto,
+       [](Communicator& c, bool is_odd) {
+         std::vector<float> x(101);
+         c.broadcast(x.data(), is_odd ? 101 : 100, DType::kFloat32, 0);
+         // The root and the ranks that passed the message on wait for nobody after it: they
+         // learn of it at their next call.
+         c.barrier();
+       },
+       "passed 100 float32 elements to broadcast from root 0",
+       "passed 101 float32 elements to broadcast from root 0", 1},
+      {"allgather's ring, 4 x 1", 4, 1, true, AllreduceAlgo::kAuto,
+       [](Communicator& c, bool is_odd) {
+         std::vector<float> in(300001), out(4 * 300001);
+         c.allgather(in.data(), out.data(), is_odd ? 300001 : 300000, DType::kFloat32);
+       },
+       "passed 300000 float32 elements to allgather", "passed 300001 float32 elements to allgather",
+       3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int size = c.nodes * c.per_node;
+    auto store = dtrain::runtime::make_memory_store();
+    std::vector<std::string> errors(static_cast<std::size_t>(size));
+    dtrain::test::threads_as_ranks(size, [&](int rank) {
+      try {
+        // A rank may still be setting up when a faster one meets the odd call: it is told too.
+        std::unique_ptr<Communicator> comm =
+            c.shm ? on_node(store, rank, size, c.per_node, c.algo, std::chrono::seconds(10))
+                  : dtrain::test::connect(store, rank, size, false);
+        const bool odd =
+            c.odd_node ? rank / c.per_node == c.odd_rank / c.per_node : rank == c.odd_rank;
+        c.call(*comm, odd);
+        errors[static_cast<std::size_t>(rank)] = "no error";
+      } catch (const dtrain::Error& e) {
+        EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid) << "rank " << rank << ": " << e.what();
+        errors[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+    for (int r = 0; r < size; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const std::string& e = errors[static_cast<std::size_t>(r)];
+      EXPECT_NE(e.find("passed different calls to one collective: rank "), std::string::npos) << e;
+      EXPECT_NE(e.find(c.usual), std::string::npos) << e;
+      EXPECT_NE(e.find(c.different), std::string::npos) << e;
     }
   }
 }

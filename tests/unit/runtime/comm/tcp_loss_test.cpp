@@ -96,5 +96,31 @@ TEST(TcpLoss, TheMessageNamesTheCauseItsHostAndTheMessenger) {
                 std::string(std::strerror(ECONNRESET)));
 }
 
+// Two ranks passed different calls: the rank that saw it stops every rank with a frame naming
+// both calls; a rank that learns it from a peer that stopped, directly or through another rank's
+// copy of the frame, names both calls too, and which rank saw it, and no rank is missing.
+TEST(TcpLoss, AFrameOfDifferentCallsIsTheCauseWhereverItComesFrom) {
+  Loss seen_by_2{2, IoResult::kMismatch, 0, -1};
+  seen_by_2.calls = {{1, 4097, CallWhat{}}, {2, 4096, CallWhat{}}};
+  const AbortFrame f = frame_of_loss(seen_by_2);
+  // Rank 0 sees rank 2 close; rank 3 sees rank 1, which stopped for rank 2's frame (a copy).
+  for (const auto& [self, peer] : {std::pair{0, 2}, std::pair{3, 1}}) {
+    SCOPED_TRACE("rank " + std::to_string(self));
+    const Loss cause =
+        cause_of(Loss{peer, IoResult::kClosed, 0, -1}, self, 4, frames({{peer, f}}), {peer});
+    EXPECT_EQ(cause.how, IoResult::kMismatch);
+    EXPECT_EQ(cause.rank, 2);
+    EXPECT_EQ(cause.messenger, peer);
+    EXPECT_TRUE(missing_ranks(cause, {peer}).empty());
+    EXPECT_EQ(loss_message("allreduce", cause, {}, kHosts),
+              "dtrain: allreduce: tcp: ranks passed different calls to one collective: rank 1 "
+              "passed 4097 float32 elements (kSum), rank 2 passed 4096 float32 elements (kSum); "
+              "every rank must pass the same number of elements, element type and operation; "
+              "rank 2 (on c) saw it");
+  }
+  // The rank that saw it says no more than the calls.
+  EXPECT_EQ(loss_message("barrier", seen_by_2, {}, kHosts).find("saw it"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dtrain::runtime

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/call_check.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace {
@@ -42,6 +43,24 @@ TcpPeerTransport::Fail throwing() {
   return [](int peer, IoResult how, int) { throw Failure{peer, how}; };
 }
 
+struct Mismatch {
+  int peer;
+  dtrain::runtime::CallHeader theirs;
+};
+
+TcpPeerTransport::Mismatch throwing_mismatch() {
+  return [](int peer, const dtrain::runtime::CallHeader& theirs) { throw Mismatch{peer, theirs}; };
+}
+
+// The call both ends of a link are in (each message carries it).
+const dtrain::runtime::CallHeader kCall = dtrain::runtime::CallHeader::of(
+    1000,
+    {dtrain::runtime::CallWhat::Kind::kAllreduce, dtrain::DType::kFloat32, dtrain::ReduceOp::kSum});
+
+TcpPeerTransport link(std::vector<int> fds, const dtrain::runtime::CallHeader& call = kCall) {
+  return TcpPeerTransport(std::move(fds), throwing(), call, throwing_mismatch());
+}
+
 std::vector<std::uint32_t> pattern(std::size_t n, std::uint32_t seed) {
   std::vector<std::uint32_t> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = seed * 2654435761u + static_cast<std::uint32_t>(i);
@@ -67,8 +86,8 @@ void exchange(TcpPeerTransport& link, int self, std::vector<std::vector<std::uin
 
 TEST(TcpPeerTransport, LargeMessagesBothWaysArriveInTheOrderPosted) {
   Pair p;
-  TcpPeerTransport a({-1, p.fd[0]}, throwing());
-  TcpPeerTransport b({p.fd[1], -1}, throwing());
+  TcpPeerTransport a = link({-1, p.fd[0]});
+  TcpPeerTransport b = link({p.fd[1], -1});
   std::vector<std::vector<std::uint32_t>> got_a, got_b;
   std::thread t([&] { exchange(b, 1, got_b); });
   exchange(a, 0, got_a);
@@ -82,13 +101,15 @@ TEST(TcpPeerTransport, LargeMessagesBothWaysArriveInTheOrderPosted) {
 
 TEST(TcpPeerTransport, NamesThePeersStillOwingASlot) {
   Pair p;
-  TcpPeerTransport a({-1, p.fd[0]}, throwing());
+  TcpPeerTransport a = link({-1, p.fd[0]});
   std::uint32_t in = 0;
   a.recv(3, &in, sizeof in, 1);
   EXPECT_FALSE(a.done(3));
   EXPECT_EQ(a.waiting(3), std::vector<int>{1});
   EXPECT_TRUE(a.waiting(2).empty());
   EXPECT_TRUE(a.done(2));
+  // Another rank's message: the call's header, then the bytes.
+  ASSERT_EQ(::write(p.fd[1], &kCall, sizeof kCall), static_cast<ssize_t>(sizeof kCall));
   const std::uint32_t out = 77;
   ASSERT_EQ(::write(p.fd[1], &out, sizeof out), static_cast<ssize_t>(sizeof out));
   while (!a.done(3)) std::this_thread::yield();
@@ -98,7 +119,7 @@ TEST(TcpPeerTransport, NamesThePeersStillOwingASlot) {
 
 TEST(TcpPeerTransport, APeerThatClosesWithBytesOwedIsAFailure) {
   Pair p;
-  TcpPeerTransport a({-1, p.fd[0]}, throwing());
+  TcpPeerTransport a = link({-1, p.fd[0]});
   std::vector<char> in(100);
   a.recv(0, in.data(), in.size(), 1);
   ASSERT_EQ(::write(p.fd[1], in.data(), 10), 10);  // part of it, then gone
@@ -115,7 +136,7 @@ TEST(TcpPeerTransport, APeerThatClosesWithBytesOwedIsAFailure) {
 
 TEST(TcpPeerTransport, SendingToAPeerThatIsGoneIsAFailure) {
   Pair p;
-  TcpPeerTransport a({-1, p.fd[0]}, throwing());
+  TcpPeerTransport a = link({-1, p.fd[0]});
   ::close(p.fd[1]);
   p.fd[1] = -1;
   std::vector<char> out(1 << 20);
@@ -131,10 +152,34 @@ TEST(TcpPeerTransport, SendingToAPeerThatIsGoneIsAFailure) {
 
 TEST(TcpPeerTransport, ARankWithoutAConnectionIsABug) {
   Pair p;
-  TcpPeerTransport a({-1, p.fd[0]}, throwing());
+  TcpPeerTransport a = link({-1, p.fd[0]});
   char c = 0;
   EXPECT_THROW(a.send(0, &c, 1, 0), dtrain::Error);
   EXPECT_THROW(a.recv(0, &c, 1, 2), dtrain::Error);
+}
+
+// A node whose ranks passed another call: the first message's header says so as soon as it
+// arrives, although the peer sends fewer bytes than this side waits for (4096 elements where
+// this side expects 4097), so the wait cannot end on the bytes.
+TEST(TcpPeerTransport, AMessageOfAnotherCallIsRefusedAtItsHeader) {
+  using dtrain::runtime::CallHeader;
+  using dtrain::runtime::CallWhat;
+  Pair p;
+  const CallHeader mine = CallHeader::of(4097, CallWhat{});
+  const CallHeader theirs = CallHeader::of(4096, CallWhat{});
+  TcpPeerTransport a = link({-1, p.fd[0]}, mine);
+  TcpPeerTransport b = link({p.fd[1], -1}, theirs);
+  std::vector<float> in(4097), out(4096, 1.0f);
+  a.recv(0, in.data(), in.size() * sizeof(float), 1);
+  b.send(0, out.data(), out.size() * sizeof(float), 0);
+  (void)b.done(0);
+  try {
+    while (!a.done(0)) std::this_thread::yield();
+    FAIL() << "a message of another call was taken";
+  } catch (const Mismatch& m) {
+    EXPECT_EQ(m.peer, 1);
+    EXPECT_EQ(m.theirs, theirs);
+  }
 }
 
 }  // namespace
