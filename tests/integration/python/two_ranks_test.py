@@ -85,6 +85,9 @@ def test_object_arrays_are_refused_on_every_rank_before_sending(ctx, dtype):
                                                    (4096, np.float64, "4096 float64")])
 def test_ranks_that_pass_different_calls_are_told_which(ctx, count1, dtype1, said1):
     if os.environ.get("DTRAIN_SHM") == "0":
+        # Without shared memory the sockets compare the calls, and a mismatch there ends the
+        # communicator (the streams are out of step), which the tests after this one need: that
+        # case is tcp_communicator_nodes_test.cpp's.
         pytest.skip("the calls are compared in the node's shared memory (DTRAIN_SHM=0 here)")
     buf = np.ones(count1, dtype=dtype1) if ctx.rank == 1 else np.ones(4096, dtype=np.float32)
     with pytest.raises(dtrain.InvalidError, match=r"ranks of this node passed different calls to "
