@@ -370,12 +370,51 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
       check(MPI_Isend(send, static_cast<int>(send_bytes), MPI_BYTE, to, kTag, comm_, &reqs[1]),
             "allreduce", "MPI_Isend");
     }
+    MPI_Status status[2];
     for (;;) {
       int done = 0;
-      check(MPI_Testall(2, reqs, &done, MPI_STATUSES_IGNORE), "allreduce", "MPI_Testall");
-      if (done) return;
+      const int rc = MPI_Testall(2, reqs, &done, status);
+      // A peer that passed a larger call: MPI refuses the message (truncation). Compared by
+      // error class: MPICH's codes carry more than the class.
+      if (rc != MPI_SUCCESS && from >= 0 &&
+          (error_class(rc) == MPI_ERR_TRUNCATE ||
+           (error_class(rc) == MPI_ERR_IN_STATUS &&
+            error_class(status[0].MPI_ERROR) == MPI_ERR_TRUNCATE))) {
+        different_size(from, recv_bytes, -1);
+      }
+      check(rc, "allreduce", "MPI_Testall");
+      if (done) break;
       poll();
     }
+    // A peer that passed a smaller call: MPI delivers the shorter message without a word, and the
+    // rest of `recv` would be read as the peer's data. The count is in the status already.
+    int got = 0;
+    if (from >= 0 && MPI_Get_count(&status[0], MPI_BYTE, &got) == MPI_SUCCESS &&
+        static_cast<std::size_t>(got) != recv_bytes) {
+      different_size(from, recv_bytes, got);
+    }
+  }
+
+  static int error_class(int code) {
+    int cls = code;
+    MPI_Error_class(code, &cls);
+    return cls;
+  }
+
+  // The transfer's message from rank `from` was `got` bytes (-1: more than fit) where this rank's
+  // call expected `expected`: the ranks passed different counts or element types to one
+  // collective (comm/call_check.hpp). MPI's messages carry no more than their size, so this names
+  // the sizes, not both calls (the TCP backend's headers do).
+  [[noreturn]] void different_size(int from, std::size_t expected, int got) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: mpi: ranks passed different calls to one collective: rank " +
+                    std::to_string(from) + "'s message was " +
+                    (got < 0 ? "larger than the " + std::to_string(expected) + " bytes rank " +
+                                   std::to_string(rank_) + " expected"
+                             : std::to_string(got) + " bytes where rank " + std::to_string(rank_) +
+                                   " expected " + std::to_string(expected)) +
+                    "; every rank must pass the same number of elements, element type and "
+                    "operation");
   }
 
   // float16/bfloat16: widened into a float buffer kept across calls, reduced, rounded back.
