@@ -71,7 +71,6 @@ void print_first_failure(const std::string& run_dir, bool walltime_reached) {
 // wrote. `dtrain supervise` has done it already for a job with restarts; then nothing is left.
 void note_lost_rank(const std::string& run_dir) {
   try {
-    if (list_rank_files(run_dir, records::kLogExtension).empty()) return;
     append_lost_rank_notes(run_dir, std::nullopt, "dtrain submit");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dtrain: warning: %s\n", e.what());

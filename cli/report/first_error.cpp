@@ -72,7 +72,7 @@ bool in_missed(const std::optional<MissedCollective>& missed, int rank) {
 
 // The rank a line of `scan`'s names as lost in libdtrain's words ("peer process lost: rank 3"),
 // when it is another rank.
-std::optional<int> named_lost(const RankLogScan& scan) {
+std::optional<int> lost_peer_named(const RankLogScan& scan) {
   if (!scan.lost_peer()) return std::nullopt;
   const auto peer = parse_lost_peer_text(scan.lost_peer()->text);
   if (!peer || peer->lost == scan.rank()) return std::nullopt;
@@ -88,7 +88,7 @@ std::vector<Failing> classify_ends(const std::vector<RankLogScan>& scans,
                                    const std::optional<MissedCollective>& missed, bool job_ended,
                                    FirstErrorReport& report) {
   const bool any_exit = std::any_of(scans.begin(), scans.end(), [](const RankLogScan& s) {
-    return s.exit().has_value() || named_lost(s).has_value();
+    return s.exit().has_value() || lost_peer_named(s).has_value();
   });
   std::vector<Failing> failing;
   for (std::size_t i = 0; i < scans.size(); ++i) {
@@ -146,7 +146,7 @@ void mark_peer_blame(std::vector<Failing>& failing) {
     if (std::any_of(named.begin(), named.end(), [self](int r) { return r != self; })) {
       failing[i].end.peer_loss = true;
       failing[i].end.evidence = failing[i].scan->missing_line();
-    } else if (!failing[i].end.peer_loss && named_lost(*failing[i].scan)) {
+    } else if (!failing[i].end.peer_loss && lost_peer_named(*failing[i].scan)) {
       // So is a line naming the lost peer (when no later peer-loss line is the evidence already).
       failing[i].end.peer_loss = true;
       failing[i].end.evidence = failing[i].scan->lost_peer();
@@ -192,7 +192,7 @@ std::vector<const Failing*> named_lost(const std::vector<Failing>& failing) {
   std::map<int, int> votes;
   std::map<int, std::int64_t> first_named;
   for (const auto& f : failing) {
-    if (const auto r = named_lost(*f.scan)) {
+    if (const auto r = lost_peer_named(*f.scan)) {
       ++votes[*r];
       const std::int64_t t = f.scan->lost_peer()->time;
       first_named[*r] = first_named.count(*r) ? std::min(first_named[*r], t) : t;
