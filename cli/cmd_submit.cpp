@@ -66,6 +66,17 @@ void print_first_failure(const std::string& run_dir, bool walltime_reached) {
   }
 }
 
+// The launcher can end a rank, logger and all, before it hears which rank was lost (Open MPI's
+// abort has Slurm end the whole step within milliseconds): its log gets the line another rank
+// wrote. `dtrain supervise` has done it already for a job with restarts; then nothing is left.
+void note_lost_rank(const std::string& run_dir) {
+  try {
+    append_lost_rank_notes(run_dir, std::nullopt, "dtrain submit");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrain: warning: %s\n", e.what());
+  }
+}
+
 // The exit status of a local job that dtrain submit passed a signal on to (docs/submit.md): the
 // shell's 128 + N once the job has stopped, unless the ranks completed anyway or saved and asked
 // for a requeue (85), which a wrapper acts on.
@@ -110,6 +121,9 @@ void print_end(const std::string& job_id, const std::string& run_dir, int status
     std::fprintf(stderr, "dtrain: warning: %s\n", e.what());
   }
   print_throughput(run_dir);
+  if (status != 0 && status != kExitRequeue && !walltime_reached && stop_signal == 0) {
+    note_lost_rank(run_dir);
+  }
   if (status != 0 && status != kExitRequeue) print_first_failure(run_dir, walltime_reached);
   std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),
               outcome(status, walltime_reached, spec, stop_signal).c_str(), run_dir.c_str());

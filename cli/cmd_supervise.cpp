@@ -101,6 +101,17 @@ std::string first_failure(const std::string& run_dir) {
   }
 }
 
+// The launcher can end a rank, logger and all, before it hears which rank was lost (Open MPI's
+// abort has Slurm end the whole step within milliseconds): its log gets the line another rank
+// wrote, now, before the next attempt's lines follow it.
+void note_lost_rank(const std::string& run_dir, int attempt) {
+  try {
+    append_lost_rank_notes(run_dir, attempt, "dtrain supervise");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrain: supervise: warning: %s\n", e.what());
+  }
+}
+
 void describe_ranks(const std::string& run_dir, records::AttemptRecord& record) {
   try {
     // The ranks and hosts of this attempt's start lines: the logs hold every attempt's.
@@ -234,6 +245,7 @@ int supervise(const SuperviseOptions& opts) {
         excluded.empty() ? std::vector<std::string>() : elastic.scheduler->shrunk_launch_unset());
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     record.end = records::format_log_time(std::chrono::system_clock::now());
+    if (record.status != 0 && signals.last_signal() == 0) note_lost_rank(opts.run_dir, attempt);
     const std::size_t checkpoints_after = checkpoint_count(opts.run_dir);
     record.checkpoints =
         static_cast<int>(checkpoints_after - std::min(checkpoints_before, checkpoints_after));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "records/rank_files.hpp"
 #include "records/run_dir_layout.hpp"
 #include "report/attempts.hpp"
+#include "report/lost_rank_notes.hpp"
 #include "report/rank_log_scan.hpp"
 
 namespace dtrain::cli {
@@ -31,6 +33,19 @@ std::string read_spec_file(const std::string& path) {
 }
 
 namespace {
+
+// Appends `record` and a newline in one write(2); throws naming the file when it cannot.
+void append_whole_line(const std::string& path, const std::string& record) {
+  const std::string line = record + "\n";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const bool written =
+      fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!written) {
+    throw std::runtime_error("dtrain: cannot append to " + path + ": " + std::strerror(error));
+  }
+}
 
 void write_file(const fs::path& path, const std::string& text, fs::perms perms) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -252,19 +267,44 @@ std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_d
       attempt > 0 ? read_attempt_hosts(run_dir, attempt) : read_rank_hosts(run_dir));
 }
 
+AttemptScans read_attempt_scans(const std::string& run_dir, const std::vector<RankFile>& logs,
+                                std::optional<int> wanted) {
+  AttemptScans out;
+  out.last_recorded = read_last_attempt(run_dir);
+  out.attempt = wanted.value_or(out.last_recorded);
+  for (const auto& f : logs) {
+    out.scans.emplace_back(f.rank, 10, wanted);
+    for_each_line(f.path, [&](std::string_view line) { out.scans.back().add(line); });
+    if (!wanted) out.attempt = std::max(out.attempt, out.scans.back().attempt());
+  }
+  std::erase_if(out.scans,
+                [&](const report::RankLogScan& s) { return s.attempt() != out.attempt; });
+  return out;
+}
+
+int append_lost_rank_notes(const std::string& run_dir, std::optional<int> attempt,
+                           std::string_view writer) {
+  const auto logs = list_rank_files(run_dir, records::kLogExtension);
+  const auto notes =
+      report::lost_rank_notes(read_attempt_scans(run_dir, logs, attempt).scans, writer);
+  for (const auto& note : notes) {
+    const auto log = std::find_if(logs.begin(), logs.end(),
+                                  [&](const RankFile& f) { return f.rank == note.rank; });
+    // One write with O_APPEND, as the rank's logger writes: a logger still running cannot split it.
+    append_whole_line(log->path, records::format_log_time(std::chrono::system_clock::now()) + " " +
+                                     records::format_lost_rank_note(note));
+  }
+  return static_cast<int>(notes.size());
+}
+
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs,
                                           std::optional<int> wanted,
                                           std::vector<report::RankLogScan>* scans_out) {
-  std::vector<report::RankLogScan> scans;
-  const int last = read_last_attempt(run_dir);
-  int attempt = wanted.value_or(last);
-  for (const auto& f : logs) {
-    scans.emplace_back(f.rank, 10, wanted);
-    for_each_line(f.path, [&](std::string_view line) { scans.back().add(line); });
-    if (!wanted) attempt = std::max(attempt, scans.back().attempt());
-  }
-  std::erase_if(scans, [&](const report::RankLogScan& s) { return s.attempt() != attempt; });
+  AttemptScans read = read_attempt_scans(run_dir, logs, wanted);
+  std::vector<report::RankLogScan>& scans = read.scans;
+  const int last = read.last_recorded;
+  const int attempt = read.attempt;
   std::vector<std::optional<std::int64_t>> last_metric(scans.size());
   std::optional<report::MissedCollective> missed;
   // Of a later attempt, its ranks are those whose logs' last start line is of it (read just now).
@@ -396,16 +436,7 @@ std::vector<records::CheckpointRecord> read_checkpoint_records(const std::string
 namespace {
 
 void append_line(const std::string& run_dir, std::string_view name, const std::string& record) {
-  const std::string path = (fs::path(run_dir) / name).string();
-  const std::string line = record + "\n";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  const bool written =
-      fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  const int error = errno;
-  if (fd >= 0) ::close(fd);
-  if (!written) {
-    throw std::runtime_error("dtrain: cannot append to " + path + ": " + std::strerror(error));
-  }
+  append_whole_line((fs::path(run_dir) / name).string(), record);
 }
 
 }  // namespace

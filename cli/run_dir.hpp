@@ -107,6 +107,25 @@ std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_d
 // attempts.jsonl when that says "restarted", else that record's; 0 without records.
 int read_last_attempt(const std::string& run_dir);
 
+// The scans of `logs` (all or some of the run's rank logs) of one attempt: `attempt` when given,
+// else the attempt that ended the job (the last one attempts.jsonl records, or a later one a log
+// started). A log without a start line of that attempt is left out: that rank was not in it.
+struct AttemptScans {
+  int attempt = 0;
+  int last_recorded = 0;  // read_last_attempt's
+  std::vector<report::RankLogScan> scans;
+};
+AttemptScans read_attempt_scans(const std::string& run_dir, const std::vector<RankFile>& logs,
+                                std::optional<int> attempt = std::nullopt);
+
+// After a failed attempt (from 0; the one that ended the job when not given), by the process that
+// outlived its launch: appends to the log of each rank that was ended before it heard what another
+// rank reported of a lost peer the line that says it (report::lost_rank_notes; `writer` names the
+// command), one write each. Returns how many; none when no rank named a lost peer or every one did.
+// Throws naming a log it cannot append to.
+int append_lost_rank_notes(const std::string& run_dir, std::optional<int> attempt,
+                           std::string_view writer);
+
 // `dtrain logs --first-error` of `logs` (all or some of the run's rank logs), with the heartbeats
 // as evidence; `dtrain submit` prints the same when a job fails. Of a job that restarted, only the
 // attempt that ended it counts, or `attempt` (from 0) when given: each log's lines from its last

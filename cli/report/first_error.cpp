@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/alarm_datagram.hpp"
 #include "records/log_line.hpp"
 
 namespace dtrain::report {
@@ -69,16 +70,26 @@ bool in_missed(const std::optional<MissedCollective>& missed, int rank) {
   return missed && std::count(missed->ranks.begin(), missed->ranks.end(), rank) > 0;
 }
 
+// The rank a line of `scan`'s names as lost in libdtrain's words ("peer process lost: rank 3"),
+// when it is another rank.
+std::optional<int> lost_peer_named(const RankLogScan& scan) {
+  if (!scan.lost_peer()) return std::nullopt;
+  const auto peer = parse_lost_peer_text(scan.lost_peer()->text);
+  if (!peer || peer->lost == scan.rank()) return std::nullopt;
+  return peer->lost;
+}
+
 // Sorts every rank into finished, still running or failing (with how and when it ended). A rank
-// with no exit line is still running only while no rank has ended and the job is not known to
-// have ended (`job_ended`: submit recorded its walltime, whose SIGKILL can take every rank's
-// logger before its exit line).
+// with no exit line is still running only while no rank has ended or named a lost peer and the
+// job is not known to have ended (`job_ended`: submit recorded its walltime, whose SIGKILL can
+// take every rank's logger before its exit line; Open MPI's abort has Slurm end the step as fast).
 std::vector<Failing> classify_ends(const std::vector<RankLogScan>& scans,
                                    const std::vector<std::optional<std::int64_t>>& last_metric_time,
                                    const std::optional<MissedCollective>& missed, bool job_ended,
                                    FirstErrorReport& report) {
-  const bool any_exit = std::any_of(scans.begin(), scans.end(),
-                                    [](const RankLogScan& s) { return s.exit().has_value(); });
+  const bool any_exit = std::any_of(scans.begin(), scans.end(), [](const RankLogScan& s) {
+    return s.exit().has_value() || lost_peer_named(s).has_value();
+  });
   std::vector<Failing> failing;
   for (std::size_t i = 0; i < scans.size(); ++i) {
     const RankLogScan& s = scans[i];
@@ -135,6 +146,10 @@ void mark_peer_blame(std::vector<Failing>& failing) {
     if (std::any_of(named.begin(), named.end(), [self](int r) { return r != self; })) {
       failing[i].end.peer_loss = true;
       failing[i].end.evidence = failing[i].scan->missing_line();
+    } else if (!failing[i].end.peer_loss && lost_peer_named(*failing[i].scan)) {
+      // So is a line naming the lost peer (when no later peer-loss line is the evidence already).
+      failing[i].end.peer_loss = true;
+      failing[i].end.evidence = failing[i].scan->lost_peer();
     }
   }
 }
@@ -170,8 +185,37 @@ std::vector<const Failing*> named_missing(const std::vector<Failing>& failing) {
   return out;
 }
 
+// The failing ranks that the others' lost-peer lines name most often ("peer process lost: rank 3
+// (on node2) ...": libdtrain's, their loggers' or the note written after the launch ended); ties
+// go to the rank named earliest.
+std::vector<const Failing*> named_lost(const std::vector<Failing>& failing) {
+  std::map<int, int> votes;
+  std::map<int, std::int64_t> first_named;
+  for (const auto& f : failing) {
+    if (const auto r = lost_peer_named(*f.scan)) {
+      ++votes[*r];
+      const std::int64_t t = f.scan->lost_peer()->time;
+      first_named[*r] = first_named.count(*r) ? std::min(first_named[*r], t) : t;
+    }
+  }
+  const Failing* best = nullptr;
+  for (const auto& f : failing) {
+    const auto it = votes.find(f.end.rank);
+    if (it == votes.end()) continue;
+    if (best == nullptr || it->second > votes[best->end.rank] ||
+        (it->second == votes[best->end.rank] &&
+         first_named[f.end.rank] < first_named[best->end.rank])) {
+      best = &f;
+    }
+  }
+  if (best == nullptr) return {};
+  return {best};
+}
+
 // Candidates for the culprit, strongest evidence first: ranks that never reached a collective
 // the others entered; else the ranks the others' "missing ranks" errors name (named_missing);
+// else the rank their lost-peer lines name (named_lost: the launcher may have ended every rank,
+// logger and all, so no exit line tells who ended first);
 // else ranks that failed on their own and do not blame a peer; else ranks
 // that do not blame a peer; else everyone who failed (`all_blame_peers`). "On their own" is a
 // non-zero status or a signal other than the ones launchers and schedulers stop jobs with: a
@@ -184,6 +228,7 @@ const Failing& pick_culprit(const std::vector<Failing>& failing,
     if (in_missed(missed, f.end.rank)) candidates.push_back(&f);
   }
   if (candidates.empty()) candidates = named_missing(failing);
+  if (candidates.empty()) candidates = named_lost(failing);
   if (candidates.empty()) {
     for (const auto& f : failing) {
       const auto& exit = f.scan->exit();
@@ -263,6 +308,9 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
              std::any_of(named.begin(), named.end(),
                          [&](const Failing* f) { return f->end.rank == culprit.rank; })) {
     report.culprit_reason = "the other failing ranks' errors name it as missing";
+  } else if (const auto lost = named_lost(failing);
+             !lost.empty() && lost.front()->end.rank == culprit.rank) {
+    report.culprit_reason = "the other failing ranks' logs name it as the lost peer";
   } else if (culprit.kind == RankEnd::Kind::kSilent) {
     report.culprit_reason = "went silent first";
   } else {

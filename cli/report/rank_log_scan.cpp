@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/alarm_datagram.hpp"
 #include "records/log_line.hpp"
 
 namespace dtrain::report {
@@ -107,6 +108,15 @@ void RankLogScan::add(std::string_view line) {
     past_attempt_ = true;  // nothing from here on is of the attempts asked for
     return;
   }
+  if (records::is_lost_rank_note(text)) {
+    // Written after the launch ended (rank_lines.hpp), after the exit line when there is one: it
+    // tells what the rank did not hear, and is no output or sign of life of the rank's.
+    const TimedLine note{t.value_or(current_time_), cut_line(text, kMaxQuotedLine)};
+    if (!lost_peer_) lost_peer_ = note;
+    last_peer_loss_ = note;
+    last_lines_.add(cut_line(line, kMaxQuotedLine));
+    return;
+  }
   if (t) current_time_ = *t;
   last_time_ = current_time_;
   if (start) {
@@ -133,6 +143,9 @@ void RankLogScan::add(std::string_view line) {
     if (!ends_traceback(text)) return;
     first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
     in_traceback_ = false;
+  }
+  if (!lost_peer_ && text.find(kLostPeerWords) != std::string_view::npos) {
+    lost_peer_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
   }
   if (reports_peer_loss(text)) {
     last_peer_loss_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};

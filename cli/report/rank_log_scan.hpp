@@ -64,6 +64,9 @@ class RankLogScan {
   std::vector<std::string> last_lines() const { return last_lines_.lines(); }
   // The ranks the last "missing ranks: 1, 2" line names (libdtrain's timeout and peer-loss
   // errors), with that line; empty when none does, or it says "unknown".
+  // The first line that names a lost peer in libdtrain's words (common/alarm_datagram.hpp's
+  // kLostPeerWords: the rank's own, its logger's or a note written after the launch ended).
+  const std::optional<TimedLine>& lost_peer() const { return lost_peer_; }
   const std::vector<int>& missing_ranks() const { return missing_ranks_; }
   const std::optional<TimedLine>& missing_line() const { return missing_line_; }
 
@@ -79,6 +82,7 @@ class RankLogScan {
   std::int64_t current_time_ = 0;
   std::optional<TimedLine> first_error_;
   std::optional<TimedLine> last_peer_loss_;
+  std::optional<TimedLine> lost_peer_;
   std::vector<int> missing_ranks_;
   std::optional<TimedLine> missing_line_;
   bool in_traceback_ = false;  // first_error_ is a Python traceback's header, its end not read yet

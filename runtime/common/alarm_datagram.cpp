@@ -115,4 +115,46 @@ std::string lost_peer_text(int lost, const std::string& host, int told_by) {
          (host.empty() ? std::string("this node") : host) + ")" + how;
 }
 
+std::optional<LostPeer> parse_lost_peer_text(std::string_view line) {
+  const auto at = line.find(kLostPeerWords);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + kLostPeerWords.size());
+  constexpr int kAnyRank = 1 << 30;  // a rank's digits; the job's size is not known here
+  const auto digits = [](std::string_view s) {
+    return s.substr(0, std::min(s.find_first_not_of("0123456789"), s.size()));
+  };
+  const std::string_view lost_text = digits(rest);
+  const auto lost = parse_below(lost_text, kAnyRank);
+  rest.remove_prefix(lost_text.size());
+  constexpr std::string_view kOn = " (on ";
+  if (!lost || !rest.starts_with(kOn)) return std::nullopt;
+  rest.remove_prefix(kOn.size());
+  const auto close = rest.find(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  LostPeer peer;
+  peer.lost = *lost;
+  const std::string_view host = rest.substr(0, close);
+  if (host != "this node") {
+    if (!plain_host(host)) return std::nullopt;
+    peer.host = std::string(host);
+  }
+  rest.remove_prefix(close + 1);
+  constexpr std::string_view kLeft = " left the job after an error";
+  constexpr std::string_view kKilled = " was killed or exited without finalizing";
+  constexpr std::string_view kSeen = " (seen by rank ";
+  if (rest.starts_with(kLeft)) {
+    peer.told_by = peer.lost;
+    return peer;
+  }
+  if (!rest.starts_with(kKilled)) return std::nullopt;
+  rest.remove_prefix(kKilled.size());
+  if (rest.starts_with(kSeen)) {
+    rest.remove_prefix(kSeen.size());
+    const auto told_by = parse_below(digits(rest), kAnyRank);
+    if (!told_by) return std::nullopt;
+    peer.told_by = *told_by;
+  }
+  return peer;
+}
+
 }  // namespace dtrain

@@ -64,4 +64,15 @@ inline constexpr std::string_view kLostPeerWords = "peer process lost: rank ";
 // was leaving after an error; an empty host reads "this node".
 std::string lost_peer_text(int lost, const std::string& host, int told_by);
 
+// What lost_peer_text said, read back from any line that quotes it (a rank log's line, which
+// names the operation before it): the lost rank, its host ("" for "this node") and `told_by` as it
+// was given. nullopt when `line` holds no such sentence or a malformed one. `dtrain supervise`
+// reads the ranks' reports this way, to tell the ranks that were ended before they heard.
+struct LostPeer {
+  int lost = -1;
+  std::string host;
+  int told_by = -1;
+};
+std::optional<LostPeer> parse_lost_peer_text(std::string_view line);
+
 }  // namespace dtrain

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/alarm_datagram.hpp"
 #include "common/number_text.hpp"
 #include "records/attempt_record.hpp"
 
@@ -9,6 +10,7 @@ namespace dtrain::records {
 namespace {
 
 constexpr std::string_view kPrefix = "dtrain: rank ";
+constexpr std::string_view kNoteWords = " ended before it heard what rank ";
 
 // Reads a non-negative decimal at the front of `s` and drops it.
 template <typename T>
@@ -110,6 +112,20 @@ std::optional<RankExit> parse_rank_exit(std::string_view s) {
     return out;
   }
   return std::nullopt;
+}
+
+std::string format_lost_rank_note(const LostRankNote& note) {
+  return std::string(kPrefix) + std::to_string(note.rank) + std::string(kNoteWords) +
+         std::to_string(note.reporter) +
+         " reported: " + lost_peer_text(note.lost, note.lost_host, note.told_by) +
+         "; written after the launch ended, by " + note.writer;
+}
+
+bool is_lost_rank_note(std::string_view s) {
+  s = without_cr(s);
+  int rank = 0;
+  return take(s, kPrefix) && take_number(s, rank) && take(s, kNoteWords) &&
+         s.find(kLostPeerWords) != std::string_view::npos;
 }
 
 }  // namespace dtrain::records

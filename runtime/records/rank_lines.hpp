@@ -1,4 +1,4 @@
-// The two lines `dtrain run-rank` (and the SPANK plugin's --dtrain-run-dir) adds to a rank's log
+// The lines `dtrain run-rank` (and the SPANK plugin's --dtrain-run-dir) adds to a rank's log
 // around the command's own output, so a run directory alone tells where each rank ran and how it
 // ended (docs/logs.md):
 //   <time> dtrain: rank 3 of 4 started on node01 (local rank 3 of 4, pid 4242): python train.py
@@ -42,6 +42,28 @@ std::string format_rank_start(const RankStart& start);
 std::string format_rank_exit(const RankExit& exit);
 std::optional<RankStart> parse_rank_start(std::string_view text);
 std::optional<RankExit> parse_rank_exit(std::string_view text);
+
+// A third line, appended after the launch ended by the process that outlived it (`dtrain
+// supervise` between attempts, `dtrain submit` when it saw the job end), to the log of a rank that
+// was ended before it heard what another rank reported: Open MPI's abort has Slurm end the whole
+// step within milliseconds of a lost rank, before the peer alarm reaches every rank (issue 33
+// item 5). It quotes the report, says whose it was and who wrote the line, after the rank's exit
+// line when it has one:
+//   <time> dtrain: rank 1 ended before it heard what rank 2 reported: peer process lost: rank 3
+//   (on node2) was killed or exited without finalizing (seen by rank 2 on that node); written
+//   after the launch ended, by dtrain supervise
+struct LostRankNote {
+  int rank = 0;      // whose log it goes to
+  int reporter = 0;  // the rank whose log named the lost one
+  int lost = 0;
+  std::string lost_host;  // "" for "this node"
+  int told_by = -1;       // lost_peer_text's: -1 when the reporter saw it, `lost` when it left
+  std::string writer;     // "dtrain supervise"
+};
+std::string format_lost_rank_note(const LostRankNote& note);
+// True for the text of a line format_lost_rank_note wrote (after the timestamp): it is not the
+// rank's output, so it does not undo the exit line before it.
+bool is_lost_rank_note(std::string_view text);
 
 // "exited with status 1" / "was killed by signal 9 (SIGKILL)".
 std::string describe_exit(const RankExit& exit);

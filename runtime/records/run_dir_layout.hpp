@@ -13,8 +13,11 @@
 //                      --output, the script itself on PBS, Cobalt
 //   exit-status        the batch script's last lines: the launch's   `submit --wait` (schedulers
 //                      exit status                                   that forget it)
-//   rank-NNNNN.log     `dtrain run-rank`, the SPANK plugin           `logs`, `report`, `timeline`,
-//                                                                    `submit`, `supervise`
+//   rank-NNNNN.log     `dtrain run-rank`, the SPANK plugin; after a  `logs`, `report`, `timeline`,
+//                      failed attempt `supervise` and `submit`       `submit`, `supervise`
+//                      append one line to the log of a rank ended
+//                      before it heard of a lost rank (one write,
+//                      O_APPEND; rank_lines.hpp LostRankNote)
 //   rank-NNNNN.jsonl   libdtrain's Meter                             `stats`, `report`, `logs`,
 //                                                                    `timeline`, `submit --wait`
 //   attempts.jsonl     `dtrain supervise`, one line per attempt      `logs`, `stats`, `report`,

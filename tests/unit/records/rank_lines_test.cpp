@@ -65,5 +65,19 @@ TEST(RankLines, ExitsAreDescribedWithTheSignalName) {
   EXPECT_TRUE((RankExit{0, 0, 9}.failed()));
 }
 
+TEST(RankLines, ANoteOfALostRankIsToldFromTheRanksOwnLines) {
+  const std::string note = format_lost_rank_note({1, 2, 3, "node2", 2, "dtrain submit"});
+  EXPECT_EQ(note,
+            "dtrain: rank 1 ended before it heard what rank 2 reported: peer process lost: rank 3 "
+            "(on node2) was killed or exited without finalizing (seen by rank 2 on that node); "
+            "written after the launch ended, by dtrain submit");
+  EXPECT_TRUE(is_lost_rank_note(note));
+  EXPECT_TRUE(is_lost_rank_note(note + "\r"));
+  EXPECT_FALSE(is_lost_rank_note("dtrain: rank 1 exited with status 1"));
+  // A rank's own output quoting the words is no note: it does not start like one.
+  EXPECT_FALSE(is_lost_rank_note("echo " + note));
+  EXPECT_FALSE(is_lost_rank_note("dtrain: rank 1 ended before it heard what rank 2 reported: ok"));
+}
+
 }  // namespace
 }  // namespace dtrain::records

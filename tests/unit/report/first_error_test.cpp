@@ -426,5 +426,31 @@ TEST(FirstError, TheSummaryNamesTheFirstFailingRankInOneLine) {
             "(walltime reached or job cancelled)");
 }
 
+// Open MPI's abort had Slurm end the step, every logger with it (issue 33 item 5): no rank has an
+// exit line, and rank 3 (the lost one) wrote its last line before rank 0, which was only waiting.
+// The lost-peer lines name the culprit, and the ranks did not run on.
+TEST(FirstError, WithEveryLoggerEndedTheRankTheOthersNameAsLostIsTheCulprit) {
+  const std::string saw =
+      "dtrain: allreduce #1 (1048576 bytes, mpi, rank 2 of 4): peer process lost: rank 3 (on "
+      "node2) was killed or exited without finalizing; this rank's collectives fail from now on";
+  const std::string note = records::format_lost_rank_note({1, 2, 3, "node2", 2, "dtrain submit"});
+  for (const bool with_note : {false, true}) {
+    std::vector<RankLogScan> scans = {
+        scan(0, {at(0, start(0, 4, "node1")), at(0.3, "placement: rank=0")}),
+        scan(1, {at(0, start(1, 4, "node1")), at(0.4, "writev failed: Connection reset by peer"),
+                 at(0.4, "pml_ob1_sendreq.c:190 FATAL")}),
+        scan(2, {at(0, start(2, 4, "node2")), at(0.41, saw)}),
+        scan(3, {at(0, start(3, 4, "node2")), at(0.2, "placement: rank=3")}),
+    };
+    if (with_note) scans[1].add(at(2, note));
+    const auto r = find_first_error(scans, {}, std::nullopt);
+    ASSERT_TRUE(r.culprit) << with_note;
+    EXPECT_EQ(r.culprit->rank, 3);
+    EXPECT_EQ(r.culprit_reason, "the other failing ranks' logs name it as the lost peer");
+    EXPECT_EQ(r.victims.size(), 3u);
+    EXPECT_TRUE(r.running.empty());
+  }
+}
+
 }  // namespace
 }  // namespace dtrain::report

@@ -193,6 +193,27 @@ TEST(RankLogScan, AHugeLineIsCutWhenKeptAndQuoted) {
   EXPECT_EQ(cut_line("short", 10), "short");
 }
 
+TEST(RankLogScan, ANoteWrittenAfterTheLaunchKeepsTheExitAndTheTimesAndNamesTheLostPeer) {
+  const std::string note = records::format_lost_rank_note(
+      {/*rank=*/1, /*reporter=*/2, /*lost=*/3, "node2", /*told_by=*/2, "dtrain supervise"});
+  const RankLogScan s =
+      scan(1, {at(0, start(1)), at(1, "step 9"), at(2, exit_line(1, 255)), at(9, note)});
+  ASSERT_TRUE(s.exit());
+  EXPECT_EQ(s.exit()->status, 255);
+  EXPECT_EQ(s.last_time(), kT0 + 2 * kSecond);
+  ASSERT_TRUE(s.lost_peer());
+  EXPECT_EQ(s.lost_peer()->text, note);
+  ASSERT_TRUE(s.last_peer_loss());
+  EXPECT_EQ(s.last_peer_loss()->time, kT0 + 9 * kSecond);
+  EXPECT_EQ(s.last_lines().back(), at(9, note));
+  // The rank's own line, the first that names a lost peer, is the one kept.
+  const RankLogScan own =
+      scan(2, {at(0, start(2)), at(1, "x: peer process lost: rank 3 (on node2) was killed"),
+               at(2, "y: peer process lost: rank 1 (on node1) was killed")});
+  ASSERT_TRUE(own.lost_peer());
+  EXPECT_EQ(own.lost_peer()->time, kT0 + kSecond);
+}
+
 TEST(RankLogScan, PeerLossWordsAreMatchedWhateverTheirCase) {
   EXPECT_TRUE(reports_peer_loss("NCCL WATCHDOG caught collective operation timeout"));
   EXPECT_TRUE(reports_peer_loss("Connection Reset by peer"));
