@@ -97,6 +97,9 @@ struct PlanDraft {
   // "DTRAIN supervise --restarts N --backoff S -- " before the launch when the spec asks for
   // restarts (docs/fault-tolerance.md), else "": scripts without restarts stay as they were.
   std::string supervise;
+  // "DTRAIN note-lost-rank --run-dir": after a failed launch the script has it give each rank
+  // the launcher ended before it heard which rank was lost the line another rank wrote.
+  std::string note_lost_rank;
 };
 
 // Throws SpecError when the spec misses a field the site requires or asks for what the site

@@ -14,7 +14,8 @@
 //   exit-status        the batch script's last lines: the launch's   `submit --wait` (schedulers
 //                      exit status                                   that forget it)
 //   rank-NNNNN.log     `dtrain run-rank`, the SPANK plugin; after a  `logs`, `report`, `timeline`,
-//                      failed attempt `supervise` and `submit`       `submit`, `supervise`
+//                      failed attempt `supervise`, `submit` and      `submit`, `supervise`
+//                      the batch script (`note-lost-rank`)
 //                      append one line to the log of a rank ended
 //                      before it heard of a lost rank (one write,
 //                      O_APPEND; rank_lines.hpp LostRankNote)

@@ -79,10 +79,13 @@ std::string run_launch(const PlanDraft& d, const BatchScriptAdapter& adapter) {
                             {"timer", timer},
                             {"requeue", requeue_line},
                             {"supervise", d.supervise},
+                            {"note_lost_rank", d.note_lost_rank},
                             {"exit_status_file", exit_status_file}});
   } else {
     text = render_template(d.templates("run_launch.sh.tmpl"),
-                           {{"supervise", d.supervise}, {"exit_status_file", exit_status_file}});
+                           {{"supervise", d.supervise},
+                            {"note_lost_rank", d.note_lost_rank},
+                            {"exit_status_file", exit_status_file}});
   }
   if (!text.empty() && text.back() == '\n') text.pop_back();
   return text;

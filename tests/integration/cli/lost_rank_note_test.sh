@@ -57,4 +57,26 @@ cmp "$work/rank0-before" "$sup/rank-00000.log" || fail "rank 0's log, whose logg
 expect_eq 0 "$(grep -c "ended before it heard" "$sup/rank-00003.log")" "notes in the lost rank's log"
 expect_contains "$("$DTRAIN" logs --first-error "$sup")" "first failure: rank 3 on node2 went silent" \
   "dtrain logs --first-error after supervise"
+
+echo "== the batch script's note-lost-rank after a failed launch (a job without restarts that nobody waits for)"
+script=$work/script
+mkdir "$script"
+for r in 0 1 2 3; do head -n 1 "$sup/rank-0000$r.log" >"$script/rank-0000$r.log"; done
+grep -F "rank 2 of 4): peer process lost" "$sup/rank-00002.log" >>"$script/rank-00002.log"
+for i in 1 2; do
+  out=$(cd "$script" && DTRAIN_RUN_DIR=$script "$DTRAIN" note-lost-rank 2>&1) ||
+    fail "note-lost-rank exited non-zero: $out"
+  if ((i == 1)); then
+    expect_eq "dtrain: note-lost-rank: 2 rank log(s) of $script got the line naming the lost rank" "$out" \
+      "note-lost-rank's report"
+  else
+    expect_eq "" "$out" "note-lost-rank's report when every log names rank 3 already"
+  fi
+done
+for r in 0 1; do
+  expect_contains "$(tail -1 "$script/rank-0000$r.log")" \
+    " dtrain: rank $r ended before it heard what rank 2 reported: peer process lost: rank 3 (on node2) was killed or exited without finalizing (seen by rank 2 on that node); written after the launch ended, by the job script" \
+    "rank $r's last line"
+done
+expect_status_and_message 2 "run directory" "$DTRAIN" note-lost-rank --run-dir "$work/no-such-dir"
 echo PASS
