@@ -45,11 +45,15 @@ def array_library():
 
 
 def device_array(lib, values, dtype, device):
-    """`values` (a list) as a 1-D array of `dtype` ("float32", "bfloat16") on cuda:`device`."""
+    """`values` (a list) as a 1-D array of `dtype` ("float32", "bfloat16") on cuda:`device`,
+    written when returned (the copy's stream synchronized: dtrain waits for no stream)."""
     if lib.__name__ == "torch":
-        return lib.tensor(values, dtype=getattr(lib, dtype), device=f"cuda:{device}")
-    with lib.cuda.Device(device):
-        return lib.asarray(values, dtype=dtype)
+        array = lib.tensor(values, dtype=getattr(lib, dtype), device=f"cuda:{device}")
+    else:
+        with lib.cuda.Device(device):
+            array = lib.asarray(values, dtype=dtype)
+    synchronize(lib)
+    return array
 
 
 def host_list(lib, array):
