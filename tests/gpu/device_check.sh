@@ -24,14 +24,18 @@ set -uo pipefail
   echo "usage: device_check.sh BUNDLE (made by tests/gpu/make-bundle.sh)" >&2
   exit 2
 }
+# The output also goes to $OUT/device_check.log where the device tool gives an $OUT: it comes back
+# even when the run is stopped at its limit. (The script runs again under tee rather than through
+# `exec > >(tee ...)`: a plain `wait` below would wait for that process substitution too.)
+if [[ -n ${OUT:-} && -d ${OUT:-} && -z ${DTRAIN_DEVICE_TEED:-} ]]; then
+  DTRAIN_DEVICE_TEED=1 bash "${BASH_SOURCE[0]}" "$@" 2>&1 | tee "$OUT/device_check.log"
+  exit "${PIPESTATUS[0]}"
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bundle=$(cd "$1" && pwd) || exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 py=${DTRAIN_DEVICE_PYTHON:-python3}
-# The output also goes to $OUT/device_check.log where the device tool gives an $OUT: it comes back
-# even when the run is stopped at its limit.
-[[ -n ${OUT:-} && -d ${OUT:-} ]] && exec > >(tee "$OUT/device_check.log") 2>&1
 # One budget for the whole run (DTRAIN_DEVICE_BUDGET seconds, default 450: 7.5 minutes), so that
 # it ends inside the device tool's timeout_s 540 whatever hangs: each step's limit is its own cap
 # or what is left, whichever is less.
