@@ -8,7 +8,9 @@
     dtrain.torch.init_process_group()  # the same, also under mpirun / srun --mpi=pmix
 
 Collectives run on libdtrain's host communicator (CPU tensors): shared memory on one node, the
-hierarchy across nodes, errors that name a lost rank. docs/torch.md has what is supported.
+hierarchy across nodes, errors that name a lost rank; all_reduce, broadcast, all_gather_into_tensor
+and reduce_scatter_tensor of CUDA tensors on its NCCL communicator, after torch's current stream.
+docs/torch.md has what is supported.
 """
 
 import os as _os

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "cuda_array.hpp"
 #include "dlpack.hpp"
 
 namespace py = pybind11;
@@ -157,6 +158,28 @@ std::string device_text(py::handle obj, std::pair<int, int> device) {
          std::to_string(device.second) + ")";
 }
 
+std::string cuda_name(int device) { return "cuda:" + std::to_string(device); }
+
+// What a buffer on the wrong side says: `got` is where it is ("in host memory", "on cuda:1").
+[[noreturn]] void wrong_memory(const std::string& prefix, const std::string& got, int device) {
+  if (device < 0) {
+    throw py::value_error(prefix + got +
+                          "; expected host memory: the collectives of ctx.comm() (and ctx's own) "
+                          "take host buffers; pass device buffers to ctx.device_comm()'s "
+                          "collectives (NCCL), or copy to the host (.cpu(), cupy.asnumpy)");
+  }
+  if (got.starts_with("on cuda:")) {
+    throw py::value_error(prefix + got + "; expected " + cuda_name(device) +
+                          ", the device of ctx.device_comm() (local_rank % the visible devices; "
+                          "set CUDA_VISIBLE_DEVICES or move the buffer with .to(\"" +
+                          cuda_name(device) + "\"))");
+  }
+  throw py::value_error(prefix + got + "; expected memory of " + cuda_name(device) +
+                        ": ctx.device_comm()'s collectives (NCCL) take CUDA device buffers "
+                        "(__dlpack__ or __cuda_array_interface__); use ctx.comm() for host "
+                        "buffers");
+}
+
 bool is_c_contiguous(const dlpack::DLTensor& t) {
   if (t.strides == nullptr) return true;
   std::int64_t expected = 1;
@@ -197,12 +220,28 @@ std::optional<DType> dtype_from_dlpack(py::handle obj, dlpack::DLDataType type) 
 }  // namespace
 
 Buffer::Buffer(py::handle obj, Access access, Typing typing, const std::string& what,
-               std::optional<DType> dtype) {
+               std::optional<DType> dtype, int device) {
   const std::string prefix = "dtrain: " + what + ": ";
-  // The buffer protocol first: NumPy arrays are the common case, and a lookup costs.
-  if (PyObject_CheckBuffer(obj.ptr()) == 0 && py::hasattr(obj, "__dlpack__")) {
-    from_dlpack(obj, typing, prefix, dtype);
+  if (device >= 0) {
+    // DLPack first where both are offered (torch, CuPy): it carries the device and bfloat16.
+    if (py::hasattr(obj, "__dlpack__") && py::hasattr(obj, "__dlpack_device__")) {
+      from_dlpack(obj, typing, prefix, dtype, device);
+    } else if (py::hasattr(obj, "__cuda_array_interface__")) {
+      from_cuda_array(obj, access, typing, prefix, dtype, device);
+    } else {
+      wrong_memory(prefix, "in host memory (a " + type_name(obj) + ")", device);
+    }
     return;
+  }
+  // The buffer protocol first: NumPy arrays are the common case, and a lookup costs.
+  if (PyObject_CheckBuffer(obj.ptr()) == 0) {
+    if (py::hasattr(obj, "__dlpack__")) {
+      from_dlpack(obj, typing, prefix, dtype, device);
+      return;
+    }
+    if (py::hasattr(obj, "__cuda_array_interface__")) {
+      wrong_memory(prefix, "in CUDA device memory (a " + type_name(obj) + ")", device);
+    }
   }
   if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_RECORDS_RO) != 0) {
     view_ = {};
@@ -271,18 +310,25 @@ void Buffer::from_buffer_protocol(py::handle obj, Access access, Typing typing,
 }
 
 void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefix,
-                         std::optional<DType> dtype) {
+                         std::optional<DType> dtype, int device) {
   using namespace dlpack;
   // DLPack (up to v0.8, what torch 1.13 exports) has no read-only flag: a tensor is writable.
-  // The device before __dlpack__, which for a device tensor may synchronize a stream.
+  // The device before __dlpack__. No stream is passed to __dlpack__: the caller has finished
+  // writing the data before the call (the stream contract, docs/python.md).
   if (py::hasattr(obj, "__dlpack_device__")) {
-    const auto device = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-    if (device.first != kDLCPU && device.first != kDLCUDAHost) {
-      throw py::value_error(prefix + "on " + device_text(obj, device) +
-                            "; expected a CPU tensor: the collectives of dtrain.Comm work on "
-                            "host memory, and device tensors need the NCCL device "
-                            "communicator, which the Python module does not bind (copy with "
-                            ".cpu(), or use torch.distributed's nccl backend for device tensors)");
+    const auto where = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    const bool host = where.first == kDLCPU || where.first == kDLCUDAHost;
+    if (device < 0 && !host) wrong_memory(prefix, "on " + device_text(obj, where), device);
+    if (device >= 0 && host) {
+      wrong_memory(prefix,
+                   "in host memory (a " + type_name(obj) + " on " + device_text(obj, where) + ")",
+                   device);
+    }
+    if (device >= 0 && where.first != kDLCUDA && where.first != kDLCUDAManaged) {
+      wrong_memory(prefix, "on " + device_text(obj, where), device);
+    }
+    if (device >= 0 && where.second != device) {
+      wrong_memory(prefix, "on " + cuda_name(where.second), device);
     }
   }
   // A tensor that requires grad refuses __dlpack__. Its data is used as detach() gives it, the
@@ -297,8 +343,8 @@ void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefi
     // torch 1.13 exports no bool: a view of the same bytes as uint8 moves them.
     throw py::value_error(prefix + "cannot be shared through DLPack (" +
                           std::string(py::str(e.value())) +
-                          "); expected a dense CPU tensor of a DLPack type, got a " +
-                          type_name(obj) + " (a bool tensor can go as t.view(torch.uint8))");
+                          "); expected a dense tensor of a DLPack type, got a " + type_name(obj) +
+                          " (a bool tensor can go as t.view(torch.uint8))");
   }
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule_.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();
@@ -320,6 +366,44 @@ void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefi
               py::hasattr(obj, "dtype") ? std::string(py::str(obj.attr("dtype")))
                                         : "DLPack type code " + std::to_string(t.dtype.code) +
                                               ", " + std::to_string(t.dtype.bits) + " bits");
+}
+
+void Buffer::from_cuda_array(py::handle obj, Access access, Typing typing,
+                             const std::string& prefix, std::optional<DType> dtype, int device) {
+  const CudaArray a = read_cuda_array(obj, prefix);
+  if (access == Access::kWrite && a.readonly) {
+    throw py::value_error(prefix + "read-only; expected a writable buffer, got a read-only " +
+                          type_name(obj) + " (__cuda_array_interface__ data[1] is True)");
+  }
+  if (!a.contiguous) {
+    throw py::value_error(prefix +
+                          "not contiguous; expected a C-contiguous array (cupy."
+                          "ascontiguousarray, torch.Tensor.contiguous), got a strided " +
+                          type_name(obj));
+  }
+  if (a.references || a.masked) {
+    throw py::value_error(prefix + "element type; expected plain data (numbers), got typestr \"" +
+                          a.typestr + "\"" + (a.masked ? " with a mask" : "") + " of a " +
+                          type_name(obj));
+  }
+  if (a.foreign_order) {
+    throw py::value_error(prefix + "byte order; expected this machine's (" + kOrder +
+                          ") elements, got typestr \"" + a.typestr + "\"");
+  }
+  data_ = a.data;
+  bytes_ = a.bytes;
+  std::optional<DType> found = a.type;
+  if (!found && !dtype && a.itemsize == 2 && is_bfloat16(obj)) found = DType::kBFloat16;
+  decide_type(obj, found, a.itemsize, typing, prefix, dtype,
+              py::hasattr(obj, "dtype") ? std::string(py::str(obj.attr("dtype")))
+                                        : "typestr \"" + a.typestr + "\"");
+  // Last, after the checks that need no GPU: where the memory is, asked of the CUDA runtime
+  // (the interface does not say). An empty array has no memory to place.
+  if (bytes_ == 0) return;
+  const int where = cuda_pointer_device(data_);
+  if (where < 0)
+    wrong_memory(prefix, "in host memory (the pointer of a " + type_name(obj) + ")", device);
+  if (where != device) wrong_memory(prefix, "on " + cuda_name(where), device);
 }
 
 void Buffer::decide_type(py::handle obj, std::optional<DType> found, std::size_t itemsize,

@@ -1,8 +1,11 @@
-// Python objects as the raw buffers libdtrain's collectives take: any object with the buffer
-// protocol (NumPy arrays, bytearray, memoryview) or with DLPack's __dlpack__ (torch tensors
-// directly, JAX/CuPy arrays on the CPU), used in place without a copy. The element type comes
-// from the buffer's format or DLPack type (or an explicit dtype); what libdtrain cannot take is a
-// ValueError naming the argument and what is wrong with it.
+// Python objects as the raw buffers libdtrain's collectives take, used in place without a copy:
+// in host memory (ctx.comm()), any object with the buffer protocol (NumPy arrays, bytearray,
+// memoryview) or with DLPack's __dlpack__ (torch tensors directly, JAX/CuPy arrays on the CPU); in
+// one CUDA device's memory (ctx.device_comm()), an object with __dlpack__ on that device (torch,
+// CuPy, JAX) or with __cuda_array_interface__ (Numba, CuPy; cuda_array.hpp). The element type
+// comes from the buffer's format, DLPack type or typestr (or an explicit dtype); what libdtrain
+// cannot take (the wrong memory, strided, read-only, a type it lacks) is a ValueError naming the
+// argument and what is wrong with it.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -33,10 +36,11 @@ enum class Typing {
 class Buffer {
  public:
   // `what` names the argument in messages ("allreduce: out"); `dtype` overrides the format
-  // (same item size), e.g. bfloat16 data held as uint16. Throws py::value_error when the
-  // buffer does not fit, py::error_already_set (TypeError) when `obj` has no buffer protocol.
+  // (same item size), e.g. bfloat16 data held as uint16; `device` is where the memory must be: -1
+  // host memory, else that CUDA device's (Comm::device()). Throws py::value_error when the buffer
+  // does not fit, py::error_already_set (TypeError) when `obj` has no buffer protocol.
   Buffer(pybind11::handle obj, Access access, Typing typing, const std::string& what,
-         std::optional<DType> dtype = std::nullopt);
+         std::optional<DType> dtype = std::nullopt, int device = -1);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -55,7 +59,9 @@ class Buffer {
   void from_buffer_protocol(pybind11::handle obj, Access access, Typing typing,
                             const std::string& prefix, std::optional<DType> dtype);
   void from_dlpack(pybind11::handle obj, Typing typing, const std::string& prefix,
-                   std::optional<DType> dtype);
+                   std::optional<DType> dtype, int device);
+  void from_cuda_array(pybind11::handle obj, Access access, Typing typing,
+                       const std::string& prefix, std::optional<DType> dtype, int device);
 
   Py_buffer view_{};
   bool has_view_ = false;

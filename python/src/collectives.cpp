@@ -13,6 +13,7 @@ namespace dtrain::python {
 namespace {
 
 struct Operands {
+  int device = -1;  // where the buffers must be: the Comm's device, -1 host memory
   std::vector<std::unique_ptr<Buffer>> held;
   const void* in = nullptr;
   void* out = nullptr;
@@ -23,7 +24,7 @@ struct Operands {
 
 Buffer& hold(Operands& ops, py::handle obj, Access access, Typing typing, const std::string& what,
              std::optional<DType> dtype) {
-  ops.held.push_back(std::make_unique<Buffer>(obj, access, typing, what, dtype));
+  ops.held.push_back(std::make_unique<Buffer>(obj, access, typing, what, dtype, ops.device));
   return *ops.held.back();
 }
 
@@ -39,9 +40,10 @@ void same_type(const std::string& name, const Buffer& in, const Buffer& out) {
 }
 
 // in == out (in place) when `out` is None.
-Operands reduce_operands(const std::string& name, py::object buf, py::object out,
+Operands reduce_operands(const Comm& comm, const std::string& name, py::object buf, py::object out,
                          py::handle dtype) {
   Operands ops;
+  ops.device = comm.device();
   const auto type = dtype_arg(dtype);
   if (out.is_none()) {
     Buffer& b = hold(ops, buf, Access::kWrite, Typing::kReduce, name + ": buf", type);
@@ -67,8 +69,9 @@ Operands reduce_operands(const std::string& name, py::object buf, py::object out
   return ops;
 }
 
-Operands broadcast_operands(py::object buf, py::handle dtype) {
+Operands broadcast_operands(const Comm& comm, py::object buf, py::handle dtype) {
   Operands ops;
+  ops.device = comm.device();
   Buffer& b = hold(ops, buf, Access::kWrite, Typing::kBytes, "broadcast: buf", dtype_arg(dtype));
   ops.out = b.data();
   ops.count = b.count();
@@ -81,6 +84,7 @@ Operands broadcast_operands(py::object buf, py::handle dtype) {
 Operands scatter_gather_operands(Comm& comm, const std::string& name, py::object in, py::object out,
                                  Typing typing, py::handle dtype, bool gather) {
   Operands ops;
+  ops.device = comm.device();
   const auto type = dtype_arg(dtype);
   Buffer& i = hold(ops, in, Access::kRead, typing, name + ": in", type);
   Buffer& o = hold(ops, out, Access::kWrite, typing, name + ": out", type);
@@ -146,12 +150,12 @@ ReduceOp op_arg(py::handle value) {
 
 py::object allreduce(Comm& comm, py::object buf, py::handle op, py::object out, py::handle dtype) {
   const ReduceOp o = op_arg(op);
-  return run_blocking(reduce_operands("allreduce", std::move(buf), std::move(out), dtype),
+  return run_blocking(reduce_operands(comm, "allreduce", std::move(buf), std::move(out), dtype),
                       [&](Operands& a) { comm.allreduce(a.in, a.out, a.count, a.type, o); });
 }
 
 py::object broadcast(Comm& comm, py::object buf, int root, py::handle dtype) {
-  return run_blocking(broadcast_operands(std::move(buf), dtype),
+  return run_blocking(broadcast_operands(comm, std::move(buf), dtype),
                       [&](Operands& a) { comm.broadcast(a.out, a.count, a.type, root); });
 }
 
@@ -178,12 +182,12 @@ std::unique_ptr<PyWork> allreduce_async(Comm& comm, py::object buf, py::handle o
                                         py::handle dtype) {
   const ReduceOp o = op_arg(op);
   return run_async(
-      reduce_operands("allreduce_async", std::move(buf), std::move(out), dtype),
+      reduce_operands(comm, "allreduce_async", std::move(buf), std::move(out), dtype),
       [&](Operands& a) { return comm.allreduce_async(a.in, a.out, a.count, a.type, o); });
 }
 
 std::unique_ptr<PyWork> broadcast_async(Comm& comm, py::object buf, int root, py::handle dtype) {
-  return run_async(broadcast_operands(std::move(buf), dtype),
+  return run_async(broadcast_operands(comm, std::move(buf), dtype),
                    [&](Operands& a) { return comm.broadcast_async(a.out, a.count, a.type, root); });
 }
 

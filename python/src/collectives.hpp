@@ -101,7 +101,12 @@ void def_collectives(Class& cls, Get get) {
       "reduce_scatter, started and not waited for: returns a Work whose wait() returns `out`.");
   cls.def_property_readonly(
       "backend", [get](Self& s) { return std::string(get(s).backend()); },
-      "The communicator: \"mpi\", \"tcp\" or \"single\".");
+      "The communicator: \"mpi\", \"tcp\" or \"single\" (host memory), \"nccl\" "
+      "(ctx.device_comm()).");
+  cls.def_property_readonly(
+      "device", [get](Self& s) { return get(s).device(); },
+      "The CUDA device whose memory the collectives take (ctx.device_comm(): local_rank % the "
+      "visible devices), or -1: host memory (ctx.comm()).");
   cls.def_property_readonly(
       "allreduce_transport", [get](Self& s) { return std::string(get(s).allreduce_transport()); },
       "How allreduces travel: \"shared memory\", \"hierarchical\", \"tcp\", \"mpi\", "

@@ -60,6 +60,28 @@ void bind_context(py::module_& m) {
       .def_property_readonly("comm", &Context::comm, py::return_value_policy::reference_internal,
                              "The Context's communicator (the same collectives as the Context).")
       .def(
+          "device_comm",
+          [](Context& c) -> Comm& {
+            Comm* comm = nullptr;
+            {
+              py::gil_scoped_release release;  // collective: waits for the other ranks
+              comm = &c.device_comm();
+            }
+            install_interrupt_check(*comm);
+            return *comm;
+          },
+          py::return_value_policy::reference_internal,
+          "The NCCL communicator over CUDA device memory (Context::device_comm()), created by the "
+          "first call, which is collective: every rank calls it at the same point. Its "
+          "collectives are dtrain.Comm's and take buffers on its device (Comm.device: local_rank "
+          "% the visible GPUs) through __dlpack__ or __cuda_array_interface__: torch, CuPy, "
+          "JAX, Numba arrays. Streams: NCCL runs on the communicator's own stream and each "
+          "call returns once it is done, results readable from any stream; it does not wait "
+          "for the caller's streams, so finish writing the inputs first (e.g. "
+          "torch.cuda.current_stream().synchronize()). Raises dtrain.InvalidError (a "
+          "RuntimeError) naming what is missing: a build without NCCL, libnccl or libcudart "
+          "not loadable, no visible GPU.")
+      .def(
           "store_set",
           [](Context& c, const std::string& key, const py::bytes& value) {
             c.store_set(key, value);
@@ -145,12 +167,26 @@ void bind_comm(py::module_& m) {
   // Work before the collectives that return it, Context before FusedAllreduce that takes it: so
   // that help() names them dtrain._dtrain.Work, not their C++ types.
   bind_work(m);
-  py::class_<Comm> comm(m, "Comm", "The Context's host-memory communicator (MPI, TCP or single).");
+  py::class_<Comm> comm(m, "Comm",
+                        "A communicator of the Context: ctx.comm (host memory: MPI, TCP or "
+                        "single) or ctx.device_comm() (CUDA device memory: NCCL).");
   comm.def_property_readonly("rank", &Comm::rank, "This rank, 0 .. size - 1.")
       .def_property_readonly("size", &Comm::size, "The number of ranks.");
   def_collectives(comm, &comm_itself);
   bind_context(m);
   bind_fusion(m);
+  // For tests: a buffer's checks without a collective, so that the refusals of device buffers can
+  // be seen on machines without a GPU (a fake __cuda_array_interface__ reaches every check but the
+  // pointer's device).
+  m.def(
+      "_buffer_info",
+      [](py::handle obj, int device, bool write, py::handle dtype) {
+        const Buffer b(obj, write ? Access::kWrite : Access::kRead, Typing::kReduce, "buf",
+                       dtype_arg(dtype), device);
+        return py::make_tuple(b.count(), dtype_name(b.dtype()));
+      },
+      "obj"_a, "device"_a = -1, "write"_a = true, "dtype"_a = py::none(),
+      "(count, dtype) of `obj` as a collective on `device` (-1: host) would take it.");
 }
 
 }  // namespace dtrain::python

@@ -10,7 +10,8 @@ namespace dtrain::python::dlpack {
 enum DeviceType : std::int32_t {
   kDLCPU = 1,
   kDLCUDA = 2,
-  kDLCUDAHost = 3,  // pinned host memory: the CPU reads it like any other
+  kDLCUDAHost = 3,      // pinned host memory: the CPU reads it like any other
+  kDLCUDAManaged = 13,  // cudaMallocManaged: NCCL takes it like device memory
 };
 
 enum TypeCode : std::uint8_t {

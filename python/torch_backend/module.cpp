@@ -22,7 +22,8 @@ PYBIND11_MODULE(_torch, m) {
   py::module_::import("torch.distributed");
   py::class_<ProcessGroupDtrain, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupDtrain>>(
       m, "ProcessGroupDtrain",
-      "A torch.distributed process group over libdtrain's collectives (CPU tensors).")
+      "A torch.distributed process group over libdtrain's collectives (CPU tensors; CUDA "
+      "tensors of all_reduce, broadcast and the *_tensor forms through its NCCL communicator).")
       .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                        std::optional<std::chrono::milliseconds> timeout) {
              auto check = dtrain::python::python_signal_check();  // made with the GIL

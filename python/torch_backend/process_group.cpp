@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "cuda.hpp"
 #include "dtrain/interrupt.hpp"
 #include "tensors.hpp"
 
@@ -57,14 +58,7 @@ ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& st
   interruption_->signal_check = std::move(signal_check);
   // libdtrain runs this in its own waits: the completion thread's (which stop once a caller's
   // wait was interrupted) and barrier()'s on the caller's thread (which the signal check ends).
-  set_interrupt_check(comm(), [i = interruption_] {
-    if (i->given_up) {
-      throw Error(Error::Code::kComm,
-                  "dtrain: torch: the process group was given up after an interrupted wait "
-                  "(KeyboardInterrupt): a collective cannot be cancelled");
-    }
-    i->check();
-  });
+  set_interrupt_check(comm(), interrupt_check());
   init();  // c10d's own set-up (API usage logging), as every backend calls it
 }
 
@@ -116,12 +110,34 @@ void ProcessGroupDtrain::complete_in_order() {
   }
 }
 
+std::function<void()> ProcessGroupDtrain::interrupt_check() const {
+  return [i = interruption_] {
+    if (i->given_up) {
+      throw Error(Error::Code::kComm,
+                  "dtrain: torch: the process group was given up after an interrupted wait "
+                  "(KeyboardInterrupt): a collective cannot be cancelled");
+    }
+    i->check();
+  };
+}
+
+Comm& ProcessGroupDtrain::comm_for(const at::Tensor& t, std::string_view op) {
+  if (!t.is_cuda()) return comm();
+  Comm& device = cuda_comm(ctx_, t, op);
+  if (!device_check_set_) {
+    set_interrupt_check(device, interrupt_check());
+    device_check_set_ = true;
+  }
+  return device;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::broadcast(std::vector<at::Tensor>& tensors,
                                                              const c10d::BroadcastOptions& opts) {
   at::Tensor& t = only(tensors, "broadcast");
-  const Buffer b = moved(t, "broadcast", "tensor");
-  std::lock_guard lock(submit_);
-  Pending p{{comm().broadcast_async(b.data, b.count, b.type, static_cast<int>(opts.rootRank))},
+  const Buffer b = moved(t, "broadcast", "tensor", Placement::kCpuOrCuda);
+  std::lock_guard lock(submit_);  // before comm_for: it may create the NCCL communicator
+  Comm& c = comm_for(t, "broadcast");
+  Pending p{{c.broadcast_async(b.data, b.count, b.type, static_cast<int>(opts.rootRank))},
             {},
             {t},
             make_work(c10d::OpType::BROADCAST, "dtrain:broadcast", tensors)};
@@ -131,10 +147,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::broadcast(std::vector<at::Ten
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allreduce(std::vector<at::Tensor>& tensors,
                                                              const c10d::AllreduceOptions& opts) {
   at::Tensor& t = only(tensors, "allreduce");
-  const Buffer b = reduced(t, "allreduce", "tensor");
+  const Buffer b = reduced(t, "allreduce", "tensor", Placement::kCpuOrCuda);
   const ReduceOp op = reduce_op(opts.reduceOp, "allreduce");
   std::lock_guard lock(submit_);
-  Pending p{{comm().allreduce_async(b.data, b.data, b.count, b.type, op)},
+  Comm& c = comm_for(t, "allreduce");
+  Pending p{{c.allreduce_async(b.data, b.data, b.count, b.type, op)},
             {},
             {t},
             make_work(c10d::OpType::ALLREDUCE, "dtrain:all_reduce", tensors)};
@@ -146,16 +163,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allreduce_coalesced(
   const ReduceOp op = reduce_op(opts.reduceOp, "allreduce_coalesced");
   std::vector<Buffer> buffers;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    buffers.push_back(
-        reduced(tensors[i], "allreduce_coalesced", "tensors[" + std::to_string(i) + "]"));
+    buffers.push_back(reduced(tensors[i], "allreduce_coalesced",
+                              "tensors[" + std::to_string(i) + "]", Placement::kCpuOrCuda));
+    same_device(tensors[0], tensors[i], "allreduce_coalesced",
+                "tensors[" + std::to_string(i) + "]");
   }
   std::lock_guard lock(submit_);
+  Comm& c = tensors.empty() ? comm() : comm_for(tensors[0], "allreduce_coalesced");
   Pending p{{},
             {},
             tensors,
             make_work(c10d::OpType::ALLREDUCE_COALESCED, "dtrain:allreduce_coalesced", tensors)};
   for (const Buffer& b : buffers)
-    p.works.push_back(comm().allreduce_async(b.data, b.data, b.count, b.type, op));
+    p.works.push_back(c.allreduce_async(b.data, b.data, b.count, b.type, op));
   return enqueue(std::move(p));
 }
 
@@ -214,8 +234,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_into(const at::Tens
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& /*opts*/) {
-  const Buffer in = moved(input, "_allgather_base", "input");
-  moved(output, "_allgather_base", "output");
+  const Buffer in = moved(input, "_allgather_base", "input", Placement::kCpuOrCuda);
+  moved(output, "_allgather_base", "output", Placement::kCpuOrCuda);
+  same_device(input, output, "_allgather_base", "output");
   if (output.scalar_type() != input.scalar_type() ||
       output.numel() != input.numel() * static_cast<std::int64_t>(size_)) {
     refuse("_allgather_base", "output: " + torch_name(output.scalar_type()) + " of " +
@@ -225,7 +246,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_allgather_base(
                                   std::to_string(size_) + " ranks)");
   }
   std::lock_guard lock(submit_);
-  Pending p{{comm().allgather_async(in.data, output.data_ptr(), in.count, DType::kUInt8)},
+  Comm& c = comm_for(input, "_allgather_base");
+  Pending p{{c.allgather_async(in.data, output.data_ptr(), in.count, DType::kUInt8)},
             {},
             {input, output},
             make_work(c10d::OpType::_ALLGATHER_BASE, "dtrain:_all_gather_base",
@@ -316,8 +338,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::reduce_scatter(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
-  const Buffer out = reduced(output, "_reduce_scatter_base", "output");
-  const Buffer in = reduced(input, "_reduce_scatter_base", "input");
+  const Buffer out = reduced(output, "_reduce_scatter_base", "output", Placement::kCpuOrCuda);
+  const Buffer in = reduced(input, "_reduce_scatter_base", "input", Placement::kCpuOrCuda);
+  same_device(output, input, "_reduce_scatter_base", "input");
   const ReduceOp op = reduce_op(opts.reduceOp, "_reduce_scatter_base");
   if (input.scalar_type() != output.scalar_type() ||
       input.numel() != output.numel() * static_cast<std::int64_t>(size_)) {
@@ -328,7 +351,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_reduce_scatter_base(
                                        " (the output's times " + std::to_string(size_) + " ranks)");
   }
   std::lock_guard lock(submit_);
-  Pending p{{comm().reduce_scatter_async(in.data, out.data, out.count, out.type, op)},
+  Comm& c = comm_for(input, "_reduce_scatter_base");
+  Pending p{{c.reduce_scatter_async(in.data, out.data, out.count, out.type, op)},
             {},
             {input, output},
             make_work(c10d::OpType::_REDUCE_SCATTER_BASE, "dtrain:_reduce_scatter_base",

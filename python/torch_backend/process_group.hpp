@@ -6,7 +6,9 @@
 // Collectives are submitted to libdtrain's engine asynchronously and the call returns at once; a
 // completion thread waits for them in submission order (a communicator completes its collectives
 // in order), runs what must follow (copying a gathered block out) and completes each Work's
-// future, which is what DDP's reducer waits on. Only CPU tensors (tensors.hpp).
+// future, which is what DDP's reducer waits on. CPU tensors (tensors.hpp), and CUDA tensors for
+// the collectives that use the caller's tensors as they are, through the NCCL communicator
+// (cuda.hpp).
 //
 // Ctrl-C: a caller blocked in Work::wait or barrier() runs `signal_check` (Python's signal
 // handlers, python/src/signal_check.hpp) about every 100 ms; what it throws (KeyboardInterrupt)
@@ -140,6 +142,10 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   // Queues `pending` for the completion thread and returns its Work.
   c10::intrusive_ptr<c10d::Work> enqueue(Pending pending);
   void complete_in_order();
+  // The host communicator for CPU tensors; the NCCL one for CUDA tensors (cuda_comm()).
+  Comm& comm_for(const at::Tensor& t, std::string_view op);
+  // What libdtrain's waits run: Ctrl-C, and the refusal once the group is given up.
+  std::function<void()> interrupt_check() const;
   c10::intrusive_ptr<DtrainWork> make_work(c10d::OpType type, const char* title,
                                            std::vector<at::Tensor> outputs);
   // allgather and gather: every rank's block of `b` (the bytes of `in`) gathered into one buffer,
@@ -150,6 +156,7 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
 
   std::shared_ptr<Interruption> interruption_;  // before ctx_: libdtrain's check uses it
   Context ctx_;
+  bool device_check_set_ = false;  // interrupt_check() is on the NCCL communicator (under submit_)
   std::mutex submit_;  // one thread at a time submits to the Comm (DDP's hooks, the main thread)
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;

@@ -9,13 +9,19 @@ namespace {
 constexpr std::string_view kReducible =
     "float32, float64, float16, bfloat16, int32, int64 or uint8";
 
-void check_placement(const at::Tensor& t, std::string_view op, std::string_view arg) {
+void check_placement(const at::Tensor& t, std::string_view op, std::string_view arg,
+                     Placement where) {
   if (!t.defined()) refuse(op, std::string(arg) + ": undefined; expected a tensor, got none");
-  if (!t.device().is_cpu()) {
+  if (t.device().is_cuda() && where == Placement::kCpu) {
     refuse(op, std::string(arg) + ": on " + t.device().str() +
-                   "; expected a CPU tensor: this backend runs libdtrain's host collectives (CUDA "
-                   "tensors through its NCCL communicator are not bound yet; use backend=\"nccl\" "
-                   "for them, or move the tensor with .cpu())");
+                   "; expected a CPU tensor: CUDA tensors go through libdtrain's NCCL "
+                   "communicator for all_reduce, broadcast, all_gather_into_tensor and "
+                   "reduce_scatter_tensor only (use those, backend=\"nccl\", or .cpu())");
+  }
+  if (!t.device().is_cpu() && !t.device().is_cuda()) {
+    refuse(op, std::string(arg) + ": on " + t.device().str() +
+                   "; expected a CPU tensor (or a CUDA one, through libdtrain's NCCL "
+                   "communicator)");
   }
   if (t.layout() != c10::kStrided) {
     std::ostringstream layout;
@@ -86,8 +92,8 @@ std::string torch_name(c10::ScalarType type) {
   }
 }
 
-Buffer reduced(const at::Tensor& t, std::string_view op, std::string_view arg) {
-  check_placement(t, op, arg);
+Buffer reduced(const at::Tensor& t, std::string_view op, std::string_view arg, Placement where) {
+  check_placement(t, op, arg, where);
   const std::optional<DType> type = dtype_of(t.scalar_type());
   if (!type) {
     refuse(op, std::string(arg) + ": element type; expected " + std::string(kReducible) + ", got " +
@@ -96,8 +102,8 @@ Buffer reduced(const at::Tensor& t, std::string_view op, std::string_view arg) {
   return {t.data_ptr(), static_cast<std::size_t>(t.numel()), *type};
 }
 
-Buffer moved(const at::Tensor& t, std::string_view op, std::string_view arg) {
-  check_placement(t, op, arg);
+Buffer moved(const at::Tensor& t, std::string_view op, std::string_view arg, Placement where) {
+  check_placement(t, op, arg, where);
   return {t.data_ptr(), static_cast<std::size_t>(t.numel()) * t.element_size(), DType::kUInt8};
 }
 

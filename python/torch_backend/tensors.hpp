@@ -32,14 +32,22 @@ struct Buffer {
   DType type;
 };
 
-// For a reduction (allreduce, reduce_scatter, reduce): a dense, contiguous CPU tensor of a type
-// libdtrain reduces. Throws Error (kInvalid) naming the operation, the argument and the fault:
+// Where a collective's tensors may be: the CPU only (the operations that stage data in CPU
+// scratch tensors), or the CPU or a CUDA device (those whose tensors NCCL reads and writes as they
+// are: all_reduce, broadcast, all_gather_into_tensor, reduce_scatter_tensor).
+enum class Placement { kCpu, kCpuOrCuda };
+
+// For a reduction (allreduce, reduce_scatter, reduce): a dense, contiguous tensor of a type
+// libdtrain reduces, on the CPU (or CUDA, by `where`). Throws Error (kInvalid) naming the
+// operation, the argument and the fault:
 // `dtrain: torch: allreduce: tensor: element type; expected float32, ..., got torch.int16`.
-Buffer reduced(const at::Tensor& t, std::string_view op, std::string_view arg);
+Buffer reduced(const at::Tensor& t, std::string_view op, std::string_view arg,
+               Placement where = Placement::kCpu);
 
 // For an operation that only moves bytes (broadcast, allgather): any element type, as bytes
 // (kUInt8), else the same checks as reduced().
-Buffer moved(const at::Tensor& t, std::string_view op, std::string_view arg);
+Buffer moved(const at::Tensor& t, std::string_view op, std::string_view arg,
+             Placement where = Placement::kCpu);
 
 // torch's reduction as libdtrain's. Throws Error (kInvalid) for the bitwise ones and PREMUL_SUM,
 // naming them.

@@ -222,6 +222,7 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
 }
 
 std::string_view Comm::backend() const { return engine_->backend().backend(); }
+int Comm::device() const { return engine_->backend().device(); }
 std::string_view Comm::allreduce_transport() const {
   return engine_->backend().allreduce_transport();
 }

@@ -59,6 +59,9 @@ class Communicator {
   // agreed on it, else the backend's own messages (its name).
   virtual std::string_view allreduce_transport() const { return backend(); }
 
+  // The CUDA device whose memory the collectives take (NCCL), or -1 for host memory: callers
+  // that check a buffer's place before a call (the Python module) compare with it.
+  virtual int device() const { return -1; }
   // False when no call can wait on another process (one rank): the Engine then runs calls inline.
   virtual bool remote() const { return true; }
   // After a timeout: a call is stuck for good, so release nothing that would call into the

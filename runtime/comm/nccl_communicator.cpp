@@ -1,8 +1,11 @@
 // NCCL over device memory, through the functions nccl_library.cpp loads at run time (libdtrain does
 // not link NCCL or CUDA).
-// Every call enqueues on the communicator's own stream and then polls the stream and NCCL's async
-// error until done or the deadline; at the deadline the communicator is aborted (ncclCommAbort),
-// which is NCCL's documented way out of a collective whose peer is gone.
+// Every call enqueues on the communicator's own stream (created non-blocking: it does not wait for
+// the legacy default stream, nor for any stream of the caller's) and then polls the stream and
+// NCCL's async error until done or the deadline; at the deadline the communicator is aborted
+// (ncclCommAbort), which is NCCL's documented way out of a collective whose peer is gone. So a call
+// returns with its results in device memory, readable from any stream, and the caller must have
+// finished writing its inputs before the call (the stream contract in dtrain.hpp, device_comm()).
 #include "comm/nccl_communicator.hpp"
 
 #include "comm/nccl_library.hpp"
@@ -135,6 +138,7 @@ class NcclCommunicator final : public Communicator {
     allreduce(token_, token_, 1, DType::kFloat32, ReduceOp::kSum);
   }
   std::string_view backend() const override { return "nccl"; }
+  int device() const override { return device_; }
   bool enforces_deadline() const override { return true; }
   void abandon() noexcept override { aborted_ = true; }
 

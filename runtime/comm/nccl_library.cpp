@@ -1,5 +1,5 @@
-// dlopen and dlsym for the NCCL backend (see nccl_library.hpp), and dtrain::nccl_library(), which
-// works in every build: without NCCL it says so.
+// dlopen and dlsym for the NCCL backend (see nccl_library.hpp), and dtrain::nccl_library() and
+// dtrain::cuda_pointer_device(), which work in every build: without NCCL they say so.
 #include "comm/nccl_library.hpp"
 
 #include <dtrain/dtrain.hpp>
@@ -103,12 +103,32 @@ dtrain::NcclLibrary dtrain::nccl_library() {
   return {runtime::nccl_version_text(api.nccl_version), api.nccl_file};
 }
 
+int dtrain::cuda_pointer_device(const void* ptr) {
+  const runtime::NcclApi& api = runtime::nccl_api();
+  cudaPointerAttributes attributes{};
+  const cudaError_t rc = api.cudaPointerGetAttributes(&attributes, ptr);
+  if (rc != cudaSuccess) {
+    throw Error(Error::Code::kInvalid, std::string("dtrain: cudaPointerGetAttributes failed: ") +
+                                           api.cudaGetErrorString(rc) + " (" + std::to_string(rc) +
+                                           ")");
+  }
+  // Managed memory lives on a device too; registered (pinned) and plain host memory do not.
+  const bool on_device =
+      attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  return on_device ? attributes.device : -1;
+}
+
 #else  // !DTRAIN_HAVE_NCCL
 
 dtrain::NcclLibrary dtrain::nccl_library() {
   throw Error(Error::Code::kInvalid,
               "dtrain: nccl: this libdtrain was built without NCCL; expected a build that found "
               "the CUDA and NCCL headers (DTRAIN_WITH_NCCL=ON, e.g. under /usr/local/cuda)");
+}
+
+int dtrain::cuda_pointer_device(const void*) {
+  nccl_library();  // throws the one "built without NCCL" error
+  return -1;
 }
 
 #endif

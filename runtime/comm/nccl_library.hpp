@@ -1,7 +1,8 @@
 // NCCL and the CUDA runtime, loaded with dlopen on first use instead of linked: libdtrain has no
 // DT_NEEDED on libnccl, libcudart or libcuda, so one build (and the .deb) starts on nodes without
 // CUDA, and the device communicator finds them at run time (LD_LIBRARY_PATH, ld.so.cache). The
-// table holds exactly the functions nccl_communicator.cpp calls, plus ncclGetVersion; each
+// table holds exactly the functions nccl_communicator.cpp calls, plus ncclGetVersion and
+// cudaPointerGetAttributes (dtrain::cuda_pointer_device); each
 // pointer's type is the real header's declaration (decltype), so a signature change in a new
 // CUDA or NCCL fails the build instead of the call. The headers are needed at build time only.
 // The only file of dtrain that includes nccl.h.
@@ -37,6 +38,7 @@ namespace dtrain::runtime {
   X(cudaStreamCreateWithFlags)                                                 \
   X(cudaStreamDestroy)                                                         \
   X(cudaStreamQuery)                                                           \
+  X(cudaPointerGetAttributes)                                                  \
   /* cuda_runtime.h adds a template cudaMalloc(T**, size_t): pick the C one */ \
   X_OVERLOADED(cudaMalloc, cudaError_t (*)(void**, size_t))                    \
   X(cudaFree)

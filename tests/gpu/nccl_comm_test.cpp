@@ -150,4 +150,25 @@ TEST(NcclComm, OneRankBroadcastAllgatherReduceScatterKeepTheData) {
   dev.barrier();
 }
 
+// Where the memory is, as callers that check buffers ask (the Python module): the communicator's
+// device, a device pointer's, and -1 for host memory, pageable or pinned.
+TEST(NcclComm, DeviceAndPointerPlacesAgree) {
+  if (auto reason = no_gpu_reason(); !reason.empty()) GTEST_SKIP() << reason;
+  dtrain::Context ctx = bare_context();
+  EXPECT_EQ(ctx.comm().device(), -1);
+  dtrain::Comm& dev = ctx.device_comm();
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  EXPECT_EQ(dev.device(), ctx.world().local_rank % count);
+  float* d = to_device(std::vector<float>(4, 1.0f));
+  EXPECT_EQ(dtrain::cuda_pointer_device(d), dev.device());
+  cudaFree(d);
+  std::vector<float> pageable(4);
+  EXPECT_EQ(dtrain::cuda_pointer_device(pageable.data()), -1);
+  float* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, 16), cudaSuccess);
+  EXPECT_EQ(dtrain::cuda_pointer_device(pinned), -1);
+  cudaFreeHost(pinned);
+}
+
 }  // namespace

@@ -158,6 +158,9 @@ class DTRAIN_API Comm {
   std::string_view allreduce_transport() const;
   int rank() const;
   int size() const;
+  // The CUDA device whose memory the collectives take (device_comm(): local_rank % device count),
+  // or -1 for host memory (comm()).
+  int device() const;
   // The sequence number the next collective gets.
   std::uint64_t next_sequence() const;
 
@@ -257,6 +260,16 @@ class DTRAIN_API Context {
   // Throws Error (kInvalid) when libdtrain was built without NCCL, libnccl.so.2 or
   // libcudart.so.<CUDA major> cannot be loaded (the message names the library, the loader's
   // reason and what to do) or no CUDA device is visible, naming the cause.
+  //
+  // Streams: NCCL runs on the communicator's own stream, created with cudaStreamNonBlocking, and
+  // each call (and each Work's wait) returns once that stream is idle, so the results are in device
+  // memory and any stream or the host may read them at once. The call does not wait for the
+  // caller's streams, nor for the legacy default stream: whatever writes the inputs (a kernel, a
+  // cudaMemcpyAsync) must be complete before the call, e.g. cudaStreamSynchronize(stream) on the
+  // stream that wrote them (or cudaDeviceSynchronize()). The first call makes device() the calling
+  // thread's current CUDA device. Buffers must be device (or managed) memory of that device; they
+  // are not checked here (cuda_pointer_device() can; the Python module does), and a host pointer
+  // fails inside NCCL.
   Comm& device_comm();
 
   // The bootstrap's key/value store (PMIx, MPI, TCP or in memory), for small blobs every rank
@@ -341,6 +354,12 @@ struct NcclLibrary {
 // Throws Error (kInvalid) when libdtrain was built without NCCL, or naming the library, the
 // loader's reason and what to do when it cannot be loaded or lacks a function libdtrain calls.
 DTRAIN_API NcclLibrary nccl_library();
+
+// The CUDA device that holds `ptr` (device or managed memory, cudaPointerGetAttributes), or -1 for
+// host memory (pageable or pinned): what a caller checks before handing a pointer to device_comm().
+// Loads the libraries as nccl_library() does and throws the same errors; Error (kInvalid) naming
+// CUDA's error when the lookup fails (no device, a driver too old).
+DTRAIN_API int cuda_pointer_device(const void* ptr);
 
 // Per-rank records, one JSON object per line appended to RUN_DIR/rank-NNNNN.jsonl (NNNNN: the
 // global rank; schema version 2 in docs/metrics.md): a "step" record per step, with the time this
