@@ -51,13 +51,7 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
   report::RunPageInput& in = out.page;
   in.run_dir = run_dir;
   const RunSummary summary = read_run_summary(run_dir);
-  in.label = summary.label;
-  in.job = summary.job;
-  in.job_id = summary.id;
-  in.site = summary.site;
-  in.nodes = summary.nodes;
-  in.ranks_per_node = summary.ranks_per_node;
-  in.world_size = summary.world_size;
+  in.summary = summary;
 
   const auto logs = list_rank_files(run_dir, records::kLogExtension);
   const bool metrics = !list_rank_files(run_dir, records::kMetricsExtension).empty();
@@ -142,9 +136,9 @@ int run_report(const ReportOptions& opts) {
   // get a number.
   std::map<std::string, int> seen;
   for (auto& r : runs) {
-    const int n = ++seen[r.page.label];
-    if (n > 1) r.page.label += " (" + std::to_string(n) + ")";
-    if (r.scaling) r.scaling->label = r.page.label;
+    const int n = ++seen[r.page.summary.label];
+    if (n > 1) r.page.summary.label += " (" + std::to_string(n) + ")";
+    if (r.scaling) r.scaling->label = r.page.summary.label;
   }
   std::vector<nlohmann::json> models;
   std::vector<report::ScalingRun> scaling;
@@ -154,18 +148,19 @@ int run_report(const ReportOptions& opts) {
       scaling.push_back(*r.scaling);
     } else {
       report::ScalingRun none;  // no metric files: listed as left out
-      none.label = r.page.label;
-      none.job = r.page.job;
+      none.label = r.page.summary.label;
+      none.job = r.page.summary.job;
       scaling.push_back(none);
     }
   }
   const auto groups =
       runs.size() > 1 ? report::scaling_groups(scaling) : std::vector<report::ScalingGroup>{};
   const std::string generated = records::format_log_time(std::chrono::system_clock::now());
-  std::string title = "dtrain report: " + runs.front().page.label;
+  std::string title = "dtrain report: " + runs.front().page.summary.label;
   if (runs.size() > 1) {
     std::set<std::string> jobs;
-    for (const auto& r : runs) jobs.insert(r.page.job.empty() ? r.page.label : r.page.job);
+    for (const auto& r : runs)
+      jobs.insert(r.page.summary.job.empty() ? r.page.summary.label : r.page.summary.job);
     title = "dtrain report: " + std::to_string(runs.size()) + " runs of ";
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {
       title += (it == jobs.begin() ? "" : ", ") + *it;

@@ -9,21 +9,13 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "report/run_summary.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
 
 namespace dtrain::cli {
 
-struct RunSummary {
-  std::string label;                 // the run directory's name
-  std::string job, id, site;         // plan.json's "job"; "" where it does not say
-  int nodes = 0;                     // plan.json; 0 where it does not say
-  int ranks_per_node = 0;            // the same
-  int world_size = 0;                // the same
-  std::optional<int> gpus_per_rank;  // job.yaml; none where it does not say
-
-  bool operator==(const RunSummary&) const = default;
-};
+using report::RunSummary;  // report/run_summary.hpp: the record, shared with the report page
 
 // A damaged plan.json: the message names the file and the field.
 class RunSummaryError : public InputError {

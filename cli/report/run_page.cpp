@@ -121,13 +121,15 @@ json job_json(const RunPageInput& in) {
   int attempts = static_cast<int>(in.attempts.size());
   if (!in.attempts.empty() && in.attempts.back().outcome == "restarted") ++attempts;
   json j = {
-      {"name", in.job.empty() ? in.label : in.job},
-      {"id", in.job_id},
-      {"site", in.site.empty() ? "-" : in.site},
-      {"nodes", in.nodes > 0 ? std::to_string(in.nodes) : std::to_string(hosts.size())},
-      {"ranks_per_node", in.ranks_per_node > 0 ? std::to_string(in.ranks_per_node) : "-"},
-      {"ranks",
-       std::to_string(in.world_size > 0 ? in.world_size : static_cast<int>(in.places.size()))},
+      {"name", in.summary.job.empty() ? in.summary.label : in.summary.job},
+      {"id", in.summary.id},
+      {"site", in.summary.site.empty() ? "-" : in.summary.site},
+      {"nodes",
+       in.summary.nodes > 0 ? std::to_string(in.summary.nodes) : std::to_string(hosts.size())},
+      {"ranks_per_node",
+       in.summary.ranks_per_node > 0 ? std::to_string(in.summary.ranks_per_node) : "-"},
+      {"ranks", std::to_string(in.summary.world_size > 0 ? in.summary.world_size
+                                                         : static_cast<int>(in.places.size()))},
       {"hosts", std::vector<std::string>(hosts.begin(), hosts.end())},
       {"attempts", std::max(attempts, 1)},
       {"state", state},
@@ -445,7 +447,7 @@ void keep_binding(std::map<int, BindingSeen>& bindings, const records::MetricRec
 }
 
 json run_page_json(const RunPageInput& in) {
-  json out = {{"label", in.label},
+  json out = {{"label", in.summary.label},
               {"run_dir", in.run_dir},
               {"job", job_json(in)},
               {"ranks", ranks_json(in)},

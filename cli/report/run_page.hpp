@@ -19,6 +19,7 @@
 #include "records/rank_lines.hpp"
 #include "report/first_error.hpp"
 #include "report/run_series.hpp"
+#include "report/run_summary.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
 
@@ -48,11 +49,9 @@ struct CheckpointInfo {
 };
 
 struct RunPageInput {
-  std::string label;    // the run directory's name
   std::string run_dir;  // as given
-  // From plan.json; empty or 0 when the run directory has none.
-  std::string job, job_id, site;
-  int nodes = 0, ranks_per_node = 0, world_size = 0;
+  // Its label and what plan.json says (empty or 0 when the run directory has none).
+  RunSummary summary;
   std::map<int, RankPlace> places;      // every rank with a log
   std::map<int, BindingSeen> bindings;  // every rank whose metric file has a binding record
   std::vector<records::AttemptRecord> attempts;

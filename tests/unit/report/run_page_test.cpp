@@ -36,14 +36,14 @@ records::MetricRecord step(int rank, int n, double seconds, long long samples) {
 // A 4-rank run in which rank 2 was killed after 5 steps; the others failed after it.
 RunPageInput failed_run(bool with_resources) {
   RunPageInput in;
-  in.label = "killed-42";
+  in.summary.label = "killed-42";
   in.run_dir = "runs/killed-42";
-  in.job = "killed";
-  in.job_id = "42";
-  in.site = "local";
-  in.nodes = 1;
-  in.ranks_per_node = 4;
-  in.world_size = 4;
+  in.summary.job = "killed";
+  in.summary.id = "42";
+  in.summary.site = "local";
+  in.summary.nodes = 1;
+  in.summary.ranks_per_node = 4;
+  in.summary.world_size = 4;
   StatsBuilder stats;
   SeriesBuilder series;
   for (int rank = 0; rank < 4; ++rank) {
@@ -198,9 +198,9 @@ TEST(RunPage, ResourcesAreChartedWhenSampledAndAbsentWhenNot) {
 
 TEST(RunPage, ABatchJobWhoseRanksHaveNotStartedIsQueued) {
   RunPageInput in;
-  in.label = "big-7";
-  in.job = "big";
-  in.world_size = 1024;
+  in.summary.label = "big-7";
+  in.summary.job = "big";
+  in.summary.world_size = 1024;
   const auto j = run_page_json(in);
   EXPECT_EQ(j["job"]["state"], "queued");
   EXPECT_EQ(j["job"]["ranks"], "1024");
@@ -274,7 +274,7 @@ TEST(ReportHtml, ThePageCarriesItsDataScriptAndStyleAndNothingFromTheNetwork) {
 // 1,024 ranks on 128 nodes, 500 steps each with resource samples: the page stays under 2 MiB.
 TEST(ReportHtml, APageOf1024RanksStaysUnder2MiB) {
   RunPageInput in;
-  in.label = "big";
+  in.summary.label = "big";
   StatsBuilder stats;
   SeriesBuilder series;
   for (int rank = 0; rank < 1024; ++rank) {
