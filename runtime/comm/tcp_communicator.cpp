@@ -31,13 +31,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "comm/call_framing.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/node_memory.hpp"
 #include "comm/posix_shm.hpp"
@@ -131,28 +131,18 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     router_.allgather(in, out, count, type);
   }
 
-  // A binomial tree: log2(p) rounds, each rank connected to its parent and children only (the
-  // root sent to every rank before: p - 1 connections at the root and p - 1 times the message).
+  // A binomial tree (broadcast_tree).
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     const std::size_t bytes = count * dtype_size(type);
     start_call("broadcast",
                {CallWhat::Kind::kBroadcast, type, ReduceOp::kSum, static_cast<std::uint32_t>(root)},
                count);
-    const auto deadline = call_deadline_;
-    const int rel = (rank_ - root + size_) % size_;
-    const auto absolute = [&](int r) { return (r + root) % size_; };
-    // The parent clears rel's lowest set bit; the children set each bit below it.
-    int low = 1;
-    while (low < size_ && (rel & low) == 0) low <<= 1;
-    std::vector<int> tree;
-    if (rel != 0) tree.push_back(absolute(rel - low));
-    for (int bit = low >> 1; bit > 0; bit >>= 1) {
-      if (rel + bit < size_) tree.push_back(absolute(rel + bit));
-    }
-    reach(tree, deadline, "broadcast");
-    if (rel != 0) exchange(-1, nullptr, 0, tree.front(), buf, bytes, deadline, "broadcast");
-    for (std::size_t c = rel != 0 ? 1 : 0; c < tree.size(); ++c) {
-      exchange(tree[c], buf, bytes, -1, nullptr, 0, deadline, "broadcast");
+    const std::vector<int> tree = broadcast_tree(rank_, root, size_);
+    const bool has_parent = rank_ != root;  // tree.front()
+    reach(tree, call_deadline_, "broadcast");
+    if (has_parent) exchange(-1, nullptr, 0, tree.front(), buf, bytes, call_deadline_, "broadcast");
+    for (std::size_t c = has_parent ? 1 : 0; c < tree.size(); ++c) {
+      exchange(tree[c], buf, bytes, -1, nullptr, 0, call_deadline_, "broadcast");
     }
   }
 
@@ -378,27 +368,12 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
                 std::size_t recv_bytes, Clock::time_point deadline, const char* what) {
     reach({to, from}, deadline, what);
     // Each message carries the call (call_check.hpp), in the same system call as its bytes.
-    net::Framed out;
-    net::Framed in;
-    if (to >= 0) {
-      std::memcpy(out.header.data(), &call_header_, sizeof call_header_);
-      out.header_len = sizeof call_header_;
-      out.data = static_cast<char*>(const_cast<void*>(send));
-      out.data_len = send_bytes;
-    }
-    if (from >= 0) {
-      in.header_len = sizeof call_header_;
-      in.data = static_cast<char*>(recv);
-      in.data_len = recv_bytes;
-    }
+    net::Framed out = to >= 0 ? outgoing(call_header_, send, send_bytes) : net::Framed{};
+    net::Framed in = from >= 0 ? incoming(recv, recv_bytes) : net::Framed{};
     int failed = -1;
     const IoResult r = net::exchange(to >= 0 ? fd(to) : -1, out, from >= 0 ? fd(from) : -1, in,
                                      &call_header_, deadline, &failed);
-    if (r == IoResult::kMismatch) {
-      CallHeader theirs;
-      std::memcpy(&theirs, in.header.data(), sizeof theirs);
-      different_call(from, theirs, what);
-    }
+    if (r == IoResult::kMismatch) different_call(from, header_of(in), what);
     io(r, to >= 0 && failed == fd(to) ? to : from, what);
   }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "comm/call_framing.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -45,10 +46,7 @@ void TcpPeerTransport::send(int slot, const void* buf, std::size_t bytes, int pe
   Queues& q = queues_of(peer);
   Message& m = q.out.emplace_back();
   m.slot = slot;
-  std::memcpy(m.bytes.header.data(), &call_, sizeof call_);
-  m.bytes.header_len = sizeof call_;
-  m.bytes.data = static_cast<char*>(const_cast<void*>(buf));
-  m.bytes.data_len = bytes;
+  m.bytes = outgoing(call_, buf, bytes);
   ++open_[static_cast<std::size_t>(slot)];
   transmit(peer);  // most of it usually fits in the socket's buffer at once
 }
@@ -58,9 +56,7 @@ void TcpPeerTransport::recv(int slot, void* buf, std::size_t bytes, int peer) {
   Queues& q = queues_of(peer);
   Message& m = q.in.emplace_back();
   m.slot = slot;
-  m.bytes.header_len = sizeof call_;
-  m.bytes.data = static_cast<char*>(buf);
-  m.bytes.data_len = bytes;
+  m.bytes = incoming(buf, bytes);
   ++open_[static_cast<std::size_t>(slot)];
 }
 
@@ -123,8 +119,7 @@ void TcpPeerTransport::move(int peer, std::deque<Message>& messages,
     // the header was this rank's own). Checked before any wait for bytes it may never send.
     if (!had_header && m.bytes.header_done() &&
         &messages == &queues_[static_cast<std::size_t>(peer)].in) {
-      CallHeader theirs;
-      std::memcpy(&theirs, m.bytes.header.data(), sizeof theirs);
+      const CallHeader theirs = header_of(m.bytes);
       if (!(theirs == call_)) {
         mismatch_(peer, theirs);
         return;
