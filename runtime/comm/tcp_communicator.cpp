@@ -62,6 +62,9 @@ constexpr auto kFrameWait = std::chrono::seconds(1);
 // waiting on another rank (a ring passes data on), and its deadline, begun with the same
 // collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
 constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
+// How long a rank that stops waits for the hello of a connection it accepts then (tcp_peers.hpp,
+// stop_accepting): the peer sends it right after connecting.
+constexpr auto kHelloWait = std::chrono::milliseconds(100);
 
 // every rank on one node (`hosts`: each rank's).
 bool one_node(const std::vector<std::string>& hosts) {
@@ -421,24 +424,31 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // Tells every other rank which rank was lost, then shuts every connection: the data streams are
   // out of step after a failed collective, and a peer waiting on this rank sees it go now rather
   // than at its deadline, with the frame that names the real culprit already sent.
+  // Connections that higher ranks made and this rank never accepted are placed first and told
+  // too, and the listener closes: a peer that connected for a later step must not wait on a
+  // connection nobody will read (tcp_peers.hpp, stop_accepting).
   void stop(const Loss& loss) {
     if (stopped_) return;
     stopped_ = true;
+    peers_.stop_accepting(Clock::now() + kHelloWait);
     send_frames(loss);
-    for (int q : peers_.connected()) {
-      ::shutdown(fd(q), SHUT_RDWR);
-      ::shutdown(control(q), SHUT_WR);
+    for (int q : peers_.held()) {
+      if (fd(q) >= 0) ::shutdown(fd(q), SHUT_RDWR);
+      if (control(q) >= 0) ::shutdown(control(q), SHUT_WR);
     }
   }
 
-  // Tells every connected peer but the lost one whom this rank lost; once (a peer reads one
-  // frame).
+  // Tells every peer it holds a control connection to, but the lost one, whom this rank lost;
+  // once each (a peer reads one frame): a rank that timed out told its peers at once, and tells
+  // those it placed since when it stops.
   void send_frames(const Loss& loss) {
-    if (frames_sent_) return;
-    frames_sent_ = true;
     const AbortFrame f = frame_of_loss(loss);
-    for (int q : peers_.connected()) {
-      if (q == loss.rank) continue;
+    for (int q : peers_.held()) {
+      if (q == loss.rank || control(q) < 0 ||
+          std::find(framed_.begin(), framed_.end(), q) != framed_.end()) {
+        continue;
+      }
+      framed_.push_back(q);
       // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
       // a peer that is gone already the send just fails.
       ::send(control(q), &f, sizeof f, MSG_NOSIGNAL);
@@ -473,7 +483,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits
   bool stopped_ = false;          // abort frames sent, connections shut
   bool abandoned_ = false;        // the Engine gave up on this communicator (abandon())
-  bool frames_sent_ = false;      // abort frames sent (at a timeout, before stopping)
+  std::vector<int> framed_;       // the peers sent an abort frame (at a timeout, at the stop)
   std::optional<Error> failure_;  // the first failure, thrown again by every later call
   Ring ring_;                     // the flat collectives
   std::string missing_;

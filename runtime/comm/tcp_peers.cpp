@@ -200,10 +200,24 @@ TcpPeers::Outcome TcpPeers::accept_from(int peer, Clock::time_point deadline) {
 }
 
 void TcpPeers::accept_waiting(Clock::time_point deadline) {
+  if (!listener_.valid()) return;  // stopped accepting
   for (net::Socket s = net::accept_until(listener_, Clock::now()); s.valid();
        s = net::accept_until(listener_, Clock::now())) {
     place(std::move(s), deadline);
   }
+}
+
+void TcpPeers::stop_accepting(Clock::time_point deadline) {
+  accept_waiting(deadline);
+  listener_ = net::Socket();
+}
+
+std::vector<int> TcpPeers::held() const {
+  std::vector<int> out = connected_;
+  for (int q = 0; q < size_; ++q) {
+    if (!complete(q) && (data(q) >= 0 || control(q) >= 0)) out.push_back(q);
+  }
+  return out;
 }
 
 // A connection from a higher rank: into its slot by its hello. One that closes before its hello

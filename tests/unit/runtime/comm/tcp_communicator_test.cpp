@@ -326,6 +326,62 @@ TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
                            " (DTRAIN_TIMEOUT); rank 2 (on " + host + ") stopped because of it");
 }
 
+// A rank that stops closes what waits in its listener's queue too. 5 ranks on the sockets: rank 0
+// and rank 2 are not connected (the ring's and recursive doubling's pairs only), and rank 2,
+// ahead of rank 0, connects to it for a broadcast from rank 0 while rank 0 is still in an
+// allreduce that rank 1's end fails. Rank 0 must tell rank 2 as it tells the peers it had accepted
+// (rank 2 waited on a connection nobody would read until rank 0's process ended or the deadline
+// passed: runtime_srun_sockets_killed_rank, 1 run in 30 under load, lost rank 2's line to Slurm's
+// kill of the step).
+TEST(TcpCommunicator, ARankThatStopsTellsAPeerWhoseConnectionItHadNotAcceptedYet) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::atomic<bool> rank2_waits{false};
+  std::atomic<bool> rank2_done{false};
+  std::string error0;
+  std::string error2;
+  dtrain::Error::Code code2 = dtrain::Error::Code::kInternal;
+  dtrain::test::threads_as_ranks(5, [&](int rank) {
+    auto comm = connect(store, rank, 5, false);
+    const auto until = [](const std::atomic<bool>& flag) {
+      while (!flag.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    };
+    float x = 1;
+    if (rank == 2) {
+      rank2_waits = true;
+      try {
+        comm->broadcast(&x, 1, DType::kFloat32, 0);
+      } catch (const dtrain::Error& e) {
+        code2 = e.code();
+        error2 = e.what();
+      }
+      rank2_done = true;
+    } else if (rank == 1) {
+      until(rank2_waits);
+      // Rank 2's connection reaches rank 0's queue meanwhile (and if it did not, it is refused).
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      comm->abandon();  // a killed process says goodbye to nobody
+      comm.reset();     // closes its connections, as a killed process's kernel does
+    } else if (rank == 0) {
+      try {
+        comm->allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum);
+      } catch (const dtrain::Error& e) {
+        error0 = e.what();
+      }
+      until(rank2_done);  // alive, as a rank that reports and waits for its launcher
+    } else {
+      until(rank2_done);
+      comm->abandon();
+    }
+  });
+  const std::string host = host_name();
+  EXPECT_EQ(error0, "dtrain: allreduce: tcp: missing ranks: 1; rank 1 (on " + host +
+                        ") closed its connection (it exited or was killed)");
+  EXPECT_EQ(code2, dtrain::Error::Code::kComm) << error2;
+  EXPECT_EQ(error2, "dtrain: broadcast: tcp: missing ranks: 0, 1; rank 1 (on " + host +
+                        ") closed its connection (it exited or was killed); rank 0 (on " + host +
+                        ") stopped because of it");
+}
+
 // 3 ranks, rank 1 never starts: rank 0, which gathers the addresses, names it at its deadline,
 // and tells the others, who name it too.
 TEST(TcpCommunicator, ARankThatNeverStartedIsNamed) {
