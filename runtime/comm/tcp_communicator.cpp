@@ -13,13 +13,11 @@
 // one shared-memory object per node (node_memory.hpp), the shares between nodes over the data
 // connections (tcp_peer_transport.hpp).
 //
-// Each connected pair of ranks has two connections: one for data, and a control connection that
-// carries nothing unless a rank stops because of a lost peer. Such a rank first sends every peer
-// it is connected to an abort frame naming the rank it lost (or that the peer which told it had
-// lost), then shuts its connections: whoever sees it go reads the frame and names the real
-// culprit, not the messenger, and passes the news on the same way, so it reaches every rank that
-// waits. An in-band frame would be read as data by a peer in the middle of a message, so it needs
-// its own connection; that connection is read only after a failure, so the normal path is
+// Each connected pair of ranks has two connections (tcp_peers.hpp): data, and a control connection
+// that carries only the abort frame of a rank that stops because of a lost peer, naming the rank
+// it lost: whoever sees it go reads the frame and names the real culprit, not the messenger, and
+// passes the news on the same way. An in-band frame would be read as data by a peer in the middle
+// of a message; the control connection is read only after a failure, so the normal path is
 // unchanged.
 // The diagnosis (following the frames to the rank really lost) and its messages: tcp_loss.cpp.
 #include "comm/tcp_communicator.hpp"
@@ -62,9 +60,6 @@ constexpr auto kFrameWait = std::chrono::seconds(1);
 // waiting on another rank (a ring passes data on), and its deadline, begun with the same
 // collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
 constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
-// How long a rank that stops waits for the hello of a connection it accepts then (tcp_peers.hpp,
-// stop_accepting): the peer sends it right after connecting.
-constexpr auto kHelloWait = std::chrono::milliseconds(100);
 
 // every rank on one node (`hosts`: each rank's).
 bool one_node(const std::vector<std::string>& hosts) {
@@ -423,19 +418,14 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
 
   // Tells every other rank which rank was lost, then shuts every connection: the data streams are
   // out of step after a failed collective, and a peer waiting on this rank sees it go now rather
-  // than at its deadline, with the frame that names the real culprit already sent.
-  // Connections that higher ranks made and this rank never accepted are placed first and told
-  // too, and the listener closes: a peer that connected for a later step must not wait on a
-  // connection nobody will read (tcp_peers.hpp, stop_accepting).
+  // than at its deadline, with the frame that names the real culprit already sent. Connections
+  // not accepted yet are placed first, so that they are told too (tcp_peers.hpp, stop_accepting).
   void stop(const Loss& loss) {
     if (stopped_) return;
     stopped_ = true;
-    peers_.stop_accepting(Clock::now() + kHelloWait);
+    peers_.stop_accepting();
     send_frames(loss);
-    for (int q : peers_.held()) {
-      if (fd(q) >= 0) ::shutdown(fd(q), SHUT_RDWR);
-      if (control(q) >= 0) ::shutdown(control(q), SHUT_WR);
-    }
+    peers_.shut_all();
   }
 
   // Tells every peer it holds a control connection to, but the lost one, whom this rank lost;
@@ -444,10 +434,8 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   void send_frames(const Loss& loss) {
     const AbortFrame f = frame_of_loss(loss);
     for (int q : peers_.held()) {
-      if (q == loss.rank || control(q) < 0 ||
-          std::find(framed_.begin(), framed_.end(), q) != framed_.end()) {
-        continue;
-      }
+      const bool told = std::find(framed_.begin(), framed_.end(), q) != framed_.end();
+      if (q == loss.rank || control(q) < 0 || told) continue;
       framed_.push_back(q);
       // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
       // a peer that is gone already the send just fails.

@@ -207,9 +207,17 @@ void TcpPeers::accept_waiting(Clock::time_point deadline) {
   }
 }
 
-void TcpPeers::stop_accepting(Clock::time_point deadline) {
-  accept_waiting(deadline);
+void TcpPeers::stop_accepting() {
+  // The peer sends its hello right after connecting.
+  accept_waiting(Clock::now() + std::chrono::milliseconds(100));
   listener_ = net::Socket();
+}
+
+void TcpPeers::shut_all() {
+  for (int q : held()) {
+    if (data(q) >= 0) ::shutdown(data(q), SHUT_RDWR);
+    if (control(q) >= 0) ::shutdown(control(q), SHUT_WR);
+  }
 }
 
 std::vector<int> TcpPeers::held() const {

@@ -53,16 +53,19 @@ class TcpPeers {
   void accept_waiting(net::Clock::time_point deadline);
 
   // After a failure (the communicator's stop): places what higher ranks connected and this rank
-  // never accepted (a peer's hello may take until `deadline`), so that they are told and shut too,
+  // never accepted (waiting briefly for each one's hello), so that they are told and shut too,
   // then closes the listening socket, so that a connection made later is refused at once. A peer
   // whose connection waited in the queue of a rank that had stopped waited on it until that
   // process exited or the deadline passed (4 ranks, one killed, 1 run in 30 under load: rank 2
   // silent until Slurm's kill of the step).
-  void stop_accepting(net::Clock::time_point deadline);
+  void stop_accepting();
   // Every peer this rank holds a connection to: those of connected(), then those of which only one
   // connection is in (the other still on its way when this rank stopped accepting). A scan of
   // every rank: for the failure path only.
   std::vector<int> held() const;
+  // Shuts every connection held: data both ways, control for sending only (a frame sent on it
+  // stays readable by the peer).
+  void shut_all();
 
   // The connections to `peer`, -1 when not connected.
   int data(int peer) const { return data_[static_cast<std::size_t>(peer)].fd(); }
