@@ -69,8 +69,16 @@ TEST(CallFraming, TheBroadcastTreeReachesEveryRankOnce) {
           EXPECT_EQ(broadcast_tree(child, root, size).front(), r) << "child's parent";
         }
       }
+      int rounds = 0;  // ceil(log2(size))
+      while ((1 << rounds) < size) ++rounds;
       for (int r = 0; r < size; ++r) {
         EXPECT_EQ(parents[static_cast<std::size_t>(r)] == -1, r == root) << size << " " << r;
+        int depth = 0;
+        for (int q = r; q >= 0 && q != root && depth <= size;
+             q = parents[static_cast<std::size_t>(q)]) {
+          ++depth;
+        }
+        EXPECT_LE(depth, rounds) << "rank " << r << " of " << size << " from root " << root;
       }
     }
   }
