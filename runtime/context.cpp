@@ -3,13 +3,13 @@
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
-#include "comm/nccl_communicator.hpp"
 #include "comm/single_communicator.hpp"
-#include "comm/tcp_communicator.hpp"
+#include "comm/transport/mpi/mpi_communicator.hpp"
+#include "comm/transport/nccl/nccl_communicator.hpp"
+#include "comm/transport/tcp/tcp_communicator.hpp"
 #include "context_state.hpp"
 #include "init_affinity.hpp"
 #include "mpi/mpi.hpp"
-#include "mpi/mpi_communicator.hpp"
 #include "settings.hpp"
 
 namespace dtrain {

@@ -1,7 +1,8 @@
 // dlopen and dlsym for the libraries libdtrain loads at run time instead of linking (NCCL and the
-// CUDA runtime, comm/nccl_library.hpp; NVIDIA's management library, resources/nvml_library.hpp):
-// the first of several names that loads, its file as the loader chose it, and each function looked
-// up by name, with messages that name the library, dlerror()'s text and what to do.
+// CUDA runtime, comm/transport/nccl/nccl_library.hpp; NVIDIA's management library,
+// resources/nvml_library.hpp): the first of several names that loads, its file as the loader chose
+// it, and each function looked up by name, with messages that name the library, dlerror()'s text
+// and what to do.
 #pragma once
 
 #include <cstring>

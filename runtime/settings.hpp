@@ -18,7 +18,7 @@
 namespace dtrain::runtime {
 
 // DTRAIN_ALGO: how allreduces, reduce_scatters and allgathers across nodes travel
-// (comm/hierarchy.hpp).
+// (comm/algorithms/hierarchy.hpp).
 enum class AllreduceAlgo {
   kAuto,          // hierarchical where the node layout and the size pay for it, else flat
   kFlat,          // every rank alike: the backend's own allreduce

@@ -66,7 +66,8 @@ done
 # The plugin writes rank logs itself; it never reads a run directory through the CLI's readers.
 check spank-plugin 'rundir/|report/' "spank-plugin must not use the CLI's run-directory readers"
 # runtime/bootstrap/ (who is where, the stores) does not include the communicators (comm/), and
-# mpi.h is included under runtime/mpi/ only (gloo/mpi/).
+# mpi.h is included under runtime/mpi/ only (gloo/mpi/): the MPI transport
+# (runtime/comm/transport/mpi/) reaches it through mpi/mpi_api.hpp.
 check runtime/bootstrap 'comm/' "runtime/bootstrap must not include the communicators (comm/)"
 mpi_hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<mpi\.h>' runtime \
   --include='*.cpp' --include='*.hpp' --include='*.h' | grep -v '^runtime/mpi/' || true)

@@ -4,9 +4,9 @@
 #include <string>
 #include <string_view>
 
+#include "comm/algorithms/reduce.hpp"
 #include "comm/communicator.hpp"
 #include "comm/engine.hpp"
-#include "comm/reduce.hpp"
 #include "dtrain/interrupt.hpp"
 
 namespace dtrain {

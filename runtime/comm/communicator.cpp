@@ -1,7 +1,7 @@
 // Communicator's reductions: kAvg becomes kSum plus one division here (communicator.hpp).
 #include "comm/communicator.hpp"
 
-#include "comm/reduce.hpp"
+#include "comm/algorithms/reduce.hpp"
 
 namespace dtrain::runtime {
 

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "comm/peer_alarm.hpp"
-#include "comm/peer_watch.hpp"
+#include "comm/lost_peers/peer_alarm.hpp"
+#include "comm/lost_peers/peer_watch.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {

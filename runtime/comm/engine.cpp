@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "comm/peer_alarm.hpp"
+#include "comm/lost_peers/peer_alarm.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {

@@ -36,7 +36,7 @@
 #include <thread>
 
 #include "comm/communicator.hpp"
-#include "comm/peer_watch.hpp"
+#include "comm/lost_peers/peer_watch.hpp"
 #include "settings.hpp"
 
 namespace dtrain::runtime {

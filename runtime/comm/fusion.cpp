@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/algorithms/reduce.hpp"
 #include "comm/engine.hpp"
-#include "comm/reduce.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain {

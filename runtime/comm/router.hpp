@@ -28,11 +28,11 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/algorithms/hierarchy.hpp"
+#include "comm/algorithms/recursive_doubling.hpp"
+#include "comm/algorithms/ring.hpp"
 #include "comm/communicator.hpp"
-#include "comm/hierarchy.hpp"
-#include "comm/recursive_doubling.hpp"
-#include "comm/ring.hpp"
-#include "comm/shm_allreduce.hpp"
+#include "comm/transport/shm/shm_allreduce.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {

@@ -1,7 +1,7 @@
-// The peer alarm's words (comm/peer_alarm.hpp): what a rank that saw a peer of its node end sends
-// to the other ranks, every rank's UDP endpoint as the ranks exchange them, and the sentence that
-// names a lost peer. Here, not in comm/, because two kinds of process read them: the ranks
-// (libdtrain) and each rank's logger (records/output_tee.hpp, `dtrain run-rank` and the SPANK
+// The peer alarm's words (comm/lost_peers/peer_alarm.hpp): what a rank that saw a peer of its node
+// end sends to the other ranks, every rank's UDP endpoint as the ranks exchange them, and the
+// sentence that names a lost peer. Here, not in comm/, because two kinds of process read them: the
+// ranks (libdtrain) and each rank's logger (records/output_tee.hpp, `dtrain run-rank` and the SPANK
 // plugin), which holds the rank's alarm socket too and reports an alarm that arrives after its
 // rank was ended before it could (Open MPI 4.1 ends a rank whose TCP connection to the lost peer
 // breaks at once, before the alarm reaches it; issue 33 item 5). Pure: no I/O.

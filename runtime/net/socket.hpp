@@ -1,7 +1,7 @@
 // Blocking-with-deadline TCP helpers shared by the TCP store and the TCP communicator. Every call
 // takes an absolute deadline and returns how it ended; the caller turns that into a message that
 // names what it was doing and with whom, which these helpers cannot know. Plus the two UDP calls
-// the peer alarm needs (comm/peer_alarm.hpp).
+// the peer alarm needs (comm/lost_peers/peer_alarm.hpp).
 #pragma once
 
 #include <netinet/in.h>

@@ -20,8 +20,8 @@ namespace dtrain::records {
 namespace {
 
 // Whether `pid` has ended, with its wait status, leaving it unreaped (a zombie) for reap(): the
-// other ranks of its node read how it ended from /proc while it is one (comm/peer_watch.hpp).
-// `block`: wait for the end. False (errno set) when waitid fails.
+// other ranks of its node read how it ended from /proc while it is one
+// (comm/lost_peers/peer_watch.hpp). `block`: wait for the end. False (errno set) when waitid fails.
 bool peek_exit(pid_t pid, int& status, bool block) {
   siginfo_t info{};
   const int flags = WEXITED | WNOWAIT | (block ? 0 : WNOHANG);
@@ -200,12 +200,12 @@ int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart star
     }
   }
   // A rank that failed stays a zombie for kAlarmWaitMs. Its node's other ranks can then read how it
-  // ended (comm/peer_watch.hpp): one that exited with a failure (Open MPI's abort exits 255) or
-  // died writing to a closed connection (SIGPIPE: Open MPI writes to a lost rank's socket without
-  // MSG_NOSIGNAL) may be a victim of another rank's loss, and they wait for the alarm naming the
-  // rank lost first instead of naming it. And the launcher, which ends the whole step when it
-  // sees this task end, does so that much later: the ranks on other nodes have the time to hear
-  // the alarm and say whom they lost (1 run in 20 of a 2 x 2 job had the step killed before).
+  // ended (comm/lost_peers/peer_watch.hpp): one that exited with a failure (Open MPI's abort exits
+  // 255) or died writing to a closed connection (SIGPIPE: Open MPI writes to a lost rank's socket
+  // without MSG_NOSIGNAL) may be a victim of another rank's loss, and they wait for the alarm
+  // naming the rank lost first instead of naming it. And the launcher, which ends the whole step
+  // when it sees this task end, does so that much later: the ranks on other nodes have the time to
+  // hear the alarm and say whom they lost (1 run in 20 of a 2 x 2 job had the step killed before).
   // An alarm reaching a victim's socket meanwhile is reported for it, unless it reported a loss
   // itself; one killed by another signal is the lost rank itself or one the launcher ended, and
   // its end is the news. Not while the job is being stopped (a signal passed on): then the rank

@@ -1,8 +1,9 @@
 // NVIDIA's management library (libnvidia-ml.so.1, the driver's, what nvidia-smi reads), loaded
-// with dlopen at run time as NCCL is (comm/nccl_library.hpp): libdtrain has no DT_NEEDED on it, so
-// it starts on nodes without a GPU driver, and the Meter's resource records carry GPU readings
-// only where the library is. Its header is not needed: the few functions called are declared here
-// from NVML's documented C API, which has kept these signatures (the _v2 symbols) since 2012.
+// with dlopen at run time as NCCL is (comm/transport/nccl/nccl_library.hpp): libdtrain has no
+// DT_NEEDED on it, so it starts on nodes without a GPU driver, and the Meter's resource records
+// carry GPU readings only where the library is. Its header is not needed: the few functions called
+// are declared here from NVML's documented C API, which has kept these signatures (the _v2 symbols)
+// since 2012.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hierarchical collectives across nodes (issue 21; runtime/comm/hierarchy.hpp): the
+# The hierarchical collectives across nodes (issue 21; runtime/comm/algorithms/hierarchy.hpp): the
 # runtime probe (tests/integration/runtime/runtime_probe.cpp: every collective, op and dtype
 # exact, 1000 to 20 M elements) on 2 nodes x 2 ranks (the relay), 4 x 1 and 4 x 2 (the ring among
 # node peers), under srun --mpi=pmix on the MPI

@@ -1,6 +1,6 @@
-// The hierarchical collectives (comm/hierarchy.hpp) with threads as ranks: a ShmAllreduce per
-// node over segments in this process's memory, and a PeerTransport of in-memory mailboxes that
-// delivers each pair's messages in the order they were posted (as MPI's and the TCP
+// The hierarchical collectives (comm/algorithms/hierarchy.hpp) with threads as ranks: a
+// ShmAllreduce per node over segments in this process's memory, and a PeerTransport of in-memory
+// mailboxes that delivers each pair's messages in the order they were posted (as MPI's and the TCP
 // transport's are). Shared by the allreduce's and the reduce_scatter/allgather tests.
 #pragma once
 
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "comm/hierarchy.hpp"
+#include "comm/algorithms/hierarchy.hpp"
 #include "threads_as_ranks.hpp"
 
 namespace dtrain::test {

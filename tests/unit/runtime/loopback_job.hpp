@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "comm/peer_alarm.hpp"
+#include "comm/lost_peers/peer_alarm.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::test {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libdtrain loads NCCL and the CUDA runtime with dlopen (runtime/comm/nccl_library.cpp), so neither
+# libdtrain loads NCCL and the CUDA runtime with dlopen (runtime/comm/transport/nccl/nccl_library.cpp), so neither
 # it nor bin/dtrain may need a CUDA library to start: none among their NEEDED entries or in ldd's
 # closure, and `dtrain --version` and a C program using libdtrain (init, collectives) run with a
 # library path that holds no CUDA while the dynamic loader (LD_DEBUG=files) opens no CUDA file.

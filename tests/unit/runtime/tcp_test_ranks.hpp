@@ -10,7 +10,7 @@
 #include <string>
 
 #include "bootstrap/store.hpp"
-#include "comm/tcp_communicator.hpp"
+#include "comm/transport/tcp/tcp_communicator.hpp"
 
 namespace dtrain::test {
 

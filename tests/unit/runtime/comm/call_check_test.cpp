@@ -2,7 +2,7 @@
 // (comm/call_check.cpp): each kind of call, and the packed word the TCP headers carry.
 #include "comm/call_check.hpp"
 
-#include "comm/call_framing.hpp"
+#include "comm/transport/tcp/call_framing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "comm/half.hpp"
-#include "comm/reduce.hpp"
+#include "comm/algorithms/half.hpp"
+#include "comm/algorithms/reduce.hpp"
 
 namespace {
 

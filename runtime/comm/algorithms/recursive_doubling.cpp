@@ -1,0 +1,128 @@
+#include "comm/algorithms/recursive_doubling.hpp"
+
+#include <cstring>
+
+#include "comm/algorithms/reduce.hpp"
+
+namespace dtrain::runtime {
+
+bool doubling_pays(int size, bool across_nodes, std::size_t bytes) {
+  constexpr std::size_t kOneNodeBytes = std::size_t{64} << 10;
+  constexpr std::size_t kAcrossNodesBytes = std::size_t{4} << 10;
+  return size == 2 || bytes <= (across_nodes ? kAcrossNodesBytes : kOneNodeBytes);
+}
+
+// With size = p + rem (p the largest power of two <= size), ranks below 2 * rem first fold
+// pairwise: the even rank hands its data to the odd one, which reduces it and takes part for both
+// (group rank r / 2); the others take part as group rank r - rem. -1: this rank sits out.
+int RecursiveDoubling::fold_in(void* data, std::size_t n, DType type, ReduceOp op) {
+  const std::size_t bytes = n * dtype_size(type);
+  const int rem = size_ - group_size();
+  if (rank_ >= 2 * rem) return rank_ - rem;
+  if (rank_ % 2 == 0) {
+    transfer_(data, bytes, rank_ + 1, nullptr, 0, -1);
+    return -1;
+  }
+  transfer_(nullptr, 0, -1, scratch_.data(), bytes, rank_ - 1);
+  reduce_to(data, scratch_.data(), data, n, type, op);
+  return rank_ / 2;
+}
+
+// The folded even rank gets the result back from its odd partner.
+void RecursiveDoubling::fold_out(void* data, std::size_t bytes) {
+  const int rem = size_ - group_size();
+  if (rank_ >= 2 * rem) return;
+  if (rank_ % 2 == 0) {
+    transfer_(nullptr, 0, -1, data, bytes, rank_ + 1);
+  } else {
+    transfer_(data, bytes, rank_ - 1, nullptr, 0, -1);
+  }
+}
+
+int RecursiveDoubling::group_size() const {
+  int p = 1;
+  while (p * 2 <= size_) p *= 2;
+  return p;
+}
+
+int RecursiveDoubling::rank_of(int group_rank) const {
+  const int rem = size_ - group_size();
+  return group_rank < rem ? group_rank * 2 + 1 : group_rank + rem;
+}
+
+void RecursiveDoubling::allreduce(const void* in, void* out, std::size_t n, DType type,
+                                  ReduceOp op) {
+  const std::size_t bytes = n * dtype_size(type);
+  if (in != out) std::memcpy(out, in, bytes);
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  void* peer_data = scratch_.data();
+  const int group_rank = fold_in(out, n, type, op);
+  if (group_rank >= 0) {
+    for (int mask = 1; mask < group_size(); mask <<= 1) {
+      const int peer = rank_of(group_rank ^ mask);
+      transfer_(out, bytes, peer, peer_data, bytes, peer);
+      if (peer < rank_) {
+        reduce_to(out, peer_data, out, n, type, op);
+      } else {
+        reduce_to(out, out, peer_data, n, type, op);
+      }
+    }
+  }
+  fold_out(out, bytes);
+}
+
+void RecursiveDoubling::allreduce_halving(const void* in, void* out, std::size_t n, DType type,
+                                          ReduceOp op) {
+  const std::size_t elem = dtype_size(type);
+  if (in != out) std::memcpy(out, in, n * elem);
+  if (scratch_.size() < n * elem) scratch_.resize(n * elem);  // the fold receives all n
+  char* data = static_cast<char*>(out);
+  const auto at = [&](std::size_t i) { return data + i * elem; };
+  const int group_rank = fold_in(out, n, type, op);
+  if (group_rank >= 0) {
+    // Reduce-scatter by recursive halving: at each step the range this rank still reduces halves,
+    // the other half going to the partner, which sends this half back. The ranges it left, to
+    // walk back up.
+    struct Range {
+      std::size_t lo, hi;
+      bool kept_lower;
+    };
+    std::vector<Range> left;
+    std::size_t lo = 0;
+    std::size_t hi = n;
+    for (int mask = group_size() / 2; mask >= 1; mask >>= 1) {
+      const int peer = rank_of(group_rank ^ mask);
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const bool lower = (group_rank & mask) == 0;
+      const std::size_t keep_lo = lower ? lo : mid;
+      const std::size_t keep_hi = lower ? mid : hi;
+      const std::size_t give_lo = lower ? mid : lo;
+      const std::size_t give_hi = lower ? hi : mid;
+      transfer_(at(give_lo), (give_hi - give_lo) * elem, peer, scratch_.data(),
+                (keep_hi - keep_lo) * elem, peer);
+      // Each element is reduced on one rank only and then copied: the same bits everywhere.
+      if (peer < rank_) {
+        reduce_to(at(keep_lo), scratch_.data(), at(keep_lo), keep_hi - keep_lo, type, op);
+      } else {
+        reduce_to(at(keep_lo), at(keep_lo), scratch_.data(), keep_hi - keep_lo, type, op);
+      }
+      left.push_back({lo, hi, lower});
+      lo = keep_lo;
+      hi = keep_hi;
+    }
+    // Allgather by recursive doubling, the same partners in reverse: each step swaps the halves.
+    for (int mask = 1; mask < group_size(); mask <<= 1) {
+      const int peer = rank_of(group_rank ^ mask);
+      const Range parent = left.back();
+      left.pop_back();
+      const std::size_t other_lo = parent.kept_lower ? hi : parent.lo;
+      const std::size_t other_hi = parent.kept_lower ? parent.hi : lo;
+      transfer_(at(lo), (hi - lo) * elem, peer, at(other_lo), (other_hi - other_lo) * elem, peer);
+      lo = parent.lo;
+      hi = parent.hi;
+    }
+  }
+  fold_out(out, n * elem);
+}
+
+}  // namespace dtrain::runtime

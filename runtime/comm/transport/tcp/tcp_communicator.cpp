@@ -1,0 +1,498 @@
+// Host collectives over TCP sockets, for jobs bootstrapped through the TCP store (torchrun-style
+// launches, no MPI). Connections made on first use to the peers each algorithm needs
+// (tcp_peers.hpp: O(log N) per rank, never a full mesh); ring algorithms (ring.hpp) as gloo's
+// ring allreduce for large messages, recursive doubling for small ones and
+// the barrier, a binomial tree for broadcast. Every socket call has the collective's deadline, and
+// a peer that exits or is killed shows up at once as a closed connection, named.
+//
+// Which path a call takes is the router's (router.hpp); this file gives it the rings, the
+// sockets and the memory. When every rank is on this host (and DTRAIN_SHM allows), allreduces go
+// through shared memory (one POSIX shared-memory object): loopback TCP copies every byte through
+// the kernel twice. Its waits still watch the sockets, so a killed peer is named at once there
+// too. Ranks on several nodes take the hierarchical collectives where they pay (hierarchy.hpp):
+// one shared-memory object per node (node_memory.hpp), the shares between nodes over the data
+// connections (tcp_peer_transport.hpp).
+//
+// Each connected pair of ranks has two connections (tcp_peers.hpp): data, and a control connection
+// that carries only the abort frame of a rank that stops because of a lost peer, naming the rank
+// it lost: whoever sees it go reads the frame and names the real culprit, not the messenger, and
+// passes the news on the same way. An in-band frame would be read as data by a peer in the middle
+// of a message; the control connection is read only after a failure, so the normal path is
+// unchanged.
+// The diagnosis (following the frames to the rank really lost) and its messages: tcp_loss.cpp.
+#include "comm/transport/tcp/tcp_communicator.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/algorithms/hierarchy.hpp"
+#include "comm/algorithms/ring.hpp"
+#include "comm/router.hpp"
+#include "comm/transport/shm/node_memory.hpp"
+#include "comm/transport/shm/posix_shm.hpp"
+#include "comm/transport/shm/shm_allreduce.hpp"
+#include "comm/transport/tcp/call_framing.hpp"
+#include "comm/transport/tcp/tcp_loss.hpp"
+#include "comm/transport/tcp/tcp_peer_transport.hpp"
+#include "comm/transport/tcp/tcp_peers.hpp"
+#include "net/socket.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+using net::Clock;
+using net::IoResult;
+
+// How long a rank that saw a peer close waits for that peer's abort frame: a peer that closed
+// has closed its control connection too, so this waits only for bytes already on their way.
+constexpr auto kFrameWait = std::chrono::seconds(1);
+// How long a rank whose peer did not answer waits for that peer's frame: the peer may itself be
+// waiting on another rank (a ring passes data on), and its deadline, begun with the same
+// collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
+constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
+
+// every rank on one node (`hosts`: each rank's).
+bool one_node(const std::vector<std::string>& hosts) {
+  return std::all_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h == hosts.front(); });
+}
+
+class TcpCommunicator final : public Communicator, private FlatCollectives {
+ public:
+  TcpCommunicator(Store& store, int rank, int size, const Settings& settings,
+                  const std::string& node_name)
+      : Communicator(size),
+        rank_(rank),
+        size_(size),
+        timeout_(settings.timeout),
+        peers_(store, rank, size, timeout_, node_name),
+        hosts_(peers_.nodes()),
+        frames_(static_cast<std::size_t>(size)),
+        ring_(rank, size, transfer()),
+        router_(
+            rank, size, !one_node(hosts_), LinkBackend::kTcp, *this, transfer(),
+            [this] { wait_poll(); },
+            /*doubling_polls=*/false) {
+    // Every rank knows every rank's node, so all take the same branch.
+    const bool shared = one_node(hosts_) && settings.shm;
+    NodeLayout layout;
+    std::int32_t vote = 0;
+    if (!shared) {
+      // Before any connection: a setting the layout refuses throws on every rank alike, and a
+      // rank that throws first would otherwise look lost to a rank still connecting to it.
+      layout = plan_layout(hosts_, rank_);
+      vote = hierarchy_vote(settings.algo, settings.shm, LinkBackend::kTcp, layout);
+    }
+    // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
+    reach({ring_.prev(), ring_.next()}, Clock::now() + timeout_, "init");
+    if (shared) {
+      map_shared_memory();
+    } else {
+      set_up_hierarchy(std::move(layout), vote);
+    }
+  }
+
+ protected:
+  // Every call names itself and starts its deadline, then takes the router's path
+  // (router.hpp).
+  void do_allreduce(const void* in, void* out, std::size_t count, DType type,
+                    ReduceOp op) override {
+    start_call("allreduce", {CallWhat::Kind::kAllreduce, type, op}, count);
+    router_.allreduce(in, out, count, type, op);
+  }
+
+  bool do_allreduce_parts(std::span<const AllreducePart> parts, DType type, ReduceOp op) override {
+    std::uint64_t total = 0;
+    for (const AllreducePart& p : parts) total += p.count;
+    start_call("allreduce", {CallWhat::Kind::kAllreduce, type, op}, total);
+    return router_.allreduce_parts(parts, type, op);
+  }
+
+  void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                         ReduceOp op) override {
+    start_call("reduce_scatter", {CallWhat::Kind::kReduceScatter, type, op}, count);
+    router_.reduce_scatter(in, out, count, type, op);
+  }
+
+ public:
+  void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    start_call("allgather", {CallWhat::Kind::kAllgather, type, ReduceOp::kSum}, count);
+    router_.allgather(in, out, count, type);
+  }
+
+  // A binomial tree (broadcast_tree).
+  void broadcast(void* buf, std::size_t count, DType type, int root) override {
+    const std::size_t bytes = count * dtype_size(type);
+    start_call("broadcast",
+               {CallWhat::Kind::kBroadcast, type, ReduceOp::kSum, static_cast<std::uint32_t>(root)},
+               count);
+    const std::vector<int> tree = broadcast_tree(rank_, root, size_);
+    const bool has_parent = rank_ != root;  // tree.front()
+    reach(tree, call_deadline_, "broadcast");
+    if (has_parent) exchange(-1, nullptr, 0, tree.front(), buf, bytes, call_deadline_, "broadcast");
+    for (std::size_t c = has_parent ? 1 : 0; c < tree.size(); ++c) {
+      exchange(tree[c], buf, bytes, -1, nullptr, 0, call_deadline_, "broadcast");
+    }
+  }
+
+  // log2(p) exchanges (the ring took 2 (p - 1) steps: at 1,024 ranks every barrier waited on
+  // 2,046 rounds of the whole job).
+  void barrier() override { (void)least(0, "barrier", CallWhat::Kind::kBarrier); }
+
+  std::string_view backend() const override { return "tcp"; }
+  std::string_view allreduce_transport() const override {
+    return router_.allreduce_transport(backend());
+  }
+  std::string missing_ranks() const override {
+    const std::string waiting = router_.missing_ranks();
+    return waiting.empty() ? missing_ : waiting;
+  }
+  bool enforces_deadline() const override { return true; }
+  void abandon() noexcept override { abandoned_ = true; }
+
+  // A clean end waits for every rank's, as MPI_Finalize does: under an MPI launcher a rank that
+  // exits first with a non-zero status (85, a requeue after a checkpoint) has the launcher kill
+  // the others while they still write or print. Not after a failure or an abandoned call (the
+  // Engine abandons the backend on every failure, interrupt and abort), and never past the
+  // deadline: a rank that is gone ends the wait at once.
+  ~TcpCommunicator() override {
+    if (stopped_ || failure_ || abandoned_) return;
+    try {
+      (void)least(0, "finalize", CallWhat::Kind::kFinalize);
+    } catch (...) {
+      // A rank that left already: nothing to wait for.
+    }
+  }
+  bool allreduce_polls(std::size_t bytes, DType type) const override {
+    (void)type;
+    return router_.polls(bytes);
+  }
+
+ private:
+  // The flat collectives (FlatCollectives): rings (ring.hpp), under the call's deadline
+  // (start_call).
+  void flat_allreduce(const void* in, void* out, std::size_t count, DType type,
+                      ReduceOp op) override {
+    ring_.allreduce(in, out, count, type, op);
+  }
+  void flat_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
+                           ReduceOp op) override {
+    ring_.reduce_scatter(in, out, count, type, op);
+  }
+  void flat_allgather(const void* in, void* out, std::size_t count, DType type) override {
+    ring_.allgather(in, out, count, type);
+  }
+
+  // The ring's and the doubling's messages: this call's (start_call) name and deadline.
+  RecursiveDoubling::Transfer transfer() {
+    return [this](const void* send, std::size_t send_bytes, int to, void* recv,
+                  std::size_t recv_bytes, int from) {
+      exchange(to, send, send_bytes, from, recv, recv_bytes, call_deadline_, call_);
+    };
+  }
+
+  // Every rank on this node: one object for all. Collective.
+  void map_shared_memory() {
+    std::vector<int> everyone(static_cast<std::size_t>(size_));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    std::vector<char*> segments = map_node_memory(everyone, ShmAllreduce::kPieceBytes, shm_memory_);
+    if (!segments.empty()) router_.share_node(std::move(segments));
+  }
+
+  // Ranks on several nodes: the hierarchical allreduce when every rank's `own_vote`
+  // (hierarchy_vote: the layout, DTRAIN_ALGO and DTRAIN_SHM) wants it, on every rank or none.
+  // Collective.
+  void set_up_hierarchy(NodeLayout layout, std::int32_t own_vote) {
+    const std::int32_t vote = least(own_vote, "init", CallWhat::Kind::kSetUp);
+    if (vote == 0) return;
+    std::vector<char*> segments =
+        map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
+    if (segments.empty()) return;
+    // The hierarchy's peers on other nodes (link_peers: a few per node on up to 4 nodes, the
+    // ring's 2 beyond), never one per rank of the job.
+    const std::vector<int> link_peers = runtime::link_peers(layout);
+    reach(link_peers, Clock::now() + timeout_, "init");
+    std::vector<int> fds(static_cast<std::size_t>(size_), -1);
+    for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
+    auto link = std::make_unique<TcpPeerTransport>(
+        std::move(fds),
+        [this](int peer, net::IoResult how, int error) {
+          fail(Loss{peer, how, error, -1}, call_);
+        },
+        call_header_,
+        [this](int peer, const CallHeader& theirs) { different_call(peer, theirs, call_); });
+    router_.build_hierarchy(std::move(layout), vote, LinkBackend::kTcp, std::move(segments),
+                            std::move(link));
+  }
+
+  // Collective: map_node_memory over this rank's connections.
+  std::vector<char*> map_node_memory(const std::vector<int>& members, std::size_t piece_bytes,
+                                     PosixShm& memory) {
+    const auto deadline = Clock::now() + timeout_;
+    const NodeMemoryLinks links{
+        [this](std::int32_t value) { return least(value, "init", CallWhat::Kind::kSetUp); },
+        [&](int peer, const void* buf, std::size_t bytes) {
+          reach({peer}, deadline, "init");
+          io(net::send_all(fd(peer), buf, bytes, deadline), peer, "init");
+        },
+        [&](int peer, void* buf, std::size_t bytes) {
+          reach({peer}, deadline, "init");
+          io(net::recv_all(fd(peer), buf, bytes, deadline), peer, "init");
+        },
+        [this] { barrier(); }};
+    return runtime::map_node_memory(rank_, members, piece_bytes, links, memory);
+  }
+
+  // Whom the running allreduce waits for: to name at its deadline (`on_node_only` false), or,
+  // read afresh, the ranks whose closed connection would end it (true: in the hierarchy, this
+  // node's; the transport sees a peer on another node go itself).
+  std::vector<int> waited_for(bool on_node_only = false) const {
+    return router_.waiting(on_node_only);
+  }
+
+  // Called while a shared-memory or hierarchical allreduce waits: the deadline (the Engine's,
+  // when it runs the call inline, and this call's own otherwise), and, at most once a
+  // millisecond, the control connections: a peer whose control connection closed or brought an
+  // abort frame, and that the wait still needs, has exited, been killed or stopped because of
+  // another rank.
+  void wait_poll() {
+    try {
+      poll();
+    } catch (...) {
+      // The deadline passed: tell the others whom this rank waited for before leaving.
+      const std::vector<int> waiting = waited_for();
+      if (!waiting.empty()) stop(Loss{waiting.front(), IoResult::kTimeout, 0, -1});
+      throw;
+    }
+    const auto now = Clock::now();
+    if (now > call_deadline_) {
+      const std::vector<int> waiting = waited_for();
+      if (!waiting.empty()) fail(Loss{waiting.front(), IoResult::kTimeout, 0, -1}, call_);
+    }
+    if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
+    last_liveness_check_ = now;
+    watch_connected();
+    if (::poll(watch_.data(), watch_.size(), 0) <= 0) return;
+    for (std::size_t i = 0; i < watch_.size(); ++i) {
+      if (watch_[i].revents == 0) continue;
+      const int q = peers_.connected()[i];
+      // A peer may post its last piece and exit: it is missing only if the wait, re-read after
+      // seeing the closed connection, still needs it.
+      const std::vector<int> waiting = waited_for(true);
+      const auto needed = [&](int r) {
+        return std::find(waiting.begin(), waiting.end(), r) != waiting.end();
+      };
+      if (needed(q)) fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
+      // A peer this wait does not need stopped: its abort frame names the rank it lost, which this
+      // wait may need (on a host of many ranks only a few are connected to the one that died).
+      // Not a silent one: this rank's own deadline, begun with the same call, names that one.
+      // The peer stays watched: the wait may need it later.
+      // Ranks that passed different calls stop every rank.
+      const std::optional<AbortFrame> f = frame_of(q, Clock::now());
+      if (f && f->how == static_cast<std::int32_t>(IoResult::kMismatch))
+        fail(loss_of_frame(*f, q), call_);
+      if (f && f->how != static_cast<std::int32_t>(IoResult::kTimeout) && needed(f->lost)) {
+        fail(loss_of_frame(*f, q), call_);
+      }
+    }
+  }
+
+  // Adds the control connections made since the last look to the liveness watch, in the order of
+  // peers_.connected().
+  void watch_connected() {
+    const std::vector<int>& connected = peers_.connected();
+    for (std::size_t i = watch_.size(); i < connected.size(); ++i) {
+      watch_.push_back({control(connected[i]), POLLIN | POLLRDHUP, 0});
+    }
+  }
+
+  // The abort frame peer `q` sent, read once and kept (the liveness watch may read it before the
+  // diagnosis asks for it); nullopt when none came by `deadline`.
+  std::optional<AbortFrame> frame_of(int q, Clock::time_point deadline) {
+    auto& kept = frames_[static_cast<std::size_t>(q)];
+    // A peer that connected to this rank, which had not accepted it yet, and then stopped.
+    if (!kept && control(q) < 0 && q > rank_) peers_.accept_waiting(deadline);
+    if (!kept && control(q) >= 0) {
+      AbortFrame f;
+      if (net::recv_all(control(q), &f, sizeof f, deadline) == IoResult::kOk) kept = f;
+    }
+    return kept;
+  }
+
+  // Connects to `peers` (-1 and this rank skipped) where not connected yet; a peer that cannot be
+  // reached, or a connected one that stopped meanwhile, is a loss like any other.
+  void reach(std::initializer_list<int> peers, Clock::time_point deadline, const char* what) {
+    reach(std::vector<int>(peers), deadline, what);
+  }
+  void reach(const std::vector<int>& peers, Clock::time_point deadline, const char* what) {
+    std::vector<int> wanted;
+    for (int q : peers) {
+      if (q >= 0 && q != rank_ && fd(q) < 0) wanted.push_back(q);
+    }
+    if (wanted.empty()) return;
+    const TcpPeers::Outcome o = peers_.connect(wanted, deadline);
+    if (o.how != IoResult::kOk) fail(Loss{o.peer, o.how, o.error, -1}, what);
+  }
+
+  // The least of every rank's `value` (the votes, the barrier) in log2(p) exchanges; `what`
+  // names the call in a failure's message.
+  std::int32_t least(std::int32_t value, const char* what, CallWhat::Kind kind) {
+    start_call(what, {kind, DType::kInt32, ReduceOp::kMin}, 1);
+    router_.doubling().allreduce(&value, &value, 1, DType::kInt32, ReduceOp::kMin);
+    return value;
+  }
+
+  // Names the call, starts its deadline and sets the header each of its messages carries.
+  void start_call(const char* name, const CallWhat& what, std::uint64_t count) {
+    call_ = name;
+    call_deadline_ = Clock::now() + timeout_;
+    call_header_ = CallHeader::of(count, what);
+  }
+
+  int fd(int peer) const { return peers_.data(peer); }
+  int control(int peer) const { return peers_.control(peer); }
+  // Sends to rank `to` while receiving from rank `from` (-1: that side is not taken): a ring's
+  // step, and recursive doubling's transport.
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
+                std::size_t recv_bytes, Clock::time_point deadline, const char* what) {
+    reach({to, from}, deadline, what);
+    // Each message carries the call (call_check.hpp), in the same system call as its bytes.
+    net::Framed out = to >= 0 ? outgoing(call_header_, send, send_bytes) : net::Framed{};
+    net::Framed in = from >= 0 ? incoming(recv, recv_bytes) : net::Framed{};
+    int failed = -1;
+    const IoResult r = net::exchange(to >= 0 ? fd(to) : -1, out, from >= 0 ? fd(from) : -1, in,
+                                     &call_header_, deadline, &failed);
+    if (r == IoResult::kMismatch) different_call(from, header_of(in), what);
+    io(r, to >= 0 && failed == fd(to) ? to : from, what);
+  }
+
+  // Rank `peer`'s message of this call carried `theirs`, another call than this rank's: the
+  // streams are out of step from here on. Every rank is told both calls (the abort frames), then
+  // the connections are shut, as after a loss.
+  [[noreturn]] void different_call(int peer, const CallHeader& theirs, const char* what) {
+    if (failure_) throw *failure_;
+    CallSeen mine{rank_, call_header_.count, CallWhat::unpack(call_header_.what)};
+    CallSeen other{peer, theirs.count, CallWhat::unpack(theirs.what)};
+    Loss loss{rank_, IoResult::kMismatch, 0, -1};
+    loss.calls =
+        peer < rank_ ? std::vector<CallSeen>{other, mine} : std::vector<CallSeen>{mine, other};
+    stop(loss);
+    missing_.clear();
+    failure_.emplace(Error::Code::kInvalid, loss_message(what, loss, {}, hosts_));
+    throw *failure_;
+  }
+
+  // Every peer whose connection is closed now: the dead rank, and ranks that already stopped
+  // because of it (a failure spreads). Looked at only after a failure.
+  std::vector<int> closed_peers() const {
+    std::vector<int> out;
+    for (int q : peers_.connected()) {
+      pollfd p{fd(q), POLLRDHUP, 0};
+      if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) out.push_back(q);
+    }
+    return out;
+  }
+
+  void io(IoResult r, int peer, const char* what) {
+    if (r == IoResult::kOk) return;
+    fail(Loss{peer, r, errno, -1}, what);
+  }
+
+  // The rank really lost behind `seen` (tcp_loss.hpp), from the abort frames on the control
+  // connections.
+  Loss cause_of(const Loss& seen) {
+    const auto deadline =
+        Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
+    return runtime::cause_of(
+        seen, rank_, size_, [&](int peer) { return frame_of(peer, deadline); }, closed_peers());
+  }
+
+  // Tells every other rank which rank was lost, then shuts every connection: the data streams are
+  // out of step after a failed collective, and a peer waiting on this rank sees it go now rather
+  // than at its deadline, with the frame that names the real culprit already sent. Connections
+  // not accepted yet are placed first, so that they are told too (tcp_peers.hpp, stop_accepting).
+  void stop(const Loss& loss) {
+    if (stopped_) return;
+    stopped_ = true;
+    peers_.stop_accepting();
+    send_frames(loss);
+    peers_.shut_all();
+  }
+
+  // Tells every peer it holds a control connection to, but the lost one, whom this rank lost;
+  // once each (a peer reads one frame): a rank that timed out told its peers at once, and tells
+  // those it placed since when it stops.
+  void send_frames(const Loss& loss) {
+    const AbortFrame f = frame_of_loss(loss);
+    for (int q : peers_.held()) {
+      const bool told = std::find(framed_.begin(), framed_.end(), q) != framed_.end();
+      if (q == loss.rank || control(q) < 0 || told) continue;
+      framed_.push_back(q);
+      // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
+      // a peer that is gone already the send just fails.
+      ::send(control(q), &f, sizeof f, MSG_NOSIGNAL);
+    }
+  }
+
+  // Every failure ends here, and every later call fails with the first one's message: after it
+  // this rank's connections are shut, so a later failure would name a peer that did nothing.
+  [[noreturn]] void fail(const Loss& seen, const char* what) {
+    if (failure_) throw *failure_;
+    // A silent peer: say at once whom this rank waited for, so that a rank waiting on this one
+    // finds the frame while it waits for it (cause_of), then look for the cause.
+    if (seen.how == IoResult::kTimeout) send_frames(seen);
+    const Loss loss = cause_of(seen);
+    const std::vector<int> missing = runtime::missing_ranks(loss, closed_peers());
+    missing_ = "ranks " + rank_list(missing);
+    stop(loss);
+    const std::string text = loss_message(what, loss, missing, hosts_);
+    failure_.emplace(loss.how == IoResult::kTimeout    ? Error::Code::kTimeout
+                     : loss.how == IoResult::kMismatch ? Error::Code::kInvalid
+                                                       : Error::Code::kComm,
+                     text);
+    throw *failure_;
+  }
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  TcpPeers peers_;                                 // the connections, made on first use
+  std::vector<std::string> hosts_;                 // every rank's host name
+  std::vector<std::optional<AbortFrame>> frames_;  // by rank: the abort frame each peer sent
+  std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits
+  bool stopped_ = false;          // abort frames sent, connections shut
+  bool abandoned_ = false;        // the Engine gave up on this communicator (abandon())
+  std::vector<int> framed_;       // the peers sent an abort frame (at a timeout, at the stop)
+  std::optional<Error> failure_;  // the first failure, thrown again by every later call
+  Ring ring_;                     // the flat collectives
+  std::string missing_;
+  // The memory under the router's shared-memory paths: every rank on this host, or this node's
+  // ranks in the hierarchy. Declared before the router, which is destroyed first.
+  PosixShm shm_memory_;
+  PosixShm node_shm_memory_;
+  Router router_;
+  // The running call through shared memory or the hierarchy: its name and deadline.
+  const char* call_ = "allreduce";
+  CallHeader call_header_;  // what the running call's messages carry (start_call)
+  Clock::time_point call_deadline_ = Clock::time_point::max();
+  Clock::time_point last_liveness_check_{};
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_tcp_communicator(Store& store, int rank, int size,
+                                                    const Settings& settings,
+                                                    const std::string& node_name) {
+  return std::make_unique<TcpCommunicator>(store, rank, size, settings, node_name);
+}
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,135 @@
+// RecursiveDoubling with threads as ranks and in-memory mailboxes as its transport: every size up
+// to 9 (powers of two and the fold of the others), every op, and the same bits on every rank, for
+// recursive doubling and for recursive halving then doubling.
+#include "comm/algorithms/recursive_doubling.hpp"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "threads_as_ranks.hpp"
+
+namespace {
+
+using dtrain::DType;
+using dtrain::ReduceOp;
+using dtrain::runtime::RecursiveDoubling;
+
+// Messages from one rank to another, in order; a send never waits (MPI's eager sends).
+class Mailboxes {
+ public:
+  RecursiveDoubling::Transfer transport(int me) {
+    return [this, me](const void* send, std::size_t send_bytes, int to, void* recv,
+                      std::size_t recv_bytes, int from) {
+      if (to >= 0) post(me, to, send, send_bytes);
+      if (from >= 0) take(from, me, recv, recv_bytes);
+    };
+  }
+
+ private:
+  void post(int from, int to, const void* data, std::size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    {
+      std::lock_guard lock(mutex_);
+      boxes_[{from, to}].emplace_back(p, p + bytes);
+    }
+    changed_.notify_all();
+  }
+  void take(int from, int to, void* data, std::size_t bytes) {
+    std::unique_lock lock(mutex_);
+    auto& box = boxes_[{from, to}];
+    changed_.wait(lock, [&] { return !box.empty(); });
+    ASSERT_EQ(box.front().size(), bytes);
+    std::memcpy(data, box.front().data(), bytes);
+    box.pop_front();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::pair<int, int>, std::deque<std::vector<char>>> boxes_;
+};
+
+// Both algorithms of the class: recursive doubling and recursive halving then doubling.
+using Algorithm = void (RecursiveDoubling::*)(const void*, void*, std::size_t, DType, ReduceOp);
+const Algorithm kAlgorithms[] = {&RecursiveDoubling::allreduce,
+                                 &RecursiveDoubling::allreduce_halving};
+
+void every_op_on_every_size(Algorithm algorithm, std::size_t n) {
+  for (int size = 1; size <= 9; ++size) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+      SCOPED_TRACE("size " + std::to_string(size) + " " + std::string(dtrain::to_string(op)) +
+                   ", " + std::to_string(n) + " elements");
+      Mailboxes boxes;
+      std::vector<std::vector<std::int64_t>> results(static_cast<std::size_t>(size));
+      dtrain::test::threads_as_ranks(size, [&](int rank) {
+        RecursiveDoubling rd(rank, size, boxes.transport(rank));
+        std::vector<std::int64_t> data(n);
+        for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<std::int64_t>(i % 5) + rank + 1;
+        (rd.*algorithm)(data.data(), data.data(), n, DType::kInt64, op);
+        results[static_cast<std::size_t>(rank)] = data;
+      });
+      for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t want = op == ReduceOp::kProduct ? 1 : op == ReduceOp::kSum ? 0 : -1;
+        for (int r = 0; r < size; ++r) {
+          const std::int64_t v = static_cast<std::int64_t>(i % 5) + r + 1;
+          if (op == ReduceOp::kSum) want += v;
+          if (op == ReduceOp::kProduct) want *= v;
+          if (op == ReduceOp::kMin) want = r == 0 ? v : std::min(want, v);
+          if (op == ReduceOp::kMax) want = r == 0 ? v : std::max(want, v);
+        }
+        for (int r = 0; r < size; ++r) {
+          ASSERT_EQ(results[static_cast<std::size_t>(r)][i], want) << "rank " << r << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(RecursiveDoubling, EveryOpOnEverySize) { every_op_on_every_size(kAlgorithms[0], 37); }
+
+// Halving splits the elements among the ranks: odd counts, fewer elements than ranks (empty
+// halves) and none at all.
+TEST(RecursiveHalving, EveryOpOnEverySizeAndSplit) {
+  for (std::size_t n :
+       {std::size_t{37}, std::size_t{1000}, std::size_t{3}, std::size_t{1}, std::size_t{0}}) {
+    every_op_on_every_size(kAlgorithms[1], n);
+  }
+}
+
+TEST(RecursiveDoubling, OutOfPlaceLeavesTheInputAndEveryRankGetsTheSameBits) {
+  // Float sums round by operand order; the algorithm fixes the order, so the bits agree.
+  constexpr std::size_t n = 1000;
+  for (const Algorithm algorithm : kAlgorithms) {
+    for (int size : {3, 4, 6, 8}) {
+      Mailboxes boxes;
+      std::vector<std::vector<float>> results(static_cast<std::size_t>(size));
+      dtrain::test::threads_as_ranks(size, [&](int rank) {
+        std::mt19937 gen(static_cast<unsigned>(rank) + 11);
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        std::vector<float> in(n);
+        for (float& x : in) x = dist(gen) * 1e-3f + dist(gen);
+        const std::vector<float> kept = in;
+        std::vector<float> out(n);
+        RecursiveDoubling rd(rank, size, boxes.transport(rank));
+        (rd.*algorithm)(in.data(), out.data(), n, DType::kFloat32, ReduceOp::kSum);
+        EXPECT_EQ(in, kept);
+        results[static_cast<std::size_t>(rank)] = std::move(out);
+      });
+      for (int r = 1; r < size; ++r) {
+        ASSERT_EQ(std::memcmp(results[0].data(), results[static_cast<std::size_t>(r)].data(),
+                              n * sizeof(float)),
+                  0)
+            << size << " ranks, rank " << r;
+      }
+    }
+  }
+}
+
+}  // namespace
