@@ -111,7 +111,7 @@ Context start(std::unique_ptr<runtime::ContextState> state, runtime::Bootstrappe
   // Several ranks need a transport (runtime::host_transport): our own TCP sockets, or MPI.
   std::unique_ptr<runtime::Communicator> backend;
   if (w.size == 1) {
-    backend = runtime::make_single_communicator();
+    backend = runtime::make_single_communicator(settings.timeout);
   } else if (runtime::host_transport(settings.transport, w.bootstrap, runtime::mpi_initialized()) ==
              runtime::HostTransport::kTcp) {
     runtime::PrefixStore store(found.store, "tcp");

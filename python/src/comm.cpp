@@ -6,6 +6,7 @@
 #include "collectives.hpp"
 #include "fused.hpp"
 #include "interrupt.hpp"
+#include "messages.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -110,6 +111,7 @@ void bind_context(py::module_& m) {
                " on " + w.hostname + ", bootstrap " + w.bootstrap + ">";
       });
   def_collectives(ctx, &context_comm);
+  def_messages(ctx, &context_comm);
 
   m.def(
       "_init",
@@ -135,7 +137,9 @@ void bind_work(py::module_& m) {
       .def_property_readonly("done", &PyWork::done,
                              "Whether wait() or test() has seen the collective done.")
       .def_property_readonly("sequence", &PyWork::sequence,
-                             "The collective's number on its communicator (0, 1, ...).");
+                             "The collective's number on its communicator (0, 1, ...).")
+      .def_property_readonly("source", &PyWork::source,
+                             "The sender's rank of a completed irecv; -1 otherwise.");
 }
 
 void bind_fusion(py::module_& m) {
@@ -173,6 +177,7 @@ void bind_comm(py::module_& m) {
   comm.def_property_readonly("rank", &Comm::rank, "This rank, 0 .. size - 1.")
       .def_property_readonly("size", &Comm::size, "The number of ranks.");
   def_collectives(comm, &comm_itself);
+  def_messages(comm, &comm_itself);
   bind_context(m);
   bind_fusion(m);
   // For tests: a buffer's checks without a collective, so that the refusals of device buffers can

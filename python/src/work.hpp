@@ -26,6 +26,7 @@ class PyWork {
   pybind11::object wait();
   bool test();
   std::uint64_t sequence() const { return work_.sequence(); }
+  int source() const { return work_.source(); }
   bool done() const { return done_; }
 
  private:

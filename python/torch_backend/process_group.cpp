@@ -442,27 +442,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall(std::vector<at::Tens
   return enqueue(std::move(p));
 }
 
-namespace {
-constexpr std::string_view kNoPointToPoint =
-    "libdtrain has collectives only, no point-to-point messages: for send/recv use a gloo group "
-    "over the same ranks beside this one (torch.distributed.new_group(backend=\"gloo\"))";
-}  // namespace
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::send(std::vector<at::Tensor>& /*tensors*/,
-                                                        int /*dst*/, int /*tag*/) {
-  not_supported("send", kNoPointToPoint);
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::recv(std::vector<at::Tensor>& /*tensors*/,
-                                                        int /*src*/, int /*tag*/) {
-  not_supported("recv", kNoPointToPoint);
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::recvAnysource(
-    std::vector<at::Tensor>& /*tensors*/, int /*tag*/) {
-  not_supported("recv", kNoPointToPoint);
-}
-
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& /*outputs*/, std::vector<at::Tensor>& /*inputs*/,
     const c10d::AllgatherOptions& /*opts*/) {

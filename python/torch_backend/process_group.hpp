@@ -123,8 +123,7 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
                                           std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
-  // Not supported, each refused with c10::NotImplementedError (Python's NotImplementedError)
-  // naming the operation and what to use: libdtrain has no point-to-point messages.
+  // libdtrain's point-to-point messages, each with its own Work (messages.hpp).
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;

@@ -7,6 +7,7 @@
 #include "comm/algorithms/reduce.hpp"
 #include "comm/communicator.hpp"
 #include "comm/engine.hpp"
+#include "comm/point_to_point/mailbox.hpp"
 #include "dtrain/interrupt.hpp"
 
 namespace dtrain {
@@ -134,6 +135,34 @@ void check_allreduce(const void* in, const void* out, std::size_t count, DType t
   check_overlap(in, out, bytes, bytes, out, "allreduce", same_or_disjoint);
 }
 
+// The communicator's mailbox, or Error (kInvalid) naming the backend that has none.
+runtime::Mailbox& mailbox_of(runtime::Engine& e, const char* op) {
+  if (runtime::Mailbox* m = e.backend().mailbox()) return *m;
+  throw Error(Error::Code::kInvalid,
+              std::string("dtrain: ") + op + ": the " + std::string(e.backend().backend()) +
+                  " backend has no point-to-point messages yet; expected the tcp backend "
+                  "(DTRAIN_TRANSPORT=tcp, the default after PMIx and torchrun-style launches) or "
+                  "a single process");
+}
+
+// `peer` names a rank of the communicator (or, for a receive, kAnySource); `tag` is >= 0 (the
+// negative ones are kept for libdtrain's own schedules).
+void check_message(const void* buf, std::size_t count, int peer, int tag, int size, bool receives,
+                   const char* op) {
+  require_buffer(buf, count, op, "data");
+  const bool any = receives && peer == Comm::kAnySource;
+  if (!any && (peer < 0 || peer >= size)) {
+    throw Error(Error::Code::kInvalid,
+                std::string("dtrain: ") + op + ": " + (receives ? "source" : "destination") +
+                    " rank out of range; expected 0 to " + std::to_string(size - 1) +
+                    (receives ? " or kAnySource (-1)" : "") + ", got " + std::to_string(peer));
+  }
+  if (tag < 0) {
+    throw Error(Error::Code::kInvalid, std::string("dtrain: ") + op +
+                                           ": tag; expected 0 or more, got " + std::to_string(tag));
+  }
+}
+
 }  // namespace
 
 void set_interrupt_check(Comm& comm, std::function<void()> check) {
@@ -221,6 +250,28 @@ Work Comm::reduce_scatter_async(const void* in, void* out, std::size_t count, DT
                            [=] { e->backend().reduce_scatter(in, out, count, type, op); }));
 }
 
+void Comm::send(const void* buf, std::size_t count, DType type, int dst, int tag) {
+  isend(buf, count, type, dst, tag).wait();
+}
+
+int Comm::recv(void* buf, std::size_t count, DType type, int src, int tag) {
+  Work w = irecv(buf, count, type, src, tag);
+  w.wait();
+  return w.source();
+}
+
+Work Comm::isend(const void* buf, std::size_t count, DType type, int dst, int tag) {
+  check_message(buf, count, dst, tag, size(), false, "send");
+  runtime::Mailbox& m = mailbox_of(*engine_, "send");
+  return Work(engine_, m.send(buf, count * dtype_size(type), dst, tag));
+}
+
+Work Comm::irecv(void* buf, std::size_t count, DType type, int src, int tag) {
+  check_message(buf, count, src, tag, size(), true, "recv");
+  runtime::Mailbox& m = mailbox_of(*engine_, "recv");
+  return Work(engine_, m.receive(buf, count * dtype_size(type), src, tag));
+}
+
 std::string_view Comm::backend() const { return engine_->backend().backend(); }
 int Comm::device() const { return engine_->backend().device(); }
 std::string_view Comm::allreduce_transport() const {
@@ -235,6 +286,10 @@ void Work::wait() {
 }
 bool Work::test() { return !pending_ || engine_->test(*pending_); }
 std::uint64_t Work::sequence() const { return pending_ ? pending_->seq : 0; }
+int Work::source() const {
+  if (!pending_ || !pending_->done.load(std::memory_order_acquire)) return -1;
+  return pending_->source.load();
+}
 
 void Comm::throw_size_mismatch(std::size_t in, std::size_t out) {
   throw Error(Error::Code::kInvalid,

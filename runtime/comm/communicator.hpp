@@ -19,6 +19,8 @@
 
 namespace dtrain::runtime {
 
+class Mailbox;
+
 // One buffer of a many-buffer allreduce: `count` elements from `in` reduced into `out` (`in ==
 // out`: in place).
 struct AllreducePart {
@@ -58,6 +60,9 @@ class Communicator {
   // The path allreduces take now: "shared memory" when every rank is on this node and the ranks
   // agreed on it, else the backend's own messages (its name).
   virtual std::string_view allreduce_transport() const { return backend(); }
+
+  // Its point-to-point messages (point_to_point/mailbox.hpp), or null when it has none.
+  virtual Mailbox* mailbox() { return nullptr; }
 
   // The CUDA device whose memory the collectives take (NCCL), or -1 for host memory: callers
   // that check a buffer's place before a call (the Python module) compare with it.

@@ -284,6 +284,11 @@ void Engine::wait(Pending& p) {
     }
     if (p.done.load(std::memory_order_acquire)) break;
     check_interrupt(p);
+    if (p.deadline) {
+      // A message, not a collective: its own deadline, and no collective's failure stops it.
+      if (Clock::now() >= *p.deadline && p.expire) p.expire();
+      continue;
+    }
     std::lock_guard lock(mutex_);
     if (!broken_.empty()) throw_broken(p.seq);
     if (running_ && Clock::now() - running_since_ > limit(running_.get())) throw_timeout();

@@ -71,6 +71,12 @@ struct Pending {
   std::condition_variable cv;
   std::atomic<bool> done{false};
   std::exception_ptr error;
+  // A point-to-point message (point_to_point/mailbox.hpp) is no collective: it never enters the
+  // queue, and has a deadline of its own. Past it, the waiter calls `expire`, which fails the
+  // message (naming it) unless it completed meanwhile.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::function<void()> expire;
+  std::atomic<int> source{-1};  // a completed receive's sender
 };
 
 class Engine {

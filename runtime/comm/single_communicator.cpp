@@ -4,6 +4,8 @@
 
 #include "comm/single_communicator.hpp"
 
+#include "comm/point_to_point/mailbox.hpp"
+
 namespace dtrain::runtime {
 namespace {
 
@@ -13,7 +15,8 @@ void copy(const void* in, void* out, std::size_t count, DType type) {
 
 class SingleCommunicator final : public Communicator {
  public:
-  SingleCommunicator() : Communicator(1) {}
+  explicit SingleCommunicator(std::chrono::milliseconds timeout)
+      : Communicator(1), mailbox_(0, 1, {}, net::Socket(), timeout) {}
   void broadcast(void*, std::size_t, DType, int) override {}
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     copy(in, out, count, type);
@@ -21,6 +24,7 @@ class SingleCommunicator final : public Communicator {
   void barrier() override {}
   std::string_view backend() const override { return "single"; }
   bool remote() const override { return false; }
+  Mailbox* mailbox() override { return &mailbox_; }
 
  protected:
   void do_allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp) override {
@@ -31,12 +35,15 @@ class SingleCommunicator final : public Communicator {
     copy(in, out, count, type);
   }
   bool averages(DType) const override { return true; }  // x / 1 == x: nothing to divide
+
+ private:
+  Mailbox mailbox_;
 };
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_single_communicator() {
-  return std::make_unique<SingleCommunicator>();
+std::unique_ptr<Communicator> make_single_communicator(std::chrono::milliseconds timeout) {
+  return std::make_unique<SingleCommunicator>(timeout);
 }
 
 }  // namespace dtrain::runtime

@@ -117,6 +117,29 @@ DTRAIN_API dtrain_status_t dtrain_work_test(dtrain_work_t* work, int* done) DTRA
 /* NULL is accepted. A work freed before completion still completes in order. */
 DTRAIN_API dtrain_status_t dtrain_work_free(dtrain_work_t* work) DTRAIN_NOEXCEPT;
 
+/* Point-to-point messages of host buffers (dtrain::Comm::send and recv, dtrain.hpp): count
+ * elements of dtype to rank dst / from rank src (DTRAIN_ANY_SOURCE: any rank), with a tag (>= 0)
+ * that the receive names too. A send completes once its bytes are on their way; a receive once
+ * they are in buf, *source (when not NULL) set to the sender. DTRAIN_ERR_INVALID for a message
+ * whose size differs from its receive's, DTRAIN_ERR_COMM for a peer that left, DTRAIN_ERR_TIMEOUT
+ * after DTRAIN_TIMEOUT. */
+#define DTRAIN_ANY_SOURCE (-1)
+DTRAIN_API dtrain_status_t dtrain_send(dtrain_context_t* ctx, const void* buf, size_t count,
+                                       dtrain_dtype_t dtype, int dst, int tag) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_recv(dtrain_context_t* ctx, void* buf, size_t count,
+                                       dtrain_dtype_t dtype, int src, int tag,
+                                       int* source) DTRAIN_NOEXCEPT;
+/* The same, started: *work is set on success (dtrain_work_wait, _test, _free); buffers stay
+ * untouched until it is done. */
+DTRAIN_API dtrain_status_t dtrain_isend(dtrain_context_t* ctx, const void* buf, size_t count,
+                                        dtrain_dtype_t dtype, int dst, int tag,
+                                        dtrain_work_t** work) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_irecv(dtrain_context_t* ctx, void* buf, size_t count,
+                                        dtrain_dtype_t dtype, int src, int tag,
+                                        dtrain_work_t** work) DTRAIN_NOEXCEPT;
+/* The sender of a completed receive; -1 for a send or a receive not complete. */
+DTRAIN_API dtrain_status_t dtrain_work_source(dtrain_work_t* work, int* source) DTRAIN_NOEXCEPT;
+
 /* Registers n tensors (data[i], counts[i] elements) to be allreduced in place together, in
  * buckets of bucket_bytes (0: DTRAIN_FUSION_BYTES, default 64 MiB). Every rank registers the same
  * list. */

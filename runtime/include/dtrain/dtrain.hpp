@@ -115,8 +115,10 @@ class DTRAIN_API Work {
       : engine_(engine), pending_(std::move(pending)) {}
   void wait();
   bool test();
-  // The collective's sequence number on its communicator (0, 1, ...).
+  // The collective's sequence number on its communicator (0, 1, ...); 0 for a message.
   std::uint64_t sequence() const;
+  // The sender of a completed receive (Comm::irecv, kAnySource included); -1 otherwise.
+  int source() const;
 
  private:
   runtime::Engine* engine_ = nullptr;
@@ -150,6 +152,30 @@ class DTRAIN_API Comm {
   Work broadcast_async(void* buf, std::size_t count, DType type, int root);
   Work allgather_async(const void* in, void* out, std::size_t count, DType type);
   Work reduce_scatter_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+
+  // Point-to-point messages of host buffers: `count` elements of `type` to rank `dst`, or from
+  // rank `src` (kAnySource: whichever rank sends first), with a `tag` (>= 0) that the receive
+  // names too. Messages from one rank with one tag are received in the order sent. A send
+  // completes once its bytes are on their way (its buffer may be reused), a receive once they are
+  // in `buf`; recv() returns the sender. Independent of the collectives: neither waits for the
+  // other, and both may be in flight at once (a pipeline's stages send while they reduce).
+  // Errors: kInvalid for a bad rank or tag and for a message whose size differs from its
+  // receive's (naming both sizes and both ranks); kComm naming a peer whose connection closed
+  // before the message; kTimeout after DTRAIN_TIMEOUT. The TCP backend and a single process
+  // carry them (not yet the MPI or NCCL backends: kInvalid says so).
+  static constexpr int kAnySource = -1;
+  void send(const void* buf, std::size_t count, DType type, int dst, int tag = 0);
+  int recv(void* buf, std::size_t count, DType type, int src, int tag = 0);
+  Work isend(const void* buf, std::size_t count, DType type, int dst, int tag = 0);
+  Work irecv(void* buf, std::size_t count, DType type, int src, int tag = 0);
+  template <typename T>
+  void send(std::span<const std::type_identity_t<T>> buf, int dst, int tag = 0) {
+    send(buf.data(), buf.size(), dtype_of<T>(), dst, tag);
+  }
+  template <typename T>
+  int recv(std::span<T> buf, int src, int tag = 0) {
+    return recv(buf.data(), buf.size(), dtype_of<T>(), src, tag);
+  }
 
   // "mpi", "tcp", "single" (ctx.comm()) or "nccl" (ctx.device_comm()).
   std::string_view backend() const;

@@ -89,11 +89,35 @@ for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.int16):
     dist.all_to_all(outs, [torch.full((5,), rank * 100 + d).to(dtype) for d in range(size)])
     for s in range(size):
         assert torch.equal(outs[s], torch.full((5,), s * 100 + rank).to(dtype)), (dtype, s)
-try:
-    dist.send(torch.ones(1), dst=(rank + 1) % size)
-    raise AssertionError("send returned; expected NotImplementedError")
-except NotImplementedError as e:
-    assert "dtrain: torch: send: not supported" in str(e), e
+# point-to-point: a ring of blocking send/recv (even ranks send first), then every rank isends to
+# every other while receiving from any source, the senders named
+nxt, prv = (rank + 1) % size, (rank - 1) % size
+for dtype in (torch.float32, torch.bfloat16, torch.int16, torch.bool):
+    mine = (torch.arange(n) % 2 + rank).to(dtype)
+    got = torch.zeros(n, dtype=dtype)
+    if rank % 2 == 0:
+        dist.send(mine, dst=nxt, tag=3)
+        dist.recv(got, src=prv, tag=3)
+    else:
+        dist.recv(got, src=prv, tag=3)
+        dist.send(mine, dst=nxt, tag=3)
+    assert torch.equal(got, (torch.arange(n) % 2 + prv).to(dtype)), (dtype, got[:4])
+sends = [dist.isend(torch.full((n,), rank * 10.0 + d), dst=d, tag=7)
+         for d in range(size) if d != rank]
+senders = set()
+for _ in range(size - 1):
+    got = torch.zeros(n)
+    src = dist.recv(got, tag=7)  # any source
+    assert torch.equal(got, torch.full((n,), src * 10.0 + rank)), (src, got[:4])
+    senders.add(src)
+for w in sends:
+    w.wait()
+assert senders == set(range(size)) - {rank}, senders
+ops = [dist.P2POp(dist.isend, torch.full((3,), float(rank)), nxt),
+       dist.P2POp(dist.irecv, got := torch.zeros(3), prv)]
+for w in dist.batch_isend_irecv(ops):
+    w.wait()
+assert torch.equal(got, torch.full((3,), float(prv)))
 
 # coalesced, async with futures in order, objects, barrier
 ts = [torch.ones(10) * rank, torch.ones(20) * rank]

@@ -135,6 +135,38 @@ def test_async_handles_complete_in_order(ctx):
     assert [w.sequence for w in works] == list(range(works[0].sequence, works[0].sequence + 4))
 
 
+def test_messages_between_the_two_ranks(ctx):
+    peer = 1 - ctx.rank
+    if ctx.backend == "mpi":  # MPICH's tree: the MPI communicator carries no messages yet
+        with pytest.raises(dtrain.InvalidError, match="the mpi backend has no point-to-point"):
+            ctx.send(np.zeros(1), peer)
+        return
+    # Both send first, larger than the sockets' buffers: neither waits for the other.
+    mine = np.arange(4 << 20, dtype=np.int32) + ctx.rank
+    theirs = np.zeros_like(mine)
+    sent = ctx.isend(mine, peer, tag=5)
+    got = ctx.irecv(theirs, src=peer, tag=5)
+    assert got.wait() is theirs and got.source == peer
+    sent.wait()
+    np.testing.assert_array_equal(theirs, np.arange(4 << 20, dtype=np.int32) + peer)
+    # Any source, any element type as bytes, the sender returned.
+    text = bytearray(b"from rank %d" % peer)
+    if ctx.rank == 0:
+        ctx.send(bytearray(b"from rank 0"), 1)
+        assert ctx.recv(text) == 1
+    else:
+        assert ctx.recv(text, None) == 0
+        ctx.send(bytearray(b"from rank 1"), 0)
+    assert text == bytearray(b"from rank %d" % peer)
+    # A receive of the wrong size names both sizes; the message is consumed.
+    if ctx.rank == 0:
+        ctx.send(np.zeros(4, dtype=np.float64), 1, tag=2)
+    else:
+        with pytest.raises(dtrain.InvalidError, match=r"rank 0 \(on [^)]*\) sent 32 bytes"):
+            ctx.recv(np.zeros(2, dtype=np.float64), 0, tag=2)
+    ctx.barrier()
+
+
 def test_fused_allreduce_across_ranks(ctx):
     grads = [np.full(n, float(ctx.rank + 1), dtype=np.float32) for n in (3, 5000, 70000)]
     fused = dtrain.FusedAllreduce(ctx, grads, "avg", bucket_bytes=16384)

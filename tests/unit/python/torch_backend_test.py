@@ -175,17 +175,37 @@ def test_all_to_all_refuses_unequal_splits_naming_them():
         "times 3 (dtrain's all_to_all moves equal blocks only)")
 
 
-def test_point_to_point_is_not_implemented_and_says_what_to_use():
-    for call, op in ((lambda: dist.send(torch.ones(2), dst=0), "send"),
-                     (lambda: dist.recv(torch.ones(2), src=0), "recv"),
-                     (lambda: dist.recv(torch.ones(2)), "recv")):
-        with pytest.raises(NotImplementedError) as e:
-            call()
-        assert str(e.value).startswith(
-            f"dtrain: torch: {op}: not supported by backend \"dtrain\"; libdtrain has "
-            "collectives only, no point-to-point messages: for send/recv use a gloo group over "
-            "the same ranks beside this one (torch.distributed.new_group(backend=\"gloo\"))"), \
-            str(e.value)
+def test_messages_to_itself_arrive_in_order_and_name_the_sender():
+    pg = dist.distributed_c10d._get_default_group()
+    pg.send([torch.arange(3.0)], 0, 1).wait()
+    pg.send([torch.arange(3.0) + 10], 0, 1).wait()
+    first, second = torch.zeros(3), torch.zeros(3)
+    work = pg.recv_anysource([first], 1)
+    work.wait()
+    assert work._source_rank() == 0 and work.is_completed() and work.is_success()
+    pg.recv([second], 0, 1).wait()
+    assert torch.equal(first, torch.arange(3.0)) and torch.equal(second, torch.arange(3.0) + 10)
+
+
+def test_messages_refuse_bad_tags_and_sizes_naming_them():
+    pg = dist.distributed_c10d._get_default_group()
+    with pytest.raises(dtrain.InvalidError) as e:
+        pg.send([torch.ones(2)], 0, -1)
+    assert str(e.value) == "dtrain: send: tag; expected 0 or more, got -1"
+    pg.send([torch.ones(4)], 0, 2).wait()
+    with pytest.raises(dtrain.InvalidError) as e:
+        pg.recv([torch.ones(2)], 0, 2).wait()
+    assert "rank 0 of 1): rank 0 (on " not in str(e.value)  # one process: no node to name
+    assert str(e.value).endswith("rank 0 sent 16 bytes; expected a message of the receive's size: "
+                                 "send and receive the same count and type"), str(e.value)
+
+
+def test_all_gather_coalesced_is_not_implemented_and_says_what_to_use():
+    with pytest.raises(NotImplementedError) as e:
+        dist.all_gather_coalesced([[torch.zeros(2)]], [torch.ones(2)])
+    assert str(e.value).startswith(
+        "dtrain: torch: allgather_coalesced: not supported by backend \"dtrain\"; torch "
+        "deprecates it"), str(e.value)
 
 
 def test_a_wait_with_a_timeout_returns_when_done():

@@ -75,6 +75,8 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         size_(size),
         timeout_(settings.timeout),
         peers_(store, rank, size, timeout_, node_name),
+        mailbox_(std::make_unique<Mailbox>(rank, size, peers_.mailbox_addresses(),
+                                           peers_.take_mailbox_listener(), timeout_)),
         hosts_(peers_.nodes()),
         frames_(static_cast<std::size_t>(size)),
         ring_(rank, size, transfer()),
@@ -157,6 +159,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     return waiting.empty() ? missing_ : waiting;
   }
   bool enforces_deadline() const override { return true; }
+  Mailbox* mailbox() override { return mailbox_.get(); }
   void abandon() noexcept override { abandoned_ = true; }
 
   // A clean end waits for every rank's, as MPI_Finalize does: under an MPI launcher a rank that
@@ -165,6 +168,9 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // Engine abandons the backend on every failure, interrupt and abort), and never past the
   // deadline: a rank that is gone ends the wait at once.
   ~TcpCommunicator() override {
+    // First: its sends delivered, its connections closed, so that a peer still waiting for a
+    // message from this rank is told at once rather than after the finalize wait.
+    mailbox_.reset();
     if (stopped_ || failure_ || abandoned_) return;
     try {
       (void)least(0, "finalize", CallWhat::Kind::kFinalize);
@@ -466,6 +472,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   int size_;
   std::chrono::milliseconds timeout_;
   TcpPeers peers_;                                 // the connections, made on first use
+  std::unique_ptr<Mailbox> mailbox_;               // point-to-point messages, on sockets of its own
   std::vector<std::string> hosts_;                 // every rank's host name
   std::vector<std::optional<AbortFrame>> frames_;  // by rank: the abort frame each peer sent
   std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits

@@ -87,14 +87,18 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
     : rank_(rank),
       size_(size),
       listener_(net::listen_on("", 0)),
+      mail_listener_(net::listen_on("", 0)),
       hosts_(static_cast<std::size_t>(size)),
       ports_(static_cast<std::size_t>(size)),
+      mail_ports_(static_cast<std::size_t>(size)),
       nodes_(static_cast<std::size_t>(size)),
       data_(static_cast<std::size_t>(size)),
       control_(static_cast<std::size_t>(size)) {
   const std::string host = local_host_name();
-  // "host:port node": where to connect, and the node, which only tests make differ.
-  store.set(address_key(rank), host + ":" + std::to_string(net::local_port(listener_)) + " " +
+  // "host:port/mailbox-port node": where to connect for the collectives and for point-to-point
+  // messages (mailbox.hpp), and the node, which only tests make differ.
+  store.set(address_key(rank), host + ":" + std::to_string(net::local_port(listener_)) + "/" +
+                                   std::to_string(net::local_port(mail_listener_)) + " " +
                                    (node_name.empty() ? host : node_name));
   std::string table;
   std::vector<std::string> keys;
@@ -130,13 +134,16 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
     std::getline(lines, line);
     const auto space = line.find(' ');
     const auto colon = line.rfind(':', space);
-    if (space == std::string::npos || colon == std::string::npos) {
+    const auto slash = line.rfind('/', space);
+    if (space == std::string::npos || colon == std::string::npos || slash == std::string::npos ||
+        slash < colon) {
       throw Error(Error::Code::kComm, "dtrain: tcp: rank " + std::to_string(rank) +
                                           ": the address table has no valid line for rank " +
                                           std::to_string(r) + ": \"" + line + "\"");
     }
     hosts_[static_cast<std::size_t>(r)] = line.substr(0, colon);
-    ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(colon + 1, space - colon - 1));
+    ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(colon + 1, slash - colon - 1));
+    mail_ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(slash + 1, space - slash - 1));
     nodes_[static_cast<std::size_t>(r)] = line.substr(space + 1);
   }
 }
@@ -244,6 +251,12 @@ void TcpPeers::place(net::Socket s, Clock::time_point deadline) {
   const bool had = complete(h.rank);
   slot = std::move(s);
   if (!had && complete(h.rank)) connected_.push_back(h.rank);
+}
+
+std::vector<MailboxAddress> TcpPeers::mailbox_addresses() const {
+  std::vector<MailboxAddress> all(static_cast<std::size_t>(size_));
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = {hosts_[r], mail_ports_[r], nodes_[r]};
+  return all;
 }
 
 }  // namespace dtrain::runtime

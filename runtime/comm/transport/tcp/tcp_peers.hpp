@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bootstrap/store.hpp"
+#include "comm/point_to_point/mailbox.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -74,6 +75,10 @@ class TcpPeers {
   const std::vector<int>& connected() const { return connected_; }
   // Every rank's node (host) name, by rank.
   const std::vector<std::string>& nodes() const { return nodes_; }
+  // Where every rank's point-to-point mailbox listens, by rank, and this rank's listener for it
+  // (once: the mailbox takes it).
+  std::vector<MailboxAddress> mailbox_addresses() const;
+  net::Socket take_mailbox_listener() { return std::move(mail_listener_); }
 
  private:
   Outcome connect_to(int peer, net::Clock::time_point deadline);
@@ -85,8 +90,10 @@ class TcpPeers {
   int rank_;
   int size_;
   net::Socket listener_;
+  net::Socket mail_listener_;       // the mailbox's, until it takes it
   std::vector<std::string> hosts_;  // where each rank listens
   std::vector<int> ports_;
+  std::vector<int> mail_ports_;
   std::vector<std::string> nodes_;
   // By rank (an invalid Socket where not connected): N small objects, the descriptors only for
   // the peers in connected_.

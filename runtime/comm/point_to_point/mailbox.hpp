@@ -1,0 +1,109 @@
+// Point-to-point messages of one communicator: send and receive of host buffers with a tag,
+// receive from any source, over TCP sockets between processes and a copy within one.
+//
+// Why its own thread (one per communicator, started by the first message, none before): a
+// pipeline's stages send and receive at once (1F1B: isend to the next stage, irecv from it), and
+// a message larger than the kernel's socket buffers completes only while its receiver reads. The
+// collectives' progress thread runs one call at a time, so two ranks that both sent first would
+// each wait for the other; here one thread moves every connection's bytes as they can move.
+//
+// Connections (why per peer, and which): the rank that sends opens one connection to the
+// receiver's listener on its first message to it and keeps it, one way only. So a rank holds one
+// per peer it sends to and one per peer that sends to it: a pipeline stage 2-4, never the full
+// mesh (each listener's port is in the TCP backend's address table, tcp_peers.hpp).
+//
+// Messages that arrive before their receive are kept (up to kUnexpectedBudget bytes in all, then
+// their connection is read no further until a receive takes its message: the sender's socket
+// fills and its send waits, as MPI's rendezvous protocol would). A send completes once its bytes
+// are with the kernel: its buffer may be reused, the receiver may not have them yet.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/engine.hpp"
+#include "comm/point_to_point/message_matching.hpp"
+#include "net/socket.hpp"
+
+namespace dtrain::runtime {
+
+// Where a rank's mailbox listens.
+struct MailboxAddress {
+  std::string host;
+  int port = -1;
+  std::string node;  // for messages: "rank 3 (on node7)"
+};
+
+class Mailbox {
+ public:
+  // Unclaimed messages are kept up to this many bytes in all (then backpressure, above).
+  static constexpr std::size_t kUnexpectedBudget = std::size_t{64} << 20;
+
+  // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
+  // rank's, listening at addresses[rank]. `timeout`: every message's deadline.
+  Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net::Socket listener,
+          std::chrono::milliseconds timeout);
+  // Waits (up to the timeout) for the sends already handed to it to leave, then closes every
+  // connection; receives still posted fail.
+  ~Mailbox();
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+
+  // Start a message; the returned Pending completes (or fails, naming the peer) on the mailbox's
+  // thread. `bytes` from `buf` to rank `dst` / into `buf` from rank `src` (kAnySource: any; the
+  // Pending's `source` tells which). Both must stay valid until it completes. A message whose size
+  // differs from its receive's fails the receive, naming both sizes and both ranks.
+  std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag);
+  std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag);
+
+ private:
+  struct Op;
+  struct Incoming;
+  struct Outgoing;
+  struct Unclaimed;
+
+  void loop();
+  void start_thread();  // with mutex_ held
+  void wake();
+  // With mutex_ held: completes `op` (error empty: success).
+  void finish(Op& op, const std::string& error, Error::Code code = Error::Code::kComm);
+  void deliver_local(const std::shared_ptr<Op>& send);
+  void claim(const std::shared_ptr<Op>& receive, std::size_t index);
+  void accept_new();
+  void read(Incoming& in);
+  bool read_header(Incoming& in);
+  void header_arrived(Incoming& in);
+  void payload_done(Incoming& in);
+  void write(Outgoing& out);
+  void drop_incoming(Incoming& in, const std::string& why);
+  void drop_outgoing(Outgoing& out, const std::string& why);
+  void expire(const std::shared_ptr<Op>& op);
+  std::string who(int rank) const;  // "rank 3 (on node7)"
+  std::string describe(const Op& op) const;
+
+  const int rank_;
+  const int size_;
+  const std::vector<MailboxAddress> addresses_;
+  net::Socket listener_;
+  const std::chrono::milliseconds timeout_;
+  net::Socket wake_;  // an eventfd: user threads wake the loop's poll
+
+  std::mutex mutex_;  // guards everything below; held by the loop while it moves bytes
+  bool stop_ = false;
+  std::deque<std::shared_ptr<Op>> posted_;  // receives not yet matched, in the order posted
+  std::deque<std::shared_ptr<Unclaimed>> unclaimed_;  // messages that came before their receive
+  std::size_t unclaimed_bytes_ = 0;
+  std::vector<std::unique_ptr<Incoming>> incoming_;
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
+  std::vector<std::string> gone_;  // by rank: why its connection ended ("": it has not)
+  std::thread thread_;
+};
+
+}  // namespace dtrain::runtime

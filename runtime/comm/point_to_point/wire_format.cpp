@@ -1,0 +1,48 @@
+#include "comm/point_to_point/wire_format.hpp"
+
+#include <cstring>
+
+namespace dtrain::runtime::wire {
+namespace {
+
+constexpr char kMagic[4] = {'D', 'T', 'P', '2'};
+
+}  // namespace
+
+void write_hello(char* out, int rank, int size) {
+  const std::int32_t r = rank;
+  const std::int32_t s = size;
+  std::memcpy(out, kMagic, 4);
+  std::memcpy(out + 4, &r, 4);
+  std::memcpy(out + 8, &s, 4);
+}
+
+int read_hello(const char* in, int size) {
+  std::int32_t r = -1;
+  std::int32_t s = -1;
+  std::memcpy(&r, in + 4, 4);
+  std::memcpy(&s, in + 8, 4);
+  if (std::memcmp(in, kMagic, 4) != 0 || s != size || r < 0 || r >= size) return -1;
+  return r;
+}
+
+void write_header(char* out, const Header& h) {
+  std::memcpy(out, &h.tag, 8);
+  std::memcpy(out + 8, &h.bytes, 8);
+}
+
+Header read_header(const char* in) {
+  Header h;
+  std::memcpy(&h.tag, in, 8);
+  std::memcpy(&h.bytes, in + 8, 8);
+  return h;
+}
+
+std::string size_mismatch(const std::string& receive, std::uint64_t sent,
+                          const std::string& sender) {
+  return receive + ": " + sender + " sent " + std::to_string(sent) +
+         " bytes; expected a message of the receive's size: send and receive the same count "
+         "and type";
+}
+
+}  // namespace dtrain::runtime::wire
