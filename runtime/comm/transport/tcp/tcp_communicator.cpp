@@ -1,25 +1,20 @@
-// Host collectives over TCP sockets, for jobs bootstrapped through the TCP store (torchrun-style
-// launches, no MPI). Connections made on first use to the peers each algorithm needs
-// (tcp_peers.hpp: O(log N) per rank, never a full mesh); ring algorithms (ring.hpp) as gloo's
-// ring allreduce for large messages, recursive doubling for small ones and
-// the barrier, a binomial tree for broadcast. Every socket call has the collective's deadline, and
-// a peer that exits or is killed shows up at once as a closed connection, named.
+// Host collectives over TCP sockets, for jobs bootstrapped through a store (torchrun-style
+// launches, PMIx without MPI). Connections made on first use to the peers each algorithm needs
+// (tcp_peers.hpp: O(log N) per rank, never a full mesh): gloo-style rings (ring.hpp) for large
+// messages, recursive doubling for small ones and the barrier, a binomial tree for broadcast.
+// Every socket call has the collective's deadline; a peer that exits shows up at once as a closed
+// connection, named. Point-to-point messages have sockets of their own (mailbox.hpp).
 //
-// Which path a call takes is the router's (router.hpp); this file gives it the rings, the
-// sockets and the memory. When every rank is on this host (and DTRAIN_SHM allows), allreduces go
-// through shared memory (one POSIX shared-memory object): loopback TCP copies every byte through
-// the kernel twice. Its waits still watch the sockets, so a killed peer is named at once there
-// too. Ranks on several nodes take the hierarchical collectives where they pay (hierarchy.hpp):
-// one shared-memory object per node (node_memory.hpp), the shares between nodes over the data
+// The path of each call is the router's (router.hpp); this file gives it the rings, the sockets
+// and the memory: one POSIX shared-memory object when every rank is on this host (loopback TCP
+// copies every byte through the kernel twice; the waits still watch the sockets), one per node
+// for the hierarchy across nodes (node_memory.hpp), the shares between nodes over the data
 // connections (tcp_peer_transport.hpp).
 //
-// Each connected pair of ranks has two connections (tcp_peers.hpp): data, and a control connection
-// that carries only the abort frame of a rank that stops because of a lost peer, naming the rank
-// it lost: whoever sees it go reads the frame and names the real culprit, not the messenger, and
-// passes the news on the same way. An in-band frame would be read as data by a peer in the middle
-// of a message; the control connection is read only after a failure, so the normal path is
-// unchanged.
-// The diagnosis (following the frames to the rank really lost) and its messages: tcp_loss.cpp.
+// Each pair of ranks has a data and a control connection (tcp_peers.hpp); the control one carries
+// only the abort frame of a rank that stops because of a lost peer, naming the rank it lost, so
+// whoever sees it go names the culprit, not the messenger (an in-band frame would be read as data
+// mid-message). The diagnosis and its messages: tcp_loss.cpp.
 #include "comm/transport/tcp/tcp_communicator.hpp"
 
 #include <poll.h>

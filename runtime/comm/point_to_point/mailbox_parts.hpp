@@ -1,0 +1,64 @@
+// The mailbox's inner parts (mailbox.hpp), shared by its two files: mailbox.cpp (the callers'
+// side: posting, matching, deadlines) and mailbox_io.cpp (the loop's side: the sockets).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "comm/point_to_point/mailbox.hpp"
+#include "comm/point_to_point/wire_format.hpp"
+
+namespace dtrain::runtime {
+
+struct Mailbox::Op {
+  std::shared_ptr<Pending> pending;
+  bool sends = false;
+  char* buf = nullptr;
+  std::size_t bytes = 0;
+  int peer = kAnySource;  // the destination of a send, the source asked for by a receive
+  std::int64_t tag = 0;
+  Envelope envelope() const { return {peer, tag}; }
+};
+
+// A message that arrived before any receive took it.
+struct Mailbox::Unclaimed {
+  Envelope from;
+  std::uint64_t bytes = 0;
+  std::vector<char> data;       // its bytes, once kept (empty while parked)
+  bool complete = false;        // every byte is in `data`
+  Incoming* reading = nullptr;  // the connection still reading into `data`
+  Incoming* parked = nullptr;   // the connection holding it, read no further until it is claimed
+  Envelope envelope() const { return from; }
+};
+
+// A connection another rank opened to send to this one.
+struct Mailbox::Incoming {
+  enum class State { kHello, kHeader, kPayload, kParked };
+  net::Socket socket;
+  int source = -1;  // known after the hello
+  State state = State::kHello;
+  std::array<char, wire::kHeaderBytes> header{};
+  std::size_t header_got = 0;
+  std::int64_t tag = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t got = 0;  // of the payload
+  // Where the payload goes: a receive, or the unclaimed message it is kept in; neither: dropped.
+  std::shared_ptr<Op> target;
+  std::shared_ptr<Unclaimed> keep;
+};
+
+// This rank's connection to one destination, opened by the first send to it.
+struct Mailbox::Outgoing {
+  int peer = -1;
+  net::Socket socket;
+  bool connecting = false;  // the loop is connecting, without the mutex
+  net::Framed frame;        // the hello, then each message's header and bytes in turn
+  bool framing = false;     // `frame` holds a message (or the hello) not yet fully sent
+  bool hello_sent = false;
+  std::deque<std::shared_ptr<Op>> queue;  // front: being sent
+};
+
+}  // namespace dtrain::runtime
