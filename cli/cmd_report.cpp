@@ -3,15 +3,10 @@
 // across runs the scaling study of each job. Reads the run directory through the same readers as
 // `stats` and `logs --first-error`; the page model is dtrain::report's (run_page.hpp).
 // docs/report.md.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,6 +16,7 @@
 #include "commands.hpp"
 #include "common/errors.hpp"
 #include "flag_values.hpp"
+#include "output_file.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "report/report_html.hpp"
@@ -36,7 +32,8 @@ namespace fs = std::filesystem;
 
 struct ReportOptions {
   std::vector<std::string> run_dirs;
-  std::string output;
+  std::string output_text;
+  std::optional<std::string> output;  // output_text when -o was given (-o "" is refused)
   double straggler_threshold = report::kDefaultStragglerThreshold;
 };
 
@@ -102,27 +99,23 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
   return out;
 }
 
-// Written under a temporary name beside the output and renamed, as `dtrain timeline` does, so a
-// failure never leaves half a page or clobbers an earlier one.
-void write_page(const std::string& path, const std::string& html) {
-  const std::string partial = path + ".partial-" + std::to_string(::getpid());
-  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw UsageError("dtrain: report: -o " + path + ": cannot write it: " + std::strerror(errno));
-  }
-  out << html;
-  out.close();
-  if (!out) {
-    const int error = errno;
-    std::remove(partial.c_str());
-    throw std::runtime_error("dtrain: report: cannot write " + path + ": " + std::strerror(error));
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(partial.c_str());
-    throw std::runtime_error("dtrain: report: cannot rename " + partial + " to " + path + ": " +
-                             std::strerror(error));
-  }
+// The page: -o, or of one run beside its records, of several beside the first run directory
+// (runs/report.html).
+OutputRequest page_request(const ReportOptions& opts) {
+  const fs::path first = fs::path(opts.run_dirs.front()).lexically_normal();
+  const fs::path dir = first.filename().empty() ? first.parent_path() : first;
+  OutputRequest request;
+  request.command = "report";
+  request.flag = "-o";
+  request.given = opts.output;
+  request.default_path =
+      (opts.run_dirs.size() == 1
+           ? dir / records::kReportFile
+           : (dir.has_parent_path() ? dir.parent_path() : fs::path(".")) / records::kReportFile)
+          .string();
+  request.default_name = records::kReportFile;
+  request.standard_output_allowed = true;
+  return request;
 }
 
 int run_report(const ReportOptions& opts) {
@@ -130,6 +123,8 @@ int run_report(const ReportOptions& opts) {
     throw UsageError("dtrain: report: --straggler-threshold: expected a fraction > 0, got " +
                      std::to_string(opts.straggler_threshold));
   }
+  // Where the page goes is decided before any run is read: a refused path costs nothing.
+  const OutputTarget target = resolve_output(page_request(opts), opts.run_dirs);
   std::vector<ReadRun> runs;
   for (const auto& dir : opts.run_dirs) runs.push_back(read_run(dir, opts.straggler_threshold));
   // Scaling rows link to sections by label: two runs of the same name (from different parents)
@@ -166,21 +161,13 @@ int run_report(const ReportOptions& opts) {
       title += (it == jobs.begin() ? "" : ", ") + *it;
     }
   }
-  // One run: beside its records. Several: beside the first run directory (runs/report.html).
-  std::string output = opts.output;
-  if (output.empty()) {
-    const fs::path first = fs::path(opts.run_dirs.front()).lexically_normal();
-    const fs::path dir = first.filename().empty() ? first.parent_path() : first;
-    output = (runs.size() == 1 ? dir / records::kReportFile
-                               : (dir.has_parent_path() ? dir.parent_path() : fs::path(".")) /
-                                     records::kReportFile)
-                 .string();
-  }
   const std::string html =
       report::report_html(report::report_json(models, groups, generated), title);
-  write_page(output, html);
-  std::printf("dtrain: wrote the report of %zu run%s (%zu bytes) to %s\n", runs.size(),
-              runs.size() == 1 ? "" : "s", html.size(), output.c_str());
+  write_file_atomically(target, html);
+  // The page on standard output is not to be followed by this line.
+  std::fprintf(target.standard_output ? stderr : stdout,
+               "dtrain: wrote the report of %zu run%s (%zu bytes) to %s\n", runs.size(),
+               runs.size() == 1 ? "" : "s", html.size(), target.shown.c_str());
   return 0;
 }
 
@@ -193,13 +180,18 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("run_dir", opts->run_dirs,
                   "Run directories (runs/<name>-<id>); several compare one job at different scales")
       ->required();
-  cmd->add_option("-o,--output", opts->output,
-                  "Page to write (default RUN_DIR/report.html; of several runs, report.html "
-                  "beside the first)");
+  auto* output = cmd->add_option(
+      "-o,--output", opts->output_text,
+      "Page to write: a file, a directory (for report.html in it) or - for standard "
+      "output (default RUN_DIR/report.html; of several runs, report.html beside the "
+      "first)");
   add_decimal_number_flag(
       *cmd, "--straggler-threshold", opts->straggler_threshold, 1e-6, 1e6,
       "Fraction over the median time per sample that makes a straggler (default 0.1)");
-  cmd->callback([opts, &action] { action = [opts] { return run_report(*opts); }; });
+  cmd->callback([opts, output, &action] {
+    if (output->count() > 0) opts->output = opts->output_text;
+    action = [opts] { return run_report(*opts); };
+  });
 }
 
 }  // namespace dtrain::cli

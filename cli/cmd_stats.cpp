@@ -1,16 +1,13 @@
 // `dtrain stats RUNDIR [RUNDIR...] [--json] [--plot FILE.svg]`: per-rank and total throughput,
 // stragglers, and across runs of one job at different scales, the scaling table. docs/metrics.md.
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
-#include "common/errors.hpp"
 #include "flag_values.hpp"
+#include "output_file.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
@@ -21,29 +18,29 @@ namespace {
 struct StatsOptions {
   std::vector<std::string> run_dirs;
   bool json = false;
-  std::string plot;
+  std::string plot_text;
+  std::optional<std::string> plot;  // plot_text when --plot was given (--plot "" is refused)
   double straggler_threshold = report::kDefaultStragglerThreshold;
 };
 
-void write_plot(const std::string& path, const std::string& svg) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << svg;
-  out.close();
-  if (!out) {
-    throw UsageError("dtrain: stats: --plot " + path +
-                     ": cannot write it: " + std::strerror(errno));
-  }
-}
-
 int run_stats(const StatsOptions& opts) {
+  // Where the plot goes is decided before any run is read: a refused path costs nothing.
+  std::optional<OutputTarget> plot;
+  if (opts.plot) {
+    OutputRequest request;
+    request.command = "stats";
+    request.flag = "--plot";
+    request.given = opts.plot;
+    plot = resolve_output(request, opts.run_dirs);
+  }
   std::vector<report::RunStats> stats;
   for (const auto& dir : opts.run_dirs)
     stats.push_back(read_run_stats(dir, opts.straggler_threshold));
 
   if (opts.run_dirs.size() == 1) {
-    if (!opts.plot.empty()) {
-      write_plot(opts.plot,
-                 report::ranks_svg(
+    if (plot) {
+      write_file_atomically(
+          *plot, report::ranks_svg(
                      stats[0], "samples/s per rank: " + read_run_summary(opts.run_dirs[0]).label));
     }
     if (opts.json) {
@@ -58,7 +55,7 @@ int run_stats(const StatsOptions& opts) {
   for (std::size_t i = 0; i < stats.size(); ++i)
     runs.push_back(scaling_run(read_run_summary(opts.run_dirs[i]), stats[i]));
   const auto table = report::scaling_table(runs);
-  if (!opts.plot.empty()) write_plot(opts.plot, report::scaling_svg(table));
+  if (plot) write_file_atomically(*plot, report::scaling_svg(table));
   if (opts.json) {
     std::printf("%s\n", report::stats_json_text(opts.run_dirs, stats, &table).c_str());
     return 0;
@@ -81,12 +78,16 @@ void register_stats(CLI::App& app, Action& action) {
                   "Run directories (runs/<name>-<id>); several compare one job at different scales")
       ->required();
   cmd->add_flag("--json", opts->json, "Print JSON instead of tables");
-  cmd->add_option("--plot", opts->plot,
-                  "Write an SVG plot: per-rank samples/s for one run, scaling for several");
+  auto* plot =
+      cmd->add_option("--plot", opts->plot_text,
+                      "Write an SVG plot: per-rank samples/s for one run, scaling for several");
   add_decimal_number_flag(
       *cmd, "--straggler-threshold", opts->straggler_threshold, 1e-6, 1e6,
       "Fraction over the median time per sample that makes a straggler (default 0.1)");
-  cmd->callback([opts, &action] { action = [opts] { return run_stats(*opts); }; });
+  cmd->callback([opts, plot, &action] {
+    if (plot->count() > 0) opts->plot = opts->plot_text;
+    action = [opts] { return run_stats(*opts); };
+  });
 }
 
 }  // namespace dtrain::cli

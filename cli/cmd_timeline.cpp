@@ -1,17 +1,13 @@
 // `dtrain timeline RUNDIR -o trace.json`: every rank's steps and collectives on one time axis as a
 // Chrome trace (chrome://tracing, ui.perfetto.dev). docs/logs.md.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
-#include "common/errors.hpp"
+#include "output_file.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
@@ -23,38 +19,26 @@ namespace {
 
 struct TimelineOptions {
   std::string run_dir;
-  std::string output;
+  std::string output_text;
+  std::optional<std::string> output;  // output_text when -o was given (-o "" is refused)
 };
 
-int run_timeline(TimelineOptions opts) {
+int run_timeline(const TimelineOptions& opts) {
   require_run_dir(opts.run_dir);
+  OutputRequest request;
+  request.command = "timeline";
+  request.flag = "-o";
+  request.given = opts.output;
   // Without -o the trace goes beside the records it is made of.
-  if (opts.output.empty())
-    opts.output = (std::filesystem::path(opts.run_dir) / records::kTraceFile).string();
+  request.default_path = (std::filesystem::path(opts.run_dir) / records::kTraceFile).string();
+  request.default_name = records::kTraceFile;
+  request.standard_output_allowed = true;
+  const OutputTarget target = resolve_output(request, {opts.run_dir});
   const auto metric_files = list_metric_files(opts.run_dir);
-  // The trace is written under a temporary name beside the output and renamed when complete, so
-  // a failure (a bad record halfway) leaves no truncated trace, nor clobbers an earlier one.
-  // (-o /dev/stdout or a FIFO is written directly.)
-  std::error_code ec;
-  const bool direct = std::filesystem::exists(opts.output, ec) &&
-                      !std::filesystem::is_regular_file(opts.output, ec);
-  const std::string partial =
-      direct ? opts.output : opts.output + ".partial-" + std::to_string(::getpid());
-  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw UsageError("dtrain: timeline: -o " + opts.output +
-                     ": cannot write it: " + std::strerror(errno));
-  }
-  struct RemoveUnlessRenamed {
-    const std::string& path;
-    bool renamed;
-    ~RemoveUnlessRenamed() {
-      if (!renamed) std::remove(path.c_str());
-    }
-  } cleanup{partial, direct};
-  report::TraceWriter writer([&out](std::string_view text) {
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  });
+  // Streamed as the records are read; a failure (a bad record halfway) leaves no truncated trace,
+  // nor clobbers an earlier one (output_file.hpp).
+  OutputFile out(target);
+  report::TraceWriter writer([&out](std::string_view text) { out.write(text); });
   const auto hosts = read_rank_hosts(opts.run_dir);
   for (const auto& f : metric_files) {
     auto it = hosts.find(f.rank);
@@ -71,20 +55,12 @@ int run_timeline(TimelineOptions opts) {
     }
   }
   writer.finish();
-  out.close();
-  if (!out) {
-    throw std::runtime_error("dtrain: timeline: cannot write " + opts.output + ": " +
-                             std::strerror(errno));
-  }
-  if (!direct && std::rename(partial.c_str(), opts.output.c_str()) != 0) {
-    throw std::runtime_error("dtrain: timeline: cannot rename " + partial + " to " + opts.output +
-                             ": " + std::strerror(errno));
-  }
-  cleanup.renamed = true;
-  std::printf(
-      "dtrain: wrote %lld trace events of %zu ranks to %s (open in ui.perfetto.dev or "
-      "chrome://tracing)\n",
-      writer.events(), metric_files.size(), opts.output.c_str());
+  out.commit();
+  // The trace on standard output is not to be followed by this line.
+  std::fprintf(target.standard_output ? stderr : stdout,
+               "dtrain: wrote %lld trace events of %zu ranks to %s (open in ui.perfetto.dev or "
+               "chrome://tracing)\n",
+               writer.events(), metric_files.size(), target.shown.c_str());
   return 0;
 }
 
@@ -95,9 +71,13 @@ void register_timeline(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "timeline", "Write every rank's steps and collectives as a Chrome/Perfetto trace");
   cmd->add_option("run_dir", opts->run_dir, "Run directory (runs/<name>-<id>)")->required();
-  cmd->add_option("-o,--output", opts->output,
-                  "Trace file to write (JSON; default RUN_DIR/trace.json)");
-  cmd->callback([opts, &action] { action = [opts] { return run_timeline(*opts); }; });
+  auto* output = cmd->add_option("-o,--output", opts->output_text,
+                                 "Trace file to write (JSON): a file, a directory (for trace.json "
+                                 "in it) or - for standard output (default RUN_DIR/trace.json)");
+  cmd->callback([opts, output, &action] {
+    if (output->count() > 0) opts->output = opts->output_text;
+    action = [opts] { return run_timeline(*opts); };
+  });
 }
 
 }  // namespace dtrain::cli

@@ -3,8 +3,9 @@
 // rank-NNNNN.log / rank-NNNNN.jsonl, written by run-rank or the SPANK plugin and by libdtrain's
 // Meter and read here for `dtrain logs`, `stats` and `timeline`: which rank files exist, the bytes
 // of a rank log, where each rank ran (the start line), the metric records one at a time. The only
-// CLI code that reads or writes those files; what their contents mean is decided in
-// dtrain::records, dtrain::report and run_summary.hpp.
+// CLI code that reads or writes those records (the commands' own outputs, report.html and
+// trace.json, are output_file.hpp's); what their contents mean is decided in dtrain::records,
+// dtrain::report and run_summary.hpp.
 #pragma once
 
 #include <functional>
