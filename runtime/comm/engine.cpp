@@ -141,6 +141,29 @@ std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
   return p;
 }
 
+std::shared_ptr<Pending> Engine::submit_numbered(const char* op, std::size_t bytes,
+                                                 std::function<void(std::uint64_t)> body) {
+  auto p = std::make_shared<Pending>();
+  p->op = op;
+  p->bytes = bytes;
+  if (!threaded_) {
+    p->seq = next_seq_++;
+    p->body = [b = std::move(body), seq = p->seq] { b(seq); };
+    execute(*p, p->body);
+    return p;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) throw_broken();
+    p->seq = next_seq_++;
+    p->body = [b = std::move(body), seq = p->seq] { b(seq); };
+    queue_.push_back(p);
+    queued_.fetch_add(1, std::memory_order_release);
+  }
+  work_.notify_one();
+  return p;
+}
+
 bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<void()>& body) {
   if (!threaded_) return false;
   auto p = std::make_shared<Pending>();

@@ -97,6 +97,10 @@ class Engine {
   // `polls`: see Pending::polls.
   std::shared_ptr<Pending> submit(const char* op, std::size_t bytes, std::function<void()> body,
                                   bool polls = false);
+  // The same, for a body that needs its collective's sequence number (the tag of its messages,
+  // message_schedules.hpp).
+  std::shared_ptr<Pending> submit_numbered(const char* op, std::size_t bytes,
+                                           std::function<void(std::uint64_t seq)> body);
   // Waits for `p`; rethrows its error; throws Error (kTimeout) when the collective running now
   // has taken longer than the timeout.
   void wait(Pending& p);

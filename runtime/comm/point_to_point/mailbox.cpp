@@ -136,6 +136,23 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   return pending;
 }
 
+void Mailbox::wait(Pending& message) {
+  while (!message.done.load(std::memory_order_acquire)) {
+    {
+      std::unique_lock lock(message.mutex);
+      // In slices, so that the deadline is checked without a time point at the clock's end.
+      if (message.cv.wait_for(lock, std::chrono::milliseconds(100),
+                              [&] { return message.done.load(std::memory_order_acquire); })) {
+        break;
+      }
+    }
+    if (message.deadline && Clock::now() >= *message.deadline && message.expire) {
+      message.expire();
+    }
+  }
+  if (message.error) std::rethrow_exception(message.error);
+}
+
 void Mailbox::start_thread() {
   if (!thread_.joinable() && !stop_) thread_ = std::thread([this] { loop(); });
 }

@@ -62,6 +62,10 @@ class Mailbox {
   // differs from its receive's fails the receive, naming both sizes and both ranks.
   std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag);
   std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag);
+  // Blocks until `message` (one of the above) completes, or its deadline passes (then it fails,
+  // named); rethrows its error. For libdtrain's own schedules on the progress thread: a user's
+  // wait goes through Engine::wait, which also runs the interrupt check.
+  static void wait(Pending& message);
 
  private:
   struct Op;

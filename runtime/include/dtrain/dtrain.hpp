@@ -148,10 +148,40 @@ class DTRAIN_API Comm {
   void reduce_scatter(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   void barrier();
 
+  // Rooted collectives, moving only what each rank needs (the root receives or sends one block
+  // per rank, the others one): gather's `out` (the root's; others may pass null) holds size() *
+  // count elements, rank r's at r * count, and `in` may be the root's block of it (in place);
+  // scatter sends block r of the root's `in` (size() * count) to rank r's `out`, which may be
+  // the root's own block of `in`; reduce combines every rank's `in` into the root's `out`
+  // (`in == out` in place; the others' `out` is not written and may be null).
+  void gather(const void* in, void* out, std::size_t count, DType type, int root);
+  void scatter(const void* in, void* out, std::size_t count, DType type, int root);
+  void reduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op, int root);
+  // All-to-all: block r of `in` goes to rank r; block s of `out` comes from rank s. alltoall's
+  // blocks are `count` elements each (`in` and `out` hold size() * count); alltoallv's are given
+  // per rank (counts and offsets in elements, size() of each; zeros allowed, and different on
+  // every call): send_counts[r] elements at send_offsets[r] go to rank r, which expects exactly
+  // as many in its recv_counts. `in` and `out` must not overlap. The point-to-point messages of
+  // the backend carry these (the TCP backend and a single process).
+  void alltoall(const void* in, void* out, std::size_t count, DType type);
+  void alltoallv(const void* in, std::span<const std::size_t> send_counts,
+                 std::span<const std::size_t> send_offsets, void* out,
+                 std::span<const std::size_t> recv_counts,
+                 std::span<const std::size_t> recv_offsets, DType type);
+
   Work allreduce_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
   Work broadcast_async(void* buf, std::size_t count, DType type, int root);
   Work allgather_async(const void* in, void* out, std::size_t count, DType type);
   Work reduce_scatter_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
+  Work gather_async(const void* in, void* out, std::size_t count, DType type, int root);
+  Work scatter_async(const void* in, void* out, std::size_t count, DType type, int root);
+  Work reduce_async(const void* in, void* out, std::size_t count, DType type, ReduceOp op,
+                    int root);
+  Work alltoall_async(const void* in, void* out, std::size_t count, DType type);
+  Work alltoallv_async(const void* in, std::span<const std::size_t> send_counts,
+                       std::span<const std::size_t> send_offsets, void* out,
+                       std::span<const std::size_t> recv_counts,
+                       std::span<const std::size_t> recv_offsets, DType type);
 
   // Point-to-point messages of host buffers: `count` elements of `type` to rank `dst`, or from
   // rank `src` (kAnySource: whichever rank sends first), with a `tag` (>= 0) that the receive

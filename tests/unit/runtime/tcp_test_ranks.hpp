@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "bootstrap/store.hpp"
+#include "comm/engine.hpp"
 #include "comm/transport/tcp/tcp_communicator.hpp"
+#include "threads_as_ranks.hpp"
 
 namespace dtrain::test {
 
@@ -46,6 +49,22 @@ inline std::unique_ptr<dtrain::runtime::Communicator> on_node(
   s.timeout = timeout;
   return dtrain::runtime::make_tcp_communicator(tcp, rank, size, s,
                                                 "node" + std::to_string(rank / per_node));
+}
+
+// `size` ranks as threads, each with its engine and public Comm over the TCP backend (no shared
+// memory: the sockets carry everything).
+inline void tcp_comm_ranks(int size, const std::function<void(dtrain::Comm&, int rank)>& body,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  auto store = dtrain::runtime::make_memory_store();
+  threads_as_ranks(size, [&](int rank) {
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = timeout;
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    dtrain::runtime::Engine engine(dtrain::runtime::make_tcp_communicator(tcp, rank, size, s), rank,
+                                   size, s);
+    dtrain::Comm comm(engine);
+    body(comm, rank);
+  });
 }
 
 }  // namespace dtrain::test

@@ -40,18 +40,9 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-// `size` ranks as threads, each with its engine and Comm over the TCP backend.
 void tcp_ranks(int size, const std::function<void(Comm&, int rank)>& body,
                std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  auto store = dtrain::runtime::make_memory_store();
-  threads_as_ranks(size, [&](int rank) {
-    dtrain::runtime::Settings s = settings(false);
-    s.timeout = timeout;
-    dtrain::runtime::PrefixStore tcp(store, "tcp");
-    Engine engine(dtrain::runtime::make_tcp_communicator(tcp, rank, size, s), rank, size, s);
-    Comm comm(engine);
-    body(comm, rank);
-  });
+  dtrain::test::tcp_comm_ranks(size, body, timeout);
 }
 
 std::vector<std::int32_t> pattern(std::size_t n, int seed) {

@@ -1,0 +1,131 @@
+#include "comm/algorithms/message_schedules.hpp"
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "comm/algorithms/reduce.hpp"
+#include "comm/point_to_point/mailbox.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+using Messages = std::vector<std::shared_ptr<Pending>>;
+
+// Waits for every message, each to its deadline; the first failure is rethrown once all have
+// ended, so that no message still uses a buffer of the call when it returns.
+void wait_all(Messages& messages) {
+  std::exception_ptr first;
+  for (const auto& m : messages) {
+    try {
+      Mailbox::wait(*m);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void copy(void* to, const void* from, std::size_t bytes) {
+  if (to != from && bytes > 0) std::memmove(to, from, bytes);
+}
+
+}  // namespace
+
+void MessageSchedules::gather(const void* in, void* out, std::size_t bytes, int root,
+                              std::int64_t tag) {
+  if (rank_ != root) {
+    auto m = mailbox_.send(in, bytes, root, tag);
+    Mailbox::wait(*m);
+    return;
+  }
+  Messages messages;
+  char* o = static_cast<char*>(out);
+  for (int r = 0; r < size_; ++r) {
+    if (r != root) messages.push_back(mailbox_.receive(o + bytes * r, bytes, r, tag));
+  }
+  copy(o + bytes * root, in, bytes);
+  wait_all(messages);
+}
+
+void MessageSchedules::scatter(const void* in, void* out, std::size_t bytes, int root,
+                               std::int64_t tag) {
+  if (rank_ != root) {
+    auto m = mailbox_.receive(out, bytes, root, tag);
+    Mailbox::wait(*m);
+    return;
+  }
+  Messages messages;
+  const char* i = static_cast<const char*>(in);
+  for (int k = 1; k < size_; ++k) {
+    const int r = (root + k) % size_;
+    messages.push_back(mailbox_.send(i + bytes * r, bytes, r, tag));
+  }
+  copy(out, i + bytes * root, bytes);
+  wait_all(messages);
+}
+
+void MessageSchedules::reduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op,
+                              int root, std::int64_t tag) {
+  const std::size_t bytes = count * dtype_size(type);
+  // Ranks renumbered so that the root is 0: a child is `me + mask` while `mask` is below the
+  // lowest set bit of `me`; the parent clears that bit.
+  const int me = (rank_ - root + size_) % size_;
+  const auto real = [&](int v) { return (v + root) % size_; };
+  // The running combination: the root's `out`, another rank's scratch (its `out` is not written).
+  std::vector<char> scratch;
+  char* acc = static_cast<char*>(out);
+  if (me != 0) {
+    scratch.resize(bytes);
+    acc = scratch.data();
+  }
+  copy(acc, in, bytes);
+  std::vector<char> child(bytes);
+  int mask = 1;
+  for (; mask < size_ && (me & mask) == 0; mask <<= 1) {
+    if (me + mask >= size_) continue;
+    auto m = mailbox_.receive(child.data(), bytes, real(me + mask), tag);
+    Mailbox::wait(*m);
+    reduce_into(acc, child.data(), count, type, op);
+  }
+  if (me != 0) {
+    auto m = mailbox_.send(acc, bytes, real(me - mask), tag);
+    Mailbox::wait(*m);
+  }
+}
+
+void MessageSchedules::alltoallv(const void* in, std::span<const std::size_t> send_bytes,
+                                 std::span<const std::size_t> send_offsets, void* out,
+                                 std::span<const std::size_t> recv_bytes,
+                                 std::span<const std::size_t> recv_offsets, std::int64_t tag) {
+  const char* i = static_cast<const char*>(in);
+  char* o = static_cast<char*>(out);
+  const auto at = [](std::span<const std::size_t> v, int r) {
+    return v[static_cast<std::size_t>(r)];
+  };
+  Messages messages;
+  for (int k = 1; k < size_; ++k) {
+    const int from = (rank_ - k + size_) % size_;
+    if (at(recv_bytes, from) > 0) {
+      messages.push_back(
+          mailbox_.receive(o + at(recv_offsets, from), at(recv_bytes, from), from, tag));
+    }
+  }
+  for (int k = 1; k < size_; ++k) {
+    const int to = (rank_ + k) % size_;
+    if (at(send_bytes, to) > 0) {
+      messages.push_back(mailbox_.send(i + at(send_offsets, to), at(send_bytes, to), to, tag));
+    }
+  }
+  if (at(send_bytes, rank_) != at(recv_bytes, rank_)) {
+    wait_all(messages);
+    throw Error(Error::Code::kInvalid, "dtrain: alltoallv: this rank's block to itself: " +
+                                           std::to_string(at(send_bytes, rank_)) + " bytes sent, " +
+                                           std::to_string(at(recv_bytes, rank_)) +
+                                           " expected; expected equal sizes");
+  }
+  copy(o + at(recv_offsets, rank_), i + at(send_offsets, rank_), at(send_bytes, rank_));
+  wait_all(messages);
+}
+
+}  // namespace dtrain::runtime
