@@ -179,27 +179,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allreduce_coalesced(
   return enqueue(std::move(p));
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::reduce(std::vector<at::Tensor>& tensors,
-                                                          const c10d::ReduceOptions& opts) {
-  // An allreduce whose result only the root keeps: the others reduce into scratch, so their
-  // tensor is left as it was (as gloo leaves it).
-  at::Tensor& t = only(tensors, "reduce");
-  const Buffer b = reduced(t, "reduce", "tensor");
-  const ReduceOp op = reduce_op(opts.reduceOp, "reduce");
-  if (opts.rootRank < 0 || opts.rootRank >= size_) {
-    refuse("reduce", "root " + std::to_string(opts.rootRank) + "; expected a rank from 0 to " +
-                         std::to_string(size_ - 1));
-  }
-  const bool root = opts.rootRank == rank_;
-  at::Tensor out = root ? t : at::empty_like(t);
-  std::lock_guard lock(submit_);
-  Pending p{{comm().allreduce_async(b.data, out.data_ptr(), b.count, b.type, op)},
-            {},
-            {t, out},
-            make_work(c10d::OpType::REDUCE, "dtrain:reduce", tensors)};
-  return enqueue(std::move(p));
-}
-
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& /*opts*/) {
@@ -252,63 +231,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::_allgather_base(
             {input, output},
             make_work(c10d::OpType::_ALLGATHER_BASE, "dtrain:_all_gather_base",
                       std::vector<at::Tensor>{output})};
-  return enqueue(std::move(p));
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::gather(
-    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
-    const c10d::GatherOptions& opts) {
-  // An allgather whose blocks only the root copies out: exact, at the cost of every rank
-  // receiving them.
-  at::Tensor& in = only(inputs, "gather");
-  const Buffer b = moved(in, "gather", "input");
-  if (opts.rootRank < 0 || opts.rootRank >= size_) {
-    refuse("gather", "root " + std::to_string(opts.rootRank) + "; expected a rank from 0 to " +
-                         std::to_string(size_ - 1));
-  }
-  std::vector<at::Tensor> outs;
-  if (opts.rootRank == rank_) {
-    outs = per_rank(outputs, size_, "gather", "outputs");
-    for (std::size_t r = 0; r < outs.size(); ++r) {
-      same_shape(in, outs[r], "gather", ("outputs[" + std::to_string(r) + "]").c_str());
-      moved(outs[r], "gather", "outputs[" + std::to_string(r) + "]");
-    }
-  }
-  return allgather_into(in, b, std::move(outs), c10d::OpType::GATHER, "dtrain:gather");
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::scatter(
-    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
-    const c10d::ScatterOptions& opts) {
-  // The root's blocks broadcast as one buffer, each rank keeping its own: exact, at the cost of
-  // every rank receiving all of them.
-  at::Tensor& out = only(outputs, "scatter");
-  const Buffer b = moved(out, "scatter", "output");
-  if (opts.rootRank < 0 || opts.rootRank >= size_) {
-    refuse("scatter", "root " + std::to_string(opts.rootRank) + "; expected a rank from 0 to " +
-                          std::to_string(size_ - 1));
-  }
-  at::Tensor flat = at::empty({static_cast<std::int64_t>(b.count) * size_}, at::kByte);
-  if (opts.rootRank == rank_) {
-    std::vector<at::Tensor>& ins = per_rank(inputs, size_, "scatter", "inputs");
-    auto* dst = static_cast<std::uint8_t*>(flat.data_ptr());
-    for (std::size_t r = 0; r < ins.size(); ++r) {
-      same_shape(out, ins[r], "scatter", ("inputs[" + std::to_string(r) + "]").c_str());
-      moved(ins[r], "scatter", "inputs[" + std::to_string(r) + "]");
-      std::memcpy(dst + r * b.count, ins[r].data_ptr(), b.count);
-    }
-  }
-  std::lock_guard lock(submit_);
-  Pending p{{comm().broadcast_async(flat.data_ptr(), flat.numel(), DType::kUInt8,
-                                    static_cast<int>(opts.rootRank))},
-            [out, flat, bytes = b.count, rank = rank_] {
-              std::memcpy(out.data_ptr(),
-                          static_cast<const std::uint8_t*>(flat.data_ptr()) +
-                              static_cast<std::size_t>(rank) * bytes,
-                          bytes);
-            },
-            {flat},
-            make_work(c10d::OpType::SCATTER, "dtrain:scatter", outputs)};
   return enqueue(std::move(p));
 }
 
@@ -367,79 +289,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::barrier(const c10d::BarrierOp
   comm().barrier();
   return enqueue(Pending{
       {}, {}, {}, make_work(c10d::OpType::BARRIER, "dtrain:barrier", std::vector<at::Tensor>{})});
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall_base(
-    at::Tensor& output, at::Tensor& input, std::vector<std::int64_t>& output_splits,
-    std::vector<std::int64_t>& input_splits, const c10d::AllToAllOptions& /*opts*/) {
-  constexpr std::string_view op = "alltoall_base";
-  const Buffer in = moved(input, op, "input");
-  moved(output, op, "output");
-  if (output.scalar_type() != input.scalar_type() || output.numel() != input.numel()) {
-    refuse(op, "output: " + torch_name(output.scalar_type()) + " of " +
-                   std::to_string(output.numel()) + " elements; expected " +
-                   torch_name(input.scalar_type()) + " of " + std::to_string(input.numel()) +
-                   ", like the input");
-  }
-  const std::int64_t rows = input.dim() == 0 ? 1 : input.size(0);
-  if (rows % size_ != 0) {
-    refuse(op, "input: " + std::to_string(rows) + " rows; expected a multiple of the " +
-                   std::to_string(size_) + " ranks (equal blocks)");
-  }
-  // Splits given explicitly are fine when they are the equal ones.
-  for (const auto* splits : {&input_splits, &output_splits}) {
-    for (const std::int64_t s : *splits) {
-      if (splits->size() != static_cast<std::size_t>(size_) || s != rows / size_) {
-        refuse(op, std::string(splits == &input_splits ? "input" : "output") + "_split_sizes " +
-                       splits_text(*splits) + ": unequal blocks; expected none, or " +
-                       std::to_string(size_) + " times " + std::to_string(rows / size_) +
-                       " (dtrain's all_to_all moves equal blocks only)");
-      }
-    }
-  }
-  // Every rank receives every rank's whole input; block `rank_` of each is this rank's.
-  const std::size_t block = in.count / static_cast<std::size_t>(size_);
-  at::Tensor flat = at::empty({static_cast<std::int64_t>(in.count) * size_}, at::kByte);
-  std::lock_guard lock(submit_);
-  Pending p{{comm().allgather_async(in.data, flat.data_ptr(), in.count, DType::kUInt8)},
-            [output, flat, block, whole = in.count, rank = rank_, size = size_] {
-              const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
-              auto* dst = static_cast<std::uint8_t*>(output.data_ptr());
-              for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r)
-                std::memcpy(dst + r * block,
-                            src + r * whole + static_cast<std::size_t>(rank) * block, block);
-            },
-            {input, flat},
-            make_work(c10d::OpType::ALLTOALL_BASE, "dtrain:all_to_all_single",
-                      std::vector<at::Tensor>{output})};
-  return enqueue(std::move(p));
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall(std::vector<at::Tensor>& outputs,
-                                                            std::vector<at::Tensor>& inputs,
-                                                            const c10d::AllToAllOptions& /*opts*/) {
-  constexpr std::string_view op = "alltoall";
-  const std::size_t block = equal_blocks(inputs, size_, op, "inputs");
-  equal_blocks(outputs, size_, op, "outputs");
-  same_shape(inputs[0], outputs[0], op, "outputs[0]");
-  // The list is not one buffer: packed into one, allgathered, each rank's block copied out.
-  const std::size_t whole = block * static_cast<std::size_t>(size_);
-  at::Tensor packed = at::empty({static_cast<std::int64_t>(whole)}, at::kByte);
-  auto* dst = static_cast<std::uint8_t*>(packed.data_ptr());
-  for (std::size_t r = 0; r < inputs.size(); ++r)
-    std::memcpy(dst + r * block, inputs[r].data_ptr(), block);
-  at::Tensor flat = at::empty({static_cast<std::int64_t>(whole) * size_}, at::kByte);
-  std::lock_guard lock(submit_);
-  Pending p{{comm().allgather_async(packed.data_ptr(), flat.data_ptr(), whole, DType::kUInt8)},
-            [outputs, flat, block, whole, rank = rank_] {
-              const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
-              for (std::size_t r = 0; r < outputs.size(); ++r)
-                std::memcpy(outputs[r].data_ptr(),
-                            src + r * whole + static_cast<std::size_t>(rank) * block, block);
-            },
-            {packed, flat},
-            make_work(c10d::OpType::ALLTOALL, "dtrain:all_to_all", outputs)};
-  return enqueue(std::move(p));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_coalesced(

@@ -114,8 +114,8 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
       at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
-  // Exact with equal blocks only: an allgather of every rank's whole input, from which each rank
-  // keeps its blocks (libdtrain has no all-to-all); unequal splits are refused naming them.
+  // reduce, gather, scatter and the all-to-alls: libdtrain's rooted and all-to-all collectives,
+  // any split sizes (rooted_collectives.cpp).
   c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
                                                std::vector<std::int64_t>& output_splits,
                                                std::vector<std::int64_t>& input_splits,

@@ -65,7 +65,8 @@ for dtype in (torch.bfloat16, torch.float32, torch.int64):
     dist._reduce_scatter_base(out, inp)
     assert torch.equal(out, torch.full((n,), rank * size + sum(range(size))).to(dtype)), dtype
 
-# reduce, gather, scatter through the above
+# reduce, gather, scatter: only the root receives (sends) every block; reduce leaves the others'
+# tensors as they were
 t = torch.full((n,), rank + 1.0)
 dist.reduce(t, dst=0)
 assert torch.equal(t, torch.full((n,), sum(range(1, size + 1)) if rank == 0 else rank + 1.0))
@@ -77,8 +78,8 @@ s = torch.zeros(n)
 dist.scatter(s, [torch.full((n,), r * 3.0) for r in range(size)] if rank == 0 else None, src=0)
 assert torch.equal(s, torch.full((n,), rank * 3.0))
 
-# all_to_all with equal blocks, any dtype (an allgather from which each rank keeps its blocks):
-# rank r sends r * 100 + d to rank d, in blocks of 3 rows of 2
+# all_to_all with equal blocks, any dtype: rank r sends r * 100 + d to rank d, in blocks of 3
+# rows of 2
 for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.int16):
     send = torch.cat([torch.full((3, 2), rank * 100 + d) for d in range(size)]).to(dtype)
     got = torch.zeros_like(send)
@@ -89,6 +90,28 @@ for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.int16):
     dist.all_to_all(outs, [torch.full((5,), rank * 100 + d).to(dtype) for d in range(size)])
     for s in range(size):
         assert torch.equal(outs[s], torch.full((5,), s * 100 + rank).to(dtype)), (dtype, s)
+
+
+# MoE routing: rank r sends (r + d + step) % 3 rows to rank d (zeros included), different on
+# every step; every rank computes the same table
+def rows(frm, to, step):
+    return (frm + to + step) % 3
+
+
+for step in range(3):
+    in_splits = [rows(rank, d, step) for d in range(size)]
+    out_splits = [rows(s, rank, step) for s in range(size)]
+    send = torch.cat([torch.full((in_splits[d], 4), rank * 100 + d * 10 + step)
+                      for d in range(size)]).to(torch.bfloat16)
+    got = torch.zeros(sum(out_splits), 4, dtype=torch.bfloat16)
+    dist.all_to_all_single(got, send, out_splits, in_splits)
+    want = torch.cat([torch.full((out_splits[s], 4), s * 100 + rank * 10 + step)
+                      for s in range(size)]).to(torch.bfloat16)
+    assert torch.equal(got, want), (step, got[:, 0])
+    outs = [torch.zeros(out_splits[s], dtype=torch.int64) for s in range(size)]
+    dist.all_to_all(outs, [torch.full((in_splits[d],), rank * 10 + d) for d in range(size)])
+    for s in range(size):
+        assert torch.equal(outs[s], torch.full((out_splits[s],), s * 10 + rank)), (step, s)
 # point-to-point: a ring of blocking send/recv (even ranks send first), then every rank isends to
 # every other while receiving from any source, the senders named
 nxt, prv = (rank + 1) % size, (rank - 1) % size

@@ -168,11 +168,14 @@ def test_all_to_all_with_equal_blocks():
     assert torch.equal(outs[0], torch.ones(4, dtype=torch.bfloat16))
 
 
-def test_all_to_all_refuses_unequal_splits_naming_them():
+def test_all_to_all_refuses_splits_that_do_not_add_up_naming_them():
     assert refusal(lambda: dist.all_to_all_single(torch.zeros(3), torch.ones(3),
                                                   input_split_sizes=[2])) == (
-        "dtrain: torch: alltoall_base: input_split_sizes [2]: unequal blocks; expected none, or 1 "
-        "times 3 (dtrain's all_to_all moves equal blocks only)")
+        "dtrain: torch: alltoall_base: input_split_sizes [2]; expected one size per rank (1), "
+        "each 0 or more, adding up to the 3 rows of the input")
+    out = torch.zeros(3)
+    dist.all_to_all_single(out, torch.arange(3.0), [3], [3])
+    assert torch.equal(out, torch.arange(3.0))
 
 
 def test_messages_to_itself_arrive_in_order_and_name_the_sender():
