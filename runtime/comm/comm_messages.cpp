@@ -23,9 +23,8 @@ runtime::Mailbox& mailbox_of(runtime::Engine& e, const char* op) {
   if (runtime::Mailbox* m = e.backend().mailbox()) return *m;
   throw Error(Error::Code::kInvalid,
               std::string("dtrain: ") + op + ": the " + std::string(e.backend().backend()) +
-                  " backend has no point-to-point messages yet; expected the tcp backend "
-                  "(DTRAIN_TRANSPORT=tcp, the default after PMIx and torchrun-style launches) or "
-                  "a single process");
+                  " backend has no point-to-point messages yet; expected the tcp or mpi backend "
+                  "(ctx.comm()) or a single process");
 }
 
 // `peer` names a rank of the communicator (or, for a receive, kAnySource); `tag` is >= 0 (the

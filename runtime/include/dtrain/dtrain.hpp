@@ -162,7 +162,7 @@ class DTRAIN_API Comm {
   // per rank (counts and offsets in elements, size() of each; zeros allowed, and different on
   // every call): send_counts[r] elements at send_offsets[r] go to rank r, which expects exactly
   // as many in its recv_counts. `in` and `out` must not overlap. The point-to-point messages of
-  // the backend carry these (the TCP backend and a single process).
+  // the backend carry these (host memory: not yet the NCCL communicator).
   void alltoall(const void* in, void* out, std::size_t count, DType type);
   void alltoallv(const void* in, std::span<const std::size_t> send_counts,
                  std::span<const std::size_t> send_offsets, void* out,
@@ -191,8 +191,8 @@ class DTRAIN_API Comm {
   // other, and both may be in flight at once (a pipeline's stages send while they reduce).
   // Errors: kInvalid for a bad rank or tag and for a message whose size differs from its
   // receive's (naming both sizes and both ranks); kComm naming a peer whose connection closed
-  // before the message; kTimeout after DTRAIN_TIMEOUT. The TCP backend and a single process
-  // carry them (not yet the MPI or NCCL backends: kInvalid says so).
+  // before the message; kTimeout after DTRAIN_TIMEOUT. The TCP and MPI backends and a single
+  // process carry them (not yet the NCCL one: kInvalid says so).
   static constexpr int kAnySource = -1;
   void send(const void* buf, std::size_t count, DType type, int dst, int tag = 0);
   int recv(void* buf, std::size_t count, DType type, int src, int tag = 0);

@@ -21,6 +21,7 @@
 #include "comm/algorithms/piece_tuner.hpp"
 #include "comm/algorithms/reduce.hpp"
 #include "comm/lost_peers/peer_alarm.hpp"
+#include "comm/point_to_point/mailbox_records.hpp"
 #include "comm/router.hpp"
 #include "comm/transport/mpi/mpi_hierarchy.hpp"
 #include "mpi/mpi.hpp"
@@ -137,6 +138,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
       try {
         exchange_node_processes(node, world.hostname);
         exchange_alarm_endpoints(world.hostname);
+        exchange_mailbox_addresses(world.hostname, settings.timeout);
         int node_size = 0;
         MPI_Comm_size(node, &node_size);
         // The paths (router.hpp): recursive doubling over nonblocking messages, waited for by
@@ -166,7 +168,11 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
       throw;
     }
   }
-  ~MpiCommunicator() override { release(); }
+  ~MpiCommunicator() override {
+    mailbox_.reset();  // its sends delivered first, its peers told as it closes
+    release();
+  }
+  Mailbox* mailbox() override { return mailbox_.get(); }
 
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     const std::size_t elem = dtype_size(type);
@@ -351,6 +357,19 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
     alarm_ = std::make_unique<PeerAlarm>(std::move(socket), token, size_, endpoints, targets);
   }
 
+  // Point-to-point messages: the mailbox's sockets (MPI's calls stay on the progress thread),
+  // their addresses gathered over MPI. Collective.
+  void exchange_mailbox_addresses(const std::string& host, std::chrono::milliseconds timeout) {
+    MailboxListener mine = listen_for_messages(host);
+    std::vector<char> all(kMailboxRecordBytes * static_cast<std::size_t>(size_));
+    constexpr int kRecord = static_cast<int>(kMailboxRecordBytes);
+    check(
+        MPI_Allgather(mine.record.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm_),
+        "init", "MPI_Allgather");
+    mailbox_ = std::make_unique<Mailbox>(rank_, size_, read_mailbox_records(all.data(), size_),
+                                         std::move(mine.socket), timeout);
+  }
+
   // When every rank is on this node: one shared window, a ShmAllreduce segment per rank.
   // Collective.
   void share_this_node() {
@@ -462,6 +481,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
   MpiNodeWindow node_window_;
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
   std::unique_ptr<PeerAlarm> alarm_;         // until the Engine takes it
+  std::unique_ptr<Mailbox> mailbox_;         // point-to-point messages, on sockets of its own
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
