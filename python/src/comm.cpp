@@ -7,6 +7,7 @@
 #include "fused.hpp"
 #include "interrupt.hpp"
 #include "messages.hpp"
+#include "rooted.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -112,6 +113,7 @@ void bind_context(py::module_& m) {
       });
   def_collectives(ctx, &context_comm);
   def_messages(ctx, &context_comm);
+  def_rooted(ctx, &context_comm);
 
   m.def(
       "_init",
@@ -178,6 +180,7 @@ void bind_comm(py::module_& m) {
       .def_property_readonly("size", &Comm::size, "The number of ranks.");
   def_collectives(comm, &comm_itself);
   def_messages(comm, &comm_itself);
+  def_rooted(comm, &comm_itself);
   bind_context(m);
   bind_fusion(m);
   // For tests: a buffer's checks without a collective, so that the refusals of device buffers can

@@ -163,6 +163,43 @@ def test_messages_between_the_two_ranks(ctx):
     ctx.barrier()
 
 
+def test_rooted_and_all_to_all_collectives(ctx):
+    me, peer = ctx.rank, 1 - ctx.rank
+    for root in (0, 1):
+        out = np.zeros(6, dtype=np.int64) if me == root else None
+        got = ctx.gather(np.full(3, me + 10, dtype=np.int64), out, root)
+        if me == root:
+            assert got is out
+            np.testing.assert_array_equal(out, [10, 10, 10, 11, 11, 11])
+        else:
+            assert got is None
+        mine = np.zeros(2, dtype=np.float32)
+        ctx.scatter(np.arange(4, dtype=np.float32) if me == root else None, mine, root)
+        np.testing.assert_array_equal(mine, [2 * me, 2 * me + 1])
+        buf = np.full(3, me + 1.0)
+        result = ctx.reduce(buf, "avg", root)
+        if me == root:
+            assert result is buf
+            np.testing.assert_array_equal(buf, 1.5)
+        else:
+            assert result is None
+            np.testing.assert_array_equal(buf, me + 1.0)  # not written off the root
+    out = np.zeros(4, dtype=np.int32)
+    ctx.alltoall(np.array([me * 10, me * 10 + 1, me * 10 + 2, me * 10 + 3], dtype=np.int32), out)
+    np.testing.assert_array_equal(out, [2 * me, 2 * me + 1, 10 + 2 * me, 11 + 2 * me])
+    # Uneven: rank 0 sends 1 element to itself and 3 to rank 1; rank 1 sends 0 to rank 0 and 2
+    # to itself.
+    send_counts = [[1, 3], [0, 2]][me]
+    recv_counts = [[1, 0], [3, 2]][me]
+    send = np.arange(sum(send_counts), dtype=np.float64) + 100 * me
+    recv = np.full(sum(recv_counts), -1.0)
+    ctx.alltoallv(send, send_counts, recv, recv_counts)
+    np.testing.assert_array_equal(recv, [[100 * 0 + 0], [1, 2, 3, 100, 101]][me])
+    with pytest.raises(ValueError, match="send_counts: 1 entries; expected one per rank"):
+        ctx.alltoallv(send, [1], recv, recv_counts)
+    ctx.barrier()
+
+
 def test_fused_allreduce_across_ranks(ctx):
     grads = [np.full(n, float(ctx.rank + 1), dtype=np.float32) for n in (3, 5000, 70000)]
     fused = dtrain.FusedAllreduce(ctx, grads, "avg", bucket_bytes=16384)
