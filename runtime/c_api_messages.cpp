@@ -1,5 +1,9 @@
 // The C ABI of point-to-point messages (dtrain.h: dtrain_send, dtrain_recv, dtrain_isend,
-// dtrain_irecv, dtrain_work_source), through the same guard as the rest (c_api_guard.hpp).
+// dtrain_irecv, dtrain_work_source) and the collectives built on them (dtrain_gather, _scatter,
+// _reduce, _alltoall, _alltoallv), through the same guard as the rest (c_api_guard.hpp).
+#include <cstddef>
+#include <utility>
+
 #include "c_api_guard.hpp"
 
 using namespace dtrain::c_api;
@@ -49,5 +53,55 @@ dtrain_status_t dtrain_work_source(dtrain_work_t* work, int* source) noexcept {
     require(work, "dtrain_work_source", "work");
     require(source, "dtrain_work_source", "source");
     *source = work->work.source();
+  });
+}
+
+dtrain_status_t dtrain_gather(dtrain_context_t* ctx, const void* in, void* out, size_t count,
+                              dtrain_dtype_t dtype, int root) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_gather", "ctx");
+    ctx->ctx.comm().gather(in, out, count, to_dtype(dtype, "dtrain_gather"), root);
+  });
+}
+
+dtrain_status_t dtrain_scatter(dtrain_context_t* ctx, const void* in, void* out, size_t count,
+                               dtrain_dtype_t dtype, int root) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_scatter", "ctx");
+    ctx->ctx.comm().scatter(in, out, count, to_dtype(dtype, "dtrain_scatter"), root);
+  });
+}
+
+dtrain_status_t dtrain_reduce(dtrain_context_t* ctx, const void* in, void* out, size_t count,
+                              dtrain_dtype_t dtype, dtrain_reduce_op_t op, int root) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_reduce", "ctx");
+    ctx->ctx.comm().reduce(in, out, count, to_dtype(dtype, "dtrain_reduce"),
+                           to_op(op, "dtrain_reduce"), root);
+  });
+}
+
+dtrain_status_t dtrain_alltoall(dtrain_context_t* ctx, const void* in, void* out, size_t count,
+                                dtrain_dtype_t dtype) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_alltoall", "ctx");
+    ctx->ctx.comm().alltoall(in, out, count, to_dtype(dtype, "dtrain_alltoall"));
+  });
+}
+
+dtrain_status_t dtrain_alltoallv(dtrain_context_t* ctx, const void* in, const size_t* send_counts,
+                                 const size_t* send_offsets, void* out, const size_t* recv_counts,
+                                 const size_t* recv_offsets, dtrain_dtype_t dtype) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_alltoallv", "ctx");
+    for (const auto& [p, name] :
+         {std::pair{send_counts, "send_counts"}, std::pair{send_offsets, "send_offsets"},
+          std::pair{recv_counts, "recv_counts"}, std::pair{recv_offsets, "recv_offsets"}}) {
+      require(p, "dtrain_alltoallv", name);
+    }
+    dtrain::Comm& comm = ctx->ctx.comm();
+    const auto n = static_cast<std::size_t>(comm.size());
+    comm.alltoallv(in, {send_counts, n}, {send_offsets, n}, out, {recv_counts, n},
+                   {recv_offsets, n}, to_dtype(dtype, "dtrain_alltoallv"));
   });
 }

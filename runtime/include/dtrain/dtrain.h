@@ -140,6 +140,26 @@ DTRAIN_API dtrain_status_t dtrain_irecv(dtrain_context_t* ctx, void* buf, size_t
 /* The sender of a completed receive; -1 for a send or a receive not complete. */
 DTRAIN_API dtrain_status_t dtrain_work_source(dtrain_work_t* work, int* source) DTRAIN_NOEXCEPT;
 
+/* Rooted and all-to-all collectives (dtrain::Comm::gather ..., dtrain.hpp): count elements per
+ * block; gather's out and scatter's in are the root's (NULL elsewhere), reduce writes the root's
+ * out only. alltoallv: one count and offset (elements) per rank, for each direction. */
+DTRAIN_API dtrain_status_t dtrain_gather(dtrain_context_t* ctx, const void* in, void* out,
+                                         size_t count, dtrain_dtype_t dtype,
+                                         int root) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_scatter(dtrain_context_t* ctx, const void* in, void* out,
+                                          size_t count, dtrain_dtype_t dtype,
+                                          int root) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_reduce(dtrain_context_t* ctx, const void* in, void* out,
+                                         size_t count, dtrain_dtype_t dtype, dtrain_reduce_op_t op,
+                                         int root) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_alltoall(dtrain_context_t* ctx, const void* in, void* out,
+                                           size_t count, dtrain_dtype_t dtype) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_alltoallv(dtrain_context_t* ctx, const void* in,
+                                            const size_t* send_counts, const size_t* send_offsets,
+                                            void* out, const size_t* recv_counts,
+                                            const size_t* recv_offsets,
+                                            dtrain_dtype_t dtype) DTRAIN_NOEXCEPT;
+
 /* Registers n tensors (data[i], counts[i] elements) to be allreduced in place together, in
  * buckets of bucket_bytes (0: DTRAIN_FUSION_BYTES, default 64 MiB). Every rank registers the same
  * list. */

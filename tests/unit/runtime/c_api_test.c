@@ -82,6 +82,40 @@ int main(void) {
     CHECK(dtrain_work_test(NULL, &done) == DTRAIN_ERR_INVALID);
     CHECK_ERROR("dtrain: dtrain_work_test: work is NULL");
   }
+  { /* one rank: messages to itself, and the collectives built on them */
+    dtrain_work_t* work = NULL;
+    int source = -2;
+    long long sent[2] = {5, 6};
+    long long got[2] = {0, 0};
+    double x[3] = {1, 2, 3};
+    double y[3] = {0, 0, 0};
+    size_t counts[1] = {3};
+    size_t offsets[1] = {0};
+    CHECK(dtrain_send(ctx, sent, 2, DTRAIN_INT64, 0, 4) == DTRAIN_OK);
+    CHECK(dtrain_irecv(ctx, got, 2, DTRAIN_INT64, DTRAIN_ANY_SOURCE, 4, &work) == DTRAIN_OK);
+    CHECK(dtrain_work_wait(work) == DTRAIN_OK);
+    CHECK(dtrain_work_source(work, &source) == DTRAIN_OK && source == 0);
+    CHECK(got[0] == 5 && got[1] == 6);
+    CHECK(dtrain_work_free(work) == DTRAIN_OK);
+    CHECK(dtrain_isend(ctx, sent, 2, DTRAIN_INT64, 0, 5, &work) == DTRAIN_OK);
+    CHECK(dtrain_work_wait(work) == DTRAIN_OK && dtrain_work_free(work) == DTRAIN_OK);
+    source = -2;
+    CHECK(dtrain_recv(ctx, got, 1, DTRAIN_INT64, 0, 5, &source) == DTRAIN_ERR_INVALID);
+    CHECK_ERROR("dtrain: recv from rank 0 (tag 5, 8 bytes; rank 0 of 1): rank 0 sent 16 bytes; "
+                "expected a message of the receive's size: send and receive the same count and "
+                "type");
+    CHECK(dtrain_send(ctx, sent, 2, DTRAIN_INT64, 1, 0) == DTRAIN_ERR_INVALID);
+    CHECK_ERROR("dtrain: send: destination rank out of range; expected 0 to 0, got 1");
+    CHECK(dtrain_gather(ctx, x, y, 3, DTRAIN_FLOAT64, 0) == DTRAIN_OK && y[2] == 3);
+    CHECK(dtrain_reduce(ctx, x, x, 3, DTRAIN_FLOAT64, DTRAIN_AVG, 0) == DTRAIN_OK && x[1] == 2);
+    CHECK(dtrain_scatter(ctx, x, y, 3, DTRAIN_FLOAT64, 0) == DTRAIN_OK && y[0] == 1);
+    CHECK(dtrain_alltoall(ctx, x, y, 3, DTRAIN_FLOAT64) == DTRAIN_OK && y[1] == 2);
+    CHECK(dtrain_alltoallv(ctx, x, counts, offsets, y, counts, offsets, DTRAIN_FLOAT64) ==
+          DTRAIN_OK);
+    CHECK(dtrain_alltoallv(ctx, x, NULL, offsets, y, counts, offsets, DTRAIN_FLOAT64) ==
+          DTRAIN_ERR_INVALID);
+    CHECK_ERROR("dtrain: dtrain_alltoallv: send_counts is NULL; expected a valid pointer");
+  }
   {
     float g1[4] = {1, 2, 3, 4};
     float g2[2] = {5, 6};
