@@ -101,9 +101,10 @@ int main(void) {
     CHECK(dtrain_work_wait(work) == DTRAIN_OK && dtrain_work_free(work) == DTRAIN_OK);
     source = -2;
     CHECK(dtrain_recv(ctx, got, 1, DTRAIN_INT64, 0, 5, &source) == DTRAIN_ERR_INVALID);
-    CHECK_ERROR("dtrain: recv from rank 0 (tag 5, 8 bytes; rank 0 of 1): rank 0 sent 16 bytes; "
-                "expected a message of the receive's size: send and receive the same count and "
-                "type");
+    CHECK_ERROR(
+        "dtrain: recv from rank 0 (tag 5, 8 bytes; rank 0 of 1): rank 0 sent 16 bytes; "
+        "expected a message of the receive's size: send and receive the same count and "
+        "type");
     CHECK(dtrain_send(ctx, sent, 2, DTRAIN_INT64, 1, 0) == DTRAIN_ERR_INVALID);
     CHECK_ERROR("dtrain: send: destination rank out of range; expected 0 to 0, got 1");
     CHECK(dtrain_gather(ctx, x, y, 3, DTRAIN_FLOAT64, 0) == DTRAIN_OK && y[2] == 3);
