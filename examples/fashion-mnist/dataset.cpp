@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 
 namespace fmnist {
@@ -81,6 +82,16 @@ Dataset load_split(const std::string& dir, const std::string& split) {
   const IdxArray images = parse_idx(read_gzip_file(images_name), images_name, 3);
   const IdxArray labels = parse_idx(read_gzip_file(labels_name), labels_name, 1);
   return make_dataset(images, labels, images_name, labels_name);
+}
+
+void gather_batch(const Dataset& data, std::span<const std::uint64_t> indices,
+                  std::vector<float>& images, std::vector<std::uint8_t>& labels) {
+  images.resize(indices.size() * data.features);
+  labels.resize(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    std::copy_n(data.image(indices[i]), data.features, images.data() + i * data.features);
+    labels[i] = data.labels[indices[i]];
+  }
 }
 
 }  // namespace fmnist

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,9 @@ std::string find_data_dir(const std::string& given);
 // `split` is "train" or "t10k": reads DIR/<split>-images-idx3-ubyte.gz and
 // DIR/<split>-labels-idx1-ubyte.gz.
 Dataset load_split(const std::string& dir, const std::string& split);
+
+// The images and labels of the samples `indices` of `data`, in that order: a batch.
+void gather_batch(const Dataset& data, std::span<const std::uint64_t> indices,
+                  std::vector<float>& images, std::vector<std::uint8_t>& labels);
 
 }  // namespace fmnist

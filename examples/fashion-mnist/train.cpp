@@ -12,11 +12,10 @@
 // --fail-at-step S --fail-rank R makes rank R crash after step S in the job's first attempt only
 // (WorldInfo::attempt, DTRAIN_ATTEMPT), to show a job with `restarts` resuming
 // (docs/fault-tolerance.md).
-#include "cnn.hpp"
 #include "dataset.hpp"
-#include "mlp.hpp"
 #include "optimizer.hpp"
 #include "train_state.hpp"
+#include "training_options.hpp"
 
 #include <dtrain/checkpoint.hpp>
 #include <dtrain/dtrain.hpp>
@@ -32,82 +31,20 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
-struct Options {
-  std::string data;
-  int epochs = 5;
-  std::int64_t global_batch = 128;
-  float lr = 0.0f;  // for a batch of 64, scaled with the global batch; 0: the model's default
-  float momentum = 0.9f;
-  std::int64_t warmup_steps = 200;
-  std::string model = "cnn";
-  std::string channels = "8,16";
-  std::string hidden = "256,128";
-  std::uint64_t seed = 2026;
-  std::int64_t steps_per_epoch = 0;  // 0: the whole training set
-  std::int64_t log_every = 100;
+// The options of the data-parallel run: the shared ones (training_options.hpp), then its
+// checkpoints and fault injection.
+struct Options : fmnist::TrainingOptions {
   std::string checkpoint_dir;  // "": DTRAIN_RUN_DIR/checkpoints when set, else none
   std::int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
   std::int64_t fail_at_step = 0;  // 0: never; else rank fail_rank crashes after this step
   int fail_rank = 0;
 };
-
-// "a,b,c" -> {a, b, c}, each 1 .. max; `option` names the flag in the error.
-std::vector<int> parse_int_list(const std::string& text, const std::string& option, int max) {
-  std::vector<int> values;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1 || v > max) {
-      throw CLI::ValidationError(option, "expected numbers 1-" + std::to_string(max) +
-                                             " separated by commas, got \"" + text + "\"");
-    }
-    values.push_back(static_cast<int>(v));
-  }
-  if (values.empty()) {
-    throw CLI::ValidationError(option, "expected numbers 1-" + std::to_string(max) +
-                                           " separated by commas, got \"" + text + "\"");
-  }
-  return values;
-}
-
-// The learning rates for a batch of 64 that train each model stably from the first step: the
-// cnn's max-pooled features are large, so its output layer moves fast at the mlp's rate (the
-// loss jumped to 5.6 in the third step at 0.05).
-float default_lr(const std::string& model) { return model == "cnn" ? 0.01f : 0.05f; }
-
-// The model's sizes from --channels (cnn: two channel counts) or --hidden (mlp: the hidden
-// widths), checked before anything is loaded.
-std::vector<int> model_sizes(const Options& o) {
-  if (o.model == "cnn") {
-    std::vector<int> c = parse_int_list(o.channels, "--channels", 1024);
-    if (c.size() != 2) {
-      throw CLI::ValidationError("--channels",
-                                 "expected the two convolutions' channel counts, "
-                                 "e.g. 8,16, got \"" +
-                                     o.channels + "\"");
-    }
-    return c;
-  }
-  return parse_int_list(o.hidden, "--hidden", 65536);
-}
-
-std::unique_ptr<fmnist::Model> make_model(const Options& o, std::size_t features) {
-  const std::vector<int> sizes = model_sizes(o);
-  if (o.model == "cnn") return std::make_unique<fmnist::Cnn>(sizes[0], sizes[1]);
-  std::vector<int> widths = {static_cast<int>(features)};
-  widths.insert(widths.end(), sizes.begin(), sizes.end());
-  widths.push_back(fmnist::kClasses);
-  return std::make_unique<fmnist::Mlp>(std::move(widths));
-}
 
 std::string default_checkpoint_dir(const Options& o) {
   if (o.no_checkpoint) return "";
@@ -161,16 +98,6 @@ double test_accuracy(dtrain::Comm& comm, fmnist::Model& model, const fmnist::Dat
   return static_cast<double>(counts[0]) / static_cast<double>(counts[1]);
 }
 
-void gather_batch(const fmnist::Dataset& data, std::span<const std::uint64_t> indices,
-                  std::vector<float>& images, std::vector<std::uint8_t>& labels) {
-  images.resize(indices.size() * data.features);
-  labels.resize(indices.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) {
-    std::copy_n(data.image(indices[i]), data.features, images.data() + i * data.features);
-    labels[i] = data.labels[indices[i]];
-  }
-}
-
 // Step 7, resuming: the position and parameters of the latest checkpoint, if any; a checkpoint
 // of a run with another global batch or seed is refused (its data order would differ).
 fmnist::TrainPosition resume(dtrain::Checkpointer& checkpointer, const Options& opts,
@@ -211,7 +138,7 @@ class Training {
         train_set_(fmnist::load_split(data_dir_, "train")),
         test_set_(fmnist::load_split(data_dir_, "t10k")),
         local_batch_(opts.global_batch / world_.size),
-        model_(make_model(opts, train_set_.features)),
+        model_(fmnist::make_model(opts, train_set_.features)),
         optimizer_(model_->params().size(), opts.momentum),
         // Step 3: each rank's share of every epoch's permutation (DistributedSampler semantics).
         // The loop takes whole global batches only, so what lies past steps_per_epoch is unused.
@@ -279,11 +206,11 @@ class Training {
   // One training step; false when a rank was asked to stop (steps 5 and 7).
   bool step(const std::vector<std::uint64_t>& data_shard) {
     const auto start = std::chrono::steady_clock::now();
-    gather_batch(train_set_,
-                 std::span(data_shard)
-                     .subspan(static_cast<std::size_t>(pos_.step_in_epoch * local_batch_),
-                              static_cast<std::size_t>(local_batch_)),
-                 batch_images_, batch_labels_);
+    fmnist::gather_batch(train_set_,
+                         std::span(data_shard)
+                             .subspan(static_cast<std::size_t>(pos_.step_in_epoch * local_batch_),
+                                      static_cast<std::size_t>(local_batch_)),
+                         batch_images_, batch_labels_);
     const float local_loss = model_->loss_and_grads(batch_images_.data(), batch_labels_.data(),
                                                     static_cast<std::size_t>(local_batch_));
     const auto reduced = reducer_.run(local_loss, preemption_.requested());
@@ -385,30 +312,7 @@ int train(const Options& opts) {
 int main(int argc, char** argv) {
   Options opts;
   CLI::App app{"Fashion-MNIST trained data-parallel with libdtrain", "dtrain-fashion-mnist"};
-  app.add_option("--data", opts.data,
-                 "directory with the four *-ubyte.gz files (default: " +
-                     std::string(fmnist::kDebianDataDir) + ")");
-  app.add_option("--epochs", opts.epochs, "epochs to train")->check(CLI::Range(1, 1000));
-  app.add_option("--global-batch", opts.global_batch, "samples per step over all ranks")
-      ->check(CLI::Range(1, 60000));
-  app.add_option("--lr", opts.lr,
-                 "learning rate for a batch of 64, scaled with the batch (default: 0.01 for the "
-                 "cnn, 0.05 for the mlp)")
-      ->check(CLI::Range(1e-6, 10.0));
-  app.add_option("--momentum", opts.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999));
-  app.add_option("--warmup-steps", opts.warmup_steps, "steps of linear learning-rate warm-up")
-      ->check(CLI::Range(1, 1000000));
-  app.add_option("--model", opts.model,
-                 "cnn: two convolutions and a linear layer; mlp: fully connected layers")
-      ->check(CLI::IsMember({"cnn", "mlp"}));
-  app.add_option("--channels", opts.channels, "the cnn's channels after each convolution");
-  app.add_option("--hidden", opts.hidden, "the mlp's hidden layer widths");
-  app.add_option("--seed", opts.seed, "seed of the weights and the data order");
-  app.add_option("--steps-per-epoch", opts.steps_per_epoch,
-                 "train at most this many steps per epoch (0: the whole training set)")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--log-every", opts.log_every, "rank 0 prints the loss every N steps (0: never)")
-      ->check(CLI::Range(0, 1000000));
+  fmnist::add_training_options(app, opts);
   app.add_option(
       "--checkpoint-dir", opts.checkpoint_dir,
       "where checkpoints go and are resumed from (default: $DTRAIN_RUN_DIR/checkpoints)");
@@ -423,19 +327,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
   try {
     app.parse(argc, argv);
-    // A width given to the model that is not trained would be ignored without a word.
-    if (opts.model == "cnn" && app.count("--hidden") > 0) {
-      throw CLI::ValidationError("--hidden",
-                                 "sets the widths of --model mlp; this run trains "
-                                 "--model cnn, whose size --channels sets");
-    }
-    if (opts.model == "mlp" && app.count("--channels") > 0) {
-      throw CLI::ValidationError("--channels",
-                                 "sets the channels of --model cnn; this run trains "
-                                 "--model mlp, whose size --hidden sets");
-    }
-    model_sizes(opts);
-    if (opts.lr == 0.0f) opts.lr = default_lr(opts.model);
+    fmnist::check_training_options(app, opts);
     return train(opts);
   } catch (const CLI::ParseError& e) {
     const int status = app.exit(e);
