@@ -9,6 +9,7 @@
 #include "comm/call_arguments.hpp"
 #include "comm/engine.hpp"
 #include "comm/point_to_point/mailbox.hpp"
+#include "comm/point_to_point/message_space.hpp"
 
 namespace dtrain {
 namespace {
@@ -45,9 +46,10 @@ void check_message(const void* buf, std::size_t count, int peer, int tag, int si
   }
 }
 
-// The schedules over `e`'s mailbox.
+// The schedules over `e`'s mailbox, in its communicator's numbering.
 runtime::MessageSchedules schedules(runtime::Engine& e, const char* op) {
-  return runtime::MessageSchedules(mailbox_of(e, op), e.rank(), e.size());
+  return runtime::MessageSchedules(mailbox_of(e, op), e.backend().message_space(), e.rank(),
+                                   e.size());
 }
 
 // An all-to-all's per-rank counts and offsets (elements), checked and in bytes.
@@ -91,13 +93,17 @@ int Comm::recv(void* buf, std::size_t count, DType type, int src, int tag) {
 Work Comm::isend(const void* buf, std::size_t count, DType type, int dst, int tag) {
   check_message(buf, count, dst, tag, size(), false, "send");
   runtime::Mailbox& m = mailbox_of(*engine_, "send");
-  return Work(engine_, m.send(buf, count * dtype_size(type), dst, tag));
+  const runtime::MessageSpace& space = engine_->backend().message_space();
+  return Work(engine_,
+              m.send(buf, count * dtype_size(type), space.world(dst), space.user_tag(tag)));
 }
 
 Work Comm::irecv(void* buf, std::size_t count, DType type, int src, int tag) {
   check_message(buf, count, src, tag, size(), true, "recv");
   runtime::Mailbox& m = mailbox_of(*engine_, "recv");
-  return Work(engine_, m.receive(buf, count * dtype_size(type), src, tag));
+  const runtime::MessageSpace& space = engine_->backend().message_space();
+  return Work(engine_, m.receive(buf, count * dtype_size(type), space.world(src),
+                                 space.user_tag(tag), space.group_of()));
 }
 
 int Work::source() const {
@@ -119,9 +125,10 @@ Work Comm::gather_async(const void* in, void* out, std::size_t count, DType type
     });
   }
   runtime::Engine* e = engine_;
+  const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "gather");
-  return Work(e, e->submit_numbered("gather", bytes, [=](std::uint64_t seq) mutable {
-    s.gather(in, out, bytes, root, runtime::call_tag(seq));
+  return Work(e, e->submit_numbered("gather", bytes, [=, &space](std::uint64_t seq) mutable {
+    s.gather(in, out, bytes, root, space.call_tag(seq));
   }));
 }
 
@@ -140,9 +147,10 @@ Work Comm::scatter_async(const void* in, void* out, std::size_t count, DType typ
     });
   }
   runtime::Engine* e = engine_;
+  const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "scatter");
-  return Work(e, e->submit_numbered("scatter", bytes, [=](std::uint64_t seq) mutable {
-    s.scatter(in, out, bytes, root, runtime::call_tag(seq));
+  return Work(e, e->submit_numbered("scatter", bytes, [=, &space](std::uint64_t seq) mutable {
+    s.scatter(in, out, bytes, root, space.call_tag(seq));
   }));
 }
 
@@ -157,12 +165,13 @@ Work Comm::reduce_async(const void* in, void* out, std::size_t count, DType type
     check_overlap(in, out, bytes, bytes, out, "reduce", runtime::same_or_disjoint);
   }
   runtime::Engine* e = engine_;
+  const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "reduce");
   const bool average = op == ReduceOp::kAvg;
   const int n = size();
   const bool root_here = rank() == root;
-  return Work(e, e->submit_numbered("reduce", bytes, [=](std::uint64_t seq) mutable {
-    s.reduce(in, out, count, type, average ? ReduceOp::kSum : op, root, runtime::call_tag(seq));
+  return Work(e, e->submit_numbered("reduce", bytes, [=, &space](std::uint64_t seq) mutable {
+    s.reduce(in, out, count, type, average ? ReduceOp::kSum : op, root, space.call_tag(seq));
     if (average && root_here) runtime::divide_by(out, count, type, n);
   }));
 }
@@ -187,12 +196,13 @@ Work Comm::alltoallv_async(const void* in, std::span<const std::size_t> send_cou
   check_overlap(in, out, send.end, recv.end, nullptr, "alltoallv",
                 [] { return std::string("disjoint buffers"); });
   runtime::Engine* e = engine_;
+  const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "alltoallv");
   return Work(e, e->submit_numbered("alltoallv", send.end,
                                     [=, send = std::move(send),
                                      recv = std::move(recv)](std::uint64_t seq) mutable {
                                       s.alltoallv(in, send.bytes, send.offsets, out, recv.bytes,
-                                                  recv.offsets, runtime::call_tag(seq));
+                                                  recv.offsets, space.call_tag(seq));
                                     }));
 }
 

@@ -2,8 +2,14 @@
 #include "comm/communicator.hpp"
 
 #include "comm/algorithms/reduce.hpp"
+#include "comm/point_to_point/message_space.hpp"
 
 namespace dtrain::runtime {
+
+const MessageSpace& Communicator::message_space() const {
+  static const MessageSpace world;
+  return world;
+}
 
 void Communicator::allreduce(const void* in, void* out, std::size_t count, DType type,
                              ReduceOp op) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -20,6 +21,7 @@
 namespace dtrain::runtime {
 
 class Mailbox;
+class MessageSpace;
 
 // One buffer of a many-buffer allreduce: `count` elements from `in` reduced into `out` (`in ==
 // out`: in place).
@@ -61,8 +63,13 @@ class Communicator {
   // agreed on it, else the backend's own messages (its name).
   virtual std::string_view allreduce_transport() const { return backend(); }
 
-  // Its point-to-point messages (point_to_point/mailbox.hpp), or null when it has none.
+  // Its point-to-point messages (point_to_point/mailbox.hpp), or null when it has none, and the
+  // ranks and tags they use there (message_space.hpp: the world's, unless a sub-communicator).
   virtual Mailbox* mailbox() { return nullptr; }
+  virtual const MessageSpace& message_space() const;
+  // Called by the Engine as collective number `seq` begins, before the backend's call: a
+  // backend whose messages carry the call's number (a sub-communicator's) keeps it.
+  virtual void begin_call(std::uint64_t seq) { (void)seq; }
 
   // The CUDA device whose memory the collectives take (NCCL), or -1 for host memory: callers
   // that check a buffer's place before a call (the Python module) compare with it.

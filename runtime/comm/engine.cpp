@@ -223,6 +223,7 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   }
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, true, false);
   try {
+    backend_->begin_call(p.seq);
     body();
   } catch (const Abandoned& a) {
     p.error = a.error;  // the message already names the collective

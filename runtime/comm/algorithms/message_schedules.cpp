@@ -6,6 +6,7 @@
 
 #include "comm/algorithms/reduce.hpp"
 #include "comm/point_to_point/mailbox.hpp"
+#include "comm/point_to_point/message_space.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -32,17 +33,27 @@ void copy(void* to, const void* from, std::size_t bytes) {
 
 }  // namespace
 
+std::shared_ptr<Pending> MessageSchedules::send(const void* buf, std::size_t bytes, int to,
+                                                std::int64_t tag) {
+  return mailbox_.send(buf, bytes, space_.world(to), tag);
+}
+
+std::shared_ptr<Pending> MessageSchedules::receive(void* buf, std::size_t bytes, int from,
+                                                   std::int64_t tag) {
+  return mailbox_.receive(buf, bytes, space_.world(from), tag, space_.group_of());
+}
+
 void MessageSchedules::gather(const void* in, void* out, std::size_t bytes, int root,
                               std::int64_t tag) {
   if (rank_ != root) {
-    auto m = mailbox_.send(in, bytes, root, tag);
+    auto m = send(in, bytes, root, tag);
     Mailbox::wait(*m);
     return;
   }
   Messages messages;
   char* o = static_cast<char*>(out);
   for (int r = 0; r < size_; ++r) {
-    if (r != root) messages.push_back(mailbox_.receive(o + bytes * r, bytes, r, tag));
+    if (r != root) messages.push_back(receive(o + bytes * r, bytes, r, tag));
   }
   copy(o + bytes * root, in, bytes);
   wait_all(messages);
@@ -51,7 +62,7 @@ void MessageSchedules::gather(const void* in, void* out, std::size_t bytes, int 
 void MessageSchedules::scatter(const void* in, void* out, std::size_t bytes, int root,
                                std::int64_t tag) {
   if (rank_ != root) {
-    auto m = mailbox_.receive(out, bytes, root, tag);
+    auto m = receive(out, bytes, root, tag);
     Mailbox::wait(*m);
     return;
   }
@@ -59,7 +70,7 @@ void MessageSchedules::scatter(const void* in, void* out, std::size_t bytes, int
   const char* i = static_cast<const char*>(in);
   for (int k = 1; k < size_; ++k) {
     const int r = (root + k) % size_;
-    messages.push_back(mailbox_.send(i + bytes * r, bytes, r, tag));
+    messages.push_back(send(i + bytes * r, bytes, r, tag));
   }
   copy(out, i + bytes * root, bytes);
   wait_all(messages);
@@ -84,12 +95,12 @@ void MessageSchedules::reduce(const void* in, void* out, std::size_t count, DTyp
   int mask = 1;
   for (; mask < size_ && (me & mask) == 0; mask <<= 1) {
     if (me + mask >= size_) continue;
-    auto m = mailbox_.receive(child.data(), bytes, real(me + mask), tag);
+    auto m = receive(child.data(), bytes, real(me + mask), tag);
     Mailbox::wait(*m);
     reduce_into(acc, child.data(), count, type, op);
   }
   if (me != 0) {
-    auto m = mailbox_.send(acc, bytes, real(me - mask), tag);
+    auto m = send(acc, bytes, real(me - mask), tag);
     Mailbox::wait(*m);
   }
 }
@@ -107,14 +118,13 @@ void MessageSchedules::alltoallv(const void* in, std::span<const std::size_t> se
   for (int k = 1; k < size_; ++k) {
     const int from = (rank_ - k + size_) % size_;
     if (at(recv_bytes, from) > 0) {
-      messages.push_back(
-          mailbox_.receive(o + at(recv_offsets, from), at(recv_bytes, from), from, tag));
+      messages.push_back(receive(o + at(recv_offsets, from), at(recv_bytes, from), from, tag));
     }
   }
   for (int k = 1; k < size_; ++k) {
     const int to = (rank_ + k) % size_;
     if (at(send_bytes, to) > 0) {
-      messages.push_back(mailbox_.send(i + at(send_offsets, to), at(send_bytes, to), to, tag));
+      messages.push_back(send(i + at(send_offsets, to), at(send_bytes, to), to, tag));
     }
   }
   if (at(send_bytes, rank_) != at(recv_bytes, rank_)) {

@@ -8,28 +8,31 @@
 //     connects only to the peers it exchanges bytes with (an MoE layer's routing is sparse);
 //     the pairs that do exchange bytes are connected, as an all-to-all needs.
 // They run on the Engine's progress thread like every collective; each call's messages carry its
-// own tag (call_tag: negative, below the users' tags, so neither a user message nor another call
-// matches them). Every rank passes the same sizes; a block whose size differs from what its
-// receiver expects fails that receive naming both sizes and both ranks.
+// own tag (MessageSpace::call_tag: negative, below the users' tags, so neither a user message nor
+// another call matches them). Every rank passes the same sizes; a block whose size differs from
+// what its receiver expects fails that receive naming both sizes and both ranks.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
 
-class Mailbox;
+struct Pending;
 
-// The tag of collective `seq`'s messages.
-constexpr std::int64_t call_tag(std::uint64_t seq) { return -1 - static_cast<std::int64_t>(seq); }
+class Mailbox;
+class MessageSpace;
 
 class MessageSchedules {
  public:
-  MessageSchedules(Mailbox& mailbox, int rank, int size)
-      : mailbox_(mailbox), rank_(rank), size_(size) {}
+  // `rank` and `size` in `space`'s numbering (the world's, or a group's), which translates them
+  // for the mailbox; both must outlive this.
+  MessageSchedules(Mailbox& mailbox, const MessageSpace& space, int rank, int size)
+      : mailbox_(mailbox), space_(space), rank_(rank), size_(size) {}
 
   // `out` (the root's) receives rank r's `bytes` at r * bytes; `in` may be the root's own block
   // of `out` (in place).
@@ -49,7 +52,12 @@ class MessageSchedules {
                  std::int64_t tag);
 
  private:
+  // The mailbox's calls in this communicator's numbering.
+  std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int to, std::int64_t tag);
+  std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int from, std::int64_t tag);
+
   Mailbox& mailbox_;
+  const MessageSpace& space_;
   int rank_;
   int size_;
 };

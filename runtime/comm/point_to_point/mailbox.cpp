@@ -108,7 +108,8 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   return pending;
 }
 
-std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src, std::int64_t tag) {
+std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
+                                          std::shared_ptr<const std::vector<int>> group_of) {
   auto op = std::make_shared<Op>();
   op->pending = std::make_shared<Pending>();
   op->pending->op = "recv";
@@ -117,6 +118,7 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   op->bytes = bytes;
   op->peer = src;
   op->tag = tag;
+  op->group_of = std::move(group_of);
   std::shared_ptr<Pending> pending = op->pending;
   std::lock_guard lock(mutex_);
   if (const auto i = first_message_for(unclaimed_, op->envelope())) {
@@ -151,6 +153,12 @@ void Mailbox::wait(Pending& message) {
     }
   }
   if (message.error) std::rethrow_exception(message.error);
+}
+
+void Mailbox::space_id_used(std::int64_t id) {
+  std::int64_t next = next_space_id_.load();
+  while (next <= id && !next_space_id_.compare_exchange_weak(next, id + 1)) {
+  }
 }
 
 void Mailbox::start_thread() {
@@ -197,7 +205,7 @@ void Mailbox::deliver_local(const std::shared_ptr<Op>& send) {
   if (const auto i = first_receive_for(posted_, from)) {
     const std::shared_ptr<Op> receive = posted_[*i];
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
-    receive->pending->source.store(rank_);
+    receive->set_source(rank_);
     if (receive->bytes != send->bytes) {
       finish(*receive, wire::size_mismatch(describe(*receive), send->bytes, who(rank_)),
              Error::Code::kInvalid);
@@ -223,7 +231,7 @@ void Mailbox::deliver_local(const std::shared_ptr<Op>& send) {
 void Mailbox::claim(const std::shared_ptr<Op>& receive, std::size_t index) {
   const std::shared_ptr<Unclaimed> u = unclaimed_[index];
   unclaimed_.erase(unclaimed_.begin() + static_cast<std::ptrdiff_t>(index));
-  receive->pending->source.store(u->from.source);
+  receive->set_source(u->from.source);
   unclaimed_bytes_ -= u->data.size();
   Incoming* in = u->reading != nullptr ? u->reading : u->parked;
   if (receive->bytes != u->bytes) {

@@ -18,6 +18,7 @@
 // are with the kernel: its buffer may be reused, the receiver may not have them yet.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -61,11 +62,19 @@ class Mailbox {
   // Pending's `source` tells which). Both must stay valid until it completes. A message whose size
   // differs from its receive's fails the receive, naming both sizes and both ranks.
   std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag);
-  std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag);
+  // `group_of` (a sub-communicator's, message_space.hpp): the sender is told in its numbering.
+  std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
+                                   std::shared_ptr<const std::vector<int>> group_of = nullptr);
   // Blocks until `message` (one of the above) completes, or its deadline passes (then it fails,
   // named); rethrows its error. For libdtrain's own schedules on the progress thread: a user's
   // wait goes through Engine::wait, which also runs the interrupt check.
   static void wait(Pending& message);
+
+  // Sub-communicator ids (message_space.hpp), shared by every communicator on this mailbox: the
+  // lowest this process has not used (a new group's members agree on the largest they propose),
+  // and the one agreed.
+  std::int64_t next_space_id() const { return next_space_id_.load(); }
+  void space_id_used(std::int64_t id);
 
  private:
   struct Op;
@@ -108,6 +117,7 @@ class Mailbox {
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
   std::vector<std::string> gone_;  // by rank: why its connection ended ("": it has not)
   std::thread thread_;
+  std::atomic<std::int64_t> next_space_id_{1};  // 0 is the world's
 };
 
 }  // namespace dtrain::runtime

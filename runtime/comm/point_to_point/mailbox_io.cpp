@@ -180,7 +180,7 @@ void Mailbox::header_arrived(Incoming& in) {
   if (const auto i = first_receive_for(posted_, from)) {
     const std::shared_ptr<Op> receive = posted_[*i];
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
-    receive->pending->source.store(in.source);
+    receive->set_source(in.source);
     if (receive->bytes != h.bytes) {
       finish(*receive, wire::size_mismatch(describe(*receive), h.bytes, who(in.source)),
              Error::Code::kInvalid);

@@ -21,6 +21,12 @@ struct Mailbox::Op {
   int peer = kAnySource;  // the destination of a send, the source asked for by a receive
   std::int64_t tag = 0;
   Envelope envelope() const { return {peer, tag}; }
+  std::shared_ptr<const std::vector<int>> group_of;  // a receive's: its group's numbering
+  // A receive's sender, in its group's numbering when it has one.
+  void set_source(int world_rank) const {
+    pending->source.store(group_of ? (*group_of)[static_cast<std::size_t>(world_rank)]
+                                   : world_rank);
+  }
 };
 
 // A message that arrived before any receive took it.

@@ -207,6 +207,18 @@ class DTRAIN_API Comm {
     return recv(buf.data(), buf.size(), dtype_of<T>(), src, tag);
   }
 
+  // Sub-communicators, sharing this one's connections and bootstrap (no rendezvous; a
+  // connection only where a pair of the group's ranks had none): every collective and message
+  // works on them, in the group's numbering. split() is MPI_Comm_split: collective over this
+  // communicator; the ranks passing one `color` (>= 0) form a group, ordered by `key` then by
+  // their rank here; kNoGroup: this rank joins none (nullopt). subgroup() is collective over the
+  // members only: `ranks` (in this communicator's numbering, no repeats) become group ranks 0,
+  // 1, ... in that order; nullopt for a rank not in it. The returned Comm owns its group (its
+  // engine and thread), which lives as long as a copy of it does; the Context must outlive it.
+  static constexpr int kNoGroup = -1;
+  std::optional<Comm> split(int color, int key);
+  std::optional<Comm> subgroup(std::span<const int> ranks);
+
   // "mpi", "tcp", "single" (ctx.comm()) or "nccl" (ctx.device_comm()).
   std::string_view backend() const;
   // How allreduces move data: "shared memory" when every rank of the job is on this node (and
@@ -255,12 +267,18 @@ class DTRAIN_API Comm {
   runtime::Engine& engine() { return *engine_; }
 
  private:
+  // A group's handle, owning its engine.
+  explicit Comm(std::shared_ptr<runtime::Engine> owned) : engine_(owned.get()), owned_(owned) {}
+  // The group of `members` (ranks here, in group order) with message-space id `id`.
+  Comm make_group(const std::vector<int>& members, std::int64_t id);
+
   [[noreturn]] static void throw_size_mismatch(std::size_t in, std::size_t out);
   // "dtrain: OP: WHICH size differs from size() times the other size; expected WANT elements, ..."
   [[noreturn]] static void throw_span_mismatch(const char* op, const char* which, std::size_t want,
                                                std::size_t got);
 
   runtime::Engine* engine_;
+  std::shared_ptr<runtime::Engine> owned_;  // a group's (split, subgroup); null for the Context's
 };
 
 // A registered list of tensors (a model's gradients) reduced together in place. Tensors under

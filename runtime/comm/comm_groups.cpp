@@ -1,0 +1,119 @@
+// dtrain::Comm's sub-communicators (split, subgroup): the members and the group's message-space id
+// agreed over this communicator's messages, then a group communicator and an engine of its own
+// (group_communicator.hpp).
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "comm/algorithms/recursive_doubling.hpp"
+#include "comm/engine.hpp"
+#include "comm/group_communicator.hpp"
+#include "comm/point_to_point/mailbox.hpp"
+#include "comm/point_to_point/message_space.hpp"
+
+namespace dtrain {
+namespace {
+
+// The message space in which the members of a group being made agree on its id: its own, so that
+// no communicator's messages match them. Each pair of members makes its groups in the same order
+// (as MPI and torch require), and its agreements match in that order.
+constexpr std::int64_t kAgreementSpace = (std::int64_t{1} << 31) - 1;
+
+runtime::Mailbox& mailbox_for_groups(runtime::Engine& e, const char* op) {
+  if (runtime::Mailbox* m = e.backend().mailbox()) return *m;
+  throw Error(Error::Code::kInvalid, std::string("dtrain: ") + op + ": the " +
+                                         std::string(e.backend().backend()) +
+                                         " backend has no sub-communicators yet; expected the tcp "
+                                         "or mpi backend (ctx.comm()) or a single process");
+}
+
+}  // namespace
+
+Comm Comm::make_group(const std::vector<int>& members, std::int64_t id) {
+  runtime::Engine& e = *engine_;
+  runtime::Mailbox& mailbox = mailbox_for_groups(e, "split");
+  const runtime::MessageSpace& here = e.backend().message_space();
+  std::vector<int> world_of;
+  for (int r : members) world_of.push_back(here.world(r));
+  const int group_rank =
+      static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
+  const int world_size =
+      e.backend().message_space().size() == 0 ? size() : static_cast<int>(here.group_of()->size());
+  mailbox.space_id_used(id);
+  runtime::MessageSpace space(id, std::move(world_of), world_size);
+  const auto n = static_cast<int>(members.size());
+  auto engine = std::make_shared<runtime::Engine>(
+      runtime::make_group_communicator(mailbox, std::move(space), group_rank,
+                                       std::string(e.backend().backend())),
+      group_rank, n, e.settings());
+  return Comm(std::move(engine));
+}
+
+std::optional<Comm> Comm::split(int color, int key) {
+  if (color < 0 && color != kNoGroup) {
+    throw Error(Error::Code::kInvalid, "dtrain: split: color; expected 0 or more, or kNoGroup (" +
+                                           std::to_string(kNoGroup) + "), got " +
+                                           std::to_string(color));
+  }
+  runtime::Mailbox& mailbox = mailbox_for_groups(*engine_, "split");
+  const auto n = static_cast<std::size_t>(size());
+  // Every rank's color, key and the lowest id its process has not used.
+  const std::array<std::int64_t, 3> mine = {color, key, mailbox.next_space_id()};
+  std::vector<std::int64_t> all(3 * n);
+  allgather(mine.data(), all.data(), 3, DType::kInt64);
+  if (color == kNoGroup) return std::nullopt;
+  std::vector<int> members;
+  std::int64_t id = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    id = std::max(id, all[3 * r + 2]);
+    if (all[3 * r] == color) members.push_back(static_cast<int>(r));
+  }
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+    return all[3 * static_cast<std::size_t>(a) + 1] < all[3 * static_cast<std::size_t>(b) + 1];
+  });
+  return make_group(members, id);
+}
+
+std::optional<Comm> Comm::subgroup(std::span<const int> ranks) {
+  std::set<int> seen;
+  for (int r : ranks) {
+    if (r < 0 || r >= size() || !seen.insert(r).second) {
+      throw Error(Error::Code::kInvalid,
+                  "dtrain: subgroup: ranks: " + std::to_string(r) +
+                      (r < 0 || r >= size()
+                           ? " is out of range; expected 0 to " + std::to_string(size() - 1)
+                           : " appears twice; expected each rank once"));
+    }
+  }
+  if (!seen.contains(rank())) return std::nullopt;
+  runtime::Engine& e = *engine_;
+  runtime::Mailbox& mailbox = mailbox_for_groups(e, "subgroup");
+  const std::vector<int> members(ranks.begin(), ranks.end());
+  const runtime::MessageSpace& here = e.backend().message_space();
+  std::vector<int> world_of;
+  for (int r : members) world_of.push_back(here.world(r));
+  const int world_size = here.size() == 0 ? size() : static_cast<int>(here.group_of()->size());
+  // The members agree on the id: the largest any proposes (recursive doubling, log2(p) steps).
+  const runtime::MessageSpace agreement(kAgreementSpace, world_of, world_size);
+  const std::int64_t tag = agreement.call_tag(0);
+  const int me =
+      static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
+  runtime::RecursiveDoubling doubling(
+      me, static_cast<int>(members.size()),
+      [&](const void* send, std::size_t send_bytes, int to, void* recv, std::size_t recv_bytes,
+          int from) {
+        std::shared_ptr<runtime::Pending> r;
+        if (from >= 0) r = mailbox.receive(recv, recv_bytes, agreement.world(from), tag);
+        if (to >= 0)
+          runtime::Mailbox::wait(*mailbox.send(send, send_bytes, agreement.world(to), tag));
+        if (r) runtime::Mailbox::wait(*r);
+      });
+  std::int64_t id = mailbox.next_space_id();
+  doubling.allreduce(&id, &id, 1, DType::kInt64, ReduceOp::kMax);
+  return make_group(members, id);
+}
+
+}  // namespace dtrain

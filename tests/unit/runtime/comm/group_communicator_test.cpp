@@ -1,0 +1,163 @@
+// Sub-communicators (Comm::split, Comm::subgroup) on the TCP backend, ranks as threads: MPI's
+// split order, every collective and message in the group's numbering while another group and
+// the world run theirs, nesting, ranks left out, and 64 groups that open no connection a pair
+// did not need.
+#include "comm/group_communicator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tcp_test_ranks.hpp"
+
+namespace {
+
+using dtrain::Comm;
+using dtrain::DType;
+using dtrain::Error;
+using dtrain::ReduceOp;
+using dtrain::test::tcp_comm_ranks;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+int open_descriptors() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  while (readdir(d) != nullptr) ++n;
+  closedir(d);
+  return n;
+}
+
+// Every collective of `g` (size n, this rank's group rank r), exact.
+void every_collective(Comm& g, int world_rank) {
+  const int r = g.rank();
+  const int n = g.size();
+  for (std::size_t count : {std::size_t{3}, std::size_t{300000}}) {  // doubling, then the ring
+    std::vector<float> v(count, static_cast<float>(r + 1));
+    g.allreduce(v.data(), v.data(), count, DType::kFloat32, ReduceOp::kSum);
+    EXPECT_EQ(v[count - 1], static_cast<float>(n * (n + 1) / 2)) << count;
+  }
+  std::vector<std::int64_t> b = {r == n - 1 ? 42 : 0, world_rank};
+  g.broadcast(b.data(), 1, DType::kInt64, n - 1);
+  EXPECT_EQ(b[0], 42);
+  std::vector<std::int32_t> all(static_cast<std::size_t>(n));
+  const std::int32_t mine = world_rank;
+  g.allgather(&mine, all.data(), 1, DType::kInt32);
+  std::vector<double> rs(static_cast<std::size_t>(n), 1.0);
+  double got = 0;
+  g.reduce_scatter(rs.data(), &got, 1, DType::kFloat64, ReduceOp::kSum);
+  EXPECT_EQ(got, n);
+  g.barrier();
+  // A ring of messages in the group's numbering; the sender named as a group rank.
+  std::int32_t from = -1;
+  dtrain::Work w = g.irecv(&from, 1, DType::kInt32, Comm::kAnySource, 9);
+  const std::int32_t me = r;
+  g.send(&me, 1, DType::kInt32, (r + 1) % n, 9);
+  w.wait();
+  EXPECT_EQ(w.source(), (r + n - 1) % n);
+  EXPECT_EQ(from, (r + n - 1) % n);
+  std::vector<std::int32_t> gathered(static_cast<std::size_t>(n));
+  g.gather(&mine, r == 0 ? gathered.data() : nullptr, 1, DType::kInt32, 0);
+  if (r == 0) {
+    EXPECT_EQ(gathered, all);
+  }
+}
+
+TEST(GroupCommunicator, SplitOrdersByKeyThenRankAndRunsEveryCollective) {
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    // Even and odd ranks, in reverse order of rank within each.
+    std::optional<Comm> g = c.split(rank % 2, -rank);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->size(), 2);
+    EXPECT_EQ(g->rank(), rank < 2 ? 1 : 0);
+    every_collective(*g, rank);
+    std::vector<std::int32_t> members(2);
+    const std::int32_t mine = rank;
+    g->allgather(&mine, members.data(), 1, DType::kInt32);
+    EXPECT_EQ(members, rank % 2 == 0 ? (std::vector<std::int32_t>{2, 0})
+                                     : (std::vector<std::int32_t>{3, 1}));
+    // The world's collectives still line up after the groups'.
+    std::int32_t sum = 1;
+    c.allreduce(&sum, &sum, 1, DType::kInt32, ReduceOp::kSum);
+    EXPECT_EQ(sum, 4);
+    // A group of a group: each pair again, alone.
+    std::optional<Comm> alone = g->split(g->rank(), 0);
+    ASSERT_TRUE(alone);
+    EXPECT_EQ(alone->size(), 1);
+    every_collective(*alone, rank);
+  });
+}
+
+TEST(GroupCommunicator, RanksWithoutAColorAndOutsideASubgroupJoinNone) {
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    std::optional<Comm> three = c.split(rank == 3 ? Comm::kNoGroup : 0, rank);
+    EXPECT_EQ(three.has_value(), rank != 3);
+    if (three) every_collective(*three, rank);
+    const std::vector<int> odd = {3, 1};
+    std::optional<Comm> g = c.subgroup(odd);
+    EXPECT_EQ(g.has_value(), rank % 2 == 1);
+    if (g) {
+      EXPECT_EQ(g->rank(), rank == 3 ? 0 : 1);
+      every_collective(*g, rank);
+    }
+    c.barrier();
+  });
+}
+
+TEST(GroupCommunicator, SixtyFourGroupsOpenNoConnectionAPairDidNotNeed) {
+  constexpr int kGroups = 64;
+  int before = 0;
+  std::vector<int> after(4);
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    // Every pair's mailbox connections opened once, through the world.
+    std::vector<std::int32_t> in(4, rank), out(4);
+    c.alltoall(in.data(), out.data(), 1, DType::kInt32);
+    c.barrier();
+    if (rank == 0) before = open_descriptors();
+    c.barrier();
+    for (int i = 0; i < kGroups; ++i) {
+      const std::vector<int> pair = {
+          i % 4, (i + 1 + i / 4) % 4 == i % 4 ? (i + 2) % 4 : (i + 1 + i / 4) % 4};
+      std::optional<Comm> g = c.subgroup(pair);
+      if (g) {
+        std::int32_t x = 1;
+        g->allreduce(&x, &x, 1, DType::kInt32, ReduceOp::kSum);
+        EXPECT_EQ(x, 2);
+      }
+    }
+    c.barrier();
+    after[static_cast<std::size_t>(rank)] = open_descriptors();
+    c.barrier();
+  });
+  // One process holds the 4 ranks: its descriptors grew by no more than each group's eventfd
+  // while it lived (none now), whatever the number of groups.
+  EXPECT_LE(after[0] - before, 0);
+}
+
+TEST(GroupCommunicator, BadColorsAndRanksAreRefusedByName) {
+  tcp_comm_ranks(2, [&](Comm& c, int) {
+    EXPECT_EQ(error_of([&] { (void)c.split(-5, 0); }),
+              "dtrain: split: color; expected 0 or more, or kNoGroup (-1), got -5");
+    const std::vector<int> twice = {0, 0};
+    EXPECT_EQ(error_of([&] { (void)c.subgroup(twice); }),
+              "dtrain: subgroup: ranks: 0 appears twice; expected each rank once");
+    const std::vector<int> far = {0, 7};
+    EXPECT_EQ(error_of([&] { (void)c.subgroup(far); }),
+              "dtrain: subgroup: ranks: 7 is out of range; expected 0 to 1");
+  });
+}
+
+}  // namespace
