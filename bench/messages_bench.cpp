@@ -1,0 +1,131 @@
+// Point-to-point messages, all-to-all and sub-communicators (issue 43's speed table), each against
+// Open MPI in the same run on the same ranks: ping-pong latency (8 B) and bandwidth (64 MiB) of
+// Comm::send/recv against MPI_Send/MPI_Recv, alltoall of 64 MiB per rank against MPI_Alltoall,
+// and the cost of one subgroup() of 2 ranks. Timings to read, never pass/fail (label bench):
+//   mpirun -n 2 messages_bench    (or -n 4, 8; ranks 0 and 1 ping-pong)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "dtrain/dtrain.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// One round trip of `bytes` between ranks 0 and 1, `send`/`recv` given; the others idle.
+template <typename Send, typename Recv>
+double round_trip(int rank, std::size_t bytes, int reps, Send send, Recv recv) {
+  std::vector<char> buf(bytes, 1);
+  const auto t = Clock::now();
+  for (int i = 0; i < reps; ++i) {
+    if (rank == 0) {
+      send(buf.data(), bytes, 1);
+      recv(buf.data(), bytes, 1);
+    } else if (rank == 1) {
+      recv(buf.data(), bytes, 0);
+      send(buf.data(), bytes, 0);
+    }
+  }
+  return seconds_since(t) / reps;
+}
+
+}  // namespace
+
+int main() {
+  dtrain::Context ctx = dtrain::init();
+  int started = 0;
+  MPI_Initialized(&started);
+  if (started == 0) MPI_Init(nullptr, nullptr);
+  dtrain::Comm& c = ctx.comm();
+  const int rank = c.rank();
+  const int size = c.size();
+  if (rank == 0) {
+    std::printf("# messages_bench: %d ranks, dtrain backend %s; each figure the median of 5\n",
+                size, std::string(c.backend()).c_str());
+  }
+  const auto dtrain_send = [&](void* b, std::size_t n, int peer) {
+    c.send(b, n, dtrain::DType::kUInt8, peer, 0);
+  };
+  const auto dtrain_recv = [&](void* b, std::size_t n, int peer) {
+    c.recv(b, n, dtrain::DType::kUInt8, peer, 0);
+  };
+  const auto mpi_send = [&](void* b, std::size_t n, int peer) {
+    MPI_Send(b, static_cast<int>(n), MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+  };
+  const auto mpi_recv = [&](void* b, std::size_t n, int peer) {
+    MPI_Recv(b, static_cast<int>(n), MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  };
+  for (const auto& [bytes, reps] :
+       {std::pair{std::size_t{8}, 2000}, std::pair{std::size_t{64} << 20, 10}}) {
+    std::vector<double> d, m;
+    for (int k = 0; k < 5; ++k) {
+      c.barrier();
+      d.push_back(round_trip(rank, bytes, reps, dtrain_send, dtrain_recv));
+      MPI_Barrier(MPI_COMM_WORLD);
+      m.push_back(round_trip(rank, bytes, reps, mpi_send, mpi_recv));
+    }
+    std::nth_element(d.begin(), d.begin() + 2, d.end());
+    std::nth_element(m.begin(), m.begin() + 2, m.end());
+    if (rank == 0) {
+      const double dt = d[2] / 2;
+      const double mt = m[2] / 2;
+      std::printf(
+          "ping-pong %9zu B: dtrain %10.2f us (%7.3f GB/s), MPI %10.2f us (%7.3f GB/s), "
+          "dtrain/MPI time %.2f\n",
+          bytes, dt * 1e6, static_cast<double>(bytes) / dt / 1e9, mt * 1e6,
+          static_cast<double>(bytes) / mt / 1e9, dt / mt);
+    }
+  }
+  // alltoall, 64 MiB per rank (64 MiB / size to each).
+  const std::size_t per_rank = (std::size_t{64} << 20) / static_cast<std::size_t>(size);
+  std::vector<char> in(per_rank * static_cast<std::size_t>(size), 2);
+  std::vector<char> out(in.size());
+  std::vector<double> d, m;
+  for (int k = 0; k < 5; ++k) {
+    c.barrier();
+    auto t = Clock::now();
+    c.alltoall(in.data(), out.data(), per_rank, dtrain::DType::kUInt8);
+    d.push_back(seconds_since(t));
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = Clock::now();
+    MPI_Alltoall(in.data(), static_cast<int>(per_rank), MPI_BYTE, out.data(),
+                 static_cast<int>(per_rank), MPI_BYTE, MPI_COMM_WORLD);
+    m.push_back(seconds_since(t));
+  }
+  std::nth_element(d.begin(), d.begin() + 2, d.end());
+  std::nth_element(m.begin(), m.begin() + 2, m.end());
+  if (rank == 0) {
+    std::printf(
+        "alltoall 64 MiB per rank: dtrain %.2f ms, MPI_Alltoall %.2f ms, dtrain/MPI time "
+        "%.2f\n",
+        d[2] * 1e3, m[2] * 1e3, d[2] / m[2]);
+  }
+  // subgroup(): 256 groups of 2 (rank r with r ^ 1), each used for one allreduce.
+  c.barrier();
+  const auto t = Clock::now();
+  constexpr int kGroups = 256;
+  for (int i = 0; i < kGroups; ++i) {
+    const int peer = rank ^ 1;
+    if (peer >= size) break;
+    const std::vector<int> pair = {std::min(rank, peer), std::max(rank, peer)};
+    std::optional<dtrain::Comm> g = c.subgroup(pair);
+    std::int32_t x = 1;
+    g->allreduce(&x, &x, 1, dtrain::DType::kInt32, dtrain::ReduceOp::kSum);
+  }
+  const double groups = seconds_since(t);
+  if (rank == 0) {
+    std::printf("subgroup: %d groups of 2, each made and used once: %.3f s (%.3f ms a group)\n",
+                kGroups, groups, groups * 1e3 / kGroups);
+  }
+  c.barrier();
+  MPI_Finalize();
+  return 0;
+}
