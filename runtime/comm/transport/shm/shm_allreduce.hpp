@@ -5,25 +5,32 @@
 // takes about 1 (docs/benchmarks.md). The same idea as the one-shot/two-shot shared-memory
 // allreduces of oneCCL and DeepSpeed's CPU backend.
 //
-// Each rank owns a segment: two counters and, twice over (double-buffered, so a rank can fill
-// the next piece while a slower rank still reads the last one), an inbox and an outbox. A message
-// goes piece by piece; piece s uses the boxes s % 2. Then either
-//   one-shot (small pieces): each rank copies its input into its outbox and publishes
-//   `posted = s`; once all have, every rank reduces the whole piece from all outboxes into its
-//   output (one synchronization), or
-//   two-shot (large pieces): the piece is cut into one share per rank; each rank copies share t
-//   of its input into rank t's inbox, in its own slot, and publishes `posted = s`; rank t reduces
-//   its inbox's slots into its outbox and publishes `reduced = s`; then every rank copies each
-//   share from the outbox of the rank that reduced it (1/p of the arithmetic per rank).
-// So in the two-shot path a rank reads other ranks' memory only for the results, one share from
-// each: the kernel maps a shared page into a process when it is touched, and at a read fault it
-// also maps the present pages around it (fault-around, 64 KiB), so a layout where every rank read
-// its share from every rank's whole input buffer had 256 ranks on one host each map 46 MiB of
-// the others' segments. Each region of a segment sits in its own 64 KiB window for the same
-// reason, and one-shot pieces shrink as ranks grow (one_shot_bytes).
-// Operands are always combined in rank order (rank 0's data first), so every rank gets the same
-// bits. Boxes are refilled for piece s + 2 only once every rank has posted piece s + 1, which
-// each does after it finished reading piece s.
+// A message goes piece by piece, double-buffered (piece s uses the buffers s % 2, so a rank can
+// fill the next piece while a slower rank still reads the last one). Small pieces go one-shot:
+// each rank copies its piece into its segment and publishes `posted = s`; once all have, every
+// rank reduces the whole piece from all segments (one synchronization). Large pieces go two-shot:
+// the piece is cut into one share per rank (share_of), rank t reduces share t and publishes
+// `reduced = s`, and every rank copies each share's result from the rank that reduced it (1/p of
+// the arithmetic per rank). Where the bytes wait depends on how many ranks share the node
+// (layout_for):
+//   kDirect (up to kDirectMaxRanks, the usual GPU node): a segment holds one buffer per parity,
+//   laid out as the piece, and ranks read each other's buffers. Two-shot, a rank copies in only
+//   the shares the others reduce, reduces its own share from its own input and the others'
+//   buffers, and leaves the result at the share's place in its buffer; so it copies (p - 1) / p
+//   of the payload in and out where kBoxes copies all of it. At 2 ranks every piece goes
+//   one-shot (kWholeOneShotRanks).
+//   kBoxes (many ranks): a segment holds an inbox (a slot per rank) and an outbox per parity.
+//   Each rank copies share t of its input into rank t's inbox, in its own slot; rank t reduces
+//   its inbox's slots into its outbox; every rank copies each share from the reducer's outbox.
+//   So a rank reads other ranks' memory only for the results, one share from each: the kernel
+//   maps a shared page into a process when it is touched, and at a read fault it also maps the
+//   present pages around it (fault-around, 64 KiB), so the direct layout had 256 ranks on one
+//   host each map 46 MiB of the others' segments. Each region of a segment sits in its own 64 KiB
+//   window for the same reason, and one-shot pieces shrink as ranks grow (one_shot_bytes).
+// Operands are always combined in rank order (rank 0's data first), by the one rank that reduces
+// a share or by every rank alike (one-shot), so every rank gets the same bits, in either layout.
+// Buffers are refilled for piece s + 2 only once every rank has posted piece s + 1, which each does
+// after it finished reading piece s.
 //
 // Waiting spins, then yields the core (ranks may share cores), and calls `poll` every few
 // hundred spins: the Engine's deadline check throws from there, so a dead or stopped peer ends in
@@ -59,9 +66,31 @@ class ShmAllreduce {
                                        64, kOneShotTotalBytes / static_cast<std::size_t>(ranks)));
   }
 
-  // Bytes each segment of `ranks` ranks must hold for pieces of `piece_bytes`: a 64 KiB window
-  // for the counters, then each box in windows of its own.
-  static constexpr std::size_t segment_bytes(std::size_t piece_bytes, int ranks) {
+  // Where the pieces wait (the comment at the top). kAuto: layout_for(ranks), as every rank of
+  // the node computes it from the same count.
+  enum class Layout { kAuto, kDirect, kBoxes };
+  // Up to this many ranks per node read each other's buffers directly. Measured on the 2-core VM
+  // (docs/benchmarks.md, issue 49): at 2 ranks the direct layout is ~1.5x as fast as the boxes;
+  // its cost is memory, about 2 x 64 KiB of every other rank's segment mapped per rank (1 MiB at
+  // 8 ranks, 46 MiB at 256).
+  static constexpr int kDirectMaxRanks = 8;
+  // Up to this many ranks, in the direct layout, every piece goes one-shot: each rank reads the
+  // other's whole piece, as many bytes from the other core as the two-shot path reads (half the
+  // input, then half the results), with one synchronization instead of two and no result written
+  // to shared memory for the other to copy. (At 3 ranks one-shot would read 2 pieces from others
+  // where two-shot reads 4/3.)
+  static constexpr int kWholeOneShotRanks = 2;
+  static constexpr Layout layout_for(int ranks, Layout layout = Layout::kAuto) {
+    if (layout != Layout::kAuto) return layout;
+    return ranks <= kDirectMaxRanks ? Layout::kDirect : Layout::kBoxes;
+  }
+
+  // Bytes each segment of `ranks` ranks must hold for pieces of `piece_bytes` in `layout`:
+  // kDirect, a page for the counters and two piece buffers; kBoxes, a 64 KiB window for the
+  // counters, then each box in windows of its own.
+  static constexpr std::size_t segment_bytes(std::size_t piece_bytes, int ranks,
+                                             Layout layout = Layout::kAuto) {
+    if (layout_for(ranks, layout) == Layout::kDirect) return kPageBytes + 2 * piece_bytes;
     return kWindowBytes + 2 * (inbox_bytes(piece_bytes, ranks) + outbox_bytes(piece_bytes, ranks));
   }
 
@@ -70,14 +99,16 @@ class ShmAllreduce {
   // allreduce.
   static void init_segment(char* segment);
 
-  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes(piece_bytes, ranks)
-  // long and prepared by init_segment(). `poll` is called while waiting and may throw to abandon
-  // the call. `piece_bytes` (a multiple of 64): the hierarchical allreduce takes larger pieces, so
-  // that its ranks, which may share cores with others, synchronize less often.
+  // `segments[r]`: rank r's segment as mapped in this process, segment_bytes(piece_bytes, ranks,
+  // layout) long and prepared by init_segment(). `poll` is called while waiting and may throw to
+  // abandon the call. `piece_bytes` (a multiple of 64): the hierarchical allreduce takes larger
+  // pieces, so that its ranks, which may share cores with others, synchronize less often.
+  // `layout`: every rank of the node passes the same (kAuto everywhere but in tests).
   ShmAllreduce(int rank, std::vector<char*> segments, std::function<void()> poll,
-               std::size_t piece_bytes = kPieceBytes);
+               std::size_t piece_bytes = kPieceBytes, Layout layout = Layout::kAuto);
 
   std::size_t piece_bytes() const { return piece_bytes_; }
+  Layout layout() const { return layout_; }
 
   // `in == out` is in place. kAvg sums, like kSum: the Communicator divides (communicator.hpp).
   void allreduce(const void* in, void* out, std::size_t count, DType type, ReduceOp op);
@@ -133,6 +164,7 @@ class ShmAllreduce {
 
  private:
   static constexpr std::size_t kControlBytes = 512;
+  static constexpr std::size_t kPageBytes = 4096;
   // The kernel's fault-around window (64 KiB by default): a region apart from the others by at
   // least this much is never mapped by a read of another region.
   static constexpr std::size_t kWindowBytes = std::size_t{64} << 10;
@@ -159,12 +191,21 @@ class ShmAllreduce {
   struct Control;
 
   Control& control(int r) const;
-  // Rank r's boxes for piece `piece`; the inbox's slot of rank `from`.
+  // kDirect: rank r's buffer for piece `piece`.
+  char* buffer(int r, std::uint64_t piece) const;
+  // kBoxes: rank r's boxes for piece `piece`; the inbox's slot of rank `from`.
   char* inbox(int r, std::uint64_t piece, int from) const;
   char* outbox(int r, std::uint64_t piece) const;
+  // Where rank r's one-shot piece waits; where element `pos` of the share starting at
+  // `share_first` lies once rank r reduced it (or holds it, in a gather): kDirect, at its place
+  // in r's buffer; kBoxes, in r's outbox, the share from its start.
+  char* one_shot_box(int r, std::uint64_t piece) const;
+  char* result_at(int r, std::uint64_t piece, std::size_t pos, std::size_t share_first,
+                  std::size_t elem) const;
   void wait_all(bool reduced, std::uint64_t piece);
-  // Throws std::logic_error when a share of `bytes` would not fit a slot (a caller's bug).
-  void check_share(std::size_t bytes) const;
+  // Throws std::logic_error when a piece of `n` elements or a share of `share` would not fit the
+  // buffers or slots (a caller's bug).
+  void check_fits(std::size_t n, std::size_t share, std::size_t elem) const;
   // Publishes piece s and the call it belongs to (call_).
   void post(std::uint64_t s);
   // Once every rank posted piece s: throws Error kInvalid when their calls differ.
@@ -173,16 +214,28 @@ class ShmAllreduce {
   // `share_out`, only this rank's share (of `share` elements) into it.
   void piece(std::size_t n, DType type, ReduceOp op, std::size_t share = 0,
              char* share_out = nullptr);
+  void one_shot_piece(std::uint64_t s, DType type, ReduceOp op);
+  // The two-shot piece s in each layout (piece() has checked and waited for the buffers).
+  void direct_piece(std::uint64_t s, std::size_t n, std::size_t share, char* share_out, DType type,
+                    ReduceOp op);
+  void boxes_piece(std::uint64_t s, std::size_t n, std::size_t share, char* share_out, DType type,
+                   ReduceOp op);
+  // dst = src(0) op src(1) op ... op src(size - 1), `len` elements, in rank order; dst is none
+  // of the operands.
+  template <typename Src>
+  void reduce_ranks(char* dst, std::size_t len, DType type, ReduceOp op, const Src& src) const;
 
   int rank_;
   int size_;
+  Layout layout_;  // kDirect or kBoxes
   std::size_t piece_bytes_;
   std::size_t slot_bytes_;  // slot_bytes(piece_bytes_, size_)
-  std::size_t one_shot_;    // one_shot_bytes(size_)
+  std::size_t one_shot_;    // one_shot_bytes(size_), or piece_bytes_ (kWholeOneShotRanks)
   std::vector<char*> segments_;
   std::function<void()> poll_;
   std::uint64_t piece_ = 0;    // pieces done; every rank counts the same
   std::vector<Slice> slices_;  // the current piece's, kept to allocate nothing per call
+  std::vector<char> block_;    // kDirect: where a block of this rank's share is reduced
   struct {
     std::uint64_t count = 0;
     CallWhat what;
