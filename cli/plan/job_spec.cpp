@@ -8,6 +8,7 @@
 
 #include "common/errors.hpp"
 #include "plan/spec_fields.hpp"
+#include "plan/yaml_expansion.hpp"
 #include "plan/yaml_fields.hpp"
 
 namespace dtrain::plan {
@@ -107,6 +108,9 @@ void apply_to_tree(YAML::Node& root, const SpecOverrides& overrides, Collector& 
     }
     const std::string key = override_text.substr(0, eq);
     YAML::Node value;
+    if (const auto problem = check_yaml_shape(override_text.substr(eq + 1))) {
+      throw UsageError("dtrain: " + where + ": " + problem->what);
+    }
     try {
       value = YAML::Load(override_text.substr(eq + 1));
     } catch (const YAML::Exception& e) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "plan/render.hpp"
+#include "plan/yaml_expansion.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -218,6 +219,10 @@ YAML::Node load_yaml(std::string_view text, std::size_t max_bytes, const std::st
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
+  }
+  if (const auto problem = check_yaml_shape(text)) {
+    errors.add_at(problem->line, "", problem->what);
+    errors.raise();
   }
   try {
     return YAML::Load(std::string(text));
