@@ -32,6 +32,11 @@ std::size_t ConvBlock::param_count() const { return (shape_.patch() + 1) * chann
 
 std::size_t ConvBlock::macs() const { return shape_.out_pixels() * shape_.patch() * channels_; }
 
+std::string ConvBlock::describe() const {
+  return "conv " + std::to_string(shape_.kernel) + "x" + std::to_string(shape_.kernel) + " " +
+         std::to_string(channels_);
+}
+
 void ConvBlock::forward(const float* params, const float* input, std::size_t n,
                         Saved& saved) const {
   const std::size_t rows = n * shape_.out_pixels();
@@ -80,6 +85,10 @@ Dense::Dense(int inputs, int outputs, bool relu)
     throw std::invalid_argument("Dense: expected at least 1 input and 1 output, got " +
                                 std::to_string(inputs) + " and " + std::to_string(outputs));
   }
+}
+
+std::string Dense::describe() const {
+  return "dense " + std::to_string(inputs_) + "-" + std::to_string(outputs_);
 }
 
 void Dense::forward(const float* params, const float* input, std::size_t n, Saved& saved) const {

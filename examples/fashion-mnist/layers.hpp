@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace fmnist {
@@ -41,6 +42,8 @@ class Layer {
   virtual std::size_t param_count() const = 0;
   // Multiply-adds per image of the forward pass: what a pipeline balances its stages by.
   virtual std::size_t macs() const = 0;
+  // What a run's header calls it, e.g. "conv 5x5 8" or "dense 784-10".
+  virtual std::string describe() const = 0;
 
   // The layer applied to n images (n x in_floats(), row-major): saved.output receives n x
   // out_floats() floats, saved the rest of what backward() needs.
@@ -63,6 +66,7 @@ class ConvBlock final : public Layer {
   std::size_t out_floats() const override;
   std::size_t param_count() const override;
   std::size_t macs() const override;
+  std::string describe() const override;
   void forward(const float* params, const float* input, std::size_t n, Saved& saved) const override;
   void backward(const float* params, Saved& saved, const float* output_grad, std::size_t n,
                 float* grads, float* input_grad) const override;
@@ -85,6 +89,7 @@ class Dense final : public Layer {
   std::size_t out_floats() const override { return outputs_; }
   std::size_t param_count() const override { return (inputs_ + 1) * outputs_; }
   std::size_t macs() const override { return inputs_ * outputs_; }
+  std::string describe() const override;
   void forward(const float* params, const float* input, std::size_t n, Saved& saved) const override;
   void backward(const float* params, Saved& saved, const float* output_grad, std::size_t n,
                 float* grads, float* input_grad) const override;
