@@ -10,6 +10,7 @@
 
 #include "cuda.hpp"
 #include "dtrain/interrupt.hpp"
+#include "gil.hpp"
 #include "tensors.hpp"
 
 namespace dtrain::torch_backend {
@@ -53,13 +54,15 @@ ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& st
     : ProcessGroup(rank, size),
       interruption_(std::make_shared<Interruption>()),
       ctx_(dtrain::init(
-          ExternalBootstrap{rank, size, std::make_shared<TorchStore>(store), timeout})),
-      completer_([this] { complete_in_order(); }) {
+          ExternalBootstrap{rank, size, std::make_shared<TorchStore>(store), timeout})) {
   interruption_->signal_check = std::move(signal_check);
   // libdtrain runs this in its own waits: the completion thread's (which stop once a caller's
   // wait was interrupted) and barrier()'s on the caller's thread (which the signal check ends).
   set_interrupt_check(comm(), interrupt_check());
   init();  // c10d's own set-up (API usage logging), as every backend calls it
+  // Last: a constructor that throws runs no destructor, and a joinable std::thread destroyed
+  // unjoined ends the process (std::terminate).
+  completer_ = std::thread([this] { complete_in_order(); });
 }
 
 c10::intrusive_ptr<DtrainWork> ProcessGroupDtrain::make_work(c10d::OpType type, const char* title,
@@ -68,13 +71,24 @@ c10::intrusive_ptr<DtrainWork> ProcessGroupDtrain::make_work(c10d::OpType type, 
 }
 
 ProcessGroupDtrain::~ProcessGroupDtrain() {
-  {
-    std::lock_guard lock(queue_mutex_);
-    stop_ = true;
-  }
-  queue_cv_.notify_all();
-  // Waits for the collectives still queued: their buffers and the Context must outlive them.
-  completer_.join();
+  // Python runs this with the GIL held (destroy_process_group, or whoever drops the group's last
+  // reference), and the completion thread may need the GIL before it can end: to drop the last
+  // reference to a tensor Python made (torch then decrefs the tensor's PyObject, under the GIL)
+  // and to run a future's Python callbacks (then()). Joining it with the GIL held deadlocked
+  // (issue 45: in a create/all_reduce/destroy loop, after 1 to 80 loops; at the first with a
+  // callback outstanding). The Context's end waits too, for the other ranks' destructors and
+  // libdtrain's progress thread: also without the GIL, so that the process's other Python threads
+  // run.
+  python::without_gil([this] {
+    {
+      std::lock_guard lock(queue_mutex_);
+      stop_ = true;
+    }
+    queue_cv_.notify_all();
+    // Waits for the collectives still queued: their buffers and the Context must outlive them.
+    completer_.join();
+    const Context ending = std::move(ctx_);  // ends here, not as a member after this body
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::enqueue(Pending pending) {
@@ -107,6 +121,9 @@ void ProcessGroupDtrain::complete_in_order() {
       continue;
     }
     p.work->complete();
+    // Dropping `p` may take the GIL (a tensor whose last reference it holds, its PyObject then
+    // decref'd by torch), so no one may wait for this thread with the GIL held: the destructor
+    // and DtrainWork::wait release it.
   }
 }
 
@@ -286,7 +303,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::barrier(const c10d::BarrierOp
   // libdtrain's barrier is blocking only: it runs here, after everything submitted before it (the
   // engine runs collectives in order). Its Work completes after theirs, in the same queue.
   std::lock_guard lock(submit_);
-  comm().barrier();
+  // Without the GIL, should a caller hold it: the wait is for the other ranks, through
+  // libdtrain's progress thread.
+  python::without_gil([this] { comm().barrier(); });
   return enqueue(Pending{
       {}, {}, {}, make_work(c10d::OpType::BARRIER, "dtrain:barrier", std::vector<at::Tensor>{})});
 }

@@ -14,6 +14,10 @@
 // handlers, python/src/signal_check.hpp) about every 100 ms; what it throws (KeyboardInterrupt)
 // ends the wait. libdtrain cannot cancel a collective, so the group is given up then: its
 // collectives in flight fail on the completion thread too, and destruction does not wait for peers.
+//
+// The GIL: the completion thread may take it (to drop a tensor Python made, to run a future's
+// Python callback), so every wait for it or for libdtrain (the destructor, DtrainWork::wait,
+// barrier()) runs without the GIL when its caller holds it (python/src/gil.hpp).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>

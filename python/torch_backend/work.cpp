@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "gil.hpp"
 #include "process_group.hpp"
 
 namespace dtrain::torch_backend {
@@ -40,21 +41,26 @@ std::exception_ptr DtrainWork::exception() const { return future_->exception_ptr
 std::vector<at::Tensor> DtrainWork::result() { return outputs_; }
 
 bool DtrainWork::wait(std::chrono::milliseconds timeout) {
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    {
-      std::unique_lock lock(done_mutex_);
-      if (done_cv_.wait_for(lock, kCheckInterval, [this] { return future_->completed(); })) break;
+  // torch's Work.wait() releases the GIL before calling this; a C++ caller holding it would wait
+  // for the completion thread, which may need it (process_group.cpp, complete_in_order).
+  python::without_gil([&] {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      {
+        std::unique_lock lock(done_mutex_);
+        if (done_cv_.wait_for(lock, kCheckInterval, [this] { return future_->completed(); }))
+          return;
+      }
+      interruption_->check();  // without the lock: it takes the GIL
+      if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() - start >= timeout) {
+        throw Error(Error::Code::kTimeout,
+                    "dtrain: torch: Work.wait: not done within the " +
+                        std::to_string(timeout.count()) +
+                        " ms given; the collective goes on (wait again, or let DTRAIN_TIMEOUT "
+                        "end it)");
+      }
     }
-    interruption_->check();  // without the lock: it takes the GIL
-    if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() - start >= timeout) {
-      throw Error(Error::Code::kTimeout,
-                  "dtrain: torch: Work.wait: not done within the " +
-                      std::to_string(timeout.count()) +
-                      " ms given; the collective goes on (wait again, or let DTRAIN_TIMEOUT end "
-                      "it)");
-    }
-  }
+  });
   if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
   return true;
 }
