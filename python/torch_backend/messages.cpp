@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "gil.hpp"
 #include "process_group.hpp"
 #include "tensors.hpp"
 
@@ -54,27 +55,31 @@ std::exception_ptr MessageWork::exception() const {
 int MessageWork::sourceRank() const { return work_.source(); }
 
 bool MessageWork::wait(std::chrono::milliseconds timeout) {
-  if (timeout == ::kNoTimeout) {
-    try {
-      work_.wait();
-    } catch (...) {
-      settle(std::current_exception());
-      throw;
+  // Without the GIL should the caller hold it (torch's Work.wait() releases it; a C++ caller might
+  // not), as every wait of the group's on a backend thread (process_group.hpp).
+  python::without_gil([&] {
+    if (timeout == ::kNoTimeout) {
+      try {
+        work_.wait();
+      } catch (...) {
+        settle(std::current_exception());
+        throw;
+      }
+      settle(nullptr);
+      return;
     }
-    settle(nullptr);
-    return true;
-  }
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (!isCompleted()) {
-    if (std::chrono::steady_clock::now() >= until) {
-      throw Error(Error::Code::kTimeout,
-                  "dtrain: torch: Work.wait: the message was not done within the " +
-                      std::to_string(timeout.count()) +
-                      " ms given; it goes on (wait again, or let the group's timeout end it)");
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (!isCompleted()) {
+      if (std::chrono::steady_clock::now() >= until) {
+        throw Error(Error::Code::kTimeout,
+                    "dtrain: torch: Work.wait: the message was not done within the " +
+                        std::to_string(timeout.count()) +
+                        " ms given; it goes on (wait again, or let the group's timeout end it)");
+      }
+      std::this_thread::sleep_for(kTestInterval);
     }
-    std::this_thread::sleep_for(kTestInterval);
-  }
-  if (auto e = exception()) std::rethrow_exception(e);
+    if (auto e = exception()) std::rethrow_exception(e);
+  });
   return true;
 }
 

@@ -17,7 +17,8 @@
 //
 // The GIL: the completion thread may take it (to drop a tensor Python made, to run a future's
 // Python callback), so every wait for it or for libdtrain (the destructor, DtrainWork::wait,
-// barrier()) runs without the GIL when its caller holds it (python/src/gil.hpp).
+// barrier(), MessageWork::wait) runs without the GIL when its caller holds it
+// (python/src/gil.hpp).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
