@@ -32,6 +32,14 @@ def _create(store, rank, size, timeout):
     # its default (30 min) when init_process_group was given no timeout: then DTRAIN_TIMEOUT rules,
     # as it does for everything else libdtrain waits for.
     given = None if timeout == _dist.default_pg_timeout else timeout
+    default = _dist.distributed_c10d._get_default_group() if _dist.is_initialized() else None
+    if isinstance(default, _torch.ProcessGroupDtrain):
+        # new_group while the default group is dtrain's: a subgroup of it, sharing its
+        # connections, instead of a rendezvous and connections of its own. torch does not pass
+        # the members' global ranks: each member leaves its own in the group's store.
+        store.set(f"dtrain/global-rank/{rank}", str(_dist.get_rank()))
+        ranks = [int(store.get(f"dtrain/global-rank/{r}")) for r in range(size)]
+        return _torch._subgroup(default, ranks, rank)
     return _torch.ProcessGroupDtrain(store, rank, size, given)
 
 

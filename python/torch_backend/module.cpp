@@ -46,4 +46,18 @@ PYBIND11_MODULE(_torch, m) {
       .def_property_readonly(
           "hostname", [](const ProcessGroupDtrain& pg) { return pg.world().hostname; },
           "This rank's host, as the others name it in errors");
+  // For dtrain/torch.py's creator, not a public name: new_group while the default group is
+  // dtrain's.
+  m.def(
+      "_subgroup",
+      [](const c10::intrusive_ptr<ProcessGroupDtrain>& parent, const std::vector<int>& ranks,
+         int rank) {
+        auto check = dtrain::python::python_signal_check();  // made with the GIL
+        py::gil_scoped_release nogil;  // the members agree on the group: a wait
+        return c10::make_intrusive<ProcessGroupDtrain>(parent, ranks, rank, std::move(check));
+      },
+      py::arg("parent"), py::arg("ranks"), py::arg("rank"),
+      "The group of `parent`'s ranks `ranks` (in group order), this process being `rank` of it: "
+      "libdtrain's Comm::subgroup, sharing the parent's connections (no rendezvous). Collective "
+      "over the members only (torch's new_group).");
 }

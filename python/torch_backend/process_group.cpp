@@ -65,6 +65,24 @@ ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& st
   completer_ = std::thread([this] { complete_in_order(); });
 }
 
+ProcessGroupDtrain::ProcessGroupDtrain(c10::intrusive_ptr<ProcessGroupDtrain> parent,
+                                       const std::vector<int>& ranks, int rank,
+                                       std::function<void()> signal_check)
+    : ProcessGroup(rank, static_cast<int>(ranks.size())),
+      interruption_(std::make_shared<Interruption>()),
+      parent_(std::move(parent)),
+      group_(parent_->comm().subgroup(ranks)) {
+  if (!group_ || group_->rank() != rank) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: torch: new_group: rank " + std::to_string(rank) +
+                    "; expected this process's place among the group's ranks");
+  }
+  interruption_->signal_check = std::move(signal_check);
+  set_interrupt_check(comm(), interrupt_check());
+  init();
+  completer_ = std::thread([this] { complete_in_order(); });  // last, as above
+}
+
 c10::intrusive_ptr<DtrainWork> ProcessGroupDtrain::make_work(c10d::OpType type, const char* title,
                                                              std::vector<at::Tensor> outputs) {
   return c10::make_intrusive<DtrainWork>(rank_, type, title, std::move(outputs), interruption_);
@@ -87,7 +105,8 @@ ProcessGroupDtrain::~ProcessGroupDtrain() {
     queue_cv_.notify_all();
     // Waits for the collectives still queued: their buffers and the Context must outlive them.
     completer_.join();
-    const Context ending = std::move(ctx_);  // ends here, not as a member after this body
+    group_.reset();  // a new_group's engine and thread end here
+    const std::optional<Context> ending = std::move(ctx_);  // here, not as a member afterwards
   });
 }
 
@@ -140,7 +159,12 @@ std::function<void()> ProcessGroupDtrain::interrupt_check() const {
 
 Comm& ProcessGroupDtrain::comm_for(const at::Tensor& t, std::string_view op) {
   if (!t.is_cuda()) return comm();
-  Comm& device = cuda_comm(ctx_, t, op);
+  if (!ctx_) {
+    refuse(op, "tensor on " + t.device().str() +
+                   ": a group made by new_group carries CPU tensors only (yet); expected CPU "
+                   "tensors, or CUDA ones on the default group");
+  }
+  Comm& device = cuda_comm(*ctx_, t, op);
   if (!device_check_set_) {
     set_interrupt_check(device, interrupt_check());
     device_check_set_ = true;

@@ -88,11 +88,16 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::optional<std::chrono::milliseconds> timeout,
                      std::function<void()> signal_check);
+  // A group of `parent`'s ranks (torch's new_group while the default group is dtrain's):
+  // `ranks` (world ranks of `parent`, in group order) as libdtrain's Comm::subgroup, sharing the
+  // parent's bootstrap and connections (no rendezvous); collective over the members only.
+  ProcessGroupDtrain(c10::intrusive_ptr<ProcessGroupDtrain> parent, const std::vector<int>& ranks,
+                     int rank, std::function<void()> signal_check);
   ~ProcessGroupDtrain() override;
 
   const std::string getBackendName() const override { return "dtrain"; }
-  const WorldInfo& world() const { return ctx_.world(); }
-  Comm& comm() { return ctx_.comm(); }
+  const WorldInfo& world() const { return parent_ ? parent_->world() : ctx_->world(); }
+  Comm& comm() { return group_ ? *group_ : ctx_->comm(); }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -158,8 +163,10 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
                                                 std::vector<at::Tensor> outs, c10d::OpType type,
                                                 const char* title);
 
-  std::shared_ptr<Interruption> interruption_;  // before ctx_: libdtrain's check uses it
-  Context ctx_;
+  std::shared_ptr<Interruption> interruption_;     // before ctx_: libdtrain's check uses it
+  std::optional<Context> ctx_;                     // the default group's: its own Context
+  c10::intrusive_ptr<ProcessGroupDtrain> parent_;  // a new_group's: the group it is made of
+  std::optional<Comm> group_;                      // ... and its Comm::subgroup of it
   bool device_check_set_ = false;  // interrupt_check() is on the NCCL communicator (under submit_)
   std::mutex submit_;  // one thread at a time submits to the Comm (DDP's hooks, the main thread)
   std::mutex queue_mutex_;

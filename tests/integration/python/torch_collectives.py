@@ -157,12 +157,28 @@ lst = [f"from {rank}"]
 dist.broadcast_object_list(lst, src=size - 1)
 assert lst == [f"from {size - 1}"]
 dist.barrier()
-if size > 2:
-    sub = dist.new_group([0, 1])
-    if rank < 2:
-        t = torch.ones(5)
-        dist.all_reduce(t, group=sub)
-        assert torch.equal(t, torch.full((5,), 2.0))
+# new_group: a subgroup of the default group (no rendezvous of its own): collectives and
+# messages in it, while a group of the last rank alone runs its own
+sub = dist.new_group([0, 1])
+alone = dist.new_group([size - 1])
+if rank < 2:
+    assert sub.backend == "tcp" and sub.size() == 2
+    t = torch.ones(5)
+    dist.all_reduce(t, group=sub)
+    assert torch.equal(t, torch.full((5,), 2.0))
+    got = torch.zeros(3)
+    if rank == 0:
+        dist.send(torch.full((3,), 7.0), dst=1, group=sub)
+    else:
+        assert dist.recv(got, group=sub) == 0  # the sender's global rank
+        assert torch.equal(got, torch.full((3,), 7.0))
+    outs = [torch.zeros(2) for _ in range(2)]
+    dist.all_gather(outs, torch.full((2,), float(rank)), group=sub)
+    assert torch.equal(outs[1], torch.ones(2))
+if rank == size - 1:
+    t = torch.full((4,), 3.0)
+    dist.all_reduce(t, group=alone)
+    assert torch.equal(t, torch.full((4,), 3.0))
 dist.barrier()
 dist.destroy_process_group()
 print(f"PASS rank {rank} of {size}: every collective exact", flush=True)
