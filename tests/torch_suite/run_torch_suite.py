@@ -7,7 +7,8 @@ after the other, over the collective and point-to-point families; prints each te
 gloo does not pass on dtrain, listing them (tests torch_suite.GLOO_OWN names are gloo's own and
 listed apart), 2 when a run could not be made.
 
-    run_torch_suite.py [--world-sizes 2,3] [--backends gloo,dtrain] [--out DIR] [--pattern RE]...
+    run_torch_suite.py [--world-sizes 2,3] [--backends gloo,dtrain] [--out DIR] [--reuse gloo]
+                       [--pattern RE]... [--profiling]
 
 The ranks' own output (torch's logging, tracebacks) goes to DIR/<backend>_<n>.log.
 """
@@ -82,6 +83,10 @@ def main():
     parser.add_argument("--out", help="where the logs and results go (default: a new temp dir)")
     parser.add_argument("--pattern", action="append", default=[],
                         help="only the selected tests whose name matches (regex, repeatable)")
+    parser.add_argument("--reuse", default="",
+                        help="comma-separated backends whose results already in --out are "
+                             "taken instead of run again (e.g. gloo: the baseline of an earlier "
+                             "run)")
     parser.add_argument("--profiling", action="store_true",
                         help="also widen torch's profiler allowlists to dtrain (its event checks)")
     args = parser.parse_args()
@@ -99,7 +104,13 @@ def main():
     for n in world_sizes:
         runs = {}
         for backend in backends:
-            runs[backend] = run_one(backend, n, out_dir, args.pattern)
+            kept = os.path.join(out_dir, f"{backend}_{n}.json")
+            if backend in args.reuse.split(",") and os.path.exists(kept):
+                with open(kept) as f:
+                    runs[backend] = json.load(f)["outcomes"]
+                print(f"== {backend}, {n} ranks: the results in {kept} (--reuse)", flush=True)
+            else:
+                runs[backend] = run_one(backend, n, out_dir, args.pattern)
             if runs[backend] is None:
                 broken = True
             else:
