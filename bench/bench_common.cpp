@@ -58,4 +58,20 @@ long long wrong_gathered(const std::vector<float>& v, std::size_t count) {
   return n;
 }
 
+std::vector<std::size_t> resnet50_shapes() {
+  std::vector<std::size_t> s;
+  const std::size_t bn[] = {64, 64, 128, 256, 256, 512, 512, 1024, 1024, 2048, 2048, 256};
+  for (int i = 0; i < 108; ++i) s.push_back(bn[i % 12]);
+  s.push_back(1000);
+  std::vector<std::size_t> big;
+  double x = 9408;
+  for (int i = 0; i < 52; ++i, x *= 1.104) big.push_back(static_cast<std::size_t>(x));
+  std::size_t have = 0;
+  for (std::size_t v : s) have += v;
+  for (std::size_t v : big) have += v;
+  big.push_back(25557032 > have ? 25557032 - have : 1);
+  s.insert(s.end(), big.begin(), big.end());
+  return s;
+}
+
 }  // namespace coll_bench

@@ -35,4 +35,9 @@ long long wrong(const std::vector<float>& v, std::size_t first = 0);
 // differ from their rank's input.
 long long wrong_gathered(const std::vector<float>& v, std::size_t count);
 
+// The ResNet-50-shaped gradient set (coll_bench's and shm_bench's fusion): 161 tensors, 25.56 M
+// elements, 109 under 64 KiB: 53 conv/fc weights spread geometrically from 9,408 to 2.36 M
+// elements, 108 batch-norm vectors of 64..2,048, and the fc bias.
+std::vector<std::size_t> resnet50_shapes();
+
 }  // namespace coll_bench

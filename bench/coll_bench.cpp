@@ -120,24 +120,6 @@ void allreduce_sweep(dtrain::Comm& comm, std::size_t max_bytes) {
   std::printf("# /dflt, /tuned: MPI time over dtrain time (above 1: dtrain faster)\n");
 }
 
-std::vector<std::size_t> resnet50_shapes() {
-  // 161 tensors, 25.56 M elements, 109 under 64 KiB: 53 conv/fc weights spread geometrically
-  // from 9,408 to 2.36 M elements, 108 batch-norm vectors of 64..2,048, and the fc bias.
-  std::vector<std::size_t> s;
-  const std::size_t bn[] = {64, 64, 128, 256, 256, 512, 512, 1024, 1024, 2048, 2048, 256};
-  for (int i = 0; i < 108; ++i) s.push_back(bn[i % 12]);
-  s.push_back(1000);
-  std::vector<std::size_t> big;
-  double x = 9408;
-  for (int i = 0; i < 52; ++i, x *= 1.104) big.push_back(static_cast<std::size_t>(x));
-  std::size_t have = 0;
-  for (std::size_t v : s) have += v;
-  for (std::size_t v : big) have += v;
-  big.push_back(25557032 > have ? 25557032 - have : 1);
-  s.insert(s.end(), big.begin(), big.end());
-  return s;
-}
-
 std::vector<std::size_t> bert_large_shapes() {
   // 391 tensors, 335 M elements: embeddings, 24 layers of 16 tensors, pooler.
   std::vector<std::size_t> s = {30522 * 1024, 512 * 1024, 2 * 1024, 1024, 1024};
