@@ -67,8 +67,7 @@ ShmAllreduce::ShmAllreduce(int rank, std::vector<char*> segments, std::function<
       layout_(layout_for(size_, layout)),
       piece_bytes_(piece_bytes),
       slot_bytes_(slot_bytes(piece_bytes, size_)),
-      one_shot_(layout_ == Layout::kDirect && size_ <= kWholeOneShotRanks ? piece_bytes
-                                                                          : one_shot_bytes(size_)),
+      one_shot_(one_shot_bytes(size_)),
       segments_(std::move(segments)),
       poll_(std::move(poll)),
       block_(layout_ == Layout::kDirect ? kBlockBytes : 0) {
@@ -141,6 +140,8 @@ void ShmAllreduce::allreduce(std::span<const AllreducePart> parts, DType type, R
   call_ = {total, {CallWhat::Kind::kAllreduce, type, op}};
   const std::size_t elem = dtype_size(type);
   const std::size_t per_piece = piece_bytes_ / elem;
+  whole_one_shot_ = layout_ == Layout::kDirect && size_ <= kWholeOneShotRanks &&
+                    total * elem >= kWholeOneShotBytes;
   std::size_t part = 0;
   std::size_t done = 0;  // elements of parts[part] already in a piece
   while (part < parts.size()) {
@@ -287,7 +288,7 @@ void ShmAllreduce::reduce_ranks(char* dst, std::size_t len, DType type, ReduceOp
 void ShmAllreduce::piece(std::size_t n, DType type, ReduceOp op, std::size_t share,
                          char* share_out) {
   const std::size_t elem = dtype_size(type);
-  const bool one_shot = share_out == nullptr && n * elem <= one_shot_;
+  const bool one_shot = share_out == nullptr && (n * elem <= one_shot_ || whole_one_shot_);
   if (share_out == nullptr) share = share_of(n, elem, 0, size_).count;
   share = std::max<std::size_t>(1, share);
   if (!one_shot) check_fits(n, share, elem);

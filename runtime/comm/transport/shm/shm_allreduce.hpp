@@ -1,8 +1,8 @@
 // An allreduce among ranks that share a node, through memory they all map: no messages, no
 // kernel. Open MPI 4.1 moves shared-memory messages with a system call (CMA) or through its
 // fifos and then reduces into a separate buffer; on the project's 2-core VM that ran a 256 MiB
-// allreduce at 1.5-3.5 GB/s where this runs it at 5-6 GB/s, and a 4 KiB one in 4.5 us where this
-// takes about 1 (docs/benchmarks.md). The same idea as the one-shot/two-shot shared-memory
+// allreduce at 1.5-3.5 GB/s where this runs it at 6-7 GB/s, and a 4 KiB one in 4.5 us where this
+// takes about 2 (docs/benchmarks.md). The same idea as the one-shot/two-shot shared-memory
 // allreduces of oneCCL and DeepSpeed's CPU backend.
 //
 // A message goes piece by piece, double-buffered (piece s uses the buffers s % 2, so a rank can
@@ -17,8 +17,8 @@
 //   laid out as the piece, and ranks read each other's buffers. Two-shot, a rank copies in only
 //   the shares the others reduce, reduces its own share from its own input and the others'
 //   buffers, and leaves the result at the share's place in its buffer; so it copies (p - 1) / p
-//   of the payload in and out where kBoxes copies all of it. At 2 ranks every piece goes
-//   one-shot (kWholeOneShotRanks).
+//   of the payload in and out where kBoxes copies all of it. At 2 ranks, the pieces of large
+//   messages all go one-shot (kWholeOneShotRanks).
 //   kBoxes (many ranks): a segment holds an inbox (a slot per rank) and an outbox per parity.
 //   Each rank copies share t of its input into rank t's inbox, in its own slot; rank t reduces
 //   its inbox's slots into its outbox; every rank copies each share from the reducer's outbox.
@@ -69,17 +69,22 @@ class ShmAllreduce {
   // Where the pieces wait (the comment at the top). kAuto: layout_for(ranks), as every rank of
   // the node computes it from the same count.
   enum class Layout { kAuto, kDirect, kBoxes };
-  // Up to this many ranks per node read each other's buffers directly. Measured on the 2-core VM
-  // (docs/benchmarks.md, issue 49): at 2 ranks the direct layout is ~1.5x as fast as the boxes;
-  // its cost is memory, about 2 x 64 KiB of every other rank's segment mapped per rank (1 MiB at
-  // 8 ranks, 46 MiB at 256).
+  // Up to this many ranks per node read each other's buffers directly. Measured on the 2-vCPU VM
+  // (issue 49, docs/benchmarks.md): at 2 ranks the inbox/outbox layout took 1.2-1.3x the time of
+  // the direct one it replaced; the direct layout maps more of the others' segments (8 ranks on
+  // one host: 2.6-2.9 MiB of shared pages per rank against 1.5 with the boxes; 256 ranks: 46 MiB,
+  // which is why the boxes exist).
   static constexpr int kDirectMaxRanks = 8;
-  // Up to this many ranks, in the direct layout, every piece goes one-shot: each rank reads the
-  // other's whole piece, as many bytes from the other core as the two-shot path reads (half the
-  // input, then half the results), with one synchronization instead of two and no result written
-  // to shared memory for the other to copy. (At 3 ranks one-shot would read 2 pieces from others
-  // where two-shot reads 4/3.)
+  // Up to this many ranks, in the direct layout, every piece of a message of kWholeOneShotBytes
+  // or more goes one-shot: each rank reads the other's whole piece, as many bytes from the other
+  // core as the two-shot path reads (half the input, then half the results), with one
+  // synchronization instead of two and no result written to shared memory for the other to copy.
+  // Measured with two threads on the 2-vCPU VM (issue 49): 16 MiB 2.3 against 2.8 ms two-shot,
+  // 64 MiB 12.0 against 15.6, 256 MiB 42-45 against 54-55; alike at 4-8 MiB; below that, where
+  // the buffers stay in the caches, two-shot's half of the arithmetic wins (128 KiB: 1.3x). At 3
+  // ranks one-shot would read 2 pieces from others where two-shot reads 4/3.
   static constexpr int kWholeOneShotRanks = 2;
+  static constexpr std::size_t kWholeOneShotBytes = std::size_t{8} << 20;
   static constexpr Layout layout_for(int ranks, Layout layout = Layout::kAuto) {
     if (layout != Layout::kAuto) return layout;
     return ranks <= kDirectMaxRanks ? Layout::kDirect : Layout::kBoxes;
@@ -229,8 +234,9 @@ class ShmAllreduce {
   int size_;
   Layout layout_;  // kDirect or kBoxes
   std::size_t piece_bytes_;
-  std::size_t slot_bytes_;  // slot_bytes(piece_bytes_, size_)
-  std::size_t one_shot_;    // one_shot_bytes(size_), or piece_bytes_ (kWholeOneShotRanks)
+  std::size_t slot_bytes_;       // slot_bytes(piece_bytes_, size_)
+  std::size_t one_shot_;         // one_shot_bytes(size_)
+  bool whole_one_shot_ = false;  // the current allreduce's pieces all one-shot
   std::vector<char*> segments_;
   std::function<void()> poll_;
   std::uint64_t piece_ = 0;    // pieces done; every rank counts the same

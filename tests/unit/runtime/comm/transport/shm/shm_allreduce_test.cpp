@@ -226,6 +226,41 @@ TEST(ShmAllreduceLayout, ManyRanksExactAndAlikeAtEitherSideOfTheSwitch) {
   }
 }
 
+TEST(ShmAllreduceLayout, LargeMessagesAtTwoRanksAlikeInEverySchedule) {
+  // From kWholeOneShotBytes on, 2 ranks reduce every piece one-shot (each rank the whole piece):
+  // the same bits on both ranks, as the boxes' two-shot gives them and as the scalar kernel does,
+  // in place and out of place, as one buffer and as fused parts.
+  const std::size_t count = ShmAllreduce::kWholeOneShotBytes / 4 + 12345;
+  std::vector<float> want = awkward_values<float>(count, 1);
+  const std::vector<float> second = awkward_values<float>(count, 2);
+  dtrain::runtime::reduce_to(want.data(), want.data(), second.data(), count, DType::kFloat32,
+                             ReduceOp::kSum);
+  for (Layout layout : {Layout::kDirect, Layout::kBoxes}) {
+    run_ranks(
+        2,
+        [&](int rank, ShmAllreduce& shm) {
+          std::vector<float> data = awkward_values<float>(count, static_cast<unsigned>(rank) + 1);
+          std::vector<float> out(count);
+          shm.allreduce(data.data(), out.data(), count, DType::kFloat32, ReduceOp::kSum);
+          const std::size_t half = count / 2 + 3;
+          const dtrain::runtime::AllreducePart parts[] = {
+              {data.data(), data.data(), half},
+              {data.data() + half, data.data() + half, count - half}};
+          shm.allreduce(parts, DType::kFloat32, ReduceOp::kSum);
+          for (const std::vector<float>* got : {&out, &data}) {
+            for (std::size_t i = 0; i < count; ++i) {
+              const bool alike = std::memcmp(&(*got)[i], &want[i], sizeof(float)) == 0 ||
+                                 (std::isnan((*got)[i]) && std::isnan(want[i]));
+              ASSERT_TRUE(alike) << layout_name(layout) << ", rank " << rank << ", "
+                                 << (got == &out ? "one buffer" : "fused parts") << ", element "
+                                 << i << ": " << (*got)[i] << " against " << want[i];
+            }
+          }
+        },
+        layout);
+  }
+}
+
 TEST(ShmAllreduceLayout, FusedPartsAcrossShareAndPieceBoundaries) {
   // Parts of every kind of length, some in place and some not, so that pieces hold many slices
   // and shares start and end inside them: each part's result exact at every element.
