@@ -122,10 +122,12 @@ def failure_summary(detail, lines=4):
     """The last lines of the first rank's Python traceback in a failure's text: the ranks'
     tracebacks arrive in MultiProcessTestCase's RuntimeError, each followed by the C++ stack
     (TORCH_SHOW_CPP_STACKTRACES), which says nothing more."""
-    text = detail.split("\nException raised from ")[0]
-    ranks = re.split(r"Process \d+ exited with error code \d+ and exception:", text)
-    if len(ranks) > 1:
-        text = ranks[1]
+    ranks = [r.split("\nException raised from ")[0] for r in
+             re.split(r"Process \d+ exited with error code \d+ and exception:", detail)[1:]]
+    # A rank outside a subgroup fails in the suite's file barrier, waiting for the members that
+    # failed: theirs is the cause.
+    causes = [r for r in ranks if "barrier timeout" not in r] or ranks
+    text = causes[0] if causes else detail.split("\nException raised from ")[0]
     kept = [l.rstrip() for l in text.splitlines()
             if l.strip() and not l.lstrip().startswith(("^", "frame #"))]
     return kept[-lines:]
