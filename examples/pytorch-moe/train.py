@@ -89,7 +89,8 @@ def main():
     import torch
     import moe  # the MoE layer, next to this file (imports torch)
     dist = torch.distributed
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // ctx.local_size))
+    if "OMP_NUM_THREADS" not in os.environ:  # else torch took its thread count from there
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // ctx.local_size))
     ddp.init_process_group(torch, ctx, args.backend)
     local_batch = args.global_batch // world
 

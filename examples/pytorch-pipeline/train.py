@@ -89,8 +89,9 @@ def describe(torch, module):
 
 
 def layer_costs(torch, model):
-    """Multiply-adds per image of each module of the Sequential, and each module's output shape
-    for one image: found by running one image through it."""
+    """Multiply-adds per image of each module of the Sequential (what the stages are balanced
+    by; ReLU, pooling and Flatten count as nothing), and each module's output shape for one
+    image: found by running one image through it."""
     costs, shapes = [], []
     x = torch.zeros(1, 1, 28, 28)
     with torch.no_grad():
@@ -111,7 +112,8 @@ def layer_costs(torch, model):
 def partition(costs, stages):
     """Boundaries b of `stages` runs of consecutive modules (stage s holds [b[s], b[s + 1])),
     each at least one, whose costliest run costs as little as possible: a pipeline moves at its
-    slowest stage's pace. Of equal splits, the later stages hold fewer modules."""
+    slowest stage's pace. Of equal splits, the later stages hold fewer modules, so the free ones
+    (ReLU, pooling) stay with the layer before them."""
     n = len(costs)
     inf = float("inf")
     best = [[inf] * (n + 1) for _ in range(stages + 1)]
@@ -225,7 +227,8 @@ def main():
     ctx = dtrain.init()  # first: before anything could initialise CUDA (docs/runtime-api.md)
     import torch
     dist = torch.distributed
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // ctx.local_size))
+    if "OMP_NUM_THREADS" not in os.environ:  # else torch took its thread count from there
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // ctx.local_size))
     torch.manual_seed(args.seed)
     ddp.init_process_group(torch, ctx, args.backend)
     root, stages, stage = ctx.rank == 0, ctx.size, ctx.rank
@@ -253,7 +256,8 @@ def main():
     pipe = Stage(torch, list(model)[first:end], stage, stages, in_shape, shapes[end - 1],
                  micro_batch)
     del model
-    optimizer = torch.optim.SGD(pipe.module.parameters(), lr=args.lr, momentum=0.9)
+    params = list(pipe.module.parameters())  # none on a stage of ReLU and pooling only
+    optimizer = torch.optim.SGD(params, lr=args.lr, momentum=0.9) if params else None
     ops = stage_ops(args.schedule, stage, stages, args.micro_batches)
 
     epochs = f"{args.epochs} epoch{'' if args.epochs == 1 else 's'}"
@@ -292,9 +296,11 @@ def main():
             # the pipeline's throughput.
             with meter.step(args.global_batch if pipe.first else 0, step=global_step):
                 x, y = next(loader)
-                optimizer.zero_grad()
+                if optimizer:
+                    optimizer.zero_grad()
                 loss = pipe.train_step(ops, x, y, args.micro_batches)
-                optimizer.step()
+                if optimizer:
+                    optimizer.step()
             loss = report(loss, torch.float64)
             loss_sum += loss
             global_step += 1
