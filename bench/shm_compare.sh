@@ -8,7 +8,8 @@
 #
 # LABEL=SHM_BENCH: a shm_bench binary linked against the libdtrain to measure (built against
 # that tree's headers, e.g. an older commit's in a worktree). More ranks than cores run
-# oversubscribed and unbound; otherwise each rank is bound to a core. Reports only.
+# oversubscribed and unbound; otherwise each rank is bound to a core. Reports only. On a machine
+# other work shares, run it under chrt -f 1, as docs/benchmarks.md's tables were (issue 49).
 set -euo pipefail
 rounds=3 ranks=2 out=''
 variants=()
