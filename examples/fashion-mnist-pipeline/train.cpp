@@ -30,6 +30,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -168,8 +169,9 @@ class Training {
     meter_.record(global_step, stage_.first() ? opts_.global_batch : 0, took.count());
     // The loss as the data-parallel run prints it: a float.
     loss = static_cast<double>(static_cast<float>(loss));
-    if (world_.size > 1 && stage_.last())
+    if (world_.size > 1 && stage_.last()) {
       comm_.send(&loss, 1, dtrain::DType::kFloat64, 0, kLossTag);
+    }
     if (world_.size > 1 && root_) {
       comm_.recv(&loss, 1, dtrain::DType::kFloat64, world_.size - 1, kLossTag);
     }
