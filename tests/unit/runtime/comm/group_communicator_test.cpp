@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "error_text.hpp"
 #include "tcp_test_ranks.hpp"
 
 namespace {
@@ -24,14 +25,7 @@ using dtrain::Error;
 using dtrain::ReduceOp;
 using dtrain::test::tcp_comm_ranks;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using dtrain::test::error_of;
 
 int open_descriptors() {
   int n = 0;

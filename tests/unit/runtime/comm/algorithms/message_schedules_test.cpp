@@ -12,6 +12,7 @@
 
 #include "comm/algorithms/half.hpp"
 #include "comm/single_communicator.hpp"
+#include "error_text.hpp"
 #include "tcp_test_ranks.hpp"
 
 namespace {
@@ -22,14 +23,7 @@ using dtrain::Error;
 using dtrain::ReduceOp;
 using dtrain::test::tcp_comm_ranks;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using dtrain::test::error_of;
 
 TEST(MessageSchedules, GatherAndScatterMoveEachBlockToItsRankOnly) {
   for (int size : {2, 3, 5}) {

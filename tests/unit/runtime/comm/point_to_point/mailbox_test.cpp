@@ -18,6 +18,7 @@
 #include "bootstrap/store.hpp"
 #include "comm/engine.hpp"
 #include "comm/single_communicator.hpp"
+#include "error_text.hpp"
 #include "tcp_test_ranks.hpp"
 #include "threads_as_ranks.hpp"
 
@@ -31,14 +32,7 @@ using dtrain::test::connect;
 using dtrain::test::settings;
 using dtrain::test::threads_as_ranks;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using dtrain::test::error_of;
 
 void tcp_ranks(int size, const std::function<void(Comm&, int rank)>& body,
                std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
