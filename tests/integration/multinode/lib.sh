@@ -32,3 +32,21 @@ scratch_dir() {
   chmod 755 "$d"
   echo "$d"
 }
+
+# launch BOOTSTRAP SRUN_ARGS...: sets `cmd` to the ranks of program "$probe" under srun, with PMIx
+# (pmix: Open MPI inside, DTRAIN_TRANSPORT=mpi; pmix-tcp: no MPI, libdtrain's sockets) or
+# torchrun-style (tcp: tcp_rank.sh, the rendezvous at the job's first node; the step ends when a
+# rank fails, as a torchrun job's agents end it).
+launch() {
+  local bootstrap=$1 here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  shift
+  if [[ $bootstrap == pmix ]]; then
+    cmd=(env DTRAIN_TRANSPORT=mpi srun --mpi=pmix "$@" "$probe")
+  elif [[ $bootstrap == pmix-tcp ]]; then
+    cmd=(srun --mpi=pmix "$@" "$probe")
+  else
+    cmd=(srun --mpi=none --kill-on-bad-exit=1 "--export=ALL,MASTER_PORT=$(bash "$here/../master_port.sh")"
+      "$@" bash "$here/tcp_rank.sh" "$probe")
+  fi
+}
