@@ -187,7 +187,8 @@ void register_report(CLI::App& app, Action& action) {
       "first)");
   add_decimal_number_flag(
       *cmd, "--straggler-threshold", opts->straggler_threshold, 1e-6, 1e6,
-      "Fraction over the median time per sample that makes a straggler (default 0.1)");
+      "Fraction over the median of the other ranks' time per sample that makes a "
+      "straggler (default 0.1)");
   cmd->callback([opts, output, &action] {
     if (output->count() > 0) opts->output = opts->output_text;
     action = [opts] { return run_report(*opts); };

@@ -83,7 +83,8 @@ void register_stats(CLI::App& app, Action& action) {
                       "Write an SVG plot: per-rank samples/s for one run, scaling for several");
   add_decimal_number_flag(
       *cmd, "--straggler-threshold", opts->straggler_threshold, 1e-6, 1e6,
-      "Fraction over the median time per sample that makes a straggler (default 0.1)");
+      "Fraction over the median of the other ranks' time per sample that makes a "
+      "straggler (default 0.1)");
   cmd->callback([opts, plot, &action] {
     if (plot->count() > 0) opts->plot = opts->plot_text;
     action = [opts] { return run_stats(*opts); };

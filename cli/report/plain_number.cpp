@@ -40,8 +40,9 @@ std::string duration_text(double seconds) {
     return std::to_string(static_cast<long long>(seconds / 60)) + " min " +
            std::to_string(static_cast<long long>(std::fmod(seconds, 60))) + " s";
   }
-  if (seconds >= 1 || seconds == 0) return plain_number(seconds) + " s";
-  if (seconds >= 1e-3) return plain_number(seconds * 1e3) + " ms";
+  // The unit is chosen after rounding: 0.99999 ms reads "1 ms", not "1000 us".
+  if (std::round(seconds * 1e3) >= 1000 || seconds == 0) return plain_number(seconds) + " s";
+  if (std::round(seconds * 1e6) >= 1000) return plain_number(seconds * 1e3) + " ms";
   return plain_number(seconds * 1e6) + " us";
 }
 

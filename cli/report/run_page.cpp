@@ -276,8 +276,10 @@ json stragglers_json(const RunStats& stats) {
     out.push_back({{"who", who},
                    {"slower", plain_number(s.slower_by * 100) + " %"},
                    {"cause", s.cause},
+                   {"per_step", duration_text(s.excess_seconds_per_step)},
                    {"cause_per_sample", duration_text(s.cause_seconds_per_sample)},
-                   {"median_per_sample", duration_text(s.median_cause_seconds_per_sample)}});
+                   {"median_per_sample", duration_text(s.median_cause_seconds_per_sample)},
+                   {"certainty", certainty_text(s)}});
   }
   return out;
 }
@@ -470,6 +472,7 @@ json run_page_json(const RunPageInput& in) {
     out["split"] = split_json(s);
     out["stragglers"] = stragglers_json(s);
     out["straggler_threshold"] = plain_number(s.straggler_threshold * 100) + " %";
+    out["straggler_min_excess"] = duration_text(kStragglerMinExcessSeconds);
     out["slowest_ranks"] = slowest_ranks_json(s);
     out["notes"] = s.notes;
   } else {

@@ -21,90 +21,21 @@ void add_saturating(long long& total, long long n) {
   }
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Seconds per sample of a rank or node, split by where the time went.
-struct PerSample {
-  double step = 0;     // all of it
-  double comm = 0;     // waiting in collectives
-  double data = 0;     // loading data
-  double compute = 0;  // the rest
-  double busy() const { return step - comm; }
-};
-
-PerSample per_sample(const std::vector<const RankStats*>& ranks) {
-  PerSample p;
-  long long samples = 0;
+// The straggler test's view of a rank or of a node's ranks together.
+StragglerCandidate candidate(const std::vector<const RankStats*>& ranks, const SlowestCount& n) {
+  StragglerCandidate c;
   for (const RankStats* r : ranks) {
-    add_saturating(samples, r->samples);
-    p.step += r->seconds;
-    p.comm += r->comm_seconds;
-    p.data += r->data_seconds;
+    c.ranks.push_back(r->rank);
+    add_saturating(c.samples, r->samples);
+    c.steps = std::max(c.steps, r->steps);
+    c.seconds += r->seconds;
+    c.comm_seconds += r->comm_seconds;
+    c.data_seconds += r->data_seconds;
   }
-  if (samples == 0) return p;
-  p.step /= static_cast<double>(samples);
-  p.comm /= static_cast<double>(samples);
-  p.data /= static_cast<double>(samples);
-  p.compute = std::max(0.0, p.step - p.comm - p.data);
-  return p;
-}
-
-// Compares each group's time per sample with the median over groups. In a synchronous job every
-// rank's step takes as long as the slowest one's, so the straggler shows as more busy time
-// (compute or data) while the others show as more waiting; both are checked.
-std::vector<Straggler> find_stragglers(const std::vector<std::vector<const RankStats*>>& groups,
-                                       const std::string& kind, double threshold) {
-  std::vector<PerSample> ps;
-  for (const auto& g : groups) ps.push_back(per_sample(g));
-  std::vector<double> step, busy, comm, data, compute;
-  for (const auto& p : ps) {
-    step.push_back(p.step);
-    busy.push_back(p.busy());
-    comm.push_back(p.comm);
-    data.push_back(p.data);
-    compute.push_back(p.compute);
-  }
-  const PerSample m{median(step), median(comm), median(data), median(compute)};
-  const double m_busy = median(busy);
-  std::vector<Straggler> out;
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    const PerSample& p = ps[i];
-    const double by_busy = m_busy > 0 ? p.busy() / m_busy - 1 : 0;
-    const double by_step = m.step > 0 ? p.step / m.step - 1 : 0;
-    if (by_busy <= threshold && by_step <= threshold) continue;
-    Straggler s;
-    s.kind = kind;
-    s.slower_by = std::max(by_busy, by_step);
-    const double excess_compute = p.compute - m.compute;
-    const double excess_data = p.data - m.data;
-    const double excess_comm = p.comm - m.comm;
-    if (excess_data >= excess_compute && excess_data >= excess_comm) {
-      s.cause = "data loading";
-      s.cause_seconds_per_sample = p.data;
-      s.median_cause_seconds_per_sample = m.data;
-    } else if (excess_compute >= excess_comm) {
-      s.cause = "compute";
-      s.cause_seconds_per_sample = p.compute;
-      s.median_cause_seconds_per_sample = m.compute;
-    } else {
-      s.cause = "waiting in collectives";
-      s.cause_seconds_per_sample = p.comm;
-      s.median_cause_seconds_per_sample = m.comm;
-    }
-    for (const RankStats* r : groups[i]) s.ranks.push_back(r->rank);
-    s.host = groups[i].front()->host;
-    if (kind == "rank") s.rank = groups[i].front()->rank;
-    out.push_back(std::move(s));
-  }
-  std::stable_sort(out.begin(), out.end(), [](const Straggler& a, const Straggler& b) {
-    return a.slower_by > b.slower_by;
-  });
-  return out;
+  c.host = ranks.front()->host;
+  c.slowest_steps = n.slowest;
+  c.steps_compared = n.compared;
+  return c;
 }
 
 // Where a note says what comm % leaves out. The Meter times only the collectives of the Context's
@@ -188,6 +119,19 @@ void StatsBuilder::add(const records::MetricRecord& r) {
 
 void StatsBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::move(host); }
 
+// A step's busy time is what it did not wait in collectives (the wait capped at the step, as for
+// comm %): in a synchronous job the straggler is the busiest rank of the step.
+std::vector<double> StatsBuilder::last_busy_seconds(const std::vector<Kept>& steps) {
+  const std::size_t n = std::min(steps.size(), kStragglerVerdictSteps);
+  std::vector<double> out;
+  out.reserve(n);
+  for (std::size_t i = steps.size() - n; i < steps.size(); ++i) {
+    const Kept& k = steps[i];
+    out.push_back(k.seconds - std::min(k.comm_seconds.value_or(0.0), k.seconds));
+  }
+  return out;
+}
+
 RunStats StatsBuilder::finish(double straggler_threshold) const {
   RunStats out;
   out.straggler_threshold = straggler_threshold;
@@ -228,20 +172,40 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
     out.total_samples_per_second =
         static_cast<double>(out.total_samples) / out.slowest_rank_seconds;
   }
-  std::vector<std::vector<const RankStats*>> rank_groups;
-  std::map<std::string, std::vector<const RankStats*>> by_host;
+  // The ranks with samples, and the busy seconds of their last steps for the verdicts' certainty.
+  std::vector<const RankStats*> counted;
+  std::vector<std::vector<double>> busy;
+  std::map<std::string, std::vector<std::size_t>> by_host;  // indexes into counted
   for (const auto& r : out.ranks) {
     if (r.samples == 0) continue;
-    rank_groups.push_back({&r});
-    by_host[r.host].push_back(&r);
+    by_host[r.host].push_back(counted.size());
+    counted.push_back(&r);
+    busy.push_back(last_busy_seconds(ranks_.at(r.rank).steps));
   }
-  if (rank_groups.size() >= 2) {
-    out.stragglers = find_stragglers(rank_groups, "rank", straggler_threshold);
+  if (counted.size() >= 2) {
+    std::vector<std::size_t> itself(counted.size());
+    for (std::size_t i = 0; i < itself.size(); ++i) itself[i] = i;
+    const auto counts = count_slowest(busy, itself, counted.size());
+    std::vector<StragglerCandidate> candidates;
+    for (std::size_t i = 0; i < counted.size(); ++i) {
+      candidates.push_back(candidate({counted[i]}, counts[i]));
+    }
+    out.stragglers = find_stragglers(candidates, "rank", straggler_threshold);
   }
   if (by_host.size() >= 2 && by_host.count("?") == 0) {
-    std::vector<std::vector<const RankStats*>> node_groups;
-    for (auto& [host, ranks] : by_host) {
-      node_groups.push_back(ranks);
+    std::vector<std::size_t> node_of(counted.size());
+    std::size_t node = 0;
+    for (const auto& [host, indexes] : by_host) {
+      for (std::size_t i : indexes) node_of[i] = node;
+      ++node;
+    }
+    const auto counts = count_slowest(busy, node_of, by_host.size());
+    std::vector<StragglerCandidate> candidates;
+    node = 0;
+    for (const auto& [host, indexes] : by_host) {
+      std::vector<const RankStats*> ranks;
+      for (std::size_t i : indexes) ranks.push_back(counted[i]);
+      candidates.push_back(candidate(ranks, counts[node++]));
       NodeStats n;
       n.host = host;
       for (const RankStats* r : ranks) {
@@ -254,8 +218,11 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
       }
       out.nodes.push_back(std::move(n));
     }
-    for (auto& s : find_stragglers(node_groups, "node", straggler_threshold)) {
-      out.stragglers.push_back(std::move(s));
+    // Nodes of one rank each would repeat the ranks' verdicts line for line.
+    if (counted.size() > by_host.size()) {
+      for (auto& s : find_stragglers(candidates, "node", straggler_threshold)) {
+        out.stragglers.push_back(std::move(s));
+      }
     }
   }
   for (const auto& [rank, a] : resources_) {
@@ -343,21 +310,7 @@ std::string format_stats_table(const RunStats& stats) {
       out += line;
     }
   }
-  if (!stats.stragglers.empty()) {
-    out += "stragglers (more than " + plain_number(stats.straggler_threshold * 100) +
-           " % slower per sample than the median):\n";
-    for (const auto& s : stats.stragglers) {
-      std::string who = s.kind == "rank"
-                            ? "rank " + std::to_string(s.rank) + " on " + s.host
-                            : "node " + s.host + " (" + std::to_string(s.ranks.size()) + " ranks)";
-      std::snprintf(line, sizeof line,
-                    "  %s: %.0f %% slower; cause: %s (%s per sample, median %s)\n", who.c_str(),
-                    s.slower_by * 100, s.cause.c_str(),
-                    duration_text(s.cause_seconds_per_sample).c_str(),
-                    duration_text(s.median_cause_seconds_per_sample).c_str());
-      out += line;
-    }
-  }
+  out += format_stragglers(stats.stragglers, stats.straggler_threshold);
   out += format_resources(stats.resources);
   return out;
 }
@@ -419,9 +372,12 @@ nlohmann::json stats_to_json(const RunStats& stats) {
                         {"host", s.host},
                         {"ranks", s.ranks},
                         {"slower_by", s.slower_by},
+                        {"excess_seconds_per_step", s.excess_seconds_per_step},
                         {"cause", s.cause},
                         {"cause_seconds_per_sample", s.cause_seconds_per_sample},
-                        {"median_cause_seconds_per_sample", s.median_cause_seconds_per_sample}};
+                        {"median_cause_seconds_per_sample", s.median_cause_seconds_per_sample},
+                        {"slowest_steps", s.slowest_steps},
+                        {"steps_compared", s.steps_compared}};
     if (s.kind == "rank") j["rank"] = s.rank;
     stragglers.push_back(std::move(j));
   }
@@ -455,6 +411,7 @@ nlohmann::json stats_to_json(const RunStats& stats) {
             {"samples_per_second", stats.total_samples_per_second}}},
           {"failures", lost_time_to_json(stats.lost)},
           {"straggler_threshold", stats.straggler_threshold},
+          {"straggler_min_excess_seconds", kStragglerMinExcessSeconds},
           {"stragglers", stragglers},
           {"notes", stats.notes}};
 }

@@ -14,11 +14,9 @@
 
 #include "records/metric_record.hpp"
 #include "report/lost_time.hpp"
+#include "report/stragglers.hpp"
 
 namespace dtrain::report {
-
-// A rank (or node) whose time per sample exceeds the median by more than this is a straggler.
-inline constexpr double kDefaultStragglerThreshold = 0.10;
 
 struct RankStats {
   int rank = 0;
@@ -39,18 +37,6 @@ struct RankStats {
   bool has_data = false;  // some step reported data_seconds
   double data_seconds = 0;
   double data_share = 0;
-};
-
-struct Straggler {
-  std::string kind;        // "rank" or "node"
-  int rank = -1;           // for a rank
-  std::string host;        // the rank's host, or the node
-  std::vector<int> ranks;  // for a node: its ranks
-  double slower_by = 0;    // fraction over the median time per sample (0.25 = 25 % slower)
-  std::string cause;       // "compute", "data loading" or "waiting in collectives"
-  // Seconds per sample of the cause, this one and the median.
-  double cause_seconds_per_sample = 0;
-  double median_cause_seconds_per_sample = 0;
 };
 
 // A rank's resource samples (records of "type":"resource", every attempt's) averaged: the CPU share
@@ -86,7 +72,7 @@ struct RunStats {
   double slowest_rank_seconds = 0;
   double total_samples_per_second = 0;
   double straggler_threshold = kDefaultStragglerThreshold;
-  std::vector<Straggler> stragglers;  // ranks, then nodes, slowest first
+  std::vector<Straggler> stragglers;  // ranks, then nodes, slowest first (stragglers.hpp)
   // A job that restarted (records with "attempt"): when each attempt began its first step
   // (microseconds), for the lost time, which the command fills in from the attempt records.
   std::map<int, std::int64_t> first_step_start;
@@ -123,6 +109,7 @@ class StatsBuilder {
     int attempt = 0;  // of the last record added
     std::vector<Kept> steps;
   };
+  static std::vector<double> last_busy_seconds(const std::vector<Kept>& steps);
   std::map<int, Acc> ranks_;
   // Sums of a rank's resource samples, for the averages.
   struct ResourceAcc {

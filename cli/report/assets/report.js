@@ -311,12 +311,12 @@
     if (!run.throughput || !s) return [none("No step records.")];
     const out = [heatmap(s.heat, s)];
     if (run.stragglers.length) {
-      out.push(el("p", {}, `Stragglers (more than ${run.straggler_threshold} slower per sample than the median):`));
-      out.push(table(["who", "slower by", "cause", "cause per sample", "median"],
-                     run.stragglers.map((g) => [g.who, g.slower, g.cause, g.cause_per_sample, g.median_per_sample]),
+      out.push(el("p", {}, `Stragglers (more than ${run.straggler_threshold} and ${run.straggler_min_excess} a step slower than the median of the others):`));
+      out.push(table(["who", "slower by", "a step", "cause", "cause per sample", "others' median", "how sure"],
+                     run.stragglers.map((g) => [g.who, g.slower, g.per_step, g.cause, g.cause_per_sample, g.median_per_sample, g.certainty]),
                      () => ({ class: "straggler" })));
     } else {
-      out.push(el("p", { class: "note" }, `No straggler: no rank or node is more than ${run.straggler_threshold} slower per sample than the median.`));
+      out.push(el("p", { class: "note" }, `No straggler: no rank or node is more than ${run.straggler_threshold} and ${run.straggler_min_excess} a step slower than the median of the others.`));
     }
     out.push(el("p", {}, "Slowest ranks by mean step time:"));
     out.push(table(["rank", "host", "mean step", "p95 step"],

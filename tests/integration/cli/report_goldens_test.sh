@@ -37,6 +37,8 @@ bind-lassen-rank-2-of-4-json      bind --topology topologies/lassen-power9-4xv10
 stats-sums                        stats sums
 stats-sums-json                   stats --json sums
 stats-scaling                     stats scale4 scale1 scale2
+stats-straggler2                  stats straggler2
+stats-straggler2-json             stats --json straggler2
 logs-first-error-hang             logs --first-error hang
 logs-first-error-sigcont          logs --first-error sigcont
 logs-first-error-sigcont-logs-only logs --first-error sigcont-logs-only

@@ -7,6 +7,8 @@ goldens, tests/fixtures/golden/reports/, rely on it):
   sums               3 ranks; rank r, step s: 10 + r + s samples in 0.1 + 0.01 * s seconds
   scale1/2/4         the same job at 1, 2 and 4 ranks: 100 samples per 0.1 s step per rank,
                      90 % efficient at 4
+  straggler2         2 ranks, 10 samples per 0.19 s step; rank 0 computes for 0.1 s and waits
+                     0.09 s for rank 1, which computes for 0.19 s: 1.9x as long
   sigcont            3 ranks; rank 1 stopped before allreduce #5: ranks 0 and 2 time out in it
                      naming rank 1 and exit with status 1; Open MPI's SIGCONT then wakes rank 1,
                      which enters #5, finds its peers gone, and is killed last
@@ -38,7 +40,7 @@ def new_run(name, job_name, job_yaml):
     return d
 
 
-def write_run(name, ranks, rate_of, hang_rank=None, steps=20):
+def write_run(name, ranks, rate_of, hang_rank=None, steps=20, comm_of=lambda r, s: 0.25):
     d = new_run(name, "resnet", "name: resnet\ngpus_per_rank: 1\n")
     for r in range(ranks):
         host = "node%d" % (r // 2)
@@ -61,7 +63,7 @@ def write_run(name, ranks, rate_of, hang_rank=None, steps=20):
                 t += seconds
                 m.write(json.dumps({"v": 2, "type": "step", "time": T0 + t, "rank": r, "step": s,
                                     "samples": samples, "seconds": seconds,
-                                    "comm_seconds": seconds / 4,
+                                    "comm_seconds": seconds * comm_of(r, s),
                                     "data_seconds": seconds / 10}) + "\n")
 
 
@@ -103,5 +105,6 @@ write_run("sums", 3, lambda r, s: (10 + r + s, 0.1 + 0.01 * s))
 write_run("scale1", 1, lambda r, s: (100, 0.1))
 write_run("scale2", 2, lambda r, s: (100, 0.1))
 write_run("scale4", 4, lambda r, s: (90, 0.1))
+write_run("straggler2", 2, lambda r, s: (10, 0.19), comm_of=lambda r, s: 0.09 / 0.19 if r == 0 else 0)
 write_sigcont("sigcont", heartbeats=True)
 write_sigcont("sigcont-logs-only", heartbeats=False)

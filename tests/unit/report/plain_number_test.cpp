@@ -40,6 +40,8 @@ TEST(PlainNumber, NotANumberIsADash) {
 TEST(DurationText, PicksTheUnitAPersonReads) {
   EXPECT_EQ(duration_text(0), "0 s");
   EXPECT_EQ(duration_text(0.00045), "450 us");
+  EXPECT_EQ(duration_text(0.0009999999), "1 ms");  // not "1000 us"
+  EXPECT_EQ(duration_text(0.9999999), "1 s");
   EXPECT_EQ(duration_text(0.0123), "12.3 ms");
   EXPECT_EQ(duration_text(7.2), "7.2 s");
   EXPECT_EQ(duration_text(125.5), "2 min 5 s");
