@@ -1,5 +1,6 @@
 // `dtrain logs RUNDIR`: every rank's log merged by time with a "[rank@host]" prefix
-// (--rank, --grep, --since/--until, --tail N, --follow), or what the logs say about the end:
+// (--rank, --grep, --since/--until, --tail N, --follow, --collapse), or what the logs say about the
+// end:
 // --first-error (culprit and victims) and --hang (from the collective heartbeats). docs/logs.md.
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "report/first_error.hpp"
 #include "report/hang.hpp"
 #include "report/json_text.hpp"
+#include "report/log_collapse.hpp"
 #include "report/log_merge.hpp"
 #include "run_dir.hpp"
 
@@ -51,6 +53,7 @@ struct LogsOptions {
   long long tail = -1;
   bool follow = false;
   bool no_prefix = false;
+  bool collapse = false;
   bool first_error = false;
   bool hang = false;
   bool json = false;
@@ -137,6 +140,9 @@ class MergePrinter {
     out_.reserve(kOutputFlushBytes + (64u << 10));
     if (opts.tail > 0)
       last_ = std::make_unique<report::LastLines>(static_cast<std::size_t>(opts.tail));
+    if (opts.collapse) {
+      collapser_ = std::make_unique<report::LogCollapser>([this](std::string_view l) { put(l); });
+    }
     refresh_prefixes();
   }
 
@@ -144,6 +150,7 @@ class MergePrinter {
   void refresh_prefixes() {
     for (std::size_t i = prefixes_.size(); i < merger_.inputs().size(); ++i) {
       prefixes_.push_back(report::rank_prefix(merger_.inputs()[i].rank, merger_.inputs()[i].host));
+      hosts_.push_back(merger_.inputs()[i].host);
       host_known_.push_back(merger_.inputs()[i].host != "?");
     }
   }
@@ -152,6 +159,12 @@ class MergePrinter {
     if (opts_.follow) {
       watch_.line(merger_.inputs()[input].rank, line);
       learn_host(input, line);
+    }
+    if (collapser_) {
+      // A line without a timestamp sorts with the line before it, and is timed so.
+      last_time_ = records::parse_log_timestamp(line).value_or(last_time_);
+      collapser_->add(merger_.inputs()[input].rank, hosts_[input], last_time_, line);
+      return;
     }
     if (last_) {
       formatted_.clear();
@@ -162,6 +175,16 @@ class MergePrinter {
     }
     append(out_, input, line);
     if (out_.size() >= kOutputFlushBytes) write();
+  }
+
+  // --collapse: writes the groups whose window ended before `now` (microseconds), or all of them.
+  void end_round(std::optional<std::int64_t> now) {
+    if (!collapser_) return;
+    if (now) {
+      collapser_->emit_before(*now - report::kCollapseWindowMicros);
+    } else {
+      collapser_->emit_all();
+    }
   }
 
   // The lines --tail N kept; later lines (while following) print as they come.
@@ -184,6 +207,16 @@ class MergePrinter {
   }
 
  private:
+  // A formatted line ('\n' included) from the collapser.
+  void put(std::string_view line) {
+    if (last_) {
+      last_->add(line.substr(0, line.size() - 1));
+      return;
+    }
+    out_.append(line);
+    if (out_.size() >= kOutputFlushBytes) write();
+  }
+
   void append(std::string& to, std::size_t input, std::string_view line) const {
     if (opts_.no_prefix) {
       to.append(line);
@@ -199,6 +232,7 @@ class MergePrinter {
     if (host_known_[input] || !records::parse_log_timestamp(line)) return;
     if (auto s = records::parse_rank_start(line.substr(records::kLogTimestampWidth + 1))) {
       prefixes_[input] = report::rank_prefix(merger_.inputs()[input].rank, s->host);
+      hosts_[input] = s->host;
       host_known_[input] = true;
     }
   }
@@ -206,10 +240,13 @@ class MergePrinter {
   const LogsOptions& opts_;
   const report::LogMerger& merger_;
   std::vector<std::string> prefixes_;
+  std::vector<std::string> hosts_;
   std::vector<bool> host_known_;
   std::string out_;
   std::string formatted_;
   std::unique_ptr<report::LastLines> last_;
+  std::unique_ptr<report::LogCollapser> collapser_;
+  std::int64_t last_time_ = 0;
   EndWatch watch_;
 };
 
@@ -234,6 +271,9 @@ void follow(const LogsOptions& opts, FilePool& pool, report::LogMerger& merger,
   bool first_round = true;
   for (;;) {
     merger.merge_available(/*at_end=*/false, emit);
+    printer.end_round(records::unix_seconds_to_micros(
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+            .count()));
     if (first_round) printer.flush_tail();  // --tail N applies to what was there at the start
     first_round = false;
     printer.write();
@@ -247,6 +287,7 @@ void follow(const LogsOptions& opts, FilePool& pool, report::LogMerger& merger,
     }
   }
   merger.merge_available(/*at_end=*/true, emit);
+  printer.end_round(std::nullopt);
   printer.write();
 }
 
@@ -274,6 +315,7 @@ int run_merge(const LogsOptions& opts) {
   merger.merge_available(/*at_end=*/true, [&](std::size_t input, std::string_view line) {
     printer.line(input, line);
   });
+  printer.end_round(std::nullopt);
   printer.flush_tail();
   printer.write();
   return 0;
@@ -347,7 +389,7 @@ int run_hang(const LogsOptions& opts) {
 
 int run_logs(const LogsOptions& opts) {
   const bool merge_flags = !opts.grep.empty() || !opts.since.empty() || !opts.until.empty() ||
-                           opts.tail != -1 || opts.follow || opts.no_prefix;
+                           opts.tail != -1 || opts.follow || opts.no_prefix || opts.collapse;
   if (opts.first_error && opts.hang) {
     throw UsageError("dtrain: logs: expected at most one of --first-error and --hang");
   }
@@ -355,7 +397,12 @@ int run_logs(const LogsOptions& opts) {
     throw UsageError(std::string("dtrain: logs: ") +
                      (opts.first_error ? "--first-error" : "--hang") +
                      " reads whole logs; it cannot be combined with --grep, --since, "
-                     "--until, --tail, --follow or --no-prefix");
+                     "--until, --tail, --follow, --no-prefix or --collapse");
+  }
+  if (opts.collapse && opts.no_prefix) {
+    throw UsageError(
+        "dtrain: logs: --collapse names the ranks of each line in its prefix; it cannot be "
+        "combined with --no-prefix");
   }
   if (opts.json && !opts.first_error && !opts.hang) {
     throw UsageError("dtrain: logs: --json applies to --first-error and --hang");
@@ -389,6 +436,9 @@ void register_logs(CLI::App& app, Action& action) {
   cmd->add_flag("--follow,-f", opts->follow, "Keep printing new lines until every rank has exited");
   cmd->add_flag("--no-prefix", opts->no_prefix,
                 "Print lines as they are in the files, without [rank@host]");
+  cmd->add_flag("--collapse", opts->collapse,
+                "Print a line that several ranks printed within 2 s once, with its ranks and "
+                "hosts: [ranks 0-1023 @ 256 hosts]");
   cmd->add_flag("--first-error", opts->first_error,
                 "Name the rank that failed first, why, and the ranks that failed because of it");
   cmd->add_flag("--hang", opts->hang,

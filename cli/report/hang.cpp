@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "affinity/cpuset.hpp"
 #include "records/log_line.hpp"
+#include "report/rank_ranges.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -17,12 +17,10 @@ std::string when(const std::optional<std::int64_t>& t) {
   return t ? records::format_log_time(*t) : std::string("(no time)");
 }
 
-// "rank 2" or "ranks 0-1,3": ranges, so that the 1,023 ranks that reached a collective are a few
-// words, not a line of 5 KB.
 std::string ranks_text(const std::vector<RankProgress>& ranks) {
   std::vector<int> numbers;
   for (const auto& r : ranks) numbers.push_back(r.rank);
-  return (ranks.size() == 1 ? "rank " : "ranks ") + affinity::format_ranges(std::move(numbers));
+  return report::ranks_text(std::move(numbers));
 }
 
 nlohmann::json progress_json(const RankProgress& r) {

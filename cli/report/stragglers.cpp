@@ -99,8 +99,8 @@ std::vector<Straggler> find_stragglers(const std::vector<StragglerCandidate>& ca
     Straggler s;
     s.kind = kind;
     s.slower_by = std::max(by_busy, by_step);
-    s.excess_seconds_per_step = (by_busy >= by_step ? p.busy() - m_busy : p.step - m_step) *
-                                per_step;
+    s.excess_seconds_per_step =
+        (by_busy >= by_step ? p.busy() - m_busy : p.step - m_step) * per_step;
     const PerSample m{m_step, comm_others.median_of_others(i), data_others.median_of_others(i),
                       compute_others.median_of_others(i)};
     const double excess_compute = p.compute - m.compute;

@@ -111,6 +111,18 @@ echo "== synthetic run directories: a hang, known sums, three scales"
 # hang, sums, scale1/2/4, sigcont and sigcont-logs-only (synthetic_runs.py says what each holds).
 python3 "$(dirname "$0")/synthetic_runs.py" "$work"
 
+echo "== --collapse: a line 8 ranks printed is one line, also while following (issue 46, item 4)"
+collapsed=$("$DTRAIN" logs --collapse "$work/warnings")
+expect_contains "$collapsed" "2026-11-22T10:00:01.000000Z [ranks 0-7 @ 4 hosts] UserWarning: TypedStorage is deprecated" "--collapse"
+expect_eq 1 "$(grep -c UserWarning <<<"$collapsed")" "UserWarning lines with --collapse"
+expect_eq 8 "$("$DTRAIN" logs "$work/warnings" | grep -c UserWarning)" "UserWarning lines without --collapse"
+# Every rank has exited: --follow prints what is there and stops, collapsed the same way.
+expect_eq "$collapsed" "$(timeout 30 "$DTRAIN" logs --follow --collapse "$work/warnings")" "--follow --collapse"
+expect_status_and_message 2 "dtrain: logs: --collapse names the ranks of each line in its prefix; it cannot be combined with --no-prefix" \
+  "$DTRAIN" logs --collapse --no-prefix "$work/warnings"
+expect_status_and_message 2 "cannot be combined with --grep, --since, --until, --tail, --follow, --no-prefix or --collapse" \
+  "$DTRAIN" logs --first-error --collapse "$work/warnings"
+
 hang=$("$DTRAIN" logs --hang "$work/hang")
 echo "$hang"
 expect_contains "$hang" "hang: rank 2 never entered collective #5 (allreduce of 4096 bytes) that ranks 0-1,3 reached" "--hang"

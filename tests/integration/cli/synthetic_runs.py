@@ -9,6 +9,8 @@ goldens, tests/fixtures/golden/reports/, rely on it):
                      90 % efficient at 4
   straggler2         2 ranks, 10 samples per 0.19 s step; rank 0 computes for 0.1 s and waits
                      0.09 s for rank 1, which computes for 0.19 s: 1.9x as long
+  warnings           8 ranks on 4 nodes: each prints the same UserWarning within 70 ms, its own
+                     loss line, the same "epoch 0 done" 3 s later (rank 5 twice), and exits
   sigcont            3 ranks; rank 1 stopped before allreduce #5: ranks 0 and 2 time out in it
                      naming rank 1 and exit with status 1; Open MPI's SIGCONT then wakes rank 1,
                      which enters #5, finds its peers gone, and is killed last
@@ -67,6 +69,19 @@ def write_run(name, ranks, rate_of, hang_rank=None, steps=20, comm_of=lambda r, 
                                     "data_seconds": seconds / 10}) + "\n")
 
 
+def write_warnings(name):
+    d = new_run(name, "warned", "name: warned\ncommand: [a]\n")
+    for r in range(8):
+        with open(os.path.join(d, "rank-%05d.log" % r), "w") as log:
+            log.write("%s dtrain: rank %d of 8 started on node%d (local rank %d of 2, pid %d): train\n"
+                      % (ts(0), r, r // 2, r % 2, 100 + r))
+            log.write("%s UserWarning: TypedStorage is deprecated\n" % ts(1 + 0.01 * r))
+            log.write("%s step 0 loss %.2f\n" % (ts(1.5), 2.3 - 0.01 * r))
+            for _ in range(2 if r == 5 else 1):
+                log.write("%s epoch 0 done\n" % ts(4.5 + 0.001 * r))
+            log.write("%s dtrain: rank %d exited with status 0\n" % (ts(5), r))
+
+
 def write_sigcont(name, heartbeats):
     d = new_run(name, "woken", "name: woken\ncommand: [a]\n")
     ends = {0: (6.0, 6.1, "exited with status 1"), 2: (6.05, 6.3, "exited with status 1"),
@@ -106,5 +121,6 @@ write_run("scale1", 1, lambda r, s: (100, 0.1))
 write_run("scale2", 2, lambda r, s: (100, 0.1))
 write_run("scale4", 4, lambda r, s: (90, 0.1))
 write_run("straggler2", 2, lambda r, s: (10, 0.19), comm_of=lambda r, s: 0.09 / 0.19 if r == 0 else 0)
+write_warnings("warnings")
 write_sigcont("sigcont", heartbeats=True)
 write_sigcont("sigcont-logs-only", heartbeats=False)
