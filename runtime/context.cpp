@@ -169,6 +169,7 @@ Context init(const ExternalBootstrap& bootstrap) {
                       std::to_string(bootstrap.timeout->count()) + " ms");
     }
     state->settings.timeout = *bootstrap.timeout;
+    state->settings.timeout_source = runtime::TimeoutSource::kCaller;
   }
   runtime::Bootstrapped found = runtime::bootstrap_external(bootstrap);
   state->world = std::move(found.world);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "affinity/self_apply.hpp"
+#include "timeout.hpp"
 
 namespace dtrain::runtime {
 
@@ -38,6 +39,10 @@ struct Settings {
   std::string bootstrap;
   // DTRAIN_TIMEOUT (seconds, default 300): the deadline of every collective and rendezvous.
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  // kCaller when the code that made the communicator replaced DTRAIN_TIMEOUT (ExternalBootstrap's
+  // timeout, Comm::subgroup's): its errors then name that, not DTRAIN_TIMEOUT.
+  TimeoutSource timeout_source = TimeoutSource::kEnvironment;
+  Timeout deadline() const { return {timeout, timeout_source}; }
   // DTRAIN_AFFINITY: whether init() applies the rank's entry of the rank map itself.
   affinity::SelfApplyMode affinity = affinity::SelfApplyMode::kAuto;
   // DTRAIN_CPUSET set (by `dtrain bind` or the SPANK plugin, with the rest of the entry): the

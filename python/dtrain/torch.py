@@ -29,8 +29,9 @@ _TORCHRUN_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
 
 def _create(store, rank, size, timeout):
     # torch 1.13's creator signature (Backend.register_backend without extended_api). torch passes
-    # its default (30 min) when init_process_group was given no timeout: then DTRAIN_TIMEOUT rules,
-    # as it does for everything else libdtrain waits for.
+    # its default (30 min) when init_process_group or new_group was given no timeout: then
+    # DTRAIN_TIMEOUT rules (for a new_group, its default group's timeout), as it does for
+    # everything else libdtrain waits for.
     given = None if timeout == _dist.default_pg_timeout else timeout
     default = _dist.distributed_c10d._get_default_group() if _dist.is_initialized() else None
     if isinstance(default, _torch.ProcessGroupDtrain):
@@ -39,7 +40,7 @@ def _create(store, rank, size, timeout):
         # the members' global ranks: each member leaves its own in the group's store.
         store.set(f"dtrain/global-rank/{rank}", str(_dist.get_rank()))
         ranks = [int(store.get(f"dtrain/global-rank/{r}")) for r in range(size)]
-        return _torch._subgroup(default, ranks, rank)
+        return _torch._subgroup(default, ranks, rank, given)
     return _torch.ProcessGroupDtrain(store, rank, size, given)
 
 

@@ -51,13 +51,15 @@ PYBIND11_MODULE(_torch, m) {
   m.def(
       "_subgroup",
       [](const c10::intrusive_ptr<ProcessGroupDtrain>& parent, const std::vector<int>& ranks,
-         int rank) {
+         int rank, std::optional<std::chrono::milliseconds> timeout) {
         auto check = dtrain::python::python_signal_check();  // made with the GIL
         py::gil_scoped_release nogil;  // the members agree on the group: a wait
-        return c10::make_intrusive<ProcessGroupDtrain>(parent, ranks, rank, std::move(check));
+        return c10::make_intrusive<ProcessGroupDtrain>(parent, ranks, rank, timeout,
+                                                       std::move(check));
       },
-      py::arg("parent"), py::arg("ranks"), py::arg("rank"),
+      py::arg("parent"), py::arg("ranks"), py::arg("rank"), py::arg("timeout") = py::none(),
       "The group of `parent`'s ranks `ranks` (in group order), this process being `rank` of it: "
       "libdtrain's Comm::subgroup, sharing the parent's connections (no rendezvous). Collective "
-      "over the members only (torch's new_group).");
+      "over the members only (torch's new_group). `timeout` (a timedelta): the deadline of its "
+      "collectives and messages; None: the parent's.");
 }

@@ -2,8 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <c10/util/Exception.h>
-
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -38,14 +36,6 @@ class TorchStore final : public BootstrapStore {
   c10::intrusive_ptr<c10d::Store> store_;
 };
 
-// c10::NotImplementedError: torch raises it in Python as NotImplementedError.
-[[noreturn]] void not_supported(std::string_view op, std::string_view instead) {
-  throw c10::NotImplementedError({__func__, __FILE__, static_cast<std::uint32_t>(__LINE__)},
-                                 "dtrain: torch: " + std::string(op) +
-                                     ": not supported by backend \"dtrain\"; " +
-                                     std::string(instead));
-}
-
 }  // namespace
 
 ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank,
@@ -67,11 +57,12 @@ ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& st
 
 ProcessGroupDtrain::ProcessGroupDtrain(c10::intrusive_ptr<ProcessGroupDtrain> parent,
                                        const std::vector<int>& ranks, int rank,
+                                       std::optional<std::chrono::milliseconds> timeout,
                                        std::function<void()> signal_check)
     : ProcessGroup(rank, static_cast<int>(ranks.size())),
       interruption_(std::make_shared<Interruption>()),
       parent_(std::move(parent)),
-      group_(parent_->comm().subgroup(ranks)) {
+      group_(parent_->comm().subgroup(ranks, timeout)) {
   if (!group_ || group_->rank() != rank) {
     throw Error(Error::Code::kInvalid,
                 "dtrain: torch: new_group: rank " + std::to_string(rank) +
@@ -188,6 +179,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::broadcast(std::vector<at::Ten
 c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allreduce(std::vector<at::Tensor>& tensors,
                                                              const c10d::AllreduceOptions& opts) {
   at::Tensor& t = only(tensors, "allreduce");
+  if (t.is_sparse()) return sparse_allreduce(t, opts);
   const Buffer b = reduced(t, "allreduce", "tensor", Placement::kCpuOrCuda);
   const ReduceOp op = reduce_op(opts.reduceOp, "allreduce");
   std::lock_guard lock(submit_);
@@ -224,31 +216,81 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& /*opts*/) {
   at::Tensor& in = only(inputs, "allgather");
-  const Buffer b = moved(in, "allgather", "input");
+  moved(in, "allgather", "input");
   std::vector<at::Tensor>& outs = per_rank(outputs, size_, "allgather", "outputs");
+  std::vector<std::vector<at::Tensor>> blocks;
   for (std::size_t r = 0; r < outs.size(); ++r) {
     same_shape(in, outs[r], "allgather", ("outputs[" + std::to_string(r) + "]").c_str());
     moved(outs[r], "allgather", "outputs[" + std::to_string(r) + "]");
+    blocks.push_back({outs[r]});
   }
-  return allgather_into(in, b, outs, c10d::OpType::ALLGATHER, "dtrain:all_gather");
+  return allgather_into(in, std::move(blocks), c10d::OpType::ALLGATHER, "dtrain:all_gather");
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_into(const at::Tensor& in,
-                                                                  const Buffer& b,
-                                                                  std::vector<at::Tensor> outs,
-                                                                  c10d::OpType type,
-                                                                  const char* title) {
-  // torch's list of tensors is not one buffer: gather into one, then copy each block out.
-  at::Tensor flat = at::empty({static_cast<std::int64_t>(b.count) * size_}, at::kByte);
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& /*opts*/) {
+  constexpr const char* kOp = "allgather_coalesced";
+  if (outputs.size() != static_cast<std::size_t>(size_)) {
+    refuse(kOp, "output_tensor_lists: " + std::to_string(outputs.size()) +
+                    " lists; expected one per rank (" + std::to_string(size_) + ")");
+  }
+  // One allgather for them all: each rank's inputs packed one after another (any element types).
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    bytes += moved(inputs[i], kOp, "input_tensor_list[" + std::to_string(i) + "]").count;
+  }
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    const std::string list = "output_tensor_lists[" + std::to_string(r) + "]";
+    if (outputs[r].size() != inputs.size()) {
+      refuse(kOp, list + ": " + std::to_string(outputs[r].size()) + " tensors; expected " +
+                      std::to_string(inputs.size()) + ", one per input tensor");
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::string what = list + "[" + std::to_string(i) + "]";
+      same_shape(inputs[i], outputs[r][i], kOp, what.c_str());
+      moved(outputs[r][i], kOp, what);
+    }
+  }
+  at::Tensor packed = at::empty({static_cast<std::int64_t>(bytes)}, at::kByte);
+  auto* dst = static_cast<std::uint8_t*>(packed.data_ptr());
+  for (const at::Tensor& t : inputs) {
+    const std::size_t n = bytes_of(t);
+    if (n > 0) std::memcpy(dst, t.data_ptr(), n);
+    dst += n;
+  }
+  return allgather_into(packed, outputs, c10d::OpType::ALLGATHER_COALESCED,
+                        "dtrain:all_gather_coalesced");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_into(
+    const at::Tensor& packed, std::vector<std::vector<at::Tensor>> outs, c10d::OpType type,
+    const char* title) {
+  // torch's lists of tensors are not one buffer: gather into one, then copy each block out.
+  const std::size_t bytes = bytes_of(packed);
+  at::Tensor flat = at::empty({static_cast<std::int64_t>(bytes) * size_}, at::kByte);
+  std::vector<at::Tensor> results;
+  for (const auto& list : outs) results.insert(results.end(), list.begin(), list.end());
   std::lock_guard lock(submit_);
-  Pending p{{comm().allgather_async(b.data, flat.data_ptr(), b.count, DType::kUInt8)},
-            [outs, flat, bytes = b.count] {
+  Pending p{{},
+            [outs, flat, bytes] {
               const auto* src = static_cast<const std::uint8_t*>(flat.data_ptr());
-              for (std::size_t r = 0; r < outs.size(); ++r)
-                std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
+              for (std::size_t r = 0; r < outs.size(); ++r) {
+                const std::uint8_t* from = src + r * bytes;
+                for (const at::Tensor& t : outs[r]) {
+                  const std::size_t n = bytes_of(t);
+                  if (n > 0) std::memcpy(t.data_ptr(), from, n);
+                  from += n;
+                }
+              }
             },
-            {in, flat},
-            make_work(type, title, outs)};
+            {packed, flat},
+            make_work(type, title, std::move(results))};
+  // Nothing to move (every input empty, on every rank alike): no collective at all.
+  if (bytes > 0) {
+    p.works.push_back(
+        comm().allgather_async(packed.data_ptr(), flat.data_ptr(), bytes, DType::kUInt8));
+  }
   return enqueue(std::move(p));
 }
 
@@ -332,13 +374,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::barrier(const c10d::BarrierOp
   python::without_gil([this] { comm().barrier(); });
   return enqueue(Pending{
       {}, {}, {}, make_work(c10d::OpType::BARRIER, "dtrain:barrier", std::vector<at::Tensor>{})});
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::allgather_coalesced(
-    std::vector<std::vector<at::Tensor>>& /*outputs*/, std::vector<at::Tensor>& /*inputs*/,
-    const c10d::AllgatherOptions& /*opts*/) {
-  not_supported("allgather_coalesced",
-                "torch deprecates it; use all_gather_into_tensor, or one all_gather per tensor");
 }
 
 }  // namespace dtrain::torch_backend

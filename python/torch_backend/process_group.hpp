@@ -91,8 +91,10 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   // A group of `parent`'s ranks (torch's new_group while the default group is dtrain's):
   // `ranks` (world ranks of `parent`, in group order) as libdtrain's Comm::subgroup, sharing the
   // parent's bootstrap and connections (no rendezvous); collective over the members only.
+  // `timeout`: the deadline of its collectives and messages; nullopt: the parent's.
   ProcessGroupDtrain(c10::intrusive_ptr<ProcessGroupDtrain> parent, const std::vector<int>& ranks,
-                     int rank, std::function<void()> signal_check);
+                     int rank, std::optional<std::chrono::milliseconds> timeout,
+                     std::function<void()> signal_check);
   ~ProcessGroupDtrain() override;
 
   const std::string getBackendName() const override { return "dtrain"; }
@@ -157,11 +159,15 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   std::function<void()> interrupt_check() const;
   c10::intrusive_ptr<DtrainWork> make_work(c10d::OpType type, const char* title,
                                            std::vector<at::Tensor> outputs);
-  // allgather and gather: every rank's block of `b` (the bytes of `in`) gathered into one buffer,
-  // then copied into `outs` (one tensor per rank; empty: a gather's non-root keeps none).
-  c10::intrusive_ptr<c10d::Work> allgather_into(const at::Tensor& in, const Buffer& b,
-                                                std::vector<at::Tensor> outs, c10d::OpType type,
-                                                const char* title);
+  // allgather and allgather_coalesced: every rank's `packed` (a contiguous tensor, its bytes the
+  // same number on every rank) gathered into one buffer, then rank r's block copied into the
+  // tensors of outs[r] in order, each taking its own bytes.
+  c10::intrusive_ptr<c10d::Work> allgather_into(const at::Tensor& packed,
+                                                std::vector<std::vector<at::Tensor>> outs,
+                                                c10d::OpType type, const char* title);
+  // all_reduce of a sparse COO tensor: summed as gloo does (sparse_allreduce.cpp).
+  c10::intrusive_ptr<c10d::Work> sparse_allreduce(at::Tensor& tensor,
+                                                  const c10d::AllreduceOptions& opts);
 
   std::shared_ptr<Interruption> interruption_;     // before ctx_: libdtrain's check uses it
   std::optional<Context> ctx_;                     // the default group's: its own Context

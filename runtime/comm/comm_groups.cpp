@@ -3,7 +3,9 @@
 // (group_communicator.hpp).
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,7 +34,8 @@ runtime::Mailbox& mailbox_for_groups(runtime::Engine& e, const char* op) {
 
 }  // namespace
 
-Comm Comm::make_group(const std::vector<int>& members, std::int64_t id) {
+Comm Comm::make_group(const std::vector<int>& members, std::int64_t id,
+                      std::optional<std::chrono::milliseconds> timeout) {
   runtime::Engine& e = *engine_;
   runtime::Mailbox& mailbox = mailbox_for_groups(e, "split");
   const runtime::MessageSpace& here = e.backend().message_space();
@@ -45,10 +48,15 @@ Comm Comm::make_group(const std::vector<int>& members, std::int64_t id) {
   mailbox.space_id_used(id);
   runtime::MessageSpace space(id, std::move(world_of), world_size);
   const auto n = static_cast<int>(members.size());
+  runtime::Settings settings = e.settings();
+  if (timeout) {
+    settings.timeout = *timeout;
+    settings.timeout_source = runtime::TimeoutSource::kCaller;
+  }
   auto engine = std::make_shared<runtime::Engine>(
       runtime::make_group_communicator(mailbox, std::move(space), group_rank,
-                                       std::string(e.backend().backend())),
-      group_rank, n, e.settings());
+                                       std::string(e.backend().backend()), settings.deadline()),
+      group_rank, n, settings);
   return Comm(std::move(engine));
 }
 
@@ -77,7 +85,13 @@ std::optional<Comm> Comm::split(int color, int key) {
   return make_group(members, id);
 }
 
-std::optional<Comm> Comm::subgroup(std::span<const int> ranks) {
+std::optional<Comm> Comm::subgroup(std::span<const int> ranks,
+                                   std::optional<std::chrono::milliseconds> timeout) {
+  if (timeout && timeout->count() <= 0) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: subgroup: timeout; expected a positive duration, got " +
+                    std::to_string(timeout->count()) + " ms");
+  }
   std::set<int> seen;
   for (int r : ranks) {
     if (r < 0 || r >= size() || !seen.insert(r).second) {
@@ -113,7 +127,7 @@ std::optional<Comm> Comm::subgroup(std::span<const int> ranks) {
       });
   std::int64_t id = mailbox.next_space_id();
   doubling.allreduce(&id, &id, 1, DType::kInt64, ReduceOp::kMax);
-  return make_group(members, id);
+  return make_group(members, id, timeout);
 }
 
 }  // namespace dtrain

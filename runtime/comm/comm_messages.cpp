@@ -49,7 +49,7 @@ void check_message(const void* buf, std::size_t count, int peer, int tag, int si
 // The schedules over `e`'s mailbox, in its communicator's numbering.
 runtime::MessageSchedules schedules(runtime::Engine& e, const char* op) {
   return runtime::MessageSchedules(mailbox_of(e, op), e.backend().message_space(), e.rank(),
-                                   e.size());
+                                   e.size(), e.settings().deadline());
 }
 
 // An all-to-all's per-rank counts and offsets (elements), checked and in bytes.
@@ -94,16 +94,17 @@ Work Comm::isend(const void* buf, std::size_t count, DType type, int dst, int ta
   check_message(buf, count, dst, tag, size(), false, "send");
   runtime::Mailbox& m = mailbox_of(*engine_, "send");
   const runtime::MessageSpace& space = engine_->backend().message_space();
-  return Work(engine_,
-              m.send(buf, count * dtype_size(type), space.world(dst), space.user_tag(tag)));
+  return Work(engine_, m.send(buf, count * dtype_size(type), space.world(dst), space.user_tag(tag),
+                              engine_->settings().deadline()));
 }
 
 Work Comm::irecv(void* buf, std::size_t count, DType type, int src, int tag) {
   check_message(buf, count, src, tag, size(), true, "recv");
   runtime::Mailbox& m = mailbox_of(*engine_, "recv");
   const runtime::MessageSpace& space = engine_->backend().message_space();
-  return Work(engine_, m.receive(buf, count * dtype_size(type), space.world(src),
-                                 space.user_tag(tag), space.group_of()));
+  return Work(engine_,
+              m.receive(buf, count * dtype_size(type), space.world(src), space.user_tag(tag),
+                        space.group_of(), engine_->settings().deadline()));
 }
 
 int Work::source() const {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 
 #include "comm/lost_peers/peer_alarm.hpp"
 #include "dtrain/dtrain.hpp"
@@ -39,12 +38,6 @@ std::chrono::microseconds spin_for_this_process() {
     return std::chrono::microseconds(0);
   }
   return kSpin;
-}
-
-std::string seconds_text(std::chrono::milliseconds ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(ms.count()) / 1000.0);
-  return buf;
 }
 
 // One write(2), not stdio: the launcher may kill this process any moment now, and a line left
@@ -430,8 +423,8 @@ void Engine::check_interrupt(const Pending& p) {
 // Called with mutex_ held, running_ set and overdue.
 void Engine::throw_timeout() {
   const std::string missing = backend_->missing_ranks();
-  broken_ = "dtrain: " + where(running_.get()) + ": not complete after " + seconds_text(timeout()) +
-            " s (DTRAIN_TIMEOUT); missing ranks: " +
+  broken_ = "dtrain: " + where(running_.get()) + ": not complete after " +
+            timeout_text(settings_.deadline()) + "; missing ranks: " +
             (missing.empty() ? std::string("unknown (") + std::string(backend_->backend()) +
                                    " does not say which ranks have not arrived; compare the "
                                    "ranks' last \"coll\" records in rank-NNNNN.jsonl)"

@@ -19,13 +19,15 @@ constexpr std::size_t kDoublingUpTo = std::size_t{64} << 10;
 
 class GroupCommunicator final : public Communicator {
  public:
-  GroupCommunicator(Mailbox& mailbox, MessageSpace space, int rank, std::string backend)
+  GroupCommunicator(Mailbox& mailbox, MessageSpace space, int rank, std::string backend,
+                    Timeout timeout)
       : Communicator(space.size()),
         mailbox_(mailbox),
         space_(std::move(space)),
         rank_(rank),
         size_(space_.size()),
         backend_(std::move(backend)),
+        timeout_(timeout),
         doubling_(rank, size_, transfer()),
         ring_(rank, size_, transfer()) {}
 
@@ -42,7 +44,7 @@ class GroupCommunicator final : public Communicator {
     if (has_parent) exchange(nullptr, 0, -1, buf, bytes, tree.front());
     std::vector<std::shared_ptr<Pending>> sends;
     for (std::size_t c = has_parent ? 1 : 0; c < tree.size(); ++c) {
-      sends.push_back(mailbox_.send(buf, bytes, space_.world(tree[c]), tag_));
+      sends.push_back(mailbox_.send(buf, bytes, space_.world(tree[c]), tag_, timeout_));
     }
     for (const auto& s : sends) Mailbox::wait(*s);
   }
@@ -75,8 +77,9 @@ class GroupCommunicator final : public Communicator {
                 std::size_t recv_bytes, int from) {
     std::shared_ptr<Pending> r;
     std::shared_ptr<Pending> s;
-    if (from >= 0) r = mailbox_.receive(recv, recv_bytes, space_.world(from), tag_);
-    if (to >= 0) s = mailbox_.send(send, send_bytes, space_.world(to), tag_);
+    if (from >= 0)
+      r = mailbox_.receive(recv, recv_bytes, space_.world(from), tag_, nullptr, timeout_);
+    if (to >= 0) s = mailbox_.send(send, send_bytes, space_.world(to), tag_, timeout_);
     try {
       if (s) Mailbox::wait(*s);
       if (r) Mailbox::wait(*r);
@@ -97,6 +100,7 @@ class GroupCommunicator final : public Communicator {
   int rank_;
   int size_;
   std::string backend_;
+  Timeout timeout_;
   std::int64_t tag_ = 0;  // the running call's (begin_call)
   RecursiveDoubling doubling_;
   Ring ring_;
@@ -105,8 +109,10 @@ class GroupCommunicator final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> make_group_communicator(Mailbox& mailbox, MessageSpace space,
-                                                      int rank, std::string backend) {
-  return std::make_unique<GroupCommunicator>(mailbox, std::move(space), rank, std::move(backend));
+                                                      int rank, std::string backend,
+                                                      Timeout timeout) {
+  return std::make_unique<GroupCommunicator>(mailbox, std::move(space), rank, std::move(backend),
+                                             timeout);
 }
 
 }  // namespace dtrain::runtime

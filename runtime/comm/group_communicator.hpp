@@ -13,12 +13,15 @@
 
 #include "comm/communicator.hpp"
 #include "comm/point_to_point/message_space.hpp"
+#include "timeout.hpp"
 
 namespace dtrain::runtime {
 
 // `mailbox` (the world communicator's) must outlive it; `rank`: this process's rank in `space`'s
-// group; `backend`: the world's backend name, which this one reports.
+// group; `backend`: the world's backend name, which this one reports; `timeout`: its messages'
+// deadline (the group's, which may differ from the mailbox's).
 std::unique_ptr<Communicator> make_group_communicator(Mailbox& mailbox, MessageSpace space,
-                                                      int rank, std::string backend);
+                                                      int rank, std::string backend,
+                                                      Timeout timeout);
 
 }  // namespace dtrain::runtime

@@ -19,6 +19,7 @@
 #include <span>
 
 #include "dtrain/dtrain.hpp"
+#include "timeout.hpp"
 
 namespace dtrain::runtime {
 
@@ -30,9 +31,10 @@ class MessageSpace;
 class MessageSchedules {
  public:
   // `rank` and `size` in `space`'s numbering (the world's, or a group's), which translates them
-  // for the mailbox; both must outlive this.
-  MessageSchedules(Mailbox& mailbox, const MessageSpace& space, int rank, int size)
-      : mailbox_(mailbox), space_(space), rank_(rank), size_(size) {}
+  // for the mailbox; both must outlive this. `timeout`: every message's deadline (the
+  // communicator's).
+  MessageSchedules(Mailbox& mailbox, const MessageSpace& space, int rank, int size, Timeout timeout)
+      : mailbox_(mailbox), space_(space), rank_(rank), size_(size), timeout_(timeout) {}
 
   // `out` (the root's) receives rank r's `bytes` at r * bytes; `in` may be the root's own block
   // of `out` (in place).
@@ -60,6 +62,7 @@ class MessageSchedules {
   const MessageSpace& space_;
   int rank_;
   int size_;
+  Timeout timeout_;
 };
 
 }  // namespace dtrain::runtime

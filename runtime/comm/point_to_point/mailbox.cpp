@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "comm/point_to_point/mailbox_parts.hpp"
@@ -20,21 +19,15 @@ using Clock = std::chrono::steady_clock;
 // Up to this size a send is written on the caller's thread when its connection is idle.
 constexpr std::size_t kDirectWriteBytes = std::size_t{64} << 10;
 
-std::string seconds_text(std::chrono::milliseconds ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(ms.count()) / 1000.0);
-  return buf;
-}
-
 }  // namespace
 
 Mailbox::Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net::Socket listener,
-                 std::chrono::milliseconds timeout)
+                 std::chrono::milliseconds timeout, TimeoutSource source)
     : rank_(rank),
       size_(size),
       addresses_(std::move(addresses)),
       listener_(std::move(listener)),
-      timeout_(timeout),
+      timeout_{timeout, source},
       wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       outgoing_(static_cast<std::size_t>(size)),
       gone_(static_cast<std::size_t>(size)) {
@@ -49,7 +42,7 @@ Mailbox::~Mailbox() {
   if (thread_.joinable()) {
     // Sends handed over are delivered, as MPI_Finalize completes them: a stage that sends its
     // last activations and exits must not lose them. Bounded by the deadline.
-    const auto until = Clock::now() + timeout_;
+    const auto until = Clock::now() + timeout_.after;
     while (Clock::now() < until &&
            std::any_of(outgoing_.begin(), outgoing_.end(),
                        [](const auto& o) { return o && !o->queue.empty(); })) {
@@ -75,7 +68,7 @@ Mailbox::~Mailbox() {
 }
 
 std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int dst,
-                                       std::int64_t tag) {
+                                       std::int64_t tag, std::optional<Timeout> timeout) {
   auto op = std::make_shared<Op>();
   op->pending = std::make_shared<Pending>();
   op->pending->op = "send";
@@ -105,7 +98,8 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   const bool idle = out.socket.valid() && out.hello_sent && !out.framing && out.queue.empty() &&
                     bytes <= kDirectWriteBytes;
   out.queue.push_back(op);
-  pending->deadline = Clock::now() + timeout_;
+  op->timeout = timeout.value_or(timeout_);
+  pending->deadline = Clock::now() + op->timeout.after;
   pending->expire = [this, weak = std::weak_ptr<Op>(op)] {
     if (auto o = weak.lock()) expire(o);
   };
@@ -120,7 +114,8 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
 }
 
 std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
-                                          std::shared_ptr<const std::vector<int>> group_of) {
+                                          std::shared_ptr<const std::vector<int>> group_of,
+                                          std::optional<Timeout> timeout) {
   auto op = std::make_shared<Op>();
   op->pending = std::make_shared<Pending>();
   op->pending->op = "recv";
@@ -141,7 +136,8 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
     return pending;
   }
   posted_.push_back(op);
-  pending->deadline = Clock::now() + timeout_;
+  op->timeout = timeout.value_or(timeout_);
+  pending->deadline = Clock::now() + op->timeout.after;
   pending->expire = [this, weak = std::weak_ptr<Op>(op)] {
     if (auto o = weak.lock()) expire(o);
   };
@@ -272,7 +268,7 @@ void Mailbox::claim(const std::shared_ptr<Op>& receive, std::size_t index) {
 void Mailbox::expire(const std::shared_ptr<Op>& op) {
   std::lock_guard lock(mutex_);
   if (op->pending->done.load(std::memory_order_acquire)) return;
-  const std::string limit = seconds_text(timeout_) + " s (DTRAIN_TIMEOUT)";
+  const std::string limit = timeout_text(op->timeout);
   if (op->sends) {
     Outgoing& out = *outgoing_[static_cast<std::size_t>(op->peer)];
     const auto at = std::find(out.queue.begin(), out.queue.end(), op);

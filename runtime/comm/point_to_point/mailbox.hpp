@@ -25,6 +25,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "comm/engine.hpp"
 #include "comm/point_to_point/message_matching.hpp"
 #include "net/socket.hpp"
+#include "timeout.hpp"
 
 namespace dtrain::runtime {
 
@@ -48,9 +50,10 @@ class Mailbox {
   static constexpr std::size_t kUnexpectedBudget = std::size_t{64} << 20;
 
   // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
-  // rank's, listening at addresses[rank]. `timeout`: every message's deadline.
+  // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
+  // one (a subgroup's, Comm::subgroup); `source`: where it came from, for the errors.
   Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net::Socket listener,
-          std::chrono::milliseconds timeout);
+          std::chrono::milliseconds timeout, TimeoutSource source = TimeoutSource::kEnvironment);
   // Waits (up to the timeout) for the sends already handed to it to leave, then closes every
   // connection; receives still posted fail.
   ~Mailbox();
@@ -61,10 +64,13 @@ class Mailbox {
   // thread. `bytes` from `buf` to rank `dst` / into `buf` from rank `src` (kAnySource: any; the
   // Pending's `source` tells which). Both must stay valid until it completes. A message whose size
   // differs from its receive's fails the receive, naming both sizes and both ranks.
-  std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag);
+  // `timeout`: this message's deadline (its communicator's); nullopt: the mailbox's.
+  std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag,
+                                std::optional<Timeout> timeout = std::nullopt);
   // `group_of` (a sub-communicator's, message_space.hpp): the sender is told in its numbering.
   std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
-                                   std::shared_ptr<const std::vector<int>> group_of = nullptr);
+                                   std::shared_ptr<const std::vector<int>> group_of = nullptr,
+                                   std::optional<Timeout> timeout = std::nullopt);
   // Blocks until `message` (one of the above) completes, or its deadline passes (then it fails,
   // named); rethrows its error. For libdtrain's own schedules on the progress thread: a user's
   // wait goes through Engine::wait, which also runs the interrupt check.
@@ -105,7 +111,7 @@ class Mailbox {
   const int size_;
   const std::vector<MailboxAddress> addresses_;
   net::Socket listener_;
-  const std::chrono::milliseconds timeout_;
+  const Timeout timeout_;
   net::Socket wake_;  // an eventfd: user threads wake the loop's poll
 
   std::mutex mutex_;  // guards everything below; held by the loop while it moves bytes

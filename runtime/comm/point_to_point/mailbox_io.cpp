@@ -41,8 +41,8 @@ void Mailbox::loop() {
       out->connecting = true;
       lock.unlock();
       net::IoResult how = net::IoResult::kOk;
-      net::Socket s =
-          net::connect_once(addresses_[p].host, addresses_[p].port, Clock::now() + timeout_, &how);
+      net::Socket s = net::connect_once(addresses_[p].host, addresses_[p].port,
+                                        Clock::now() + timeout_.after, &how);
       const std::string why = net::last_error_text();
       lock.lock();
       out->connecting = false;

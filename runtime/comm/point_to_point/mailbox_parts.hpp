@@ -22,6 +22,7 @@ struct Mailbox::Op {
   std::int64_t tag = 0;
   Envelope envelope() const { return {peer, tag}; }
   std::shared_ptr<const std::vector<int>> group_of;  // a receive's: its group's numbering
+  Timeout timeout{};  // its deadline's length and source, for the expiry's message
   // A receive's sender, in its group's numbering when it has one.
   void set_source(int world_rank) const {
     pending->source.store(group_of ? (*group_of)[static_cast<std::size_t>(world_rank)]

@@ -213,11 +213,15 @@ class DTRAIN_API Comm {
   // communicator; the ranks passing one `color` (>= 0) form a group, ordered by `key` then by
   // their rank here; kNoGroup: this rank joins none (nullopt). subgroup() is collective over the
   // members only: `ranks` (in this communicator's numbering, no repeats) become group ranks 0,
-  // 1, ... in that order; nullopt for a rank not in it. The returned Comm owns its group (its
-  // engine and thread), which lives as long as a copy of it does; the Context must outlive it.
+  // 1, ... in that order; nullopt for a rank not in it. `timeout` (positive): the deadline of the
+  // group's collectives and messages, which its errors name as the group's; nullopt: this
+  // communicator's (DTRAIN_TIMEOUT unless the Context was given one). The returned Comm owns its
+  // group (its engine and thread), which lives as long as a copy of it does; the Context must
+  // outlive it.
   static constexpr int kNoGroup = -1;
   std::optional<Comm> split(int color, int key);
-  std::optional<Comm> subgroup(std::span<const int> ranks);
+  std::optional<Comm> subgroup(std::span<const int> ranks,
+                               std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   // "mpi", "tcp", "single" (ctx.comm()) or "nccl" (ctx.device_comm()).
   std::string_view backend() const;
@@ -269,8 +273,10 @@ class DTRAIN_API Comm {
  private:
   // A group's handle, owning its engine.
   explicit Comm(std::shared_ptr<runtime::Engine> owned) : engine_(owned.get()), owned_(owned) {}
-  // The group of `members` (ranks here, in group order) with message-space id `id`.
-  Comm make_group(const std::vector<int>& members, std::int64_t id);
+  // The group of `members` (ranks here, in group order) with message-space id `id`; `timeout`:
+  // its own deadline, else this communicator's.
+  Comm make_group(const std::vector<int>& members, std::int64_t id,
+                  std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   [[noreturn]] static void throw_size_mismatch(std::size_t in, std::size_t out);
   // "dtrain: OP: WHICH size differs from size() times the other size; expected WANT elements, ..."

@@ -179,6 +179,33 @@ if rank == size - 1:
     t = torch.full((4,), 3.0)
     dist.all_reduce(t, group=alone)
     assert torch.equal(t, torch.full((4,), 3.0))
+
+# all_gather_coalesced: one allgather for every input (torch wants one dtype per call), any
+# dtype (complex too), any shapes, empty tensors among them
+for dtype in (torch.float32, torch.complex64, torch.int8):
+    value = rank + 1j * rank if dtype.is_complex else rank
+    ins = [torch.full(shape, value, dtype=dtype) for shape in ((3,), (2, 2), (0,), (5,))]
+    outs = [[torch.empty_like(t) for t in ins] for _ in range(size)]
+    dist.all_gather_coalesced(outs, ins)
+    for r in range(size):
+        for got, mine in zip(outs[r], ins):
+            want = torch.full_like(mine, r + 1j * r if dtype.is_complex else r)
+            assert torch.equal(got, want), ("all_gather_coalesced", dtype, r, got, want)
+
+# all_reduce of a sparse COO tensor (SUM, as gloo): rank r holds r + 1 at (r, r) and 1 at (0, 1)
+indices = torch.tensor([[rank, 0], [rank, 1]])
+sparse = torch.sparse_coo_tensor(indices, torch.tensor([rank + 1.0, 1.0]), (size, size))
+dist.all_reduce(sparse)
+want = torch.diag(torch.arange(1.0, size + 1))
+want[0, 1] = size
+assert torch.equal(sparse.to_dense(), want), ("sparse all_reduce", sparse.to_dense(), want)
+try:
+    dist.all_reduce(sparse, op=dist.ReduceOp.MAX)
+    raise AssertionError("a sparse all_reduce with MAX was not refused")
+except Exception as e:  # noqa: BLE001 (dtrain.InvalidError; the text is what a user sees)
+    assert ("dtrain: torch: allreduce: tensor: layout Sparse with op ReduceOp.MAX; expected "
+            "ReduceOp.SUM") in str(e), str(e)
+
 dist.barrier()
 dist.destroy_process_group()
 print(f"PASS rank {rank} of {size}: every collective exact", flush=True)

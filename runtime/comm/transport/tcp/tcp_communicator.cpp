@@ -69,9 +69,11 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         rank_(rank),
         size_(size),
         timeout_(settings.timeout),
+        deadline_(settings.deadline()),
         peers_(store, rank, size, timeout_, node_name),
         mailbox_(std::make_unique<Mailbox>(rank, size, peers_.mailbox_addresses(),
-                                           peers_.take_mailbox_listener(), timeout_)),
+                                           peers_.take_mailbox_listener(), timeout_,
+                                           settings.timeout_source)),
         hosts_(peers_.nodes()),
         frames_(static_cast<std::size_t>(size)),
         ring_(rank, size, transfer()),
@@ -388,7 +390,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         peer < rank_ ? std::vector<CallSeen>{other, mine} : std::vector<CallSeen>{mine, other};
     stop(loss);
     missing_.clear();
-    failure_.emplace(Error::Code::kInvalid, loss_message(what, loss, {}, hosts_));
+    failure_.emplace(Error::Code::kInvalid, loss_message(what, loss, {}, hosts_, deadline_));
     throw *failure_;
   }
 
@@ -455,7 +457,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     const std::vector<int> missing = runtime::missing_ranks(loss, closed_peers());
     missing_ = "ranks " + rank_list(missing);
     stop(loss);
-    const std::string text = loss_message(what, loss, missing, hosts_);
+    const std::string text = loss_message(what, loss, missing, hosts_, deadline_);
     failure_.emplace(loss.how == IoResult::kTimeout    ? Error::Code::kTimeout
                      : loss.how == IoResult::kMismatch ? Error::Code::kInvalid
                                                        : Error::Code::kComm,
@@ -466,6 +468,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
+  Timeout deadline_;                               // timeout_ and its source, for the errors
   TcpPeers peers_;                                 // the connections, made on first use
   std::unique_ptr<Mailbox> mailbox_;               // point-to-point messages, on sockets of its own
   std::vector<std::string> hosts_;                 // every rank's host name

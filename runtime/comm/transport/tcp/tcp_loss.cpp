@@ -98,7 +98,7 @@ std::string who(int r, const std::vector<std::string>& hosts) {
 }  // namespace
 
 std::string loss_message(const char* what, const Loss& loss, const std::vector<int>& missing,
-                         const std::vector<std::string>& hosts) {
+                         const std::vector<std::string>& hosts, const Timeout& timeout) {
   if (loss.how == net::IoResult::kMismatch) {
     std::string text =
         std::string("dtrain: ") + what + ": tcp: " + mismatch_text("ranks", loss.calls);
@@ -108,7 +108,7 @@ std::string loss_message(const char* what, const Loss& loss, const std::vector<i
   const std::string why = loss.how == net::IoResult::kClosed
                               ? " closed its connection (it exited or was killed)"
                           : loss.how == net::IoResult::kTimeout
-                              ? " did not answer before the deadline (DTRAIN_TIMEOUT)"
+                              ? " did not answer within " + timeout_text(timeout)
                               : ": socket error: " + std::string(std::strerror(loss.error));
   std::string text = std::string("dtrain: ") + what +
                      ": tcp: missing ranks: " + rank_list(missing) + "; " + who(loss.rank, hosts) +

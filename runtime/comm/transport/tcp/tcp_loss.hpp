@@ -13,6 +13,7 @@
 
 #include "comm/call_check.hpp"
 #include "net/socket.hpp"
+#include "timeout.hpp"
 
 namespace dtrain::runtime {
 
@@ -67,10 +68,11 @@ std::vector<int> missing_ranks(const Loss& loss, const std::vector<int>& closed)
 std::string rank_list(const std::vector<int>& ranks);
 
 // "dtrain: <what>: tcp: missing ranks: 1, 2; rank 1 (on hostB) closed its connection (it exited
-// or was killed); rank 2 (on hostC) stopped because of it". `hosts`: every rank's host name. For a
-// mismatch: "dtrain: <what>: tcp: ranks passed different calls to one collective: ...; rank 2 (on
-// hostC) saw it" (the last part on the other ranks).
+// or was killed); rank 2 (on hostC) stopped because of it", or "... rank 1 (on hostB) did not
+// answer within 5 s (DTRAIN_TIMEOUT)" (`timeout`: the deadline). `hosts`: every rank's host name.
+// For a mismatch: "dtrain: <what>: tcp: ranks passed different calls to one collective: ...; rank 2
+// (on hostC) saw it" (the last part on the other ranks).
 std::string loss_message(const char* what, const Loss& loss, const std::vector<int>& missing,
-                         const std::vector<std::string>& hosts);
+                         const std::vector<std::string>& hosts, const Timeout& timeout);
 
 }  // namespace dtrain::runtime

@@ -183,6 +183,27 @@ TEST(Engine, APollingCollectiveFailsAtTheDeadlineItStates) {
   engine.reset();  // leaves the stuck thread behind instead of joining it
 }
 
+// A deadline the communicator's maker gave (torch's group timeout) is named as that, not as
+// DTRAIN_TIMEOUT, with " timeout " in the text as torch's barrier tests look for it.
+TEST(Engine, ACallersTimeoutIsNamedAsTheGroups) {
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  dtrain::runtime::Settings settings = with_timeout(300ms);
+  settings.timeout_source = dtrain::runtime::TimeoutSource::kCaller;
+  auto engine =
+      std::make_unique<Engine>(std::make_unique<FakeComm>(true, abandoned, true), 0, 2, settings);
+  float x = 1;
+  const std::string error = error_of([&] {
+    engine->run(
+        "allreduce", 4,
+        [&] { engine->backend().allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum); }, true);
+  });
+  EXPECT_NE(error.find(": not complete after 0.3 s (the timeout given for this group, not "
+                       "DTRAIN_TIMEOUT); missing ranks: "),
+            std::string::npos)
+      << error;
+  engine.reset();  // leaves the stuck thread behind instead of joining it
+}
+
 // A binding's interrupt check (Python's Ctrl-C) abandons a wait on a collective that waits for a
 // peer, long before the deadline: its exception reaches the caller, the backend is abandoned, a
 // collective queued behind never runs (its caller may have freed its buffers), and later ones

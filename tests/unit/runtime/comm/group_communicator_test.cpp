@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -142,6 +143,34 @@ TEST(GroupCommunicator, SixtyFourGroupsOpenNoConnectionAPairDidNotNeed) {
   EXPECT_LE(after[0] - before, 0);
 }
 
+// A subgroup given its own timeout (torch's new_group(timeout=...)): its collectives and its
+// messages fail at that deadline, not at the world's 30 s, and say whose timeout it was.
+TEST(GroupCommunicator, ASubgroupsOwnTimeoutEndsItsWaitsAndIsNamed) {
+  std::string barrier_error;
+  std::string message_error;
+  std::chrono::steady_clock::duration took{};
+  tcp_comm_ranks(3, [&](Comm& c, int rank) {
+    const std::vector<int> members = {1, 2};
+    std::optional<Comm> g = c.subgroup(members, std::chrono::milliseconds(300));
+    if (rank == 1) {  // rank 2 never sends, nor enters the group's barrier
+      std::int32_t x = 0;
+      message_error = error_of([&] { g->recv(&x, 1, DType::kInt32, 1, 5); });
+      const auto start = std::chrono::steady_clock::now();
+      barrier_error = error_of([&] { g->barrier(); });
+      took = std::chrono::steady_clock::now() - start;
+    }
+    c.barrier();
+  });
+  EXPECT_NE(barrier_error.find(" 0.3 s (the timeout given for this group, not DTRAIN_TIMEOUT)"),
+            std::string::npos)
+      << barrier_error;
+  EXPECT_LT(took, std::chrono::seconds(10)) << "the world's 30 s, not the group's 0.3 s";
+  EXPECT_EQ(message_error.find("dtrain: recv"), 0u) << message_error;
+  EXPECT_NE(message_error.find("no message within 0.3 s (the timeout given for this group"),
+            std::string::npos)
+      << message_error;
+}
+
 TEST(GroupCommunicator, BadColorsAndRanksAreRefusedByName) {
   tcp_comm_ranks(2, [&](Comm& c, int) {
     EXPECT_EQ(error_of([&] { (void)c.split(-5, 0); }),
@@ -152,6 +181,9 @@ TEST(GroupCommunicator, BadColorsAndRanksAreRefusedByName) {
     const std::vector<int> far = {0, 7};
     EXPECT_EQ(error_of([&] { (void)c.subgroup(far); }),
               "dtrain: subgroup: ranks: 7 is out of range; expected 0 to 1");
+    const std::vector<int> both = {0, 1};
+    EXPECT_EQ(error_of([&] { (void)c.subgroup(both, std::chrono::milliseconds(0)); }),
+              "dtrain: subgroup: timeout; expected a positive duration, got 0 ms");
   });
 }
 

@@ -320,7 +320,7 @@ TEST(TcpCommunicator, ASilentRankIsNamedByRanksThatWaitOnItsVictims) {
     ++done;
   });
   const std::string host = host_name();
-  const std::string silent = "rank 1 (on " + host + ") did not answer before the deadline";
+  const std::string silent = "rank 1 (on " + host + ") did not answer within 0.5 s";
   EXPECT_EQ(errors[2], "dtrain: allreduce: tcp: missing ranks: 1; " + silent + " (DTRAIN_TIMEOUT)");
   EXPECT_EQ(errors[0], "dtrain: allreduce: tcp: missing ranks: 1, 2; " + silent +
                            " (DTRAIN_TIMEOUT); rank 2 (on " + host + ") stopped because of it");

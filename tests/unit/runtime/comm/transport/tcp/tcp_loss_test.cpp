@@ -27,6 +27,7 @@ AbortFrame lost(int rank, IoResult how) {
 }
 
 const std::vector<std::string> kHosts = {"a", "b", "c", "d"};
+const Timeout kDeadline{std::chrono::seconds(5)};  // DTRAIN_TIMEOUT's
 
 TEST(TcpLoss, APeerThatSentNoFrameIsTheCause) {
   const Loss seen{2, IoResult::kClosed, 0, -1};
@@ -85,15 +86,21 @@ TEST(TcpLoss, MissingRanksAreTheClosedPeersTheCauseAndItsMessenger) {
 }
 
 TEST(TcpLoss, TheMessageNamesTheCauseItsHostAndTheMessenger) {
-  EXPECT_EQ(loss_message("allreduce", Loss{1, IoResult::kClosed, 0, 2}, {1, 2}, kHosts),
+  EXPECT_EQ(loss_message("allreduce", Loss{1, IoResult::kClosed, 0, 2}, {1, 2}, kHosts, kDeadline),
             "dtrain: allreduce: tcp: missing ranks: 1, 2; rank 1 (on b) closed its connection (it "
             "exited or was killed); rank 2 (on c) stopped because of it");
-  EXPECT_EQ(loss_message("barrier", Loss{3, IoResult::kTimeout, 0, -1}, {3}, kHosts),
-            "dtrain: barrier: tcp: missing ranks: 3; rank 3 (on d) did not answer before the "
-            "deadline (DTRAIN_TIMEOUT)");
-  EXPECT_EQ(loss_message("broadcast", Loss{0, IoResult::kError, ECONNRESET, -1}, {0}, kHosts),
-            "dtrain: broadcast: tcp: missing ranks: 0; rank 0 (on a): socket error: " +
-                std::string(std::strerror(ECONNRESET)));
+  EXPECT_EQ(loss_message("barrier", Loss{3, IoResult::kTimeout, 0, -1}, {3}, kHosts, kDeadline),
+            "dtrain: barrier: tcp: missing ranks: 3; rank 3 (on d) did not answer within 5 s "
+            "(DTRAIN_TIMEOUT)");
+  // A deadline the caller gave (torch's group timeout) is named as such, not as DTRAIN_TIMEOUT.
+  EXPECT_EQ(loss_message("barrier", Loss{3, IoResult::kTimeout, 0, -1}, {3}, kHosts,
+                         Timeout{std::chrono::milliseconds(1500), TimeoutSource::kCaller}),
+            "dtrain: barrier: tcp: missing ranks: 3; rank 3 (on d) did not answer within 1.5 s "
+            "(the timeout given for this group, not DTRAIN_TIMEOUT)");
+  EXPECT_EQ(
+      loss_message("broadcast", Loss{0, IoResult::kError, ECONNRESET, -1}, {0}, kHosts, kDeadline),
+      "dtrain: broadcast: tcp: missing ranks: 0; rank 0 (on a): socket error: " +
+          std::string(std::strerror(ECONNRESET)));
 }
 
 // Two ranks passed different calls: the rank that saw it stops every rank with a frame naming
@@ -112,14 +119,15 @@ TEST(TcpLoss, AFrameOfDifferentCallsIsTheCauseWhereverItComesFrom) {
     EXPECT_EQ(cause.rank, 2);
     EXPECT_EQ(cause.messenger, peer);
     EXPECT_TRUE(missing_ranks(cause, {peer}).empty());
-    EXPECT_EQ(loss_message("allreduce", cause, {}, kHosts),
+    EXPECT_EQ(loss_message("allreduce", cause, {}, kHosts, kDeadline),
               "dtrain: allreduce: tcp: ranks passed different calls to one collective: rank 1 "
               "passed 4097 float32 elements (kSum), rank 2 passed 4096 float32 elements (kSum); "
               "every rank must pass the same number of elements, element type and operation; "
               "rank 2 (on c) saw it");
   }
   // The rank that saw it says no more than the calls.
-  EXPECT_EQ(loss_message("barrier", seen_by_2, {}, kHosts).find("saw it"), std::string::npos);
+  EXPECT_EQ(loss_message("barrier", seen_by_2, {}, kHosts, kDeadline).find("saw it"),
+            std::string::npos);
 }
 
 }  // namespace
