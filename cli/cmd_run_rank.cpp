@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "common/signal_forwarding.hpp"
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
+#include "live_watch.hpp"
+#include "records/live_status.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_alarm.hpp"
 #include "records/rank_files.hpp"
@@ -87,10 +90,16 @@ int run_rank(const RunRankOptions& opts) {
   }
   ::setenv("DTRAIN_RUN_DIR", std::filesystem::absolute(opts.run_dir).c_str(), 1);
 
+  const LiveWatchSettings watch_settings = live_watch_settings(launch::current_environment());
   const records::RankAlarmSocket alarm = records::RankAlarmSocket::open();
+  // The rank's live status page (records/live_status.hpp), for the hang watch below; without one
+  // (no memfd) the rank runs unwatched, as before.
+  const std::unique_ptr<records::LivePage> live =
+      watch_settings.hang_after ? records::LivePage::create() : nullptr;
   const records::TeedChild child = records::fork_with_output_pipes(kWho);
   if (child.pid == 0) {
     alarm.hand_to_child();
+    if (live) live->hand_to_child();
     exec_command(opts.command);
   }
   const char* attempt_text = std::getenv("DTRAIN_ATTEMPT");  // `dtrain supervise` sets it
@@ -102,8 +111,14 @@ int run_rank(const RunRankOptions& opts) {
                                  0,
                                  records::join_command(opts.command),
                                  records::attempt_from_text(attempt_text ? attempt_text : "")};
+  std::optional<LiveWatch> watch;
+  if (live) {
+    watch.emplace(watch_settings, opts.run_dir, info->rank, info->size, start.host, child.pid,
+                  *live);
+  }
   const int status =
       records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO, alarm.fd()}, start, kWho);
+  watch.reset();
   return exit_code_of(status);
 }
 

@@ -32,9 +32,6 @@ std::string read_spec_file(const std::string& path) {
   return dtrain::read_input_file(path, "a job spec (YAML)", plan::kMaxSpecBytes);
 }
 
-namespace {
-
-// Appends `record` and a newline in one write(2); throws naming the file when it cannot.
 void append_whole_line(const std::string& path, const std::string& record) {
   const std::string line = record + "\n";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -46,6 +43,8 @@ void append_whole_line(const std::string& path, const std::string& record) {
     throw std::runtime_error("dtrain: cannot append to " + path + ": " + std::strerror(error));
   }
 }
+
+namespace {
 
 void write_file(const fs::path& path, const std::string& text, fs::perms perms) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -34,6 +34,10 @@ namespace dtrain::cli {
 // files and files over the size limit (dtrain::InputFileError: bad input).
 std::string read_spec_file(const std::string& path);
 
+// Appends `record` and a newline in one write(2) (O_APPEND: lines of several writers never
+// interleave); throws naming the file when it cannot.
+void append_whole_line(const std::string& path, const std::string& record);
+
 // Creates `run_dir` (which must not exist or be empty) and writes job.yaml, launch.sh, plan.json.
 void write_run_dir(const plan::LaunchPlan& plan, const std::string& spec_text);
 

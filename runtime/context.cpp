@@ -10,6 +10,7 @@
 #include "context_state.hpp"
 #include "init_affinity.hpp"
 #include "mpi/mpi.hpp"
+#include "records/live_status.hpp"
 #include "settings.hpp"
 
 namespace dtrain {
@@ -120,6 +121,9 @@ Context start(std::unique_ptr<runtime::ContextState> state, runtime::Bootstrappe
     backend = runtime::make_mpi_communicator(w, found.owns_mpi, settings);
   }
   state->engine = std::make_unique<runtime::Engine>(std::move(backend), w.rank, w.size, settings);
+  // Its logger's watch follows the world's collectives (the ones every rank joins) through it.
+  if (auto live = records::LivePage::from_environment())
+    state->engine->set_live_page(std::move(live));
   state->comm.emplace(*state->engine);
   state->store = found.store;
   if (!state->store) {

@@ -215,6 +215,7 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
     observer = observer_;
   }
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, true, false);
+  if (live_) live_->enter(p.seq, p.op, p.bytes);
   try {
     backend_->begin_call(p.seq);
     body();
@@ -235,6 +236,7 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
     p.error = std::current_exception();
   }
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, false, p.error != nullptr);
+  if (live_) live_->leave(p.seq);
   {
     // Before the waiter wakes: its next collective may then run inline at once.
     std::lock_guard lock(mutex_);

@@ -37,6 +37,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/lost_peers/peer_watch.hpp"
+#include "records/live_status.hpp"
 #include "settings.hpp"
 
 namespace dtrain::runtime {
@@ -120,6 +121,9 @@ class Engine {
   // False for a one-rank backend: submit() then runs the body before returning.
   bool threaded() const { return threaded_; }
   void set_observer(std::shared_ptr<CollectiveObserver> observer);
+  // The live status page its logger handed this rank (records/live_status.hpp): every collective's
+  // enter and exit go there too. Set once, before the first collective (Context's start).
+  void set_live_page(std::shared_ptr<records::LivePage> page) { live_ = std::move(page); }
   const std::shared_ptr<ResumedStep>& resumed_step() const { return resumed_step_; }
   // See dtrain::set_interrupt_check (dtrain/interrupt.hpp). Set before the first collective.
   void set_interrupt_check(std::function<void()> check) { interrupt_check_ = std::move(check); }
@@ -187,6 +191,7 @@ class Engine {
 
   std::mutex observer_mutex_;
   std::shared_ptr<CollectiveObserver> observer_;
+  std::shared_ptr<records::LivePage> live_;
   const std::shared_ptr<ResumedStep> resumed_step_ = std::make_shared<ResumedStep>();
   std::thread thread_;
   std::unique_ptr<PeerWatch> watch_;  // last: its thread calls peer_lost()

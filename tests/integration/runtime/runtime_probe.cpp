@@ -381,12 +381,19 @@ int main() try {
   dtrain::Comm& comm = ctx.comm();
 
   // RUNTIME_PROBE_DIE_RANK=k: rank k kills itself (SIGKILL: no cleanup, sockets closed by the
-  // kernel; or SIGSTOP with RUNTIME_PROBE_SIGNAL=STOP: alive but silent, as a hung rank) and the
+  // kernel; or SIGSTOP with RUNTIME_PROBE_SIGNAL=STOP: alive but silent, as a hung rank; or a busy
+  // loop with RUNTIME_PROBE_SIGNAL=SPIN) and the
   // others keep calling allreduce; they must fail with the collective's error, which main's
   // handler prints, never hang.
   if (const char* die = std::getenv("RUNTIME_PROBE_DIE_RANK")) {
     comm.barrier();
     const char* sig = std::getenv("RUNTIME_PROBE_SIGNAL");
+    // SPIN: the rank computes forever outside any collective (a busy loop), as a rank stuck in
+    // its own code would (the hang watch names it "running").
+    if (w.rank == std::atoi(die) && sig && std::string(sig) == "SPIN") {
+      volatile std::uint64_t spins = 0;
+      for (;;) spins = spins + 1;
+    }
     if (w.rank == std::atoi(die)) std::raise(sig && std::string(sig) == "STOP" ? SIGSTOP : SIGKILL);
     // RUNTIME_PROBE_FAIL_FAST=1: as a training loop does, 1 MiB allreduces and exit at the
     // first error; else 4 KiB ones and a pause before exiting (below).

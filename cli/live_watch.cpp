@@ -1,0 +1,257 @@
+#include "live_watch.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/number_text.hpp"
+#include "records/log_line.hpp"
+#include "records/rank_files.hpp"
+#include "report/hang_watch.hpp"
+#include "run_dir.hpp"
+
+namespace dtrain::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr auto kPeriod = std::chrono::seconds(1);
+// The waits are read every other period: a verdict within 2 s of the waits appearing.
+constexpr int kReadWaitsEvery = 2;
+// How long after its own wait a waiting rank lets the culprit's logger speak before it names the
+// ranks that published nothing (their node may be gone): the logger reads within 2 s, so 20 s is
+// ample even on a loaded file system.
+constexpr auto kSilentGrace = std::chrono::seconds(20);
+constexpr std::string_view kWaitPrefix = "wait-";
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::optional<report::ProcessSample> sample_process(pid_t pid) {
+  const std::string base = "/proc/" + std::to_string(pid);
+  auto s = report::parse_proc_stat(read_small_file(base + "/stat"), ::sysconf(_SC_CLK_TCK));
+  if (s) {
+    s->wchan = read_small_file(base + "/wchan");
+    while (!s->wchan.empty() && (s->wchan.back() == '\n' || s->wchan.back() == ' ')) {
+      s->wchan.pop_back();
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+LiveWatchSettings live_watch_settings(const launch::Environment& env) {
+  LiveWatchSettings s;
+  if (const auto it = env.find("DTRAIN_HANG_AFTER"); it != env.end() && !it->second.empty()) {
+    if (it->second == "off") {
+      s.hang_after.reset();
+    } else if (const auto n = parse_whole_number(it->second, 1, 86400)) {
+      s.hang_after = std::chrono::seconds(*n);
+    } else {
+      throw UsageError(
+          "dtrain: DTRAIN_HANG_AFTER: expected whole seconds from 1 to 86400 (how "
+          "long ranks wait in a collective before the watch names who holds "
+          "them) or off, got \"" +
+          it->second + "\"");
+    }
+  }
+  if (const auto it = env.find("DTRAIN_ON_HANG"); it != env.end() && !it->second.empty()) {
+    if (it->second == "abort" || it->second == "wait") {
+      s.abort = it->second == "abort";
+    } else {
+      throw UsageError(
+          "dtrain: DTRAIN_ON_HANG: expected abort (end the rank the hang watch "
+          "names, so the job ends) or wait (only name it), got \"" +
+          it->second + "\"");
+    }
+  }
+  return s;
+}
+
+struct LiveWatch::State {
+  std::string live_dir;
+  std::string wait_path;
+  std::optional<std::uint64_t> published;  // the collective # of the wait published
+  std::int64_t published_at_us = 0;
+  std::optional<report::ProcessSample> before;
+  std::chrono::steady_clock::time_point before_at;
+  std::vector<report::RankWait> waits;
+  struct timespec waits_mtime {};
+  int ticks = 0;
+  bool spoke = false;  // a verdict was given (once per rank and job)
+};
+
+LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, int size,
+                     std::string host, pid_t child, const records::LivePage& page)
+    : settings_(settings),
+      run_dir_(std::move(run_dir)),
+      rank_(rank),
+      size_(size),
+      host_(std::move(host)),
+      child_(child),
+      page_(page),
+      state_(std::make_unique<State>()) {
+  state_->live_dir = (fs::path(run_dir_) / "live").string();
+  state_->wait_path = (fs::path(state_->live_dir) /
+                       (std::string(kWaitPrefix) + records::rank_file_name(rank_, "txt")))
+                          .string();
+  thread_ = std::thread([this] { loop(); });
+}
+
+LiveWatch::~LiveWatch() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  if (state_->published) ::unlink(state_->wait_path.c_str());
+}
+
+void LiveWatch::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    lock.unlock();
+    try {
+      tick();
+    } catch (const std::exception& e) {
+      // The watch must never take the rank down with it: say why it stops and let the job run.
+      std::fprintf(stderr, "dtrain: run-rank: rank %d: the hang watch stopped: %s\n", rank_,
+                   e.what());
+      lock.lock();
+      return;
+    }
+    lock.lock();
+    wake_.wait_for(lock, kPeriod, [this] { return stop_; });
+  }
+}
+
+void LiveWatch::tick() {
+  State& st = *state_;
+  const records::LiveSnapshot mine = page_.read();
+  const std::int64_t now = now_us();
+  const auto steady_now = std::chrono::steady_clock::now();
+  const std::optional<report::ProcessSample> process = sample_process(child_);
+  std::string doing = "in an unknown state";
+  if (process && st.before) {
+    doing = report::describe_process(
+        *st.before, *process, std::chrono::duration<double>(steady_now - st.before_at).count());
+  }
+  if (process) {
+    st.before = process;
+    st.before_at = steady_now;
+  }
+
+  // This rank's own wait: published once it has waited hang_after, removed once it left.
+  if (st.published && (mine.left > *st.published || mine.entered > *st.published + 1)) {
+    ::unlink(st.wait_path.c_str());
+    st.published.reset();
+  }
+  if (!st.published) {
+    if (auto wait = report::wait_to_publish(rank_, host_, mine, now, *settings_.hang_after)) {
+      std::error_code ec;
+      fs::create_directories(st.live_dir, ec);
+      const std::string tmp = st.wait_path + ".tmp";
+      {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << report::format_wait(*wait);
+      }
+      // Renamed into place: a reader never sees half a line.
+      if (::rename(tmp.c_str(), st.wait_path.c_str()) == 0) {
+        st.published = wait->seq;
+        st.published_at_us = now;
+      }
+    }
+  }
+
+  if (st.spoke || ++st.ticks % kReadWaitsEvery != 0) return;
+  struct stat dir {};
+  if (::stat(st.live_dir.c_str(), &dir) != 0) return;  // nobody has waited yet
+  if (dir.st_mtim.tv_sec != st.waits_mtime.tv_sec ||
+      dir.st_mtim.tv_nsec != st.waits_mtime.tv_nsec) {
+    st.waits_mtime = dir.st_mtim;
+    st.waits.clear();
+    if (DIR* d = ::opendir(st.live_dir.c_str())) {
+      while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (!name.starts_with(kWaitPrefix) || !name.ends_with(".txt")) continue;
+        if (auto w = report::parse_wait(
+                read_small_file((fs::path(st.live_dir) / std::string(name)).string()))) {
+          st.waits.push_back(std::move(*w));
+        }
+      }
+      ::closedir(d);
+    }
+  }
+  if (st.waits.empty()) return;
+  // The waiters publish within a period of reaching hang_after: give them two more, so that the
+  // verdict names all of them, not the first one.
+  std::int64_t earliest = st.waits.front().since_us;
+  for (const auto& w : st.waits) earliest = std::min(earliest, w.since_us);
+  const auto collect =
+      std::chrono::duration_cast<std::chrono::microseconds>(*settings_.hang_after + 2 * kPeriod);
+  if (now - earliest < collect.count()) return;
+
+  std::optional<std::string> verdict =
+      report::hang_verdict(rank_, host_, mine, doing, st.waits, now);
+  // Nobody named a cause: the lowest waiting rank names the ranks that published nothing.
+  if (!verdict && st.published &&
+      now - st.published_at_us >=
+          std::chrono::duration_cast<std::chrono::microseconds>(kSilentGrace).count()) {
+    std::set<int> waiting;
+    for (const auto& w : st.waits) waiting.insert(w.rank);
+    const std::string hang_log = (fs::path(run_dir_) / "hang.log").string();
+    struct stat log {};
+    const bool named = ::stat(hang_log.c_str(), &log) == 0 && log.st_size > 0;
+    if (!named && !waiting.empty() && *waiting.begin() == rank_) {
+      std::vector<int> missing;
+      for (int r = 0; r < size_; ++r) {
+        if (!waiting.contains(r)) missing.push_back(r);
+      }
+      if (!missing.empty()) {
+        verdict = report::silent_ranks_verdict(missing, st.waits, now,
+                                               *settings_.hang_after + kSilentGrace);
+      }
+    }
+  }
+  if (!verdict) return;
+  st.spoke = true;
+  const std::string line =
+      *verdict + (settings_.abort ? "; DTRAIN_ON_HANG=abort: ending rank " + std::to_string(rank_)
+                                  : std::string("; DTRAIN_ON_HANG=wait: the job goes on"));
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  try {
+    append_whole_line((fs::path(run_dir_) / "hang.log").string(),
+                      records::format_log_time(std::chrono::system_clock::now()) + " " + line);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrain: run-rank: rank %d: %s\n", rank_, e.what());
+  }
+  // SIGKILL ends a stopped process too; the launcher then ends the job, and the other ranks name
+  // this one as lost.
+  if (settings_.abort) ::kill(child_, SIGKILL);
+}
+
+}  // namespace dtrain::cli

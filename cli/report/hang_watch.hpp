@@ -1,0 +1,72 @@
+// The live hang watch's judgement (issue 46 item 1), pure: each rank's logger (`dtrain run-rank`,
+// cli/live_watch.hpp) follows its rank's live status page (records/live_status.hpp) and process;
+// a rank that has waited inside collective #k for `hang_after` publishes its wait in the run
+// directory (one short file, once per wait); the logger of a rank that never entered #k reads
+// those waits and names its own rank, what it is doing and what the others wait in, at once:
+//   dtrain: hang: rank 1 (on node2) is stopped (SIGSTOP), outside any collective (it left
+//   allreduce #40 35 s ago); ranks 0,2-3 wait in allreduce #41 of 4096 bytes for 31 s
+// The logger that can see the process (same node) is the one that speaks, so a stopped, spinning
+// or blocked rank is told apart from a lost node (whose logger says nothing; the waiters then
+// name it as not answering).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "records/live_status.hpp"
+
+namespace dtrain::report {
+
+// From /proc/PID/stat (and wchan): what the process is doing.
+struct ProcessSample {
+  char state = '?';        // R, S, D, T (stopped), t (traced), Z, X; '?' unknown
+  double cpu_seconds = 0;  // user + system time
+  std::string wchan;       // /proc/PID/wchan ("0" or empty: none)
+};
+
+// Parses /proc/PID/stat's text (the command name may hold spaces and parentheses); `ticks`:
+// sysconf(_SC_CLK_TCK). nullopt when the text is not one.
+std::optional<ProcessSample> parse_proc_stat(std::string_view text, long ticks);
+
+// "stopped (SIGSTOP)", "running, 98 % CPU", "blocked in the kernel (D state) in nfs_wait",
+// "sleeping in futex_wait_queue, 0 % CPU", "exited (a zombie)": `before` and `now` taken
+// `seconds` apart.
+std::string describe_process(const ProcessSample& before, const ProcessSample& now, double seconds);
+
+// One rank's published wait: inside collective #seq (op, bytes) since `since_us`.
+struct RankWait {
+  int rank = -1;
+  std::string host;
+  std::uint64_t seq = 0;
+  std::string op;
+  std::uint64_t bytes = 0;
+  std::int64_t since_us = 0;  // microseconds since the epoch
+};
+// One line, and back (nullopt: not a wait line, e.g. a file half written).
+std::string format_wait(const RankWait& wait);
+std::optional<RankWait> parse_wait(std::string_view line);
+
+// The wait this rank publishes, if it has been inside a collective for `hang_after` by `now_us`.
+std::optional<RankWait> wait_to_publish(int rank, const std::string& host,
+                                        const records::LiveSnapshot& mine, std::int64_t now_us,
+                                        std::chrono::seconds hang_after);
+
+// The verdict on this rank: set when some rank waits in a collective this rank has not entered
+// (the earliest such collective's waiters are named); nullopt otherwise (this rank is in the
+// collective too, or ahead of it: someone else keeps it waiting). `process`: what
+// describe_process said of the rank.
+std::optional<std::string> hang_verdict(int rank, const std::string& host,
+                                        const records::LiveSnapshot& mine,
+                                        const std::string& process,
+                                        const std::vector<RankWait>& waits, std::int64_t now_us);
+
+// When nobody named a culprit: `missing` (the ranks that published no wait) did not answer.
+std::string silent_ranks_verdict(const std::vector<int>& missing,
+                                 const std::vector<RankWait>& waits, std::int64_t now_us,
+                                 std::chrono::seconds waited);
+
+}  // namespace dtrain::report

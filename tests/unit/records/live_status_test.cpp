@@ -1,0 +1,63 @@
+// The live status page (records/live_status.hpp): what the rank writes in a forked child is what
+// its logger reads, and a variable that does not name a page the logger made is ignored.
+#include "records/live_status.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using dtrain::records::LivePage;
+
+TEST(LiveStatus, WhatTheRankWritesInAnotherProcessItsLoggerReads) {
+  const auto page = LivePage::create();
+  ASSERT_TRUE(page);
+  EXPECT_FALSE(page->read().inside());
+  EXPECT_EQ(page->read().entered, 0u);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    page->hand_to_child();
+    const auto mine = LivePage::from_environment();
+    if (!mine || std::getenv(dtrain::records::kLiveFdVariable) != nullptr) ::_exit(2);
+    mine->enter(0, "barrier", 0);
+    mine->leave(0);
+    mine->enter(1, "allreduce", 4096);  // and stays inside, as a stopped rank would
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const auto s = page->read();
+  EXPECT_TRUE(s.inside());
+  EXPECT_EQ(s.entered, 2u);  // inside #1
+  EXPECT_EQ(s.left, 1u);
+  EXPECT_EQ(s.op, "allreduce");
+  EXPECT_EQ(s.bytes, 4096u);
+  EXPECT_GT(s.entered_at_us, 0);
+  EXPECT_GE(s.entered_at_us, s.left_at_us);
+}
+
+TEST(LiveStatus, AVariableThatNamesNoPageIsIgnored) {
+  for (const char* text : {"", "x", "-1", "99999999", "12abc"}) {
+    ::setenv(dtrain::records::kLiveFdVariable, text, 1);
+    EXPECT_FALSE(LivePage::from_environment()) << text;
+  }
+  // An open descriptor that is not a page: /dev/null, and a regular file of another size.
+  const int null = ::open("/dev/null", O_RDWR);
+  ASSERT_GE(null, 0);
+  ::setenv(dtrain::records::kLiveFdVariable, std::to_string(null).c_str(), 1);
+  EXPECT_FALSE(LivePage::from_environment());
+  ::close(null);
+  ::unsetenv(dtrain::records::kLiveFdVariable);
+  EXPECT_FALSE(LivePage::from_environment());
+}
+
+}  // namespace
