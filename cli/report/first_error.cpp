@@ -7,6 +7,7 @@
 
 #include "common/alarm_datagram.hpp"
 #include "records/log_line.hpp"
+#include "report/alike_ends.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -401,9 +402,17 @@ std::string format_first_error(const FirstErrorReport& r) {
                       : (n == 1 ? " other failing rank; rank " : " other failing ranks; rank ") +
                             std::to_string(c.rank) + " is the culprit") +
            "):\n";
-    for (const auto& v : r.victims) {
-      out += "  rank " + std::to_string(v.rank) + " on " + v.host + " " + v.how + " at " +
-             records::format_log_time(v.time) + " (" + seconds_from(v.time, c.time) + ")";
+    // Victims that ended alike (1,023 ranks SIGTERMed by the launcher) are one line.
+    for (const auto& group : group_alike(r.victims)) {
+      const RankEnd& v = *group.front();
+      const RankEnd& last = *group.back();
+      out += group.size() == 1 ? "  rank " + std::to_string(v.rank) + " on " + v.host + " "
+                               : "  " + alike_prefix(group);
+      out += v.how + " at " + records::format_log_time(v.time) + " (" +
+             seconds_from(v.time, c.time) +
+             (last.time == v.time ? ")"
+                                  : "; the last at " + records::format_log_time(last.time) + ", " +
+                                        seconds_from(last.time, c.time) + ")");
       if (v.evidence) out += (v.peer_loss ? ": reports " : ": ") + v.evidence->text;
       out += "\n";
     }

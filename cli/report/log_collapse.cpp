@@ -72,9 +72,13 @@ std::string collapsed_prefix(std::vector<int> ranks, const std::set<std::string>
     return rank_prefix(ranks.front(), *hosts.begin());
   }
   std::string out = "[" + ranks_text(ranks) + " @ ";
-  out += hosts.size() == 1 ? *hosts.begin() : std::to_string(hosts.size()) + " hosts";
+  out += hosts_text(hosts);
   if (lines > static_cast<long long>(ranks.size())) out += ", " + std::to_string(lines) + " lines";
   return out + "] ";
+}
+
+std::string hosts_text(const std::set<std::string>& hosts) {
+  return hosts.size() == 1 ? *hosts.begin() : std::to_string(hosts.size()) + " hosts";
 }
 
 }  // namespace dtrain::report

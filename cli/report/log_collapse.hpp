@@ -64,4 +64,7 @@ class LogCollapser {
 std::string collapsed_prefix(std::vector<int> ranks, const std::set<std::string>& hosts,
                              long long lines);
 
+// The hosts of a prefix: the one host, or "256 hosts".
+std::string hosts_text(const std::set<std::string>& hosts);
+
 }  // namespace dtrain::report

@@ -10,6 +10,7 @@
 #include "affinity/cpuset.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
+#include "report/alike_ends.hpp"
 #include "report/plain_number.hpp"
 
 namespace dtrain::report {
@@ -414,9 +415,18 @@ json failures_json(const RunPageInput& in) {
   }
   // A thousand victims would fill the page: the first twenty, and how many there were.
   constexpr std::size_t kListed = 20;
+  // Victims that ended alike are one row, their ranks collapsed (alike_ends.hpp).
   json victims = json::array();
-  for (std::size_t i = 0; i < std::min(kListed, fe.victims.size()); ++i) {
-    victims.push_back(rank_end_json(fe.victims[i]));
+  std::size_t victims_listed = 0;
+  for (const auto& group : group_alike(fe.victims)) {
+    if (victims.size() == kListed) break;
+    json row = rank_end_json(*group.front());
+    if (group.size() > 1) {
+      row["rank"] = alike_ranks(group);
+      row["host"] = alike_hosts(group);
+    }
+    victims.push_back(std::move(row));
+    victims_listed += group.size();
   }
   json stopped = json::array();
   for (std::size_t i = 0; i < std::min(kListed, fe.stopped.size()); ++i) {
@@ -432,6 +442,7 @@ json failures_json(const RunPageInput& in) {
           {"same_error_count", fe.same_error.size()},
           {"victims", victims},
           {"victim_count", fe.victims.size()},
+          {"victims_listed", victims_listed},
           {"stopped", stopped},
           {"stopped_count", fe.stopped.size()},
           {"walltime_reached", fe.walltime_reached},

@@ -412,7 +412,7 @@
         out.push(table(["rank", "host", "how", "time"], f.same_error.map((v) => [v.rank, v.host, v.how, v.time])));
       }
       if (f.victim_count) {
-        out.push(el("p", {}, `Victims (${f.victim_count} other failing ranks${f.victim_count > f.victims.length ? `, the first ${f.victims.length} listed` : ""}):`));
+        out.push(el("p", {}, `Victims (${f.victim_count} other failing ranks${f.victim_count > f.victims_listed ? `, the first ${f.victims_listed} listed` : ""}; ranks that ended alike share a row):`));
         out.push(table(["rank", "host", "how", "time", "line"],
                        f.victims.map((v) => [v.rank, v.host, v.how, v.time, v.line || ""])));
       }

@@ -126,7 +126,7 @@ TEST(FirstError, ARankThatFailedOnItsOwnBeatsAnIdleRankThatLostItsExitLine) {
   EXPECT_NE(text.find("victims (3 other failing ranks; rank 2 is the culprit):\n"
                       "  rank 0 on node0 went silent (its log has no exit line from dtrain "
                       "run-rank) at 2026-11-22T10:00:00.900000Z (0.100 s earlier)\n"
-                      "  rank 1 on node0 was killed by signal 15 (SIGTERM) at "
+                      "  [ranks 1,3 @ node0] was killed by signal 15 (SIGTERM) at "
                       "2026-11-22T10:00:02.100000Z (1.100 s later)\n"),
             std::string::npos)
       << text;
@@ -450,6 +450,41 @@ TEST(FirstError, WithEveryLoggerEndedTheRankTheOthersNameAsLostIsTheCulprit) {
     EXPECT_EQ(r.victims.size(), 3u);
     EXPECT_TRUE(r.running.empty());
   }
+}
+
+// 1,024 ranks: rank 3 fails, the launcher then SIGTERMs the other 1,023 over 102 ms. They ended
+// alike, so the victims are one line with their ranks collapsed as `dtrain logs --collapse` writes
+// them (a line each before), and a victim that ended otherwise keeps its own line.
+TEST(FirstError, VictimsThatEndedAlikeAreOneCollapsedLine) {
+  std::vector<RankLogScan> scans;
+  const auto line = [](std::int64_t micros, const std::string& text) {
+    return records::format_log_time(kT0 + micros) + " " + text;
+  };
+  for (int r = 0; r < 1024; ++r) {
+    const std::string host = "node" + std::to_string(r / 4);
+    if (r == 3) {
+      scans.push_back(scan(r, {line(0, start(r, 1024, host)), line(1'000'000, "CUDA error"),
+                               line(1'000'100, exit_line(r, 1))}));
+    } else if (r == 9) {
+      scans.push_back(scan(r, {line(0, start(r, 1024, host)), line(1'500'000, exit_line(r, 2))}));
+    } else {
+      scans.push_back(
+          scan(r, {line(0, start(r, 1024, host)), line(2'000'000 + r * 100, exit_line(r, 0, 15))}));
+    }
+  }
+  const auto r = find_first_error(scans, {}, std::nullopt);
+  ASSERT_TRUE(r.culprit);
+  EXPECT_EQ(r.culprit->rank, 3);
+  ASSERT_EQ(r.victims.size(), 1023u);
+  const std::string text = format_first_error(r);
+  EXPECT_NE(text.find("victims (1023 ranks failed after rank 3):\n"
+                      "  rank 9 on node2 exited with status 2 at 2026-11-22T10:00:01.500000Z "
+                      "(0.500 s later)\n"
+                      "  [ranks 0-2,4-8,10-1023 @ 256 hosts] was killed by signal 15 (SIGTERM) at "
+                      "2026-11-22T10:00:02.000000Z (1.000 s later; the last at "
+                      "2026-11-22T10:00:02.102300Z, 1.102 s later)\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

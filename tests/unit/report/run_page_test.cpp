@@ -101,6 +101,12 @@ TEST(RunPage, AFailedRunNamesItsCulpritInTheJobTheRanksAndTheFailures) {
   EXPECT_EQ(culprit["host"], "node0");
   EXPECT_EQ(culprit["last_line"], at(5, "rank 2 about to die"));
   EXPECT_EQ(j["failures"]["victim_count"], 3);
+  // The three ended alike (status 1, the same line): one row, their ranks collapsed.
+  ASSERT_EQ(j["failures"]["victims"].size(), 1u);
+  EXPECT_EQ(j["failures"]["victims"][0]["rank"], "ranks 0-1,3");
+  EXPECT_EQ(j["failures"]["victims"][0]["host"], "node0");
+  EXPECT_EQ(j["failures"]["victims"][0]["line"], "peer closed the connection");
+  EXPECT_EQ(j["failures"]["victims_listed"], 3);
   EXPECT_EQ(j["failures"]["summary"], "rank 2 on node0 was killed by signal 9 (SIGKILL)");
   const auto& rows = j["ranks"]["rows"];
   ASSERT_EQ(rows.size(), 4u);
