@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The readers at any size (issue 29, item 6): a synthetic run directory of RANKS rank logs and
-# metric files, read by `dtrain logs` (merge, --tail, --grep, --first-error, --hang), `stats` and
+# metric files, read by `dtrain logs` (merge, --tail, --grep, --collapse, --first-error, --hang), `stats` and
 # `timeline` once with the open-file limit as high as the hard limit allows and once under
 # `ulimit -n LIMIT` (soft and hard, so dtrain cannot raise it): the same bytes and exit statuses.
 # Then `logs --follow` under the low limit prints every line of live logs, one of which appears
@@ -63,7 +63,7 @@ read_all() {  # dir
   for cmd in "logs $run" "logs --no-prefix $run" "logs --tail 7 $run" "logs --grep step.2 $run" \
     "logs --rank 1-$((RANKS - 2)) $run" "logs --first-error $run" "logs --first-error --json $run" \
     "logs --hang $run" "logs --hang --json $run" "stats $run" "stats --json $run" \
-    "timeline $run -o trace.json"; do
+    "timeline $run -o trace.json" "logs --collapse $run"; do
     i=$((i + 1))
     # shellcheck disable=SC2086
     "$DTRAIN" $cmd > "$i.out" 2> "$i.err" && echo 0 > "$i.status" || echo $? > "$i.status"
@@ -87,7 +87,7 @@ done
 expect_eq "$(ls high)" "$(ls low)" "files written"
 
 echo "== the outputs are right, not only equal"
-for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
   expect_eq 0 "$(cat "high/$i.status")" "exit status of reader $i ($(cat "high/$i.err"))"
 done
 expect_eq "$(cat "$work"/run/rank-*.log | wc -l)" "$(wc -l < high/1.out)" "merged line count"
@@ -99,6 +99,10 @@ expect_eq "$RANKS" "$(wc -l < high/4.out)" "--grep step.2"
 expect_contains "$(cat high/6.out)" "first failure: rank $culprit on node$((culprit / 4)) exited with status 1" "--first-error"
 # The others as ranges: a few words at any number of ranks.
 expect_contains "$(cat high/8.out)" "hang: rank $culprit never entered collective #3 (allreduce of 4096 bytes) that ranks 0-$((culprit - 1)),$((culprit + 1))-$((RANKS - 1)) reached" "--hang"
+# --collapse: the line every rank but the culprit printed is one line (issue 46, item 4).
+expect_eq "[ranks 0-$((culprit - 1)),$((culprit + 1))-$((RANKS - 1)) @ $(((RANKS + 3) / 4)) hosts] waiting without a timestamp" \
+  "$(grep 'waiting without' high/13.out)" "--collapse"
+expect_eq $(($(wc -l < high/1.out) - RANKS + 2)) "$(wc -l < high/13.out)" "--collapse line count"
 python3 - high/11.out high/trace.json "$RANKS" <<'PY'
 import json, sys
 s, t, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
