@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The readers at any size (issue 29, item 6): a synthetic run directory of RANKS rank logs and
-# metric files, read by `dtrain logs` (merge, --tail, --grep, --collapse, --first-error, --hang), `stats` and
-# `timeline` once with the open-file limit as high as the hard limit allows and once under
+# metric files, read by `dtrain logs` (merge, --tail, --grep, --collapse, --first-error, --hang),
+# `stats` and `timeline` once with the open-file limit as high as the hard limit allows and once under
 # `ulimit -n LIMIT` (soft and hard, so dtrain cannot raise it): the same bytes and exit statuses.
 # Then `logs --follow` under the low limit prints every line of live logs, one of which appears
 # later, and stops when all ranks have exited. Prints the wall time of each set.
