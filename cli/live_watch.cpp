@@ -215,7 +215,13 @@ void LiveWatch::tick() {
   if (now - earliest < collect.count()) return;
 
   std::optional<std::string> verdict =
-      report::hang_verdict(rank_, host_, mine, doing, st.waits, now);
+      report::hang_verdict(rank_, host_, mine, doing, st.waits, now, *settings_.hang_after);
+  // Every rank waits in one collective: the lowest says so, once the last has waited as long.
+  if (!verdict && st.published && !st.waits.empty()) {
+    int lowest = st.waits.front().rank;
+    for (const auto& w : st.waits) lowest = std::min(lowest, w.rank);
+    if (lowest == rank_) verdict = report::all_waiting_verdict(size_, st.waits, now);
+  }
   // Nobody named a cause: the lowest waiting rank names the ranks that published nothing.
   if (!verdict && st.published &&
       now - st.published_at_us >=

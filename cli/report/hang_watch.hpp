@@ -56,13 +56,21 @@ std::optional<RankWait> wait_to_publish(int rank, const std::string& host,
                                         std::chrono::seconds hang_after);
 
 // The verdict on this rank: set when some rank waits in a collective this rank has not entered
-// (the earliest such collective's waiters are named); nullopt otherwise (this rank is in the
-// collective too, or ahead of it: someone else keeps it waiting). `process`: what
-// describe_process said of the rank.
+// (the earliest such collective's waiters are named) and this rank is not itself waiting inside
+// one for `hang_after` (then it waits too: the hierarchy's leaders move to the next collective
+// while their node's ranks still wait for the last one's result); nullopt otherwise. `process`:
+// what describe_process said of the rank.
 std::optional<std::string> hang_verdict(int rank, const std::string& host,
                                         const records::LiveSnapshot& mine,
                                         const std::string& process,
-                                        const std::vector<RankWait>& waits, std::int64_t now_us);
+                                        const std::vector<RankWait>& waits, std::int64_t now_us,
+                                        std::chrono::seconds hang_after);
+
+// When every one of `size` ranks waits inside a collective (the same one, or the next for ranks
+// that finished their part of it): none is missing, so bytes are not moving (a cut link, a stuck
+// transport); nullopt otherwise.
+std::optional<std::string> all_waiting_verdict(int size, const std::vector<RankWait>& waits,
+                                               std::int64_t now_us);
 
 // When nobody named a culprit: `missing` (the ranks that published no wait) did not answer.
 std::string silent_ranks_verdict(const std::vector<int>& missing,

@@ -85,7 +85,7 @@ TEST(HangWatch, TheRankThatNeverEnteredTheCollectiveNamesItselfAndTheWaiters) {
   stopped.left_at_us = kT0 - 5 * kSecond;
   stopped.op = "allreduce";
   const auto v = dtrain::report::hang_verdict(1, "node2", stopped, "stopped (SIGSTOP)", waits,
-                                              kT0 + 31 * kSecond);
+                                              kT0 + 31 * kSecond, std::chrono::seconds(30));
   ASSERT_TRUE(v);
   EXPECT_EQ(*v,
             "dtrain: hang: rank 1 (on node2) is stopped (SIGSTOP), outside any collective (it left "
@@ -93,18 +93,25 @@ TEST(HangWatch, TheRankThatNeverEnteredTheCollectiveNamesItselfAndTheWaiters) {
   // A rank inside #41 itself, or past it, holds nobody up.
   LiveSnapshot in41 = stopped;
   in41.entered = 42;
-  EXPECT_FALSE(dtrain::report::hang_verdict(1, "node2", in41, "running", waits, kT0));
-  // A rank still inside an earlier collective (a desync) is named with where it waits.
+  EXPECT_FALSE(dtrain::report::hang_verdict(1, "node2", in41, "running", waits, kT0,
+                                            std::chrono::seconds(30)));
+  // A rank inside an earlier collective for hang_after itself waits too (a node's non-leader ranks
+  // wait for the last allreduce's result while their leaders already entered the next): not it.
   LiveSnapshot in39;
   in39.entered = 40;
   in39.left = 39;
   in39.entered_at_us = kT0 - 10 * kSecond;
   in39.op = "broadcast";
-  const auto d = dtrain::report::hang_verdict(
-      1, "node2", in39, "sleeping in futex_wait_queue, 0 % CPU", waits, kT0 + 30 * kSecond);
+  EXPECT_FALSE(dtrain::report::hang_verdict(1, "node2", in39, "sleeping", waits, kT0 + 30 * kSecond,
+                                            std::chrono::seconds(30)));
+  // Inside it for less (it keeps calling, just not what the others call): named with where.
+  in39.entered_at_us = kT0 + 25 * kSecond;
+  const auto d =
+      dtrain::report::hang_verdict(1, "node2", in39, "sleeping in futex_wait_queue, 0 % CPU", waits,
+                                   kT0 + 30 * kSecond, std::chrono::seconds(30));
   ASSERT_TRUE(d);
   EXPECT_NE(d->find("rank 1 (on node2) is sleeping in futex_wait_queue, 0 % CPU, waiting in "
-                    "broadcast #39 for 40 s; ranks 0,2-3 wait in allreduce #41"),
+                    "broadcast #39 for 5 s; ranks 0,2-3 wait in allreduce #41"),
             std::string::npos)
       << *d;
 }
@@ -116,13 +123,33 @@ TEST(HangWatch, ThousandsOfWaitersAreNamedAsRanges) {
   }
   LiveSnapshot fresh;  // entered nothing yet
   const auto v = dtrain::report::hang_verdict(517, "n", fresh, "running, 100 % CPU", waits,
-                                              kT0 + 30 * kSecond);
+                                              kT0 + 30 * kSecond, std::chrono::seconds(30));
   ASSERT_TRUE(v);
   EXPECT_NE(v->find("outside any collective (it has entered none yet); ranks 0-516,518-1023 wait "
                     "in allreduce #7 of 8 bytes for 30 s"),
             std::string::npos)
       << *v;
   EXPECT_LT(v->size(), 300u);
+}
+
+TEST(HangWatch, EveryRankInTheSameCollectiveMeansItsBytesDoNotMove) {
+  std::vector<RankWait> waits;
+  for (int r = 0; r < 4; ++r) {
+    waits.push_back({r, r < 2 ? "node1" : "node2", 12, "allreduce", 1024, kT0 + r * kSecond});
+  }
+  EXPECT_EQ(dtrain::report::all_waiting_verdict(4, waits, kT0 + 40 * kSecond),
+            "dtrain: hang: all 4 ranks wait in allreduce #12 of 1024 bytes for 40 s: none is "
+            "missing, so bytes are not moving (between 2 hosts: a cut or failing link, or a stuck "
+            "transport)");
+  // One rank not waiting: not this verdict.
+  EXPECT_FALSE(dtrain::report::all_waiting_verdict(5, waits, kT0));
+  // The hierarchy's leaders already in the next collective (a link cut between 2 nodes, measured).
+  waits[0].seq = 13;
+  waits[2].seq = 13;
+  EXPECT_EQ(dtrain::report::all_waiting_verdict(4, waits, kT0 + 40 * kSecond),
+            "dtrain: hang: all 4 ranks wait in allreduce #12 (some already in #13) for 39 s: none "
+            "is missing, so bytes are not moving (between 2 hosts: a cut or failing link, or a "
+            "stuck transport)");
 }
 
 TEST(HangWatch, RanksThatPublishedNothingAreNamedWhenNobodySpoke) {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The live hang watch across nodes (issue 46 item 1; cli/live_watch.hpp), each rank under
+# `dtrain run-rank` as the generated Slurm scripts start it, the run directory on the shared file
+# system: on 2 nodes x 2 ranks, rank 3 (node2) stopped with SIGSTOP is named by its own logger
+# with its node and state, and the job ends; node2's link cut mid-run: every rank waits, and the
+# lowest says that bytes stopped moving between the hosts, and the job ends. DTRAIN_HANG_AFTER=8
+# for the test's time (the default is 30 s).
+#   hang_watch_test.sh CLUSTER_DIR DTRAIN PROBE
+set -euo pipefail
+source "$1/env.sh"
+source "$(dirname "$0")/lib.sh"
+DTRAIN=$2 PROBE=$3
+work=$(scratch_dir)
+trap 'ip link set "${VETH_PREFIX:-dtrv}2" up 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# RUN_DIR: srun of 2 x 2 probe ranks on node1 and node2, each under run-rank.
+ranks=(srun --mpi=pmix -w node1,node2 -N2 --ntasks-per-node=2 "$DTRAIN" run-rank --run-dir)
+
+echo "== rank 3 on node2 stopped (SIGSTOP)"
+start=$SECONDS
+RUNTIME_PROBE_DIE_RANK=3 RUNTIME_PROBE_SIGNAL=STOP DTRAIN_HANG_AFTER=8 timeout -k 5 90 \
+  "${ranks[@]}" "$work/stop" -- "$PROBE" >"$work/stop.out" 2>&1 && fail "the job succeeded: $(cat "$work/stop.out")"
+took=$((SECONDS - start))
+want="^dtrain: hang: rank 3 \\(on node2\\) is stopped \\(SIGSTOP\\), outside any collective \\(it left barrier #0 [0-9]+ s ago\\); ranks 0-2 wait in allreduce #1 of 4096 bytes for [0-9]+ s; DTRAIN_ON_HANG=abort: ending rank 3$"
+grep -qE "$want" "$work/stop.out" || fail "no line matching /$want/ in: $(cat "$work/stop.out")"
+grep -qE "${want#^}" "$work/stop/hang.log" || fail "hang.log: $(cat "$work/stop/hang.log")"
+((took < 40)) || fail "the job took $took s to end: $(cat "$work/stop.out")"
+echo "ok: named from node2 and ended after $took s"
+
+echo "== node2's link cut while the ranks run"
+# RUNTIME_PROBE_DIE_RANK=99: no rank of 4 dies; they call allreduce until it fails.
+(RUNTIME_PROBE_DIE_RANK=99 DTRAIN_HANG_AFTER=8 timeout -k 5 90 "${ranks[@]}" "$work/cut" -- "$PROBE" >"$work/cut.out" 2>&1;
+  echo "exit $?" >>"$work/cut.out") &
+job=$!
+sleep 4
+ip link set "${VETH_PREFIX:-dtrv}2" down
+start=$SECONDS
+for _ in $(seq 60); do
+  [[ -s $work/cut/hang.log ]] && break
+  sleep 1
+done
+took=$((SECONDS - start))
+ip link set "${VETH_PREFIX:-dtrv}2" up
+wait "$job" || true
+want="dtrain: hang: all 4 ranks wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s: none is missing, so bytes are not moving \\(between 2 hosts: a cut or failing link, or a stuck transport\\); DTRAIN_ON_HANG=abort: ending rank 0$"
+grep -qE "$want" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want/ after $took s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
+grep -q "^exit 0$" "$work/cut.out" && fail "the job succeeded: $(cat "$work/cut.out")"
+echo "ok: named after $took s of the cut"
+echo PASS
