@@ -21,13 +21,18 @@ constexpr auto kTestInterval = std::chrono::microseconds(200);
 
 MessageWork::MessageWork(int rank, c10d::OpType type, const char* title, dtrain::Work work,
                          at::Tensor tensor)
-    : Work(rank, type, title), work_(std::move(work)), tensor_(std::move(tensor)) {}
+    : Work(rank, type, title, std::vector<at::Tensor>{tensor}),
+      work_(std::move(work)),
+      tensor_(std::move(tensor)) {}
 
 void MessageWork::settle(std::exception_ptr error) {
   std::lock_guard lock(mutex_);
   if (completed_) return;
   completed_ = true;
   exception_ = std::move(error);
+  // torch's profiler event ends here, as gloo's Works end theirs (c10d::Work::finish): a Work
+  // Python still holds would otherwise leave it open past the profiled block.
+  if (recordFunctionEndCallback_) std::exchange(recordFunctionEndCallback_, nullptr)();
   cv_.notify_all();
 }
 

@@ -53,8 +53,9 @@ struct Interruption {
 // A collective's handle for torch: completes when libdtrain's Works do (and `finish` ran).
 class DtrainWork final : public c10d::Work {
  public:
+  // `inputs` go to torch's profiler (c10d::Work records their shapes when it is on).
   DtrainWork(int rank, c10d::OpType type, const char* title, std::vector<at::Tensor> outputs,
-             std::shared_ptr<Interruption> interruption);
+             std::vector<at::Tensor> inputs, std::shared_ptr<Interruption> interruption);
   bool isCompleted() override;
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
@@ -157,14 +158,17 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   Comm& comm_for(const at::Tensor& t, std::string_view op);
   // What libdtrain's waits run: Ctrl-C, and the refusal once the group is given up.
   std::function<void()> interrupt_check() const;
+  // `inputs`: what torch's profiler records as the call's input shapes.
   c10::intrusive_ptr<DtrainWork> make_work(c10d::OpType type, const char* title,
-                                           std::vector<at::Tensor> outputs);
+                                           std::vector<at::Tensor> outputs,
+                                           std::vector<at::Tensor> inputs);
   // allgather and allgather_coalesced: every rank's `packed` (a contiguous tensor, its bytes the
   // same number on every rank) gathered into one buffer, then rank r's block copied into the
   // tensors of outs[r] in order, each taking its own bytes.
   c10::intrusive_ptr<c10d::Work> allgather_into(const at::Tensor& packed,
                                                 std::vector<std::vector<at::Tensor>> outs,
-                                                c10d::OpType type, const char* title);
+                                                std::vector<at::Tensor> inputs, c10d::OpType type,
+                                                const char* title);
   // all_reduce of a sparse COO tensor: summed as gloo does (sparse_allreduce.cpp).
   c10::intrusive_ptr<c10d::Work> sparse_allreduce(at::Tensor& tensor,
                                                   const c10d::AllreduceOptions& opts);

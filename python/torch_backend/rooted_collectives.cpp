@@ -80,7 +80,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::reduce(std::vector<at::Tensor
       {comm().reduce_async(b.data, root == rank_ ? b.data : nullptr, b.count, b.type, op, root)},
       {},
       {t},
-      make_work(c10d::OpType::REDUCE, "dtrain:reduce", tensors)};
+      make_work(c10d::OpType::REDUCE, "dtrain:reduce", tensors, tensors)};
   return enqueue(std::move(p));
 }
 
@@ -112,7 +112,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::gather(
                 std::memcpy(outs[r].data_ptr(), src + r * bytes, bytes);
             },
             {in, flat},
-            make_work(c10d::OpType::GATHER, "dtrain:gather", outs)};
+            make_work(c10d::OpType::GATHER, "dtrain:gather", outs, {in})};
   return enqueue(std::move(p));
 }
 
@@ -139,7 +139,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::scatter(
                                   DType::kUInt8, root)},
             {},
             {out, flat},
-            make_work(c10d::OpType::SCATTER, "dtrain:scatter", outputs)};
+            make_work(c10d::OpType::SCATTER, "dtrain:scatter", outputs,
+                      inputs.empty() ? std::vector<at::Tensor>{} : inputs[0])};
   return enqueue(std::move(p));
 }
 
@@ -160,8 +161,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall_base(
                                     recv.offsets, DType::kUInt8)},
             {},
             {input, output},
-            make_work(c10d::OpType::ALLTOALL_BASE, "dtrain:all_to_all_single",
-                      std::vector<at::Tensor>{output})};
+            make_work(c10d::OpType::ALLTOALL_BASE, "dtrain:all_to_all_single", {output}, {input})};
   return enqueue(std::move(p));
 }
 
@@ -200,7 +200,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::alltoall(std::vector<at::Tens
                 std::memcpy(outputs[r].data_ptr(), src + recv.offsets[r], recv.bytes[r]);
             },
             {packed, flat},
-            make_work(c10d::OpType::ALLTOALL, "dtrain:all_to_all", outputs)};
+            make_work(c10d::OpType::ALLTOALL, "dtrain:all_to_all", outputs, inputs)};
   return enqueue(std::move(p));
 }
 

@@ -123,10 +123,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDtrain::sparse_allreduce(
   });
   tensor.copy_(sum.coalesce());
   return enqueue(Pending{
-      {},
-      {},
-      {},
-      make_work(c10d::OpType::ALLREDUCE, "dtrain:all_reduce", std::vector<at::Tensor>{tensor})});
+      {}, {}, {}, make_work(c10d::OpType::ALLREDUCE, "dtrain:all_reduce", {tensor}, {tensor})});
 }
 
 }  // namespace dtrain::torch_backend

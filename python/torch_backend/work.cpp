@@ -28,8 +28,9 @@ void Interruption::check() {
 }
 
 DtrainWork::DtrainWork(int rank, c10d::OpType type, const char* title,
-                       std::vector<at::Tensor> outputs, std::shared_ptr<Interruption> interruption)
-    : Work(rank, type, title),
+                       std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
+                       std::shared_ptr<Interruption> interruption)
+    : Work(rank, type, title, inputs),
       outputs_(std::move(outputs)),
       future_(
           c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))),
@@ -66,6 +67,9 @@ bool DtrainWork::wait(std::chrono::milliseconds timeout) {
 }
 
 void DtrainWork::notify_done() {
+  // torch's profiler event ends here, as gloo's Works end theirs (c10d::Work::finish): a Work
+  // Python still holds would otherwise leave it open past the profiled block.
+  if (recordFunctionEndCallback_) std::exchange(recordFunctionEndCallback_, nullptr)();
   { std::lock_guard lock(done_mutex_); }  // a waiter between its test and its sleep sees it
   done_cv_.notify_all();
 }

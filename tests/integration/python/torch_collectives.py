@@ -206,6 +206,24 @@ except Exception as e:  # noqa: BLE001 (dtrain.InvalidError; the text is what a 
     assert ("dtrain: torch: allreduce: tensor: layout Sparse with op ReduceOp.MAX; expected "
             "ReduceOp.SUM") in str(e), str(e)
 
+# torch's profiler: each call an event with its input shapes, ended once the call completes (the
+# Works below are still referenced when the profiled block ends)
+with torch.autograd.profiler.profile(record_shapes=True) as prof:
+    work = dist.all_reduce(torch.ones(6, 2), async_op=True)
+    work.wait()
+    if rank < 2:  # rank 0 sends to rank 1
+        got = torch.zeros(4)
+        message = dist.isend(torch.ones(4), 1) if rank == 0 else dist.irecv(got, src=0)
+        message.wait()
+for name, shapes in (("dtrain:all_reduce", [[6, 2]]),
+                     ("dtrain:send", [[4]] if rank == 0 else None),
+                     ("dtrain:recv", [[4]] if rank == 1 else None)):
+    if shapes is None:
+        continue
+    events = [e for e in prof.function_events if e.name == name]
+    assert len(events) == 1 and events[0].input_shapes == shapes, (
+        name, [(e.name, e.input_shapes) for e in prof.function_events])
+
 dist.barrier()
 dist.destroy_process_group()
 print(f"PASS rank {rank} of {size}: every collective exact", flush=True)
