@@ -84,7 +84,7 @@ Comm& Context::device_comm() {
   if (!s.device_comm) {
     runtime::PrefixStore store(s.store, "nccl");
     s.device_engine = std::make_unique<runtime::Engine>(
-        runtime::make_nccl_communicator(store, s.world, s.settings.timeout), s.world.rank,
+        runtime::make_nccl_communicator(store, s.world, s.settings.deadline()), s.world.rank,
         s.world.size, s.settings);
     s.device_comm.emplace(*s.device_engine);
   }

@@ -73,7 +73,7 @@ void nccl_check(const NcclApi& api, ncclResult_t rc, ncclComm_t comm, const char
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(Store& store, const WorldInfo& world, std::chrono::milliseconds timeout)
+  NcclCommunicator(Store& store, const WorldInfo& world, Timeout timeout)
       : Communicator(world.size),
         api_(nccl_api()),
         rank_(world.rank),
@@ -95,7 +95,7 @@ class NcclCommunicator final : public Communicator {
       nccl_check(api_, api_.ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
       store.set("id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
     }
-    const std::string got = store.get("id", timeout);
+    const std::string got = store.get("id", timeout.after);
     if (got.size() != sizeof id) {
       throw Error(Error::Code::kComm, "dtrain: nccl: unique id from the " +
                                           std::string(store.method()) + " store has " +
@@ -171,7 +171,7 @@ class NcclCommunicator final : public Communicator {
 
   // Polls until the stream is idle; at the deadline aborts the communicator.
   void finish(const char* what) {
-    const auto deadline = Clock::now() + timeout_;
+    const auto deadline = Clock::now() + timeout_.after;
     for (;;) {
       const cudaError_t rc = api_.cudaStreamQuery(stream_);
       if (rc == cudaSuccess) return;
@@ -185,9 +185,9 @@ class NcclCommunicator final : public Communicator {
       if (Clock::now() >= deadline) {
         aborted_ = true;
         throw Error(Error::Code::kTimeout,
-                    std::string("nccl: ") + what +
-                        " not complete before the deadline (DTRAIN_TIMEOUT); missing ranks: "
-                        "unknown (NCCL does not say); the communicator was aborted");
+                    std::string("nccl: ") + what + " not complete after " + timeout_text(timeout_) +
+                        "; missing ranks: unknown (NCCL does not say); the communicator was "
+                        "aborted");
       }
       std::this_thread::yield();
     }
@@ -196,7 +196,7 @@ class NcclCommunicator final : public Communicator {
   const NcclApi& api_;  // loaded on the first device communicator of the process
   int rank_;
   int size_;
-  std::chrono::milliseconds timeout_;
+  Timeout timeout_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
@@ -207,7 +207,7 @@ class NcclCommunicator final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> make_nccl_communicator(Store& store, const WorldInfo& world,
-                                                     std::chrono::milliseconds timeout) {
+                                                     Timeout timeout) {
   return std::make_unique<NcclCommunicator>(store, world, timeout);
 }
 
@@ -217,8 +217,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(Store& store, const WorldIn
 
 namespace dtrain::runtime {
 
-std::unique_ptr<Communicator> make_nccl_communicator(Store&, const WorldInfo&,
-                                                     std::chrono::milliseconds) {
+std::unique_ptr<Communicator> make_nccl_communicator(Store&, const WorldInfo&, Timeout) {
   nccl_library();  // throws the one "built without NCCL" error
   throw Error(Error::Code::kInternal,
               "dtrain: nccl: nccl_library() returned in a build without NCCL");
