@@ -54,11 +54,11 @@ bool DtrainWork::wait(std::chrono::milliseconds timeout) {
       }
       interruption_->check();  // without the lock: it takes the GIL
       if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() - start >= timeout) {
-        throw Error(Error::Code::kTimeout,
-                    "dtrain: torch: Work.wait: not done within the " +
-                        std::to_string(timeout.count()) +
-                        " ms given; the collective goes on (wait again, or let DTRAIN_TIMEOUT "
-                        "end it)");
+        throw Error(
+            Error::Code::kTimeout,
+            "dtrain: torch: Work.wait: not done within the " + std::to_string(timeout.count()) +
+                " ms given; the collective goes on (wait again, or let the group's deadline "
+                "end it)");
       }
     }
   });
