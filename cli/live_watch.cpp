@@ -94,6 +94,7 @@ struct LiveWatch::State {
   std::string live_dir;
   std::string wait_path;
   std::optional<std::uint64_t> published;  // the collective # of the wait published
+  int published_slot = 0;                  // and its Context's slot
   std::int64_t published_at_us = 0;
   std::optional<report::ProcessSample> before;
   std::chrono::steady_clock::time_point before_at;
@@ -150,7 +151,7 @@ void LiveWatch::loop() {
 
 void LiveWatch::tick() {
   State& st = *state_;
-  const records::LiveSnapshot mine = page_.read();
+  const std::vector<records::LiveSnapshot> slots = page_.read();
   const std::int64_t now = now_us();
   const auto steady_now = std::chrono::steady_clock::now();
   const std::optional<report::ProcessSample> process = sample_process(child_);
@@ -165,12 +166,24 @@ void LiveWatch::tick() {
   }
 
   // This rank's own wait: published once it has waited hang_after, removed once it left.
-  if (st.published && (mine.left > *st.published || mine.entered > *st.published + 1)) {
-    ::unlink(st.wait_path.c_str());
-    st.published.reset();
+  if (st.published) {
+    const records::LiveSnapshot& in = slots[static_cast<std::size_t>(st.published_slot)];
+    if (in.left > *st.published || in.entered > *st.published + 1) {
+      ::unlink(st.wait_path.c_str());
+      st.published.reset();
+    }
   }
   if (!st.published) {
-    if (auto wait = report::wait_to_publish(rank_, host_, mine, now, *settings_.hang_after)) {
+    // Of this process's Contexts, the one waiting longest.
+    std::optional<report::RankWait> wait;
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      auto w = report::wait_to_publish(rank_, host_, slots[k], now, *settings_.hang_after);
+      if (w && (!wait || w->since_us < wait->since_us)) {
+        wait = std::move(w);
+        wait->slot = static_cast<int>(k);
+      }
+    }
+    if (wait) {
       std::error_code ec;
       fs::create_directories(st.live_dir, ec);
       const std::string tmp = st.wait_path + ".tmp";
@@ -181,6 +194,7 @@ void LiveWatch::tick() {
       // Renamed into place: a reader never sees half a line.
       if (::rename(tmp.c_str(), st.wait_path.c_str()) == 0) {
         st.published = wait->seq;
+        st.published_slot = wait->slot;
         st.published_at_us = now;
       }
     }
@@ -214,8 +228,18 @@ void LiveWatch::tick() {
       std::chrono::duration_cast<std::chrono::microseconds>(*settings_.hang_after + 2 * kPeriod);
   if (now - earliest < collect.count()) return;
 
-  std::optional<std::string> verdict =
-      report::hang_verdict(rank_, host_, mine, doing, st.waits, now, *settings_.hang_after);
+  // A rank that waits itself is no culprit; else each Context's waits against that Context.
+  std::optional<std::string> verdict;
+  for (std::size_t k = 0; k < slots.size() && !verdict && !st.published; ++k) {
+    std::vector<report::RankWait> same;
+    for (const auto& w : st.waits) {
+      if (w.slot == static_cast<int>(k)) same.push_back(w);
+    }
+    if (!same.empty()) {
+      verdict =
+          report::hang_verdict(rank_, host_, slots[k], doing, same, now, *settings_.hang_after);
+    }
+  }
   // Every rank waits in one collective: the lowest says so, once the last has waited as long.
   if (!verdict && st.published && !st.waits.empty()) {
     int lowest = st.waits.front().rank;

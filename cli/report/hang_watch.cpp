@@ -95,9 +95,9 @@ std::string describe_process(const ProcessSample& before, const ProcessSample& n
 
 std::string format_wait(const RankWait& w) {
   // Space-separated, the host and op last but one and last: neither holds a space.
-  return "wait rank=" + std::to_string(w.rank) + " seq=" + std::to_string(w.seq) +
-         " bytes=" + std::to_string(w.bytes) + " since_us=" + std::to_string(w.since_us) +
-         " host=" + w.host + " op=" + w.op + "\n";
+  return "wait rank=" + std::to_string(w.rank) + " slot=" + std::to_string(w.slot) +
+         " seq=" + std::to_string(w.seq) + " bytes=" + std::to_string(w.bytes) +
+         " since_us=" + std::to_string(w.since_us) + " host=" + w.host + " op=" + w.op + "\n";
 }
 
 std::optional<RankWait> parse_wait(std::string_view line) {
@@ -114,6 +114,9 @@ std::optional<RankWait> parse_wait(std::string_view line) {
     bool ok = true;
     if (key == "rank") {
       ok = parse_number(value, w.rank) && w.rank >= 0;
+    } else if (key == "slot") {
+      ok = parse_number(value, w.slot) && w.slot >= 0 && w.slot < records::LiveStatus::kSlots;
+      if (ok) continue;  // optional: counted with none of the six fields below
     } else if (key == "seq") {
       ok = parse_number(value, w.seq);
     } else if (key == "bytes") {
@@ -141,7 +144,7 @@ std::optional<RankWait> wait_to_publish(int rank, const std::string& host,
   if (seconds_between(mine.entered_at_us, now_us) < static_cast<double>(hang_after.count())) {
     return std::nullopt;
   }
-  return RankWait{rank, host, mine.entered - 1, mine.op, mine.bytes, mine.entered_at_us};
+  return RankWait{rank, host, mine.entered - 1, mine.op, mine.bytes, mine.entered_at_us, 0};
 }
 
 std::optional<std::string> hang_verdict(int rank, const std::string& host,

@@ -37,7 +37,8 @@ std::optional<ProcessSample> parse_proc_stat(std::string_view text, long ticks);
 // `seconds` apart.
 std::string describe_process(const ProcessSample& before, const ProcessSample& now, double seconds);
 
-// One rank's published wait: inside collective #seq (op, bytes) since `since_us`.
+// One rank's published wait: inside collective #seq (op, bytes) since `since_us`, of the
+// process's Context number `slot` (records::LiveStatus: the same Context on every rank).
 struct RankWait {
   int rank = -1;
   std::string host;
@@ -45,12 +46,14 @@ struct RankWait {
   std::string op;
   std::uint64_t bytes = 0;
   std::int64_t since_us = 0;  // microseconds since the epoch
+  int slot = 0;
 };
 // One line, and back (nullopt: not a wait line, e.g. a file half written).
 std::string format_wait(const RankWait& wait);
 std::optional<RankWait> parse_wait(std::string_view line);
 
-// The wait this rank publishes, if it has been inside a collective for `hang_after` by `now_us`.
+// The wait this rank publishes, if it has been inside a collective for `hang_after` by `now_us`
+// (`mine`: one slot's; the caller sets the wait's slot).
 std::optional<RankWait> wait_to_publish(int rank, const std::string& host,
                                         const records::LiveSnapshot& mine, std::int64_t now_us,
                                         std::chrono::seconds hang_after);
@@ -59,7 +62,7 @@ std::optional<RankWait> wait_to_publish(int rank, const std::string& host,
 // (the earliest such collective's waiters are named) and this rank is not itself waiting inside
 // one for `hang_after` (then it waits too: the hierarchy's leaders move to the next collective
 // while their node's ranks still wait for the last one's result); nullopt otherwise. `process`:
-// what describe_process said of the rank.
+// what describe_process said of the rank. `mine` and `waits`: one slot's (the same Context's).
 std::optional<std::string> hang_verdict(int rank, const std::string& host,
                                         const records::LiveSnapshot& mine,
                                         const std::string& process,

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 namespace dtrain::records {
@@ -30,6 +31,20 @@ LiveStatus* map(int fd) noexcept {
 
 }  // namespace
 
+// The page's mapping (and, on the logger's side, its descriptor): shared by the LivePages of one
+// process, unmapped with the last.
+struct LivePage::Mapping {
+  Mapping(int descriptor, LiveStatus* page) : fd(descriptor), status(page) {}
+  ~Mapping() {
+    ::munmap(status, kPageBytes);
+    if (fd >= 0) ::close(fd);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  int fd;
+  LiveStatus* status;
+};
+
 std::unique_ptr<LivePage> LivePage::create() noexcept {
   const int fd = ::memfd_create("dtrain-live", MFD_CLOEXEC);
   if (fd < 0) return nullptr;
@@ -44,81 +59,105 @@ std::unique_ptr<LivePage> LivePage::create() noexcept {
   }
   new (s) LiveStatus();  // a fresh memfd is zeros; this states the layout
   s->magic.store(LiveStatus::kMagic, std::memory_order_release);
-  std::unique_ptr<LivePage> page(new (std::nothrow) LivePage(fd, s));
-  if (!page) {
+  try {
+    return std::unique_ptr<LivePage>(new LivePage(std::make_shared<Mapping>(fd, s), 0));
+  } catch (...) {
     ::munmap(s, kPageBytes);
     ::close(fd);
+    return nullptr;
   }
-  return page;
 }
 
 std::unique_ptr<LivePage> LivePage::from_environment() noexcept {
-  const char* text = std::getenv(kLiveFdVariable);
-  if (text == nullptr || *text == '\0') return nullptr;
-  char* end = nullptr;
-  const long fd = std::strtol(text, &end, 10);
-  if (*end != '\0' || fd < 0 || fd > 1 << 20) return nullptr;
-  struct stat st {};
-  // Only a page its logger made: a regular (memfd) file of exactly one page.
-  if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode) ||
-      st.st_size != static_cast<off_t>(kPageBytes)) {
+  // One mapping per process, its slots given out in the order the Contexts start.
+  static std::mutex mutex;
+  static std::weak_ptr<Mapping> mapped;
+  static int next_slot = 0;
+  std::lock_guard lock(mutex);
+  std::shared_ptr<Mapping> mapping = mapped.lock();
+  if (!mapping) {
+    if (next_slot > 0) return nullptr;  // the process had the page and gave it up
+    const char* text = std::getenv(kLiveFdVariable);
+    if (text == nullptr || *text == '\0') return nullptr;
+    char* end = nullptr;
+    const long fd = std::strtol(text, &end, 10);
+    if (*end != '\0' || fd < 0 || fd > 1 << 20) return nullptr;
+    struct stat st {};
+    // Only a page its logger made: a regular (memfd) file of exactly one page.
+    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size != static_cast<off_t>(kPageBytes)) {
+      return nullptr;
+    }
+    LiveStatus* s = map(static_cast<int>(fd));
+    if (s == nullptr) return nullptr;
+    if (s->magic.load(std::memory_order_acquire) != LiveStatus::kMagic) {
+      ::munmap(s, kPageBytes);
+      return nullptr;
+    }
+    // The mapping is all the rank needs; its own children (a data loader's workers, a shell)
+    // must neither inherit the descriptor nor find the variable.
+    ::close(static_cast<int>(fd));
+    ::unsetenv(kLiveFdVariable);
+    try {
+      mapping = std::make_shared<Mapping>(-1, s);
+    } catch (...) {
+      ::munmap(s, kPageBytes);
+      return nullptr;
+    }
+    mapped = mapping;
+  }
+  if (next_slot >= LiveStatus::kSlots) return nullptr;
+  try {
+    return std::unique_ptr<LivePage>(new LivePage(std::move(mapping), next_slot++));
+  } catch (...) {
     return nullptr;
   }
-  LiveStatus* s = map(static_cast<int>(fd));
-  if (s == nullptr) return nullptr;
-  if (s->magic.load(std::memory_order_acquire) != LiveStatus::kMagic) {
-    ::munmap(s, kPageBytes);
-    return nullptr;
-  }
-  // The mapping is all the rank needs; its own children (a data loader's workers, a shell) must
-  // neither inherit the descriptor nor find the variable.
-  ::close(static_cast<int>(fd));
-  ::unsetenv(kLiveFdVariable);
-  std::unique_ptr<LivePage> page(new (std::nothrow) LivePage(-1, s));
-  if (!page) ::munmap(s, kPageBytes);
-  return page;
 }
 
-LivePage::~LivePage() {
-  ::munmap(status_, kPageBytes);
-  if (fd_ >= 0) ::close(fd_);
-}
+LivePage::~LivePage() = default;
 
 void LivePage::hand_to_child() const noexcept {
-  if (fd_ < 0 || ::fcntl(fd_, F_SETFD, 0) != 0) return;
+  const int fd = mapping_->fd;
+  if (fd < 0 || ::fcntl(fd, F_SETFD, 0) != 0) return;
   char text[16];
-  std::snprintf(text, sizeof text, "%d", fd_);
+  std::snprintf(text, sizeof text, "%d", fd);
   ::setenv(kLiveFdVariable, text, 1);
 }
 
 void LivePage::enter(std::uint64_t seq, const char* op, std::size_t bytes) noexcept {
-  std::strncpy(status_->op, op, sizeof status_->op - 1);
-  status_->bytes.store(bytes, std::memory_order_relaxed);
-  status_->entered_at_us.store(now_us(), std::memory_order_relaxed);
-  status_->entered.store(seq + 1, std::memory_order_release);
+  LiveSlot& slot = mapping_->status->slots[slot_];
+  std::strncpy(slot.op, op, sizeof slot.op - 1);
+  slot.bytes.store(bytes, std::memory_order_relaxed);
+  slot.entered_at_us.store(now_us(), std::memory_order_relaxed);
+  slot.entered.store(seq + 1, std::memory_order_release);
 }
 
 void LivePage::leave(std::uint64_t seq) noexcept {
-  status_->left_at_us.store(now_us(), std::memory_order_relaxed);
-  status_->left.store(seq + 1, std::memory_order_release);
+  LiveSlot& slot = mapping_->status->slots[slot_];
+  slot.left_at_us.store(now_us(), std::memory_order_relaxed);
+  slot.left.store(seq + 1, std::memory_order_release);
 }
 
-LiveSnapshot LivePage::read() const {
-  LiveSnapshot s;
-  for (int tries = 0; tries < 3; ++tries) {
-    s.entered = status_->entered.load(std::memory_order_acquire);
-    s.left = status_->left.load(std::memory_order_acquire);
-    s.entered_at_us = status_->entered_at_us.load(std::memory_order_relaxed);
-    s.left_at_us = status_->left_at_us.load(std::memory_order_relaxed);
-    s.bytes = status_->bytes.load(std::memory_order_relaxed);
-    char op[sizeof status_->op];
-    std::memcpy(op, status_->op, sizeof op);
-    op[sizeof op - 1] = '\0';
-    s.op = op;
-    // The rank entered another collective while this was read: read again.
-    if (status_->entered.load(std::memory_order_acquire) == s.entered) break;
+std::vector<LiveSnapshot> LivePage::read() const {
+  std::vector<LiveSnapshot> out;
+  for (const LiveSlot& slot : mapping_->status->slots) {
+    LiveSnapshot s;
+    for (int tries = 0; tries < 3; ++tries) {
+      s.entered = slot.entered.load(std::memory_order_acquire);
+      s.left = slot.left.load(std::memory_order_acquire);
+      s.entered_at_us = slot.entered_at_us.load(std::memory_order_relaxed);
+      s.left_at_us = slot.left_at_us.load(std::memory_order_relaxed);
+      s.bytes = slot.bytes.load(std::memory_order_relaxed);
+      char op[sizeof slot.op];
+      std::memcpy(op, slot.op, sizeof op);
+      op[sizeof op - 1] = '\0';
+      s.op = op;
+      // The rank entered another collective while this was read: read again.
+      if (slot.entered.load(std::memory_order_acquire) == s.entered) break;
+    }
+    out.push_back(std::move(s));
   }
-  return s;
+  return out;
 }
 
 }  // namespace dtrain::records

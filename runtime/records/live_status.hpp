@@ -13,17 +13,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dtrain::records {
 
 inline constexpr const char* kLiveFdVariable = "DTRAIN_LIVE_FD";
 
-// The page's layout (both sides are the same build). Atomics of 8 bytes are lock-free and
-// address-free on every platform dtrain builds for, so they work across processes.
-struct LiveStatus {
-  static constexpr std::uint64_t kMagic = 0x646c697665303031;  // "dlive001"
-  std::atomic<std::uint64_t> magic{0};
-  // Collectives entered and left, counted from 1 (0: none): the rank is inside collective
+// One Context's collectives in the page. A process may hold several Contexts (dtrain.init() and
+// the torch backend's process group): each gets a slot, in the order they start, which is the
+// same order on every rank, so slot k of one rank and slot k of another count the same calls.
+struct LiveSlot {
+  // Collectives entered and left, counted from 1 (0: none): the Context is inside collective
   // #(entered - 1) while entered > left.
   std::atomic<std::uint64_t> entered{0};
   std::atomic<std::uint64_t> left{0};
@@ -34,9 +34,18 @@ struct LiveStatus {
   // reader that reads `entered` again after it knows the text is that collective's.
   char op[32] = {};
 };
+
+// The page's layout (both sides are the same build). Atomics of 8 bytes are lock-free and
+// address-free on every platform dtrain builds for, so they work across processes.
+struct LiveStatus {
+  static constexpr std::uint64_t kMagic = 0x646c697665303032;  // "dlive002"
+  static constexpr int kSlots = 4;  // Contexts a process may hold that the watch follows
+  std::atomic<std::uint64_t> magic{0};
+  LiveSlot slots[kSlots];
+};
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
-// What a reader copies out of the page.
+// What a reader copies out of one slot.
 struct LiveSnapshot {
   std::uint64_t entered = 0;
   std::uint64_t left = 0;
@@ -52,9 +61,10 @@ class LivePage {
   // The logger's side: a fresh page (memfd), close-on-exec until hand_to_child. Null when the
   // system has no memfd or memory: the rank then runs without a live status, as before.
   static std::unique_ptr<LivePage> create() noexcept;
-  // The rank's side: the page its logger handed it (kLiveFdVariable), mapped, the descriptor
-  // closed (the mapping stays) so that the rank's own children do not inherit it; null when there
-  // is none or the descriptor is not one (a variable left over from another program).
+  // The rank's side, once per Context: the page its logger handed the process (kLiveFdVariable),
+  // mapped once (the descriptor then closed and the variable removed, so that the rank's own
+  // children inherit neither), and the next free slot of it; null when there is none, the
+  // descriptor is not one (a variable left over from another program) or every slot is taken.
   static std::unique_ptr<LivePage> from_environment() noexcept;
   ~LivePage();
   LivePage(const LivePage&) = delete;
@@ -64,16 +74,19 @@ class LivePage {
   // and kLiveFdVariable names it.
   void hand_to_child() const noexcept;
 
-  // The rank's side: cheap (a few stores), never throws.
+  // The rank's side, on its slot: cheap (a few stores), never throws.
   void enter(std::uint64_t seq, const char* op, std::size_t bytes) noexcept;
   void leave(std::uint64_t seq) noexcept;
-  // The logger's side.
-  LiveSnapshot read() const;
+  // The logger's side: every slot, in order.
+  std::vector<LiveSnapshot> read() const;
+
+  struct Mapping;
 
  private:
-  LivePage(int fd, LiveStatus* status) : fd_(fd), status_(status) {}
-  int fd_;
-  LiveStatus* status_;
+  LivePage(std::shared_ptr<Mapping> mapping, int slot)
+      : mapping_(std::move(mapping)), slot_(slot) {}
+  std::shared_ptr<Mapping> mapping_;
+  int slot_;
 };
 
 }  // namespace dtrain::records

@@ -18,24 +18,31 @@ using dtrain::records::LivePage;
 TEST(LiveStatus, WhatTheRankWritesInAnotherProcessItsLoggerReads) {
   const auto page = LivePage::create();
   ASSERT_TRUE(page);
-  EXPECT_FALSE(page->read().inside());
-  EXPECT_EQ(page->read().entered, 0u);
+  ASSERT_EQ(page->read().size(), std::size_t{dtrain::records::LiveStatus::kSlots});
+  EXPECT_FALSE(page->read()[0].inside());
+  EXPECT_EQ(page->read()[0].entered, 0u);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     page->hand_to_child();
     const auto mine = LivePage::from_environment();
     if (!mine || std::getenv(dtrain::records::kLiveFdVariable) != nullptr) ::_exit(2);
+    // A second Context of the process (the torch backend's beside dtrain.init()'s): slot 1.
+    const auto second = LivePage::from_environment();
+    if (!second) ::_exit(3);
     mine->enter(0, "barrier", 0);
     mine->leave(0);
     mine->enter(1, "allreduce", 4096);  // and stays inside, as a stopped rank would
+    second->enter(6, "broadcast", 8);
+    second->leave(6);
     ::_exit(0);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
-  const auto s = page->read();
+  const auto slots = page->read();
+  const auto& s = slots[0];
   EXPECT_TRUE(s.inside());
   EXPECT_EQ(s.entered, 2u);  // inside #1
   EXPECT_EQ(s.left, 1u);
@@ -43,6 +50,10 @@ TEST(LiveStatus, WhatTheRankWritesInAnotherProcessItsLoggerReads) {
   EXPECT_EQ(s.bytes, 4096u);
   EXPECT_GT(s.entered_at_us, 0);
   EXPECT_GE(s.entered_at_us, s.left_at_us);
+  EXPECT_FALSE(slots[1].inside());
+  EXPECT_EQ(slots[1].left, 7u);
+  EXPECT_EQ(slots[1].op, "broadcast");
+  EXPECT_EQ(slots[2].entered, 0u);
 }
 
 TEST(LiveStatus, AVariableThatNamesNoPageIsIgnored) {

@@ -44,7 +44,7 @@ TEST(HangWatch, TheProcessIsDescribedAsAUserWouldSayIt) {
 }
 
 TEST(HangWatch, AWaitLineReadsBackAndAHalfLineDoesNot) {
-  const RankWait w{12, "node7", 812, "allreduce", 4194304, kT0};
+  const RankWait w{12, "node7", 812, "allreduce", 4194304, kT0, 1};
   const auto back = dtrain::report::parse_wait(dtrain::report::format_wait(w));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->rank, 12);
@@ -53,6 +53,7 @@ TEST(HangWatch, AWaitLineReadsBackAndAHalfLineDoesNot) {
   EXPECT_EQ(back->op, "allreduce");
   EXPECT_EQ(back->bytes, 4194304u);
   EXPECT_EQ(back->since_us, kT0);
+  EXPECT_EQ(back->slot, 1);
   const std::string line = dtrain::report::format_wait(w);
   EXPECT_FALSE(dtrain::report::parse_wait(line.substr(0, line.size() / 2)));
   EXPECT_FALSE(dtrain::report::parse_wait("wait rank=x seq=1 bytes=1 since_us=1 host=a op=b"));
