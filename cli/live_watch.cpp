@@ -18,6 +18,7 @@
 #include "common/number_text.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
+#include "records/run_dir_layout.hpp"
 #include "report/hang_watch.hpp"
 #include "run_dir.hpp"
 
@@ -114,7 +115,7 @@ LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, 
       child_(child),
       page_(page),
       state_(std::make_unique<State>()) {
-  state_->live_dir = (fs::path(run_dir_) / "live").string();
+  state_->live_dir = (fs::path(run_dir_) / records::kLiveDir).string();
   state_->wait_path = (fs::path(state_->live_dir) /
                        (std::string(kWaitPrefix) + records::rank_file_name(rank_, "txt")))
                           .string();
@@ -252,7 +253,7 @@ void LiveWatch::tick() {
           std::chrono::duration_cast<std::chrono::microseconds>(kSilentGrace).count()) {
     std::set<int> waiting;
     for (const auto& w : st.waits) waiting.insert(w.rank);
-    const std::string hang_log = (fs::path(run_dir_) / "hang.log").string();
+    const std::string hang_log = (fs::path(run_dir_) / records::kHangLogFile).string();
     struct stat log {};
     const bool named = ::stat(hang_log.c_str(), &log) == 0 && log.st_size > 0;
     if (!named && !waiting.empty() && *waiting.begin() == rank_) {
@@ -274,7 +275,7 @@ void LiveWatch::tick() {
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
   try {
-    append_whole_line((fs::path(run_dir_) / "hang.log").string(),
+    append_whole_line((fs::path(run_dir_) / records::kHangLogFile).string(),
                       records::format_log_time(std::chrono::system_clock::now()) + " " + line);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dtrain: run-rank: rank %d: %s\n", rank_, e.what());

@@ -27,6 +27,10 @@
 //   job-end.jsonl      `dtrain submit`, when it saw the job end      `logs`, `report`
 //   report.html        `dtrain report` (its default page)            a browser
 //   trace.json         `dtrain timeline` (its default output)        Perfetto, chrome://tracing
+//   live/wait-NNNNNN.txt  a rank's logger (run-rank's hang watch),   the other ranks' loggers
+//                      while its rank has waited DTRAIN_HANG_AFTER
+//                      in one collective (removed after)
+//   hang.log           the hang watch's verdicts, one line each      people
 //
 // What the files hold is defined beside their readers: rank file names in rank_files.hpp, log
 // lines in log_line.hpp and rank_lines.hpp, metric records in metric_record.hpp, attempts,
@@ -50,6 +54,8 @@ inline constexpr std::string_view kCheckpointsFile = "checkpoints.jsonl";
 inline constexpr std::string_view kJobEndFile = "job-end.jsonl";
 inline constexpr std::string_view kReportFile = "report.html";
 inline constexpr std::string_view kTraceFile = "trace.json";
+inline constexpr std::string_view kLiveDir = "live";
+inline constexpr std::string_view kHangLogFile = "hang.log";
 
 // A rank's files: kRankFilePrefix, the rank in five digits or more, '.', the extension
 // (rank_files.hpp writes and parses the names).
