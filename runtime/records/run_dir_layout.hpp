@@ -1,36 +1,39 @@
 // The run directory (runs/<name>-<job id>/): every file in it, who writes it and who reads it.
 // Every writer and reader names a file through here, so a name cannot drift between them.
 //
-//   file               written by                                  read by
-//   job.yaml           `dtrain submit`: the spec after --set         `stats`, `report` (the
-//   summary) launch.sh          `dtrain submit`: the script it runs or        bash, the scheduler;
-//   a requeued
-//                      submits (mpijob.yaml on Kubernetes)           job's continuation
-//   plan.json          `dtrain submit`: where every rank goes, the   `stats`, `report` (the
-//   summary)
-//                      job id once the scheduler gave it
-//   NAME-ID.out        the batch job's own output: Slurm's           people
-//                      --output, the script itself on PBS, Cobalt
-//   exit-status        the batch script's last lines: the launch's   `submit --wait` (schedulers
-//                      exit status                                   that forget it)
-//   rank-NNNNN.log     `dtrain run-rank`, the SPANK plugin; after a  `logs`, `report`, `timeline`,
-//                      failed attempt `supervise`, `submit` and      `submit`, `supervise`
-//                      the batch script (`note-lost-rank`)
-//                      append one line to the log of a rank ended
-//                      before it heard of a lost rank (one write,
-//                      O_APPEND; rank_lines.hpp LostRankNote)
-//   rank-NNNNN.jsonl   libdtrain's Meter                             `stats`, `report`, `logs`,
-//                                                                    `timeline`, `submit --wait`
-//   attempts.jsonl     `dtrain supervise`, one line per attempt      `logs`, `stats`, `report`,
-//                                                                    `submit --wait`
-//   checkpoints.jsonl  libdtrain's Checkpointer, rank 0              `supervise`, `stats`, `report`
-//   job-end.jsonl      `dtrain submit`, when it saw the job end      `logs`, `report`
-//   report.html        `dtrain report` (its default page)            a browser
-//   trace.json         `dtrain timeline` (its default output)        Perfetto, chrome://tracing
-//   live/wait-NNNNNN.txt  a rank's logger (run-rank's hang watch),   the other ranks' loggers
-//                      while its rank has waited DTRAIN_HANG_AFTER
-//                      in one collective (removed after)
-//   hang.log           the hang watch's verdicts, one line each      people
+// clang-format off
+// (the table stays a table: the formatter would reflow its columns into one another)
+//   file                  written by                                   read by
+//   job.yaml              `dtrain submit`: the spec after --set        `stats`, `report` (summary)
+//   launch.sh             `dtrain submit`: the script it runs or       bash, the scheduler; a
+//                         submits (mpijob.yaml on Kubernetes)          requeued job's continuation
+//   plan.json             `dtrain submit`: where every rank goes, the  `stats`, `report` (summary)
+//                         job id once the scheduler gave it
+//   NAME-ID.out           the batch job's own output: Slurm's          people
+//                         --output, the script itself on PBS, Cobalt
+//   exit-status           the batch script's last lines: the launch's  `submit --wait` (schedulers
+//                         exit status                                  that forget it)
+//   rank-NNNNN.log        `dtrain run-rank`, the SPANK plugin; after a `logs`, `report`,
+//                         failed attempt `supervise`, `submit` and     `timeline`, `submit`,
+//                                                                      `supervise`
+//                         the batch script (`note-lost-rank`) append
+//                         one line to the log of a rank ended before
+//                         it heard of a lost rank (one write, O_APPEND;
+//                         rank_lines.hpp LostRankNote)
+//   rank-NNNNN.jsonl      libdtrain's Meter                            `stats`, `report`, `logs`,
+//                                                                      `timeline`, `submit --wait`
+//   attempts.jsonl        `dtrain supervise`, one line per attempt     `logs`, `stats`, `report`,
+//                                                                      `submit --wait`
+//   checkpoints.jsonl     libdtrain's Checkpointer, rank 0             `supervise`, `stats`,
+//                                                                      `report`
+//   job-end.jsonl         `dtrain submit`, when it saw the job end     `logs`, `report`
+//   report.html           `dtrain report` (its default page)           a browser
+//   trace.json            `dtrain timeline` (its default output)       Perfetto, chrome://tracing
+//   live/wait-NNNNNN.txt  a rank's logger (run-rank's hang watch)      the other ranks' loggers
+//                         while its rank has waited DTRAIN_HANG_AFTER
+//                         in one collective (removed after)
+//   hang.log              the hang watch's verdicts, one line each     people
+// clang-format on
 //
 // What the files hold is defined beside their readers: rank file names in rank_files.hpp, log
 // lines in log_line.hpp and rank_lines.hpp, metric records in metric_record.hpp, attempts,
