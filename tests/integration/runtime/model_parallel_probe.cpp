@@ -57,8 +57,8 @@ void check_messages(dtrain::Comm& c, const std::string& where) {
   for (int peer = 0; peer < n; ++peer) {
     for (std::size_t s = 0; s < sizes.size(); ++s) {
       in.emplace_back(sizes[s], -1);
-      work.push_back(c.irecv(in.back().data(), sizes[s], dtrain::DType::kInt32, peer,
-                             static_cast<int>(s)));
+      work.push_back(
+          c.irecv(in.back().data(), sizes[s], dtrain::DType::kInt32, peer, static_cast<int>(s)));
     }
   }
   for (int peer = 0; peer < n; ++peer) {
@@ -66,8 +66,8 @@ void check_messages(dtrain::Comm& c, const std::string& where) {
       std::vector<std::int32_t> m(sizes[s]);
       for (std::size_t i = 0; i < m.size(); ++i) m[i] = stamp(r, peer, i);
       out.push_back(std::move(m));
-      work.push_back(c.isend(out.back().data(), sizes[s], dtrain::DType::kInt32, peer,
-                             static_cast<int>(s)));
+      work.push_back(
+          c.isend(out.back().data(), sizes[s], dtrain::DType::kInt32, peer, static_cast<int>(s)));
     }
   }
   for (dtrain::Work& w : work) w.wait();
@@ -121,9 +121,9 @@ void check_alltoallv(dtrain::Comm& c, const std::string& where) {
   for (int j = 0; j < n; ++j) {
     for (std::size_t i = 0; i < recv_counts[static_cast<std::size_t>(j)]; ++i, ++at) {
       if (recv[at] != stamp(j, r, i)) {
-        expect_eq(where + " alltoallv block from " + std::to_string(j) + ", element " +
-                      std::to_string(i),
-                  recv[at], stamp(j, r, i));
+        expect_eq(
+            where + " alltoallv block from " + std::to_string(j) + ", element " + std::to_string(i),
+            recv[at], stamp(j, r, i));
         break;
       }
     }
@@ -143,7 +143,8 @@ void check_rooted(dtrain::Comm& c, const std::string& where) {
   if (r == root) {
     for (int j = 0; j < n; ++j) {
       expect_eq(where + " gather block " + std::to_string(j),
-                all[static_cast<std::size_t>(j) * count + 999], static_cast<double>(j * 1000 + 999));
+                all[static_cast<std::size_t>(j) * count + 999],
+                static_cast<double>(j * 1000 + 999));
     }
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<double>(i / count);
   }
@@ -253,8 +254,8 @@ int main() try {
     check_group_collectives(*e, w.rank, "subgroup of the first and last ranks");
     check_messages(*e, "subgroup of the first and last ranks");
   }
-  if (std::optional<dtrain::Comm> nested = dp->split(dp->rank() < 2 ? 0 : dtrain::Comm::kNoGroup,
-                                                     -dp->rank())) {
+  if (std::optional<dtrain::Comm> nested =
+          dp->split(dp->rank() < 2 ? 0 : dtrain::Comm::kNoGroup, -dp->rank())) {
     expect_eq("nested group rank (reversed)", nested->rank(),
               std::min(dp->size(), 2) - 1 - dp->rank());
     check_group_collectives(*nested, w.rank, "nested group");
