@@ -3,6 +3,7 @@
 // sbatch/qsub, and --wait follows the job to its end and returns its exit status.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "batch_job.hpp"
@@ -15,6 +16,7 @@
 #include "process.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
+#include "records/run_dir_layout.hpp"
 #include "report/first_error.hpp"
 #include "report/stats.hpp"
 #include "run_dir.hpp"
@@ -61,6 +63,17 @@ void print_first_failure(const std::string& run_dir, bool walltime_reached) {
     if (summary.empty()) return;
     std::printf("dtrain: first failure: %s (details: dtrain logs --first-error %s)\n",
                 summary.c_str(), run_dir.c_str());
+    // The hang watch saw the job while it ran: its verdict (the line the job printed) says what
+    // the rank it ended was doing, which its exit (SIGKILL) alone does not.
+    const std::string hang_log = (std::filesystem::path(run_dir) / records::kHangLogFile).string();
+    if (std::filesystem::exists(hang_log)) {
+      const std::string verdict = read_last_line(hang_log);
+      const auto text = verdict.find("dtrain: hang: ");
+      if (text != std::string::npos) {
+        std::printf("dtrain: the hang watch's last verdict (%s): %s\n", hang_log.c_str(),
+                    verdict.substr(text + 8).c_str());
+      }
+    }
   } catch (const std::exception&) {
     // Logs the job did not write (a script that failed before any rank started) are no error.
   }

@@ -44,6 +44,10 @@ grep -qE "$(verdict_re 'stopped \(SIGSTOP\)')abort: ending rank 1$" stopped.out 
 run_dir=$(ls -d runs/stopped-*)
 expect_eq 1 "$(grep -c ' dtrain: hang: rank 1 ' "$run_dir/hang.log")" "verdicts in $run_dir/hang.log"
 [[ -z "$(ls -A "$run_dir/live")" ]] || fail "waits left in $run_dir/live: $(ls "$run_dir/live")"
+# The summary after the job quotes the watch beside the rank's exit.
+expect_contains "$(cat stopped.out)" "dtrain: first failure: rank 1 on $(hostname) was killed by signal 9 (SIGKILL)" "summary"
+grep -qE "^dtrain: the hang watch's last verdict \(.*/hang.log\): hang: rank 1 \(on $(hostname)\) is stopped \(SIGSTOP\)" stopped.out ||
+  fail "no quoted verdict in the summary: $(cat stopped.out)"
 echo "ok: named and ended after $took s"
 
 echo "== rank 1 spinning outside any collective, DTRAIN_HANG_AFTER=4"
