@@ -1,7 +1,9 @@
 // Point-to-point messages, all-to-all and sub-communicators (issue 43's speed table), each against
 // Open MPI in the same run on the same ranks: ping-pong latency (8 B) and bandwidth (64 MiB) of
-// Comm::send/recv against MPI_Send/MPI_Recv, alltoall of 64 MiB per rank against MPI_Alltoall,
-// and the cost of one subgroup() of 2 ranks. Timings to read, never pass/fail (label bench):
+// Comm::send/recv against MPI_Send/MPI_Recv (and, for 64 MiB, against one memcpy of as many bytes
+// on rank 0: the bound a copy within a node can reach), alltoall of 64 MiB per rank against
+// MPI_Alltoall, and the cost of one subgroup() of 2 ranks. Timings to read, never pass/fail (label
+// bench):
 //   mpirun -n 2 messages_bench    (or -n 4, 8; ranks 0 and 1 ping-pong)
 #include <algorithm>
 #include <chrono>
@@ -74,6 +76,20 @@ int main() {
     }
     std::nth_element(d.begin(), d.begin() + 2, d.end());
     std::nth_element(m.begin(), m.begin() + 2, m.end());
+    if (rank == 0 && bytes > 8) {
+      // Fresh buffers, written first so that the copy does not time page faults.
+      std::vector<char> from(bytes, 3), to(bytes, 4);
+      std::vector<double> copies;
+      for (int k = 0; k < 5; ++k) {
+        const auto t = Clock::now();
+        std::memcpy(to.data(), from.data(), bytes);
+        copies.push_back(seconds_since(t));
+      }
+      std::nth_element(copies.begin(), copies.begin() + 2, copies.end());
+      std::printf("memcpy    %9zu B: %10.2f us (%7.3f GB/s); dtrain's bandwidth / memcpy's %.2f\n",
+                  bytes, copies[2] * 1e6, static_cast<double>(bytes) / copies[2] / 1e9,
+                  copies[2] / (d[2] / 2));
+    }
     if (rank == 0) {
       const double dt = d[2] / 2;
       const double mt = m[2] / 2;

@@ -292,10 +292,17 @@ bool Engine::test(Pending& p) {
 }
 
 void Engine::wait(Pending& p) {
-  const auto spin_until = Clock::now() + spin_;
+  // A waiter that moves the bytes itself spins even on one core (spin_ 0): it waits for no
+  // thread of this process, only for a peer on another.
+  Progress* progress = p.progress;
+  const auto spin = progress ? kSpin : spin_;
+  auto spin_until = Clock::now() + spin;
+  if (progress) progress->begin();
   while (!p.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
+    if (progress && progress->step()) spin_until = Clock::now() + spin;  // bytes moving
     std::this_thread::yield();
   }
+  if (progress) progress->end(p.done.load(std::memory_order_acquire));
   while (!p.done.load(std::memory_order_acquire)) {
     {
       std::unique_lock lock(p.mutex);

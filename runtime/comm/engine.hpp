@@ -59,6 +59,20 @@ struct ResumedStep {
   std::atomic<std::int64_t> step{-1};
 };
 
+// A message's bytes moved by the thread that waits for it (point_to_point/mailbox.hpp: its
+// shared-memory rings), so that a message within a node needs no switch to another thread.
+// begin and end bracket the waiter's spin; step returns whether bytes moved (the spin goes on
+// while they do); end is told whether the message completed (else the waiter goes to sleep).
+class Progress {
+ public:
+  virtual void begin() = 0;
+  virtual bool step() = 0;
+  virtual void end(bool done) = 0;
+
+ protected:
+  ~Progress() = default;
+};
+
 // One submitted collective.
 struct Pending {
   std::uint64_t seq = 0;
@@ -78,6 +92,8 @@ struct Pending {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::function<void()> expire;
   std::atomic<int> source{-1};  // a completed receive's sender
+  // Set by the mailbox that outlives its messages' waits (its destructor completes them all).
+  Progress* progress = nullptr;
 };
 
 class Engine {

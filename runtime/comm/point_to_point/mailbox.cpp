@@ -30,7 +30,13 @@ Mailbox::Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net:
       timeout_{timeout, source},
       wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       outgoing_(static_cast<std::size_t>(size)),
-      gone_(static_cast<std::size_t>(size)) {
+      gone_(static_cast<std::size_t>(size)),
+      node_peers_([&] {
+        for (int r = 0; r < size; ++r) {
+          if (r != rank && same_node(r)) return true;
+        }
+        return false;
+      }()) {
   if (!wake_.valid()) {
     throw Error(Error::Code::kSystem,
                 "dtrain: point-to-point: eventfd failed: " + net::last_error_text());
@@ -43,9 +49,11 @@ Mailbox::~Mailbox() {
     // Sends handed over are delivered, as MPI_Finalize completes them: a stage that sends its
     // last activations and exits must not lose them. Bounded by the deadline.
     const auto until = Clock::now() + timeout_.after;
+    // A ring's messages are delivered once its peer has mapped it (and removed its name).
     while (Clock::now() < until &&
-           std::any_of(outgoing_.begin(), outgoing_.end(),
-                       [](const auto& o) { return o && !o->queue.empty(); })) {
+           std::any_of(outgoing_.begin(), outgoing_.end(), [](const auto& o) {
+             return o && (!o->queue.empty() || (o->ring && !o->ring_opened));
+           })) {
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       lock.lock();
@@ -61,6 +69,9 @@ Mailbox::~Mailbox() {
   }
   for (const auto& out : outgoing_) {
     if (!out) continue;
+    // A ring its peer has not mapped by now keeps its name: the peer is alive (its connection
+    // has not ended, else drop_outgoing removed it) and may still read the messages in it, as
+    // it would read them from a socket's buffer. Left behind only when that peer hangs.
     for (const auto& op : out->queue) {
       finish(*op, describe(*op) + ": the communicator was destroyed before it was delivered");
     }
@@ -93,10 +104,20 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   if (!outgoing_[d]) {
     outgoing_[d] = std::make_unique<Outgoing>();
     outgoing_[d]->peer = dst;
+    if (same_node(dst) && rings_ < kMaxRings) {
+      try {
+        outgoing_[d]->ring = std::make_unique<ShmRing>(ShmRing::create());
+        ++rings_;
+      } catch (const Error&) {
+        // No shared memory (a full /dev/shm, a container without it): the socket carries them.
+      }
+    }
   }
   Outgoing& out = *outgoing_[d];
-  const bool idle = out.socket.valid() && out.hello_sent && !out.framing && out.queue.empty() &&
-                    bytes <= kDirectWriteBytes;
+  // Into a ring, any size: what fits now, the rest as the reader makes room.
+  const bool idle = out.ring ? !out.framing && out.queue.empty()
+                             : out.socket.valid() && out.hello_sent && !out.framing &&
+                                   out.queue.empty() && bytes <= kDirectWriteBytes;
   out.queue.push_back(op);
   op->timeout = timeout.value_or(timeout_);
   pending->deadline = Clock::now() + op->timeout.after;
@@ -106,8 +127,10 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   // A small message on a connection with nothing queued is written by the caller: it leaves
   // without waking the loop (two context switches less per message). Large ones are the loop's,
   // which moves them without holding up the callers.
+  if (out.ring) pending->progress = this;
   if (idle) write(out);
-  if (out.queue.empty()) return pending;
+  // A ring's connection still has its hello to bring.
+  if (out.queue.empty() && (!out.ring || out.hello_sent)) return pending;
   start_thread();
   wake();
   return pending;
@@ -136,6 +159,7 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
     return pending;
   }
   posted_.push_back(op);
+  if (node_peers_) pending->progress = this;
   op->timeout = timeout.value_or(timeout_);
   pending->deadline = Clock::now() + op->timeout.after;
   pending->expire = [this, weak = std::weak_ptr<Op>(op)] {
@@ -146,6 +170,15 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
 }
 
 void Mailbox::wait(Pending& message) {
+  if (message.progress != nullptr) {  // as Engine::wait spins: while bytes move, and a little
+    auto spin_until = Clock::now() + std::chrono::microseconds(100);
+    message.progress->begin();
+    while (!message.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
+      if (message.progress->step()) spin_until = Clock::now() + std::chrono::microseconds(100);
+      std::this_thread::yield();
+    }
+    message.progress->end(message.done.load(std::memory_order_acquire));
+  }
   while (!message.done.load(std::memory_order_acquire)) {
     {
       std::unique_lock lock(message.mutex);
@@ -272,7 +305,8 @@ void Mailbox::expire(const std::shared_ptr<Op>& op) {
   if (op->sends) {
     Outgoing& out = *outgoing_[static_cast<std::size_t>(op->peer)];
     const auto at = std::find(out.queue.begin(), out.queue.end(), op);
-    if (at == out.queue.begin() && out.framing) {
+    // (A message the reader reads from this process's memory, awaiting, likewise.)
+    if (at == out.queue.begin() && (out.framing || out.awaiting)) {
       // Half sent: the connection cannot carry another message after it.
       out.queue.pop_front();
       drop_outgoing(out, "a send to it passed its deadline in the middle of a message");

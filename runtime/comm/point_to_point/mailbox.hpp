@@ -12,6 +12,17 @@
 // per peer it sends to and one per peer that sends to it: a pipeline stage 2-4, never the full
 // mesh (each listener's port is in the TCP backend's address table, tcp_peers.hpp).
 //
+// Within a node (ranks whose addresses name the same node) the messages go instead through a
+// shared-memory ring per pair and direction (transport/shm/shm_ring.hpp), made by the first send
+// and named to the receiver in the connection's hello; the connection stays, to bring wake-ups
+// and to tell when the peer is gone, so matching, deadlines and errors are those of the sockets.
+// The ring is read by whichever thread gets there first: a caller waiting for a message spins
+// reading it (Progress, engine.hpp: no thread switch, no system call), the mailbox's thread
+// otherwise, asleep in poll until the writer sends it a byte. Why a ring per pair is acceptable:
+// rings exist only for pairs that exchanged a message (a pipeline stage holds 2), each is
+// ShmRing::kBytes, and a rank makes at most kMaxRings (then its sockets carry the rest), so a
+// host of 256 ranks holds at most 256 x 16 x 64 KiB = 256 MiB in the worst all-to-all.
+//
 // Messages that arrive before their receive are kept (up to kUnexpectedBudget bytes in all, then
 // their connection is read no further until a receive takes its message: the sender's socket
 // fills and its send waits, as MPI's rendezvous protocol would). A send completes once its bytes
@@ -44,10 +55,12 @@ struct MailboxAddress {
   std::string node;  // for messages: "rank 3 (on node7)"
 };
 
-class Mailbox {
+class Mailbox : private Progress {
  public:
   // Unclaimed messages are kept up to this many bytes in all (then backpressure, above).
   static constexpr std::size_t kUnexpectedBudget = std::size_t{64} << 20;
+  // The most shared-memory rings this rank writes (above).
+  static constexpr int kMaxRings = 16;
 
   // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
   // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
@@ -88,6 +101,11 @@ class Mailbox {
   struct Outgoing;
   struct Unclaimed;
 
+  // Progress (engine.hpp): a waiter moves the rings' bytes.
+  void begin() override;
+  bool step() override;
+  void end(bool done) override;
+
   void loop();
   void start_thread();  // with mutex_ held
   void wake();
@@ -97,10 +115,22 @@ class Mailbox {
   void claim(const std::shared_ptr<Op>& receive, std::size_t index);
   void accept_new();
   void read(Incoming& in);
+  bool read_stream(Incoming& in);  // a socket's or ring's bytes as they come; whether any did
   bool read_header(Incoming& in);
   void header_arrived(Incoming& in);
   void payload_done(Incoming& in);
   void write(Outgoing& out);
+  // Within a node (mailbox_rings.cpp): the rings' side of reading and writing.
+  bool read_ring(Incoming& in);  // whether bytes moved
+  bool write_ring(Outgoing& out);
+  bool open_ring(Incoming& in);
+  void read_wakeups(Outgoing& out);
+  bool move_rings();  // every ring, both ways; whether bytes moved
+  // Before the loop sleeps: how long it may (0: a ring still has work).
+  int ring_sleep_ms();
+  void raise_flags();  // nobody watches the rings: writers and readers wake this side
+  void lower_flags();
+  bool same_node(int rank) const;
   void drop_incoming(Incoming& in, const std::string& why);
   void drop_outgoing(Outgoing& out, const std::string& why);
   void expire(const std::shared_ptr<Op>& op);
@@ -122,6 +152,14 @@ class Mailbox {
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
   std::vector<std::string> gone_;  // by rank: why its connection ended ("": it has not)
+  const bool node_peers_;          // some other rank is on this node (rings may carry messages)
+  int rings_ = 0;                  // rings made for sending (at most kMaxRings)
+  int watchers_ = 0;               // callers spinning on the rings (Progress)
+  bool flags_up_ = true;           // the rings' waiting flags are raised (raise_flags)
+  // When the last spinning caller's message completed: for a while after, the flags stay down,
+  // since its next call usually follows at once (a ping-pong, a pipeline's next micro-batch),
+  // and a peer's write then costs no system call to wake this side.
+  std::chrono::steady_clock::time_point watched_until_{};
   std::thread thread_;
   std::atomic<std::int64_t> next_space_id_{1};  // 0 is the world's
 };

@@ -36,7 +36,8 @@ void Mailbox::loop() {
   while (!stop_) {
     // Connections to open: without the mutex, so that callers are not held up meanwhile.
     for (const auto& out : outgoing_) {
-      if (!out || out->socket.valid() || out->connecting || out->queue.empty()) continue;
+      if (!out || out->socket.valid() || out->connecting) continue;
+      if (out->queue.empty() && !(out->ring && !out->hello_sent)) continue;
       const auto p = static_cast<std::size_t>(out->peer);
       out->connecting = true;
       lock.unlock();
@@ -68,12 +69,20 @@ void Mailbox::loop() {
     }
     const std::size_t first_writer = fds.size();
     for (const auto& out : outgoing_) {
-      if (!out || !out->socket.valid() || (out->queue.empty() && out->hello_sent)) continue;
-      fds.push_back({out->socket.fd(), POLLOUT, 0});
+      if (!out || !out->socket.valid()) continue;
+      if (out->ring) {  // its wake-ups, and its end; writable only for the hello
+        fds.push_back({out->socket.fd(), out->hello_sent ? short{POLLIN} : short{POLLOUT}, 0});
+      } else if (out->queue.empty() && out->hello_sent) {
+        continue;
+      } else {
+        fds.push_back({out->socket.fd(), POLLOUT, 0});
+      }
       writers.push_back(out.get());
     }
+    const int sleep_ms = ring_sleep_ms();
+    const bool busy = sleep_ms == 0;
     lock.unlock();
-    (void)::poll(fds.data(), fds.size(), 1000);
+    (void)::poll(fds.data(), fds.size(), sleep_ms);
     lock.lock();
     if (stop_) break;
     if (fds[0].revents != 0) {
@@ -81,12 +90,16 @@ void Mailbox::loop() {
       (void)!::read(wake_.fd(), &count, sizeof count);
     }
     if (listener_.valid() && fds[1].revents != 0) accept_new();
+    // Writers first, as in move_rings (mailbox_rings.cpp).
+    for (std::size_t i = 0; i < writers.size(); ++i) {
+      if (fds[first_writer + i].revents == 0) continue;
+      if (writers[i]->ring && writers[i]->hello_sent) read_wakeups(*writers[i]);
+      if (writers[i]->socket.valid()) write(*writers[i]);
+    }
     for (std::size_t i = 0; i < readers.size(); ++i) {
       if (fds[first_reader + i].revents != 0) read(*readers[i]);
     }
-    for (std::size_t i = 0; i < writers.size(); ++i) {
-      if (fds[first_writer + i].revents != 0) write(*writers[i]);
-    }
+    if (busy) move_rings();
     std::erase_if(incoming_, [](const auto& in) { return !in->socket.valid(); });
   }
 }
@@ -102,20 +115,51 @@ void Mailbox::accept_new() {
 }
 
 void Mailbox::read(Incoming& in) {
+  if (in.ring) {
+    // Its socket brings wake-ups (read and dropped) and tells when the writer is gone.
+    std::array<char, 64> wakeups;
+    for (;;) {
+      const ssize_t n = ::recv(in.socket.fd(), wakeups.data(), wakeups.size(), MSG_DONTWAIT);
+      if (n > 0) continue;
+      if (n < 0 && would_block(errno)) break;
+      const std::string why = n == 0 ? "closed its connection (its communicator was destroyed or "
+                                       "its process ended)"
+                                     : "its connection failed: " + net::last_error_text();
+      while (read_ring(in)) {
+      }  // what it wrote before it went is delivered all the same
+      drop_incoming(in, why);
+      return;
+    }
+    read_ring(in);
+    return;
+  }
+  read_stream(in);
+}
+
+bool Mailbox::read_stream(Incoming& in) {
   std::size_t turn = 0;
-  static thread_local std::array<char, kDiscardBytes> discard;  // the loop's thread only
+  // The loop's thread, and callers spinning on a ring (Progress): one each.
+  static thread_local std::array<char, kDiscardBytes> discard;
   while (turn < kReadTurn && in.socket.valid()) {
     char* into = nullptr;
     std::size_t want = 0;
     switch (in.state) {
       case Incoming::State::kParked:
-        return;
+        return turn > 0;
+      case Incoming::State::kRingName:
+        into = in.ring_name.data() + in.header_got;
+        want = wire::kRingNameBytes - in.header_got;
+        break;
       case Incoming::State::kHello:
         into = in.header.data() + in.header_got;
         want = wire::kHelloBytes - in.header_got;
         break;
       case Incoming::State::kHeader:
         into = in.header.data() + in.header_got;
+        want = wire::kHeaderBytes - in.header_got;
+        break;
+      case Incoming::State::kWhere:
+        into = in.where.data() + in.header_got;
         want = wire::kHeaderBytes - in.header_got;
         break;
       case Incoming::State::kPayload: {
@@ -134,17 +178,33 @@ void Mailbox::read(Incoming& in) {
         break;
       }
     }
-    const ssize_t n = ::recv(in.socket.fd(), into, want, MSG_DONTWAIT);
+    ssize_t n = 0;
+    if (in.state == Incoming::State::kPayload && in.remote != 0) {
+      // From the sender's memory; bytes nobody takes are not read at all.
+      n = into == discard.data() ? static_cast<ssize_t>(want)
+                                 : in.ring->read_writer(in.remote + in.got, into, want);
+      if (n <= 0) {
+        drop_incoming(in, "could not be read from its memory (process_vm_readv: " +
+                              (n == 0 ? std::string("nothing read") : net::last_error_text()) +
+                              "; its process ended?)");
+        return true;
+      }
+    } else if (in.ring) {
+      n = static_cast<ssize_t>(in.ring->read(into, want));
+      if (n == 0) return turn > 0;  // nothing more written yet
+    } else {
+      n = ::recv(in.socket.fd(), into, want, MSG_DONTWAIT);
+    }
     if (n == 0) {
       drop_incoming(in,
                     "closed its connection (its communicator was destroyed or its process "
                     "ended)");
-      return;
+      return true;
     }
     if (n < 0) {
       if (!would_block(errno))
         drop_incoming(in, "its connection failed: " + net::last_error_text());
-      return;
+      return turn > 0;
     }
     turn += static_cast<std::size_t>(n);
     if (in.state == Incoming::State::kPayload) {
@@ -157,21 +217,38 @@ void Mailbox::read(Incoming& in) {
       const int source = wire::read_hello(in.header.data(), size_);
       if (source < 0 || source == rank_) {
         in.socket = net::Socket();  // not a rank of this communicator: refused, said nothing
-        return;
+        return false;
       }
       in.source = source;
       in.header_got = 0;
+      in.state = wire::hello_has_ring(in.header.data()) ? Incoming::State::kRingName
+                                                        : Incoming::State::kHeader;
+    } else if (in.state == Incoming::State::kRingName && in.header_got == wire::kRingNameBytes) {
+      in.header_got = 0;
       in.state = Incoming::State::kHeader;
+      if (!open_ring(in)) return true;
+      read_ring(in);  // from now on the socket brings wake-ups only
+      return true;
     } else if (in.state == Incoming::State::kHeader && in.header_got == wire::kHeaderBytes) {
       in.header_got = 0;
+      if (in.ring && (wire::read_header(in.header.data()).bytes & wire::kInSenderMemory) != 0) {
+        in.state = Incoming::State::kWhere;  // its address comes next
+      } else {
+        header_arrived(in);
+      }
+    } else if (in.state == Incoming::State::kWhere && in.header_got == wire::kHeaderBytes) {
+      in.header_got = 0;
+      std::memcpy(&in.remote, in.where.data(), sizeof in.remote);
       header_arrived(in);
     }
   }
+  return turn > 0;
 }
 
 // A message's header: it goes to the earliest receive posted for it, or waits unclaimed.
 void Mailbox::header_arrived(Incoming& in) {
-  const wire::Header h = wire::read_header(in.header.data());
+  wire::Header h = wire::read_header(in.header.data());
+  h.bytes &= ~wire::kInSenderMemory;  // in.remote tells where its bytes are read from
   in.tag = h.tag;
   in.bytes = h.bytes;
   in.got = 0;
@@ -206,6 +283,10 @@ void Mailbox::header_arrived(Incoming& in) {
 }
 
 void Mailbox::payload_done(Incoming& in) {
+  if (in.remote != 0) {  // read from the sender's memory: its send may complete
+    in.remote = 0;
+    in.ring->acknowledge();
+  }
   if (in.target) {
     finish(*in.target, "");
     in.target.reset();
@@ -218,6 +299,25 @@ void Mailbox::payload_done(Incoming& in) {
 }
 
 void Mailbox::write(Outgoing& out) {
+  if (out.ring) {
+    if (!out.hello_sent && out.socket.valid()) {
+      if (out.hello.total() == 0) {
+        wire::write_ring_hello(out.hello.header.data(), rank_, size_);
+        out.hello.header_len = wire::kHelloBytes;
+        (void)wire::write_ring_name(out.ring_name.data(), out.ring->name());  // create()'s: fits
+        out.hello.data = out.ring_name.data();
+        out.hello.data_len = out.ring_name.size();
+      }
+      const ssize_t n = net::send_some(out.socket.fd(), out.hello);
+      if (n < 0 && !would_block(errno)) {
+        drop_outgoing(out, "its connection failed: " + net::last_error_text());
+        return;
+      }
+      out.hello_sent = out.hello.done();
+    }
+    write_ring(out);
+    return;
+  }
   for (;;) {
     if (!out.framing) {
       out.frame = net::Framed{};
@@ -283,6 +383,9 @@ void Mailbox::drop_incoming(Incoming& in, const std::string& why) {
 
 void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
   out.socket = net::Socket();
+  if (out.ring && !out.ring_opened) PosixShm::unlink(out.ring->name());
+  out.ring.reset();  // a message half in it cannot be followed by another
+  out.awaiting = false;
   out.framing = false;
   std::string& gone = gone_[static_cast<std::size_t>(out.peer)];
   if (gone.empty()) gone = who(out.peer) + ": " + why;

@@ -10,6 +10,7 @@
 
 #include "comm/point_to_point/mailbox.hpp"
 #include "comm/point_to_point/wire_format.hpp"
+#include "comm/transport/shm/shm_ring.hpp"
 
 namespace dtrain::runtime {
 
@@ -43,9 +44,14 @@ struct Mailbox::Unclaimed {
 
 // A connection another rank opened to send to this one.
 struct Mailbox::Incoming {
-  enum class State { kHello, kHeader, kPayload, kParked };
+  enum class State { kHello, kRingName, kHeader, kWhere, kPayload, kParked };
   net::Socket socket;
-  int source = -1;  // known after the hello
+  // Within a node: the ring the messages come through (the socket then brings wake-ups only).
+  std::unique_ptr<ShmRing> ring;
+  std::array<char, wire::kRingNameBytes> ring_name{};
+  std::array<char, wire::kHeaderBytes> where{};  // a message in the sender's memory: its address
+  std::uint64_t remote = 0;  // that address, while its payload is read (0: from the stream)
+  int source = -1;           // known after the hello
   State state = State::kHello;
   std::array<char, wire::kHeaderBytes> header{};
   std::size_t header_got = 0;
@@ -66,6 +72,15 @@ struct Mailbox::Outgoing {
   bool framing = false;     // `frame` holds a message (or the hello) not yet fully sent
   bool hello_sent = false;
   std::deque<std::shared_ptr<Op>> queue;  // front: being sent
+  // Within a node: the ring the messages go through, written from the first send on (before the
+  // connection exists); the connection brings its name to the peer, then wake-ups both ways.
+  std::unique_ptr<ShmRing> ring;
+  net::Framed hello;         // the ring's hello and name, on the socket
+  bool ring_opened = false;  // the peer said it mapped the ring (so its name is gone)
+  std::array<char, wire::kHeaderBytes> where{};  // the front message's address (kInSenderMemory)
+  std::uint64_t remote_sent = 0;  // messages sent as their address; the front one when awaiting
+  bool awaiting = false;          // the front message waits for the reader's acknowledgement
+  std::array<char, wire::kRingNameBytes> ring_name{};
 };
 
 }  // namespace dtrain::runtime

@@ -6,6 +6,7 @@ namespace dtrain::runtime::wire {
 namespace {
 
 constexpr char kMagic[4] = {'D', 'T', 'P', '2'};
+constexpr char kRingMagic[4] = {'D', 'T', 'S', '2'};
 
 }  // namespace
 
@@ -17,13 +18,32 @@ void write_hello(char* out, int rank, int size) {
   std::memcpy(out + 8, &s, 4);
 }
 
+void write_ring_hello(char* out, int rank, int size) {
+  write_hello(out, rank, size);
+  std::memcpy(out, kRingMagic, 4);
+}
+
 int read_hello(const char* in, int size) {
   std::int32_t r = -1;
   std::int32_t s = -1;
   std::memcpy(&r, in + 4, 4);
   std::memcpy(&s, in + 8, 4);
-  if (std::memcmp(in, kMagic, 4) != 0 || s != size || r < 0 || r >= size) return -1;
+  const bool magic = std::memcmp(in, kMagic, 4) == 0 || hello_has_ring(in);
+  if (!magic || s != size || r < 0 || r >= size) return -1;
   return r;
+}
+
+bool hello_has_ring(const char* in) { return std::memcmp(in, kRingMagic, 4) == 0; }
+
+bool write_ring_name(char* out, const std::string& name) {
+  if (name.size() >= kRingNameBytes) return false;
+  std::memset(out, 0, kRingNameBytes);
+  std::memcpy(out, name.data(), name.size());
+  return true;
+}
+
+std::string read_ring_name(const char* in) {
+  return std::string(in, ::strnlen(in, kRingNameBytes));
 }
 
 void write_header(char* out, const Header& h) {

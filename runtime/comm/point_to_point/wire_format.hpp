@@ -1,6 +1,9 @@
 // The bytes of point-to-point messages on a connection (mailbox.hpp), and the one message that
 // names a size mismatch. Pure, so that the format is tested without sockets.
-//   hello (once, from the sending rank): magic "DTP2", the sender's rank, the communicator's size
+//   hello (once, from the sending rank): magic "DTP2", the sender's rank, the communicator's size;
+//     or, between ranks of one node, magic "DTS2" and the same, then kRingNameBytes naming the
+//     shared-memory ring (transport/shm/shm_ring.hpp) that carries the messages instead: the
+//     connection then carries only wake-up bytes both ways, and its end tells that a peer is gone
 //   each message: its tag (int64), then its size in bytes (uint64), then the bytes
 // Native byte order: both ends run the same build on the same kind of node.
 #pragma once
@@ -13,15 +16,27 @@ namespace dtrain::runtime::wire {
 
 inline constexpr std::size_t kHelloBytes = 12;
 inline constexpr std::size_t kHeaderBytes = 16;
+inline constexpr std::size_t kRingNameBytes = 64;  // NUL-padded
 
 struct Header {
   std::int64_t tag = 0;
   std::uint64_t bytes = 0;
 };
+// Through a ring only (transport/shm/shm_ring.hpp): a header whose size has this bit set is
+// followed, instead of the bytes, by where they are in the sender's memory (kHeaderBytes: its
+// address, then 8 bytes unused), for the receiver to read them there and acknowledge.
+inline constexpr std::uint64_t kInSenderMemory = std::uint64_t{1} << 63;
 
 void write_hello(char* out, int rank, int size);
+// A hello whose kRingNameBytes follow it: write_ring_name.
+void write_ring_hello(char* out, int rank, int size);
 // The sender's rank, or -1 when the bytes are no hello of a communicator of `size` ranks.
 int read_hello(const char* in, int size);
+// Whether a hello (read_hello's) announces a ring.
+bool hello_has_ring(const char* in);
+// `name` NUL-padded into `out` (kRingNameBytes); false when it does not fit.
+bool write_ring_name(char* out, const std::string& name);
+std::string read_ring_name(const char* in);
 void write_header(char* out, const Header& h);
 Header read_header(const char* in);
 

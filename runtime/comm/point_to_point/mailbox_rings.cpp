@@ -1,0 +1,216 @@
+// The mailbox within a node (mailbox.hpp): messages through a shared-memory ring per pair and
+// direction instead of a socket, the same bytes (wire_format.hpp) read by the same state machine
+// (mailbox_io.cpp's read_stream), so that matching, sizes, deadlines and lost peers are the
+// sockets'. Here: who reads and writes the rings, and when a sleeping side is woken.
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "comm/point_to_point/mailbox.hpp"
+#include "comm/point_to_point/mailbox_parts.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+// One byte on a ring's connection wakes the peer's poll. When the socket's buffer is full the
+// peer has bytes to read already, so a send that fails loses nothing.
+void wake_peer(const net::Socket& s) {
+  if (!s.valid()) return;
+  const char byte = 1;
+  (void)::send(s.fd(), &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+}  // namespace
+
+bool Mailbox::same_node(int rank) const {
+  const auto r = static_cast<std::size_t>(rank);
+  const auto me = static_cast<std::size_t>(rank_);
+  return r < addresses_.size() && me < addresses_.size() && !addresses_[me].node.empty() &&
+         addresses_[r].node == addresses_[me].node;
+}
+
+bool Mailbox::open_ring(Incoming& in) {
+  try {
+    in.ring = std::make_unique<ShmRing>(ShmRing::open(wire::read_ring_name(in.ring_name.data())));
+  } catch (const Error& e) {
+    drop_incoming(in,
+                  std::string("sent through shared memory this rank could not map: ") + e.what());
+    return false;
+  }
+  if (flags_up_) in.ring->reader_waits(true);
+  wake_peer(in.socket);  // tells the writer the ring is mapped (and its name removed)
+  return true;
+}
+
+bool Mailbox::read_ring(Incoming& in) {
+  if (!in.ring || !in.socket.valid()) return false;
+  const bool moved = read_stream(in);
+  if (moved && in.ring && in.ring->take_writer_waiting()) wake_peer(in.socket);
+  return moved;
+}
+
+bool Mailbox::write_ring(Outgoing& out) {
+  bool moved = false;
+  while (out.ring) {
+    if (out.awaiting) {  // the reader reads the front message from this process's memory
+      if (out.ring->acknowledged() < out.remote_sent) break;
+      out.awaiting = false;
+      moved = true;
+      finish(*out.queue.front(), "");
+      out.queue.pop_front();
+      continue;
+    }
+    if (!out.framing) {
+      if (out.queue.empty()) break;
+      const Op& op = *out.queue.front();
+      out.frame = net::Framed{};
+      // Larger than the ring: one copy by the reader instead of two through the ring.
+      const bool remote = op.bytes > ShmRing::kBytes && out.ring->remote_reads();
+      wire::write_header(out.frame.header.data(),
+                         {op.tag, op.bytes | (remote ? wire::kInSenderMemory : 0)});
+      out.frame.header_len = wire::kHeaderBytes;
+      if (remote) {
+        const std::uint64_t address = reinterpret_cast<std::uintptr_t>(op.buf);
+        out.where.fill(0);
+        std::memcpy(out.where.data(), &address, sizeof address);
+        out.frame.data = out.where.data();
+        out.frame.data_len = out.where.size();
+      } else {
+        out.frame.data = op.buf;
+        out.frame.data_len = op.bytes;
+      }
+      out.framing = true;
+    }
+    net::Framed& f = out.frame;
+    const std::size_t n =
+        f.header_done() ? out.ring->write(f.data + (f.moved - f.header_len), f.total() - f.moved)
+                        : out.ring->write(f.header.data() + f.moved, f.header_len - f.moved);
+    f.moved += n;
+    moved = moved || n > 0;
+    if (!f.done()) {
+      if (n == 0) break;  // full: the reader makes room
+      continue;
+    }
+    out.framing = false;
+    if (out.frame.data == out.where.data()) {
+      ++out.remote_sent;
+      out.awaiting = true;
+      continue;
+    }
+    finish(*out.queue.front(), "");
+    out.queue.pop_front();
+  }
+  // Before the hello the reader has not seen the ring, and reads it whole once it does.
+  if (moved && out.hello_sent && out.ring->take_reader_waiting()) wake_peer(out.socket);
+  return moved;
+}
+
+void Mailbox::read_wakeups(Outgoing& out) {
+  std::array<char, 64> bytes;
+  for (;;) {
+    const ssize_t n = ::recv(out.socket.fd(), bytes.data(), bytes.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      out.ring_opened = true;  // its first byte: the reader mapped the ring
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    drop_outgoing(out, n == 0 ? std::string("its connection closed (its process ended?)")
+                              : "its connection failed: " + net::last_error_text());
+    return;
+  }
+}
+
+bool Mailbox::move_rings() {
+  bool moved = false;
+  // Sends first: an acknowledgement completes a send at once, while reading a large message
+  // takes a while (and the caller whose send completes may be about to post its receive).
+  for (const auto& out : outgoing_) {
+    if (out && out->ring && !out->queue.empty()) moved = write_ring(*out) || moved;
+  }
+  for (const auto& in : incoming_) {
+    if (in->ring && in->state != Incoming::State::kParked) moved = read_ring(*in) || moved;
+  }
+  return moved;
+}
+
+void Mailbox::raise_flags() {
+  flags_up_ = true;
+  for (const auto& in : incoming_) {
+    if (in->ring) in->ring->reader_waits(true);
+  }
+  for (const auto& out : outgoing_) {
+    if (out && out->ring && !out->queue.empty()) out->ring->writer_waits(true);
+  }
+  move_rings();  // after the flags are up: what came before them is not left waiting
+}
+
+void Mailbox::lower_flags() {
+  flags_up_ = false;
+  for (const auto& in : incoming_) {
+    if (in->ring) in->ring->reader_waits(false);
+  }
+  for (const auto& out : outgoing_) {
+    if (out && out->ring) out->ring->writer_waits(false);
+  }
+}
+
+int Mailbox::ring_sleep_ms() {
+  constexpr int kIdle = 1000;  // the loop's poll, as without rings
+  const bool any =
+      std::any_of(incoming_.begin(), incoming_.end(),
+                  [](const auto& in) { return in->ring != nullptr; }) ||
+      std::any_of(outgoing_.begin(), outgoing_.end(), [](const auto& o) { return o && o->ring; });
+  if (!any) return kIdle;
+  if (watchers_ > 0) return 1;  // they read; this thread looks again when they stop
+  const auto now = std::chrono::steady_clock::now();
+  if (!flags_up_ && now < watched_until_) {
+    move_rings();  // nobody wakes this thread meanwhile: it looks each millisecond
+    return 1;
+  }
+  raise_flags();
+  for (const auto& in : incoming_) {
+    // Bytes in the ring, or a message still read from its sender's memory.
+    if (in->ring && in->socket.valid() && in->state != Incoming::State::kParked &&
+        (!in->ring->empty() || in->remote != 0)) {
+      return 0;
+    }
+  }
+  for (const auto& out : outgoing_) {
+    if (out && out->ring && !out->queue.empty() && !out->awaiting && !out->ring->full()) return 0;
+  }
+  return kIdle;
+}
+
+// A caller waiting for a message reads the rings itself while it spins (engine.hpp), and the
+// peers need not wake this mailbox's thread meanwhile: the flags stay down while callers spin,
+// and a while after (watched_until_) when their messages completed; a caller that goes to sleep
+// raises them at once.
+void Mailbox::begin() {
+  std::lock_guard lock(mutex_);
+  if (watchers_++ > 0 || !flags_up_) return;
+  lower_flags();
+  // The thread may be asleep for long, relying on the flags: it now looks each millisecond
+  // instead, until the callers have stopped (once per burst of calls, not per message).
+  if (thread_.joinable()) wake();
+}
+
+bool Mailbox::step() {
+  std::lock_guard lock(mutex_);
+  return move_rings();
+}
+
+void Mailbox::end(bool done) {
+  std::lock_guard lock(mutex_);
+  if (--watchers_ > 0) return;
+  if (done) {
+    watched_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    return;
+  }
+  raise_flags();
+}
+
+}  // namespace dtrain::runtime

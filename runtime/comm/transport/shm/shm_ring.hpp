@@ -1,0 +1,76 @@
+// A one-way byte stream between two processes of one node in POSIX shared memory: one writer,
+// one reader, no lock (a single-producer/single-consumer ring). The point-to-point mailbox
+// (point_to_point/mailbox.hpp) carries a pair's messages through one, in the same bytes as on a
+// socket, so that a message within a node costs two memcpy calls and no system call.
+//
+// Who sleeps, and how the other side wakes it: a side with nothing to do raises its `waiting`
+// flag, looks once more, and sleeps on whatever it polls (the mailbox: its socket to the peer).
+// The other side, after moving bytes, takes the flag down; when it was up, the caller owes the
+// sleeper a wake-up (the mailbox: one byte on that socket). The flags cost nothing while both
+// sides are busy, which is when latency matters.
+//
+// Large messages need not pass through the ring twice: where the kernel lets a process read
+// another's memory (process_vm_readv, cross-memory attach: same user, no ptrace restriction, one
+// PID namespace; checked once, when the reader maps the ring), the writer sends only where its
+// bytes are and waits for the reader's acknowledgement: one copy instead of two, and the writer
+// need not run while the reader copies.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "comm/transport/shm/posix_shm.hpp"
+
+namespace dtrain::runtime {
+
+class ShmRing {
+ public:
+  // Bytes a ring holds. Small on purpose: a ring exists for each pair that exchanged a message
+  // within a node (at most ShmRing users' kMaxRings per rank), so 256 ranks on a host hold at most
+  // 256 x kMaxRings of them; a message larger than the ring streams through it.
+  static constexpr std::size_t kBytes = std::size_t{64} << 10;
+
+  ShmRing() = default;
+  // A new ring under a fresh name (name()), for the writer. Throws Error (kSystem) naming the call.
+  static ShmRing create();
+  // The ring the writer created under `name`, for the reader; the name is removed once mapped.
+  static ShmRing open(const std::string& name);
+
+  const std::string& name() const { return name_; }
+  bool valid() const { return control_ != nullptr; }
+
+  // The writer: copies up to `bytes` of `from` in, as many as there is room for; returns them.
+  std::size_t write(const char* from, std::size_t bytes);
+  // The reader: copies up to `bytes` out into `to`, as many as there are; returns them.
+  std::size_t read(char* to, std::size_t bytes);
+  bool empty() const;
+  bool full() const;
+
+  // Whether the reader can read the writer's memory (the check in open()).
+  bool remote_reads() const;
+  // The reader: `bytes` of the writer's memory at `address` into `to`; the bytes read, or -1
+  // with errno (ESRCH: the writer is gone).
+  long read_writer(std::uint64_t address, char* to, std::size_t bytes) const;
+  // The reader is done with one message read from the writer's memory; the writer's count.
+  void acknowledge();
+  std::uint64_t acknowledged() const;
+
+  // The reader is about to sleep (true) or is watching again (false); the writer's mirror.
+  void reader_waits(bool waits);
+  void writer_waits(bool waits);
+  // After writing: whether the reader was asleep (and is owed a wake-up); the flag is taken down.
+  bool take_reader_waiting();
+  bool take_writer_waiting();
+
+ private:
+  struct Control;
+  Control* control() const { return control_; }
+  PosixShm memory_;
+  Control* control_ = nullptr;
+  char* data_ = nullptr;
+  std::string name_;
+};
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,184 @@
+// Point-to-point messages within a node (the shared-memory rings, mailbox_rings.cpp) and across
+// nodes (the sockets) give the user the same: each test runs on both, ranks as threads of this
+// process over the TCP backend, on one node or each on its own. Sizes around and above the
+// ring's, the order per pair and tag, any source over many pairs, size mismatches, and a peer
+// that goes in the middle of a message, named.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <latch>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "comm/engine.hpp"
+#include "comm/point_to_point/mailbox.hpp"
+#include "comm/transport/shm/shm_ring.hpp"
+#include "error_text.hpp"
+#include "tcp_test_ranks.hpp"
+#include "threads_as_ranks.hpp"
+
+namespace {
+
+using dtrain::Comm;
+using dtrain::DType;
+using dtrain::runtime::Engine;
+using dtrain::runtime::ShmRing;
+using dtrain::test::error_of;
+
+// Each rank's engine, on one node (`one_node`) or on a node of its own.
+std::unique_ptr<Engine> engine_for(const std::shared_ptr<dtrain::runtime::Store>& store,
+                                   bool one_node, int rank, int size,
+                                   std::chrono::milliseconds timeout) {
+  dtrain::runtime::Settings s = dtrain::test::settings(false);
+  s.timeout = timeout;
+  dtrain::runtime::PrefixStore tcp(store, "tcp");
+  const std::string node = one_node ? "node" : "node" + std::to_string(rank);
+  return std::make_unique<Engine>(dtrain::runtime::make_tcp_communicator(tcp, rank, size, s, node),
+                                  rank, size, s);
+}
+
+class Paths : public testing::TestWithParam<bool> {
+ protected:
+  void ranks(int size, const std::function<void(Comm&, int rank)>& body,
+             std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    auto store = dtrain::runtime::make_memory_store();
+    dtrain::test::threads_as_ranks(size, [&](int rank) {
+      auto engine = engine_for(store, GetParam(), rank, size, timeout);
+      Comm comm(*engine);
+      body(comm, rank);
+    });
+  }
+};
+
+std::vector<std::uint8_t> bytes_of(std::size_t n, int seed) {
+  std::vector<std::uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>((i * 31 + seed) % 253);
+  return v;
+}
+
+TEST_P(Paths, MessagesAroundAndAboveTheRingsSizeArriveWhole) {
+  const std::vector<std::size_t> sizes = {0,
+                                          1,
+                                          7,
+                                          ShmRing::kBytes - 16,  // header and payload fill it
+                                          ShmRing::kBytes - 15,
+                                          ShmRing::kBytes + 1,
+                                          (std::size_t{3} << 20) + 5};
+  ranks(2, [&](Comm& c, int rank) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (rank == 0) {
+        c.send(bytes_of(sizes[i], static_cast<int>(i)).data(), sizes[i], DType::kUInt8, 1, 2);
+      } else {
+        std::vector<std::uint8_t> got(sizes[i], 0xff);
+        EXPECT_EQ(c.recv(got.data(), sizes[i], DType::kUInt8, 0, 2), 0);
+        EXPECT_TRUE(got == bytes_of(sizes[i], static_cast<int>(i))) << sizes[i] << " bytes";
+      }
+    }
+  });
+}
+
+// Two tags interleaved, some messages above the ring's size, the later tag taken first: each
+// tag's messages come in the order sent.
+TEST_P(Paths, OnePairsMessagesKeepTheirOrderPerTag) {
+  constexpr int kEach = 40;
+  auto size_of = [](int i) { return i % 5 == 0 ? ShmRing::kBytes * 2 + 3 : std::size_t(9 + i); };
+  ranks(2, [&](Comm& c, int rank) {
+    if (rank == 0) {
+      for (int i = 0; i < kEach; ++i) {
+        for (int tag : {1, 2}) {
+          c.send(bytes_of(size_of(i), i * 2 + tag).data(), size_of(i), DType::kUInt8, 1, tag);
+        }
+      }
+      return;
+    }
+    for (int tag : {2, 1}) {
+      for (int i = 0; i < kEach; ++i) {
+        std::vector<std::uint8_t> got(size_of(i));
+        c.recv(got.data(), got.size(), DType::kUInt8, 0, tag);
+        EXPECT_TRUE(got == bytes_of(size_of(i), i * 2 + tag)) << "tag " << tag << " #" << i;
+      }
+    }
+  });
+}
+
+// Every rank sends to every other (30 pairs, each its ring when on one node); each receives from
+// any source and is told who sent, each sender's messages in order.
+TEST_P(Paths, AnySourceOverManyPairsTellsEachSender) {
+  constexpr int kSize = 6;
+  constexpr int kEach = 3;
+  ranks(kSize, [&](Comm& c, int rank) {
+    std::vector<dtrain::Work> sends;
+    std::vector<std::vector<std::int32_t>> out;
+    for (int to = 0; to < kSize; ++to) {
+      if (to == rank) continue;
+      for (int i = 0; i < kEach; ++i) out.push_back({rank, i, to});
+    }
+    for (const auto& m : out) sends.push_back(c.isend(m.data(), 3, DType::kInt32, m[2], 0));
+    std::map<int, int> next;  // by sender: the number of its next message
+    for (int k = 0; k < (kSize - 1) * kEach; ++k) {
+      std::vector<std::int32_t> got(3);
+      const int from = c.recv(got.data(), 3, DType::kInt32, Comm::kAnySource, 0);
+      EXPECT_EQ(got[0], from);
+      EXPECT_EQ(got[1], next[from]++) << "from rank " << from;
+      EXPECT_EQ(got[2], rank);
+    }
+    for (auto& s : sends) s.wait();
+    EXPECT_EQ(next.size(), static_cast<std::size_t>(kSize - 1));
+  });
+}
+
+TEST_P(Paths, ASizeMismatchNamesBothSizesAndBothRanksAndTheNextMessageArrives) {
+  ranks(2, [&](Comm& c, int rank) {
+    if (rank == 0) {
+      c.send(bytes_of(ShmRing::kBytes + 8, 1).data(), ShmRing::kBytes + 8, DType::kUInt8, 1, 0);
+      c.send(bytes_of(5, 2).data(), 5, DType::kUInt8, 1, 0);
+      return;
+    }
+    std::vector<std::uint8_t> small(8);
+    const std::string e = error_of([&] { c.recv(small.data(), 8, DType::kUInt8, 0, 0); });
+    EXPECT_NE(e.find("recv from rank 0 (on node"), std::string::npos) << e;
+    EXPECT_NE(e.find("8 bytes; rank 1 of 2"), std::string::npos) << e;
+    EXPECT_NE(e.find("sent " + std::to_string(ShmRing::kBytes + 8) + " bytes; expected"),
+              std::string::npos)
+        << e;
+    std::vector<std::uint8_t> five(5);
+    c.recv(five.data(), 5, DType::kUInt8, 0, 0);
+    EXPECT_TRUE(five == bytes_of(5, 2));
+  });
+}
+
+// The sender goes (its communicator destroyed past its deadline) with only part of a message
+// out: a message above the kept budget is held back until its receive, so it cannot have left
+// whole. The receive fails naming the sender and how far the message came.
+TEST_P(Paths, APeerThatGoesInTheMiddleOfAMessageIsNamed) {
+  const std::size_t n = dtrain::runtime::Mailbox::kUnexpectedBudget + (std::size_t{1} << 20);
+  auto store = dtrain::runtime::make_memory_store();
+  std::latch gone(1);
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    auto engine = engine_for(store, GetParam(), rank, 2, std::chrono::milliseconds(500));
+    Comm c(*engine);
+    if (rank == 0) {
+      const std::vector<std::uint8_t> big = bytes_of(n, 3);
+      { dtrain::Work w = c.isend(big.data(), n, DType::kUInt8, 1, 0); }  // dropped, not waited
+      engine.reset();
+      gone.count_down();
+      return;
+    }
+    gone.wait();
+    std::vector<std::uint8_t> big(n);
+    const std::string e = error_of([&] { c.recv(big.data(), n, DType::kUInt8, 0, 0); });
+    EXPECT_NE(e.find("recv from rank 0 (on node"), std::string::npos) << e;
+    EXPECT_NE(e.find("rank 0 (on node"), std::string::npos) << e;
+    EXPECT_NE(e.find("closed its connection"), std::string::npos) << e;
+    EXPECT_NE(e.find("bytes into the message"), std::string::npos) << e;
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(PointToPoint, Paths, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& p) {
+                           return p.param ? "SharedMemory" : "Sockets";
+                         });
+
+}  // namespace

@@ -1,0 +1,86 @@
+// The shared-memory ring (shm_ring.hpp): bytes come out whole and in order across the wrap, one
+// writer and one reader at once; a full ring takes nothing more; the name is gone once the reader
+// has it; a side that said it sleeps is owed exactly one wake-up.
+#include "comm/transport/shm/shm_ring.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using dtrain::runtime::ShmRing;
+
+std::vector<char> pattern(std::size_t n) {
+  std::vector<char> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 131 + 7) % 251);
+  return v;
+}
+
+TEST(ShmRing, AStreamLargerThanTheRingArrivesWholeAndInOrder) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  // 16 rings' worth in odd pieces on both sides, so every wrap position is crossed.
+  const std::vector<char> sent = pattern(ShmRing::kBytes * 16 + 13);
+  std::vector<char> got(sent.size());
+  std::thread w([&] {
+    std::size_t at = 0;
+    while (at < sent.size()) {
+      at += writer.write(sent.data() + at, std::min<std::size_t>(4093, sent.size() - at));
+    }
+  });
+  std::size_t at = 0;
+  while (at < got.size()) {
+    at += reader.read(got.data() + at, std::min<std::size_t>(1021, got.size() - at));
+  }
+  w.join();
+  EXPECT_TRUE(got == sent);
+  EXPECT_TRUE(reader.empty());
+}
+
+TEST(ShmRing, AFullRingTakesNothingMoreUntilRead) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  const std::vector<char> bytes = pattern(ShmRing::kBytes + 100);
+  EXPECT_EQ(writer.write(bytes.data(), bytes.size()), ShmRing::kBytes);
+  EXPECT_TRUE(writer.full());
+  EXPECT_EQ(writer.write(bytes.data(), 1), 0u);
+  std::vector<char> out(10);
+  EXPECT_EQ(reader.read(out.data(), out.size()), 10u);
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), bytes.begin()));
+  EXPECT_EQ(writer.write(bytes.data(), 100), 10u);
+}
+
+TEST(ShmRing, TheNameIsGoneOnceTheReaderHasIt) {
+  ShmRing writer = ShmRing::create();
+  const std::filesystem::path file = "/dev/shm" + writer.name();
+  EXPECT_TRUE(std::filesystem::exists(file)) << file;
+  ShmRing reader = ShmRing::open(writer.name());
+  EXPECT_FALSE(std::filesystem::exists(file)) << file;
+  const char byte = 'x';
+  EXPECT_EQ(writer.write(&byte, 1), 1u);  // still shared after the name is gone
+  char out = 0;
+  EXPECT_EQ(reader.read(&out, 1), 1u);
+  EXPECT_EQ(out, 'x');
+}
+
+TEST(ShmRing, ASleepingSideIsOwedOneWakeUp) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  EXPECT_FALSE(writer.take_reader_waiting());
+  reader.reader_waits(true);
+  EXPECT_TRUE(writer.take_reader_waiting());
+  EXPECT_FALSE(writer.take_reader_waiting());  // taken down: one wake-up, not one per write
+  writer.writer_waits(true);
+  EXPECT_TRUE(reader.take_writer_waiting());
+  EXPECT_FALSE(reader.take_writer_waiting());
+  reader.reader_waits(true);
+  reader.reader_waits(false);  // watching again: nothing owed
+  EXPECT_FALSE(writer.take_reader_waiting());
+}
+
+}  // namespace
