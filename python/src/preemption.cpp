@@ -24,8 +24,19 @@ class PyPreemption {
       p_ = std::make_unique<Preemption>(ctx);
       return;
     }
+    // One signal given alone ("USR1", signal.SIGUSR1) is a list of one: iterating a str would
+    // read it letter by letter.
+    py::object list = py::reinterpret_borrow<py::object>(signals);
+    if (py::isinstance<py::str>(signals) || py::isinstance<py::int_>(signals)) {
+      list = py::make_tuple(signals);
+    } else if (!py::isinstance<py::iterable>(signals)) {
+      throw Error(Error::Code::kInvalid,
+                  "dtrain: Preemption: signals; expected a signal name or number, or a list of "
+                  "them, got " +
+                      std::string(py::repr(signals)));
+    }
     std::vector<int> numbers;
-    for (py::handle s : signals) {
+    for (py::handle s : list) {
       if (py::isinstance<py::str>(s)) {
         numbers.push_back(signal_from_name(s.cast<std::string>()));
       } else if (const auto n = int_in(s, 1, INT_MAX)) {

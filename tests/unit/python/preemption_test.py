@@ -25,6 +25,18 @@ def test_explicit_signals_by_number_or_name(ctx):
         assert p.should_stop()
 
 
+def test_one_signal_alone_by_name_or_number(ctx):
+    # Issue 45 item 8: "USR1" was read letter by letter ("U", "S", ...).
+    with dtrain.Preemption(ctx, "USR1") as p:
+        assert p.signals == [signal.SIGUSR1]
+    with dtrain.Preemption(ctx, signal.SIGUSR2) as p:
+        assert p.signals == [signal.SIGUSR2]
+    with pytest.raises(dtrain.InvalidError, match=r"dtrain: Preemption: signals; expected a "
+                                                  r"signal name or number, or a list of them, "
+                                                  r"got 1.5"):
+        dtrain.Preemption(ctx, 1.5)
+
+
 def test_signals_from_the_environment():
     got = run_fresh("import dtrain; print(dtrain.Preemption(dtrain.init()).signals)",
                     DTRAIN_PREEMPT_SIGNALS="USR2,TERM")
