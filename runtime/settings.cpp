@@ -167,6 +167,16 @@ Settings parse_settings(const EnvLookup& env) {
   s.topology = non_empty(env, "DTRAIN_TOPOLOGY").value_or("");
   s.piece_bytes = parse_bytes("DTRAIN_PIECE_BYTES", non_empty(env, "DTRAIN_PIECE_BYTES"), 0, 4096);
   s.shm = parse_shm(non_empty(env, "DTRAIN_SHM"));
+  if (const auto v = non_empty(env, "DTRAIN_SHM_MESSAGES")) {
+    const auto on = dtrain::parse_switch(*v);
+    if (!on) {
+      throw Error(Error::Code::kInvalid,
+                  "dtrain: DTRAIN_SHM_MESSAGES: expected 0 or off (messages within a node "
+                  "through the sockets) or 1 or on (through shared-memory rings), got \"" +
+                      *v + "\"");
+    }
+    s.shm_messages = *on;
+  }
   s.algo = parse_algo(non_empty(env, "DTRAIN_ALGO"));
   s.transport = parse_transport(non_empty(env, "DTRAIN_TRANSPORT"));
   s.fusion_bytes = parse_bytes("DTRAIN_FUSION_BYTES", non_empty(env, "DTRAIN_FUSION_BYTES"),

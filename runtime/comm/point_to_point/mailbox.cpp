@@ -22,7 +22,7 @@ constexpr std::size_t kDirectWriteBytes = std::size_t{64} << 10;
 }  // namespace
 
 Mailbox::Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net::Socket listener,
-                 std::chrono::milliseconds timeout, TimeoutSource source)
+                 std::chrono::milliseconds timeout, TimeoutSource source, bool rings)
     : rank_(rank),
       size_(size),
       addresses_(std::move(addresses)),
@@ -32,6 +32,7 @@ Mailbox::Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net:
       outgoing_(static_cast<std::size_t>(size)),
       gone_(static_cast<std::size_t>(size)),
       node_peers_([&] {
+        if (!rings) return false;
         for (int r = 0; r < size; ++r) {
           if (r != rank && same_node(r)) return true;
         }
@@ -104,7 +105,7 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   if (!outgoing_[d]) {
     outgoing_[d] = std::make_unique<Outgoing>();
     outgoing_[d]->peer = dst;
-    if (same_node(dst) && rings_ < kMaxRings) {
+    if (node_peers_ && same_node(dst) && rings_ < kMaxRings) {
       try {
         outgoing_[d]->ring = std::make_unique<ShmRing>(ShmRing::create());
         ++rings_;

@@ -65,8 +65,11 @@ class Mailbox : private Progress {
   // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
   // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
   // one (a subgroup's, Comm::subgroup); `source`: where it came from, for the errors.
+  // `rings`: messages to ranks of this node may go through shared-memory rings (above;
+  // DTRAIN_SHM_MESSAGES, off by default until large messages are as fast as on the sockets).
   Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net::Socket listener,
-          std::chrono::milliseconds timeout, TimeoutSource source = TimeoutSource::kEnvironment);
+          std::chrono::milliseconds timeout, TimeoutSource source = TimeoutSource::kEnvironment,
+          bool rings = false);
   // Waits (up to the timeout) for the sends already handed to it to leave, then closes every
   // connection; receives still posted fail.
   ~Mailbox();
@@ -152,10 +155,11 @@ class Mailbox : private Progress {
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
   std::vector<std::string> gone_;  // by rank: why its connection ended ("": it has not)
-  const bool node_peers_;          // some other rank is on this node (rings may carry messages)
-  int rings_ = 0;                  // rings made for sending (at most kMaxRings)
-  int watchers_ = 0;               // callers spinning on the rings (Progress)
-  bool flags_up_ = true;           // the rings' waiting flags are raised (raise_flags)
+  const bool
+      node_peers_;    // rings allowed and some other rank is on this node (they may carry messages)
+  int rings_ = 0;     // rings made for sending (at most kMaxRings)
+  int watchers_ = 0;  // callers spinning on the rings (Progress)
+  bool flags_up_ = true;  // the rings' waiting flags are raised (raise_flags)
   // When the last spinning caller's message completed: for a while after, the flags stay down,
   // since its next call usually follows at once (a ping-pong, a pipeline's next micro-batch),
   // and a peer's write then costs no system call to wake this side.

@@ -135,6 +135,15 @@ TEST(RuntimeSettings, ShmTakesTheSwitchWords) {
   }
 }
 
+TEST(RuntimeSettings, MessagesThroughSharedMemoryOnlyWhenAsked) {
+  EXPECT_FALSE(parse({}).shm_messages);
+  EXPECT_TRUE(parse({{"DTRAIN_SHM_MESSAGES", "1"}}).shm_messages);
+  EXPECT_FALSE(parse({{"DTRAIN_SHM_MESSAGES", "off"}}).shm_messages);
+  EXPECT_EQ(refusal({{"DTRAIN_SHM_MESSAGES", "rings"}}),
+            "dtrain: DTRAIN_SHM_MESSAGES: expected 0 or off (messages within a node through the "
+            "sockets) or 1 or on (through shared-memory rings), got \"rings\"");
+}
+
 TEST(RuntimeSettings, AlgoForcesFlatOrHierarchical) {
   EXPECT_EQ(parse({}).algo, dtrain::runtime::AllreduceAlgo::kAuto);
   EXPECT_EQ(parse({{"DTRAIN_ALGO", "auto"}}).algo, dtrain::runtime::AllreduceAlgo::kAuto);

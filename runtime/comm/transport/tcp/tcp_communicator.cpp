@@ -73,7 +73,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         peers_(store, rank, size, timeout_, node_name),
         mailbox_(std::make_unique<Mailbox>(rank, size, peers_.mailbox_addresses(),
                                            peers_.take_mailbox_listener(), timeout_,
-                                           settings.timeout_source)),
+                                           settings.timeout_source, settings.shm_messages)),
         hosts_(peers_.nodes()),
         frames_(static_cast<std::size_t>(size)),
         ring_(rank, size, transfer()),

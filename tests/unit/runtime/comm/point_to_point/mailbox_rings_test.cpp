@@ -33,6 +33,7 @@ std::unique_ptr<Engine> engine_for(const std::shared_ptr<dtrain::runtime::Store>
                                    std::chrono::milliseconds timeout) {
   dtrain::runtime::Settings s = dtrain::test::settings(false);
   s.timeout = timeout;
+  s.shm_messages = true;  // DTRAIN_SHM_MESSAGES=1: the rings, where ranks share a node
   dtrain::runtime::PrefixStore tcp(store, "tcp");
   const std::string node = one_node ? "node" : "node" + std::to_string(rank);
   return std::make_unique<Engine>(dtrain::runtime::make_tcp_communicator(tcp, rank, size, s, node),

@@ -227,8 +227,10 @@ TEST(PointToPoint, BadRanksAndTagsAreRefusedByName) {
 
 // One process: a message to itself is kept until its receive, in order per tag.
 TEST(PointToPoint, OneRankSendsToItself) {
-  Engine engine(dtrain::runtime::make_single_communicator(std::chrono::milliseconds(300)), 0, 1,
-                settings(false));
+  // The messages' deadline is the engine's (its settings'), as the communicator's is.
+  dtrain::runtime::Settings s = settings(false);
+  s.timeout = std::chrono::milliseconds(300);
+  Engine engine(dtrain::runtime::make_single_communicator(s.timeout), 0, 1, s);
   Comm c(engine);
   c.send<double>(std::vector<double>{1.5}, 0, 0);
   c.send<double>(std::vector<double>{2.5}, 0, 0);
