@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "comm/lost_peers/peer_alarm.hpp"
+#include "comm/point_to_point/mailbox.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -343,6 +344,10 @@ bool Engine::peer_lost(const PeerProcess& peer, int told_by,
   // MPI_Finalize waits for every rank, so a peer that ends after it began here has finished.
   if (backend_->peers_may_exit()) return false;
   try {
+    // Messages waiting for it fail at once, whatever this rank's collectives do (a pipeline stage
+    // blocked in a receive from the lost rank is in no collective).
+    if (Mailbox* m = backend_->mailbox())
+      m->peer_lost(peer.rank, lost_peer_text(peer.rank, peer.host, told_by));
     std::string report;
     {
       std::lock_guard lock(mutex_);

@@ -96,6 +96,10 @@ class Mailbox : private Progress {
   // lowest this process has not used (a new group's members agree on the largest they propose),
   // and the one agreed.
   std::int64_t next_space_id() const { return next_space_id_.load(); }
+
+  // Rank `peer` is gone (the engine's peer watch or alarm said so; `text` names it): what waits
+  // for it fails at once with `text`, and so does whatever is later sent to or received from it.
+  void peer_lost(int peer, const std::string& text);
   void space_id_used(std::int64_t id);
 
  private:
@@ -136,6 +140,7 @@ class Mailbox : private Progress {
   bool same_node(int rank) const;
   void drop_incoming(Incoming& in, const std::string& why);
   void drop_outgoing(Outgoing& out, const std::string& why);
+  void fail_receives_from(int peer, const std::string& why);  // with mutex_ held
   void expire(const std::shared_ptr<Op>& op);
   std::string who(int rank) const;  // "rank 3 (on node7)"
   std::string describe(const Op& op) const;

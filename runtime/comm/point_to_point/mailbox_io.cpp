@@ -374,11 +374,7 @@ void Mailbox::drop_incoming(Incoming& in, const std::string& why) {
   std::string& gone = gone_[static_cast<std::size_t>(in.source)];
   if (gone.empty()) gone = text + " before sending a message this receive waits for";
   // Receives from that rank alone never complete now; messages it sent whole stay claimable.
-  std::erase_if(posted_, [&](const std::shared_ptr<Op>& op) {
-    if (op->peer != in.source) return false;
-    finish(*op, describe(*op) + ": " + gone);
-    return true;
-  });
+  fail_receives_from(in.source, gone);
 }
 
 void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
@@ -391,6 +387,31 @@ void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
   if (gone.empty()) gone = who(out.peer) + ": " + why;
   for (const auto& op : out.queue) finish(*op, describe(*op) + ": " + gone);
   out.queue.clear();
+}
+
+void Mailbox::fail_receives_from(int peer, const std::string& why) {
+  std::erase_if(posted_, [&](const std::shared_ptr<Op>& op) {
+    if (op->peer != peer) return false;
+    finish(*op, describe(*op) + ": " + why);
+    return true;
+  });
+}
+
+void Mailbox::peer_lost(int peer, const std::string& text) {
+  std::lock_guard lock(mutex_);
+  if (peer < 0 || peer >= size_ || peer == rank_) return;
+  std::string& gone = gone_[static_cast<std::size_t>(peer)];
+  if (gone.empty()) gone = text;
+  if (const auto& out = outgoing_[static_cast<std::size_t>(peer)]) {
+    for (const auto& op : out->queue) finish(*op, describe(*op) + ": " + gone);
+    out->queue.clear();
+  }
+  // Its receives fail now, unless its connection here is still open: then a message it sent
+  // whole before it ended may still be arriving, and that connection's end fails the rest.
+  const bool still_reading = std::any_of(incoming_.begin(), incoming_.end(), [&](const auto& in) {
+    return in->source == peer && in->socket.valid();
+  });
+  if (!still_reading) fail_receives_from(peer, gone);
 }
 
 }  // namespace dtrain::runtime
