@@ -203,12 +203,12 @@ def test_messages_refuse_bad_tags_and_sizes_naming_them():
                                  "send and receive the same count and type"), str(e.value)
 
 
-def test_all_gather_coalesced_is_not_implemented_and_says_what_to_use():
-    with pytest.raises(NotImplementedError) as e:
-        dist.all_gather_coalesced([[torch.zeros(2)]], [torch.ones(2)])
-    assert str(e.value).startswith(
-        "dtrain: torch: allgather_coalesced: not supported by backend \"dtrain\"; torch "
-        "deprecates it"), str(e.value)
+def test_all_gather_coalesced_on_one_rank_copies_each_input():
+    # One packed allgather (torch_collectives.py checks several ranks and dtypes).
+    out = [[torch.zeros(2), torch.zeros(3)]]  # rank 0's list of outputs (one dtype: torch checks)
+    dist.all_gather_coalesced(out, [torch.ones(2), torch.arange(3.0)])
+    assert torch.equal(out[0][0], torch.ones(2))
+    assert torch.equal(out[0][1], torch.arange(3.0))
 
 
 def test_a_wait_with_a_timeout_returns_when_done():
