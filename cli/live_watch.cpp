@@ -174,7 +174,9 @@ void LiveWatch::tick() {
       st.published.reset();
     }
   }
-  if (!st.published) {
+  // A process stopped, traced or blocked in the kernel is not waiting, even inside a collective.
+  const bool able = !process || report::can_wait(*process);
+  if (!st.published && able) {
     // Of this process's Contexts, the one waiting longest.
     std::optional<report::RankWait> wait;
     for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -237,8 +239,8 @@ void LiveWatch::tick() {
       if (w.slot == static_cast<int>(k)) same.push_back(w);
     }
     if (!same.empty()) {
-      verdict =
-          report::hang_verdict(rank_, host_, slots[k], doing, same, now, *settings_.hang_after);
+      verdict = report::hang_verdict(rank_, host_, slots[k], doing, same, now,
+                                     able ? settings_.hang_after : std::nullopt);
     }
   }
   // Every rank waits in one collective: the lowest says so, once the last has waited as long.

@@ -93,6 +93,10 @@ std::string describe_process(const ProcessSample& before, const ProcessSample& n
   }
 }
 
+bool can_wait(const ProcessSample& process) {
+  return process.state == 'R' || process.state == 'S' || process.state == 'I';
+}
+
 std::string format_wait(const RankWait& w) {
   // Space-separated, the host and op last but one and last: neither holds a space.
   return "wait rank=" + std::to_string(w.rank) + " slot=" + std::to_string(w.slot) +
@@ -151,11 +155,15 @@ std::optional<std::string> hang_verdict(int rank, const std::string& host,
                                         const records::LiveSnapshot& mine,
                                         const std::string& process,
                                         const std::vector<RankWait>& waits, std::int64_t now_us,
-                                        std::chrono::seconds hang_after) {
-  if (wait_to_publish(rank, host, mine, now_us, hang_after)) return std::nullopt;  // it waits too
+                                        std::optional<std::chrono::seconds> hang_after) {
+  if (hang_after && wait_to_publish(rank, host, mine, now_us, *hang_after)) {
+    return std::nullopt;  // it waits too
+  }
   // The collectives this rank never entered that others wait in; the earliest is the one it holds
-  // up (the later ones wait for the ranks it holds up in turn, or on it again).
-  const std::uint64_t entered = mine.entered;  // it entered #0 .. #entered-1
+  // up (the later ones wait for the ranks it holds up in turn, or on it again). A rank that cannot
+  // be waiting holds up the one it is inside, too (stopped in the middle of it).
+  const std::uint64_t entered =
+      !hang_after && mine.inside() ? mine.entered - 1 : mine.entered;  // #0 .. #entered-1
   std::optional<std::uint64_t> held;
   for (const RankWait& w : waits) {
     if (w.rank != rank && w.seq >= entered && (!held || w.seq < *held)) held = w.seq;
@@ -170,7 +178,7 @@ std::optional<std::string> hang_verdict(int rank, const std::string& host,
   }
   std::string where;
   if (mine.inside()) {
-    where = "waiting in " + collective_text(mine.op, mine.entered - 1) + " for " +
+    where = "inside " + collective_text(mine.op, mine.entered - 1) + " for " +
             seconds_text(seconds_between(mine.entered_at_us, now_us));
   } else if (mine.left > 0) {
     where = "outside any collective (it left " + collective_text(mine.op, mine.left - 1) + " " +

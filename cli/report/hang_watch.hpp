@@ -37,6 +37,12 @@ std::optional<ProcessSample> parse_proc_stat(std::string_view text, long ticks);
 // `seconds` apart.
 std::string describe_process(const ProcessSample& before, const ProcessSample& now, double seconds);
 
+// Whether the process can be waiting for the others (running or asleep): a process stopped,
+// traced, blocked in the kernel or exited cannot, even inside a collective (SIGSTOP can catch a
+// rank in the middle of one: it must not count as a waiter, or every rank would look as if
+// waiting and the live one would be blamed).
+bool can_wait(const ProcessSample& process);
+
 // One rank's published wait: inside collective #seq (op, bytes) since `since_us`, of the
 // process's Context number `slot` (records::LiveStatus: the same Context on every rank).
 struct RankWait {
@@ -63,11 +69,12 @@ std::optional<RankWait> wait_to_publish(int rank, const std::string& host,
 // one for `hang_after` (then it waits too: the hierarchy's leaders move to the next collective
 // while their node's ranks still wait for the last one's result); nullopt otherwise. `process`:
 // what describe_process said of the rank. `mine` and `waits`: one slot's (the same Context's).
+// `hang_after` nullopt: the rank cannot be waiting (can_wait), wherever it is.
 std::optional<std::string> hang_verdict(int rank, const std::string& host,
                                         const records::LiveSnapshot& mine,
                                         const std::string& process,
                                         const std::vector<RankWait>& waits, std::int64_t now_us,
-                                        std::chrono::seconds hang_after);
+                                        std::optional<std::chrono::seconds> hang_after);
 
 // When every one of `size` ranks waits inside a collective (the same one, or the next for ranks
 // that finished their part of it): none is missing, so bytes are not moving (a cut link, a stuck

@@ -105,13 +105,41 @@ TEST(HangWatch, TheRankThatNeverEnteredTheCollectiveNamesItselfAndTheWaiters) {
   in39.op = "broadcast";
   EXPECT_FALSE(dtrain::report::hang_verdict(1, "node2", in39, "sleeping", waits, kT0 + 30 * kSecond,
                                             std::chrono::seconds(30)));
+  // Stopped inside it (SIGSTOP caught it in the middle of #39): not a waiter, named.
+  const auto s39 = dtrain::report::hang_verdict(1, "node2", in39, "stopped (SIGSTOP)", waits,
+                                                kT0 + 30 * kSecond, std::nullopt);
+  ASSERT_TRUE(s39);
+  EXPECT_NE(s39->find("rank 1 (on node2) is stopped (SIGSTOP), inside broadcast #39 for 40 s; "
+                      "ranks 0,2-3 wait in allreduce #41"),
+            std::string::npos)
+      << *s39;
+  // Stopped inside the very collective the others wait in (their #41): named, not a waiter.
+  LiveSnapshot in41_stopped;
+  in41_stopped.entered = 42;
+  in41_stopped.left = 41;
+  in41_stopped.entered_at_us = kT0;
+  in41_stopped.op = "allreduce";
+  const auto s41 = dtrain::report::hang_verdict(1, "node2", in41_stopped, "stopped (SIGSTOP)",
+                                                waits, kT0 + 35 * kSecond, std::nullopt);
+  ASSERT_TRUE(s41);
+  EXPECT_NE(s41->find("is stopped (SIGSTOP), inside allreduce #41 for 35 s; ranks 0,2-3 wait in "
+                      "allreduce #41"),
+            std::string::npos)
+      << *s41;
+  // The same rank alive and waiting there is a waiter.
+  EXPECT_FALSE(dtrain::report::hang_verdict(1, "node2", in41_stopped, "sleeping", waits,
+                                            kT0 + 35 * kSecond, std::chrono::seconds(30)));
+  EXPECT_FALSE(dtrain::report::can_wait({'T', 0, ""}));
+  EXPECT_FALSE(dtrain::report::can_wait({'D', 0, ""}));
+  EXPECT_TRUE(dtrain::report::can_wait({'S', 0, ""}));
+  EXPECT_TRUE(dtrain::report::can_wait({'R', 0, ""}));
   // Inside it for less (it keeps calling, just not what the others call): named with where.
   in39.entered_at_us = kT0 + 25 * kSecond;
   const auto d =
       dtrain::report::hang_verdict(1, "node2", in39, "sleeping in futex_wait_queue, 0 % CPU", waits,
                                    kT0 + 30 * kSecond, std::chrono::seconds(30));
   ASSERT_TRUE(d);
-  EXPECT_NE(d->find("rank 1 (on node2) is sleeping in futex_wait_queue, 0 % CPU, waiting in "
+  EXPECT_NE(d->find("rank 1 (on node2) is sleeping in futex_wait_queue, 0 % CPU, inside "
                     "broadcast #39 for 5 s; ranks 0,2-3 wait in allreduce #41"),
             std::string::npos)
       << *d;
