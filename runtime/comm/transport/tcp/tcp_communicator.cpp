@@ -68,12 +68,11 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
       : Communicator(size),
         rank_(rank),
         size_(size),
-        timeout_(settings.timeout),
         deadline_(settings.deadline()),
-        peers_(store, rank, size, timeout_, node_name),
+        peers_(store, rank, size, deadline_.after, node_name),
         mailbox_(std::make_unique<Mailbox>(rank, size, peers_.mailbox_addresses(),
-                                           peers_.take_mailbox_listener(), timeout_,
-                                           settings.timeout_source, settings.shm_messages)),
+                                           peers_.take_mailbox_listener(), deadline_.after,
+                                           deadline_.source, settings.shm_messages)),
         hosts_(peers_.nodes()),
         frames_(static_cast<std::size_t>(size)),
         ring_(rank, size, transfer()),
@@ -92,7 +91,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
       vote = hierarchy_vote(settings.algo, settings.shm, LinkBackend::kTcp, layout);
     }
     // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
-    reach({ring_.prev(), ring_.next()}, Clock::now() + timeout_, "init");
+    reach({ring_.prev(), ring_.next()}, Clock::now() + deadline_.after, "init");
     if (shared) {
       map_shared_memory();
     } else {
@@ -223,7 +222,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     // The hierarchy's peers on other nodes (link_peers: a few per node on up to 4 nodes, the
     // ring's 2 beyond), never one per rank of the job.
     const std::vector<int> link_peers = runtime::link_peers(layout);
-    reach(link_peers, Clock::now() + timeout_, "init");
+    reach(link_peers, Clock::now() + deadline_.after, "init");
     std::vector<int> fds(static_cast<std::size_t>(size_), -1);
     for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
     auto link = std::make_unique<TcpPeerTransport>(
@@ -240,7 +239,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // Collective: map_node_memory over this rank's connections.
   std::vector<char*> map_node_memory(const std::vector<int>& members, std::size_t piece_bytes,
                                      PosixShm& memory) {
-    const auto deadline = Clock::now() + timeout_;
+    const auto deadline = Clock::now() + deadline_.after;
     const NodeMemoryLinks links{
         [this](std::int32_t value) { return least(value, "init", CallWhat::Kind::kSetUp); },
         [&](int peer, const void* buf, std::size_t bytes) {
@@ -333,9 +332,6 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
 
   // Connects to `peers` (-1 and this rank skipped) where not connected yet; a peer that cannot be
   // reached, or a connected one that stopped meanwhile, is a loss like any other.
-  void reach(std::initializer_list<int> peers, Clock::time_point deadline, const char* what) {
-    reach(std::vector<int>(peers), deadline, what);
-  }
   void reach(const std::vector<int>& peers, Clock::time_point deadline, const char* what) {
     std::vector<int> wanted;
     for (int q : peers) {
@@ -357,7 +353,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   // Names the call, starts its deadline and sets the header each of its messages carries.
   void start_call(const char* name, const CallWhat& what, std::uint64_t count) {
     call_ = name;
-    call_deadline_ = Clock::now() + timeout_;
+    call_deadline_ = Clock::now() + deadline_.after;
     call_header_ = CallHeader::of(count, what);
   }
 
@@ -467,11 +463,10 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
 
   int rank_;
   int size_;
-  std::chrono::milliseconds timeout_;
-  Timeout deadline_;                               // timeout_ and its source, for the errors
-  TcpPeers peers_;                                 // the connections, made on first use
-  std::unique_ptr<Mailbox> mailbox_;               // point-to-point messages, on sockets of its own
-  std::vector<std::string> hosts_;                 // every rank's host name
+  Timeout deadline_;                  // every call's (after) and where it came from, for the errors
+  TcpPeers peers_;                    // the connections, made on first use
+  std::unique_ptr<Mailbox> mailbox_;  // point-to-point messages, on sockets of its own
+  std::vector<std::string> hosts_;    // every rank's host name
   std::vector<std::optional<AbortFrame>> frames_;  // by rank: the abort frame each peer sent
   std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits
   bool stopped_ = false;          // abort frames sent, connections shut
