@@ -7,7 +7,7 @@ wheel with libdtrain inside the package (DTRAIN_PYTHON_BUNDLE_RUNTIME), so a vir
 environment needs nothing under a system prefix.
 
 Environment: CMAKE_ARGS (more -D options: the MPI, DTRAIN_BUILD_TORCH=ON|OFF, pybind11_DIR, ...),
-CMAKE_BUILD_PARALLEL_LEVEL (jobs), DTRAIN_PIP_BUILD_DIR (where setuptools and CMake build; default
+CMAKE_BUILD_PARALLEL_LEVEL (jobs; default: every CPU this process may use), DTRAIN_PIP_BUILD_DIR (where setuptools and CMake build; default
 build-pip/ here, kept so that the next install rebuilds only what changed).
 """
 import os
@@ -88,6 +88,8 @@ class BuildWithCMake(build_ext):
             env["CMAKE_PREFIX_PATH"] = os.pathsep.join(
                 p for p in (env.get("CMAKE_PREFIX_PATH"), prefix) if p)
         run(configure, env)
+        # CMake's default is one job for the Makefile generator: a whole libdtrain on one core.
+        env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(len(os.sched_getaffinity(0))))
         run(["cmake", "--build", build, "--target", "dtrain_python_package"], env)
         run(["cmake", "--install", build, "--component", "python",
              "--prefix", Path(self.build_lib).resolve()], env)

@@ -5,15 +5,17 @@
 # (/usr/local/cuda): libdtrain loads libnccl.so.2 and libcudart.so.<major> with dlopen when the
 # device communicator is first used, so the package needs no CUDA library (none of them is in a
 # Debian package) and starts on nodes without one.
+# Environment: CMAKE_ARGS, more -D options, last (the tests pass their tree's -DDTRAIN_WERROR, so
+# that with the compiler cache the package's objects are the test tree's).
 #   build-deb.sh SOURCE_DIR BUILD_DIR OUT_DIR   ->  OUT_DIR/dtrain_VERSION_ARCH.deb
 set -euo pipefail
 src=$(cd "$1" && pwd) build=$2 out=$3
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+source "$src/scripts/lib/compiler-cache.sh"
+compiler_cache_args "$build"
+read -r -a extra <<<"${CMAKE_ARGS:-}"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-  -DDTRAIN_WITH_NCCL=ON -DDTRAIN_BUILD_TESTS=OFF -DDTRAIN_BUILD_BENCH=OFF "${launcher[@]}"
+  -DDTRAIN_WITH_NCCL=ON -DDTRAIN_BUILD_TESTS=OFF -DDTRAIN_BUILD_BENCH=OFF \
+  "${COMPILER_CACHE_ARGS[@]}" "${extra[@]}"
 cmake --build "$build" -j"$(nproc)"
 mkdir -p "$out"
 rm -f "$out"/dtrain_*.deb
