@@ -1,5 +1,7 @@
 #include "comm/call_check.hpp"
 
+#include <algorithm>
+
 namespace dtrain::runtime {
 
 std::uint64_t CallWhat::pack() const {
@@ -59,7 +61,13 @@ std::string mismatch_text(std::string_view who, const std::vector<CallSeen>& cal
     ++named;
   }
   if (more > 0) text += ", and " + std::to_string(more) + " more ranks differ";
-  return text + "; every rank must pass the same number of elements, element type and operation";
+  // A broadcast has a root where the others have an operation.
+  const bool same_kind = std::all_of(calls.begin(), calls.end(), [&](const CallSeen& c) {
+    return c.what.kind == calls[0].what.kind;
+  });
+  const bool broadcast = same_kind && calls[0].what.kind == CallWhat::Kind::kBroadcast;
+  return text + "; every rank must " + (same_kind ? "" : "call the same collective and ") +
+         "pass the same number of elements, element type and " + (broadcast ? "root" : "operation");
 }
 
 }  // namespace dtrain::runtime

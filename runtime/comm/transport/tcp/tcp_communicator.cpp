@@ -133,6 +133,12 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     start_call("broadcast",
                {CallWhat::Kind::kBroadcast, type, ReduceOp::kSum, static_cast<std::uint32_t>(root)},
                count);
+    // Ranks that pass different roots may each send to ranks that never read it, and keep their
+    // own data without a word (or all wait for each other until the deadline): the tree cannot
+    // compare what it never receives. One doubling whose messages carry this call's header
+    // compares every rank's count, type and root first (log2(p) exchanges of 4 bytes).
+    std::int32_t agreed = 0;
+    router_.doubling().allreduce(&agreed, &agreed, 1, DType::kInt32, ReduceOp::kMin);
     const std::vector<int> tree = broadcast_tree(rank_, root, size_);
     const bool has_parent = rank_ != root;  // tree.front()
     reach(tree, call_deadline_, "broadcast");
@@ -282,6 +288,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     }
     if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
     last_liveness_check_ = now;
+    other_calls_of_waited_for();
     watch_connected();
     if (::poll(watch_.data(), watch_.size(), 0) <= 0) return;
     for (std::size_t i = 0; i < watch_.size(); ++i) {
@@ -304,6 +311,22 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
         fail(loss_of_frame(*f, q), call_);
       if (f && f->how != static_cast<std::int32_t>(IoResult::kTimeout) && needed(f->lost)) {
         fail(loss_of_frame(*f, q), call_);
+      }
+    }
+  }
+
+  // A rank this shared-memory wait still needs has not entered this call; a message of another
+  // call from it on its data connection (nothing of a shared-memory call travels on a node's data
+  // connections) says which one it is in: both calls are named at once, not after the deadline
+  // with the other rank blamed for it (an allreduce here, a broadcast or barrier there). Only
+  // peeked: a message of this call is read by whoever it is for.
+  void other_calls_of_waited_for() {
+    for (int q : waited_for(true)) {
+      if (q == rank_ || fd(q) < 0) continue;
+      CallHeader theirs;
+      const ssize_t n = ::recv(fd(q), &theirs, sizeof theirs, MSG_PEEK | MSG_DONTWAIT);
+      if (n == static_cast<ssize_t>(sizeof theirs) && !(theirs == call_header_)) {
+        different_call(q, theirs, call_);
       }
     }
   }

@@ -50,6 +50,24 @@ TEST(CallCheck, TheTextNamesTheFirstCallAndEachRankThatDiffered) {
             "number of elements, element type and operation");
 }
 
+// Issue 45 item 4: a broadcast has a root where the others have an operation, and ranks in
+// different collectives are told to call the same one.
+TEST(CallCheck, TheTextAsksForTheSameRootOrTheSameCollective) {
+  using K = CallWhat::Kind;
+  const CallWhat from0{K::kBroadcast, DType::kFloat32, ReduceOp::kSum, 0};
+  CallWhat from1 = from0;
+  from1.root = 1;
+  EXPECT_EQ(mismatch_text("ranks", {{0, 8, from0}, {1, 8, from1}}),
+            "ranks passed different calls to one collective: rank 0 passed 8 float32 elements to "
+            "broadcast from root 0, rank 1 passed 8 float32 elements to broadcast from root 1; "
+            "every rank must pass the same number of elements, element type and root");
+  EXPECT_EQ(mismatch_text("ranks", {{0, 8, CallWhat{}}, {1, 8, from0}}),
+            "ranks passed different calls to one collective: rank 0 passed 8 float32 elements "
+            "(kSum), rank 1 passed 8 float32 elements to broadcast from root 0; every rank must "
+            "call the same collective and pass the same number of elements, element type and "
+            "operation");
+}
+
 // The broadcast tree: every rank but the root has one parent, and every rank is reached exactly
 // once, from any root, in log2(p) rounds at most.
 TEST(CallFraming, TheBroadcastTreeReachesEveryRankOnce) {

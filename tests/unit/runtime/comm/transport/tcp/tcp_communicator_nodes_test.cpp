@@ -298,8 +298,7 @@ TEST(TcpCommunicator, EveryOneOfSixteenRanksNamesTheLostOneThroughItsPeers) {
 // collective on the sockets (the doubling, the halving, the ring, the hierarchy's link between
 // nodes, the broadcast's tree, one node without shared memory) get Error kInvalid on every rank,
 // naming the odd call and the others' (each message carries its call: call_check.hpp), at once
-// rather than garbage or a deadline; in a broadcast, the ranks that wait on nobody at their next
-// call.
+// rather than garbage or a deadline (a broadcast compares the calls before its tree).
 TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
   using dtrain::runtime::AllreduceAlgo;
   struct Case {
@@ -349,9 +348,6 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
        [](Communicator& c, bool is_odd) {
          std::vector<float> x(101);
          c.broadcast(x.data(), is_odd ? 101 : 100, DType::kFloat32, 0);
-         // The root and the ranks that passed the message on wait for nobody after it: they
-         // learn of it at their next call.
-         c.barrier();
        },
        "passed 100 float32 elements to broadcast from root 0",
        "passed 101 float32 elements to broadcast from root 0", 1},
@@ -389,6 +385,114 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
       EXPECT_NE(e.find("passed different calls to one collective: rank "), std::string::npos) << e;
       EXPECT_NE(e.find(c.usual), std::string::npos) << e;
       EXPECT_NE(e.find(c.different), std::string::npos) << e;
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 45 item 4: a broadcast whose root differs across ranks (each rank passing its own kept
+// its own data without a word; one odd root was found only at the next call, if ever), and an
+// allreduce in a node's shared memory against a broadcast or a barrier on another rank (each
+// waited for the whole deadline, then blamed the other): every rank is told both calls, at once.
+TEST(TcpCommunicator, DifferentRootsAndDifferentCollectivesAreNamedAtOnce) {
+  using dtrain::runtime::AllreduceAlgo;
+  struct Case {
+    const char* name;
+    int size;
+    bool shm;
+    std::function<void(Communicator&, int rank)> call;
+    std::vector<const char*> said;  // each in every rank's message
+  };
+  const auto own_root = [](Communicator& c, int rank) {
+    std::vector<float> x(100, static_cast<float>(rank));
+    c.broadcast(x.data(), x.size(), DType::kFloat32, rank);
+  };
+  const auto allreduce_or = [](int odd, std::function<void(Communicator&)> other) {
+    return [=](Communicator& c, int rank) {
+      if (rank == odd) return other(c);
+      std::vector<float> x(1000, 1.0F);
+      c.allreduce(x.data(), x.data(), x.size(), DType::kFloat32, ReduceOp::kSum);
+    };
+  };
+  const std::vector<Case> cases = {
+      {"each rank its own root, one node's shared memory",
+       2,
+       true,
+       own_root,
+       {"rank 0 passed 100 float32 elements to broadcast from root 0",
+        "rank 1 passed 100 float32 elements to broadcast from root 1; every rank must pass the "
+        "same number of elements, element type and root"}},
+      {"each rank its own root, sockets only",
+       4,
+       false,
+       own_root,
+       // Whichever pair of the doubling meets first is named.
+       {"passed 100 float32 elements to broadcast from root ",
+        "; every rank must pass the same "
+        "number of elements, element type "
+        "and root"}},
+      {"one rank of 3 another root",
+       3,
+       true,
+       [](Communicator& c, int rank) {
+         std::vector<float> x(100);
+         c.broadcast(x.data(), x.size(), DType::kFloat32, rank == 2 ? 1 : 0);
+       },
+       {"passed 100 float32 elements to broadcast from root 0",
+        "rank 2 passed 100 float32 elements to broadcast from root 1"}},
+      {"allreduce in shared memory against a broadcast",
+       2,
+       true,
+       allreduce_or(1,
+                    [](Communicator& c) {
+                      std::vector<float> x(1000);
+                      c.broadcast(x.data(), x.size(), DType::kFloat32, 0);
+                    }),
+       {"rank 0 passed 1000 float32 elements (kSum)",
+        "rank 1 passed 1000 float32 elements to broadcast from root 0"}},
+      {"allreduce in shared memory against a barrier",
+       3,
+       true,
+       allreduce_or(2, [](Communicator& c) { c.barrier(); }),
+       {"passed 1000 float32 elements (kSum)", "rank 2 called barrier"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto store = dtrain::runtime::make_memory_store();
+    std::vector<std::string> errors(static_cast<std::size_t>(c.size));
+    std::vector<double> seconds(static_cast<std::size_t>(c.size));
+    dtrain::test::threads_as_ranks(c.size, [&](int rank) {
+      const auto i = static_cast<std::size_t>(rank);
+      try {
+        // A deadline of 20 s: the calls must be named well before it.
+        dtrain::runtime::PrefixStore tcp(store, "tcp");
+        dtrain::runtime::Settings s = settings(c.shm);
+        s.timeout = std::chrono::seconds(20);
+        std::unique_ptr<Communicator> comm =
+            dtrain::runtime::make_tcp_communicator(tcp, rank, c.size, s, "node0");
+        const auto start = std::chrono::steady_clock::now();
+        try {
+          c.call(*comm, rank);
+          errors[i] = "no error";
+        } catch (...) {
+          seconds[i] =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          throw;
+        }
+      } catch (const dtrain::Error& e) {
+        EXPECT_EQ(e.code(), dtrain::Error::Code::kInvalid) << "rank " << rank << ": " << e.what();
+        errors[i] = e.what();
+      }
+    });
+    for (int r = 0; r < c.size; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const std::string& e = errors[static_cast<std::size_t>(r)];
+      EXPECT_NE(e.find("passed different calls to one collective: rank "), std::string::npos) << e;
+      for (const char* said : c.said) EXPECT_NE(e.find(said), std::string::npos) << e;
+      EXPECT_LT(seconds[static_cast<std::size_t>(r)], 10.0) << e;
     }
   }
 }
