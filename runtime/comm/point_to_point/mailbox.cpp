@@ -31,6 +31,7 @@ Mailbox::Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net:
       wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       outgoing_(static_cast<std::size_t>(size)),
       gone_(static_cast<std::size_t>(size)),
+      heard_from_(static_cast<std::size_t>(size)),
       node_peers_([&] {
         if (!rings) return false;
         for (int r = 0; r < size; ++r) {
@@ -155,10 +156,6 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
     claim(op, *i);
     return pending;
   }
-  if (src != kAnySource && src != rank_ && !gone_[static_cast<std::size_t>(src)].empty()) {
-    finish(*op, describe(*op) + ": " + gone_[static_cast<std::size_t>(src)]);
-    return pending;
-  }
   posted_.push_back(op);
   if (node_peers_) pending->progress = this;
   op->timeout = timeout.value_or(timeout_);
@@ -166,7 +163,21 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   pending->expire = [this, weak = std::weak_ptr<Op>(op)] {
     if (auto o = weak.lock()) expire(o);
   };
+  bool wake_loop = false;
+  if (src != kAnySource && src != rank_) {
+    const auto s = static_cast<std::size_t>(src);
+    if (!gone_[s].empty()) {
+      settle(src);  // fails it now, unless a message of that rank may still be arriving
+      return pending;
+    }
+    if (!heard_from_[s] && !outgoing_[s]) {
+      // The loop may be asleep for its whole idle turn: woken, it sleeps only until this is due.
+      wake_loop = watch_due_.empty();
+      watch_due_.push_back({Clock::now() + kWatchAfter, op});
+    }
+  }
   if (size_ > 1) start_thread();
+  if (wake_loop) wake();
   return pending;
 }
 

@@ -12,6 +12,19 @@
 // per peer it sends to and one per peer that sends to it: a pipeline stage 2-4, never the full
 // mesh (each listener's port is in the TCP backend's address table, tcp_peers.hpp).
 //
+// A lost peer is seen as its connection's end, here or, for a rank never connected to, where a
+// receive from it opens one: a receive from a rank that has not connected to this one within
+// kWatchAfter opens the connection a send to that rank would (the same one, kept for its sends),
+// so that the rank's end closes it. Without it, a survivor blocked in a receive from a killed rank
+// that had never sent to it (a pipeline stage, an alltoallv) waited for its deadline: nothing it
+// held could close (the launcher's other ranks see a process end; this one sees only sockets).
+// Why acceptable per peer: it opens only for receives that wait that long for a rank never heard
+// from, at most one per such rank, as a send to it would; a gather's root whose ranks are late
+// holds at most twice the connections it holds anyway. Every listener exists before its address
+// is published, so a refused connection means the rank is gone: no grace is needed for it to
+// start listening. Its end fails the receives from that rank, but not while a connection from it
+// may still bring a message it sent whole before it went (settle()).
+//
 // Within a node (ranks whose addresses name the same node) the messages go instead through a
 // shared-memory ring per pair and direction (transport/shm/shm_ring.hpp), made by the first send
 // and named to the receiver in the connection's hello; the connection stays, to bring wake-ups
@@ -61,6 +74,9 @@ class Mailbox : private Progress {
   static constexpr std::size_t kUnexpectedBudget = std::size_t{64} << 20;
   // The most shared-memory rings this rank writes (above).
   static constexpr int kMaxRings = 16;
+  // How long a receive waits for a rank never heard from before it connects to it (above): most
+  // messages come well within it, and those that do need no connection of their own.
+  static constexpr std::chrono::milliseconds kWatchAfter{500};
 
   // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
   // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
@@ -107,6 +123,11 @@ class Mailbox : private Progress {
   struct Incoming;
   struct Outgoing;
   struct Unclaimed;
+  // A receive from a rank never heard from, and when it connects to that rank (kWatchAfter).
+  struct Watch {
+    std::chrono::steady_clock::time_point at;
+    std::weak_ptr<Op> receive;
+  };
 
   // Progress (engine.hpp): a waiter moves the rings' bytes.
   void begin() override;
@@ -127,11 +148,17 @@ class Mailbox : private Progress {
   void header_arrived(Incoming& in);
   void payload_done(Incoming& in);
   void write(Outgoing& out);
+  // What the peer sent back on a connection this rank writes to: the ring's wake-ups; on a plain
+  // connection nothing ever comes, so only its end (which drops it).
+  void read_back(Outgoing& out);
+  // The loop's: connects to the ranks that receives due in watch_due_ still wait for.
+  void open_watches();
+  // How long the loop may sleep, at most `ms`, before a watch is due.
+  int watch_sleep_ms(int ms) const;
   // Within a node (mailbox_rings.cpp): the rings' side of reading and writing.
   bool read_ring(Incoming& in);  // whether bytes moved
   bool write_ring(Outgoing& out);
   bool open_ring(Incoming& in);
-  void read_wakeups(Outgoing& out);
   bool move_rings();  // every ring, both ways; whether bytes moved
   // Before the loop sleeps: how long it may (0: a ring still has work).
   int ring_sleep_ms();
@@ -141,6 +168,10 @@ class Mailbox : private Progress {
   void drop_incoming(Incoming& in, const std::string& why);
   void drop_outgoing(Outgoing& out, const std::string& why);
   void fail_receives_from(int peer, const std::string& why);  // with mutex_ held
+  // With mutex_ held, `peer` gone (gone_): its receives fail now, unless a connection may still
+  // bring a message it sent whole before it went: its own (whose end then fails them), or one
+  // whose hello is not read yet (it may be its own; settled again once read, unsettled_).
+  void settle(int peer);
   void expire(const std::shared_ptr<Op>& op);
   std::string who(int rank) const;  // "rank 3 (on node7)"
   std::string describe(const Op& op) const;
@@ -160,6 +191,9 @@ class Mailbox : private Progress {
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
   std::vector<std::string> gone_;  // by rank: why its connection ended ("": it has not)
+  std::vector<bool> heard_from_;   // by rank: it connected to this one (its hello was read)
+  std::deque<Watch> watch_due_;    // in the order due (each kWatchAfter after its receive)
+  std::vector<int> unsettled_;     // gone ranks whose receives settle() could not fail yet
   const bool
       node_peers_;    // rings allowed and some other rank is on this node (they may carry messages)
   int rings_ = 0;     // rings made for sending (at most kMaxRings)

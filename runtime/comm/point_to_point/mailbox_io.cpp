@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "comm/point_to_point/mailbox.hpp"
 #include "comm/point_to_point/mailbox_parts.hpp"
@@ -26,6 +27,14 @@ constexpr std::size_t kDiscardBytes = std::size_t{64} << 10;
 
 bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
 
+// Why a connection this rank writes to ended: read 0 bytes (`eof`) or failed with errno. A reset
+// is a peer's end too: a killed rank's kernel resets what its process had not accepted or read.
+std::string connection_end(bool eof) {
+  if (eof || errno == EPIPE || errno == ECONNRESET)
+    return "its connection closed (its process ended?)";
+  return "its connection failed: " + net::last_error_text();
+}
+
 }  // namespace
 
 void Mailbox::loop() {
@@ -34,10 +43,11 @@ void Mailbox::loop() {
   std::vector<Outgoing*> writers;
   std::unique_lock lock(mutex_);
   while (!stop_) {
+    open_watches();
     // Connections to open: without the mutex, so that callers are not held up meanwhile.
     for (const auto& out : outgoing_) {
       if (!out || out->socket.valid() || out->connecting) continue;
-      if (out->queue.empty() && !(out->ring && !out->hello_sent)) continue;
+      if (out->queue.empty() && !(out->ring && !out->hello_sent) && !out->watches) continue;
       const auto p = static_cast<std::size_t>(out->peer);
       out->connecting = true;
       lock.unlock();
@@ -72,14 +82,13 @@ void Mailbox::loop() {
       if (!out || !out->socket.valid()) continue;
       if (out->ring) {  // its wake-ups, and its end; writable only for the hello
         fds.push_back({out->socket.fd(), out->hello_sent ? short{POLLIN} : short{POLLOUT}, 0});
-      } else if (out->queue.empty() && out->hello_sent) {
-        continue;
-      } else {
-        fds.push_back({out->socket.fd(), POLLOUT, 0});
+      } else {  // its end, whether or not it has bytes to send: the peer's end
+        const bool sends = !out->queue.empty() || !out->hello_sent;
+        fds.push_back({out->socket.fd(), sends ? short{POLLIN | POLLOUT} : short{POLLIN}, 0});
       }
       writers.push_back(out.get());
     }
-    const int sleep_ms = ring_sleep_ms();
+    const int sleep_ms = watch_sleep_ms(ring_sleep_ms());
     const bool busy = sleep_ms == 0;
     lock.unlock();
     (void)::poll(fds.data(), fds.size(), sleep_ms);
@@ -92,13 +101,16 @@ void Mailbox::loop() {
     if (listener_.valid() && fds[1].revents != 0) accept_new();
     // Writers first, as in move_rings (mailbox_rings.cpp).
     for (std::size_t i = 0; i < writers.size(); ++i) {
-      if (fds[first_writer + i].revents == 0) continue;
-      if (writers[i]->ring && writers[i]->hello_sent) read_wakeups(*writers[i]);
+      const short revents = fds[first_writer + i].revents;
+      if (revents == 0) continue;
+      if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_back(*writers[i]);
       if (writers[i]->socket.valid()) write(*writers[i]);
     }
     for (std::size_t i = 0; i < readers.size(); ++i) {
       if (fds[first_reader + i].revents != 0) read(*readers[i]);
     }
+    // Hellos read meanwhile may tell whose connection was the one a gone rank's receives waited on.
+    for (const int peer : std::exchange(unsettled_, {})) settle(peer);
     if (busy) move_rings();
     std::erase_if(incoming_, [](const auto& in) { return !in->socket.valid(); });
   }
@@ -220,6 +232,7 @@ bool Mailbox::read_stream(Incoming& in) {
         return false;
       }
       in.source = source;
+      heard_from_[static_cast<std::size_t>(source)] = true;
       in.header_got = 0;
       in.state = wire::hello_has_ring(in.header.data()) ? Incoming::State::kRingName
                                                         : Incoming::State::kHeader;
@@ -337,11 +350,7 @@ void Mailbox::write(Outgoing& out) {
     }
     const ssize_t n = net::send_some(out.socket.fd(), out.frame);
     if (n < 0) {
-      if (!would_block(errno)) {
-        drop_outgoing(out, errno == EPIPE || errno == ECONNRESET
-                               ? "its connection closed (its process ended?)"
-                               : "its connection failed: " + net::last_error_text());
-      }
+      if (!would_block(errno)) drop_outgoing(out, connection_end(false));
       return;
     }
     if (!out.frame.done()) continue;
@@ -352,6 +361,55 @@ void Mailbox::write(Outgoing& out) {
     }
     finish(*out.queue.front(), "");
     out.queue.pop_front();
+  }
+}
+
+void Mailbox::read_back(Outgoing& out) {
+  std::array<char, 64> bytes;
+  for (;;) {
+    const ssize_t n = ::recv(out.socket.fd(), bytes.data(), bytes.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      out.ring_opened = true;  // a ring's first byte: the reader mapped the ring
+      continue;
+    }
+    if (n < 0 && would_block(errno)) return;
+    drop_outgoing(out, connection_end(n == 0));
+    return;
+  }
+}
+
+void Mailbox::open_watches() {
+  const auto now = Clock::now();
+  while (!watch_due_.empty() && watch_due_.front().at <= now) {
+    const std::shared_ptr<Op> op = watch_due_.front().receive.lock();
+    watch_due_.pop_front();
+    if (!op || op->pending->done.load(std::memory_order_acquire)) continue;
+    const auto p = static_cast<std::size_t>(op->peer);
+    // Heard from meanwhile, or connected to by a send: that connection's end will tell.
+    if (heard_from_[p] || outgoing_[p] || !gone_[p].empty()) continue;
+    // No ring: its hello is sent now, and a ring's waits for its reader (the peer may never
+    // read); this rank's sends to it go on the socket.
+    outgoing_[p] = std::make_unique<Outgoing>();
+    outgoing_[p]->peer = op->peer;
+    outgoing_[p]->watches = true;
+  }
+}
+
+int Mailbox::watch_sleep_ms(int ms) const {
+  if (watch_due_.empty()) return ms;
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(watch_due_.front().at - Clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, ms));
+}
+
+void Mailbox::settle(int peer) {
+  const bool may_read = std::any_of(incoming_.begin(), incoming_.end(), [&](const auto& in) {
+    return in->socket.valid() && (in->source == peer || in->source < 0);
+  });
+  if (!may_read) {
+    fail_receives_from(peer, gone_[static_cast<std::size_t>(peer)]);
+  } else if (std::find(unsettled_.begin(), unsettled_.end(), peer) == unsettled_.end()) {
+    unsettled_.push_back(peer);
   }
 }
 
@@ -383,10 +441,14 @@ void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
   out.ring.reset();  // a message half in it cannot be followed by another
   out.awaiting = false;
   out.framing = false;
+  out.watches = false;  // never connected again
   std::string& gone = gone_[static_cast<std::size_t>(out.peer)];
   if (gone.empty()) gone = who(out.peer) + ": " + why;
   for (const auto& op : out.queue) finish(*op, describe(*op) + ": " + gone);
   out.queue.clear();
+  // Its listener refused, or the connection ended: the peer is gone (or destroyed its
+  // communicator), and the receives from it wait in vain (an alltoallv's, with its send).
+  settle(out.peer);
 }
 
 void Mailbox::fail_receives_from(int peer, const std::string& why) {
@@ -406,12 +468,7 @@ void Mailbox::peer_lost(int peer, const std::string& text) {
     for (const auto& op : out->queue) finish(*op, describe(*op) + ": " + gone);
     out->queue.clear();
   }
-  // Its receives fail now, unless its connection here is still open: then a message it sent
-  // whole before it ended may still be arriving, and that connection's end fails the rest.
-  const bool still_reading = std::any_of(incoming_.begin(), incoming_.end(), [&](const auto& in) {
-    return in->source == peer && in->socket.valid();
-  });
-  if (!still_reading) fail_receives_from(peer, gone);
+  settle(peer);
 }
 
 }  // namespace dtrain::runtime

@@ -71,6 +71,8 @@ struct Mailbox::Outgoing {
   net::Framed frame;        // the hello, then each message's header and bytes in turn
   bool framing = false;     // `frame` holds a message (or the hello) not yet fully sent
   bool hello_sent = false;
+  // Opened for a receive (Mailbox::kWatchAfter), not a send: connected with nothing to send.
+  bool watches = false;
   std::deque<std::shared_ptr<Op>> queue;  // front: being sent
   // Within a node: the ring the messages go through, written from the first send on (before the
   // connection exists); the connection brings its name to the peer, then wake-ups both ways.

@@ -6,8 +6,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cstring>
 
 #include "comm/point_to_point/mailbox.hpp"
@@ -107,21 +105,6 @@ bool Mailbox::write_ring(Outgoing& out) {
   // Before the hello the reader has not seen the ring, and reads it whole once it does.
   if (moved && out.hello_sent && out.ring->take_reader_waiting()) wake_peer(out.socket);
   return moved;
-}
-
-void Mailbox::read_wakeups(Outgoing& out) {
-  std::array<char, 64> bytes;
-  for (;;) {
-    const ssize_t n = ::recv(out.socket.fd(), bytes.data(), bytes.size(), MSG_DONTWAIT);
-    if (n > 0) {
-      out.ring_opened = true;  // its first byte: the reader mapped the ring
-      continue;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    drop_outgoing(out, n == 0 ? std::string("its connection closed (its process ended?)")
-                              : "its connection failed: " + net::last_error_text());
-    return;
-  }
 }
 
 bool Mailbox::move_rings() {

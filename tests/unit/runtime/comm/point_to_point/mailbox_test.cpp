@@ -13,6 +13,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/store.hpp"
@@ -182,6 +183,95 @@ TEST(PointToPoint, APeerThatLeavesFailsTheReceivesItOwedNamingIt) {
     EXPECT_NE(e.find("recv from rank 0 (on "), std::string::npos) << e;
     EXPECT_NE(e.find("closed its connection"), std::string::npos) << e;
     EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(10));
+  });
+}
+
+// A rank that leaves (its communicator destroyed, as a killed process's sockets close) having
+// never sent to this one: a receive from it had no connection to see close, and waited for its
+// deadline. `leave_after`: how long the leaving rank stays; `waits`: it has a receive of its own
+// posted, so its mailbox's thread has accepted the connection the waiting receive opens to it.
+// Returns the waiting receive's error, or a note that it took too long.
+std::string receive_from_a_rank_that_leaves(std::chrono::milliseconds leave_after, bool waits) {
+  auto store = dtrain::runtime::make_memory_store();
+  std::string error;
+  threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = std::chrono::seconds(20);
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    auto engine = std::make_unique<Engine>(dtrain::runtime::make_tcp_communicator(tcp, rank, 2, s),
+                                           rank, 2, s);
+    Comm c(*engine);
+    std::vector<std::int32_t> v(1);
+    if (rank == 1) {
+      dtrain::Work w;
+      if (waits) w = c.irecv(v.data(), 1, DType::kInt32, 0, 9);
+      std::this_thread::sleep_for(leave_after);
+      engine.reset();  // leaves without a message to rank 0
+      return;
+    }
+    const auto began = std::chrono::steady_clock::now();
+    error = error_of([&] { c.recv<std::int32_t>(std::span<std::int32_t>(v), 1, 0); });
+    if (std::chrono::steady_clock::now() - began > std::chrono::seconds(5)) {
+      error = "took more than 5 s (the deadline is 20 s): " + error;
+    }
+  });
+  return error;
+}
+
+// Gone before the receive looks: its listener refuses the connection.
+TEST(PointToPoint, AReceiveFromARankThatLeftWithoutSendingFailsNamingIt) {
+  const std::string e = receive_from_a_rank_that_leaves(std::chrono::milliseconds(0), false);
+  const std::string h = dtrain::test::host_name();
+  EXPECT_EQ(e.substr(0, e.find(" at ")), "dtrain: recv from rank 1 (on " + h +
+                                             ") (tag 0, 4 bytes; rank 0 of 2): rank 1 (on " + h +
+                                             "): could not connect to its listener")
+      << e;
+  EXPECT_NE(e.find("(refused: its process ended?)"), std::string::npos) << e;
+}
+
+// Gone after the receive connected: the connection closes, accepted by its mailbox or not.
+TEST(PointToPoint, AReceiveFromARankThatLeavesLaterFailsNamingIt) {
+  const std::string h = dtrain::test::host_name();
+  for (const bool waits : {false, true}) {
+    EXPECT_EQ(receive_from_a_rank_that_leaves(std::chrono::milliseconds(1500), waits),
+              "dtrain: recv from rank 1 (on " + h + ") (tag 0, 4 bytes; rank 0 of 2): rank 1 (on " +
+                  h + "): its connection closed (its process ended?)")
+        << (waits ? "its mailbox accepted the connection" : "the connection was never accepted");
+  }
+}
+
+// An alltoallv's pattern: a receive from a rank, then a send to it that finds it gone. The send
+// failed at once, and the receive, with a connection to that rank already made (the send's),
+// waited for its deadline.
+TEST(PointToPoint, ASendThatFindsItsPeerGoneFailsTheReceivesFromIt) {
+  auto store = dtrain::runtime::make_memory_store();
+  threads_as_ranks(2, [&](int rank) {
+    dtrain::runtime::Settings s = settings(false);
+    s.timeout = std::chrono::seconds(20);
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    auto engine = std::make_unique<Engine>(dtrain::runtime::make_tcp_communicator(tcp, rank, 2, s),
+                                           rank, 2, s);
+    Comm c(*engine);
+    if (rank == 1) {
+      engine.reset();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 1 has left
+    const auto began = std::chrono::steady_clock::now();
+    std::vector<std::int32_t> in(1);
+    const std::vector<std::int32_t> out{1};
+    dtrain::Work r = c.irecv(in.data(), 1, DType::kInt32, 1, 0);
+    const std::string sent = error_of([&] { c.send<std::int32_t>(out, 1, 0); });
+    const std::string received = error_of([&] { r.wait(); });
+    EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(5));
+    EXPECT_NE(sent.find("send to rank 1 (on "), std::string::npos) << sent;
+    EXPECT_NE(received.find("recv from rank 1 (on "), std::string::npos) << received;
+    // The receive is told what the send found.
+    const auto why = [](const std::string& e) {
+      const std::size_t at = e.find("): rank 1 ");
+      return at == std::string::npos ? "(none in: " + e + ")" : e.substr(at);
+    };
+    EXPECT_EQ(why(received), why(sent));
   });
 }
 
