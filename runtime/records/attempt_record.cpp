@@ -1,8 +1,10 @@
 #include "records/attempt_record.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "records/log_line.hpp"
 #include "records/record_fields.hpp"
 
 namespace dtrain::records {
@@ -75,6 +77,17 @@ AttemptRecord parse_attempt_record(std::string_view line, const std::string& whe
   r.end = f.time_text("end");
   r.status = static_cast<int>(f.integer("status", 0, kMaxStatus));
   r.outcome = f.text("outcome");
+  if (std::find(kAttemptOutcomes.begin(), kAttemptOutcomes.end(), r.outcome) ==
+      kAttemptOutcomes.end()) {
+    f.fail("field \"outcome\": expected completed, restarted, ended or stopped, got " +
+           shown_value(f.field("outcome")));
+  }
+  // An end before the start counted the attempt's time backwards: "time lost to failures:
+  // 3700.9 s" from an end an hour before its start.
+  if (parse_rfc3339(r.end) < parse_rfc3339(r.start)) {
+    f.fail("field \"end\": expected a time at or after the attempt's start (" + r.start +
+           "), got \"" + r.end + "\"");
+  }
   r.cause = f.text("cause");
   r.ranks = static_cast<int>(f.integer("ranks", 0, kMaxInt));
   const nlohmann::json& nodes = f.field("nodes");

@@ -14,6 +14,7 @@
 // ignore fields they do not know and reject versions they do not. Pure: no clock, no files.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,11 @@ inline constexpr int kAttemptSchemaVersion = 1;
 // a spec's restarts stop at 1000 (plan::kMaxRestarts), and six digits leave room without letting
 // "attempt + 1" wrap.
 inline constexpr int kMaxAttempt = 999999;
+
+// Every outcome the supervisor writes (cli/supervisor.cpp); a reader refuses any other, which it
+// would otherwise have to count as one of them (an unknown one read as "failed and restarted").
+inline constexpr std::array<std::string_view, 4> kAttemptOutcomes = {"completed", "restarted",
+                                                                     "ended", "stopped"};
 
 struct AttemptRecord {
   int attempt = 0;      // 0-based, as DTRAIN_ATTEMPT
@@ -73,7 +79,8 @@ std::string format_job_end_record(const JobEndRecord& record);
 // `where` ("runs/a/attempts.jsonl:2") follows "dtrain: " in any error, which names the field and
 // its range (records/record_fields.hpp): "attempt" 0 to kMaxAttempt, "status" 0 to 255, counts 0
 // to INT_MAX ("world" from 1), a checkpoint's "step" and "bytes" 0 to INT64_MAX and "seconds" 0 to
-// kLatestRecordSeconds, times as the logs write them up to 2100 (kLatestRecordSeconds).
+// kLatestRecordSeconds, times as the logs write them up to 2100 (kLatestRecordSeconds), an
+// attempt's "end" not before its "start" and its "outcome" one of kAttemptOutcomes.
 AttemptRecord parse_attempt_record(std::string_view line, const std::string& where);
 CheckpointRecord parse_checkpoint_record(std::string_view line, const std::string& where);
 JobEndRecord parse_job_end_record(std::string_view line, const std::string& where);

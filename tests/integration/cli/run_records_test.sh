@@ -82,6 +82,19 @@ attempt_record 0 "9999-11-22T10:00:10.000000Z" >wraps/attempts.jsonl
 expect_status_and_message 2 \
   'dtrain: wraps/attempts.jsonl:1: field "end": expected a time from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z, got "9999-11-22T10:00:10.000000Z"' \
   dtrain_bounded stats wraps
+# Issue 45 item 7: an end an hour before its start read as "time lost to failures: 3700.9 s", an
+# outcome the supervisor never writes as "failed and restarted".
+attempt_record 0 "2026-11-22T09:00:00.000000Z" >wraps/attempts.jsonl
+expect_status_and_message 2 \
+  "dtrain: wraps/attempts.jsonl:1: field \"end\": expected a time at or after the attempt's start ($t0:00.000000Z), got \"2026-11-22T09:00:00.000000Z\"" \
+  dtrain_bounded stats wraps
+attempt_record 0 "$t0:10.000000Z" | sed 's/"restarted"/"exploded"/' >wraps/attempts.jsonl
+for command in "stats wraps" "logs wraps --first-error"; do
+  # shellcheck disable=SC2086
+  expect_status_and_message 2 \
+    'dtrain: wraps/attempts.jsonl:1: field "outcome": expected completed, restarted, ended or stopped, got "exploded"' \
+    dtrain_bounded $command
+done
 
 echo "== metric records: fields out of range, named without another command's name"
 metric_case() {  # DIR RECORD_OF_RANK_1 NEEDLE COMMAND...

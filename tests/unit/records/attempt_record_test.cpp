@@ -132,9 +132,35 @@ TEST(AttemptRecord, RefusesBadLinesByName) {
             "dtrain: attempts.jsonl:2: field \"attempt\": expected an integer from 0 to 999999, "
             "got \"0\"");
   EXPECT_EQ(message(R"({"v":1,"attempt":0,"start":"2026-11-26T02:00:00Z",)"
-                    R"("end":"2026-11-26T02:00:01Z","status":0,"outcome":"x",)"
+                    R"("end":"2026-11-26T02:00:01Z","status":0,"outcome":"ended",)"
                     R"("cause":"","ranks":1,"nodes":"n","checkpoints":0})"),
             "dtrain: attempts.jsonl:2: field \"nodes\": expected a list of host names, got \"n\"");
+}
+
+// Issue 45 item 7: an end an hour before its start read as "time lost to failures: 3700.9 s",
+// and outcomes the supervisor never writes ("", "exploded", 10 KB of x) as "failed and
+// restarted". Each is refused naming the field, what was expected and the value.
+TEST(AttemptRecord, AnEndBeforeItsStartAndUnknownOutcomesAreRefused) {
+  EXPECT_EQ(attempt_with("end", R"("2026-11-26T01:00:00.000000Z")"),
+            "dtrain: attempts.jsonl:2: field \"end\": expected a time at or after the attempt's "
+            "start (2026-11-26T02:00:00.000000Z), got \"2026-11-26T01:00:00.000000Z\"");
+  EXPECT_EQ(attempt_with("end", R"("2026-11-26T02:00:00Z")"), "(no error)");  // the same instant
+  EXPECT_EQ(attempt_with("outcome", R"("exploded")"),
+            "dtrain: attempts.jsonl:2: field \"outcome\": expected completed, restarted, ended "
+            "or stopped, got \"exploded\"");
+  EXPECT_EQ(attempt_with("outcome", R"("")"),
+            "dtrain: attempts.jsonl:2: field \"outcome\": expected completed, restarted, ended "
+            "or stopped, got \"\"");
+  const std::string long_x = attempt_with("outcome", "\"" + std::string(10240, 'x') + "\"");
+  EXPECT_EQ(long_x.rfind("dtrain: attempts.jsonl:2: field \"outcome\": expected completed, "
+                         "restarted, ended or stopped, got \"xxx",
+                         0),
+            0u)
+      << long_x;
+  EXPECT_LT(long_x.size(), 250u);
+  for (std::string_view outcome : kAttemptOutcomes) {
+    EXPECT_EQ(attempt_with("outcome", "\"" + std::string(outcome) + "\""), "(no error)");
+  }
 }
 
 TEST(CheckpointRecord, RoundTrips) {
