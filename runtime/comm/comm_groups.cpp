@@ -120,9 +120,14 @@ std::optional<Comm> Comm::subgroup(std::span<const int> ranks,
       [&](const void* send, std::size_t send_bytes, int to, void* recv, std::size_t recv_bytes,
           int from) {
         std::shared_ptr<runtime::Pending> r;
-        if (from >= 0) r = mailbox.receive(recv, recv_bytes, agreement.world(from), tag);
-        if (to >= 0)
-          runtime::Mailbox::wait(*mailbox.send(send, send_bytes, agreement.world(to), tag));
+        // In the new group's numbering (the members' order), as its own errors name them.
+        if (from >= 0) {
+          r = mailbox.receive(recv, recv_bytes, agreement.world(from), tag, agreement.group_of());
+        }
+        if (to >= 0) {
+          runtime::Mailbox::wait(
+              *mailbox.send(send, send_bytes, agreement.world(to), tag, agreement.group_of()));
+        }
         if (r) runtime::Mailbox::wait(*r);
       });
   std::int64_t id = mailbox.next_space_id();

@@ -95,7 +95,7 @@ Work Comm::isend(const void* buf, std::size_t count, DType type, int dst, int ta
   runtime::Mailbox& m = mailbox_of(*engine_, "send");
   const runtime::MessageSpace& space = engine_->backend().message_space();
   return Work(engine_, m.send(buf, count * dtype_size(type), space.world(dst), space.user_tag(tag),
-                              engine_->settings().deadline()));
+                              space.group_of(), engine_->settings().deadline()));
 }
 
 Work Comm::irecv(void* buf, std::size_t count, DType type, int src, int tag) {

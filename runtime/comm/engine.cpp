@@ -8,6 +8,7 @@
 
 #include "comm/lost_peers/peer_alarm.hpp"
 #include "comm/point_to_point/mailbox.hpp"
+#include "comm/point_to_point/message_space.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -231,8 +232,7 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
     if (text.rfind("dtrain: ", 0) == 0) text.erase(0, 8);
     p.error = std::make_exception_ptr(
         Error(e.code(), "dtrain: " + std::string(p.op) + " #" + std::to_string(p.seq) + " (" +
-                            std::to_string(p.bytes) + " bytes, rank " + std::to_string(rank_) +
-                            " of " + std::to_string(size_) + "): " + text));
+                            std::to_string(p.bytes) + " bytes, " + rank_text() + "): " + text));
   } catch (...) {
     p.error = std::current_exception();
   }
@@ -330,13 +330,18 @@ std::chrono::milliseconds Engine::limit(const Pending* p) const {
 
 std::string Engine::where(const Pending* p) const {
   const std::string backend(backend_->backend());
-  const std::string rank = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+  const std::string rank = rank_text();
   if (p == nullptr) {
     return "between collectives (" + backend + ", " + rank + ", next #" +
            std::to_string(next_seq_) + ")";
   }
   return std::string(p->op) + " #" + std::to_string(p->seq) + " (" + std::to_string(p->bytes) +
          " bytes, " + backend + ", " + rank + ")";
+}
+
+std::string Engine::rank_text() const {
+  const MessageSpace& space = backend_->message_space();
+  return rank_of(space.world(rank_), space.group_of().get(), size_);
 }
 
 bool Engine::peer_lost(const PeerProcess& peer, int told_by,

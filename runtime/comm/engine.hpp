@@ -168,8 +168,11 @@ class Engine {
   std::chrono::milliseconds limit(const Pending* p) const;
   void execute(Pending& p, const std::function<void()>& body) noexcept;
   // "allreduce #3 (4096 bytes, mpi, rank 0 of 4)" for `p`; for none, "between collectives (mpi,
-  // rank 0 of 4, next #5)". With mutex_ held.
+  // rank 0 of 4, next #5)"; rank_text() for a group's. With mutex_ held.
   std::string where(const Pending* p) const;
+  // "rank 0 of 4"; a group's engine names this rank in both numberings, as its messages' errors
+  // do: "group rank 0 (world rank 2) of 2" (rank_of, message_space.hpp).
+  std::string rank_text() const;
   [[noreturn]] void throw_timeout();
   // Calls interrupt_check_ (if set) for a caller waiting on `p`; when it throws, the
   // communicator is marked unusable (the collective cannot be cancelled) and the exception is

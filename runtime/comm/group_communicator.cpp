@@ -44,7 +44,8 @@ class GroupCommunicator final : public Communicator {
     if (has_parent) exchange(nullptr, 0, -1, buf, bytes, tree.front());
     std::vector<std::shared_ptr<Pending>> sends;
     for (std::size_t c = has_parent ? 1 : 0; c < tree.size(); ++c) {
-      sends.push_back(mailbox_.send(buf, bytes, space_.world(tree[c]), tag_, timeout_));
+      sends.push_back(
+          mailbox_.send(buf, bytes, space_.world(tree[c]), tag_, space_.group_of(), timeout_));
     }
     for (const auto& s : sends) Mailbox::wait(*s);
   }
@@ -77,9 +78,13 @@ class GroupCommunicator final : public Communicator {
                 std::size_t recv_bytes, int from) {
     std::shared_ptr<Pending> r;
     std::shared_ptr<Pending> s;
-    if (from >= 0)
-      r = mailbox_.receive(recv, recv_bytes, space_.world(from), tag_, nullptr, timeout_);
-    if (to >= 0) s = mailbox_.send(send, send_bytes, space_.world(to), tag_, timeout_);
+    // The group's numbering: its errors name each rank as "group rank 1 (world rank 5)".
+    if (from >= 0) {
+      r = mailbox_.receive(recv, recv_bytes, space_.world(from), tag_, space_.group_of(), timeout_);
+    }
+    if (to >= 0) {
+      s = mailbox_.send(send, send_bytes, space_.world(to), tag_, space_.group_of(), timeout_);
+    }
     try {
       if (s) Mailbox::wait(*s);
       if (r) Mailbox::wait(*r);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "comm/point_to_point/mailbox_parts.hpp"
+#include "comm/point_to_point/message_space.hpp"
 #include "comm/point_to_point/wire_format.hpp"
 
 namespace dtrain::runtime {
@@ -81,7 +82,9 @@ Mailbox::~Mailbox() {
 }
 
 std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int dst,
-                                       std::int64_t tag, std::optional<Timeout> timeout) {
+                                       std::int64_t tag,
+                                       std::shared_ptr<const std::vector<int>> group_of,
+                                       std::optional<Timeout> timeout) {
   auto op = std::make_shared<Op>();
   op->pending = std::make_shared<Pending>();
   op->pending->op = "send";
@@ -92,6 +95,7 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   op->bytes = bytes;
   op->peer = dst;
   op->tag = tag;
+  op->group_of = std::move(group_of);
   std::shared_ptr<Pending> pending = op->pending;
   std::lock_guard lock(mutex_);
   if (dst == rank_) {
@@ -99,8 +103,8 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
     return pending;
   }
   const std::size_t d = static_cast<std::size_t>(dst);
-  if (!gone_[d].empty()) {
-    finish(*op, describe(*op) + ": " + gone_[d]);
+  if (!gone_[d].why.empty()) {
+    finish(*op, describe(*op) + ": " + gone_text(*op));
     return pending;
   }
   if (!outgoing_[d]) {
@@ -166,7 +170,7 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   bool wake_loop = false;
   if (src != kAnySource && src != rank_) {
     const auto s = static_cast<std::size_t>(src);
-    if (!gone_[s].empty()) {
+    if (!gone_[s].why.empty()) {
       settle(src);  // fails it now, unless a message of that rank may still be arriving
       return pending;
     }
@@ -234,21 +238,25 @@ void Mailbox::finish(Op& op, const std::string& error, Error::Code code) {
   p.cv.notify_all();
 }
 
-std::string Mailbox::who(int rank) const {
-  std::string text = "rank " + std::to_string(rank);
+std::string Mailbox::who(int rank, const std::shared_ptr<const std::vector<int>>& group_of) const {
   const auto r = static_cast<std::size_t>(rank);
-  if (r < addresses_.size() && !addresses_[r].node.empty()) {
-    text += " (on " + addresses_[r].node + ")";
-  }
-  return text;
+  return rank_name(rank, group_of.get(), r < addresses_.size() ? addresses_[r].node : "");
 }
 
 std::string Mailbox::describe(const Op& op) const {
   std::string text = "dtrain: ";
   text += op.sends ? "send to " : "recv from ";
-  text += op.peer == kAnySource ? std::string("any rank") : who(op.peer);
-  return text + " (tag " + std::to_string(op.tag) + ", " + std::to_string(op.bytes) +
-         " bytes; rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+  text += op.peer == kAnySource ? std::string("any rank") : who(op.peer, op.group_of);
+  // A user's tag as given (a group's travel above its space's base, message_space.hpp);
+  // libdtrain's own schedules' (negative) as they travel.
+  const std::int64_t tag = op.tag >= 0 ? op.tag % MessageSpace::kTagsPerSpace : op.tag;
+  return text + " (tag " + std::to_string(tag) + ", " + std::to_string(op.bytes) + " bytes; " +
+         rank_of(rank_, op.group_of.get(), size_) + ")";
+}
+
+std::string Mailbox::gone_text(const Op& op) const {
+  const Gone& gone = gone_[static_cast<std::size_t>(op.peer)];
+  return gone.whole ? gone.why : who(op.peer, op.group_of) + gone.why;
 }
 
 // Within the process: the message is copied into its receive, or kept until one is posted.
@@ -259,7 +267,8 @@ void Mailbox::deliver_local(const std::shared_ptr<Op>& send) {
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
     receive->set_source(rank_);
     if (receive->bytes != send->bytes) {
-      finish(*receive, wire::size_mismatch(describe(*receive), send->bytes, who(rank_)),
+      finish(*receive,
+             wire::size_mismatch(describe(*receive), send->bytes, who(rank_, receive->group_of)),
              Error::Code::kInvalid);
     } else {
       if (send->bytes > 0) std::memcpy(receive->buf, send->buf, send->bytes);
@@ -287,8 +296,10 @@ void Mailbox::claim(const std::shared_ptr<Op>& receive, std::size_t index) {
   unclaimed_bytes_ -= u->data.size();
   Incoming* in = u->reading != nullptr ? u->reading : u->parked;
   if (receive->bytes != u->bytes) {
-    finish(*receive, wire::size_mismatch(describe(*receive), u->bytes, who(u->from.source)),
-           Error::Code::kInvalid);
+    finish(
+        *receive,
+        wire::size_mismatch(describe(*receive), u->bytes, who(u->from.source, receive->group_of)),
+        Error::Code::kInvalid);
     if (in != nullptr) {  // the rest of its bytes are read and dropped
       in->keep.reset();
       in->target.reset();
@@ -326,7 +337,7 @@ void Mailbox::expire(const std::shared_ptr<Op>& op) {
       out.queue.erase(at);
     }
     finish(*op,
-           describe(*op) + ": not taken within " + limit + ": " + who(op->peer) +
+           describe(*op) + ": not taken within " + limit + ": " + who(op->peer, op->group_of) +
                " read none or only part of it (is it alive, and receiving from this rank?)",
            Error::Code::kTimeout);
     return;
@@ -337,7 +348,7 @@ void Mailbox::expire(const std::shared_ptr<Op>& op) {
   }
   finish(*op,
          describe(*op) + ": no message within " + limit + "; expected " +
-             (op->peer == kAnySource ? std::string("some rank") : who(op->peer)) +
+             (op->peer == kAnySource ? std::string("some rank") : who(op->peer, op->group_of)) +
              " to send one with this tag (is it alive, and sending to this rank?)",
          Error::Code::kTimeout);
 }

@@ -97,9 +97,11 @@ class Mailbox : private Progress {
   // Pending's `source` tells which). Both must stay valid until it completes. A message whose size
   // differs from its receive's fails the receive, naming both sizes and both ranks.
   // `timeout`: this message's deadline (its communicator's); nullopt: the mailbox's.
+  // `group_of` (a sub-communicator's, message_space.hpp): its errors name the ranks in both
+  // numberings (rank_name), and a receive's sender is told in the group's.
   std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag,
+                                std::shared_ptr<const std::vector<int>> group_of = nullptr,
                                 std::optional<Timeout> timeout = std::nullopt);
-  // `group_of` (a sub-communicator's, message_space.hpp): the sender is told in its numbering.
   std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
                                    std::shared_ptr<const std::vector<int>> group_of = nullptr,
                                    std::optional<Timeout> timeout = std::nullopt);
@@ -167,14 +169,17 @@ class Mailbox : private Progress {
   bool same_node(int rank) const;
   void drop_incoming(Incoming& in, const std::string& why);
   void drop_outgoing(Outgoing& out, const std::string& why);
-  void fail_receives_from(int peer, const std::string& why);  // with mutex_ held
+  void fail_receives_from(int peer);  // with mutex_ held, gone_[peer] set: each with gone_text
   // With mutex_ held, `peer` gone (gone_): its receives fail now, unless a connection may still
   // bring a message it sent whole before it went: its own (whose end then fails them), or one
   // whose hello is not read yet (it may be its own; settled again once read, unsettled_).
   void settle(int peer);
   void expire(const std::shared_ptr<Op>& op);
-  std::string who(int rank) const;  // "rank 3 (on node7)"
+  // "rank 3 (on node7)", or in a group (`group_of`): "group rank 1 (world rank 3, on node7)".
+  std::string who(int rank, const std::shared_ptr<const std::vector<int>>& group_of) const;
   std::string describe(const Op& op) const;
+  // Why `op`'s peer is gone, naming it in `op`'s numbering (gone_).
+  std::string gone_text(const Op& op) const;
 
   const int rank_;
   const int size_;
@@ -190,10 +195,16 @@ class Mailbox : private Progress {
   std::size_t unclaimed_bytes_ = 0;
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
-  std::vector<std::string> gone_;  // by rank: why its connection ended ("": it has not)
-  std::vector<bool> heard_from_;   // by rank: it connected to this one (its hello was read)
-  std::deque<Watch> watch_due_;    // in the order due (each kWatchAfter after its receive)
-  std::vector<int> unsettled_;     // gone ranks whose receives settle() could not fail yet
+  // Why a rank is gone: told after its name (who(): each message names it in its own
+  // communicator's numbering), or `whole`, a sentence that names it itself (peer_lost's).
+  struct Gone {
+    std::string why;  // "": it is not gone
+    bool whole = false;
+  };
+  std::vector<Gone> gone_;        // by rank
+  std::vector<bool> heard_from_;  // by rank: it connected to this one (its hello was read)
+  std::deque<Watch> watch_due_;   // in the order due (each kWatchAfter after its receive)
+  std::vector<int> unsettled_;    // gone ranks whose receives settle() could not fail yet
   const bool
       node_peers_;    // rings allowed and some other rank is on this node (they may carry messages)
   int rings_ = 0;     // rings made for sending (at most kMaxRings)

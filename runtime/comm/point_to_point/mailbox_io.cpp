@@ -272,7 +272,8 @@ void Mailbox::header_arrived(Incoming& in) {
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
     receive->set_source(in.source);
     if (receive->bytes != h.bytes) {
-      finish(*receive, wire::size_mismatch(describe(*receive), h.bytes, who(in.source)),
+      finish(*receive,
+             wire::size_mismatch(describe(*receive), h.bytes, who(in.source, receive->group_of)),
              Error::Code::kInvalid);
     } else {
       in.target = receive;
@@ -386,7 +387,7 @@ void Mailbox::open_watches() {
     if (!op || op->pending->done.load(std::memory_order_acquire)) continue;
     const auto p = static_cast<std::size_t>(op->peer);
     // Heard from meanwhile, or connected to by a send: that connection's end will tell.
-    if (heard_from_[p] || outgoing_[p] || !gone_[p].empty()) continue;
+    if (heard_from_[p] || outgoing_[p] || !gone_[p].why.empty()) continue;
     // No ring: its hello is sent now, and a ring's waits for its reader (the peer may never
     // read); this rank's sends to it go on the socket.
     outgoing_[p] = std::make_unique<Outgoing>();
@@ -407,7 +408,7 @@ void Mailbox::settle(int peer) {
     return in->socket.valid() && (in->source == peer || in->source < 0);
   });
   if (!may_read) {
-    fail_receives_from(peer, gone_[static_cast<std::size_t>(peer)]);
+    fail_receives_from(peer);
   } else if (std::find(unsettled_.begin(), unsettled_.end(), peer) == unsettled_.end()) {
     unsettled_.push_back(peer);
   }
@@ -416,10 +417,9 @@ void Mailbox::settle(int peer) {
 void Mailbox::drop_incoming(Incoming& in, const std::string& why) {
   in.socket = net::Socket();
   if (in.source < 0) return;  // before its hello: nothing of it was in flight
-  const std::string text = who(in.source) + " " + why;
   if (in.target) {
-    finish(*in.target, describe(*in.target) + ": " + text + " " + std::to_string(in.got) +
-                           " bytes into the message");
+    finish(*in.target, describe(*in.target) + ": " + who(in.source, in.target->group_of) + " " +
+                           why + " " + std::to_string(in.got) + " bytes into the message");
     in.target.reset();
   }
   // A message it had begun, or was holding back, never completes.
@@ -429,10 +429,10 @@ void Mailbox::drop_incoming(Incoming& in, const std::string& why) {
     return true;
   });
   in.keep.reset();
-  std::string& gone = gone_[static_cast<std::size_t>(in.source)];
-  if (gone.empty()) gone = text + " before sending a message this receive waits for";
+  Gone& gone = gone_[static_cast<std::size_t>(in.source)];
+  if (gone.why.empty()) gone.why = " " + why + " before sending a message this receive waits for";
   // Receives from that rank alone never complete now; messages it sent whole stay claimable.
-  fail_receives_from(in.source, gone);
+  fail_receives_from(in.source);
 }
 
 void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
@@ -442,19 +442,19 @@ void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
   out.awaiting = false;
   out.framing = false;
   out.watches = false;  // never connected again
-  std::string& gone = gone_[static_cast<std::size_t>(out.peer)];
-  if (gone.empty()) gone = who(out.peer) + ": " + why;
-  for (const auto& op : out.queue) finish(*op, describe(*op) + ": " + gone);
+  Gone& gone = gone_[static_cast<std::size_t>(out.peer)];
+  if (gone.why.empty()) gone.why = ": " + why;
+  for (const auto& op : out.queue) finish(*op, describe(*op) + ": " + gone_text(*op));
   out.queue.clear();
   // Its listener refused, or the connection ended: the peer is gone (or destroyed its
   // communicator), and the receives from it wait in vain (an alltoallv's, with its send).
   settle(out.peer);
 }
 
-void Mailbox::fail_receives_from(int peer, const std::string& why) {
+void Mailbox::fail_receives_from(int peer) {
   std::erase_if(posted_, [&](const std::shared_ptr<Op>& op) {
     if (op->peer != peer) return false;
-    finish(*op, describe(*op) + ": " + why);
+    finish(*op, describe(*op) + ": " + gone_text(*op));
     return true;
   });
 }
@@ -462,10 +462,10 @@ void Mailbox::fail_receives_from(int peer, const std::string& why) {
 void Mailbox::peer_lost(int peer, const std::string& text) {
   std::lock_guard lock(mutex_);
   if (peer < 0 || peer >= size_ || peer == rank_) return;
-  std::string& gone = gone_[static_cast<std::size_t>(peer)];
-  if (gone.empty()) gone = text;
+  Gone& gone = gone_[static_cast<std::size_t>(peer)];
+  if (gone.why.empty()) gone = {text, true};
   if (const auto& out = outgoing_[static_cast<std::size_t>(peer)]) {
-    for (const auto& op : out->queue) finish(*op, describe(*op) + ": " + gone);
+    for (const auto& op : out->queue) finish(*op, describe(*op) + ": " + gone_text(*op));
     out->queue.clear();
   }
   settle(peer);

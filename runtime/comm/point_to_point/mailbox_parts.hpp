@@ -22,7 +22,7 @@ struct Mailbox::Op {
   int peer = kAnySource;  // the destination of a send, the source asked for by a receive
   std::int64_t tag = 0;
   Envelope envelope() const { return {peer, tag}; }
-  std::shared_ptr<const std::vector<int>> group_of;  // a receive's: its group's numbering
+  std::shared_ptr<const std::vector<int>> group_of;  // its group's numbering (null: the world's)
   Timeout timeout{};  // its deadline's length and source, for the expiry's message
   // A receive's sender, in its group's numbering when it has one.
   void set_source(int world_rank) const {

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtrain::runtime {
@@ -43,5 +45,15 @@ class MessageSpace {
   std::vector<int> world_of_;                         // empty: the identity
   std::shared_ptr<const std::vector<int>> group_of_;  // null: the identity
 };
+
+// The one way an error names rank `world_rank` of a communicator whose numbering is `group_of`
+// (MessageSpace::group_of(): null for the world's): "rank 5" in the world, "group rank 1 (world
+// rank 5)" in a group, so that a group's error names the rank as its calls do and as the
+// launcher, the logs and the world's errors do. With `host`: "rank 5 (on node7)", "group rank 1
+// (world rank 5, on node7)".
+std::string rank_name(int world_rank, const std::vector<int>* group_of, std::string_view host = {});
+// A rank's place in its communicator: "rank 0 of 4", "group rank 0 (world rank 1) of 2".
+// `world_size`: the world's (a group's size is its members').
+std::string rank_of(int world_rank, const std::vector<int>* group_of, int world_size);
 
 }  // namespace dtrain::runtime

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/point_to_point/message_space.hpp"
+
 namespace dtrain::runtime {
 
 AbortFrame frame_of_loss(const Loss& loss) {
@@ -92,7 +94,7 @@ std::string rank_list(const std::vector<int>& ranks) {
 namespace {
 
 std::string who(int r, const std::vector<std::string>& hosts) {
-  return "rank " + std::to_string(r) + " (on " + hosts[static_cast<std::size_t>(r)] + ")";
+  return rank_name(r, nullptr, hosts[static_cast<std::size_t>(r)]);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -169,6 +170,141 @@ TEST(GroupCommunicator, ASubgroupsOwnTimeoutEndsItsWaitsAndIsNamed) {
   EXPECT_NE(message_error.find("no message within 0.3 s (the timeout given for this group"),
             std::string::npos)
       << message_error;
+}
+
+// Errors of a group name each rank in both numberings, "group rank 1 (world rank 5)". The groups
+// here number their ranks against the world's: split(rank % 2, -rank) makes {2, 0} and {3, 1}.
+std::optional<Comm> reversed_halves(Comm& c) { return c.split(c.rank() % 2, -c.rank()); }
+
+// A refused connection's port differs from run to run.
+std::string without_port(std::string e) {
+  const std::size_t at = e.find(" at ");
+  const std::size_t end = e.find(" (refused");
+  if (at != std::string::npos && end != std::string::npos) e.replace(at, end - at, " at HOST:PORT");
+  return e;
+}
+
+TEST(GroupCommunicator, AMessagesSizeMismatchNamesBothRanksInBothNumberings) {
+  const std::string h = dtrain::test::host_name();
+  std::string e;
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    std::optional<Comm> g = reversed_halves(c);
+    if (rank == 3) g->send<std::int32_t>(std::vector<std::int32_t>{1, 2}, 1, 7);
+    if (rank == 1) {
+      std::int32_t one = 0;
+      e = error_of([&] { g->recv(&one, 1, DType::kInt32, 0, 7); });
+    }
+  });
+  EXPECT_EQ(e, "dtrain: recv from group rank 0 (world rank 3, on " + h +
+                   ") (tag 7, 4 bytes; group rank 1 (world rank 1) of 2): group rank 0 (world rank "
+                   "3, on " +
+                   h +
+                   ") sent 8 bytes; expected a message of the receive's size: send and receive the "
+                   "same count and type");
+}
+
+// A group's collective whose ranks pass different counts: the group's schedules carry no call
+// header, and the message of the wrong size is named, with the collective.
+TEST(GroupCommunicator, ACollectivesCountMismatchNamesBothRanksInBothNumberings) {
+  const std::string h = dtrain::test::host_name();
+  std::vector<std::string> e(4);
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    std::optional<Comm> g = reversed_halves(c);
+    if (rank % 2 == 1) return;
+    std::vector<float> v(rank == 0 ? 4 : 3, 1.0F);
+    e[static_cast<std::size_t>(rank)] = error_of(
+        [&] { g->allreduce(v.data(), v.data(), v.size(), DType::kFloat32, ReduceOp::kSum); });
+  });
+  // The groups' first collective (#0), in the space of the first group made (id 1).
+  EXPECT_EQ(e[0],
+            "dtrain: allreduce #0 (16 bytes, group rank 1 (world rank 0) of 2): recv from "
+            "group rank 0 (world rank 2, on " +
+                h +
+                ") (tag -4294967297, 16 bytes; group rank 1 (world rank 0) of 2): group rank "
+                "0 (world rank 2, on " +
+                h +
+                ") sent 12 bytes; expected a message of the receive's size: send and "
+                "receive the same count and type");
+  EXPECT_EQ(e[2],
+            "dtrain: allreduce #0 (12 bytes, group rank 0 (world rank 2) of 2): recv from "
+            "group rank 1 (world rank 0, on " +
+                h +
+                ") (tag -4294967297, 12 bytes; group rank 0 (world rank 2) of 2): group rank "
+                "1 (world rank 0, on " +
+                h +
+                ") sent 16 bytes; expected a message of the receive's size: send and "
+                "receive the same count and type");
+}
+
+TEST(GroupCommunicator, ATimeoutNamesTheRankAwaitedInBothNumberings) {
+  const std::string h = dtrain::test::host_name();
+  std::string message_error;
+  std::string barrier_error;
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    const std::vector<int> members = {3, 1};
+    std::optional<Comm> g = c.subgroup(members, std::chrono::milliseconds(300));
+    if (rank == 1) {  // rank 3 never sends, nor enters the group's barrier
+      std::int32_t x = 0;
+      message_error = error_of([&] { g->recv(&x, 1, DType::kInt32, 0, 5); });
+      barrier_error = error_of([&] { g->barrier(); });
+    }
+    c.barrier();
+  });
+  const std::string awaited = "group rank 0 (world rank 3, on " + h + ")";
+  const std::string expected =
+      "; expected " + awaited +
+      " to send one with this tag (is it alive, and sending to this rank?)";
+  EXPECT_EQ(message_error, "dtrain: recv from " + awaited +
+                               " (tag 5, 4 bytes; group rank 1 (world rank 1) of 2): no message "
+                               "within 0.3 s (the timeout given for this group, not "
+                               "DTRAIN_TIMEOUT)" +
+                               expected);
+  EXPECT_EQ(barrier_error,
+            "dtrain: barrier #0 (0 bytes, group rank 1 (world rank 1) of 2): recv "
+            "from " +
+                awaited +
+                " (tag -4294967297, 4 bytes; group rank 1 (world rank 1) of 2): no "
+                "message within 0.3 s (the timeout given for this group, not "
+                "DTRAIN_TIMEOUT)" +
+                expected);
+}
+
+// World rank 0 (group rank 1 of {2, 0}) leaves without a message: its group peer's receive and
+// collective (whose send to it fails first) name it in both numberings.
+TEST(GroupCommunicator, ALostRankIsNamedInBothNumberings) {
+  const std::string h = dtrain::test::host_name();
+  std::string message_error;
+  std::string barrier_error;
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::test::threads_as_ranks(4, [&](int rank) {
+    dtrain::runtime::Settings s = dtrain::test::settings(false);
+    s.timeout = std::chrono::seconds(20);
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    auto engine = std::make_unique<dtrain::runtime::Engine>(
+        dtrain::runtime::make_tcp_communicator(tcp, rank, 4, s), rank, 4, s);
+    auto c = std::make_unique<Comm>(*engine);
+    std::optional<Comm> g = reversed_halves(*c);
+    if (rank == 0) {
+      g.reset();
+      c.reset();
+      engine.reset();  // its sockets close, as a killed process's do
+      return;
+    }
+    if (rank != 2) return;
+    std::int32_t x = 0;
+    message_error = error_of([&] { g->recv(&x, 1, DType::kInt32, 1, 3); });
+    barrier_error = error_of([&] { g->barrier(); });
+  });
+  const std::string lost = "group rank 1 (world rank 0, on " + h + ")";
+  const std::string why =
+      ": " + lost +
+      ": could not connect to its listener at HOST:PORT (refused: its process ended?)";
+  EXPECT_EQ(
+      without_port(message_error),
+      "dtrain: recv from " + lost + " (tag 3, 4 bytes; group rank 0 (world rank 2) of 2)" + why);
+  EXPECT_EQ(without_port(barrier_error),
+            "dtrain: barrier #0 (0 bytes, group rank 0 (world rank 2) of 2): send to " + lost +
+                " (tag -4294967297, 4 bytes; group rank 0 (world rank 2) of 2)" + why);
 }
 
 TEST(GroupCommunicator, BadColorsAndRanksAreRefusedByName) {
