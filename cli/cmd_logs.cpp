@@ -23,6 +23,7 @@
 #include "records/attempt_record.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
+#include "records/run_dir_layout.hpp"
 #include "report/attempts.hpp"
 #include "report/first_error.hpp"
 #include "report/hang.hpp"
@@ -30,6 +31,7 @@
 #include "report/log_collapse.hpp"
 #include "report/log_merge.hpp"
 #include "run_dir.hpp"
+#include "stack_capture.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -369,6 +371,35 @@ int run_hang(const LogsOptions& opts) {
   // A restarted job numbers collectives from 0 again: only the attempt that ended it counts.
   const auto attempts = read_attempt_records(opts.run_dir);
   auto tracker = read_heartbeats(opts.run_dir, report::last_attempt(attempts));
+  // The stacks the hang watch took before it ended a rank (RUN_DIR/stacks), of the same attempt.
+  std::vector<report::RankStacks> stacks = read_stacks(opts.run_dir);
+  std::erase_if(stacks, [&](const report::RankStacks& s) {
+    return s.attempt != (tracker ? tracker->attempt() : report::last_attempt(attempts));
+  });
+  const std::string stacks_text = stacks.empty()
+                                      ? std::string()
+                                      : "\nthe hang watch's stacks (" + opts.run_dir + "/" +
+                                            std::string(records::kStacksDir) + ", taken " +
+                                            records::format_log_time(stacks.front().taken_at_us) +
+                                            "):\n" + report::format_stack_tree(stacks);
+  nlohmann::json stacks_json = nlohmann::json::array();
+  for (const auto& s : stacks) stacks_json.push_back(report::rank_stacks_to_json(s));
+  if (!tracker && !stacks.empty()) {
+    // A program without the Meter: no heartbeats, but the watch's stacks say where each rank was.
+    if (opts.json) {
+      write_out(report::json_text({{"run_dir", opts.run_dir},
+                                   {"heartbeats", false},
+                                   {"stacks", std::move(stacks_json)}},
+                                  2) +
+                "\n");
+    } else {
+      write_out(report::format_attempts(attempts) +
+                "no collective heartbeats (no metric files: the program does not use the "
+                "Meter)\n" +
+                stacks_text);
+    }
+    return 0;
+  }
   if (!tracker) {
     throw UsageError("dtrain: " + opts.run_dir + ": no " +
                      records::rank_file_pattern(records::kMetricsExtension) +
@@ -380,9 +411,10 @@ int run_hang(const LogsOptions& opts) {
     auto j = report::hang_to_json(report);
     j["run_dir"] = opts.run_dir;
     j["attempt"] = tracker->attempt();
+    j["stacks"] = std::move(stacks_json);
     write_out(report::json_text(j, 2) + "\n");
   } else {
-    write_out(report::format_attempts(attempts) + report::format_hang(report));
+    write_out(report::format_attempts(attempts) + report::format_hang(report) + stacks_text);
   }
   return 0;
 }
@@ -443,7 +475,7 @@ void register_logs(CLI::App& app, Action& action) {
                 "Name the rank that failed first, why, and the ranks that failed because of it");
   cmd->add_flag("--hang", opts->hang,
                 "From the collective heartbeats: ranks that never entered or never left a "
-                "collective the others reached");
+                "collective the others reached; and the stacks the hang watch took");
   add_whole_number_flag(*cmd, "--attempt", opts->attempt, 1, records::kMaxAttempt + 1,
                         "With --first-error: report this attempt of a job that restarted (1 is "
                         "the first) instead of the last");

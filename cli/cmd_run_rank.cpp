@@ -4,6 +4,7 @@
 // DIR/rank-NNNNN.log while passing it through unchanged, forwards termination signals, and frames
 // the log with a start line (rank, host, command) and an exit line (records/rank_lines.hpp), so
 // `dtrain logs` can tell a rank that exited from one that went silent. It exits with CMD's status.
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +99,10 @@ int run_rank(const RunRankOptions& opts) {
       watch_settings.hang_after ? records::LivePage::create() : nullptr;
   const records::TeedChild child = records::fork_with_output_pipes(kWho);
   if (child.pid == 0) {
+    // Where Yama restricts ptrace (ptrace_scope 1), only a declared tracer and its descendants may
+    // attach: the hang watch's debugger is this logger's child (stack_capture.hpp). Yama keeps it
+    // across exec; without Yama the call fails and nothing changes.
+    ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(::getppid()), 0, 0, 0);
     alarm.hand_to_child();
     if (live) live->hand_to_child();
     exec_command(opts.command);

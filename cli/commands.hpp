@@ -17,6 +17,7 @@ void register_submit(CLI::App& app, Action& action);
 void register_plan(CLI::App& app, Action& action);
 void register_stats(CLI::App& app, Action& action);
 void register_logs(CLI::App& app, Action& action);
+void register_stacks(CLI::App& app, Action& action);
 void register_timeline(CLI::App& app, Action& action);
 void register_run_rank(CLI::App& app, Action& action);
 void register_supervise(CLI::App& app, Action& action);

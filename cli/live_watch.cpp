@@ -20,7 +20,9 @@
 #include "records/rank_files.hpp"
 #include "records/run_dir_layout.hpp"
 #include "report/hang_watch.hpp"
+#include "report/rank_ranges.hpp"
 #include "run_dir.hpp"
+#include "stack_capture.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -35,6 +37,9 @@ constexpr int kReadWaitsEvery = 2;
 // ample even on a loaded file system.
 constexpr auto kSilentGrace = std::chrono::seconds(20);
 constexpr std::string_view kWaitPrefix = "wait-";
+// How long the stacks of this node's ranks may take before the verdict's rank is ended: a process
+// ptrace cannot stop (blocked in the kernel) delays the abort by this much at most.
+constexpr auto kStacksLimit = std::chrono::seconds(8);
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -282,9 +287,30 @@ void LiveWatch::tick() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dtrain: run-rank: rank %d: %s\n", rank_, e.what());
   }
+  take_stacks();
   // SIGKILL ends a stopped process too; the launcher then ends the job, and the other ranks name
   // this one as lost.
   if (settings_.abort) ::kill(child_, SIGKILL);
+}
+
+void LiveWatch::take_stacks() {
+  try {
+    const RankProcesses ranks = find_rank_processes(run_dir_);
+    if (ranks.here.empty()) return;
+    const auto stacks = capture_stacks(ranks.here, kStacksLimit);
+    write_stacks(run_dir_, stacks);
+    std::vector<int> taken;
+    for (const auto& s : stacks) taken.push_back(s.rank);
+    std::fprintf(stderr,
+                 "dtrain: hang: the stacks of %s on %s are in %s/%s (dtrain logs --hang %s "
+                 "shows them merged)\n",
+                 report::ranks_text(taken).c_str(), host_.c_str(), run_dir_.c_str(),
+                 std::string(records::kStacksDir).c_str(), run_dir_.c_str());
+  } catch (const std::exception& e) {
+    // The stacks are evidence, not the verdict: without them the watch still acts.
+    std::fprintf(stderr, "dtrain: run-rank: rank %d: the stacks were not taken: %s\n", rank_,
+                 e.what());
+  }
 }
 
 }  // namespace dtrain::cli

@@ -4,8 +4,10 @@
 // inside one collective for DTRAIN_HANG_AFTER; reads the others' waits when that folder changes;
 // and when its own rank is the one they wait for, writes the verdict to its stderr (the job's
 // output) and RUN_DIR/hang.log, then, with DTRAIN_ON_HANG=abort (the default), kills its rank so
-// that the launcher ends the job and `restarts` can begin again. Nothing is written while ranks
-// only compute and communicate: the run directory sees one small file per rank that waits.
+// that the launcher ends the job and `restarts` can begin again; before that, it takes the stacks
+// of its node's ranks (eu-stack or gdb, at most 8 s) into RUN_DIR/stacks/ for `logs --hang` and the
+// report. Nothing is written while ranks only compute and communicate: the run directory sees one
+// small file per rank that waits.
 #pragma once
 
 #include <sys/types.h>
@@ -46,6 +48,8 @@ class LiveWatch {
  private:
   void loop();
   void tick();
+  // After a verdict: the stacks of this node's ranks into RUN_DIR/stacks (stack_capture.hpp).
+  void take_stacks();
 
   LiveWatchSettings settings_;
   std::string run_dir_;

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   register_plan(app, action);
   register_stats(app, action);
   register_logs(app, action);
+  register_stacks(app, action);
   register_timeline(app, action);
   register_report(app, action);
   register_run_rank(app, action);

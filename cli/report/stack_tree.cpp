@@ -154,13 +154,54 @@ std::vector<std::vector<std::string>> parse_gdb_backtrace(std::string_view text)
   return threads;
 }
 
+std::vector<std::vector<std::string>> parse_eu_stack(std::string_view text) {
+  std::vector<std::vector<std::string>> threads;
+  for_each_line(text, [&](std::string_view line) {
+    if (line.starts_with("TID ")) {
+      threads.emplace_back();
+      return;
+    }
+    std::string_view s = trim(line);
+    if (threads.empty() || s.size() < 2 || s.front() != '#' || s[1] < '0' || s[1] > '9') return;
+    s.remove_prefix(1);
+    while (!s.empty() && s.front() >= '0' && s.front() <= '9') s.remove_prefix(1);
+    s = trim(s);
+    if (s.starts_with("0x")) {
+      const std::size_t space = s.find(' ');
+      s = space == std::string_view::npos ? std::string_view() : trim(s.substr(space));
+    }
+    std::string_view module;
+    if (const std::size_t dash = s.rfind(" - "); dash != std::string_view::npos) {
+      module = trim(s.substr(dash + 3));
+      s = trim(s.substr(0, dash));
+    } else if (s.starts_with("- ")) {
+      module = trim(s.substr(2));
+      s = {};
+    }
+    if (const std::size_t at = s.find("@@"); at != std::string_view::npos) s = s.substr(0, at);
+    std::string name(s);
+    if (name.empty()) {
+      // As gdb's "??": the module tells unnamed frames apart, the address would split ranks.
+      name = "??";
+      const std::size_t slash = module.rfind('/');
+      if (slash != std::string_view::npos) module.remove_prefix(slash + 1);
+      if (!module.empty()) name += " from " + std::string(module);
+    }
+    threads.back().push_back(std::move(name));
+  });
+  std::erase_if(threads, [](const auto& t) { return t.empty(); });
+  for (auto& t : threads) std::reverse(t.begin(), t.end());
+  return threads;
+}
+
 std::string gdb_problem(std::string_view text, std::string_view fallback) {
   std::string found;
   for_each_line(text, [&](std::string_view line) {
     line = trim(line);
     if (found.empty() &&
-        (line.starts_with("ptrace:") || line.starts_with("Could not attach") ||
-         line.starts_with("Unable to attach") || line.starts_with("Couldn't get registers"))) {
+        (line.starts_with("ptrace:") || line.starts_with("eu-stack:") ||
+         line.starts_with("Could not attach") || line.starts_with("Unable to attach") ||
+         line.starts_with("Couldn't get registers"))) {
       found = std::string(line);
     }
   });

@@ -1,7 +1,7 @@
 // Every rank's stacks as one tree (the LLNL STAT idea): each rank's threads are paths from the
 // outermost frame in; ranks that share a path share its branch, and a branch is labelled with its
 // ranks, so of 1,024 ranks waiting in one allreduce the one that is elsewhere is a branch of its
-// own ("rank 3"). Here: gdb's `thread apply all bt` text read into frames, the merge, the text
+// own ("rank 3"). Here: eu-stack's or gdb's text read into frames, the merge, the text
 // `dtrain stacks`, `logs --hang` and the report print, and the JSON of one rank's stacks that the
 // hang watch leaves in RUN_DIR/stacks/. Pure: cli/stack_capture.hpp runs the debugger.
 #pragma once
@@ -41,8 +41,14 @@ std::vector<std::vector<std::string>> parse_gdb_backtrace(std::string_view text)
 // nullopt for a line that is no frame.
 std::optional<std::string> parse_gdb_frame(std::string_view line);
 
+// The threads of `eu-stack -m -p PID` (elfutils) for one process, outermost frame first: frames
+// "#3  0x00007f5bad8bbdd2 dtrain::Comm::allreduce(...) - /path/libdtrain.so" are their names, with
+// a symbol version ("@@GLIBC_2.34") left out; one without a name is "?? from" its module's file.
+std::vector<std::vector<std::string>> parse_eu_stack(std::string_view text);
+
 // What gdb said when it could not read a process: the first of its known complaints in `text`
-// ("ptrace: Operation not permitted.", "ptrace: No such process."), else `fallback`.
+// ("ptrace: Operation not permitted.", "ptrace: No such process."), or eu-stack's ("eu-stack:
+// dwfl_linux_proc_report pid 1: Permission denied"), else `fallback`.
 std::string gdb_problem(std::string_view text, std::string_view fallback);
 
 // One gdb run that read several processes in turn prints kStackMarker and the pid before each

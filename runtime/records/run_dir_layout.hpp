@@ -33,6 +33,9 @@
 //                         while its rank has waited DTRAIN_HANG_AFTER
 //                         in one collective (removed after)
 //   hang.log              the hang watch's verdicts, one line each     people
+//   stacks/rank-NNNNN     the logger whose hang watch gave a verdict:  `logs --hang`, `report`
+//     .json               the stacks of its node's ranks (eu-stack), before
+//                         it ends its rank
 // clang-format on
 //
 // What the files hold is defined beside their readers: rank file names in rank_files.hpp, log
@@ -59,6 +62,8 @@ inline constexpr std::string_view kReportFile = "report.html";
 inline constexpr std::string_view kTraceFile = "trace.json";
 inline constexpr std::string_view kLiveDir = "live";
 inline constexpr std::string_view kHangLogFile = "hang.log";
+inline constexpr std::string_view kStacksDir = "stacks";
+inline constexpr std::string_view kStacksExtension = "json";  // stacks/rank-NNNNN.json
 
 // A rank's files: kRankFilePrefix, the rank in five digits or more, '.', the extension
 // (rank_files.hpp writes and parses the names).

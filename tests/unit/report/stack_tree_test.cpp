@@ -164,6 +164,37 @@ TEST(StackTree, RanksWithoutAStackAreListedByWhy) {
   EXPECT_EQ(format_stack_tree({}), "");
 }
 
+// elfutils' eu-stack -m of a rank of runtime_probe stopped in main (two of its threads).
+TEST(StackTree, ReadsEuStack) {
+  constexpr std::string_view text = R"(PID 30419 - process
+TID 30419:
+#0  0x00007fb3770a8eec __pthread_kill_implementation - /usr/lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007fb377059fb2 raise - /usr/lib/x86_64-linux-gnu/libc.so.6
+#2  0x0000555bc150d25f main - /work/main/build-test/tests/integration/runtime/runtime_probe
+#3  0x00007fb37704524a __libc_start_call_main - /usr/lib/x86_64-linux-gnu/libc.so.6
+#4  0x00007fb377045305 __libc_start_main@@GLIBC_2.34 - /usr/lib/x86_64-linux-gnu/libc.so.6
+#5  0x0000555bc150d741 _start - /work/main/build-test/tests/integration/runtime/runtime_probe
+TID 30424:
+#0  0x00007fb377126f36 epoll_wait - /usr/lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007fb376b39724 - /usr/lib/x86_64-linux-gnu/libevent_core-2.1.so.7.0.1
+#2  0x00007fb376b30225 event_base_loop - /usr/lib/x86_64-linux-gnu/libevent_core-2.1.so.7.0.1
+#3  0x00007f5bad8bbdd2 dtrain::runtime::ShmAllreduce::one_shot_piece(unsigned long, dtrain::DType, dtrain::ReduceOp) - /work/main/build-test/lib/libdtrain.so.0.1.0
+#4  0x00007fb3771278ec __clone3
+)";
+  EXPECT_EQ(parse_eu_stack(text),
+            (std::vector<std::vector<std::string>>{
+                {"_start", "__libc_start_main", "__libc_start_call_main", "main", "raise",
+                 "__pthread_kill_implementation"},
+                {"__clone3",
+                 "dtrain::runtime::ShmAllreduce::one_shot_piece(unsigned long, dtrain::DType, "
+                 "dtrain::ReduceOp)",
+                 "event_base_loop", "?? from libevent_core-2.1.so.7.0.1", "epoll_wait"}}));
+  EXPECT_EQ(parse_eu_stack("eu-stack: dwfl_linux_proc_report pid 1: Permission denied\n"),
+            (std::vector<std::vector<std::string>>{}));
+  EXPECT_EQ(gdb_problem("eu-stack: dwfl_linux_proc_report pid 1: Permission denied\n", "none"),
+            "eu-stack: dwfl_linux_proc_report pid 1: Permission denied");
+}
+
 TEST(StackTree, ProblemsGdbPrints) {
   EXPECT_EQ(
       gdb_problem("warning: x\nptrace: Operation not permitted.\nThe program is not being run.\n",
