@@ -3,12 +3,22 @@
 // descriptors and its peak RSS. The same steps through libdtrain or, with --mpi, through bare MPI
 // (MPI_Init, MPI_Barrier, MPI_Allreduce), so that both are measured by one program in one run.
 //
-//   scale_probe [--mpi] [--kill-rank R] [--loops N]
+//   scale_probe [--mpi] [--kill-rank R] [--loops N] [--groups G [--tp T] [--pp P]]
 //
 // Prints one line per rank: "scale_probe rank=R size=N init_s=... barrier_s=... ar4k_s=...
 // ar1m_s=... fds=... rss_kib=... exact=1 transport=...". With --kill-rank, rank R SIGKILLs
 // itself after the first allreduces and the others run N more (default 1000) 4 KiB allreduces:
 // each survivor prints "scale_probe rank=R lost: <the error's message>" and exits 3.
+//
+// With --groups (issue 43: sub-communicators at scale), libdtrain only: after the barrier, the
+// groups of a 3D-parallel job (T tensor ranks, default 4, consecutive; P pipeline stages, default
+// 4; the rest data-parallel) made by splits by color, as Megatron-style programs make them:
+// rounds of a tensor, a pipeline and a data split until the job holds at least G groups (one
+// split makes a group per color). Then a barrier in each of the rank's groups, and one more line:
+// "scale_probe rank=R groups=G' splits=S member_of=M split_s=... per_group_ms=...
+// group_barriers_s=... fds_before=... fds_made=... fds_used=... threads_before=...
+// threads_made=...": G' the groups made in the job, per_group_ms the splits' time divided by G',
+// fds_made / fds_used this rank's descriptors once the groups exist / after their barriers.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +125,70 @@ int run(const Steps& steps, int rank, int size, double init_s, const std::string
   return exact ? 0 : 1;
 }
 
+long threads_now() {
+  long n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+// The groups of a T x P x D job (tensor ranks consecutive, then pipeline stages, then data
+// replicas): rounds of three splits until `want` groups exist in the job.
+int make_groups(dtrain::Comm& comm, int want, int tp, int pp) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  if (tp < 1 || pp < 1 || size % (tp * pp) != 0) {
+    std::fprintf(stderr, "scale_probe: --tp %d --pp %d: expected T x P to divide %d ranks\n", tp,
+                 pp, size);
+    return 2;
+  }
+  const int dp = size / (tp * pp);
+  // Colors: a tensor group is a block of T consecutive ranks; a pipeline group, the ranks of one
+  // replica with the same tensor index (one per stage); a data group, the ranks of one stage with
+  // the same tensor index (one per replica).
+  const int t = rank % tp;
+  const int stage = rank / tp % pp;
+  const int replica = rank / (tp * pp);
+  const int tensor_color = rank / tp;
+  const int pipeline_color = replica * tp + t;
+  const int data_color = stage * tp + t;
+  const int per_round = size / tp + size / pp + size / dp;
+  std::vector<dtrain::Comm> mine;
+  const long fds_before = open_descriptors();
+  const long threads_before = threads_now();
+  int made = 0;
+  int splits = 0;
+  // From a common start: the ranks leave the allreduces before at times seconds apart when
+  // hundreds share 2 cores, and the first split would wait out that skew.
+  comm.barrier();
+  auto start = Clock::now();
+  while (made < want) {
+    for (const int color : {tensor_color, pipeline_color, data_color}) {
+      std::optional<dtrain::Comm> g = comm.split(color, rank);
+      if (g) mine.push_back(std::move(*g));
+      ++splits;
+    }
+    made += per_round;
+  }
+  const double split_s = since(start);
+  const long fds_made = open_descriptors();
+  const long threads_made = threads_now();
+  start = Clock::now();
+  for (dtrain::Comm& g : mine) g.barrier();
+  const double barriers_s = since(start);
+  comm.barrier();
+  std::printf(
+      "scale_probe rank=%d groups=%d splits=%d member_of=%zu split_s=%.4f per_group_ms=%.4f "
+      "group_barriers_s=%.4f fds_before=%ld fds_made=%ld fds_used=%ld threads_before=%ld "
+      "threads_made=%ld layout=%dx%dx%d\n",
+      rank, made, splits, mine.size(), split_s, 1000.0 * split_s / made, barriers_s, fds_before,
+      fds_made, open_descriptors(), threads_before, threads_made, tp, pp, dp);
+  std::fflush(stdout);
+  return 0;
+}
+
 int run_mpi(int kill_rank, int loops) {
   auto start = Clock::now();
   MPI_Init(nullptr, nullptr);
@@ -132,7 +207,7 @@ int run_mpi(int kill_rank, int loops) {
   return rc;
 }
 
-int run_dtrain(int kill_rank, int loops) {
+int run_dtrain(int kill_rank, int loops, int groups, int tp, int pp) {
   auto start = Clock::now();
   dtrain::Context ctx = dtrain::init();
   const double init_s = since(start);
@@ -141,9 +216,11 @@ int run_dtrain(int kill_rank, int loops) {
                     [&](std::vector<std::int32_t>& x) {
                       comm.allreduce(std::span<std::int32_t>(x), dtrain::ReduceOp::kSum);
                     }};
-  return run(steps, comm.rank(), comm.size(), init_s,
-             std::string(comm.backend()) + "/" + std::string(comm.allreduce_transport()), kill_rank,
-             loops);
+  const int rc = run(steps, comm.rank(), comm.size(), init_s,
+                     std::string(comm.backend()) + "/" + std::string(comm.allreduce_transport()),
+                     kill_rank, loops);
+  if (rc != 0 || groups <= 0) return rc;
+  return make_groups(comm, groups, tp, pp);
 }
 
 }  // namespace
@@ -152,6 +229,9 @@ int main(int argc, char** argv) {
   bool mpi = false;
   int kill_rank = -1;
   int loops = 1000;
+  int groups = 0;
+  int tp = 4;
+  int pp = 4;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--mpi") {
@@ -160,13 +240,21 @@ int main(int argc, char** argv) {
       kill_rank = std::atoi(argv[++i]);
     } else if (a == "--loops" && i + 1 < argc) {
       loops = std::atoi(argv[++i]);
+    } else if (a == "--groups" && i + 1 < argc) {
+      groups = std::atoi(argv[++i]);
+    } else if (a == "--tp" && i + 1 < argc) {
+      tp = std::atoi(argv[++i]);
+    } else if (a == "--pp" && i + 1 < argc) {
+      pp = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: scale_probe [--mpi] [--kill-rank R] [--loops N]\n");
+      std::fprintf(stderr,
+                   "usage: scale_probe [--mpi] [--kill-rank R] [--loops N] [--groups G [--tp T] "
+                   "[--pp P]]\n");
       return 2;
     }
   }
   try {
-    return mpi ? run_mpi(kill_rank, loops) : run_dtrain(kill_rank, loops);
+    return mpi ? run_mpi(kill_rank, loops) : run_dtrain(kill_rank, loops, groups, tp, pp);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scale_probe: %s\n", e.what());
     return 1;

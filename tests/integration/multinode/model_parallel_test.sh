@@ -35,9 +35,10 @@ fi
 # Rank 3 (the second node's last rank on 2 x 2) killed: each survivor's own call fails naming it.
 # MPI: the peer watch sees the process end; the sockets: its connections close.
 if [[ $part == faults ]]; then
-  # On the MPI backend (srun --mpi=pmix), whose peer watch and alarm tell every rank (not yet on
-  # libdtrain's sockets: there a survivor waits for a rank that never connected to it until the
-  # deadline).
+  # On the MPI backend (srun --mpi=pmix), whose peer watch and alarm tell every rank. On
+  # libdtrain's sockets a receive from a rank never heard from connects to it (mailbox.hpp), so
+  # its end is seen too: tests/integration/runtime's runtime_tcp_lost_rank_in_recv and
+  # _in_alltoallv check that on one node.
   for run in "pmix recv" "pmix alltoallv"; do
     read -r bootstrap call <<<"$run"
     echo "== $bootstrap: rank 3 SIGKILLed while the others wait in $call"
