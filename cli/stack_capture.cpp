@@ -350,7 +350,7 @@ std::vector<report::RankStacks> read_stacks(const std::string& run_dir) {
         !entry.is_regular_file(ec))
       continue;
     stacks.push_back(report::rank_stacks_from_json(read_small_file(entry.path().string()),
-                                                   entry.path().string()));
+                                                   "dtrain: " + entry.path().string()));
   }
   return report::latest_attempt(std::move(stacks));
 }

@@ -107,5 +107,5 @@ mkdir empty
 expect_status_and_message 2 "rank logs: has the job started?" "$DTRAIN" stacks empty
 expect_status_and_message 2 "--timeout" "$DTRAIN" stacks --timeout 0 empty
 echo '{"rank": "one"}' >"$run_dir/stacks/rank-00001.json"
-expect_status_and_message 2 "rank-00001.json: \"rank\": expected a whole number" "$DTRAIN" logs --hang "$run_dir"
+expect_status_and_message 2 "dtrain: $run_dir/stacks/rank-00001.json: \"rank\": expected a whole number" "$DTRAIN" logs --hang "$run_dir"
 echo PASS
