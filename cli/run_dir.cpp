@@ -141,6 +141,38 @@ std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_vi
   return files;
 }
 
+std::vector<report::UnreadableLog> list_unreadable_rank_files(const std::string& run_dir,
+                                                              std::string_view extension) {
+  std::vector<report::UnreadableLog> out;
+  std::error_code ec;
+  fs::directory_iterator it(run_dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto rank = records::parse_rank_file_name(it->path().filename().string(), extension);
+    std::error_code type_ec;
+    if (!rank || it->is_regular_file(type_ec)) continue;
+    // open_input() opens without blocking and hands back only regular files: the FIFO, device or
+    // directory is named by its kind, a dangling link or a loop by the open's error.
+    const std::string path = it->path().string();
+    const OpenedInput in = open_input(path);
+    if (in.fd >= 0) {
+      ::close(in.fd);  // became a regular file meanwhile: read next time
+      continue;
+    }
+    std::string why = in.kind;
+    if (in.error != 0) {
+      why = "cannot open it: " + std::string(std::strerror(in.error));
+      std::error_code link_ec;
+      if (in.error == ENOENT && it->is_symlink(link_ec)) why = "a symbolic link to nothing";
+    }
+    out.push_back({*rank, path, why});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const report::UnreadableLog& a, const report::UnreadableLog& b) {
+              return a.rank < b.rank;
+            });
+  return out;
+}
+
 std::optional<records::RankStart> read_rank_start(const std::string& log_path) {
   const OpenedInput in = open_input(log_path);
   if (in.fd < 0) return std::nullopt;
@@ -323,6 +355,7 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
   const auto end = read_job_end_record(run_dir);
   const bool walltime = end && end->walltime_reached && attempt >= last;
   auto report = report::find_first_error(scans, last_metric, missed, walltime);
+  report::add_unreadable_logs(report, list_unreadable_rank_files(run_dir, records::kLogExtension));
   if (scans_out) *scans_out = std::move(scans);
   return report;
 }

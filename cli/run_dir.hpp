@@ -65,6 +65,12 @@ struct RankFile {
 // `run_dir` is not a directory or cannot be listed.
 std::vector<RankFile> list_rank_files(const std::string& run_dir, std::string_view extension);
 
+// The rank-NNNNN.<extension> files list_rank_files leaves out because they cannot be read, with
+// why ("a FIFO (named pipe)", "cannot open it: No such file or directory"): never opened for
+// reading, so a FIFO never blocks and /dev/zero is never read.
+std::vector<report::UnreadableLog> list_unreadable_rank_files(const std::string& run_dir,
+                                                              std::string_view extension);
+
 // list_rank_files(run_dir, records::kMetricsExtension); throws UsageError when there is none.
 std::vector<RankFile> list_metric_files(const std::string& run_dir);
 

@@ -8,6 +8,7 @@
 #include "common/alarm_datagram.hpp"
 #include "records/log_line.hpp"
 #include "report/alike_ends.hpp"
+#include "report/rank_ranges.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -332,7 +333,56 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   return report;
 }
 
+void add_unreadable_logs(FirstErrorReport& report, std::vector<UnreadableLog> unreadable) {
+  report.unreadable = std::move(unreadable);
+  if (report.unreadable.empty() || !report.culprit || !report.culprit->peer_loss) return;
+  report.culprit_unknown = true;
+  report.victims.push_back(std::move(*report.culprit));
+  report.culprit.reset();
+  report.culprit_reason.clear();
+  for (auto& e : report.same_error) report.victims.push_back(std::move(e));
+  report.same_error.clear();
+  std::sort(report.victims.begin(), report.victims.end(), by_time);
+}
+
 namespace {
+
+// "the log of rank 1", "the logs of ranks 1, 3"
+std::string unreadable_ranks(const FirstErrorReport& r) {
+  std::vector<int> ranks;
+  for (const auto& u : r.unreadable) ranks.push_back(u.rank);
+  return (ranks.size() == 1 ? "the log of " : "the logs of ") + ranks_text(ranks);
+}
+
+std::string format_unknown(const FirstErrorReport& r) {
+  std::string out = "first failure: unknown: " + unreadable_ranks(r) +
+                    " could not be read, and every failing rank whose log was read reports a "
+                    "lost peer or timeout\n";
+  out += "failing ranks whose logs were read (" + std::to_string(r.victims.size()) + "):\n";
+  for (const auto& group : group_alike(r.victims)) {
+    const RankEnd& v = *group.front();
+    out += group.size() == 1 ? "  rank " + std::to_string(v.rank) + " on " + v.host + " "
+                             : "  " + alike_prefix(group);
+    out += v.how + " at " + records::format_log_time(v.time);
+    if (v.evidence) out += (v.peer_loss ? ": reports " : ": ") + v.evidence->text;
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_unreadable(const FirstErrorReport& r) {
+  if (r.unreadable.empty()) return "";
+  const std::size_t n = r.unreadable.size();
+  std::string out =
+      std::to_string(n) +
+      (n == 1 ? " rank log was skipped: it could" : " rank logs were skipped: they could") +
+      " not be read (expected a regular file)" +
+      (r.culprit ? "; the culprit is named from the others" : "") + "\n";
+  for (const auto& u : r.unreadable) {
+    out += "  " + u.path + " (rank " + std::to_string(u.rank) + "): " + u.why + "\n";
+  }
+  return out;
+}
 
 std::string format_stopped(const FirstErrorReport& r) {
   const std::size_t n = r.stopped.size();
@@ -360,8 +410,11 @@ std::string format_stopped(const FirstErrorReport& r) {
 
 }  // namespace
 
-std::string format_first_error(const FirstErrorReport& r) {
+namespace {
+
+std::string format_ends(const FirstErrorReport& r) {
   std::string out;
+  if (r.culprit_unknown) return format_unknown(r);
   if (!r.culprit && !r.stopped.empty()) return format_stopped(r);
   if (!r.culprit) {
     out += "no rank failed: " + std::to_string(r.finished.size()) + " of " +
@@ -424,7 +477,18 @@ std::string format_first_error(const FirstErrorReport& r) {
   return out;
 }
 
+}  // namespace
+
+std::string format_first_error(const FirstErrorReport& r) {
+  return format_ends(r) + format_unreadable(r);
+}
+
 std::string summarize_first_error(const FirstErrorReport& r) {
+  if (r.culprit_unknown) {
+    return "culprit unknown: " + unreadable_ranks(r) + " could not be read (" +
+           r.unreadable.front().why + (r.unreadable.size() > 1 ? ", ..." : "") +
+           "), and the ranks whose logs were read report a lost peer or timeout";
+  }
   if (!r.culprit && !r.stopped.empty()) {
     return "no rank failed on its own; " + std::to_string(r.stopped.size()) +
            (r.stopped.size() == 1 ? " rank was" : " ranks were") +
@@ -475,6 +539,11 @@ nlohmann::json first_error_to_json(const FirstErrorReport& r) {
   out["stopped"] = nlohmann::json::array();
   for (const auto& e : r.stopped) out["stopped"].push_back(end_json(e));
   out["walltime_reached"] = r.walltime_reached;
+  out["culprit_unknown"] = r.culprit_unknown;
+  out["unreadable"] = nlohmann::json::array();
+  for (const auto& u : r.unreadable) {
+    out["unreadable"].push_back({{"rank", u.rank}, {"path", u.path}, {"why", u.why}});
+  }
   return out;
 }
 

@@ -36,8 +36,22 @@ struct RankEnd {
   std::vector<std::string> last_lines;
 };
 
+// A rank log that matched rank-NNNNN.log but could not be read (a FIFO, a directory, a dangling
+// symbolic link or a loop, a device): left out of the scans and named in the report.
+struct UnreadableLog {
+  int rank = 0;
+  std::string path;
+  std::string why;  // "a FIFO (named pipe)", "cannot open it: Too many levels of symbolic links"
+};
+
 struct FirstErrorReport {
-  int ranks = 0;
+  int ranks = 0;  // whose logs were read
+  // Named in every form of the report (add_unreadable_logs).
+  std::vector<UnreadableLog> unreadable;
+  // A log could not be read and the ranks whose logs were read only report a lost peer or
+  // timeout: the culprit may be a rank whose log is unreadable, so none is named; the failing
+  // ranks are all in `victims`.
+  bool culprit_unknown = false;
   std::optional<RankEnd> culprit;
   std::string culprit_reason;  // why this rank was named
   // Ranks that, like the culprit, failed on their own with its error line: culprits too.
@@ -73,6 +87,12 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
                                   const std::vector<std::optional<std::int64_t>>& last_metric_time,
                                   const std::optional<MissedCollective>& missed,
                                   bool walltime_reached = false);
+
+// Names `unreadable` in `report` (issue 45 item 6: they were left out without a word, and the
+// culprit moved to a victim): a culprit that only reports a lost peer or timeout is then unknown
+// (it may have lost a rank whose log could not be read); one that failed on its own, went silent
+// or was named by the others stays, with the unreadable logs listed beside it.
+void add_unreadable_logs(FirstErrorReport& report, std::vector<UnreadableLog> unreadable);
 
 std::string format_first_error(const FirstErrorReport& report);
 // The report in one line for `dtrain submit`'s summary: "rank 1 on node0 exited with status 3:

@@ -134,6 +134,36 @@ expect_eq "2 16" "$("$DTRAIN" stats --json names |
   python3 -c 'import json,sys; s=json.load(sys.stdin); print(len(s["ranks"]), s["total"]["samples"])')" \
   "ranks and samples stats counts beside rank-000001.jsonl"
 
+echo "== rank logs that cannot be read are named, and their rank is not replaced by a victim"
+# Issue 45 item 6: rank 1's log a FIFO, a directory, a dangling link, a loop or /dev/zero was left
+# out without a word, and rank 0, which only reported rank 1 missing, was named the culprit.
+victims_run() {  # DIR: 3 ranks, rank 1's log replaced by the caller; ranks 0 and 2 name it missing
+  mkdir "$1"
+  local r
+  for r in 0 2; do
+    printf '%s:00.000000Z dtrain: rank %d of 3 started on node0 (local rank %d of 3, pid 1): ./t
+' \
+      "$t0" "$r" "$r" >"$1/rank-0000$r.log"
+    printf '%s:06.000000Z dtrain: allreduce: tcp: missing ranks: 1; rank 1 closed its connection\n' \
+      "$t0" >>"$1/rank-0000$r.log"
+    printf '%s:06.%d00000Z dtrain: rank %d exited with status 1\n' "$t0" "$((r + 1))" "$r" \
+      >>"$1/rank-0000$r.log"
+  done
+}
+victims_run unread-fifo && mkfifo unread-fifo/rank-00001.log
+victims_run unread-dir && mkdir unread-dir/rank-00001.log
+victims_run unread-dangling && ln -s nothing unread-dangling/rank-00001.log
+victims_run unread-loop && ln -s rank-00001.log unread-loop/rank-00001.log
+victims_run unread-zero && ln -s /dev/zero unread-zero/rank-00001.log
+for why in "fifo:a FIFO (named pipe)" "dir:a directory" "dangling:a symbolic link to nothing" \
+  "loop:cannot open it: Too many levels of symbolic links" "zero:a character device"; do
+  dir=unread-${why%%:*}
+  out=$(dtrain_bounded logs "$dir" --first-error 2>&1) || fail "$dir: exit $?: $out"
+  expect_contains "$out" "first failure: unknown: the log of rank 1 could not be read" "$dir"
+  expect_contains "$out" "  $dir/rank-00001.log (rank 1): ${why#*:}" "$dir"
+  [[ $out != *"first failure: rank 0"* ]] || fail "$dir: a victim named the culprit: $out"
+done
+
 echo "== symbolic link loops"
 new_run looped
 ln -s rank-00002.log looped/rank-00002.log
