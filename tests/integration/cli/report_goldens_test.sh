@@ -45,6 +45,8 @@ logs-first-error-sigcont-logs-only logs --first-error sigcont-logs-only
 logs-first-error-sigcont-json     logs --first-error --json sigcont
 logs-hang-hang                    logs --hang hang
 logs-hang-sigcont                 logs --hang sigcont
+logs-hang-stacks                  logs --hang stacks
+logs-hang-stacks-json             logs --hang --json stacks
 logs-collapse-warnings            logs --collapse warnings
 logs-collapse-warnings-tail       logs --collapse --tail 3 warnings
 CASES

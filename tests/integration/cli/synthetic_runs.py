@@ -15,6 +15,9 @@ goldens, tests/fixtures/golden/reports/, rely on it):
                      naming rank 1 and exit with status 1; Open MPI's SIGCONT then wakes rank 1,
                      which enters #5, finds its peers gone, and is killed last
   sigcont-logs-only  the same without heartbeats (empty metric files)
+  stacks             "hang" with the stacks the hang watch took (stacks/rank-NNNNN.json): ranks
+                     0-1,3 wait in the allreduce, rank 2 computes in train_step, rank 3's second
+                     thread has no symbol
 
 Usage: synthetic_runs.py WORK
 """
@@ -124,3 +127,20 @@ write_run("straggler2", 2, lambda r, s: (10, 0.19), comm_of=lambda r, s: 0.09 / 
 write_warnings("warnings")
 write_sigcont("sigcont", heartbeats=True)
 write_sigcont("sigcont-logs-only", heartbeats=False)
+
+
+def write_stacks(name):
+    write_run(name, 4, lambda r, s: (32, 0.1), hang_rank=2)
+    d = os.path.join(WORK, name, "stacks")
+    os.makedirs(d)
+    for r in range(4):
+        main = ["_start", "__libc_start_main", "main", "train_step"]
+        main += ["matmul"] if r == 2 else ["dtrain::Comm::allreduce", "__poll"]
+        helper = ["clone3", "start_thread", "?? from libpmix.so.2" if r == 3 else "pmix_progress",
+                  "epoll_wait"]
+        with open(os.path.join(d, "rank-%05d.json" % r), "w") as f:
+            json.dump({"rank": r, "host": "node%d" % (r // 2), "pid": 100 + r, "attempt": 0,
+                       "taken_at_us": int((T0 + 40) * 1e6), "threads": [main, helper]}, f)
+
+
+write_stacks("stacks")
