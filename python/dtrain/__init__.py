@@ -48,24 +48,52 @@ __all__ = [
     "InternalError", "TimeoutError",
 ]
 
-_context = None  # a weak reference to the live Context: MPI cannot start twice in a process
+# Where the process's one live Context is found (MPI cannot start twice in a process, and the torch
+# backend's default group runs on the same Context: docs/torch.md): weak references, each
+# returning it or None, newest first: to a Context init() returned, and to a torch process group
+# that made it (its `context`).
+_context_sources = []
 _exit_status = None  # the main thread's last sys.exit() argument
 _exit_hooks = False  # _leave_if_failed registered, sys.exit wrapped
+
+
+def _live_context():
+    """The process's live Context, or None."""
+    for source in _context_sources:
+        ctx = source()
+        if ctx is not None:
+            return ctx
+    return None
 
 
 def init():
     """Bootstraps this process (dtrain::init()) and returns its Context.
 
     Calling it again while that Context is alive returns the same one, since MPI cannot be
-    initialized twice in a process.
+    initialized twice in a process; so does a call after init_process_group(backend="dtrain"),
+    whose process group made the Context.
     """
-    global _context
-    ctx = _context() if _context is not None else None
+    ctx = _live_context()
     if ctx is None:
         ctx = _dtrain._init()
-        _context = _weakref.ref(ctx)
-        _install_exit_hooks()
+    # Kept while this Python object lives, also once the process group that made it is gone.
+    _context_sources[:] = [_weakref.ref(ctx)] + [s for s in _context_sources if s() is not None]
+    _install_exit_hooks()
     return ctx
+
+
+def _made_by(group):
+    """For dtrain.torch: `group` (a process group that made the process's Context) holds it."""
+    owner = _weakref.ref(group)
+
+    def context():
+        g = owner()
+        return None if g is None else g.context
+
+    _context_sources[:] = [context] + [s for s in _context_sources if s() is not None]
+    # A rank whose script raised leaves the job at exit (_leave_if_failed) rather than waiting in
+    # the group's Context's finalize for ranks still in their training loop.
+    _install_exit_hooks()
 
 
 def _install_exit_hooks():
@@ -100,7 +128,7 @@ def _install_exit_hooks():
 
 
 def _leave_if_failed():
-    ctx = _context() if _context is not None else None
+    ctx = _live_context()
     if ctx is None or ctx.size == 1:
         return  # nothing to finalize, or nobody to wait for
     error = getattr(_sys, "last_value", None)

@@ -17,7 +17,7 @@ import os as _os
 
 import torch.distributed as _dist
 
-from . import _torch
+from . import _live_context, _made_by, _torch
 from ._torch import ProcessGroupDtrain  # noqa: F401
 
 __all__ = ["BACKEND", "ProcessGroupDtrain", "init_process_group"]
@@ -41,7 +41,14 @@ def _create(store, rank, size, timeout):
         store.set(f"dtrain/global-rank/{rank}", str(_dist.get_rank()))
         ranks = [int(store.get(f"dtrain/global-rank/{r}")) for r in range(size)]
         return _torch._subgroup(default, ranks, rank, given)
-    return _torch.ProcessGroupDtrain(store, rank, size, given)
+    # One Context per process (docs/torch.md): dtrain.init()'s when the program made it first (or
+    # an earlier default group's, still alive), else the group's own, which dtrain.init() then
+    # returns.
+    shared = _live_context()
+    group = _torch.ProcessGroupDtrain(store, rank, size, given, context=shared)
+    if shared is None:
+        _made_by(group)
+    return group
 
 
 # Importing twice (or reloading) must not register twice: torch asserts on a second registration.

@@ -5,11 +5,16 @@ from typing import Any, Optional
 
 import torch.distributed as dist
 
+import dtrain
+
 BACKEND: str
 
 class ProcessGroupDtrain(dist.ProcessGroup):
     def __init__(self, store: dist.Store, rank: int, size: int,
-                 timeout: Optional[timedelta] = None) -> None: ...
+                 timeout: Optional[timedelta] = None,
+                 context: Optional[dtrain.Context] = None) -> None: ...
+    @property
+    def context(self) -> dtrain.Context: ...
     @property
     def backend(self) -> str: ...
     @property

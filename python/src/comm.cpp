@@ -1,6 +1,7 @@
-// The Context owns MPI and the bootstrap: Python holds it by a unique_ptr, and every object that
-// uses it (Comm, Work, Meter, Checkpointer, Preemption, FusedAllreduce) keeps it alive, so MPI is
-// finalized only after the last of them is gone, without the GIL (ContextDeleter).
+// The Context owns MPI and the bootstrap: Python holds it by a shared_ptr (the torch backend's
+// process group may hold the same one: shared_context.hpp), and every object that uses it (Comm,
+// Work, Meter, Checkpointer, Preemption, FusedAllreduce) keeps it alive, so MPI is finalized only
+// after the last of them is gone, without the GIL.
 #include "bindings.hpp"
 
 #include "collectives.hpp"
@@ -9,6 +10,7 @@
 #include "interrupt.hpp"
 #include "messages.hpp"
 #include "rooted.hpp"
+#include "shared_context.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -18,16 +20,6 @@ namespace {
 
 Comm& context_comm(Context& ctx) { return ctx.comm(); }
 Comm& comm_itself(Comm& comm) { return comm; }
-
-// Python drops a Context with the GIL held; its end waits for the other ranks (finalizing is
-// collective) and joins libdtrain's progress thread. Neither needs the GIL, but holding it there
-// would stop this process's other Python threads until the slowest rank is done.
-struct ContextDeleter {
-  void operator()(Context* c) const {
-    without_gil([c] { delete c; });
-  }
-};
-using ContextHolder = std::unique_ptr<Context, ContextDeleter>;
 
 void bind_enums(py::module_& m) {
   py::enum_<DType>(m, "DType")
@@ -47,7 +39,7 @@ void bind_enums(py::module_& m) {
 }
 
 void bind_context(py::module_& m) {
-  py::class_<Context, ContextHolder> ctx(
+  py::class_<Context, SharedContext> ctx(
       m, "Context", "This process's place in the job and its communicator (dtrain.init()).");
   const auto world = [](auto member) {
     return [member](const Context& c) { return c.world().*member; };
@@ -129,10 +121,10 @@ void bind_context(py::module_& m) {
   m.def(
       "_init",
       [] {
-        ContextHolder c;
+        SharedContext c;
         {
           py::gil_scoped_release release;
-          c.reset(new Context(dtrain::init()));
+          c = share(dtrain::init());
         }
         install_interrupt_check(c->comm());
         return c;

@@ -24,18 +24,28 @@ PYBIND11_MODULE(_torch, m) {
       m, "ProcessGroupDtrain",
       "A torch.distributed process group over libdtrain's collectives (CPU tensors; CUDA "
       "tensors of all_reduce, broadcast and the *_tensor forms through its NCCL communicator).")
-      .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                       std::optional<std::chrono::milliseconds> timeout) {
-             auto check = dtrain::python::python_signal_check();  // made with the GIL
-             // The rendezvous waits for the other ranks: let Python's other threads run.
-             py::gil_scoped_release nogil;
-             return c10::make_intrusive<ProcessGroupDtrain>(store, rank, size, timeout,
-                                                            std::move(check));
-           }),
-           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = py::none(),
-           "Bootstraps libdtrain through torch's `store` as rank `rank` of `size` (collective: "
-           "every rank constructs it). `timeout` (a timedelta) is the deadline of the rendezvous "
-           "and of every collective; None means DTRAIN_TIMEOUT (default 300 s).")
+      .def(
+          py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                      std::optional<std::chrono::milliseconds> timeout, const py::object& context) {
+            auto check = dtrain::python::python_signal_check();  // made with the GIL
+            // dtrain.Context is dtrain._dtrain's class: pybind11 finds it across the modules.
+            auto shared =
+                context.is_none() ? nullptr : context.cast<std::shared_ptr<dtrain::Context>>();
+            // The rendezvous waits for the other ranks: let Python's other threads run.
+            py::gil_scoped_release nogil;
+            return c10::make_intrusive<ProcessGroupDtrain>(store, rank, size, timeout,
+                                                           std::move(check), std::move(shared));
+          }),
+          py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = py::none(),
+          py::arg("context") = py::none(),
+          "The group on `context` (the process's dtrain.Context, whose rank and size must be "
+          "`rank` and `size`; no `timeout` then), or, without one, on a Context bootstrapped "
+          "through torch's `store` as rank `rank` of `size` (collective: every rank constructs "
+          "it), whose deadline of the rendezvous and of every collective is `timeout` (a "
+          "timedelta; None means DTRAIN_TIMEOUT, default 300 s).")
+      .def_property_readonly(
+          "context", [](const ProcessGroupDtrain& pg) { return pg.context(); },
+          "The dtrain.Context the group runs on: the process's, which dtrain.init() returns too")
       .def_property_readonly(
           "backend", [](ProcessGroupDtrain& pg) { return std::string(pg.comm().backend()); },
           "libdtrain's backend: \"tcp\" (several ranks) or \"single\"")

@@ -9,6 +9,7 @@
 #include "cuda.hpp"
 #include "dtrain/interrupt.hpp"
 #include "gil.hpp"
+#include "shared_context.hpp"
 #include "tensors.hpp"
 
 namespace dtrain::torch_backend {
@@ -36,18 +37,51 @@ class TorchStore final : public BootstrapStore {
   c10::intrusive_ptr<c10d::Store> store_;
 };
 
+// The default group's Context: `shared` (the process's), checked against torch's rank, size and
+// timeout, or a new one over torch's store.
+std::shared_ptr<Context> default_context(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                         int size, std::optional<std::chrono::milliseconds> timeout,
+                                         std::shared_ptr<Context> shared) {
+  if (!shared) {
+    return python::share(
+        dtrain::init(ExternalBootstrap{rank, size, std::make_shared<TorchStore>(store), timeout}));
+  }
+  const WorldInfo& w = shared->world();
+  if (w.rank != rank || w.size != size) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: torch: init_process_group: rank " + std::to_string(rank) + " of " +
+                    std::to_string(size) + "; expected rank " + std::to_string(w.rank) + " of " +
+                    std::to_string(w.size) +
+                    ", as this process's dtrain Context (dtrain.init()) has it: the group runs on "
+                    "that Context (call init_process_group with its rank and size, or before "
+                    "dtrain.init())");
+  }
+  if (timeout) {
+    throw Error(Error::Code::kInvalid,
+                "dtrain: torch: init_process_group: timeout of " +
+                    std::to_string(timeout->count()) +
+                    " ms given while this process holds a dtrain Context (dtrain.init()): the "
+                    "group runs on that Context, whose collectives' deadline is DTRAIN_TIMEOUT; "
+                    "expected no timeout (set DTRAIN_TIMEOUT), or init_process_group before "
+                    "dtrain.init() (the Context then takes the group's timeout)");
+  }
+  return shared;
+}
+
 }  // namespace
 
 ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                        int size, std::optional<std::chrono::milliseconds> timeout,
-                                       std::function<void()> signal_check)
+                                       std::function<void()> signal_check,
+                                       std::shared_ptr<Context> context)
     : ProcessGroup(rank, size),
       interruption_(std::make_shared<Interruption>()),
-      ctx_(dtrain::init(
-          ExternalBootstrap{rank, size, std::make_shared<TorchStore>(store), timeout})) {
+      ctx_(default_context(store, rank, size, timeout, std::move(context))) {
   interruption_->signal_check = std::move(signal_check);
   // libdtrain runs this in its own waits: the completion thread's (which stop once a caller's
   // wait was interrupted) and barrier()'s on the caller's thread (which the signal check ends).
+  // On a shared Context it replaces dtrain.init()'s check, which runs the same signal handlers:
+  // no wait is under way on it here, since this thread is making the group.
   set_interrupt_check(comm(), interrupt_check());
   init();  // c10d's own set-up (API usage logging), as every backend calls it
   // Last: a constructor that throws runs no destructor, and a joinable std::thread destroyed
@@ -99,7 +133,9 @@ ProcessGroupDtrain::~ProcessGroupDtrain() {
     // Waits for the collectives still queued: their buffers and the Context must outlive them.
     completer_.join();
     group_.reset();  // a new_group's engine and thread end here
-    const std::optional<Context> ending = std::move(ctx_);  // here, not as a member afterwards
+    // The Context ends here when the group held it last (not as a member afterwards, with the
+    // GIL); dtrain.init()'s holder keeps it otherwise.
+    ctx_.reset();
   });
 }
 

@@ -1,7 +1,10 @@
 // dtrain's torch.distributed backend: a c10d::ProcessGroup whose collectives are libdtrain's Comm
-// calls on a Context bootstrapped from the store torch gives the backend (init(ExternalBootstrap)),
-// so `init_process_group(backend="dtrain")` works wherever torch's env:// does. One Context per
-// process group: torch makes one per new_group(), each with its own store prefix.
+// calls on the process's Context: dtrain.init()'s when the program made one first, else one
+// bootstrapped from the store torch gives the backend (init(ExternalBootstrap)), so that
+// `init_process_group(backend="dtrain")` works wherever torch's env:// does, and which a later
+// dtrain.init() returns (python/src/shared_context.hpp). One Context per process: its collectives,
+// the program's own and DDP's, are one sequence that the Meter, the live page and the hang watch
+// follow, and one failure ends them all. A new_group() is a Comm::subgroup of the default group.
 //
 // Collectives are submitted to libdtrain's engine asynchronously and the call returns at once; a
 // completion thread waits for them in submission order (a communicator completes its collectives
@@ -83,12 +86,15 @@ class DtrainWork final : public c10d::Work {
 
 class ProcessGroupDtrain final : public c10d::ProcessGroup {
  public:
-  // Bootstraps libdtrain over `store` (collective: every rank of the group constructs it).
-  // `timeout` is the collectives' deadline instead of DTRAIN_TIMEOUT; `signal_check` is run by
-  // blocked callers (above).
+  // The default group, on `context` when given (the process's Context: its rank and size must
+  // be `rank` and `size`, and no `timeout` may be given, since the Context's deadline rules),
+  // else on a Context bootstrapped over `store` (collective: every rank of the group constructs
+  // it), whose collectives' deadline is `timeout` instead of DTRAIN_TIMEOUT. Throws Error
+  // (kInvalid) naming what disagrees. `signal_check` is run by blocked callers (above).
   ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::optional<std::chrono::milliseconds> timeout,
-                     std::function<void()> signal_check);
+                     std::function<void()> signal_check,
+                     std::shared_ptr<Context> context = nullptr);
   // A group of `parent`'s ranks (torch's new_group while the default group is dtrain's):
   // `ranks` (world ranks of `parent`, in group order) as libdtrain's Comm::subgroup, sharing the
   // parent's bootstrap and connections (no rendezvous); collective over the members only.
@@ -100,6 +106,8 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
 
   const std::string getBackendName() const override { return "dtrain"; }
   const WorldInfo& world() const { return parent_ ? parent_->world() : ctx_->world(); }
+  // The Context the group runs on (a new_group's: its default group's).
+  const std::shared_ptr<Context>& context() const { return parent_ ? parent_->context() : ctx_; }
   Comm& comm() { return group_ ? *group_ : ctx_->comm(); }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
@@ -174,7 +182,7 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
                                                   const c10d::AllreduceOptions& opts);
 
   std::shared_ptr<Interruption> interruption_;     // before ctx_: libdtrain's check uses it
-  std::optional<Context> ctx_;                     // the default group's: its own Context
+  std::shared_ptr<Context> ctx_;                   // the default group's: the process's Context
   c10::intrusive_ptr<ProcessGroupDtrain> parent_;  // a new_group's: the group it is made of
   std::optional<Comm> group_;                      // ... and its Comm::subgroup of it
   bool device_check_set_ = false;  // interrupt_check() is on the NCCL communicator (under submit_)

@@ -50,6 +50,17 @@ submit_expecting() {
   expect_eq "$1" "$status" "$3 ($(cat "$out_file"))"
 }
 
+# examples/NAME/job.yaml, the shipped spec, as ./job.yaml with this build's Python module and the
+# example's files by absolute path, so that it runs from a test's work directory.
+#   example_job_yaml SRC BUILD NAME
+example_job_yaml() {
+  local src=$1 build=$2 name=$3
+  sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $build/python|" \
+      -e "s|examples/$name/|$src/examples/$name/|g" "$src/examples/$name/job.yaml" > job.yaml
+  grep -q "PYTHONPATH: $build/python" job.yaml ||
+    fail "examples/$name/job.yaml: no PYTHONPATH line to point at the build"
+}
+
 # A job's command as a YAML flow list: FIRST (YAML items already, e.g. "/usr/bin/python3,
 # train.py"), then each word quoted.
 #   yaml_command FIRST WORD...

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The live hang watch on an unmodified DDP program (issue 46 item 1): examples/pytorch-ddp with
-# --backend dtrain (which also holds dtrain.init()'s Context: two Contexts, two slots of the live
-# page) through `dtrain submit` on the local site, 2 ranks; rank 1's Python process stopped with
+# --backend dtrain (whose process group runs on dtrain.init()'s Context: one Context, one slot of
+# the live page) through `dtrain submit` on the local site, 2 ranks; rank 1's Python process stopped with
 # SIGSTOP once it has trained a while (outside or inside a collective: DDP's bucket allreduces
 # run while the backward pass goes on; a stopped rank is never taken for a waiter). With the
 # defaults (DTRAIN_HANG_AFTER 30 s, on_hang abort) its logger names it within 45 s of the stop and
@@ -13,9 +13,7 @@ source "$SRC/tests/integration/cli/lib.sh"
 [[ -d /usr/share/datasets/fashion-mnist ]] ||
   fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
 enter_workdir torch-hang-watch
-sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
-    -e "s|examples/pytorch-ddp/train.py|$SRC/examples/pytorch-ddp/train.py|" \
-    "$SRC/examples/pytorch-ddp/job.yaml" > job.yaml
+example_job_yaml "$SRC" "$BUILD" pytorch-ddp
 command=$(yaml_command "/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py" --epochs 3 \
   --log-every 10 --no-checkpoint --backend dtrain)
 "$DTRAIN" submit job.yaml --set "command=$command" >out.txt 2>&1 &
