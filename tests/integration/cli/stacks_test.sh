@@ -3,7 +3,8 @@
 # an unmodified libdtrain program (runtime_probe) on the local site.
 #  - 16 ranks, rank 11 stopped (SIGSTOP) outside the allreduce the other 15 wait in:
 #    `dtrain stacks RUN_DIR` prints, within 10 s, the merged tree in which rank 11's branch stands
-#    apart from ranks 0-10,12-15's, and leaves rank 11 stopped as it found it.
+#    apart from ranks 0-10,12-15's, and leaves rank 11 stopped as it found it; a debugger that
+#    never finishes is ended at --timeout.
 #  - 4 ranks, rank 1 spinning, DTRAIN_HANG_AFTER=3: the hang watch takes the stacks of the node's
 #    ranks into RUN_DIR/stacks/ before it ends rank 1, and `dtrain logs --hang` shows them merged.
 #  - bad input is refused by name.
@@ -74,6 +75,21 @@ ranks = {r["rank"]: r for r in j["ranks"]}
 assert sorted(ranks) == list(range(16)), sorted(ranks)
 assert any("raise" in t for t in ranks[11]["threads"]), ranks[11]
 EOF
+# Bounded: a debugger that never finishes (here a stand-in eu-stack that sleeps) is killed at
+# --timeout, each rank says so, and nothing is left stopped.
+mkdir stuck
+printf '#!/bin/sh\nexec sleep 300\n' >stuck/eu-stack
+chmod +x stuck/eu-stack
+start=$(date +%s.%N)
+status=0
+PATH=$PWD/stuck:$PATH "$DTRAIN" stacks --timeout 1 "$run_dir" >stuck.txt 2>&1 || status=$?
+stuck_took=$(echo "$(date +%s.%N) - $start" | bc)
+expect_eq 1 "$status" "exit status with no stack read ($(cat stuck.txt))"
+(($(echo "$stuck_took <= 5" | bc))) || fail "dtrain stacks --timeout 1 took $stuck_took s"
+expect_contains "$(cat stuck.txt)" "no stacks of ranks 0-15: not taken within 1 s" "the stuck debugger"
+pgrep -f "^sleep 300$" >/dev/null && fail "the stuck debugger outlived dtrain stacks"
+expect_eq T "$(state_of "$pid11")" "rank 11's state after the stuck debugger"
+echo "ok: a stuck debugger ended after $stuck_took s"
 kill -TERM "$submit_pid"
 kill -CONT "$pid11" 2>/dev/null || true
 wait "$submit_pid" || true
