@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "plan/errors.hpp"
 #include "plan/job_spec.hpp"
 #include "records/record_fields.hpp"
 
@@ -13,6 +14,13 @@ namespace {
 constexpr long long kMaxInt = std::numeric_limits<int>::max();
 
 void read_plan_json(const std::string& text, const std::string& path, RunSummary& out) {
+  // The spec readers' UTF-8 check (plan/errors.hpp), in their words: JSON holds only UTF-8, and
+  // a plan.json with a byte that begins no character was refused as "not JSON".
+  if (const std::size_t at = plan::invalid_utf8_at(text); at != std::string::npos) {
+    throw RunSummaryError("dtrain: " + path + ": expected UTF-8 text, got byte " +
+                          plan::escape_for_message(text.substr(at, 1)) + " at offset " +
+                          std::to_string(at) + ", which begins no UTF-8 character");
+  }
   const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   const auto fail = [](const std::string& message) { throw RunSummaryError(message); };
   if (j.is_discarded()) {

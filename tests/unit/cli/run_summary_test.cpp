@@ -82,6 +82,14 @@ TEST(RunSummary, DamagedPlanIsNamedWithItsField) {
             "2147483647, got 4294967297");
 }
 
+// Issue 45 item 8: a byte that begins no UTF-8 character was "not JSON" here where the spec
+// readers say "expected UTF-8 text"; the same check in the same words.
+TEST(RunSummary, APlanThatIsNotUtf8IsNamedAsTheSpecReadersNameIt) {
+  EXPECT_EQ(refusal<RunSummaryError>("{\"job\": {\"name\": \"caf\xe9\"}}"),
+            "dtrain: runs/fm-42/plan.json: expected UTF-8 text, got byte \\xe9 at offset 21, "
+            "which begins no UTF-8 character");
+}
+
 TEST(RunSummary, DamagedSpecIsNamedWithItsLineAndField) {
   EXPECT_EQ(refusal<plan::SpecError>(std::nullopt, "name: fm\ngpus_per_rank: lots\n"),
             "runs/fm-42/job.yaml:2: gpus_per_rank: expected an integer from 0 to 64, got "
