@@ -308,8 +308,11 @@ json series_model(const RunSeries& s) {
   if (s.bins == 0) return nullptr;
   json lines = json::object();
   for (const auto& [rank, v] : s.rank_lines) lines[std::to_string(rank)] = series_json(v);
-  json nodes = json::object();
-  for (const auto& [host, v] : s.node_samples_per_second) nodes[host] = series_json(v);
+  // [host, values] pairs, not an object: a JSON object's keys come out sorted by bytes (node10
+  // before node2), and the page draws the lines in this order.
+  json nodes = json::array();
+  for (const auto& [host, v] : s.node_samples_per_second)
+    nodes.push_back(json::array({host, series_json(v)}));
   json heat = json::array();
   for (const auto& row : s.heat) heat.push_back(series_json(row));
   json out = {{"start", s.start},

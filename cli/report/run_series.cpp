@@ -194,7 +194,7 @@ RunSeries SeriesBuilder::finish() const {
   out.total_samples_per_second.assign(bins, 0.0);
   std::vector<double> all_seconds(bins, 0.0), all_comm(bins, 0.0), all_data(bins, 0.0);
   std::vector<std::vector<double>> rates;
-  std::map<std::string, std::vector<double>> by_host;
+  std::map<std::string, std::vector<double>, NaturalLess> by_host;
   for (const auto& [rank, row] : cells) {
     std::vector<double> rate(bins, kNaN);
     for (int i = 0; i < bins; ++i) {

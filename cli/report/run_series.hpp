@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "records/metric_record.hpp"
+#include "report/natural_order.hpp"
 
 namespace dtrain::report {
 
@@ -58,7 +59,8 @@ struct RunSeries {
   std::vector<double> total_samples_per_second;   // all ranks' samples in the bin / bin_seconds
   Band rank_samples_per_second;                   // a rank's samples / its step seconds in the bin
   std::map<int, std::vector<double>> rank_lines;  // up to kOwnLines ranks
-  std::map<std::string, std::vector<double>> node_samples_per_second;  // 2 to kNodeLines hosts
+  // 2 to kNodeLines hosts, node2 before node10.
+  std::map<std::string, std::vector<double>, NaturalLess> node_samples_per_second;
   // Shares of all ranks' step time in the bin (0 to 1); NaN where no step ended.
   std::vector<double> compute_share, comm_share, data_share;
   std::vector<std::string> heat_rows;            // "3" or "0-7"

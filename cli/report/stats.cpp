@@ -8,6 +8,7 @@
 
 #include "affinity/cpuset.hpp"
 #include "records/log_line.hpp"
+#include "report/natural_order.hpp"
 #include "report/plain_number.hpp"
 
 namespace dtrain::report {
@@ -175,7 +176,8 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
   // The ranks with samples, and the busy seconds of their last steps for the verdicts' certainty.
   std::vector<const RankStats*> counted;
   std::vector<std::vector<double>> busy;
-  std::map<std::string, std::vector<std::size_t>> by_host;  // indexes into counted
+  // Indexes into counted, by host in natural order: the per-node table reads node2 before node10.
+  std::map<std::string, std::vector<std::size_t>, NaturalLess> by_host;
   for (const auto& r : out.ranks) {
     if (r.samples == 0) continue;
     by_host[r.host].push_back(counted.size());

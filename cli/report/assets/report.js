@@ -277,7 +277,7 @@
                           `(${run.throughput.samples} samples; the slowest rank stepped for ${run.throughput.slowest_rank_seconds}).`));
     const x = timeAxis(s), xTitle = `seconds since ${s.start_text}`;
     const series = [{ name: "all ranks", values: s.total, color: COLORS.total, width: 2 }];
-    Object.entries(s.nodes).forEach(([host, v], i) =>
+    s.nodes.forEach(([host, v], i) =>
       series.push({ name: host, values: v, color: LINE_COLORS[i % LINE_COLORS.length] }));
     out.push(timeChart({ x, xTitle, yTitle: "samples/s", series }));
     const lines = Object.entries(s.lines).map(([rank, v], i) =>
