@@ -25,7 +25,9 @@
 #include "common/exit_status.hpp"
 #include "common/signal_forwarding.hpp"
 #include "common/words.hpp"
+#include "flag_values.hpp"
 #include "launch/launcher_env.hpp"
+#include "plan/job_spec.hpp"
 #include "planning.hpp"
 #include "process.hpp"
 #include "records/log_line.hpp"
@@ -293,13 +295,13 @@ void register_supervise(CLI::App& app, Action& action) {
   cmd->add_option("--run-dir", opts->run_dir, "Run directory (attempts.jsonl goes there)")
       ->envname("DTRAIN_RUN_DIR")
       ->required();
-  cmd->add_option("--restarts", opts->restarts, "Attempts after the first, at most")
-      ->check(CLI::Range(0, 1000));
-  cmd->add_option("--backoff", opts->backoff, "Seconds between a failed attempt and the next")
-      ->check(CLI::Range(0, 86400));
-  cmd->add_option("--min-nodes", opts->min_nodes,
-                  "Elastic range's MIN: restart without lost nodes while this many are up")
-      ->check(CLI::Range(1, 100000));
+  // dtrain's own number parser: CLI::Range said "--restarts: Value a not in range 0 to 1000".
+  add_whole_number_flag(*cmd, "--restarts", opts->restarts, 0, plan::kMaxRestarts,
+                        "Attempts after the first, at most");
+  add_whole_number_flag(*cmd, "--backoff", opts->backoff, 0, 86400,
+                        "Seconds between a failed attempt and the next");
+  add_whole_number_flag(*cmd, "--min-nodes", opts->min_nodes, 1, 100000,
+                        "Elastic range's MIN: restart without lost nodes while this many are up");
   cmd->add_option("command", opts->command, "The launch command and its arguments, after --")
       ->required();
   cmd->callback([opts, &action] { action = [opts] { return supervise(*opts); }; });

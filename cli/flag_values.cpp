@@ -66,4 +66,13 @@ CLI::Option* add_file_flag(CLI::App& cmd, const std::string& name, std::string& 
       help);
 }
 
+std::string usage_error_text(const std::string& command, const std::string& cli_text) {
+  if (cli_text.rfind("dtrain: ", 0) == 0) return cli_text;
+  const std::string dtrain = command.empty() ? "dtrain" : "dtrain " + command;
+  std::string text = cli_text;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '.')) text.pop_back();
+  return "dtrain: " + (command.empty() ? "" : command + ": ") + text + "; see " + dtrain +
+         " --help";
+}
+
 }  // namespace dtrain::cli

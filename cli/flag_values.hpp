@@ -33,6 +33,12 @@ CLI::Option* add_decimal_number_flag(CLI::App& cmd, const std::string& name, dou
 CLI::Option* add_file_flag(CLI::App& cmd, const std::string& name, std::string& out,
                            const std::string& what, const std::string& help);
 
+// A bad command line as every dtrain message reads: CLI11's own text ("run_dir is required",
+// "--output: At Most 1 required but received 2") after "dtrain: COMMAND: " and with where to look
+// ("dtrain: report: run_dir is required; see dtrain report --help"); a message of dtrain's own
+// flag parsers (already "dtrain: ...") as it is. `command`: the subcommand, "" before one.
+std::string usage_error_text(const std::string& command, const std::string& cli_text);
+
 // What `--topology` of `plan`, `topo` and `bind` names.
 inline const std::string kTopologyFile = "an hwloc XML file (lstopo --of xml)";
 

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "dtrain/config.hpp"
 #include "exit_codes.hpp"
+#include "flag_values.hpp"
 
 int main(int argc, char** argv) {
   using namespace dtrain::cli;
@@ -32,9 +33,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints help/version and its own messages; we keep our documented exit codes.
-    const int cli_status = app.exit(e);
-    return cli_status == 0 ? 0 : kExitUsage;
+    // CLI11 prints help and the version; a bad command line is said as every dtrain message is
+    // (CLI11's "run_dir is required\nRun with --help for more information." was printed raw).
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string command;
+    for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name();
+    std::fprintf(stderr, "%s\n", usage_error_text(command, e.what()).c_str());
+    return kExitUsage;
   }
   return run_guarded(action);
 }

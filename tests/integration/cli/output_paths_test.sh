@@ -148,4 +148,22 @@ expect_status_and_message 2 "dtrain: stats: --plot: expected a file path, got an
 expect_run_untouched "stats --plot"
 expect_status_and_message 0 "total" dtrain_bounded stats run --plot plots/ranks.svg
 [[ $(head -c 200 plots/ranks.svg) == *"<svg "* ]] || fail "stats --plot wrote no SVG: $(head -c 100 plots/ranks.svg)"
+
+echo "== a bad command line reads as every dtrain message (issue 45 item 8)"
+# CLI11's raw text was printed: "run_dir is required\nRun with --help for more information.",
+# "--output: At Most 1 required but received 2", "--restarts: Value a not in range 0 to 1000".
+expect_status_and_message 2 "dtrain: report: run_dir is required; see dtrain report --help" \
+  dtrain_bounded report
+expect_status_and_message 2 \
+  "dtrain: report: --output: At Most 1 required but received 2; see dtrain report --help" \
+  dtrain_bounded report run -o a.html -o b.html
+expect_status_and_message 2 'dtrain: supervise: --restarts: expected an integer from 0 to 1000, got "a"' \
+  dtrain_bounded supervise --run-dir run --restarts a -- true
+for command in report "report run -o a.html -o b.html" "supervise --restarts a -- true"; do
+  set +e
+  # shellcheck disable=SC2086
+  out=$(dtrain_bounded $command 2>&1)
+  set -e
+  [[ $out != *"Run with --help"* ]] || fail "$command: CLI11's raw text: $out"
+done
 echo PASS

@@ -46,5 +46,20 @@ TEST(FlagValues, DecimalAndWholeNumbersAreDtrainsToRead) {
   EXPECT_DOUBLE_EQ(threshold, 0.25);  // nothing stored by a refusal
 }
 
+// Issue 45 item 8: CLI11's own text reached the user raw ("run_dir is required\nRun with --help
+// for more information."): it reads as every dtrain message, naming the command.
+TEST(UsageErrorText, CliElevensTextNamesTheCommandAndWhereToLook) {
+  EXPECT_EQ(usage_error_text("report", "run_dir is required"),
+            "dtrain: report: run_dir is required; see dtrain report --help");
+  EXPECT_EQ(usage_error_text("report", "--output: At Most 1 required but received 2"),
+            "dtrain: report: --output: At Most 1 required but received 2; see dtrain report "
+            "--help");
+  EXPECT_EQ(usage_error_text("", "A subcommand is required"),
+            "dtrain: A subcommand is required; see dtrain --help");
+  // dtrain's own flag parsers already speak so.
+  EXPECT_EQ(usage_error_text("supervise", "dtrain: supervise: --restarts: expected x, got \"a\""),
+            "dtrain: supervise: --restarts: expected x, got \"a\"");
+}
+
 }  // namespace
 }  // namespace dtrain::cli
