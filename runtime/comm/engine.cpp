@@ -81,7 +81,7 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settin
         },
         std::move(alarm));
   }
-  if (threaded_) thread_ = std::thread([this] { loop(); });
+  if (threaded_) thread_ = std::thread([this, gate = gate_] { loop(gate); });
 }
 
 Engine::~Engine() {
@@ -98,14 +98,23 @@ Engine::~Engine() {
   }
   work_.notify_all();
   if (!thread_.joinable()) return;
-  if (!stuck) {
+  bool orphan = false;
+  if (stuck) {
+    // Stuck only if the progress thread is inside the body (the running call may be a caller's,
+    // inline); otherwise it is joined and must start no body on the broken backend.
+    std::lock_guard gate(gate_->mutex);
+    orphan = gate_->orphaned = gate_->in_body;
+    gate_->closed = !orphan;
+  }
+  if (!orphan) {
     thread_.join();
   } else {
     // The thread is stuck inside the backend for good; joining would hang. The backend was told
-    // to abandon its resources, and the process is expected to exit.
+    // to abandon its resources, and the process is expected to exit. Should the body return
+    // after all, the thread sees `orphaned` and touches nothing of this object (BodyGate).
     thread_.detach();
-    (void)backend_.release();  // destroying it would call into the stuck library
   }
+  if (stuck) (void)backend_.release();  // destroying it would call into the stuck library
 }
 
 void Engine::set_observer(std::shared_ptr<CollectiveObserver> observer) {
@@ -210,7 +219,7 @@ bool Engine::run_inline(const char* op, std::size_t bytes, const std::function<v
   return true;
 }
 
-void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
+bool Engine::execute(Pending& p, const std::function<void()>& body, BodyGate* gate) noexcept {
   std::shared_ptr<CollectiveObserver> observer;
   {
     std::lock_guard lock(observer_mutex_);
@@ -218,23 +227,58 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
   }
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, true, false);
   if (live_) live_->enter(p.seq, p.op, p.bytes);
-  try {
-    backend_->begin_call(p.seq);
-    body();
-  } catch (const Abandoned& a) {
-    p.error = a.error;  // the message already names the collective
-  } catch (const Error& e) {
-    if (e.code() == Error::Code::kComm || e.code() == Error::Code::kTimeout) {
-      comm_failed_.store(true, std::memory_order_relaxed);
+  Communicator* backend = backend_.get();  // read before the gate: the Engine may go meanwhile
+  std::exception_ptr thrown;
+  if (gate != nullptr) {
+    std::lock_guard lock(gate->mutex);
+    if (gate->closed) {
+      thrown = std::make_exception_ptr(
+          Error(Error::Code::kComm, "dtrain: the communicator was closed before this call began"));
+    } else {
+      gate->in_body = true;
     }
-    // Name the collective: "dtrain: allreduce #17: <what the backend said>".
-    std::string text = e.what();
-    if (text.rfind("dtrain: ", 0) == 0) text.erase(0, 8);
-    p.error = std::make_exception_ptr(
-        Error(e.code(), "dtrain: " + std::string(p.op) + " #" + std::to_string(p.seq) + " (" +
-                            std::to_string(p.bytes) + " bytes, " + rank_text() + "): " + text));
-  } catch (...) {
-    p.error = std::current_exception();
+  }
+  if (!thrown) {
+    try {
+      backend->begin_call(p.seq);
+      body();
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+  }
+  if (gate != nullptr) {
+    std::unique_lock lock(gate->mutex);
+    gate->in_body = false;
+    if (gate->orphaned) {
+      // The Engine was destroyed meanwhile: only `p` (held by its shared_ptr) is still there.
+      lock.unlock();
+      {
+        std::lock_guard done(p.mutex);
+        p.error = thrown;
+        p.done.store(true, std::memory_order_release);
+      }
+      p.cv.notify_all();
+      return false;
+    }
+  }
+  if (thrown) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const Abandoned& a) {
+      p.error = a.error;  // the message already names the collective
+    } catch (const Error& e) {
+      if (e.code() == Error::Code::kComm || e.code() == Error::Code::kTimeout) {
+        comm_failed_.store(true, std::memory_order_relaxed);
+      }
+      // Name the collective: "dtrain: allreduce #17: <what the backend said>".
+      std::string text = e.what();
+      if (text.rfind("dtrain: ", 0) == 0) text.erase(0, 8);
+      p.error = std::make_exception_ptr(
+          Error(e.code(), "dtrain: " + std::string(p.op) + " #" + std::to_string(p.seq) + " (" +
+                              std::to_string(p.bytes) + " bytes, " + rank_text() + "): " + text));
+    } catch (...) {
+      p.error = std::current_exception();
+    }
   }
   if (observer) observer->on_collective(p.seq, p.op, p.bytes, false, p.error != nullptr);
   if (live_) live_->leave(p.seq);
@@ -248,9 +292,10 @@ void Engine::execute(Pending& p, const std::function<void()>& body) noexcept {
     p.done.store(true, std::memory_order_release);
   }
   p.cv.notify_all();
+  return true;
 }
 
-void Engine::loop() {
+void Engine::loop(const std::shared_ptr<BodyGate>& gate) {
   for (;;) {
     std::shared_ptr<Pending> p;
     const auto spin_until = Clock::now() + spin_;
@@ -282,7 +327,7 @@ void Engine::loop() {
       p->cv.notify_all();
       continue;
     }
-    execute(*p, p->body);
+    if (!execute(*p, p->body, gate.get())) return;  // the Engine is gone: touch nothing of it
   }
 }
 

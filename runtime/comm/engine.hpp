@@ -161,12 +161,25 @@ class Engine {
   void abort(const std::string& report, bool at_exit = false) noexcept;
 
  private:
-  void loop();
+  // Between the progress thread and the destructor, on the heap so that it outlives the Engine:
+  // whether the thread is inside a collective's body (in the backend), and what the destructor
+  // decided. Orphaned: the Engine was destroyed while the body was stuck in the backend, so when
+  // the body returns at last (a peer's exit closes the socket it waited on) the thread touches
+  // nothing of the Engine. Closed: the destructor joins the thread, so it starts no body.
+  struct BodyGate {
+    std::mutex mutex;
+    bool in_body = false;
+    bool orphaned = false;
+    bool closed = false;
+  };
+  void loop(const std::shared_ptr<BodyGate>& gate);
   // How long `p` may run before the waiter throws the timeout: the timeout, plus a grace when
   // the backend gives up by itself at the deadline (its message names the peer) and `p` does not
   // just poll. With mutex_ held.
   std::chrono::milliseconds limit(const Pending* p) const;
-  void execute(Pending& p, const std::function<void()>& body) noexcept;
+  // Runs `p`'s body and records its end. `gate`: the progress thread's (null on a caller's
+  // thread); false when the Engine was destroyed while the body ran (nothing of it may be touched).
+  bool execute(Pending& p, const std::function<void()>& body, BodyGate* gate = nullptr) noexcept;
   // "allreduce #3 (4096 bytes, mpi, rank 0 of 4)" for `p`; for none, "between collectives (mpi,
   // rank 0 of 4, next #5)"; rank_text() for a group's. With mutex_ held.
   std::string where(const Pending* p) const;
@@ -212,6 +225,7 @@ class Engine {
   std::shared_ptr<CollectiveObserver> observer_;
   std::shared_ptr<records::LivePage> live_;
   const std::shared_ptr<ResumedStep> resumed_step_ = std::make_shared<ResumedStep>();
+  std::shared_ptr<BodyGate> gate_ = std::make_shared<BodyGate>();
   std::thread thread_;
   std::unique_ptr<PeerWatch> watch_;  // last: its thread calls peer_lost()
 };
