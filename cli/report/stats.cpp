@@ -40,9 +40,9 @@ StragglerCandidate candidate(const std::vector<const RankStats*>& ranks, const S
 }
 
 // Where a note says what comm % leaves out. The Meter times only the collectives of the Context's
-// communicator; DDP's allreduce (torch.distributed), Horovod's or a direct NCCL call never pass
-// through it, so their time is in the step but counted as compute (a DDP job showed 0.8 % where
-// 38.4 % of its steps went to the allreduce).
+// communicator (the torch backend "dtrain" runs on it); DDP's allreduce on gloo or NCCL, Horovod's
+// or a direct NCCL call never pass through it, so their time is in the step but counted as compute
+// (a DDP job showed 0.8 % where 38.4 % of its steps went to the allreduce).
 void add_comm_notes(RunStats& out) {
   int with_comm = 0;
   bool any_seen = false;
@@ -53,9 +53,12 @@ void add_comm_notes(RunStats& out) {
   }
   if (with_comm == 0) return;
   out.notes.push_back(
-      "comm % is the time inside dtrain's own collectives during the timed steps; another "
-      "library's collectives (torch.distributed and DDP, Horovod, NCCL called directly) are not "
-      "seen and count as compute, here and in the stragglers' causes");
+      "comm % is the time inside dtrain's own collectives during the timed steps "
+      "(torch.distributed's "
+      "and DDP's on backend dtrain among them); another library's collectives (torch.distributed "
+      "on "
+      "gloo or NCCL, Horovod, NCCL called directly) are not seen and count as compute, here and in "
+      "the stragglers' causes");
   if (with_comm >= 2 && !any_seen) {
     out.notes.push_back(
         "no dtrain collective ran inside a timed step on any rank: the gradients, if exchanged, "

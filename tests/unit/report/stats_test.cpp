@@ -220,11 +220,13 @@ TEST(Stats, CommShareNeverPassesTheStepAndTheTableSaysWhatItDoesNotSee) {
   const std::string table = format_stats_table(s);
   EXPECT_NE(table.find("    100.0\n"), std::string::npos) << table;
   EXPECT_EQ(table.find("518"), std::string::npos) << table;
-  EXPECT_NE(table.find("note: comm % is the time inside dtrain's own collectives during the timed "
-                       "steps; another library's collectives (torch.distributed and DDP, Horovod, "
-                       "NCCL called directly) are not seen and count as compute, here and in the "
-                       "stragglers' causes\n"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("note: comm % is the time inside dtrain's own collectives during the timed "
+                 "steps (torch.distributed's and DDP's on backend dtrain among them); another "
+                 "library's collectives (torch.distributed on gloo or NCCL, Horovod, NCCL "
+                 "called directly) are not seen and count as compute, here and in the "
+                 "stragglers' causes\n"),
+      std::string::npos)
       << table;
   EXPECT_EQ(table.find("no dtrain collective ran"), std::string::npos) << table;
   EXPECT_EQ(stats_to_json(s)["notes"].size(), 1u);
