@@ -98,20 +98,14 @@ Engine::~Engine() {
   }
   work_.notify_all();
   if (!thread_.joinable()) return;
-  bool orphan = false;
-  if (stuck) {
-    // Stuck only if the progress thread is inside the body (the running call may be a caller's,
-    // inline); otherwise it is joined and must start no body on the broken backend.
-    std::lock_guard gate(gate_->mutex);
-    orphan = gate_->orphaned = gate_->in_body;
-    gate_->closed = !orphan;
-  }
+  // Stuck only if the progress thread is inside the body (the running call may be a caller's,
+  // inline); otherwise it is joined and must start no body on the broken backend.
+  const bool orphan = stuck && gate_->orphan_if_inside();
   if (!orphan) {
     thread_.join();
   } else {
-    // The thread is stuck inside the backend for good; joining would hang. The backend was told
-    // to abandon its resources, and the process is expected to exit. Should the body return
-    // after all, the thread sees `orphaned` and touches nothing of this object (BodyGate).
+    // Stuck in the backend for good (joining would hang), which was told to abandon its
+    // resources; should the body return after all, it touches nothing of this (BodyGate).
     thread_.detach();
   }
   if (stuck) (void)backend_.release();  // destroying it would call into the stuck library
@@ -229,14 +223,9 @@ bool Engine::execute(Pending& p, const std::function<void()>& body, BodyGate* ga
   if (live_) live_->enter(p.seq, p.op, p.bytes);
   Communicator* backend = backend_.get();  // read before the gate: the Engine may go meanwhile
   std::exception_ptr thrown;
-  if (gate != nullptr) {
-    std::lock_guard lock(gate->mutex);
-    if (gate->closed) {
-      thrown = std::make_exception_ptr(
-          Error(Error::Code::kComm, "dtrain: the communicator was closed before this call began"));
-    } else {
-      gate->in_body = true;
-    }
+  if (gate != nullptr && !gate->enter()) {
+    thrown = std::make_exception_ptr(
+        Error(Error::Code::kComm, "dtrain: the communicator was closed before this call began"));
   }
   if (!thrown) {
     try {
@@ -246,20 +235,15 @@ bool Engine::execute(Pending& p, const std::function<void()>& body, BodyGate* ga
       thrown = std::current_exception();
     }
   }
-  if (gate != nullptr) {
-    std::unique_lock lock(gate->mutex);
-    gate->in_body = false;
-    if (gate->orphaned) {
-      // The Engine was destroyed meanwhile: only `p` (held by its shared_ptr) is still there.
-      lock.unlock();
-      {
-        std::lock_guard done(p.mutex);
-        p.error = thrown;
-        p.done.store(true, std::memory_order_release);
-      }
-      p.cv.notify_all();
-      return false;
+  if (gate != nullptr && !gate->leave()) {
+    // The Engine was destroyed meanwhile: only `p` (held by its shared_ptr) is still there.
+    {
+      std::lock_guard done(p.mutex);
+      p.error = thrown;
+      p.done.store(true, std::memory_order_release);
     }
+    p.cv.notify_all();
+    return false;
   }
   if (thrown) {
     try {

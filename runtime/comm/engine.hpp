@@ -35,6 +35,7 @@
 #include <string>
 #include <thread>
 
+#include "comm/body_gate.hpp"
 #include "comm/communicator.hpp"
 #include "comm/lost_peers/peer_watch.hpp"
 #include "records/live_status.hpp"
@@ -161,17 +162,6 @@ class Engine {
   void abort(const std::string& report, bool at_exit = false) noexcept;
 
  private:
-  // Between the progress thread and the destructor, on the heap so that it outlives the Engine:
-  // whether the thread is inside a collective's body (in the backend), and what the destructor
-  // decided. Orphaned: the Engine was destroyed while the body was stuck in the backend, so when
-  // the body returns at last (a peer's exit closes the socket it waited on) the thread touches
-  // nothing of the Engine. Closed: the destructor joins the thread, so it starts no body.
-  struct BodyGate {
-    std::mutex mutex;
-    bool in_body = false;
-    bool orphaned = false;
-    bool closed = false;
-  };
   void loop(const std::shared_ptr<BodyGate>& gate);
   // How long `p` may run before the waiter throws the timeout: the timeout, plus a grace when
   // the backend gives up by itself at the deadline (its message names the peer) and `p` does not
@@ -225,7 +215,7 @@ class Engine {
   std::shared_ptr<CollectiveObserver> observer_;
   std::shared_ptr<records::LivePage> live_;
   const std::shared_ptr<ResumedStep> resumed_step_ = std::make_shared<ResumedStep>();
-  std::shared_ptr<BodyGate> gate_ = std::make_shared<BodyGate>();
+  std::shared_ptr<BodyGate> gate_ = std::make_shared<BodyGate>();  // body_gate.hpp
   std::thread thread_;
   std::unique_ptr<PeerWatch> watch_;  // last: its thread calls peer_lost()
 };

@@ -162,6 +162,72 @@ TEST(Engine, AStuckCollectiveFailsAtTheDeadlineAndTheBackendIsAbandoned) {
   engine.reset();  // leaves the stuck thread behind instead of joining it
 }
 
+// The gate alone: a thread inside a body when the Engine goes is orphaned (leave() says so); one
+// outside is joined, and the closed gate lets it start no body.
+TEST(BodyGate, AThreadInsideIsOrphanedAndOneOutsideStartsNothing) {
+  dtrain::runtime::BodyGate inside;
+  EXPECT_TRUE(inside.enter());
+  EXPECT_TRUE(inside.orphan_if_inside());
+  EXPECT_FALSE(inside.leave());
+  dtrain::runtime::BodyGate outside;
+  EXPECT_TRUE(outside.enter());
+  EXPECT_TRUE(outside.leave());
+  EXPECT_FALSE(outside.orphan_if_inside());
+  EXPECT_FALSE(outside.enter());
+}
+
+// A backend whose allreduce waits until `release` is set, then fails as a closed socket makes it
+// fail; `touched` records any later call into it (the Engine leaks it when the call is stuck).
+class ReleasedComm final : public dtrain::runtime::Communicator {
+ public:
+  ReleasedComm(std::shared_ptr<std::atomic<bool>> release,
+               std::shared_ptr<std::atomic<bool>> touched)
+      : Communicator(2), release_(std::move(release)), touched_(std::move(touched)) {}
+  void broadcast(void*, std::size_t, DType, int) override {}
+  void allgather(const void*, void*, std::size_t, DType) override {}
+  void barrier() override {}
+  std::string_view backend() const override {
+    if (release_->load()) touched_->store(true);
+    return "fake";
+  }
+  const dtrain::runtime::MessageSpace& message_space() const override {
+    if (release_->load()) touched_->store(true);
+    return Communicator::message_space();
+  }
+
+ protected:
+  void do_allreduce(const void*, void*, std::size_t, DType, ReduceOp) override {
+    while (!release_->load()) std::this_thread::sleep_for(1ms);
+    throw Error(Error::Code::kComm, "dtrain: fake: the peer closed its connection");
+  }
+  void do_reduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) override {}
+
+ private:
+  std::shared_ptr<std::atomic<bool>> release_;
+  std::shared_ptr<std::atomic<bool>> touched_;
+};
+
+// The Engine destroyed while its thread is stuck in the backend leaves the thread behind; when the
+// call returns after all (a peer's exit closed the socket it waited on), the thread must touch
+// nothing of the Engine: before BodyGate it named the call through the freed Engine's released
+// backend and crashed the process at exit (torch_tcp_timeout, exit status 139).
+TEST(Engine, AThreadLeftInTheBackendTouchesNothingOfTheEngineWhenItsCallReturns) {
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto touched = std::make_shared<std::atomic<bool>>(false);
+  auto engine = std::make_unique<Engine>(std::make_unique<ReleasedComm>(release, touched), 0, 2,
+                                         with_timeout(200ms));
+  float x = 1;
+  const std::string error = error_of([&] {
+    engine->run("allreduce", 4,
+                [&] { engine->backend().allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum); });
+  });
+  EXPECT_NE(error.find("not complete after 0.2 s"), std::string::npos) << error;
+  engine.reset();        // the thread is inside the backend: detached, the backend leaked
+  release->store(true);  // the call returns into an Engine that is gone
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(touched->load()) << "the thread called the backend after the Engine was destroyed";
+}
+
 // A backend that enforces its own deadline (TCP) gets a grace before the Engine's message, except
 // for a collective that only polls (TCP's shared-memory allreduce): nothing else would stop it, and
 // the message says DTRAIN_TIMEOUT, so it must fail then, not 2 s later.

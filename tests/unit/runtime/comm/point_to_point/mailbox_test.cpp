@@ -229,14 +229,24 @@ TEST(PointToPoint, AReceiveFromARankThatLeftWithoutSendingFailsNamingIt) {
   EXPECT_NE(e.find("(refused: its process ended?)"), std::string::npos) << e;
 }
 
-// Gone after the receive connected: the connection closes, accepted by its mailbox or not.
+// Gone after the receive connected: the connection closes, accepted by its mailbox or not. Which
+// of this rank's two connections with it sees the end first is the scheduler's choice (the full
+// run on a loaded machine saw the incoming one): either names rank 1 and why.
 TEST(PointToPoint, AReceiveFromARankThatLeavesLaterFailsNamingIt) {
   const std::string h = dtrain::test::host_name();
+  const std::string call =
+      "dtrain: recv from rank 1 (on " + h + ") (tag 0, 4 bytes; rank 0 of 2): ";
+  const std::string outgoing =
+      call + "rank 1 (on " + h + "): its connection closed (its process ended?)";
+  const std::string incoming = call + "rank 1 (on " + h +
+                               ") closed its connection (its communicator was destroyed or its "
+                               "process ended) before sending a message this receive waits for";
   for (const bool waits : {false, true}) {
-    EXPECT_EQ(receive_from_a_rank_that_leaves(std::chrono::milliseconds(1500), waits),
-              "dtrain: recv from rank 1 (on " + h + ") (tag 0, 4 bytes; rank 0 of 2): rank 1 (on " +
-                  h + "): its connection closed (its process ended?)")
-        << (waits ? "its mailbox accepted the connection" : "the connection was never accepted");
+    const std::string e = receive_from_a_rank_that_leaves(std::chrono::milliseconds(1500), waits);
+    EXPECT_TRUE(e == outgoing || e == incoming)
+        << e << "\n("
+        << (waits ? "its mailbox accepted the connection" : "the connection was never accepted")
+        << ")";
   }
 }
 
