@@ -8,6 +8,10 @@ compiler_cache_args() {
   launcher="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/ccache-shared"
   COMPILER_CACHE_ARGS=()
   command -v ccache >/dev/null || return 0
+  # ccache fails every compile whose cache directory it cannot create or write: no cache then.
+  local dir
+  dir=$(ccache -k cache_dir 2>/dev/null) || return 0
+  mkdir -p "$dir" 2>/dev/null && [[ -w $dir ]] || return 0
   if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER_LAUNCHER:.*ccache' "$build/CMakeCache.txt"; then
     return 0
   fi
