@@ -24,6 +24,7 @@
 #include "report/attempts.hpp"
 #include "report/lost_rank_notes.hpp"
 #include "report/rank_log_scan.hpp"
+#include "report/unreadable_logs.hpp"
 
 namespace dtrain::cli {
 namespace fs = std::filesystem;

@@ -9,6 +9,7 @@
 #include "records/log_line.hpp"
 #include "report/alike_ends.hpp"
 #include "report/rank_ranges.hpp"
+#include "report/unreadable_logs.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -45,6 +46,10 @@ bool stopped_by_launcher(int signal) {
 }
 
 }  // namespace
+
+bool ended_before(const RankEnd& a, const RankEnd& b) {
+  return a.time < b.time || (a.time == b.time && a.rank < b.rank);
+}
 
 std::optional<MissedCollective> missed_collective(const HangReport& hang) {
   if (hang.missed_seq) {
@@ -274,10 +279,6 @@ bool same_error_on_its_own(const Failing& f, const RankEnd& culprit) {
          f.end.evidence->text == culprit.evidence->text;
 }
 
-bool by_time(const RankEnd& a, const RankEnd& b) {
-  return a.time < b.time || (a.time == b.time && a.rank < b.rank);
-}
-
 }  // namespace
 
 FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
@@ -293,7 +294,7 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
   mark_peer_blame(failing);
   if (walltime_reached || stopped_from_outside(failing, missed)) {
     for (auto& f : failing) report.stopped.push_back(std::move(f.end));
-    std::sort(report.stopped.begin(), report.stopped.end(), by_time);
+    std::sort(report.stopped.begin(), report.stopped.end(), ended_before);
     return report;
   }
 
@@ -328,61 +329,12 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
     auto& list = same_error_on_its_own(f, *report.culprit) ? report.same_error : report.victims;
     list.push_back(std::move(f.end));
   }
-  std::sort(report.same_error.begin(), report.same_error.end(), by_time);
-  std::sort(report.victims.begin(), report.victims.end(), by_time);
+  std::sort(report.same_error.begin(), report.same_error.end(), ended_before);
+  std::sort(report.victims.begin(), report.victims.end(), ended_before);
   return report;
 }
 
-void add_unreadable_logs(FirstErrorReport& report, std::vector<UnreadableLog> unreadable) {
-  report.unreadable = std::move(unreadable);
-  if (report.unreadable.empty() || !report.culprit || !report.culprit->peer_loss) return;
-  report.culprit_unknown = true;
-  report.victims.push_back(std::move(*report.culprit));
-  report.culprit.reset();
-  report.culprit_reason.clear();
-  for (auto& e : report.same_error) report.victims.push_back(std::move(e));
-  report.same_error.clear();
-  std::sort(report.victims.begin(), report.victims.end(), by_time);
-}
-
 namespace {
-
-// "the log of rank 1", "the logs of ranks 1, 3"
-std::string unreadable_ranks(const FirstErrorReport& r) {
-  std::vector<int> ranks;
-  for (const auto& u : r.unreadable) ranks.push_back(u.rank);
-  return (ranks.size() == 1 ? "the log of " : "the logs of ") + ranks_text(ranks);
-}
-
-std::string format_unknown(const FirstErrorReport& r) {
-  std::string out = "first failure: unknown: " + unreadable_ranks(r) +
-                    " could not be read, and every failing rank whose log was read reports a "
-                    "lost peer or timeout\n";
-  out += "failing ranks whose logs were read (" + std::to_string(r.victims.size()) + "):\n";
-  for (const auto& group : group_alike(r.victims)) {
-    const RankEnd& v = *group.front();
-    out += group.size() == 1 ? "  rank " + std::to_string(v.rank) + " on " + v.host + " "
-                             : "  " + alike_prefix(group);
-    out += v.how + " at " + records::format_log_time(v.time);
-    if (v.evidence) out += (v.peer_loss ? ": reports " : ": ") + v.evidence->text;
-    out += "\n";
-  }
-  return out;
-}
-
-std::string format_unreadable(const FirstErrorReport& r) {
-  if (r.unreadable.empty()) return "";
-  const std::size_t n = r.unreadable.size();
-  std::string out =
-      std::to_string(n) +
-      (n == 1 ? " rank log was skipped: it could" : " rank logs were skipped: they could") +
-      " not be read (expected a regular file)" +
-      (r.culprit ? "; the culprit is named from the others" : "") + "\n";
-  for (const auto& u : r.unreadable) {
-    out += "  " + u.path + " (rank " + std::to_string(u.rank) + "): " + u.why + "\n";
-  }
-  return out;
-}
 
 std::string format_stopped(const FirstErrorReport& r) {
   const std::size_t n = r.stopped.size();
@@ -407,10 +359,6 @@ std::string format_stopped(const FirstErrorReport& r) {
   }
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 std::string format_ends(const FirstErrorReport& r) {
   std::string out;

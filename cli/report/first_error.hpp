@@ -88,11 +88,10 @@ FirstErrorReport find_first_error(const std::vector<RankLogScan>& scans,
                                   const std::optional<MissedCollective>& missed,
                                   bool walltime_reached = false);
 
-// Names `unreadable` in `report` (issue 45 item 6: they were left out without a word, and the
-// culprit moved to a victim): a culprit that only reports a lost peer or timeout is then unknown
-// (it may have lost a rank whose log could not be read); one that failed on its own, went silent
-// or was named by the others stays, with the unreadable logs listed beside it.
-void add_unreadable_logs(FirstErrorReport& report, std::vector<UnreadableLog> unreadable);
+// The order of a report's lists: by the time a rank ended, then by rank.
+bool ended_before(const RankEnd& a, const RankEnd& b);
+
+// Logs that could not be read: add_unreadable_logs (unreadable_logs.hpp).
 
 std::string format_first_error(const FirstErrorReport& report);
 // The report in one line for `dtrain submit`'s summary: "rank 1 on node0 exited with status 3:

@@ -8,6 +8,7 @@
 
 #include "heartbeats.hpp"
 #include "rank_logs.hpp"
+#include "report/unreadable_logs.hpp"
 
 namespace dtrain::report {
 namespace {
