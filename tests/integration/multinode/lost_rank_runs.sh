@@ -4,8 +4,9 @@
 # 1 MiB allreduces that exits at the first error (RUNTIME_PROBE_FAIL_FAST), RUNS times: every
 # survivor's log must name rank 3 on node2 in every run (issue 33 item 5). Open MPI's abort has
 # Slurm end the whole step within milliseconds, before the alarm of rank 2 reaches rank 1 on the
-# other node in about 1 run of 10; `dtrain submit` then appends the line rank 2 wrote to rank 1's
-# log, saying so (docs/errors.md). Prints how many runs had every survivor name it by itself and
+# other node in about 1 run of 10; the job script (`dtrain note-lost-rank`, the step that outlives
+# the launch and runs before `dtrain submit --wait` sees the job end) then appends the line rank 2
+# wrote to rank 1's log, saying so (docs/errors.md). Prints how many runs had every survivor name it by itself and
 # how many with such a line; `dtrain logs --first-error` must name rank 3 first in every run.
 # LOAD busy processes run beside the jobs, and the load average is printed. Without the arguments,
 # DTRAIN_LOST_RANK_RUNS (default 50) and DTRAIN_LOST_RANK_LOAD (default 0) say them.
@@ -53,7 +54,7 @@ for ((i = 1; i <= runs; i++)); do
       silent+=" $r"
     elif grep -qE "dtrain: rank $r ended before it heard what rank [0-9] reported: $lost" "$log"; then
       expect_match "$(grep -E "ended before it heard" "$log")" \
-        "; written after the launch ended, by dtrain submit$" "run $i: rank $r's note"
+        "; written after the launch ended, by the job script$" "run $i: rank $r's note"
       by_note+=" $r"
     fi
   done
@@ -63,11 +64,11 @@ for ((i = 1; i <= runs; i++)); do
     named=$((named + 1))
   else
     noted=$((noted + 1))
-    echo "run $i: ranks$by_note were ended before they heard; dtrain submit wrote it for them"
+    echo "run $i: ranks$by_note were ended before they heard; the job script wrote it for them"
   fi
   first=$("$DTRAIN" logs --first-error "$run" 2>&1 || true)
   expect_match "$first" "^first failure: rank 3 on node2 " "run $i: dtrain logs --first-error"
 done
 echo "every survivor named rank 3 on node2 in $((named + noted)) of $runs runs" \
-  "($named by themselves, $noted with dtrain submit's line for the ranks ended first;" \
+  "($named by themselves, $noted with the job script's line for the ranks ended first;" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg), $load busy processes beside)"
