@@ -90,7 +90,6 @@ void find_failed(const HeartbeatTracker& tracker, HangReport& report) {
   std::optional<std::int64_t> first_failure;
   for (const auto& [rank, p] : tracker.ranks()) {
     if (p.failed != *seq) continue;
-    report.failed.push_back(p);
     if (p.failed_at) first_failure = std::min(first_failure.value_or(*p.failed_at), *p.failed_at);
     if (report.failed_what.empty() && p.entered == *seq)
       report.failed_what = describe(p.op, p.bytes);
@@ -98,12 +97,17 @@ void find_failed(const HeartbeatTracker& tracker, HangReport& report) {
   report.failed_seq = seq;
   if (report.failed_what.empty()) report.failed_what = "collective #" + std::to_string(*seq);
   for (const auto& [rank, p] : tracker.ranks()) {
-    if (p.failed == *seq) continue;
     // Only the latest entry's time is kept: entering exactly #seq after the first failure of it
-    // is arriving late; never entering it is later still.
+    // is arriving late; never entering it is later still. A late rank usually fails #seq too (a
+    // stopped rank the launcher woke finds its peers gone): that failure is what its lateness
+    // caused, written after the others gave up, so it counts as late, not as one of those that
+    // failed waiting (the heartbeats outrank whatever a rank says after the launcher acted).
     const bool late = p.entered < *seq || (p.entered == *seq && first_failure && p.entered_at &&
                                            *p.entered_at > *first_failure);
-    if (late) report.late.push_back(p);
+    if (late)
+      report.late.push_back(p);
+    else if (p.failed == *seq)
+      report.failed.push_back(p);
   }
 }
 
@@ -190,6 +194,10 @@ std::string format_hang(const HangReport& r) {
              std::to_string(p.entered) + " (" + describe(p.op, p.bytes) + ") at " +
              when(p.entered_at) + "\n";
     }
+  } else if (r.failed_seq && !r.late.empty()) {
+    out += "hang: " + ranks_text(r.late) + " entered collective #" + std::to_string(*r.failed_seq) +
+           " (" + r.failed_what + ") only after it had failed on " + ranks_text(r.failed) +
+           ", which waited for " + (r.late.size() == 1 ? "it" : "them") + "\n";
   } else {
     out += "no hang: all " + std::to_string(r.ranks) + " ranks entered and left collective #" +
            std::to_string(r.highest_seq) + "\n";

@@ -5,10 +5,12 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "heartbeats.hpp"
 #include "records/log_line.hpp"
 #include "records/metric_record.hpp"
+#include "report/first_error.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -98,6 +100,41 @@ TEST(Hang, ACollectiveThatFailedAndTheRankThatEnteredItLateAreNamed) {
             std::string::npos)
       << text;
   EXPECT_EQ(hang_to_json(h)["late"][0]["rank"], 1);
+}
+
+// Issue 45 item 3: the stopped rank 1, woken by the launcher after ranks 0 and 2 gave up on #5,
+// enters #5 and fails it too (its peers are gone): it is the late rank, not one more that failed
+// waiting, and the headline names it (the old reading: "no hang", ranks 0-2 failed).
+TEST(Hang, ALateRankThatFailsTheCollectiveItReachedLateIsStillTheLateOne) {
+  HeartbeatTracker t;
+  for (int r = 0; r < 3; ++r) {
+    t.add_rank(r, "node0");
+    t.add(coll(r, 4, true, 0.5));
+    t.add(coll(r, 4, false, 0.6));
+    t.add(coll(r, 5, true, r == 1 ? 6.3 : 1));
+    records::MetricRecord failed = coll(r, 5, false, r == 1 ? 6.31 : 6 + 0.01 * r);
+    failed.failed = true;
+    t.add(failed);
+  }
+  const HangReport h = detect_hang(t);
+  EXPECT_FALSE(h.missed_seq);
+  EXPECT_TRUE(h.stuck.empty());
+  ASSERT_TRUE(h.failed_seq);
+  ASSERT_EQ(h.failed.size(), 2u);
+  EXPECT_EQ(h.failed[0].rank, 0);
+  EXPECT_EQ(h.failed[1].rank, 2);
+  ASSERT_EQ(h.late.size(), 1u);
+  EXPECT_EQ(h.late[0].rank, 1);
+  const std::string text = format_hang(h);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "hang: rank 1 entered collective #5 (allreduce of 4096 bytes) only after it had failed "
+            "on ranks 0,2, which waited for it")
+      << text;
+  EXPECT_EQ(text.find("no hang"), std::string::npos) << text;
+  const auto missed = missed_collective(h);
+  ASSERT_TRUE(missed);
+  EXPECT_TRUE(missed->late);
+  EXPECT_EQ(missed->ranks, std::vector<int>{1});
 }
 
 // A restarted job's files hold every attempt's heartbeats, numbered from 0 again each time: only
