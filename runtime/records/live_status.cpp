@@ -5,18 +5,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 
 namespace dtrain::records {
 namespace {
 
-constexpr std::size_t kPageBytes = 4096;
-static_assert(sizeof(LiveStatus) <= kPageBytes);
+// Whole pages: the status with its arrival windows (about 50 KiB).
+constexpr std::size_t kPageBytes = (sizeof(LiveStatus) + 4095) / 4096 * 4096;
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -83,7 +87,7 @@ std::unique_ptr<LivePage> LivePage::from_environment() noexcept {
     const long fd = std::strtol(text, &end, 10);
     if (*end != '\0' || fd < 0 || fd > 1 << 20) return nullptr;
     struct stat st {};
-    // Only a page its logger made: a regular (memfd) file of exactly one page.
+    // Only a page its logger made: a regular (memfd) file of exactly its size.
     if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode) ||
         st.st_size != static_cast<off_t>(kPageBytes)) {
       return nullptr;
@@ -132,10 +136,91 @@ void LivePage::enter(std::uint64_t seq, const char* op, std::size_t bytes) noexc
   slot.entered.store(seq + 1, std::memory_order_release);
 }
 
+namespace {
+
+// Copies window `from` into `to` under `to`'s sequence lock.
+void keep(const ArrivalWindow& from, ArrivalWindow& to, std::uint64_t index) noexcept {
+  to.index.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  to.first_enter_us.store(from.first_enter_us.load(std::memory_order_relaxed),
+                          std::memory_order_relaxed);
+  to.last_leave_us.store(from.last_leave_us.load(std::memory_order_relaxed),
+                         std::memory_order_relaxed);
+  for (std::size_t i = 0; i < kArrivalWindowCalls; ++i) {
+    to.wait_us[i].store(from.wait_us[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  to.index.store(index + 1, std::memory_order_release);
+}
+
+// Copies `w` when it is window `index` + 1 throughout; its first `calls` waits.
+std::optional<ArrivalCopy> copy_window(const ArrivalWindow& w, std::size_t calls) {
+  ArrivalCopy c;
+  const std::uint64_t before = w.index.load(std::memory_order_acquire);
+  if (before == 0) return std::nullopt;
+  c.index = before - 1;
+  c.first_enter_us = w.first_enter_us.load(std::memory_order_relaxed);
+  c.last_leave_us = w.last_leave_us.load(std::memory_order_relaxed);
+  c.waits_us.resize(calls);
+  for (std::size_t i = 0; i < calls; ++i) {
+    c.waits_us[i] = w.wait_us[i].load(std::memory_order_relaxed);
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (w.index.load(std::memory_order_relaxed) != before) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
 void LivePage::leave(std::uint64_t seq) noexcept {
   LiveSlot& slot = mapping_->status->slots[slot_];
-  slot.left_at_us.store(now_us(), std::memory_order_relaxed);
+  const std::int64_t now = now_us();
+  // The collective's wait into the window being filled; a whole window is kept at its levels.
+  const std::uint64_t index = seq / kArrivalWindowCalls;
+  const std::size_t at = seq % kArrivalWindowCalls;
+  ArrivalWindow& w = slot.current;
+  if (at == 0) {
+    w.index.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    w.first_enter_us.store(slot.entered_at_us.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
+  }
+  const std::int64_t waited = now - slot.entered_at_us.load(std::memory_order_relaxed);
+  w.wait_us[at].store(static_cast<std::uint32_t>(std::clamp<std::int64_t>(waited, 0, UINT32_MAX)),
+                      std::memory_order_relaxed);
+  w.last_leave_us.store(now, std::memory_order_relaxed);
+  if (at == 0) w.index.store(index + 1, std::memory_order_release);
+  slot.left_at_us.store(now, std::memory_order_relaxed);
   slot.left.store(seq + 1, std::memory_order_release);
+  if (at + 1 == kArrivalWindowCalls) {
+    // Window k is kept at every level m with 2^m dividing k (window 0 at all of them): on
+    // average two levels, 400 stores per 200 collectives.
+    for (int m = 0; m < kArrivalLevels; ++m) {
+      if (m > 0 && (index & ((std::uint64_t{1} << m) - 1)) != 0) break;
+      keep(w, slot.kept[m], index);
+    }
+  }
+}
+
+std::vector<ArrivalCopy> LivePage::read_arrivals(int slot_number) const {
+  std::vector<ArrivalCopy> out;
+  if (slot_number < 0 || slot_number >= LiveStatus::kSlots) return out;
+  const LiveSlot& slot = mapping_->status->slots[slot_number];
+  const std::uint64_t left = slot.left.load(std::memory_order_acquire);
+  if (left > 0) {
+    const std::uint64_t index = (left - 1) / kArrivalWindowCalls;
+    const std::size_t calls = static_cast<std::size_t>(left - index * kArrivalWindowCalls);
+    if (auto c = copy_window(slot.current, calls); c && c->index == index) {
+      out.push_back(std::move(*c));
+    }
+  }
+  for (const ArrivalWindow& w : slot.kept) {
+    auto c = copy_window(w, kArrivalWindowCalls);
+    if (!c) continue;
+    bool seen = false;
+    for (const auto& o : out) seen = seen || o.index == c->index;
+    if (!seen) out.push_back(std::move(*c));
+  }
+  return out;
 }
 
 std::vector<LiveSnapshot> LivePage::read() const {

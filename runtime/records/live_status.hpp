@@ -19,6 +19,28 @@ namespace dtrain::records {
 
 inline constexpr const char* kLiveFdVariable = "DTRAIN_LIVE_FD";
 
+// How long each collective waited, for the straggler watch (issue 46 item 3): the rank that
+// arrives last at a collective waits least in it, so the waits of one collective on every rank,
+// matched by its sequence number, say who arrived last and how long the others waited for it,
+// without clocks that agree across nodes (each wait is a duration on its own rank's clock).
+// Written in windows of kArrivalWindowCalls collectives (window k: collectives #k*W to
+// #(k+1)*W-1); the loggers copy windows out of the page and compare them (cli/live_watch.hpp).
+// Why windows at levels: the loggers of different ranks read at different moments, and a program
+// of microsecond collectives has moved on by thousands of windows between two reads; level m keeps
+// the last window whose number is a multiple of 2^m, so a level that changes less often than the
+// loggers read holds the same window on every rank. A few stores per collective, no system call.
+inline constexpr std::size_t kArrivalWindowCalls = 200;
+inline constexpr int kArrivalLevels = 14;  // the last level changes every 1.6 M collectives
+
+struct ArrivalWindow {
+  // The window's number + 1; 0 while it is being written (a reader that sees it change while it
+  // copies drops the copy: a sequence lock).
+  std::atomic<std::uint64_t> index{0};
+  std::atomic<std::int64_t> first_enter_us{0};  // the window's first collective entered
+  std::atomic<std::int64_t> last_leave_us{0};   // its last collective written left
+  std::atomic<std::uint32_t> wait_us[kArrivalWindowCalls] = {};  // each collective's wait
+};
+
 // One Context's collectives in the page. A process may hold several Contexts (dtrain.init() and
 // the torch backend's process group): each gets a slot, in the order they start, which is the
 // same order on every rank, so slot k of one rank and slot k of another count the same calls.
@@ -33,12 +55,14 @@ struct LiveSlot {
   // The operation of the last collective entered, NUL-terminated: written before `entered`, so a
   // reader that reads `entered` again after it knows the text is that collective's.
   char op[32] = {};
+  ArrivalWindow current;               // the window being filled (its collectives so far)
+  ArrivalWindow kept[kArrivalLevels];  // level m: the last whole window numbered k*2^m
 };
 
 // The page's layout (both sides are the same build). Atomics of 8 bytes are lock-free and
 // address-free on every platform dtrain builds for, so they work across processes.
 struct LiveStatus {
-  static constexpr std::uint64_t kMagic = 0x646c697665303032;  // "dlive002"
+  static constexpr std::uint64_t kMagic = 0x646c697665303033;  // "dlive003"
   static constexpr int kSlots = 4;  // Contexts a process may hold that the watch follows
   std::atomic<std::uint64_t> magic{0};
   LiveSlot slots[kSlots];
@@ -54,6 +78,15 @@ struct LiveSnapshot {
   std::uint64_t bytes = 0;
   std::string op;
   bool inside() const { return entered > left; }
+};
+
+// A window copied out of the page: its first `waits_us.size()` collectives (all of them for a
+// whole window).
+struct ArrivalCopy {
+  std::uint64_t index = 0;  // the window's number
+  std::int64_t first_enter_us = 0;
+  std::int64_t last_leave_us = 0;
+  std::vector<std::uint32_t> waits_us;
 };
 
 class LivePage {
@@ -79,6 +112,10 @@ class LivePage {
   void leave(std::uint64_t seq) noexcept;
   // The logger's side: every slot, in order.
   std::vector<LiveSnapshot> read() const;
+  // The logger's side: slot `slot`'s windows (arrival windows above), the one being filled
+  // first (when it holds a collective), then each level's from 0 up, each window once; a window
+  // that changed while it was copied is left out.
+  std::vector<ArrivalCopy> read_arrivals(int slot) const;
 
   struct Mapping;
 

@@ -72,3 +72,34 @@ TEST(LiveStatus, AVariableThatNamesNoPageIsIgnored) {
 }
 
 }  // namespace
+
+// Each collective's wait goes into windows of 200 (the straggler watch's evidence): the window
+// being filled, the last whole one, and each level's (window k kept at every level 2^m divides).
+TEST(LiveStatus, EachCollectivesWaitIsKeptInWindowsByItsNumber) {
+  using dtrain::records::kArrivalWindowCalls;
+  const auto page = LivePage::create();
+  ASSERT_TRUE(page);
+  EXPECT_TRUE(page->read_arrivals(0).empty());
+  const std::size_t calls = 4 * kArrivalWindowCalls + 50;
+  for (std::uint64_t seq = 0; seq < calls; ++seq) {
+    page->enter(seq, "allreduce", 8);
+    if (seq == 3 * kArrivalWindowCalls + 7) ::usleep(20000);  // one long wait, in window 3
+    page->leave(seq);
+  }
+  const auto windows = page->read_arrivals(0);
+  // The current window 4 (50 collectives), window 3 at level 0, 2 at level 1, 0 at levels 2-13
+  // (window 4 is no whole window yet).
+  ASSERT_EQ(windows.size(), 4u);
+  EXPECT_EQ(windows[0].index, 4u);
+  EXPECT_EQ(windows[0].waits_us.size(), 50u);
+  EXPECT_EQ(windows[1].index, 3u);
+  EXPECT_EQ(windows[2].index, 2u);
+  EXPECT_EQ(windows[3].index, 0u);
+  for (const auto& w : windows) EXPECT_LE(w.first_enter_us, w.last_leave_us);
+  ASSERT_EQ(windows[1].waits_us.size(), kArrivalWindowCalls);
+  EXPECT_GE(windows[1].waits_us[7], 20000u);
+  EXPECT_LT(windows[1].waits_us[8], 20000u);
+  EXPECT_LT(windows[2].waits_us[7], 20000u);
+  EXPECT_TRUE(page->read_arrivals(1).empty()) << "another Context's slot";
+  EXPECT_TRUE(page->read_arrivals(99).empty());
+}

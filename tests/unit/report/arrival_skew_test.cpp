@@ -1,0 +1,178 @@
+// Stragglers named from the collectives' waits alone (no Meter): the rank that arrives last waits
+// least; matched by sequence number across 2, 3, 8 and 1,024 ranks whose clocks disagree by
+// hours, a rank slowed 1.25x is named, noise and microsecond collectives name nobody.
+#include "report/arrival_skew.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace dtrain::report {
+namespace {
+
+constexpr std::size_t kW = 200;  // records::kArrivalWindowCalls
+
+// `calls` collectives, one per step: rank r computes compute[r] seconds (times 1 +- `noise`),
+// then enters; the collective ends `transfer` after the last arrival. Each rank's clock is off by
+// r hours, so only durations can be compared. Windows of 200 as the live page holds them.
+std::vector<RankArrivals> simulate(std::vector<double> compute, std::size_t calls, double noise,
+                                   unsigned seed = 1, double transfer = 200e-6) {
+  const std::size_t n = compute.size();
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
+  std::vector<RankArrivals> out(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    out[r].rank = static_cast<int>(r);
+    out[r].host = "node" + std::to_string(r / 4);
+  }
+  double t = 0;
+  std::vector<double> arrive(n);
+  for (std::size_t c = 0; c < calls; ++c) {
+    for (std::size_t r = 0; r < n; ++r) arrive[r] = t + compute[r] * jitter(random);
+    const double end = *std::max_element(arrive.begin(), arrive.end()) + transfer;
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto clock = [&](double s) {
+        return static_cast<std::int64_t>((s + 3600.0 * static_cast<double>(r)) * 1e6);
+      };
+      if (c % kW == 0) {
+        ArrivalWindowData w;
+        w.index = c / kW;
+        w.first_enter_us = clock(arrive[r]);
+        out[r].windows.push_back(w);
+      }
+      auto& w = out[r].windows.back();
+      w.waits_us.push_back(static_cast<std::uint32_t>((end - arrive[r]) * 1e6));
+      w.last_leave_us = clock(end);
+    }
+    t = end;
+  }
+  return out;
+}
+
+// The verdict when it names a straggler.
+std::optional<ArrivalVerdict> named(const std::vector<RankArrivals>& ranks) {
+  auto v = judge_arrivals(ranks);
+  if (v && !v->straggler) return std::nullopt;
+  return v;
+}
+
+std::vector<double> ranks_of(std::size_t n, double seconds) {
+  return std::vector<double>(n, seconds);
+}
+
+TEST(ArrivalSkew, AtTwoRanksTheRankSlowedAQuarterIsNamed) {
+  auto compute = ranks_of(2, 0.040);
+  compute[1] = 0.050;
+  const auto v = named(simulate(compute, 100, 0.02));
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->rank, 1);
+  EXPECT_EQ(v->host, "node0");
+  EXPECT_EQ(v->calls, 100u);
+  EXPECT_EQ(v->last, 100u);
+  EXPECT_NEAR(v->lag_seconds, 0.010, 0.002);
+  EXPECT_NEAR(v->lag_share, 0.2, 0.03);
+  EXPECT_LT(v->waited_seconds, v->others_waited_seconds / 10);
+}
+
+TEST(ArrivalSkew, AmongThreeEightAnd1024RanksTheSlowOneIsNamedAlone) {
+  for (const std::size_t n : {3u, 8u, 1024u}) {
+    auto compute = ranks_of(n, 0.040);
+    const std::size_t slow = n / 2 + 1;
+    compute[slow] = 0.050;
+    const auto v = named(simulate(compute, 450, 0.05, static_cast<unsigned>(n)));
+    ASSERT_TRUE(v.has_value()) << n << " ranks";
+    EXPECT_EQ(v->rank, static_cast<int>(slow)) << n << " ranks";
+    EXPECT_EQ(v->calls, kArrivalVerdictCalls) << "the last 200 of 450";
+    EXPECT_GE(v->last, 190u) << n << " ranks";
+  }
+}
+
+TEST(ArrivalSkew, RanksThatDifferOnlyByNoiseNameNobody) {
+  for (const std::size_t n : {2u, 3u, 8u, 1024u}) {
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      const auto v = judge_arrivals(simulate(ranks_of(n, 0.040), 400, 0.05, seed));
+      ASSERT_TRUE(v.has_value()) << "enough collectives to say so";
+      EXPECT_FALSE(v->straggler) << n << " ranks, seed " << seed;
+    }
+  }
+}
+
+TEST(ArrivalSkew, ARankAlwaysLastByTooLittleIsNoStraggler) {
+  // Rank 0 arrives last every time, 3 % later: not the 10 % the others would lose.
+  auto compute = ranks_of(4, 0.040);
+  compute[0] = 0.0412;
+  EXPECT_FALSE(named(simulate(compute, 200, 0.0)).has_value());
+  // Microsecond collectives: twice as slow is still under the floor of 0.5 ms per collective.
+  auto fast = ranks_of(2, 10e-6);
+  fast[1] = 20e-6;
+  EXPECT_FALSE(named(simulate(fast, 200, 0.0, 1, 2e-6)).has_value());
+}
+
+TEST(ArrivalSkew, TooFewCollectivesInCommonNameNobody) {
+  auto compute = ranks_of(2, 0.040);
+  compute[1] = 0.080;
+  EXPECT_FALSE(judge_arrivals(simulate(compute, kArrivalMinCalls - 1, 0.0)).has_value());
+  EXPECT_TRUE(named(simulate(compute, kArrivalMinCalls, 0.0)).has_value());
+  EXPECT_FALSE(judge_arrivals({simulate(compute, 100, 0.0)[0]}).has_value()) << "one rank";
+}
+
+TEST(ArrivalSkew, WindowsAreMatchedByTheirNumberNotByTheirPlace) {
+  // As loggers read at different moments: rank 0 published windows 0-2 whole, rank 1 windows
+  // 1-3 and a part of 4. Only windows 1 and 2 are common, and the newest 200 of them compared.
+  auto compute = ranks_of(2, 0.040);
+  compute[0] = 0.050;
+  auto ranks = simulate(compute, 4 * kW + 50, 0.02);
+  ranks[0].windows.resize(3);
+  ranks[1].windows.erase(ranks[1].windows.begin());
+  std::reverse(ranks[1].windows.begin(), ranks[1].windows.end());
+  const auto v = named(ranks);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->rank, 0);
+  EXPECT_EQ(v->calls, 200u);
+  // Rank 1's windows 3 and 4 alone: no collective in common, so nothing to compare.
+  ranks[1].windows.resize(2);
+  EXPECT_FALSE(judge_arrivals(ranks).has_value()) << "no window in common";
+}
+
+TEST(ArrivalSkew, TheVerdictReadsAsOneLine) {
+  ArrivalVerdict v;
+  v.rank = 1;
+  v.host = "node2";
+  v.last = 192;
+  v.calls = 200;
+  v.lag_seconds = 0.11;
+  v.lag_share = 0.2;
+  v.waited_seconds = 0.02;
+  v.others_waited_seconds = 4.4;
+  EXPECT_EQ(arrival_verdict_text(v),
+            "rank 1 on node2 arrived last in 96 % of the last 200 collectives, 110 ms after the "
+            "median: a straggler; the others waited for it 20 % of the time (it waited 20 ms in "
+            "them, the median of the others 4.4 s)");
+}
+
+TEST(ArrivalSkew, TheFileReadsBackAsWritten) {
+  RankArrivals a;
+  a.rank = 7;
+  a.host = "node3";
+  a.windows.push_back({12, 1000, 5000, {1, 2, 3}});
+  a.windows.push_back({8, -5, 9, {4000000000u}});
+  const std::string text = format_arrivals(a);
+  EXPECT_EQ(text,
+            "arrivals rank=7 host=node3\n"
+            "window index=12 first_enter_us=1000 last_leave_us=5000 waits_us=1,2,3\n"
+            "window index=8 first_enter_us=-5 last_leave_us=9 waits_us=4000000000\n");
+  const auto back = parse_arrivals(text);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->rank, 7);
+  EXPECT_EQ(back->host, "node3");
+  ASSERT_EQ(back->windows.size(), 2u);
+  EXPECT_EQ(back->windows[0].waits_us, (std::vector<std::uint32_t>{1, 2, 3}));
+  EXPECT_EQ(back->windows[1].first_enter_us, -5);
+  EXPECT_FALSE(parse_arrivals("wait rank=1\n").has_value());
+  EXPECT_FALSE(parse_arrivals("arrivals rank=1 host=a\nwindow index=1 waits_us=1,x\n"));
+  EXPECT_FALSE(parse_arrivals("").has_value());
+}
+
+}  // namespace
+}  // namespace dtrain::report
