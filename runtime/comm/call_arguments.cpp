@@ -22,13 +22,13 @@ void check_reduce(DType type, ReduceOp op, const char* name) {
       if (is_floating(type)) return;
       throw Error(Error::Code::kInvalid,
                   std::string("dtrain: ") + name +
-                      ": kAvg is defined for floating types; "
-                      "expected float32, float64, float16 or bfloat16 (or kSum), got " +
+                      ": avg is defined for floating types; "
+                      "expected float32, float64, float16 or bfloat16 (or sum), got " +
                       std::string(to_string(type)));
   }
   throw Error(Error::Code::kInvalid,
               std::string("dtrain: ") + name +
-                  ": unknown reduce op; expected kSum, kAvg, kMin, kMax or kProduct, got " +
+                  ": unknown reduce op; expected sum, avg, min, max or product (0-4), got " +
                   std::to_string(static_cast<int>(op)));
 }
 

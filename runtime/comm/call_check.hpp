@@ -47,12 +47,12 @@ struct CallSeen {
   CallWhat what;
 };
 
-// What the rank did, as a predicate: "passed 4097 float32 elements (kSum)", "passed 4096 float32
+// What the rank did, as a predicate: "passed 4097 float32 elements (sum)", "passed 4096 float32
 // elements to broadcast from root 2", "called barrier".
 std::string describe_call(std::uint64_t count, const CallWhat& what);
 
 // "<ranks> passed different calls to one collective: rank 0 passed 4097 float32 elements
-// (kSum), rank 1 passed 4096 float32 elements (kSum); every rank must pass the same number of
+// (sum), rank 1 passed 4096 float32 elements (sum); every rank must pass the same number of
 // elements, element type and operation". `who`: "ranks of this node" or "ranks"; `calls`: the
 // calls compared, rank 0's (or the first) first; a few differing ranks are named, the rest
 // counted.

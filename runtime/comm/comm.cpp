@@ -55,15 +55,15 @@ std::string_view to_string(DType type) {
 std::string_view to_string(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum:
-      return "kSum";
+      return "sum";
     case ReduceOp::kAvg:
-      return "kAvg";
+      return "avg";
     case ReduceOp::kMin:
-      return "kMin";
+      return "min";
     case ReduceOp::kMax:
-      return "kMax";
+      return "max";
     case ReduceOp::kProduct:
-      return "kProduct";
+      return "product";
   }
   return "unknown";
 }

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "comm/algorithms/reduce.hpp"
+#include "comm/call_arguments.hpp"
 #include "comm/engine.hpp"
 #include "dtrain/dtrain.hpp"
 
@@ -102,12 +103,7 @@ FusedAllreduce::FusedAllreduce(Comm& comm, std::vector<Tensor> tensors, DType ty
   plan.op = op;
   plan.elem = dtype_size(type);
   plan.bucket_bytes = bucket_bytes != 0 ? bucket_bytes : comm.engine().settings().fusion_bytes;
-  if (op == ReduceOp::kAvg && !runtime::is_floating(type)) {
-    throw Error(Error::Code::kInvalid,
-                "dtrain: allreduce_fused: kAvg is defined for floating types; expected float32, "
-                "float64, float16 or bfloat16 (or kSum), got " +
-                    std::string(to_string(type)));
-  }
+  runtime::check_reduce(type, op, "allreduce_fused");
   if (comm.backend() == "nccl") {
     // Packing is a host memcpy; device buffers would need the stream's copies.
     throw Error(Error::Code::kInvalid,

@@ -86,7 +86,8 @@ enum class ReduceOp { kSum, kAvg, kMin, kMax, kProduct };
 
 // Bytes per element.
 DTRAIN_API std::size_t dtype_size(DType type);
-// "float32", "kAvg", ...: for messages.
+// "float32", "avg", ...: for messages, in the words users write (Python's ReduceOp.AVG, the C
+// ABI's DTRAIN_OP_AVG), not the enumerator's spelling.
 DTRAIN_API std::string_view to_string(DType type);
 DTRAIN_API std::string_view to_string(ReduceOp op);
 

@@ -13,7 +13,7 @@ import dtrain
 
 EXPECTED = {
     "tcp": [r"ranks passed different calls to one collective: rank 0 passed 4096 float32 elements "
-            r"\(kSum\), rank 1 passed 4097 float32 elements \(kSum\); every rank must pass"] * 2,
+            r"\(sum\), rank 1 passed 4097 float32 elements \(sum\); every rank must pass"] * 2,
     "mpi": [r"ranks passed different calls to one collective: rank 1's message was larger than "
             r"the 16384 bytes rank 0 expected; every rank must pass",
             r"ranks passed different calls to one collective: rank 0's message was 16384 bytes "

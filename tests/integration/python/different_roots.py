@@ -18,7 +18,7 @@ EXPECTED = {
              r"to broadcast from root 0, rank 1 passed 8 float32 elements to broadcast from root "
              r"1; every rank must pass the same number of elements, element type and root",
     "calls": r"ranks passed different calls to one collective: rank 0 passed 1000 float32 "
-             r"elements \(kSum\), rank 1 passed 1000 float32 elements to broadcast from root 0; "
+             r"elements \(sum\), rank 1 passed 1000 float32 elements to broadcast from root 0; "
              r"every rank must call the same collective and pass",
 }
 case = sys.argv[1]

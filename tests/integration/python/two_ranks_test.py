@@ -92,8 +92,8 @@ def test_ranks_that_pass_different_calls_are_told_which(ctx, count1, dtype1, sai
     buf = np.ones(count1, dtype=dtype1) if ctx.rank == 1 else np.ones(4096, dtype=np.float32)
     with pytest.raises(dtrain.InvalidError, match=r"ranks of this node passed different calls to "
                                                   r"one collective: rank 0 passed 4096 float32 "
-                                                  r"elements \(kSum\), rank 1 passed %s "
-                                                  r"elements \(kSum\)" % said1):
+                                                  r"elements \(sum\), rank 1 passed %s "
+                                                  r"elements \(sum\)" % said1):
         ctx.allreduce(buf, "sum")
     again = np.full(1000, ctx.rank + 1, dtype=np.float32)
     ctx.allreduce(again, "sum")

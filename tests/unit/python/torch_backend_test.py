@@ -64,7 +64,7 @@ def test_avg_of_floats_and_its_refusal_for_integers():
     t = torch.full((3,), 2.5)
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
     assert t.tolist() == [2.5, 2.5, 2.5]
-    assert "kAvg is defined for floating types" in refusal(
+    assert "avg is defined for floating types" in refusal(
         lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.AVG))
 
 

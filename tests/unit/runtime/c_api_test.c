@@ -154,7 +154,7 @@ int main(void) {
         DTRAIN_ERR_INVALID);
   CHECK_ERROR("dtrain: dtrain_allreduce: unknown dtype; expected DTRAIN_FLOAT32");
   CHECK(dtrain_allreduce(ctx, bytes, bytes, 4, DTRAIN_UINT8, DTRAIN_AVG) == DTRAIN_ERR_INVALID);
-  CHECK_ERROR("kAvg is defined for floating types");
+  CHECK_ERROR("avg is defined for floating types");
   CHECK(dtrain_init(NULL) == DTRAIN_ERR_INVALID);
   CHECK_ERROR("dtrain: dtrain_init: out is NULL");
   /* A successful call clears the message. */

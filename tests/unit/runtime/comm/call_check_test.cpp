@@ -12,9 +12,9 @@ namespace {
 TEST(CallCheck, EachCallIsDescribedAsTheRankMadeIt) {
   using K = CallWhat::Kind;
   EXPECT_EQ(describe_call(4097, {K::kAllreduce, DType::kFloat32, ReduceOp::kSum}),
-            "passed 4097 float32 elements (kSum)");
+            "passed 4097 float32 elements (sum)");
   EXPECT_EQ(describe_call(10, {K::kReduceScatter, DType::kFloat64, ReduceOp::kMax}),
-            "passed 10 float64 elements to reduce_scatter (kMax)");
+            "passed 10 float64 elements to reduce_scatter (max)");
   EXPECT_EQ(describe_call(3, {K::kAllgather, DType::kInt32, ReduceOp::kSum}),
             "passed 3 int32 elements to allgather");
   EXPECT_EQ(describe_call(8, {K::kBroadcast, DType::kUInt8, ReduceOp::kSum, 1023}),
@@ -46,7 +46,7 @@ TEST(CallCheck, TheTextNamesTheFirstCallAndEachRankThatDiffered) {
       mismatch_text("ranks", {{0, 16, sum}, {1, 16, sum}, {2, 16, wide}, {3, 16, sum}});
   EXPECT_EQ(text,
             "ranks passed different calls to one collective: rank 0 passed 16 float32 elements "
-            "(kSum), rank 2 passed 16 float64 elements (kSum); every rank must pass the same "
+            "(sum), rank 2 passed 16 float64 elements (sum); every rank must pass the same "
             "number of elements, element type and operation");
 }
 
@@ -63,7 +63,7 @@ TEST(CallCheck, TheTextAsksForTheSameRootOrTheSameCollective) {
             "every rank must pass the same number of elements, element type and root");
   EXPECT_EQ(mismatch_text("ranks", {{0, 8, CallWhat{}}, {1, 8, from0}}),
             "ranks passed different calls to one collective: rank 0 passed 8 float32 elements "
-            "(kSum), rank 1 passed 8 float32 elements to broadcast from root 0; every rank must "
+            "(sum), rank 1 passed 8 float32 elements to broadcast from root 0; every rank must "
             "call the same collective and pass the same number of elements, element type and "
             "operation");
 }

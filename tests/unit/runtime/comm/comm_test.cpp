@@ -111,14 +111,14 @@ TEST(SingleComm, AverageOfIntegersIsAnError) {
   EXPECT_EQ(comm_error([&] {
               ctx.comm().allreduce(std::span<std::int32_t>(i32), dtrain::ReduceOp::kAvg);
             }),
-            "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
-            "float16 or bfloat16 (or kSum), got int32");
+            "dtrain: allreduce: avg is defined for floating types; expected float32, float64, "
+            "float16 or bfloat16 (or sum), got int32");
   std::vector<std::int64_t> i64 = {1, 2};
   EXPECT_EQ(comm_error([&] {
               ctx.comm().allreduce(std::span<std::int64_t>(i64), dtrain::ReduceOp::kAvg);
             }),
-            "dtrain: allreduce: kAvg is defined for floating types; expected float32, float64, "
-            "float16 or bfloat16 (or kSum), got int64");
+            "dtrain: allreduce: avg is defined for floating types; expected float32, float64, "
+            "float16 or bfloat16 (or sum), got int64");
   EXPECT_EQ(i32, (std::vector<std::int32_t>{1, 2})) << "a rejected call leaves the data alone";
   // The message names the collective called.
   std::vector<std::uint8_t> u8 = {1, 2};
@@ -127,14 +127,14 @@ TEST(SingleComm, AverageOfIntegersIsAnError) {
               ctx.comm().reduce_scatter(u8.data(), u8_out.data(), 2, dtrain::DType::kUInt8,
                                         dtrain::ReduceOp::kAvg);
             }),
-            "dtrain: reduce_scatter: kAvg is defined for floating types; expected float32, "
-            "float64, float16 or bfloat16 (or kSum), got uint8");
+            "dtrain: reduce_scatter: avg is defined for floating types; expected float32, "
+            "float64, float16 or bfloat16 (or sum), got uint8");
   EXPECT_EQ(comm_error([&] {
               ctx.comm().reduce_scatter_async(i32.data(), i32.data(), 2, dtrain::DType::kInt32,
                                               dtrain::ReduceOp::kAvg);
             }),
-            "dtrain: reduce_scatter: kAvg is defined for floating types; expected float32, "
-            "float64, float16 or bfloat16 (or kSum), got int32");
+            "dtrain: reduce_scatter: avg is defined for floating types; expected float32, "
+            "float64, float16 or bfloat16 (or sum), got int32");
 }
 
 TEST(SingleComm, MismatchedSpansAreAnError) {
@@ -197,7 +197,7 @@ TEST(SingleComm, UnknownOpIsAnError) {
               ctx.comm().allreduce(&x, &x, 1, dtrain::DType::kFloat32,
                                    static_cast<dtrain::ReduceOp>(9));
             }),
-            "dtrain: allreduce: unknown reduce op; expected kSum, kAvg, kMin, kMax or kProduct, "
+            "dtrain: allreduce: unknown reduce op; expected sum, avg, min, max or product (0-4), "
             "got 9");
 }
 
@@ -222,7 +222,7 @@ TEST(DType, SizesAndNames) {
   EXPECT_EQ(dtrain::dtype_of<float>(), dtrain::DType::kFloat32);
   EXPECT_EQ(dtrain::dtype_of<std::int64_t>(), dtrain::DType::kInt64);
   EXPECT_EQ(dtrain::to_string(dtrain::DType::kFloat64), "float64");
-  EXPECT_EQ(dtrain::to_string(dtrain::ReduceOp::kAvg), "kAvg");
+  EXPECT_EQ(dtrain::to_string(dtrain::ReduceOp::kAvg), "avg");
 }
 
 }  // namespace

@@ -179,8 +179,8 @@ TEST(MessageSchedules, BadArgumentsAreRefusedBeforeAnythingIsSent) {
     EXPECT_EQ(error_of([&] { c.gather(v.data(), v.data(), 1, DType::kFloat32, 2); }),
               "dtrain: gather: root rank out of range; expected 0 to 1, got 2");
     EXPECT_EQ(error_of([&] { c.reduce(v.data(), v.data(), 1, DType::kInt32, ReduceOp::kAvg, 0); }),
-              "dtrain: reduce: kAvg is defined for floating types; expected float32, float64, "
-              "float16 or bfloat16 (or kSum), got int32");
+              "dtrain: reduce: avg is defined for floating types; expected float32, float64, "
+              "float16 or bfloat16 (or sum), got int32");
     const std::vector<std::size_t> one = {1};
     EXPECT_EQ(
         error_of([&] { c.alltoallv(v.data(), one, one, v.data(), one, one, DType::kFloat32); }),

@@ -397,11 +397,11 @@ TEST(ShmAllreduceMismatch, EveryRankNamesTheCallsAndTheNextCallIsExact) {
   };
   const Case cases[] = {
       {4096 + 1, DType::kFloat32,
-       "rank 0 passed 4096 float32 elements (kSum), rank 1 passed 4097 float32 elements (kSum)"},
+       "rank 0 passed 4096 float32 elements (sum), rank 1 passed 4097 float32 elements (sum)"},
       {4096, DType::kFloat64,
-       "rank 0 passed 4096 float32 elements (kSum), rank 1 passed 4096 float64 elements (kSum)"},
+       "rank 0 passed 4096 float32 elements (sum), rank 1 passed 4096 float64 elements (sum)"},
       {600000, DType::kFloat32,  // several pieces, two-shot: the first piece already differs
-       "rank 0 passed 4096 float32 elements (kSum), rank 1 passed 600000 float32 elements (kSum)"},
+       "rank 0 passed 4096 float32 elements (sum), rank 1 passed 600000 float32 elements (sum)"},
   };
   for (const Case& c : cases) {
     for (int p : {2, 3, 4}) {
@@ -440,7 +440,7 @@ TEST(ShmAllreduceMismatch, ManyDifferingRanksAreCounted) {
                                    ReduceOp::kSum};
   for (int r = 0; r < 10; ++r) calls.push_back({r, r == 0 ? 8u : 9u, sum});
   const std::string text = mismatch_text("ranks of this node", calls);
-  EXPECT_NE(text.find("rank 4 passed 9 float32 elements (kSum), and 5 more ranks differ"),
+  EXPECT_NE(text.find("rank 4 passed 9 float32 elements (sum), and 5 more ranks differ"),
             std::string::npos)
       << text;
 }

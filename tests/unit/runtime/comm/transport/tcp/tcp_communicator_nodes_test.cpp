@@ -322,18 +322,18 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
   };
   const std::vector<Case> cases = {
       {"doubling, 4 x 1", 4, 1, true, AllreduceAlgo::kAuto, allreduce(1024, 1025),
-       "passed 1024 float32 elements (kSum)", "passed 1025 float32 elements (kSum)", 2},
+       "passed 1024 float32 elements (sum)", "passed 1025 float32 elements (sum)", 2},
       {"halving, 8 x 1", 8, 1, true, AllreduceAlgo::kAuto, allreduce(16384, 16385),
-       "passed 16384 float32 elements (kSum)", "passed 16385 float32 elements (kSum)", 5},
+       "passed 16384 float32 elements (sum)", "passed 16385 float32 elements (sum)", 5},
       {"ring, float64 on one rank", 4, 1, true, AllreduceAlgo::kAuto,
-       allreduce(300000, 300000, DType::kFloat64), "passed 300000 float32 elements (kSum)",
-       "passed 300000 float64 elements (kSum)", 1},
+       allreduce(300000, 300000, DType::kFloat64), "passed 300000 float32 elements (sum)",
+       "passed 300000 float64 elements (sum)", 1},
       {"one node without shared memory", 1, 3, false, AllreduceAlgo::kAuto,
-       allreduce(5000, 5000, DType::kFloat64), "passed 5000 float32 elements (kSum)",
-       "passed 5000 float64 elements (kSum)", 2},
+       allreduce(5000, 5000, DType::kFloat64), "passed 5000 float32 elements (sum)",
+       "passed 5000 float64 elements (sum)", 2},
       {"hierarchy's link, 2 x 2", 2, 2, true, AllreduceAlgo::kHierarchical,
-       allreduce(786432, 786433), "passed 786432 float32 elements (kSum)",
-       "passed 786433 float32 elements (kSum)", 2, /*odd_node=*/true},
+       allreduce(786432, 786433), "passed 786432 float32 elements (sum)",
+       "passed 786433 float32 elements (sum)", 2, /*odd_node=*/true},
       {"barrier against an allreduce", 4, 1, true, AllreduceAlgo::kAuto,
        [](Communicator& c, bool is_odd) {
          std::int32_t v = 0;
@@ -343,7 +343,7 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
            c.allreduce(&v, &v, 1, DType::kInt32, ReduceOp::kMin);
          }
        },
-       "passed 1 int32 elements (kMin)", "called barrier", 3},
+       "passed 1 int32 elements (min)", "called barrier", 3},
       {"broadcast", 4, 1, true, AllreduceAlgo::kAuto,
        [](Communicator& c, bool is_odd) {
          std::vector<float> x(101);
@@ -451,13 +451,13 @@ TEST(TcpCommunicator, DifferentRootsAndDifferentCollectivesAreNamedAtOnce) {
                       std::vector<float> x(1000);
                       c.broadcast(x.data(), x.size(), DType::kFloat32, 0);
                     }),
-       {"rank 0 passed 1000 float32 elements (kSum)",
+       {"rank 0 passed 1000 float32 elements (sum)",
         "rank 1 passed 1000 float32 elements to broadcast from root 0"}},
       {"allreduce in shared memory against a barrier",
        3,
        true,
        allreduce_or(2, [](Communicator& c) { c.barrier(); }),
-       {"passed 1000 float32 elements (kSum)", "rank 2 called barrier"}},
+       {"passed 1000 float32 elements (sum)", "rank 2 called barrier"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -121,7 +121,7 @@ TEST(TcpLoss, AFrameOfDifferentCallsIsTheCauseWhereverItComesFrom) {
     EXPECT_TRUE(missing_ranks(cause, {peer}).empty());
     EXPECT_EQ(loss_message("allreduce", cause, {}, kHosts, kDeadline),
               "dtrain: allreduce: tcp: ranks passed different calls to one collective: rank 1 "
-              "passed 4097 float32 elements (kSum), rank 2 passed 4096 float32 elements (kSum); "
+              "passed 4097 float32 elements (sum), rank 2 passed 4096 float32 elements (sum); "
               "every rank must pass the same number of elements, element type and operation; "
               "rank 2 (on c) saw it");
   }
