@@ -10,6 +10,7 @@
 
 #include "cuda_array.hpp"
 #include "dlpack.hpp"
+#include "dlpack_exporter.hpp"
 
 namespace py = pybind11;
 
@@ -316,7 +317,7 @@ void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefi
   // The device before __dlpack__. No stream is passed to __dlpack__: the caller has finished
   // writing the data before the call (the stream contract, docs/python.md).
   if (py::hasattr(obj, "__dlpack_device__")) {
-    const auto where = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    const auto where = dlpack_device_of(obj, prefix);
     const bool host = where.first == kDLCPU || where.first == kDLCUDAHost;
     if (device < 0 && !host) wrong_memory(prefix, "on " + device_text(obj, where), device);
     if (device >= 0 && host) {
@@ -338,7 +339,7 @@ void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefi
     source = obj.attr("detach")();
   }
   try {
-    capsule_ = source.attr("__dlpack__")();
+    capsule_ = dlpack_capsule_of(source, obj, prefix);
   } catch (py::error_already_set& e) {
     // torch 1.13 exports no bool: a view of the same bytes as uint8 moves them.
     throw py::value_error(prefix + "cannot be shared through DLPack (" +
@@ -346,9 +347,7 @@ void Buffer::from_dlpack(py::handle obj, Typing typing, const std::string& prefi
                           "); expected a dense tensor of a DLPack type, got a " + type_name(obj) +
                           " (a bool tensor can go as t.view(torch.uint8))");
   }
-  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule_.ptr(), "dltensor"));
-  if (managed == nullptr) throw py::error_already_set();
-  const DLTensor& t = managed->dl_tensor;
+  const DLTensor& t = dltensor_of(capsule_, obj, prefix);
   std::size_t n = 1;
   for (std::int32_t i = 0; i < t.ndim; ++i) n *= static_cast<std::size_t>(t.shape[i]);
   if (!is_c_contiguous(t)) {

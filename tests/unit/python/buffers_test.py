@@ -322,3 +322,65 @@ def test_other_dlpack_exporters_are_checked_for_their_device(ctx):
                                          r"; expected host memory"):
         ctx.allreduce(OnDevice())
 
+
+
+class _Exporter:
+    """An object that answers the DLPack protocol as it is told to: a liar, or torch's own answer."""
+
+    def __init__(self, device, capsule):
+        self._device, self._capsule = device, capsule
+
+    def __dlpack_device__(self):
+        if isinstance(self._device, Exception):
+            raise self._device
+        return self._device
+
+    def __dlpack__(self, stream=None):
+        return self._capsule() if callable(self._capsule) else self._capsule
+
+
+_DEVICE_ANSWERS = ["cpu", None, (1, 0, 0), (1,), (1.0, 0.0), (2**70, 0), (True, False), ("1", "0"),
+                   {1: 0}]
+
+
+@pytest.mark.parametrize("answer", _DEVICE_ANSWERS, ids=repr)
+def test_a_dlpack_device_that_is_no_pair_of_ints_is_refused_by_name(ctx, answer):
+    liar = _Exporter(answer, lambda: pytest.fail("__dlpack__ called after a wrong device"))
+    with pytest.raises(ValueError, match=r"^dtrain: allreduce: buf: __dlpack_device__\(\) returned "
+                                         + re.escape(repr(answer)) + r"; expected a \(device_type, "
+                                         r"device_id\) pair of ints \(the DLPack protocol\), from a "
+                                         r"_Exporter$"):
+        ctx.allreduce(liar)
+
+
+def test_a_dlpack_device_that_raises_is_refused_naming_its_error(ctx):
+    liar = _Exporter(RuntimeError("boom"), None)
+    with pytest.raises(ValueError, match=r"^dtrain: allreduce: buf: __dlpack_device__\(\) raised "
+                                         r"RuntimeError: boom; expected a \(device_type, device_id\)"):
+        ctx.allreduce(liar)
+
+
+@pytest.mark.parametrize("answer", [None, 5, "capsule"], ids=repr)
+def test_a_dlpack_export_that_is_no_capsule_is_refused_by_name(ctx, answer):
+    with pytest.raises(ValueError, match=r"^dtrain: allreduce: buf: __dlpack__\(\) returned "
+                                         + re.escape(repr(answer)) + r"; expected a new capsule "
+                                         r"named 'dltensor' \(the DLPack protocol\), from a "
+                                         r"_Exporter$"):
+        ctx.allreduce(_Exporter((1, 0), answer))
+
+
+def test_a_consumed_dlpack_capsule_is_refused_as_one(ctx):
+    torch = torch_or_skip()
+    used = torch.zeros(4).__dlpack__()
+    torch.utils.dlpack.from_dlpack(used)  # renames it 'used_dltensor'
+    with pytest.raises(ValueError, match=r"__dlpack__\(\) returned a capsule with the name "
+                                         r"'used_dltensor' \(one already consumed: each call must "
+                                         r"export anew\)"):
+        ctx.allreduce(_Exporter((1, 0), used))
+
+
+def test_an_honest_exporter_passing_torch_s_answers_is_used(ctx):
+    torch = torch_or_skip()
+    t = torch.arange(4, dtype=torch.float32)
+    ctx.allreduce(_Exporter([1, 0], lambda: t.__dlpack__()))  # a list is a pair too
+    assert t.tolist() == [0, 1, 2, 3]  # one rank: the sum is the data
