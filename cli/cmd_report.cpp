@@ -85,6 +85,9 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
     in.series = series.finish();
     out.scaling = scaling_run(summary, *in.stats);
   }
+  if (const auto arrivals = read_arrival_verdict(run_dir, straggler_threshold)) {
+    in.arrivals = report::arrival_section_text(arrivals->first, arrivals->second);
+  }
   in.attempts = read_attempt_records(run_dir);
   for (const auto& c : read_checkpoint_records(run_dir)) {
     report::CheckpointInfo info{c, std::nullopt};

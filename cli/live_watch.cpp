@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "arrival_watch.hpp"
 #include "common/errors.hpp"
 #include "common/number_text.hpp"
 #include "records/log_line.hpp"
@@ -107,7 +108,9 @@ struct LiveWatch::State {
   std::vector<report::RankWait> waits;
   struct timespec waits_mtime {};
   int ticks = 0;
-  bool spoke = false;  // a verdict was given (once per rank and job)
+  bool spoke = false;                    // a verdict was given (once per rank and job)
+  std::optional<ArrivalWatch> arrivals;  // the straggler watch, on this thread too
+  bool arrivals_failed = false;
 };
 
 LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, int size,
@@ -124,6 +127,7 @@ LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, 
   state_->wait_path = (fs::path(state_->live_dir) /
                        (std::string(kWaitPrefix) + records::rank_file_name(rank_, "txt")))
                           .string();
+  state_->arrivals.emplace(run_dir_, rank_, size_, host_, page_);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -135,6 +139,14 @@ LiveWatch::~LiveWatch() {
   wake_.notify_all();
   thread_.join();
   if (state_->published) ::unlink(state_->wait_path.c_str());
+  // The rank's last collectives, for `dtrain stats` and the report.
+  if (!state_->arrivals_failed) {
+    try {
+      state_->arrivals->publish();
+    } catch (const std::exception&) {
+      // Evidence for later only; the rank's exit status matters more than this file.
+    }
+  }
 }
 
 void LiveWatch::loop() {
@@ -157,6 +169,16 @@ void LiveWatch::loop() {
 
 void LiveWatch::tick() {
   State& st = *state_;
+  if (!st.arrivals_failed) {
+    try {
+      st.arrivals->tick();
+    } catch (const std::exception& e) {
+      // The straggler watch is a diagnosis: the hang watch goes on without it.
+      st.arrivals_failed = true;
+      std::fprintf(stderr, "dtrain: run-rank: rank %d: the straggler watch stopped: %s\n", rank_,
+                   e.what());
+    }
+  }
   const std::vector<records::LiveSnapshot> slots = page_.read();
   const std::int64_t now = now_us();
   const auto steady_now = std::chrono::steady_clock::now();

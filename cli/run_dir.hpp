@@ -105,6 +105,15 @@ void for_each_metric_record(const std::string& run_dir,
 // The run's per-rank throughput from its metric files, with each rank's host from its log, and of
 // a job that restarted, the time lost to failures (attempts.jsonl, checkpoints.jsonl). `also`,
 // when given, sees every record too, so another reader needs no second pass over the files.
+// Every rank's collective waits its logger published (RUN_DIR/arrivals/rank-NNNNN.txt,
+// arrival_watch.hpp), by rank; a file half written, of another version or unreadable is left out
+// (they are replaced while the job runs).
+std::vector<report::RankArrivals> read_rank_arrivals(const std::string& run_dir);
+// Their verdict (report::judge_arrivals) and how many ranks it compared; nullopt when fewer than
+// two ranks published or too few collectives were in common.
+std::optional<std::pair<report::ArrivalVerdict, std::size_t>> read_arrival_verdict(
+    const std::string& run_dir, double straggler_threshold);
+
 report::RunStats read_run_stats(const std::string& run_dir,
                                 double straggler_threshold = report::kDefaultStragglerThreshold,
                                 const std::function<void(const records::MetricRecord&)>& also = {});

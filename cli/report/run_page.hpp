@@ -58,6 +58,9 @@ struct RunPageInput {
   std::vector<CheckpointInfo> checkpoints;
   std::optional<records::JobEndRecord> job_end;
   std::optional<RunStats> stats;  // none without metric files
+  // The straggler by arrival at the collectives (arrival_section_text), Meter or not; "" when the
+  // loggers published no waits.
+  std::string arrivals;
   RunSeries series;
   FirstErrorReport first_error;
 };

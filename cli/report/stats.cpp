@@ -269,6 +269,11 @@ RunStats compute_stats(const std::vector<records::MetricRecord>& records,
 }
 
 std::string format_stats_table(const RunStats& stats) {
+  if (stats.ranks.empty() && stats.arrivals) {
+    // No step records (no Meter): what the collectives alone say.
+    return "no step records (the ranks ran without libdtrain's Meter)\n" +
+           arrival_section_text(*stats.arrivals, stats.arrival_ranks);
+  }
   const bool comm = std::any_of(stats.ranks.begin(), stats.ranks.end(),
                                 [](const RankStats& r) { return r.has_comm; });
   const bool data = std::any_of(stats.ranks.begin(), stats.ranks.end(),
@@ -316,6 +321,7 @@ std::string format_stats_table(const RunStats& stats) {
     }
   }
   out += format_stragglers(stats.stragglers, stats.straggler_threshold);
+  if (stats.arrivals) out += arrival_section_text(*stats.arrivals, stats.arrival_ranks);
   out += format_resources(stats.resources);
   return out;
 }
@@ -407,18 +413,35 @@ nlohmann::json stats_to_json(const RunStats& stats) {
                          {"gpu_memory_bytes", or_null(r.gpu_memory_bytes)},
                          {"gpu_power_watts", or_null(r.gpu_power_watts)}});
   }
-  return {{"ranks", ranks},
-          {"nodes", nodes},
-          {"resources", resources},
-          {"total",
-           {{"samples", stats.total_samples},
-            {"slowest_rank_seconds", stats.slowest_rank_seconds},
-            {"samples_per_second", stats.total_samples_per_second}}},
-          {"failures", lost_time_to_json(stats.lost)},
-          {"straggler_threshold", stats.straggler_threshold},
-          {"straggler_min_excess_seconds", kStragglerMinExcessSeconds},
-          {"stragglers", stragglers},
-          {"notes", stats.notes}};
+  nlohmann::json arrivals = nullptr;
+  if (stats.arrivals) {
+    const ArrivalVerdict& a = *stats.arrivals;
+    arrivals = {{"straggler", a.straggler},
+                {"rank", a.rank},
+                {"host", a.host},
+                {"last", a.last},
+                {"calls", a.calls},
+                {"ranks_compared", stats.arrival_ranks},
+                {"lag_seconds", a.lag_seconds},
+                {"lag_share", a.lag_share},
+                {"waited_seconds", a.waited_seconds},
+                {"others_waited_seconds", a.others_waited_seconds}};
+  }
+  nlohmann::json out = {{"ranks", ranks},
+                        {"nodes", nodes},
+                        {"resources", resources},
+                        {"total",
+                         {{"samples", stats.total_samples},
+                          {"slowest_rank_seconds", stats.slowest_rank_seconds},
+                          {"samples_per_second", stats.total_samples_per_second}}},
+                        {"failures", lost_time_to_json(stats.lost)},
+                        {"straggler_threshold", stats.straggler_threshold},
+                        {"straggler_min_excess_seconds", kStragglerMinExcessSeconds},
+                        {"stragglers", stragglers},
+                        {"notes", stats.notes}};
+  // Only where the run has the loggers' waits: the goldens of older runs read as before.
+  if (stats.arrivals) out["arrivals"] = std::move(arrivals);
+  return out;
 }
 
 }  // namespace dtrain::report

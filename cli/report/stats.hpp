@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "records/metric_record.hpp"
+#include "report/arrival_skew.hpp"
 #include "report/lost_time.hpp"
 #include "report/stragglers.hpp"
 
@@ -73,6 +74,11 @@ struct RunStats {
   double total_samples_per_second = 0;
   double straggler_threshold = kDefaultStragglerThreshold;
   std::vector<Straggler> stragglers;  // ranks, then nodes, slowest first (stragglers.hpp)
+  // From the collectives' waits (arrival_skew.hpp; RUN_DIR/arrivals/), Meter or not:
+  // the rank that arrived last most often and whether it is a straggler; nullopt when fewer than
+  // two ranks' waits, or too few collectives in common, were there.
+  std::optional<ArrivalVerdict> arrivals;
+  std::size_t arrival_ranks = 0;  // the ranks whose waits were compared
   // A job that restarted (records with "attempt"): when each attempt began its first step
   // (microseconds), for the lost time, which the command fills in from the attempt records.
   std::map<int, std::int64_t> first_step_start;

@@ -33,6 +33,11 @@
 //                         while its rank has waited DTRAIN_HANG_AFTER
 //                         in one collective (removed after)
 //   hang.log              the hang watch's verdicts, one line each     people
+//   arrivals/rank-NNNNN   a rank's logger (run-rank's straggler        rank 0's logger, `stats`,
+//     .txt                watch): its rank's last collectives' waits,  `report`
+//                         replaced every 1-5 s and when it ends
+//   stragglers.log        rank 0's logger: a line each time the        people, `stats`, `report`
+//                         straggler named changes
 //   stacks/rank-NNNNN     the logger whose hang watch gave a verdict:  `logs --hang`, `report`
 //     .json               the stacks of its node's ranks (eu-stack), before
 //                         it ends its rank
@@ -62,6 +67,9 @@ inline constexpr std::string_view kReportFile = "report.html";
 inline constexpr std::string_view kTraceFile = "trace.json";
 inline constexpr std::string_view kLiveDir = "live";
 inline constexpr std::string_view kHangLogFile = "hang.log";
+inline constexpr std::string_view kStragglersLogFile = "stragglers.log";
+// arrivals/rank-NNNNN.txt; apart from live/, whose changes the hang watch reads whole.
+inline constexpr std::string_view kArrivalsDir = "arrivals";
 inline constexpr std::string_view kStacksDir = "stacks";
 inline constexpr std::string_view kStacksExtension = "json";  // stacks/rank-NNNNN.json
 

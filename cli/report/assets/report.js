@@ -308,8 +308,10 @@
 
   function stragglerSection(run) {
     const s = run.series;
-    if (!run.throughput || !s) return [none("No step records.")];
-    const out = [heatmap(s.heat, s)];
+    // Named from the collectives' waits (RUN_DIR/arrivals), with the Meter or without.
+    const arrivals = run.arrivals ? [el("p", {}, run.arrivals)] : [];
+    if (!run.throughput || !s) return [none("No step records."), ...arrivals];
+    const out = [heatmap(s.heat, s), ...arrivals];
     if (run.stragglers.length) {
       out.push(el("p", {}, `Stragglers (more than ${run.straggler_threshold} and ${run.straggler_min_excess} a step slower than the median of the others):`));
       out.push(table(["who", "slower by", "a step", "cause", "cause per sample", "others' median", "how sure"],

@@ -380,6 +380,31 @@ int main() try {
 
   dtrain::Comm& comm = ctx.comm();
 
+  // RUNTIME_PROBE_STEPS=N: a training loop of N steps, each RUNTIME_PROBE_STEP_MS of "compute"
+  // (a sleep) and a 4 KiB allreduce; RUNTIME_PROBE_SLOW_RANK=k sleeps 1.25x as long, as a slow rank
+  // does (the straggler watch names it). Rank 0 prints "runtime_probe: step N" every 10 steps.
+  if (const char* steps_text = std::getenv("RUNTIME_PROBE_STEPS")) {
+    const int steps = std::atoi(steps_text);
+    const char* ms_text = std::getenv("RUNTIME_PROBE_STEP_MS");
+    const char* slow_text = std::getenv("RUNTIME_PROBE_SLOW_RANK");
+    double ms = ms_text != nullptr ? std::atof(ms_text) : 20.0;
+    if (slow_text != nullptr && std::atoi(slow_text) == w.rank) ms *= 1.25;
+    std::vector<float> x(1024, 1.0f);
+    const auto began = std::chrono::steady_clock::now();
+    for (int step = 1; step <= steps; ++step) {
+      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+      comm.allreduce(std::span<float>(x), dtrain::ReduceOp::kMax);
+      if (w.rank == 0 && step % 10 == 0) {
+        std::printf("runtime_probe: step %d\n", step);
+        std::fflush(stdout);
+      }
+    }
+    if (w.rank == 0) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+      std::printf("runtime_probe: %d steps in %.6f s\n", steps, took.count());
+    }
+    return 0;
+  }
   // RUNTIME_PROBE_DIE_RANK=k: rank k kills itself (SIGKILL: no cleanup, sockets closed by the
   // kernel; or SIGSTOP with RUNTIME_PROBE_SIGNAL=STOP: alive but silent, as a hung rank; or a busy
   // loop with RUNTIME_PROBE_SIGNAL=SPIN) and the

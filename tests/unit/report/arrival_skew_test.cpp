@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <random>
+
+#include "report/stats.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -172,6 +175,42 @@ TEST(ArrivalSkew, TheFileReadsBackAsWritten) {
   EXPECT_FALSE(parse_arrivals("wait rank=1\n").has_value());
   EXPECT_FALSE(parse_arrivals("arrivals rank=1 host=a\nwindow index=1 waits_us=1,x\n"));
   EXPECT_FALSE(parse_arrivals("").has_value());
+}
+
+}  // namespace
+}  // namespace dtrain::report
+
+namespace dtrain::report {
+namespace {
+
+TEST(ArrivalSkew, StatsSaysWhatTheArrivalsNameEvenWithoutStepRecords) {
+  ArrivalVerdict v;
+  v.straggler = true;
+  v.rank = 1;
+  v.host = "node2";
+  v.last = 150;
+  v.calls = 150;
+  v.lag_seconds = 0.0103;
+  v.lag_share = 0.204;
+  v.waited_seconds = 0.052;
+  v.others_waited_seconds = 2.1;
+  RunStats stats;
+  stats.arrivals = v;
+  stats.arrival_ranks = 3;
+  EXPECT_EQ(format_stats_table(stats),
+            "no step records (the ranks ran without libdtrain's Meter)\n"
+            "arrivals at the collectives (the last 150 of 3 ranks, matched by number):\n"
+            "  rank 1 on node2 arrived last in 100 % of the last 150 collectives, 10.3 ms after "
+            "the median: a straggler; the others waited for it 20.4 % of the time (it waited 52 "
+            "ms in them, the median of the others 2.1 s)\n");
+  stats.arrivals->straggler = false;
+  EXPECT_EQ(arrival_section_text(*stats.arrivals, 3),
+            "arrivals at the collectives (the last 150 of 3 ranks, matched by number): no "
+            "straggler\n");
+  const auto json = stats_to_json(stats);
+  EXPECT_EQ(json["arrivals"]["rank"], 1);
+  EXPECT_EQ(json["arrivals"]["straggler"], false);
+  EXPECT_FALSE(stats_to_json(RunStats{}).contains("arrivals")) << "older runs' JSON unchanged";
 }
 
 }  // namespace
