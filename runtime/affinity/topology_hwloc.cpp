@@ -14,6 +14,7 @@
 
 #include "affinity/net_namespace.hpp"
 #include "affinity/topology.hpp"
+#include "affinity/xml_fault.hpp"
 #include "common/input_file.hpp"
 #include "common/number_text.hpp"
 
@@ -278,6 +279,14 @@ void check_xml_text(const std::string& path, std::string_view text) {
   const auto line_of = [&](std::size_t at) {
     return std::to_string(1 + std::count(text.begin(), text.begin() + at, '\n'));
   };
+  // A file that is not well-formed XML (a flipped bit, a truncated copy): hwloc would say only
+  // "Invalid argument", or its fallback parser would read a part of it.
+  if (const auto fault = xml_fault(text)) {
+    throw TopologyError("dtrain: topology: " + path +
+                        (fault->line > 0 ? ":" + std::to_string(fault->line) : std::string()) +
+                        ": not well-formed XML: " + fault->message +
+                        "; expected an hwloc XML export (lstopo --of xml)");
+  }
   static constexpr std::string_view kOsIndex = "os_index";
   for (std::size_t at = text.find(kOsIndex); at != std::string_view::npos;
        at = text.find(kOsIndex, at + 1)) {
