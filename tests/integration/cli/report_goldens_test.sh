@@ -39,6 +39,8 @@ stats-sums-json                   stats --json sums
 stats-scaling                     stats scale4 scale1 scale2
 stats-straggler2                  stats straggler2
 stats-straggler2-json             stats --json straggler2
+stats-arrivals                    stats arrivals
+stats-arrivals-json               stats --json arrivals
 logs-first-error-hang             logs --first-error hang
 logs-first-error-sigcont          logs --first-error sigcont
 logs-first-error-sigcont-logs-only logs --first-error sigcont-logs-only

@@ -18,6 +18,9 @@ goldens, tests/fixtures/golden/reports/, rely on it):
   stacks             "hang" with the stacks the hang watch took (stacks/rank-NNNNN.json): ranks
                      0-1,3 wait in the allreduce, rank 2 computes in train_step, rank 3's second
                      thread has no symbol
+  arrivals           3 ranks without the Meter (no metric files) whose loggers left their
+                     collective waits (arrivals/rank-NNNNN.txt): 120 allreduces of 50 ms steps,
+                     rank 1 arrives 10 ms after the others at each
 
 Usage: synthetic_runs.py WORK
 """
@@ -144,3 +147,23 @@ def write_stacks(name):
 
 
 write_stacks("stacks")
+
+
+def write_arrivals(name):
+    d = new_run(name, "resnet", "name: resnet\n")
+    os.makedirs(os.path.join(d, "arrivals"))
+    for r in range(3):
+        host = "node%d" % (r // 2)
+        with open(os.path.join(d, "rank-%05d.log" % r), "w") as log:
+            log.write("%s dtrain: rank %d of 3 started on %s (local rank %d of 2, pid %d): train\n"
+                      % (ts(0), r, host, r % 2, 100 + r))
+        # Each rank's own clock, off by r seconds: only durations count.
+        waits = [300 + 7 * (c % 5) if r == 1 else 10300 + 50 * ((c + r) % 7) for c in range(120)]
+        first = int((T0 + r) * 1e6) + (10000 if r == 1 else 0)
+        with open(os.path.join(d, "arrivals", "rank-%05d.txt" % r), "w") as f:
+            f.write("arrivals rank=%d host=%s\n" % (r, host))
+            f.write("window index=0 first_enter_us=%d last_leave_us=%d waits_us=%s\n"
+                    % (first, first + 120 * 50000, ",".join(str(w) for w in waits)))
+
+
+write_arrivals("arrivals")
