@@ -1,5 +1,6 @@
 #include "comm/router.hpp"
 
+#include <numeric>
 #include <utility>
 
 namespace dtrain::runtime {
@@ -42,6 +43,7 @@ Router::Router(int rank, int size, bool across_nodes, LinkBackend backend, FlatC
                RecursiveDoubling::Transfer transfer, std::function<void()> wait,
                bool doubling_polls)
     : rank_(rank),
+      backend_(backend),
       flat_(flat),
       wait_(std::move(wait)),
       doubling_polls_(doubling_polls),
@@ -50,6 +52,30 @@ Router::Router(int rank, int size, bool across_nodes, LinkBackend backend, FlatC
   facts_.size = size;
   facts_.across_nodes = across_nodes;
   if (across_nodes) facts_.halving_up_to = halving_up_to(backend);
+}
+
+void Router::set_up(AllreduceAlgo algo, bool shm, NodeSetup& node) {
+  const bool one_node = !facts_.across_nodes;
+  NodeLayout layout;
+  std::int32_t vote = 0;
+  if (one_node) {
+    shm = node.least(shm ? 1 : 0) == 1;
+    if (shm) {
+      std::vector<int> everyone(static_cast<std::size_t>(facts_.size));
+      std::iota(everyone.begin(), everyone.end(), 0);
+      std::vector<char*> segments = node.map_node(everyone, ShmAllreduce::kPieceBytes);
+      if (!segments.empty()) share_node(std::move(segments));
+      return;
+    }
+  }
+  layout = plan_layout(node.hosts(), rank_);
+  vote = hierarchy_vote(algo, shm, backend_, layout);
+  vote = node.least(vote);
+  if (vote == 0) return;
+  std::vector<char*> segments = node.map_node(layout.node_ranks, Hierarchy::kPieceBytes);
+  if (segments.empty()) return;
+  std::unique_ptr<PeerTransport> link = node.make_link(layout);
+  build_hierarchy(std::move(layout), vote, backend_, std::move(segments), std::move(link));
 }
 
 void Router::share_node(std::vector<char*> segments) {

@@ -12,15 +12,18 @@
 //      limit from 4 MiB (docs/benchmarks.md);
 //   5. the backend's flat collective (MPI's own, the TCP ring).
 // The router owns what the ladder chooses between: the node's ShmAllreduce, the hierarchy with
-// its node reduction and link, and the recursive doubling. A backend gives it the rest: its flat
-// collectives (FlatCollectives), its point-to-point transfer for the doubling, its PeerTransport
-// and node segments for the hierarchy (mapped its own way: a POSIX object or an MPI window,
-// which it frees after release()), and its `wait`, called while shared memory or the hierarchy
-// waits, which enforces the deadline and names a lost peer (its loss diagnosis).
+// its node reduction and link, the recursive doubling and the ring; and it decides, at set-up,
+// which of them exist (Router::set_up: the one set-up ladder, the ranks' votes included). A
+// backend gives it the rest: its flat collectives (FlatCollectives), its point-to-point transfer
+// for the doubling and the ring, its collective set-up steps (NodeSetup: the votes' minimum, the
+// node's shared memory mapped its own way, a POSIX object or an MPI window, which it frees after
+// release(), and the hierarchy's link), and its `wait`, called while shared memory or the
+// hierarchy waits, which enforces the deadline and names a lost peer (its loss diagnosis).
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -77,6 +80,26 @@ class FlatCollectives {
   ~FlatCollectives() = default;
 };
 
+// A backend's collective set-up steps, as Router::set_up takes them: each over every rank of the
+// job, taken in the same order on every rank (the ladder's votes see to that).
+class NodeSetup {
+ public:
+  // The least of every rank's `value`: the ladder's votes.
+  virtual std::int32_t least(std::int32_t value) = 0;
+  // Every rank's host name, by rank (may be collective).
+  virtual std::vector<std::string> hosts() = 0;
+  // The ranks `members` of each node (this rank's node, in rank order) map one shared memory, a
+  // ShmAllreduce segment with pieces of `piece_bytes` per member, each prepared by its owner
+  // before any rank returns; the segments by member, none on every rank when some rank could not
+  // map its node's (or throws, the same on every rank).
+  virtual std::vector<char*> map_node(const std::vector<int>& members, std::size_t piece_bytes) = 0;
+  // The hierarchy's link to this rank's peers on other nodes (link_peers(layout)).
+  virtual std::unique_ptr<PeerTransport> make_link(const NodeLayout& layout) = 0;
+
+ protected:
+  ~NodeSetup() = default;
+};
+
 class Router {
  public:
   // `flat` must outlive the router. `transfer`: the backend's point-to-point messages for the
@@ -89,7 +112,19 @@ class Router {
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
 
-  // Set-up, collective on the backend's side: every rank on this node, `segments` (by rank,
+  // The set-up ladder, collective through `node`:
+  //   1. every rank on one node: the least of every rank's `shm` (DTRAIN_SHM; one rank's 0 turns
+  //      shared memory off for all), and where it is 1, the node's memory for every rank
+  //      (share_node); done, unless the memory could not be mapped;
+  //   2. else each rank alone, before any waits on another (what it may throw, it throws on every
+  //      rank alike): the layout from the hosts and its vote (hierarchy_vote, with the agreed
+  //      `shm` on one node);
+  //   3. the least vote; where it is not 0, the node's memory for the hierarchy (members
+  //      layout.node_ranks, Hierarchy::kPieceBytes pieces), none mapped ending the ladder, then the
+  //      link (make_link) and the hierarchy (build_hierarchy).
+  // Whatever is not set up leaves the calls to the doubling, the ring and the flat collectives.
+  void set_up(AllreduceAlgo algo, bool shm, NodeSetup& node);
+  // The ladder's rungs, for set_up and tests: every rank on this node, `segments` (by rank,
   // ShmAllreduce::segment_bytes(kPieceBytes, ranks) each, prepared) shared by all of them.
   void share_node(std::vector<char*> segments);
   // Ranks on several nodes whose agreed `vote` (hierarchy_vote, 1 or 2) wants the hierarchy:
@@ -111,6 +146,8 @@ class Router {
   void allgather(const void* in, void* out, std::size_t count, DType type);
   // The doubling itself, at any size: the set-up votes and the barrier.
   RecursiveDoubling& doubling() { return doubling_; }
+  // The ring over the same transfer: a backend whose flat collectives are rings (TCP) uses it.
+  Ring& ring() { return ring_; }
 
   // The path allreduces take now, for users and metrics: "shared memory", "hierarchical" (from
   // some size on), else `backend`.
@@ -126,6 +163,7 @@ class Router {
 
  private:
   int rank_;
+  LinkBackend backend_;
   RouteFacts facts_;
   FlatCollectives& flat_;
   std::function<void()> wait_;

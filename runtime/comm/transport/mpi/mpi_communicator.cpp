@@ -1,16 +1,15 @@
 // MPI over host memory: MPI's collectives for large messages, dtrain's recursive doubling over
 // point-to-point messages for small ones, the shared-memory allreduce when every rank is on
 // this node, and the hierarchical allreduce (shared memory in each node, MPI point to point
-// between nodes) when ranks share nodes across several.
+// between nodes) when ranks share nodes across several. Which of them a call takes, and which
+// exist, is the router's (router.hpp: route and set_up); this file gives it MPI's collectives,
+// the transfer and the set-up steps (mpi_node_setup.hpp).
 #include "comm/transport/mpi/mpi_communicator.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,69 +19,15 @@
 #include "comm/algorithms/half.hpp"
 #include "comm/algorithms/piece_tuner.hpp"
 #include "comm/algorithms/reduce.hpp"
-#include "comm/lost_peers/peer_alarm.hpp"
-#include "comm/point_to_point/mailbox_records.hpp"
 #include "comm/router.hpp"
-#include "comm/transport/mpi/mpi_hierarchy.hpp"
+#include "comm/transport/mpi/mpi_exchanges.hpp"
+#include "comm/transport/mpi/mpi_node_setup.hpp"
+#include "comm/transport/mpi/mpi_ops.hpp"
 #include "mpi/mpi.hpp"
 #include "mpi/mpi_api.hpp"
-#include "net/socket.hpp"
 
 namespace dtrain::runtime {
 namespace {
-
-MPI_Datatype mpi_type(DType type) {
-  switch (type) {
-    case DType::kFloat32:
-      return MPI_FLOAT;
-    case DType::kFloat64:
-      return MPI_DOUBLE;
-    case DType::kInt32:
-      return MPI_INT32_T;
-    case DType::kInt64:
-      return MPI_INT64_T;
-    case DType::kUInt8:
-      return MPI_UINT8_T;
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      // Moved as bit patterns; reductions widen to float first (half.hpp).
-      return MPI_UINT16_T;
-  }
-  return MPI_DATATYPE_NULL;
-}
-
-MPI_Op mpi_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:  // never reaches MPI: summed, then divided (Communicator, allreduce_16bit)
-      return MPI_SUM;
-    case ReduceOp::kMin:
-      return MPI_MIN;
-    case ReduceOp::kMax:
-      return MPI_MAX;
-    case ReduceOp::kProduct:
-      return MPI_PROD;
-  }
-  return MPI_OP_NULL;
-}
-
-// Open MPI 4.1's AVX reduction saturates 8-bit integer sums at 255 instead of wrapping modulo 256
-// (open-mpi/ompi#8045, closed as won't fix), so the same uint8 call gave 144 through dtrain's own
-// kernels (shared memory, recursive doubling, TCP) and 255 through MPI's, depending on the size and
-// DTRAIN_SHM. uint8 therefore reduces with dtrain's kernels (reduce.hpp) on MPI's path too, as
-// user-defined ops; MPI's own ops are right for the wider integers and for floats, and faster.
-// MPI calls fn(in, inout): inout = in op inout, which for integers is inout op in.
-template <ReduceOp kOp>
-void uint8_kernel(void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
-  reduce_into(inout, in, static_cast<std::size_t>(*len), DType::kUInt8, kOp);
-}
-
-// kSum, kMin, kMax, kProduct in that order (kAvg reaches MPI as kSum).
-constexpr std::array<ReduceOp, 4> kOwnOps = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax,
-                                             ReduceOp::kProduct};
-constexpr std::array<MPI_User_function*, 4> kOwnKernels = {
-    &uint8_kernel<ReduceOp::kSum>, &uint8_kernel<ReduceOp::kMin>, &uint8_kernel<ReduceOp::kMax>,
-    &uint8_kernel<ReduceOp::kProduct>};
 
 // Large messages go to MPI in pieces. Open MPI 4.1 allocates a temporary buffer the size of the
 // message on every large allreduce, and glibc serves big ones with fresh mmaps (or, on the
@@ -111,9 +56,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
     // returning error codes on it (not on MPI_COMM_WORLD, which belongs to the application) turns
     // failures into dtrain::Error instead of aborting the job.
     try {
-      for (std::size_t i = 0; i < kOwnOps.size(); ++i) {
-        check(MPI_Op_create(kOwnKernels[i], 1, &own_ops_[i]), "init", "MPI_Op_create");
-      }
+      ops_.create();
       check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "init", "MPI_Comm_dup");
       check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "init", "MPI_Comm_set_errhandler");
       int mpi_rank = -1;
@@ -128,21 +71,18 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
                         ", got rank " + std::to_string(mpi_rank) + " of " +
                         std::to_string(mpi_size) + " (two launchers?)");
       }
-      // Every rank must take the same path, and mapping the window is collective: a rank whose
-      // environment says 0 turns it off for all.
-      int shm = settings.shm ? 1 : 0;
-      check(MPI_Allreduce(MPI_IN_PLACE, &shm, 1, MPI_INT, MPI_MIN, comm_), "init", "MPI_Allreduce");
       MPI_Comm node = MPI_COMM_NULL;
       check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "init",
             "MPI_Comm_split_type");
       try {
-        exchange_node_processes(node, world.hostname);
-        exchange_alarm_endpoints(world.hostname);
-        exchange_mailbox_addresses(world.hostname, settings.timeout);
+        node_processes_ = exchange_node_processes(node, rank_, world.hostname);
+        alarm_ = exchange_alarm_endpoints(comm_, rank_, size_, world.hostname, node_processes_);
+        mailbox_ =
+            exchange_mailbox_addresses(comm_, rank_, size_, world.hostname, settings.timeout);
         int node_size = 0;
         MPI_Comm_size(node, &node_size);
-        // The paths (router.hpp): recursive doubling over nonblocking messages, waited for by
-        // polling.
+        // The paths and their set-up (router.hpp): recursive doubling over nonblocking
+        // messages, waited for by polling; the node's memory in node_window_.
         router_.emplace(
             rank_, size_, node_size < size_, LinkBackend::kMpi,
             static_cast<FlatCollectives&>(*this),
@@ -150,14 +90,8 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
                    std::size_t recv_bytes,
                    int from) { transfer(send, send_bytes, to, recv, recv_bytes, from); },
             [this] { poll(); }, /*doubling_polls=*/true);
-        if (shm == 1 && node_size == size_) {
-          share_this_node();
-        } else {
-          // Ranks on several nodes: the hierarchical allreduce when the layout and DTRAIN_ALGO
-          // want it.
-          node_window_ = set_up_mpi_hierarchy(comm_, rank_, size_, world.hostname, settings.algo,
-                                              shm == 1, *router_);
-        }
+        MpiNodeSetup steps(comm_, rank_, size_, world.hostname, node_window_);
+        router_->set_up(settings.algo, settings.shm, steps);
       } catch (...) {
         MPI_Comm_free(&node);
         throw;
@@ -264,7 +198,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
       const void* piece_in = static_cast<const char*>(in) + done * elem;
       void* piece_out = static_cast<char*>(out) + done * elem;
       check(MPI_Allreduce(in == out ? MPI_IN_PLACE : piece_in, piece_out, static_cast<int>(n),
-                          mpi_type(type), op_for(type, op), comm_),
+                          mpi_type(type), ops_.op_for(type, op), comm_),
             "allreduce", "MPI_Allreduce");
       done += n;
     }
@@ -285,7 +219,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
                            ReduceOp op) override {
     const void* src = in == out ? MPI_IN_PLACE : in;
     check(MPI_Reduce_scatter_block(src, out, as_int(count, "reduce_scatter"), mpi_type(type),
-                                   op_for(type, op), comm_),
+                                   ops_.op_for(type, op), comm_),
           "reduce_scatter", "MPI_Reduce_scatter_block");
   }
 
@@ -298,82 +232,10 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
     if (finalized) return;
     if (router_) router_->release();
     node_window_.free();
-    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-    for (MPI_Op& o : own_ops_)
-      if (o != MPI_OP_NULL) MPI_Op_free(&o);
+    ops_.free();
     if (owns_mpi_) MPI_Finalize();
     owns_mpi_ = false;
-  }
-
-  // The ranks sharing this node (`node`, from MPI_Comm_split_type) tell each other their
-  // processes, for the Engine's PeerWatch. Collective over `node`.
-  void exchange_node_processes(MPI_Comm node, const std::string& host) {
-    int node_size = 0;
-    MPI_Comm_size(node, &node_size);
-    const std::string mine = encode_peer_record(this_process(rank_, host));
-    std::vector<char> all(kPeerRecordBytes * static_cast<std::size_t>(node_size));
-    constexpr int kRecord = static_cast<int>(kPeerRecordBytes);
-    check(MPI_Allgather(mine.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, node),
-          "init", "MPI_Allgather");
-    for (int r = 0; r < node_size; ++r) {
-      node_processes_.push_back(
-          decode_peer_record(all.data() + static_cast<std::size_t>(r) * kPeerRecordBytes, host));
-    }
-  }
-
-  // Every rank's UDP port and host, and rank 0's token, for the peer alarm: a rank whose watch
-  // sees a process of this node end tells the ranks that cannot see it. Collective over comm_,
-  // after exchange_node_processes.
-  void exchange_alarm_endpoints(const std::string& host) {
-    net::Socket socket;
-    AlarmEndpoint mine{host, 0};
-    try {
-      socket = alarm_socket();
-      mine.port = net::local_port(socket);
-    } catch (const Error&) {
-      // Out of descriptors, or no IPv4: nobody can tell this rank, which gets only the launcher's
-      // banner; it must still take part in the exchange.
-    }
-    std::uint64_t token = rank_ == 0 ? draw_alarm_token() : 0;
-    check(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm_), "init", "MPI_Bcast");
-    const std::string record = encode_alarm_endpoint(mine);
-    std::vector<char> all(kAlarmEndpointBytes * static_cast<std::size_t>(size_));
-    constexpr int kRecord = static_cast<int>(kAlarmEndpointBytes);
-    check(MPI_Allgather(record.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm_),
-          "init", "MPI_Allgather");
-    std::vector<AlarmEndpoint> endpoints;
-    for (int r = 0; r < size_; ++r) {
-      endpoints.push_back(
-          decode_alarm_endpoint(all.data() + static_cast<std::size_t>(r) * kAlarmEndpointBytes));
-    }
-    PeerProcess self;
-    self.rank = rank_;
-    for (const PeerProcess& p : node_processes_)
-      if (p.rank == rank_) self = p;
-    // Whom this rank would tell is whom that could tell it: with nobody, no socket is needed.
-    const std::vector<int> targets = alarm_targets(size_, self);
-    if (!socket.valid() || targets.empty()) return;
-    alarm_ = std::make_unique<PeerAlarm>(std::move(socket), token, size_, endpoints, targets);
-  }
-
-  // Point-to-point messages: the mailbox's sockets (MPI's calls stay on the progress thread),
-  // their addresses gathered over MPI. Collective.
-  void exchange_mailbox_addresses(const std::string& host, std::chrono::milliseconds timeout) {
-    MailboxListener mine = listen_for_messages(host);
-    std::vector<char> all(kMailboxRecordBytes * static_cast<std::size_t>(size_));
-    constexpr int kRecord = static_cast<int>(kMailboxRecordBytes);
-    check(
-        MPI_Allgather(mine.record.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm_),
-        "init", "MPI_Allgather");
-    mailbox_ = std::make_unique<Mailbox>(rank_, size_, read_mailbox_records(all.data(), size_),
-                                         std::move(mine.socket), timeout);
-  }
-
-  // When every rank is on this node: one shared window, a ShmAllreduce segment per rank.
-  // Collective.
-  void share_this_node() {
-    router_->share_node(runtime::map_shared_segments(comm_, size_, &window_));
   }
 
   // RecursiveDoubling's transport: nonblocking messages, waited for by polling (a piece that
@@ -451,15 +313,6 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
     }
   }
 
-  // The MPI op that reduces `type` as dtrain's own kernels do (kOwnOps for uint8).
-  MPI_Op op_for(DType type, ReduceOp op) const {
-    if (type != DType::kUInt8) return mpi_op(op);
-    const ReduceOp want = sum_for_avg(op);
-    for (std::size_t i = 0; i < kOwnOps.size(); ++i)
-      if (kOwnOps[i] == want) return own_ops_[i];
-    return mpi_op(op);
-  }
-
   static ReduceOp sum_for_avg(ReduceOp op) { return op == ReduceOp::kAvg ? ReduceOp::kSum : op; }
 
   static int as_int(std::size_t n, const char* op) {
@@ -475,8 +328,8 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
   int size_;
   std::vector<float> wide_;
   PieceTuner tuner_;
-  // The paths (router.hpp); set once MPI is up. Its shared-memory paths live in window_ (every
-  // rank on this node) or node_window_ (the hierarchy), freed after it releases them.
+  // The paths (router.hpp); set once MPI is up. Its shared-memory paths live in node_window_,
+  // freed after it releases them.
   std::optional<Router> router_;
   MpiNodeWindow node_window_;
   std::vector<PeerProcess> node_processes_;  // this node's ranks, this one included
@@ -485,8 +338,7 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
   bool owns_mpi_ = false;
   bool abandoned_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Win window_ = MPI_WIN_NULL;
-  std::array<MPI_Op, 4> own_ops_ = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // kOwnOps
+  MpiOps ops_;  // uint8's reductions
 };
 
 }  // namespace

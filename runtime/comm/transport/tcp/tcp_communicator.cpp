@@ -5,19 +5,20 @@
 // Every socket call has the collective's deadline; a peer that exits shows up at once as a closed
 // connection, named. Point-to-point messages have sockets of their own (mailbox.hpp).
 //
-// The path of each call is the router's (router.hpp); this file gives it the rings, the sockets
-// and the memory: one POSIX shared-memory object when every rank is on this host (loopback TCP
-// copies every byte through the kernel twice; the waits still watch the sockets), one per node
-// for the hierarchy across nodes (node_memory.hpp), the shares between nodes over the data
+// The path of each call, and which paths exist, is the router's (router.hpp: route and set_up);
+// this file gives it the transfer under its doubling and ring, the sockets and the set-up steps
+// (NodeSetup): one POSIX shared-memory object when every rank is on this host (loopback TCP
+// copies every byte through the kernel twice; the waits still watch the sockets) or per node for
+// the hierarchy across nodes (node_memory.hpp), the shares between nodes over the data
 // connections (tcp_peer_transport.hpp).
 //
 // Each pair of ranks has a data and a control connection (tcp_peers.hpp); the control one carries
 // only the abort frame of a rank that stops because of a lost peer, naming the rank it lost, so
 // whoever sees it go names the culprit, not the messenger (an in-band frame would be read as data
-// mid-message). The diagnosis and its messages: tcp_loss.cpp.
+// mid-message). The diagnosis and its messages: tcp_loss.cpp; the frames sent and read, and the
+// first failure kept: tcp_failures.cpp.
 #include "comm/transport/tcp/tcp_communicator.hpp"
 
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,8 +26,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <memory>
-#include <numeric>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +34,8 @@
 #include "comm/router.hpp"
 #include "comm/transport/shm/node_memory.hpp"
 #include "comm/transport/shm/posix_shm.hpp"
-#include "comm/transport/shm/shm_allreduce.hpp"
 #include "comm/transport/tcp/call_framing.hpp"
+#include "comm/transport/tcp/tcp_failures.hpp"
 #include "comm/transport/tcp/tcp_loss.hpp"
 #include "comm/transport/tcp/tcp_peer_transport.hpp"
 #include "comm/transport/tcp/tcp_peers.hpp"
@@ -48,20 +47,12 @@ namespace {
 using net::Clock;
 using net::IoResult;
 
-// How long a rank that saw a peer close waits for that peer's abort frame: a peer that closed
-// has closed its control connection too, so this waits only for bytes already on their way.
-constexpr auto kFrameWait = std::chrono::seconds(1);
-// How long a rank whose peer did not answer waits for that peer's frame: the peer may itself be
-// waiting on another rank (a ring passes data on), and its deadline, begun with the same
-// collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
-constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
-
 // every rank on one node (`hosts`: each rank's).
 bool one_node(const std::vector<std::string>& hosts) {
   return std::all_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h == hosts.front(); });
 }
 
-class TcpCommunicator final : public Communicator, private FlatCollectives {
+class TcpCommunicator final : public Communicator, private FlatCollectives, private NodeSetup {
  public:
   TcpCommunicator(Store& store, int rank, int size, const Settings& settings,
                   const std::string& node_name)
@@ -74,29 +65,12 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
                                            peers_.take_mailbox_listener(), deadline_.after,
                                            deadline_.source, settings.shm_messages)),
         hosts_(peers_.nodes()),
-        frames_(static_cast<std::size_t>(size)),
-        ring_(rank, size, transfer()),
+        failures_(peers_, rank, size, hosts_, deadline_),
         router_(
             rank, size, !one_node(hosts_), LinkBackend::kTcp, *this, transfer(),
             [this] { wait_poll(); },
             /*doubling_polls=*/false) {
-    // Every rank knows every rank's node, so all take the same branch.
-    const bool shared = one_node(hosts_) && settings.shm;
-    NodeLayout layout;
-    std::int32_t vote = 0;
-    if (!shared) {
-      // Before any connection: a setting the layout refuses throws on every rank alike, and a
-      // rank that throws first would otherwise look lost to a rank still connecting to it.
-      layout = plan_layout(hosts_, rank_);
-      vote = hierarchy_vote(settings.algo, settings.shm, LinkBackend::kTcp, layout);
-    }
-    // The ring's neighbours: every path uses them (the votes below, the barrier's fold, the ring).
-    reach({ring_.prev(), ring_.next()}, Clock::now() + deadline_.after, "init");
-    if (shared) {
-      map_shared_memory();
-    } else {
-      set_up_hierarchy(std::move(layout), vote);
-    }
+    router_.set_up(settings.algo, settings.shm, *this);
   }
 
  protected:
@@ -158,7 +132,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   }
   std::string missing_ranks() const override {
     const std::string waiting = router_.missing_ranks();
-    return waiting.empty() ? missing_ : waiting;
+    return waiting.empty() ? failures_.missing() : waiting;
   }
   bool enforces_deadline() const override { return true; }
   Mailbox* mailbox() override { return mailbox_.get(); }
@@ -173,7 +147,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     // First: its sends delivered, its connections closed, so that a peer still waiting for a
     // message from this rank is told at once rather than after the finalize wait.
     mailbox_.reset();
-    if (stopped_ || failure_ || abandoned_) return;
+    if (failures_.stopped() || failures_.failed() || abandoned_) return;
     try {
       (void)least(0, "finalize", CallWhat::Kind::kFinalize);
     } catch (...) {
@@ -186,18 +160,18 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   }
 
  private:
-  // The flat collectives (FlatCollectives): rings (ring.hpp), under the call's deadline
-  // (start_call).
+  // The flat collectives (FlatCollectives): the router's ring (ring.hpp), under the call's
+  // deadline (start_call).
   void flat_allreduce(const void* in, void* out, std::size_t count, DType type,
                       ReduceOp op) override {
-    ring_.allreduce(in, out, count, type, op);
+    router_.ring().allreduce(in, out, count, type, op);
   }
   void flat_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                            ReduceOp op) override {
-    ring_.reduce_scatter(in, out, count, type, op);
+    router_.ring().reduce_scatter(in, out, count, type, op);
   }
   void flat_allgather(const void* in, void* out, std::size_t count, DType type) override {
-    ring_.allgather(in, out, count, type);
+    router_.ring().allgather(in, out, count, type);
   }
 
   // The ring's and the doubling's messages: this call's (start_call) name and deadline.
@@ -208,43 +182,18 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     };
   }
 
-  // Every rank on this node: one object for all. Collective.
-  void map_shared_memory() {
-    std::vector<int> everyone(static_cast<std::size_t>(size_));
-    std::iota(everyone.begin(), everyone.end(), 0);
-    std::vector<char*> segments = map_node_memory(everyone, ShmAllreduce::kPieceBytes, shm_memory_);
-    if (!segments.empty()) router_.share_node(std::move(segments));
+  // The router's set-up steps (NodeSetup) over this rank's connections, each under the set-up's
+  // deadline and named "init". The ring's neighbours first: every path uses them (the votes, the
+  // barrier's fold, the ring). Connected only here, after the checks each rank makes alone
+  // (Router::set_up), so that a setting the layout refuses throws on every rank alike, not first
+  // on one rank that a rank still connecting to it would take for lost.
+  std::int32_t least(std::int32_t value) override {
+    reach({router_.ring().prev(), router_.ring().next()}, Clock::now() + deadline_.after, "init");
+    return least(value, "init", CallWhat::Kind::kSetUp);
   }
-
-  // Ranks on several nodes: the hierarchical allreduce when every rank's `own_vote`
-  // (hierarchy_vote: the layout, DTRAIN_ALGO and DTRAIN_SHM) wants it, on every rank or none.
-  // Collective.
-  void set_up_hierarchy(NodeLayout layout, std::int32_t own_vote) {
-    const std::int32_t vote = least(own_vote, "init", CallWhat::Kind::kSetUp);
-    if (vote == 0) return;
-    std::vector<char*> segments =
-        map_node_memory(layout.node_ranks, Hierarchy::kPieceBytes, node_shm_memory_);
-    if (segments.empty()) return;
-    // The hierarchy's peers on other nodes (link_peers: a few per node on up to 4 nodes, the
-    // ring's 2 beyond), never one per rank of the job.
-    const std::vector<int> link_peers = runtime::link_peers(layout);
-    reach(link_peers, Clock::now() + deadline_.after, "init");
-    std::vector<int> fds(static_cast<std::size_t>(size_), -1);
-    for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
-    auto link = std::make_unique<TcpPeerTransport>(
-        std::move(fds),
-        [this](int peer, net::IoResult how, int error) {
-          fail(Loss{peer, how, error, -1}, call_);
-        },
-        call_header_,
-        [this](int peer, const CallHeader& theirs) { different_call(peer, theirs, call_); });
-    router_.build_hierarchy(std::move(layout), vote, LinkBackend::kTcp, std::move(segments),
-                            std::move(link));
-  }
-
-  // Collective: map_node_memory over this rank's connections.
-  std::vector<char*> map_node_memory(const std::vector<int>& members, std::size_t piece_bytes,
-                                     PosixShm& memory) {
+  std::vector<std::string> hosts() override { return hosts_; }
+  // One POSIX object per node (node_memory.hpp).
+  std::vector<char*> map_node(const std::vector<int>& members, std::size_t piece_bytes) override {
     const auto deadline = Clock::now() + deadline_.after;
     const NodeMemoryLinks links{
         [this](std::int32_t value) { return least(value, "init", CallWhat::Kind::kSetUp); },
@@ -257,7 +206,24 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
           io(net::recv_all(fd(peer), buf, bytes, deadline), peer, "init");
         },
         [this] { barrier(); }};
-    return runtime::map_node_memory(rank_, members, piece_bytes, links, memory);
+    return runtime::map_node_memory(rank_, members, piece_bytes, links, node_memory_);
+  }
+  // The hierarchy's peers on other nodes (link_peers: a few per node on up to 4 nodes, the ring's
+  // 2 beyond), never one per rank of the job, over the data connections.
+  std::unique_ptr<PeerTransport> make_link(const NodeLayout& layout) override {
+    const std::vector<int> link_peers = runtime::link_peers(layout);
+    reach(link_peers, Clock::now() + deadline_.after, "init");
+    std::vector<int> fds(static_cast<std::size_t>(size_), -1);
+    for (int q : link_peers) fds[static_cast<std::size_t>(q)] = fd(q);
+    return std::make_unique<TcpPeerTransport>(
+        std::move(fds),
+        [this](int peer, net::IoResult how, int error) {
+          failures_.fail(Loss{peer, how, error, -1}, call_);
+        },
+        call_header_,
+        [this](int peer, const CallHeader& theirs) {
+          failures_.different_call(peer, call_header_, theirs, call_);
+        });
   }
 
   // Whom the running allreduce waits for: to name at its deadline (`on_node_only` false), or,
@@ -278,41 +244,18 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     } catch (...) {
       // The deadline passed: tell the others whom this rank waited for before leaving.
       const std::vector<int> waiting = waited_for();
-      if (!waiting.empty()) stop(Loss{waiting.front(), IoResult::kTimeout, 0, -1});
+      if (!waiting.empty()) failures_.stop(Loss{waiting.front(), IoResult::kTimeout, 0, -1});
       throw;
     }
     const auto now = Clock::now();
     if (now > call_deadline_) {
       const std::vector<int> waiting = waited_for();
-      if (!waiting.empty()) fail(Loss{waiting.front(), IoResult::kTimeout, 0, -1}, call_);
+      if (!waiting.empty()) failures_.fail(Loss{waiting.front(), IoResult::kTimeout, 0, -1}, call_);
     }
     if (now - last_liveness_check_ < std::chrono::milliseconds(1)) return;
     last_liveness_check_ = now;
     other_calls_of_waited_for();
-    watch_connected();
-    if (::poll(watch_.data(), watch_.size(), 0) <= 0) return;
-    for (std::size_t i = 0; i < watch_.size(); ++i) {
-      if (watch_[i].revents == 0) continue;
-      const int q = peers_.connected()[i];
-      // A peer may post its last piece and exit: it is missing only if the wait, re-read after
-      // seeing the closed connection, still needs it.
-      const std::vector<int> waiting = waited_for(true);
-      const auto needed = [&](int r) {
-        return std::find(waiting.begin(), waiting.end(), r) != waiting.end();
-      };
-      if (needed(q)) fail(Loss{q, IoResult::kClosed, 0, -1}, call_);
-      // A peer this wait does not need stopped: its abort frame names the rank it lost, which this
-      // wait may need (on a host of many ranks only a few are connected to the one that died).
-      // Not a silent one: this rank's own deadline, begun with the same call, names that one.
-      // The peer stays watched: the wait may need it later.
-      // Ranks that passed different calls stop every rank.
-      const std::optional<AbortFrame> f = frame_of(q, Clock::now());
-      if (f && f->how == static_cast<std::int32_t>(IoResult::kMismatch))
-        fail(loss_of_frame(*f, q), call_);
-      if (f && f->how != static_cast<std::int32_t>(IoResult::kTimeout) && needed(f->lost)) {
-        fail(loss_of_frame(*f, q), call_);
-      }
-    }
+    failures_.watch([this] { return waited_for(true); }, call_);
   }
 
   // A rank this shared-memory wait still needs has not entered this call; a message of another
@@ -326,31 +269,9 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
       CallHeader theirs;
       const ssize_t n = ::recv(fd(q), &theirs, sizeof theirs, MSG_PEEK | MSG_DONTWAIT);
       if (n == static_cast<ssize_t>(sizeof theirs) && !(theirs == call_header_)) {
-        different_call(q, theirs, call_);
+        failures_.different_call(q, call_header_, theirs, call_);
       }
     }
-  }
-
-  // Adds the control connections made since the last look to the liveness watch, in the order of
-  // peers_.connected().
-  void watch_connected() {
-    const std::vector<int>& connected = peers_.connected();
-    for (std::size_t i = watch_.size(); i < connected.size(); ++i) {
-      watch_.push_back({control(connected[i]), POLLIN | POLLRDHUP, 0});
-    }
-  }
-
-  // The abort frame peer `q` sent, read once and kept (the liveness watch may read it before the
-  // diagnosis asks for it); nullopt when none came by `deadline`.
-  std::optional<AbortFrame> frame_of(int q, Clock::time_point deadline) {
-    auto& kept = frames_[static_cast<std::size_t>(q)];
-    // A peer that connected to this rank, which had not accepted it yet, and then stopped.
-    if (!kept && control(q) < 0 && q > rank_) peers_.accept_waiting(deadline);
-    if (!kept && control(q) >= 0) {
-      AbortFrame f;
-      if (net::recv_all(control(q), &f, sizeof f, deadline) == IoResult::kOk) kept = f;
-    }
-    return kept;
   }
 
   // Connects to `peers` (-1 and this rank skipped) where not connected yet; a peer that cannot be
@@ -362,7 +283,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     }
     if (wanted.empty()) return;
     const TcpPeers::Outcome o = peers_.connect(wanted, deadline);
-    if (o.how != IoResult::kOk) fail(Loss{o.peer, o.how, o.error, -1}, what);
+    if (o.how != IoResult::kOk) failures_.fail(Loss{o.peer, o.how, o.error, -1}, what);
   }
 
   // The least of every rank's `value` (the votes, the barrier) in log2(p) exchanges; `what`
@@ -393,95 +314,13 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
     int failed = -1;
     const IoResult r = net::exchange(to >= 0 ? fd(to) : -1, out, from >= 0 ? fd(from) : -1, in,
                                      &call_header_, deadline, &failed);
-    if (r == IoResult::kMismatch) different_call(from, header_of(in), what);
+    if (r == IoResult::kMismatch) failures_.different_call(from, call_header_, header_of(in), what);
     io(r, to >= 0 && failed == fd(to) ? to : from, what);
-  }
-
-  // Rank `peer`'s message of this call carried `theirs`, another call than this rank's: the
-  // streams are out of step from here on. Every rank is told both calls (the abort frames), then
-  // the connections are shut, as after a loss.
-  [[noreturn]] void different_call(int peer, const CallHeader& theirs, const char* what) {
-    if (failure_) throw *failure_;
-    CallSeen mine{rank_, call_header_.count, CallWhat::unpack(call_header_.what)};
-    CallSeen other{peer, theirs.count, CallWhat::unpack(theirs.what)};
-    Loss loss{rank_, IoResult::kMismatch, 0, -1};
-    loss.calls =
-        peer < rank_ ? std::vector<CallSeen>{other, mine} : std::vector<CallSeen>{mine, other};
-    stop(loss);
-    missing_.clear();
-    failure_.emplace(Error::Code::kInvalid, loss_message(what, loss, {}, hosts_, deadline_));
-    throw *failure_;
-  }
-
-  // Every peer whose connection is closed now: the dead rank, and ranks that already stopped
-  // because of it (a failure spreads). Looked at only after a failure.
-  std::vector<int> closed_peers() const {
-    std::vector<int> out;
-    for (int q : peers_.connected()) {
-      pollfd p{fd(q), POLLRDHUP, 0};
-      if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) out.push_back(q);
-    }
-    return out;
   }
 
   void io(IoResult r, int peer, const char* what) {
     if (r == IoResult::kOk) return;
-    fail(Loss{peer, r, errno, -1}, what);
-  }
-
-  // The rank really lost behind `seen` (tcp_loss.hpp), from the abort frames on the control
-  // connections.
-  Loss cause_of(const Loss& seen) {
-    const auto deadline =
-        Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
-    return runtime::cause_of(
-        seen, rank_, size_, [&](int peer) { return frame_of(peer, deadline); }, closed_peers());
-  }
-
-  // Tells every other rank which rank was lost, then shuts every connection: the data streams are
-  // out of step after a failed collective, and a peer waiting on this rank sees it go now rather
-  // than at its deadline, with the frame that names the real culprit already sent. Connections
-  // not accepted yet are placed first, so that they are told too (tcp_peers.hpp, stop_accepting).
-  void stop(const Loss& loss) {
-    if (stopped_) return;
-    stopped_ = true;
-    peers_.stop_accepting();
-    send_frames(loss);
-    peers_.shut_all();
-  }
-
-  // Tells every peer it holds a control connection to, but the lost one, whom this rank lost;
-  // once each (a peer reads one frame): a rank that timed out told its peers at once, and tells
-  // those it placed since when it stops.
-  void send_frames(const Loss& loss) {
-    const AbortFrame f = frame_of_loss(loss);
-    for (int q : peers_.held()) {
-      const bool told = std::find(framed_.begin(), framed_.end(), q) != framed_.end();
-      if (q == loss.rank || control(q) < 0 || told) continue;
-      framed_.push_back(q);
-      // Nothing else is ever sent on a control connection, so the frame fits in its buffer; to
-      // a peer that is gone already the send just fails.
-      ::send(control(q), &f, sizeof f, MSG_NOSIGNAL);
-    }
-  }
-
-  // Every failure ends here, and every later call fails with the first one's message: after it
-  // this rank's connections are shut, so a later failure would name a peer that did nothing.
-  [[noreturn]] void fail(const Loss& seen, const char* what) {
-    if (failure_) throw *failure_;
-    // A silent peer: say at once whom this rank waited for, so that a rank waiting on this one
-    // finds the frame while it waits for it (cause_of), then look for the cause.
-    if (seen.how == IoResult::kTimeout) send_frames(seen);
-    const Loss loss = cause_of(seen);
-    const std::vector<int> missing = runtime::missing_ranks(loss, closed_peers());
-    missing_ = "ranks " + rank_list(missing);
-    stop(loss);
-    const std::string text = loss_message(what, loss, missing, hosts_, deadline_);
-    failure_.emplace(loss.how == IoResult::kTimeout    ? Error::Code::kTimeout
-                     : loss.how == IoResult::kMismatch ? Error::Code::kInvalid
-                                                       : Error::Code::kComm,
-                     text);
-    throw *failure_;
+    failures_.fail(Loss{peer, r, errno, -1}, what);
   }
 
   int rank_;
@@ -490,18 +329,11 @@ class TcpCommunicator final : public Communicator, private FlatCollectives {
   TcpPeers peers_;                    // the connections, made on first use
   std::unique_ptr<Mailbox> mailbox_;  // point-to-point messages, on sockets of its own
   std::vector<std::string> hosts_;    // every rank's host name
-  std::vector<std::optional<AbortFrame>> frames_;  // by rank: the abort frame each peer sent
-  std::vector<pollfd> watch_;     // the control connections, for the shared-memory waits
-  bool stopped_ = false;          // abort frames sent, connections shut
-  bool abandoned_ = false;        // the Engine gave up on this communicator (abandon())
-  std::vector<int> framed_;       // the peers sent an abort frame (at a timeout, at the stop)
-  std::optional<Error> failure_;  // the first failure, thrown again by every later call
-  Ring ring_;                     // the flat collectives
-  std::string missing_;
-  // The memory under the router's shared-memory paths: every rank on this host, or this node's
-  // ranks in the hierarchy. Declared before the router, which is destroyed first.
-  PosixShm shm_memory_;
-  PosixShm node_shm_memory_;
+  TcpFailures failures_;              // the abort frames, the first failure, the liveness watch
+  bool abandoned_ = false;            // the Engine gave up on this communicator (abandon())
+  // The memory under the router's shared-memory paths (one of them at most: every rank on this
+  // host, or this node's ranks in the hierarchy). Declared before the router, destroyed first.
+  PosixShm node_memory_;
   Router router_;
   // The running call through shared memory or the hierarchy: its name and deadline.
   const char* call_ = "allreduce";
