@@ -11,6 +11,7 @@
 #include "init_affinity.hpp"
 #include "mpi/mpi.hpp"
 #include "records/live_status.hpp"
+#include "records/rank_lines.hpp"
 #include "settings.hpp"
 
 namespace dtrain {
@@ -28,10 +29,9 @@ Context::~Context() {
   // the Context is gone. So the others are told when the process exits: told now, they would end
   // the job, and the launcher kill this rank, before the handler could print anything.
   if (state_ && state_->world.size > 1 && std::uncaught_exceptions() > state_->uncaught_at_init) {
-    leave(
-        "an exception is propagating through dtrain::Context (the program's handler, or "
-        "std::terminate, prints it)",
-        true);
+    leave(std::string(records::kExceptionPropagatesWords) +
+              " (the program's handler, or std::terminate, prints it)",
+          true);
   }
   // Then ContextState's member order does the teardown order.
 }

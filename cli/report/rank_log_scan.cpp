@@ -43,6 +43,7 @@ bool contains_any(std::string_view text, const std::string_view* words, std::siz
 // Python's traceback: "Traceback (most recent call last):", indented frames, then the exception
 // line ("ValueError: boom"); chained ones join with one of the two lines below and a blank line.
 constexpr std::string_view kTracebackHeader = "Traceback (most recent call last):";
+constexpr std::string_view kTerminateHeader = "terminate called after throwing an instance of";
 constexpr std::string_view kChainLines[] = {
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:"};
@@ -137,6 +138,27 @@ void RankLogScan::add(std::string_view line) {
   exit_time_.reset();
   // Lines are kept cut: a rank that printed 100 MB in one line must not cost that much per copy.
   last_lines_.add(cut_line(line, kMaxQuotedLine));
+  if (awaiting_exception_ && !text.empty()) {
+    // libdtrain announced an exception leaving through its Context: the program's handler or
+    // std::terminate prints it next ("terminate called after throwing an instance of
+    // 'std::runtime_error'", then "  what():  boom"), and that is the rank's error to quote.
+    const std::string_view trimmed =
+        text.substr(std::min(text.find_first_not_of(' '), text.size()));
+    if (text.starts_with(kTerminateHeader)) {
+      first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
+    } else {
+      awaiting_exception_ = false;
+      if (first_error_->text.starts_with(kTerminateHeader)) {
+        if (trimmed.starts_with("what():")) {
+          first_error_->text =
+              cut_line(first_error_->text + "; " + std::string(trimmed), kMaxQuotedLine);
+        }
+      } else if (!text.starts_with("dtrain: ")) {
+        first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
+        in_traceback_ = text.starts_with(kTracebackHeader);
+      }
+    }
+  }
   if (in_traceback_) {
     // The error a traceback reports is its last line, not its header; the frames between quote
     // source code, which is no evidence of anything.
@@ -157,6 +179,8 @@ void RankLogScan::add(std::string_view line) {
   if (!first_error_ && reports_error(text)) {
     first_error_ = TimedLine{current_time_, cut_line(text, kMaxQuotedLine)};
     in_traceback_ = text.starts_with(kTracebackHeader);
+    awaiting_exception_ = text.starts_with("dtrain: ") &&
+                          text.find(records::kExceptionPropagatesWords) != std::string_view::npos;
   }
 }
 

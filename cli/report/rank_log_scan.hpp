@@ -86,6 +86,9 @@ class RankLogScan {
   std::vector<int> missing_ranks_;
   std::optional<TimedLine> missing_line_;
   bool in_traceback_ = false;  // first_error_ is a Python traceback's header, its end not read yet
+  // first_error_ is libdtrain's line announcing an exception leaving through its Context (or
+  // std::terminate's header after it): the exception's own text is on the next lines.
+  bool awaiting_exception_ = false;
   LastLines last_lines_;
 };
 

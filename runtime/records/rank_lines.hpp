@@ -65,6 +65,13 @@ std::string format_lost_rank_note(const LostRankNote& note);
 // rank's output, so it does not undo the exit line before it.
 bool is_lost_rank_note(std::string_view text);
 
+// libdtrain's words when an exception leaves the program through a Context (context.cpp: "dtrain:
+// rank 2 of 3 (on node1): leaving the job: an exception is propagating through dtrain::Context
+// ..."): the exception itself comes on the next lines, from the program's handler or
+// std::terminate, and is what a reader should quote as the rank's error.
+inline constexpr std::string_view kExceptionPropagatesWords =
+    "an exception is propagating through dtrain::Context";
+
 // "exited with status 1" / "was killed by signal 9 (SIGKILL)".
 std::string describe_exit(const RankExit& exit);
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "rank_logs.hpp"
 
 namespace dtrain::report {
@@ -171,6 +173,41 @@ TEST(RankLogScan, APythonTracebackIsQuotedByItsExceptionLine) {
                                     "exception occurred:")});
   ASSERT_TRUE(chained.first_error());
   EXPECT_EQ(chained.first_error()->text, "KeyError: 'x'");
+}
+
+// Issue 45 item 9: a C++ exception leaving through a Context is announced by libdtrain, then
+// printed by the program's handler or std::terminate: the rank's error is the exception, not the
+// announcement.
+TEST(RankLogScan, AnExceptionLeavingThroughAContextIsQuotedByTheProgramsOwnLine) {
+  const std::string leaving =
+      "dtrain: rank 1 of 3 (on vm): leaving the job: an exception is propagating through "
+      "dtrain::Context (the program's handler, or std::terminate, prints it); the other ranks are "
+      "told as this process exits, and the teardown waits for none of them";
+  const RankLogScan handled =
+      scan(1, {at(0, start(1, 3)), at(1, leaving),
+               at(1.1,
+                  "dtrain-fashion-mnist: --global-batch: expected a multiple of the 3 ranks, "
+                  "got 128"),
+               at(1.2, "Run with --help for more information.")});
+  ASSERT_TRUE(handled.first_error());
+  EXPECT_EQ(handled.first_error()->text,
+            "dtrain-fashion-mnist: --global-batch: expected a multiple of the 3 ranks, got 128");
+  EXPECT_EQ(handled.first_error()->time, kT0 + 1100000);
+  const RankLogScan terminated =
+      scan(1, {at(1, leaving),
+               at(1, "terminate called after throwing an instance of 'std::runtime_error'"),
+               at(1, "  what():  boom"), at(1, "later: nothing to do with it")});
+  ASSERT_TRUE(terminated.first_error());
+  EXPECT_EQ(terminated.first_error()->text,
+            "terminate called after throwing an instance of 'std::runtime_error'; what():  boom");
+  // Nothing after it (the program printed nothing, or its output was lost): the announcement.
+  const RankLogScan alone = scan(1, {at(1, leaving)});
+  ASSERT_TRUE(alone.first_error());
+  EXPECT_EQ(alone.first_error()->text, leaving);
+  // Another dtrain line next is no exception text either.
+  const RankLogScan dtrain_next =
+      scan(1, {at(1, leaving), at(1, "dtrain: rank 1 exited with status 1")});
+  EXPECT_EQ(dtrain_next.first_error()->text, leaving);
 }
 
 // Issue 22, item 30: a 100 MB line is kept and quoted cut, not whole.
