@@ -95,18 +95,7 @@ void ArrivalWatch::judge() {
   const std::vector<report::RankArrivals> ranks = read_rank_arrivals(run_dir_);
   // Every rank or none: a rank that has not published yet could be the one the others wait for.
   if (ranks.size() != static_cast<std::size_t>(size_)) return;
-  const auto verdict = report::judge_arrivals(ranks);
-  if (!verdict) return;  // too few collectives in common to say either way
-  std::string line;
-  if (verdict->straggler && verdict->rank != straggler_) {
-    line = "dtrain: straggler: " + report::arrival_verdict_text(*verdict);
-    straggler_ = verdict->rank;
-    straggler_host_ = verdict->host;
-  } else if (!verdict->straggler && straggler_) {
-    line = "dtrain: straggler: rank " + std::to_string(*straggler_) + " on " + straggler_host_ +
-           " no longer arrives last: the last collectives of every rank name no straggler";
-    straggler_.reset();
-  }
+  const std::string line = report::straggler_change_line(report::judge_arrivals(ranks), named_);
   if (line.empty()) return;
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);

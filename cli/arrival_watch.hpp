@@ -12,6 +12,7 @@
 #include <string>
 
 #include "records/live_status.hpp"
+#include "report/arrival_skew.hpp"
 
 namespace dtrain::cli {
 
@@ -39,8 +40,7 @@ class ArrivalWatch {
   std::uint64_t published_left_ = 0;  // the rank's collectives at the last publication
   std::int64_t published_at_us_ = 0;
   double calls_per_second_ = 0;
-  std::optional<int> straggler_;  // rank 0's logger: the rank its last line named
-  std::string straggler_host_;
+  std::optional<report::NamedStraggler> named_;  // rank 0's logger: whom its last line named
 };
 
 }  // namespace dtrain::cli

@@ -189,6 +189,24 @@ std::string arrival_verdict_text(const ArrivalVerdict& v) {
          " in them, the median of the others " + duration_text(v.others_waited_seconds) + ")";
 }
 
+std::string straggler_change_line(const std::optional<ArrivalVerdict>& verdict,
+                                  std::optional<NamedStraggler>& named) {
+  if (!verdict) return "";
+  if (verdict->straggler && (!named || named->rank != verdict->rank)) {
+    named = NamedStraggler{verdict->rank, verdict->host};
+    return "dtrain: straggler: " + arrival_verdict_text(*verdict);
+  }
+  if (!verdict->straggler && named) {
+    const std::string line = "dtrain: straggler: rank " + std::to_string(named->rank) + " on " +
+                             named->host +
+                             " no longer arrives last: the last collectives of every rank name "
+                             "no straggler";
+    named.reset();
+    return line;
+  }
+  return "";
+}
+
 std::string arrival_section_text(const ArrivalVerdict& v, std::size_t ranks) {
   const std::string head = "arrivals at the collectives (the last " + std::to_string(v.calls) +
                            " of " + std::to_string(ranks) + " ranks, matched by number):";

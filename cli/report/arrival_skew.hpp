@@ -78,6 +78,18 @@ std::optional<ArrivalVerdict> judge_arrivals(
 // rank 4.4 s)": the live line's and the reports' words.
 std::string arrival_verdict_text(const ArrivalVerdict& verdict);
 
+// The live watch's memory: the straggler its last line named, if any.
+struct NamedStraggler {
+  int rank = -1;
+  std::string host;
+};
+
+// The live line when the verdict changes, "" when it does not: a straggler named (another than
+// `named`, or after none), or `named` no longer one. Updates `named`. A verdict of too few
+// collectives (nullopt) changes nothing: it says neither.
+std::string straggler_change_line(const std::optional<ArrivalVerdict>& verdict,
+                                  std::optional<NamedStraggler>& named);
+
 // `dtrain stats`' lines under its table: the straggler by arrival, or that `ranks` ranks' last
 // collectives name none.
 std::string arrival_section_text(const ArrivalVerdict& verdict, std::size_t ranks);

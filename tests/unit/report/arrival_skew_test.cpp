@@ -215,3 +215,34 @@ TEST(ArrivalSkew, StatsSaysWhatTheArrivalsNameEvenWithoutStepRecords) {
 
 }  // namespace
 }  // namespace dtrain::report
+
+namespace dtrain::report {
+namespace {
+
+// The live line comes once per change of verdict: named, named again (nothing), another rank,
+// too few collectives (nothing), no longer.
+TEST(ArrivalSkew, TheLiveLineComesOncePerChangeOfVerdict) {
+  auto compute = ranks_of(3, 0.040);
+  compute[1] = 0.050;
+  const auto slow = judge_arrivals(simulate(compute, 200, 0.02));
+  compute[1] = 0.040;
+  compute[2] = 0.050;
+  const auto other = judge_arrivals(simulate(compute, 200, 0.02));
+  const auto clean = judge_arrivals(simulate(ranks_of(3, 0.040), 200, 0.05));
+  ASSERT_TRUE(slow && slow->straggler && other && other->straggler && clean && !clean->straggler);
+  std::optional<NamedStraggler> named;
+  EXPECT_EQ(straggler_change_line(clean, named), "") << "nobody before, nobody now";
+  EXPECT_EQ(straggler_change_line(slow, named),
+            "dtrain: straggler: " + arrival_verdict_text(*slow));
+  EXPECT_EQ(straggler_change_line(slow, named), "") << "the same rank again";
+  EXPECT_EQ(straggler_change_line(std::nullopt, named), "") << "too few collectives";
+  EXPECT_EQ(straggler_change_line(other, named),
+            "dtrain: straggler: " + arrival_verdict_text(*other));
+  EXPECT_EQ(straggler_change_line(clean, named),
+            "dtrain: straggler: rank 2 on node0 no longer arrives last: the last collectives of "
+            "every rank name no straggler");
+  EXPECT_FALSE(named.has_value());
+}
+
+}  // namespace
+}  // namespace dtrain::report
