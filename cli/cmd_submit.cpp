@@ -1,194 +1,42 @@
-// `dtrain submit SPEC [--dry-run] [--wait]`: spec -> plan -> run directory -> launch. For the
-// local site the job runs now, in the foreground, and its exit status is dtrain's; batch sites get
-// sbatch/qsub, and --wait follows the job to its end and returns its exit status.
+// `dtrain submit SPEC [--dry-run] [--wait] [--here]`: spec -> plan -> run directory -> launch
+// (job_launch.hpp). For the local site the job runs now, in the foreground, and its exit status
+// is dtrain's; batch sites get sbatch/qsub, and --wait follows the job to its end and returns its
+// exit status; --here runs a batch site's script now, in the allocation this shell holds.
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 
-#include "batch_job.hpp"
 #include "commands.hpp"
 #include "common/errors.hpp"
-#include "dtrain/preemption.hpp"
-#include "mpijob_submit.hpp"
-#include "plan/schedulers/batch_script.hpp"
+#include "job_launch.hpp"
+#include "plan/allocation.hpp"
 #include "planning.hpp"
-#include "process.hpp"
-#include "records/rank_files.hpp"
-#include "records/rank_lines.hpp"
-#include "records/run_dir_layout.hpp"
-#include "report/first_error.hpp"
-#include "report/stats.hpp"
-#include "run_dir.hpp"
 
 namespace dtrain::cli {
 namespace {
-
-// The exit status of coreutils' `timeout` when the time ran out.
-constexpr int kTimeoutExit = 124;
 
 struct SubmitOptions {
   std::string spec_path;
   bool dry_run = false;
   bool wait = false;
+  bool here = false;
   std::string site;
   std::vector<std::string> overrides;
 };
 
-void print_throughput(const std::string& run_dir) {
-  try {
-    const auto stats = read_run_stats(run_dir);
-    std::printf("\n# throughput (dtrain stats %s)\n%s", run_dir.c_str(),
-                report::format_stats_table(stats).c_str());
-  } catch (const std::exception&) {
-    // A job that does not use libdtrain's Meter has no records; that is not an error.
-  }
-}
-
-// After a failed job: the rank that failed first, as `dtrain logs --first-error` names it. At the
-// walltime no rank is to blame, whatever the logs say: the launcher's SIGKILL can take a rank's
-// logger before its exit line, and that rank would look silent.
-void print_first_failure(const std::string& run_dir, bool walltime_reached) {
-  if (walltime_reached) {
-    std::printf(
-        "dtrain: first failure: no rank failed on its own; the launcher stopped the ranks "
-        "at the job's walltime (details: dtrain logs --first-error %s)\n",
-        run_dir.c_str());
-    return;
-  }
-  try {
-    const auto logs = list_rank_files(run_dir, records::kLogExtension);
-    if (logs.empty()) return;
-    const std::string summary = report::summarize_first_error(read_first_error(run_dir, logs));
-    if (summary.empty()) return;
-    std::printf("dtrain: first failure: %s (details: dtrain logs --first-error %s)\n",
-                summary.c_str(), run_dir.c_str());
-    // The hang watch saw the job while it ran: its verdict (the line the job printed) says what
-    // the rank it ended was doing, which its exit (SIGKILL) alone does not.
-    const std::string hang_log = (std::filesystem::path(run_dir) / records::kHangLogFile).string();
-    if (std::filesystem::exists(hang_log)) {
-      const std::string verdict = read_last_line(hang_log);
-      const auto text = verdict.find("dtrain: hang: ");
-      if (text != std::string::npos) {
-        std::printf("dtrain: the hang watch's last verdict (%s): %s\n", hang_log.c_str(),
-                    verdict.substr(text + 8).c_str());
-      }
-    }
-  } catch (const std::exception&) {
-    // Logs the job did not write (a script that failed before any rank started) are no error.
-  }
-}
-
-// The launcher can end a rank, logger and all, before it hears which rank was lost (Open MPI's
-// abort has Slurm end the whole step within milliseconds): its log gets the line another rank
-// wrote. `dtrain supervise` has done it already for a job with restarts; then nothing is left.
-void note_lost_rank(const std::string& run_dir) {
-  try {
-    append_lost_rank_notes(run_dir, std::nullopt, "dtrain submit");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dtrain: warning: %s\n", e.what());
-  }
-}
-
-// The exit status of a local job that dtrain submit passed a signal on to (docs/submit.md): the
-// shell's 128 + N once the job has stopped, unless the ranks completed anyway or saved and asked
-// for a requeue (85), which a wrapper acts on.
-int local_job_status(const JobEnd& end) {
-  if (end.stop_signal == 0 || end.status == 0 || end.status == kExitRequeue) return end.status;
-  return 128 + end.stop_signal;
-}
-
-// "FAILED (exit status 124)", with the walltime when that is what ended the job; "stopped by
-// SIGTERM, passed on to the job (exit status 143)" when a signal to dtrain submit did
-// (`stop_signal`, 0 when none).
-std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec,
-                    int stop_signal = 0) {
-  if (status == 0) return "completed (exit status 0)";
-  if (stop_signal != 0 && status == 128 + stop_signal) {
-    return "stopped by " + records::signal_name(stop_signal) +
-           ", passed on to the job (exit status " + std::to_string(status) + ")";
-  }
-  // A deliberate stop (issue 35, item 5): the ranks checkpointed and asked to be requeued. A batch
-  // job script requeues itself; here nothing does, so say how to go on.
-  if (status == kExitRequeue && !walltime_reached) {
-    return "stopped for a requeue (exit status " + std::to_string(status) +
-           "): the ranks saved a checkpoint and asked to be run again, which a local job does "
-           "not do by itself; to resume, run the program again on the same checkpoint directory "
-           "(a new submission gets a new run directory)";
-  }
-  std::string out = "FAILED (exit status " + std::to_string(status) + ")";
-  if (walltime_reached) {
-    out += ": its walltime";
-    if (spec.walltime_seconds) out += " (" + plan::hh_mm_ss(*spec.walltime_seconds) + ")";
-    out += " was reached";
-  }
-  return out;
-}
-
-// Also into the run directory, so that `dtrain logs --first-error` says the same later.
-void print_end(const std::string& job_id, const std::string& run_dir, int status,
-               bool walltime_reached, const plan::JobSpec& spec, int stop_signal = 0) {
-  try {
-    append_job_end_record(run_dir, {status, walltime_reached});
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dtrain: warning: %s\n", e.what());
-  }
-  print_throughput(run_dir);
-  if (status != 0 && status != kExitRequeue && !walltime_reached && stop_signal == 0) {
-    note_lost_rank(run_dir);
-  }
-  if (status != 0 && status != kExitRequeue) print_first_failure(run_dir, walltime_reached);
-  std::printf("dtrain: job %s %s; logs and metrics in %s\n", job_id.c_str(),
-              outcome(status, walltime_reached, spec, stop_signal).c_str(), run_dir.c_str());
-}
-
 int run_submit(const SubmitOptions& opts) {
-  PlannedJob job = plan_from_file(opts.spec_path, opts.site, opts.overrides);
-  const plan::LaunchPlan& plan = job.plan;
-  for (const auto& w : plan.warnings) std::fprintf(stderr, "dtrain: warning: %s\n", w.c_str());
-  if (opts.dry_run) {
-    std::fputs(plan.script.c_str(), stdout);
-    return 0;
-  }
-  const plan::Submission submission = job.scheduler().submission();
-  if (submission == plan::Submission::kManifest) {
-    if (opts.wait) {
-      throw UsageError("dtrain: --wait: not supported for site " + plan.site +
-                       " (Kubernetes); follow the job with `kubectl get mpijob " + plan.name +
-                       " -w` and `kubectl logs -f job/" + plan.name + "-launcher`");
+  LaunchOptions launch{"submit", opts.dry_run, opts.wait, std::nullopt};
+  if (opts.here) {
+    launch.allocation = this_allocation();
+    if (!launch.allocation) {
+      throw UsageError("dtrain: submit: --here: this shell holds no allocation (none of " +
+                       plan::allocation_variables() +
+                       " is set); expected to run inside `salloc`, `qsub -I` or a batch job, or "
+                       "leave --here out to submit a new job");
     }
-    const SubmittedMpiJob submitted = submit_mpijob(job);
-    const std::string ns =
-        job.spec.k8s_namespace.empty() ? std::string() : " -n " + job.spec.k8s_namespace;
-    std::printf(
-        "dtrain: submitted %s to kubernetes (site %s, %d ranks), record in %s\n"
-        "dtrain: follow it with `kubectl get mpijob %s%s -w` and `kubectl logs -f "
-        "job/%s-launcher%s`\n",
-        submitted.object.c_str(), plan.site.c_str(), plan.world_size(), submitted.run_dir.c_str(),
-        plan.name.c_str(), ns.c_str(), plan.name.c_str(), ns.c_str());
-    return 0;
   }
-  if (submission == plan::Submission::kHeldBatchJob) {
-    const SubmittedJob submitted = submit_batch(job);
-    std::printf("dtrain: submitted job %s to %s (site %s, %d ranks), run directory %s\n",
-                submitted.job_id.c_str(), std::string(job.scheduler().name()).c_str(),
-                plan.site.c_str(), plan.world_size(), submitted.run_dir.c_str());
-    std::fflush(stdout);
-    if (!opts.wait) return 0;
-    const BatchEnd end = wait_for_batch(submitted);
-    print_end(submitted.job_id, submitted.run_dir, end.status, end.walltime_reached, job.spec);
-    return end.status;
-  }
-  write_run_dir(plan, job.spec_text);
-  std::printf("dtrain: job %s (%s, %d ranks), run directory %s\n", plan.job_id.c_str(),
-              plan.site.c_str(), plan.world_size(), plan.run_dir.c_str());
-  std::fflush(stdout);
-  const JobEnd end = run_job({"bash", plan.run_dir + "/" + plan.script_name});
-  const int status = local_job_status(end);
-  // launch.sh runs mpirun under `timeout`, which exits 124 when the walltime ran out.
-  const bool walltime_reached = status == kTimeoutExit && job.spec.walltime_seconds.has_value();
-  print_end(plan.job_id, plan.run_dir, status, walltime_reached, job.spec, end.stop_signal);
-  return status;
+  PlannedJob job = plan_from_file(opts.spec_path, opts.site, opts.overrides,
+                                  {launch.allocation ? launch.allocation->id : ""});
+  return launch_planned(job, launch);
 }
 
 }  // namespace
@@ -204,6 +52,10 @@ void register_submit(CLI::App& app, Action& action) {
   cmd->add_option("--set", opts->overrides,
                   "Override a spec field: KEY=VALUE (VALUE is YAML; KEY may be a.b)");
   cmd->add_option("--site", opts->site, "Run on this site instead of the spec's");
+  cmd->add_flag("--here", opts->here,
+                "Run the batch site's job script now in the allocation this shell holds (salloc, "
+                "qsub -I, a batch job), with its launcher on its nodes, instead of submitting a "
+                "new job");
   cmd->callback([opts, &action] { action = [opts] { return run_submit(*opts); }; });
 }
 

@@ -14,6 +14,7 @@ namespace dtrain::cli {
 using Action = std::function<int()>;
 
 void register_submit(CLI::App& app, Action& action);
+void register_run(CLI::App& app, Action& action);
 void register_plan(CLI::App& app, Action& action);
 void register_stats(CLI::App& app, Action& action);
 void register_logs(CLI::App& app, Action& action);

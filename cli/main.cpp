@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   Action action;
   register_submit(app, action);
+  register_run(app, action);
   register_plan(app, action);
   register_stats(app, action);
   register_logs(app, action);

@@ -40,6 +40,16 @@ plan::LocalMachine this_machine() {
   return m;
 }
 
+// `<workdir>/runs/<name>-<allocation>.<n>` with the first n that is not taken.
+std::string free_step_dir(const std::string& workdir, const std::string& name,
+                          const std::string& allocation_id) {
+  for (int n = 0;; ++n) {
+    std::string dir = plan::default_run_dir(workdir, name, allocation_id + "." + std::to_string(n));
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return dir;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -83,27 +93,40 @@ std::string resolve_site_topology(const std::string& site, const plan::SiteProfi
 }
 
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
-                          const std::vector<std::string>& overrides) {
-  const plan::SpecOverrides given{overrides, site_override};
+                          const std::vector<std::string>& overrides, const PlanPlace& place) {
+  return plan_from_text(read_spec_file(spec_path), spec_path, {overrides, site_override, {}},
+                        place);
+}
+
+PlannedJob plan_from_text(const std::string& text, const std::string& spec_source,
+                          const plan::SpecOverrides& given, const PlanPlace& place) {
   PlannedJob job;
-  const std::string text = read_spec_file(spec_path);
   // Parsed from the user's text, so errors name the user's lines; job.yaml in the run directory
   // records the spec as it ran, overrides applied.
-  job.spec = plan::parse_job_spec(text, spec_path, given);
-  job.spec_text = plan::apply_overrides(text, spec_path, given);
+  job.spec = plan::parse_job_spec(text, spec_source, given);
+  job.spec_text = plan::apply_overrides(text, spec_source, given);
   job.site = resolve_site(job.spec.site);
 
   plan::PlanInputs inputs;
   inputs.job_id = local_job_id();
   inputs.workdir = fs::current_path().string();
+  // Inside an allocation the batch script runs here, once per launch: each gets a run directory
+  // of its own, named as a Slurm step is (<allocation>.<n>), which the script then names itself.
+  if (!place.allocation_id.empty() && job.spec.run_dir.empty()) {
+    job.spec.run_dir = free_step_dir(inputs.workdir, job.spec.name, place.allocation_id);
+  }
   inputs.run_dir = job.spec.run_dir.empty()
                        ? plan::default_run_dir(inputs.workdir, job.spec.name, inputs.job_id)
                        : fs::absolute(job.spec.run_dir).lexically_normal().string();
   inputs.dtrain_exe = self_executable();
   inputs.version = DTRAIN_VERSION;
   if (job.scheduler().submission() == plan::Submission::kRunHere) inputs.machine = this_machine();
-  job.plan = plan::plan(job.spec, spec_path, job.site, inputs,
+  job.plan = plan::plan(job.spec, spec_source, job.site, inputs,
                         [](std::string_view name) { return embedded_template(name); });
+  if (!place.allocation_id.empty()) {
+    job.plan.job_id = place.allocation_id;
+    job.plan.run_dir = inputs.run_dir;
+  }
   return job;
 }
 

@@ -32,8 +32,19 @@ struct PlannedJob {
 
   const plan::SchedulerAdapter& scheduler() const { return plan::scheduler_of(site); }
 };
+// Where the job will run: "" for where its site says (this machine, a new batch job); else the id
+// of the allocation this shell is in (salloc, qsub -I), whose nodes run the site's job script
+// at once. Such a run's id is the allocation's, and a spec without run_dir gets
+// runs/<name>-<allocation>.<n>, a new one each time.
+struct PlanPlace {
+  std::string allocation_id;
+};
 PlannedJob plan_from_file(const std::string& spec_path, const std::string& site_override,
-                          const std::vector<std::string>& overrides);
+                          const std::vector<std::string>& overrides, const PlanPlace& place = {});
+// The same from a spec's text (`dtrain run` writes one from its flags); `spec_source` names it in
+// messages.
+PlannedJob plan_from_text(const std::string& text, const std::string& spec_source,
+                          const plan::SpecOverrides& overrides, const PlanPlace& place = {});
 
 // The scheduler a run directory's job was planned for (`dtrain supervise` runs inside the job and
 // asks its scheduler): the site of its job.yaml, resolved as `dtrain submit` resolved it (the job

@@ -128,6 +128,10 @@ void apply_to_tree(YAML::Node& root, const SpecOverrides& overrides, Collector& 
     set_at(root, parts, value);
     errors.given_on_command_line(key, where);
   }
+  for (const auto& field : overrides.flags) {
+    set_at(root, {field.key}, YAML::Node(field.value));
+    errors.given_on_command_line(field.key, field.flag + " " + field.value);
+  }
   if (!overrides.site.empty()) {
     set_at(root, {"site"}, YAML::Node(overrides.site));  // a name or a path, never YAML
     errors.given_on_command_line("site", "--site " + overrides.site);
@@ -140,7 +144,7 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
                        const SpecOverrides& overrides) {
   Collector errors(source_name);
   YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
-  if (!overrides.set.empty() || !overrides.site.empty()) {
+  if (!overrides.set.empty() || !overrides.site.empty() || !overrides.flags.empty()) {
     if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (root.IsMap()) apply_to_tree(root, overrides, errors);
   }
@@ -208,7 +212,9 @@ JobSpec parse_spec_fields(std::string_view text, const std::string& source_name,
 
 std::string apply_overrides(std::string_view text, const std::string& source_name,
                             const SpecOverrides& overrides) {
-  if (overrides.set.empty() && overrides.site.empty()) return std::string(text);
+  if (overrides.set.empty() && overrides.site.empty() && overrides.flags.empty()) {
+    return std::string(text);
+  }
   Collector errors(source_name);
   YAML::Node root = detail::load_yaml(text, kMaxSpecBytes, "a job spec", errors);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);

@@ -77,9 +77,17 @@ const std::vector<std::string>& builtin_sites();
 // command='[a, b]'`; KEY may be a dotted path, `affinity.gpu=identity`), then `--site NAME`
 // (a plain string; "" for none). A bad KEY or VALUE that is not YAML throws UsageError naming the
 // argument.
+// A field set by a command's own flag (`dtrain run --name NAME`): its value is a plain string,
+// never YAML, and a problem with it names the flag ("--name a b: name: expected ...").
+struct FlagField {
+  std::string key;
+  std::string value;
+  std::string flag;
+};
 struct SpecOverrides {
   std::vector<std::string> set;
   std::string site;
+  std::vector<FlagField> flags;  // applied after `set`, before `site`
 };
 
 // `overrides` are applied to the parsed file, so a value given on the command line is validated

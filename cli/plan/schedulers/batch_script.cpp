@@ -203,6 +203,22 @@ std::string mpirun_launcher(const PlanDraft& d, const std::string& hostfile) {
   return text;
 }
 
+std::optional<int> env_node_count(const launch::Environment& env, std::string_view name) {
+  const auto it = env.find(name);
+  if (it == env.end() || it->second.empty()) return std::nullopt;
+  const auto value = to_int(it->second);
+  if (!value || *value < 1) {
+    throw InputError("dtrain: " + std::string(name) + "=" + it->second +
+                     ": expected the allocation's node count, a whole number from 1");
+  }
+  return *value;
+}
+
+std::string pbs_node_file(const launch::Environment& env) {
+  const auto it = env.find("PBS_NODEFILE");
+  return it == env.end() ? std::string() : it->second;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);

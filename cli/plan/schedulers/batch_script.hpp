@@ -95,6 +95,13 @@ std::string parse_job_id_line(std::string_view output, std::string_view (*strip)
 std::string_view trim(std::string_view s);
 std::optional<int> to_int(std::string_view s);  // the whole of `s`, or nullopt
 
+// The node count in variable `name` of an allocation's environment; nullopt when it is unset or
+// empty. Throws InputError naming the variable and its value when that is no whole number from 1.
+std::optional<int> env_node_count(const launch::Environment& env, std::string_view name);
+
+// $PBS_NODEFILE of a PBS job's environment ("" when unset): its distinct lines are the nodes.
+std::string pbs_node_file(const launch::Environment& env);
+
 // `qstat -f` (PBS Pro, Torque/PBS): "key = value" lines.
 std::optional<JobStatus> parse_qstat_full(std::string_view output);
 

@@ -15,6 +15,16 @@ std::string cobalt_minutes(long s) { return std::to_string((s + 59) / 60); }
 class Cobalt final : public QsubAdapter {
  public:
   std::string_view name() const override { return "cobalt"; }
+
+  std::string_view held_job_variable() const override { return "COBALT_JOBID"; }
+  std::optional<HeldJob> held_job(const launch::Environment& env) const override {
+    auto job = SchedulerAdapter::held_job(env);
+    if (job) {
+      job->nodes = env_node_count(env, "COBALT_PARTSIZE");
+      job->default_site = "thetagpu";
+    }
+    return job;
+  }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "cobalt.sh.tmpl"; }
   // Cobalt has no requeue of its own; a dependency runs the continuation after this job ends.

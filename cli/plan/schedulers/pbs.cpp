@@ -11,6 +11,16 @@ namespace {
 class Pbs final : public QsubAdapter {
  public:
   std::string_view name() const override { return "pbs"; }
+
+  std::string_view held_job_variable() const override { return "PBS_JOBID"; }
+  std::optional<HeldJob> held_job(const launch::Environment& env) const override {
+    auto job = SchedulerAdapter::held_job(env);
+    if (job) {
+      job->node_file = pbs_node_file(env);
+      job->default_site = "pbs";
+    }
+    return job;
+  }
   std::vector<std::string> launchers() const override { return {"mpirun"}; }
   std::string template_name() const override { return "pbs.sh.tmpl"; }
   // Torque's qrerun, like PBS Pro's, needs operator privileges.

@@ -38,6 +38,15 @@ std::string pals_mpiexec(const SiteProfile& site, const JobShape& s) {
 class PbsPro final : public QsubAdapter {
  public:
   std::string_view name() const override { return "pbspro"; }
+
+  // PBS Pro and Torque both name the job PBS_JOBID; the nodes are the node file's. No built-in
+  // site is a generic PBS Pro cluster: Torque's `pbs` is the default, Polaris is --site polaris.
+  std::string_view held_job_variable() const override { return "PBS_JOBID"; }
+  std::optional<HeldJob> held_job(const launch::Environment& env) const override {
+    auto job = SchedulerAdapter::held_job(env);
+    if (job) job->node_file = pbs_node_file(env);
+    return job;
+  }
   std::vector<std::string> launchers() const override { return {"mpiexec", "mpirun"}; }
   std::string template_name() const override { return "pbspro.sh.tmpl"; }
   // qrerun needs Manager or Operator privilege on PBS Pro.

@@ -25,6 +25,16 @@ std::string SchedulerAdapter::dtrain_exe(const PlanDraft& draft) const {
   return draft.inputs.dtrain_exe;
 }
 
+std::optional<HeldJob> SchedulerAdapter::held_job(const launch::Environment& env) const {
+  const std::string_view variable = held_job_variable();
+  if (variable.empty()) return std::nullopt;
+  const auto it = env.find(variable);
+  if (it == env.end() || it->second.empty()) return std::nullopt;
+  HeldJob job;
+  job.id = it->second;
+  return job;
+}
+
 void SchedulerAdapter::unsupported(const char* what) const {
   throw std::logic_error("dtrain: " + std::string(what) + " for scheduler " + std::string(name()));
 }

@@ -48,6 +48,15 @@ struct Allocation {
   std::vector<std::string> nodes;  // one name each, in the scheduler's order
 };
 
+// The allocation a shell already holds on a scheduler (salloc, qsub -I, a batch job), as its
+// environment describes it (plan/allocation.hpp gathers it from every adapter).
+struct HeldJob {
+  std::string id;            // "1234", "5678.polaris-pbs-01"
+  std::optional<int> nodes;  // its node count, when a variable says
+  std::string node_file;     // a file whose distinct lines are its nodes, when that says
+  std::string default_site;  // the built-in site of a job without --site; "" for none
+};
+
 // A node of an elastic job's allocation that the job cannot run on any more.
 struct LostNode {
   std::string name;   // "node2"
@@ -153,6 +162,14 @@ class SchedulerAdapter {
   // The variables of the batch script's environment that a shrunk launch must not inherit: the
   // launcher would take them over the node count it is given.
   virtual std::vector<std::string> shrunk_launch_unset() const;
+
+  // --- Inside an allocation (`dtrain run`, `dtrain submit --here`): the job script runs at once
+  // in the allocation the shell holds, its launcher on the allocation's nodes. The variable that
+  // names such an allocation's job ("" when the scheduler has none), and what the environment
+  // says of it (nullopt when the variable is unset or empty). Throws InputError naming a variable
+  // whose node count is no number.
+  virtual std::string_view held_job_variable() const { return {}; }
+  virtual std::optional<HeldJob> held_job(const launch::Environment& env) const;
 
  protected:
   [[noreturn]] void unsupported(const char* what) const;

@@ -54,6 +54,16 @@ class Slurm final : public BatchScriptAdapter {
   std::vector<std::string> launchers() const override { return {"srun", "mpirun"}; }
   std::string template_name() const override { return "slurm.sh.tmpl"; }
   bool can_shrink() const override { return true; }
+
+  std::string_view held_job_variable() const override { return "SLURM_JOB_ID"; }
+  std::optional<HeldJob> held_job(const launch::Environment& env) const override {
+    auto job = SchedulerAdapter::held_job(env);
+    if (!job) return job;
+    job->nodes = env_node_count(env, "SLURM_JOB_NUM_NODES");
+    if (!job->nodes) job->nodes = env_node_count(env, "SLURM_NNODES");
+    job->default_site = "slurm";
+    return job;
+  }
   std::string requeue_command() const override { return "scontrol requeue \"$SLURM_JOB_ID\""; }
 
   std::vector<std::string> directives(const JobSpec& spec, const SiteProfile& site,

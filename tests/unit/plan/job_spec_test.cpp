@@ -193,7 +193,7 @@ TEST(JobSpec, TextMustBeUtf8) {
   EXPECT_EQ(spec_errors("name: x\ncommand: [a]\nenv: {\"A\xed\xa0\x80\": 1}\n"),
             "job.yaml:3: env: expected UTF-8 text, got \"A\\xed\\xa0\\x80\" (byte \\xed at "
             "offset 1 begins no UTF-8 character)");
-  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\n", {{"env.GREETING=caf\xe9"}, ""}),
+  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\n", {{"env.GREETING=caf\xe9"}, "", {}}),
             "--set env.GREETING=caf\\xe9: env.GREETING: expected UTF-8 text, got \"caf\\xe9\" "
             "(byte \\xe9 at offset 3 begins no UTF-8 character)");
   // Well-formed UTF-8 of every length passes.
@@ -263,7 +263,7 @@ TEST(Walltime, AcceptsTheSchedulerFormats) {
 TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {
   const std::string text = "name: x\ncommand: [a]\n";
   const SpecOverrides set{
-      {"ranks_per_node=4", "affinity.gpu=identity", "command=[b, c]", "env.A=1"}, ""};
+      {"ranks_per_node=4", "affinity.gpu=identity", "command=[b, c]", "env.A=1"}, "", {}};
   for (const JobSpec& spec : {parse_job_spec(text, "job.yaml", set),
                               parse_job_spec(apply_overrides(text, "job.yaml", set), "job.yaml")}) {
     EXPECT_EQ(spec.ranks_per_node, 4);
@@ -272,9 +272,9 @@ TEST(Overrides, SetFieldsAndNestedFieldsBeforeValidation) {
     ASSERT_EQ(spec.env.size(), 1u);
     EXPECT_EQ(spec.env[0].second, "1");
   }
-  EXPECT_THROW(apply_overrides(text, "job.yaml", {{"rank_per_node=4"}, ""}), UsageError);
-  EXPECT_THROW(parse_job_spec(text, "job.yaml", {{"novalue"}, ""}), UsageError);
-  EXPECT_EQ(parse_job_spec(text, "job.yaml", {{}, "my site.yaml"}).site, "my site.yaml");
+  EXPECT_THROW(apply_overrides(text, "job.yaml", {{"rank_per_node=4"}, "", {}}), UsageError);
+  EXPECT_THROW(parse_job_spec(text, "job.yaml", {{"novalue"}, "", {}}), UsageError);
+  EXPECT_EQ(parse_job_spec(text, "job.yaml", {{}, "my site.yaml", {}}).site, "my site.yaml");
 }
 
 // Issue 22, item 28: errors name the user's file and line, or the argument that gave the value,
@@ -290,19 +290,19 @@ TEST(Overrides, ErrorsNameTheUsersLineOrTheArgument) {
       "affinity: {gpu: sideways}\n";
   const std::string bad_gpu = "job.yaml:7: affinity.gpu: expected one of: ";
   EXPECT_EQ(spec_errors(text).rfind(bad_gpu, 0), 0u) << spec_errors(text);
-  const std::string with_site = spec_errors(text, {{}, "polaris"});
+  const std::string with_site = spec_errors(text, {{}, "polaris", {}});
   EXPECT_EQ(with_site.rfind(bad_gpu, 0), 0u) << with_site;
-  const std::string with_set = spec_errors(text, {{"ranks_per_node=2", "env.MORE=x"}, ""});
+  const std::string with_set = spec_errors(text, {{"ranks_per_node=2", "env.MORE=x"}, "", {}});
   EXPECT_EQ(with_set.rfind(bad_gpu, 0), 0u) << with_set;
-  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\n", {{"ranks_per_node=lots"}, ""}),
+  EXPECT_EQ(spec_errors("name: x\ncommand: [a]\n", {{"ranks_per_node=lots"}, "", {}}),
             "--set ranks_per_node=lots: ranks_per_node: expected an integer from 1 to 1024, got "
             "\"lots\"");
   // Nested: the value's own problems name the argument; the file's keep their lines.
-  const std::string nested = spec_errors(text, {{"affinity.cpu=everywhere"}, ""});
+  const std::string nested = spec_errors(text, {{"affinity.cpu=everywhere"}, "", {}});
   EXPECT_NE(nested.find("job.yaml:7: affinity.gpu: "), std::string::npos) << nested;
   EXPECT_NE(nested.find("--set affinity.cpu=everywhere: affinity.cpu: "), std::string::npos)
       << nested;
-  EXPECT_NE(spec_errors("name: x\ncommand: [a]\n", {{"command=[a, [b]]"}, ""})
+  EXPECT_NE(spec_errors("name: x\ncommand: [a]\n", {{"command=[a, [b]]"}, "", {}})
                 .find("--set command=[a, [b]]: command[1]: "),
             std::string::npos);
 }
