@@ -54,6 +54,10 @@ struct FirstErrorReport {
   bool culprit_unknown = false;
   std::optional<RankEnd> culprit;
   std::string culprit_reason;  // why this rank was named
+  // The culprit kept the others waiting (the heartbeats, or their "missing ranks" errors, say so)
+  // and its own error reports a lost peer: it was written after the launcher woke it, when the
+  // others had given up, and names them, not the cause. Quoted as such, never as the verdict.
+  bool culprit_error_after_others = false;
   // Ranks that, like the culprit, failed on their own with its error line: culprits too.
   std::vector<RankEnd> same_error;  // by time
   std::vector<RankEnd> victims;     // by time

@@ -200,6 +200,17 @@ TEST(FirstError, TheRankTheVictimsNameAsMissingIsTheCulpritThoughItExitedLast) {
                       "not complete after 5 s (DTRAIN_TIMEOUT); missing ranks: 1"),
             std::string::npos)
       << text;
+  // Issue 45 item 9: rank 1's own error, written once woken, names the innocent ranks 0 and 2: it
+  // is quoted as what it is, and the one-line verdict gives the reason instead.
+  EXPECT_TRUE(r.culprit_error_after_others);
+  EXPECT_NE(text.find("  its error once the others had given up on it (it names them, not the "
+                      "cause) (2026-11-22T10:00:09.000000Z): dtrain: allreduce #5"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(
+      summarize_first_error(r),
+      "rank 1 on node0 was killed by signal 9 (SIGKILL): the other failing ranks' errors name "
+      "it as missing");
 }
 
 TEST(FirstError, HeartbeatsOfACollectiveEnteredAfterItFailedNameTheLateRank) {
