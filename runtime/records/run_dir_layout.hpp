@@ -3,51 +3,62 @@
 //
 // clang-format off
 // (the table stays a table: the formatter would reflow its columns into one another)
-//   file                  written by                                   read by
-//   job.yaml              `dtrain submit`: the spec after --set        `stats`, `report` (summary)
-//   launch.sh             `dtrain submit`: the script it runs or       bash, the scheduler; a
-//                         submits (mpijob.yaml on Kubernetes)          requeued job's continuation
-//   plan.json             `dtrain submit`: where every rank goes, the  `stats`, `report` (summary)
-//                         job id once the scheduler gave it
-//   NAME-ID.out           the batch job's own output: Slurm's          people
-//                         --output, the script itself on PBS, Cobalt
-//   exit-status           the batch script's last lines: the launch's  `submit --wait` (schedulers
-//                         exit status                                  that forget it)
-//   rank-NNNNN.log        `dtrain run-rank`, the SPANK plugin; after a `logs`, `report`,
-//                         failed attempt `supervise`, `submit` and     `timeline`, `submit`,
-//                                                                      `supervise`
-//                         the batch script (`note-lost-rank`) append
-//                         one line to the log of a rank ended before
-//                         it heard of a lost rank (one write, O_APPEND;
-//                         rank_lines.hpp LostRankNote)
-//   rank-NNNNN.jsonl      libdtrain's Meter                            `stats`, `report`, `logs`,
-//                                                                      `timeline`, `submit --wait`
-//   attempts.jsonl        `dtrain supervise`, one line per attempt     `logs`, `stats`, `report`,
-//                                                                      `submit --wait`
-//   checkpoints.jsonl     libdtrain's Checkpointer, rank 0             `supervise`, `stats`,
-//                                                                      `report`
-//   job-end.jsonl         `dtrain submit`, when it saw the job end     `logs`, `report`
-//   report.html           `dtrain report` (its default page)           a browser
-//   trace.json            `dtrain timeline` (its default output)       Perfetto, chrome://tracing
-//   live/wait-NNNNNN.txt  a rank's logger (run-rank's hang watch)      the other ranks' loggers
-//                         while its rank has waited DTRAIN_HANG_AFTER
-//                         in one collective (removed after)
-//   hang.log              the hang watch's verdicts, one line each     people
-//   arrivals/rank-NNNNN   a rank's logger (run-rank's straggler        rank 0's logger, `stats`,
-//     .txt                watch): its rank's last collectives' waits,  `report`
-//                         replaced every 1-5 s and when it ends
-//   stragglers.log        rank 0's logger: a line each time the        people, `stats`, `report`
-//                         straggler named changes
-//   stacks/rank-NNNNN     the logger whose hang watch gave a verdict:  `logs --hang`, `report`
-//     .json               the stacks of its node's ranks (eu-stack), before
-//                         it ends its rank
+//   file                  written by                             read by
+//   job.yaml              `submit`, `run`: the spec after --set  `stats`, `report` (summary),
+//                                                                `supervise` (which scheduler)
+//   launch.sh             `submit`, `run`: the script they run   bash, the scheduler; a requeued
+//                         or submit (mpijob.yaml on Kubernetes)  job's continuation
+//   plan.json             `submit`, `run`: where every rank      `stats`, `report` (summary)
+//                         goes; the job id once the scheduler
+//                         gave it
+//   NAME-ID.out           the batch job's own output: Slurm's    people
+//                         --output, the script itself on PBS
+//                         and Cobalt
+//   exit-status           the batch script's last lines: the     `submit --wait` (schedulers
+//                         launch's exit status                   that forget it)
+//   rank-NNNNN.log        `run-rank` or the SPANK plugin; after  `logs`, `report`, `timeline`,
+//                         a failed attempt `supervise`, `submit` `submit`, `run`, `supervise`
+//                         and the batch script (`note-lost-rank`)
+//                         append one line to the log of a rank
+//                         ended before it heard of a lost rank
+//                         (one write, O_APPEND; rank_lines.hpp
+//                         LostRankNote)
+//   rank-NNNNN.jsonl      libdtrain's Meter                      `stats`, `report`, `logs`,
+//                                                                `timeline`, `submit`, `run`
+//   attempts.jsonl        `supervise`, one line per attempt      `logs`, `stats`, `report`,
+//                                                                `submit --wait`
+//   checkpoints.jsonl     libdtrain's Checkpointer, rank 0       `supervise`, `stats`, `report`
+//   job-end.jsonl         `submit`, when it saw the job end      `logs`, `report`, `submit`
+//   report.html           `report` (its default page)            a browser
+//   trace.json            `timeline` (its default output)        Perfetto, chrome://tracing
+//   live/                 a rank's logger (run-rank's hang       the other ranks' loggers
+//     wait-rank-NNNNN.txt watch) while its rank has waited
+//                         DTRAIN_HANG_AFTER in one collective
+//                         (removed after)
+//   hang.log              the hang watch's verdicts, one line    people, the loggers (named
+//                         each                                   yet?), `submit`, `run` (the
+//                                                                last verdict after a failure)
+//   arrivals/             a rank's logger (run-rank's straggler  rank 0's logger, `stats`,
+//     rank-NNNNN.txt      watch): its rank's last collectives'   `report`, `submit`, `run`
+//                         waits, replaced every 1-5 s and when
+//                         it ends
+//   stragglers.log        rank 0's logger: a line each time the  people
+//                         straggler it names changes
+//   stacks/               the logger whose hang watch gave a     `logs --hang`
+//     rank-NNNNN.json     verdict: the stacks of its node's
+//                         ranks (eu-stack), before it ends its
+//                         rank
 // clang-format on
 //
 // What the files hold is defined beside their readers: rank file names in rank_files.hpp, log
 // lines in log_line.hpp and rank_lines.hpp, metric records in metric_record.hpp, attempts,
-// checkpoints and job ends in attempt_record.hpp, plan.json in cli/plan/plan_json.cpp. The CLI's
-// I/O of them is cli/run_dir.*. Names only: nothing to link, so the planner (which writes
-// launch.sh's text) includes it too.
+// checkpoints and job ends in attempt_record.hpp, plan.json in cli/plan/plan_json.cpp. The CLI
+// reads and writes them in cli/run_dir.*, except the loggers' watches' own files (live/,
+// hang.log, arrivals/, stragglers.log, stacks/: cli/live_watch.*, arrival_watch.*,
+// stack_capture.*), rank 0's metrics as `submit --wait` follows them (cli/batch_job.cpp),
+// hang.log's last verdict after a failed job (cli/job_launch.cpp) and the commands' outputs,
+// report.html and trace.json (cli/output_file.hpp). Names only: nothing to link, so the planner
+// (which writes launch.sh's text) includes it too.
 #pragma once
 
 #include <string>
