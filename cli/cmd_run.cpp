@@ -27,11 +27,12 @@ constexpr const char* kSource = "(dtrain run's flags)";
 struct RunOptions {
   plan::CommandJob job;
   bool dry_run = false;
+  bool no_rank_prefix = false;
   std::vector<std::string> overrides;
 };
 
 int run_run(RunOptions opts) {
-  LaunchOptions launch{"run", opts.dry_run, true, std::nullopt};
+  LaunchOptions launch{"run", opts.dry_run, true, std::nullopt, !opts.no_rank_prefix};
   // Inside an allocation the job runs there, on a site of its scheduler (its built-in one unless
   // --site names another); --site local still means this machine alone.
   auto allocation = this_allocation();
@@ -86,6 +87,9 @@ void register_run(CLI::App& app, Action& action) {
                   "Set any other spec field: KEY=VALUE (VALUE is YAML; KEY may be a.b)")
       ->allow_extra_args(false);
   cmd->add_flag("--dry-run", opts->dry_run, "Print the launch script; write and run nothing");
+  cmd->add_flag(
+      "--no-rank-prefix", opts->no_rank_prefix,
+      "On a terminal, show the ranks' lines as they are, without \"[RANK] \" before each");
   cmd->add_option("command", opts->job.command,
                   "The program and its arguments: everything from the first word that is no flag "
                   "of run's on (dtrain run -n 2 python3 train.py --epochs 1)")

@@ -4,6 +4,7 @@
 // DIR/rank-NNNNN.log while passing it through unchanged, forwards termination signals, and frames
 // the log with a start line (rank, host, command) and an exit line (records/rank_lines.hpp), so
 // `dtrain logs` can tell a rank that exited from one that went silent. It exits with CMD's status.
+// With DTRAIN_RANK_PREFIX=1 the lines it passes on begin with "[RANK] " (rank_prefix.hpp).
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
 #include "live_watch.hpp"
+#include "rank_prefix.hpp"
 #include "records/live_status.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_alarm.hpp"
@@ -121,8 +123,17 @@ int run_rank(const RunRankOptions& opts) {
     watch.emplace(watch_settings, opts.run_dir, info->rank, info->size, start.host, child.pid,
                   *live);
   }
+  // Made after the fork, so that the child, which only execs, never shares its thread.
+  std::optional<RankPrefixer> prefixer;
+  if (const char* prefix = std::getenv(kRankPrefixVariable); prefix && std::string(prefix) == "1") {
+    prefixer.emplace(info->rank);
+  }
   const int status =
-      records::tee_output(child, {log.fd(), STDOUT_FILENO, STDERR_FILENO, alarm.fd()}, start, kWho);
+      records::tee_output(child,
+                          {log.fd(), prefixer ? prefixer->out_fd() : STDOUT_FILENO,
+                           prefixer ? prefixer->err_fd() : STDERR_FILENO, alarm.fd()},
+                          start, kWho);
+  if (prefixer) prefixer->close_and_drain();
   watch.reset();
   return exit_code_of(status);
 }

@@ -17,6 +17,7 @@ namespace {
 struct SubmitOptions {
   std::string spec_path;
   bool dry_run = false;
+  bool no_rank_prefix = false;
   bool wait = false;
   bool here = false;
   std::string site;
@@ -24,7 +25,7 @@ struct SubmitOptions {
 };
 
 int run_submit(const SubmitOptions& opts) {
-  LaunchOptions launch{"submit", opts.dry_run, opts.wait, std::nullopt};
+  LaunchOptions launch{"submit", opts.dry_run, opts.wait, std::nullopt, !opts.no_rank_prefix};
   if (opts.here) {
     launch.allocation = this_allocation();
     if (!launch.allocation) {
@@ -46,6 +47,9 @@ void register_submit(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("submit", "Plan a job from its spec and run or submit it");
   cmd->add_option("spec", opts->spec_path, "Job spec (YAML)")->required();
   cmd->add_flag("--dry-run", opts->dry_run, "Print the launch script; write and run nothing");
+  cmd->add_flag(
+      "--no-rank-prefix", opts->no_rank_prefix,
+      "On a terminal, show the ranks' lines as they are, without \"[RANK] \" before each");
   cmd->add_flag("--wait", opts->wait,
                 "Batch sites: follow the job to its end (state, time, steps/s) and return its "
                 "exit status");

@@ -1,6 +1,9 @@
 #include "job_launch.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "batch_job.hpp"
@@ -10,6 +13,7 @@
 #include "mpijob_submit.hpp"
 #include "plan/schedulers/batch_script.hpp"
 #include "process.hpp"
+#include "rank_prefix.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
 #include "records/run_dir_layout.hpp"
@@ -130,6 +134,16 @@ void print_end(const std::string& job_id, const std::string& run_dir, int status
               outcome(status, walltime_reached, spec, stop_signal).c_str(), run_dir.c_str());
 }
 
+// Whether the ranks of a job that runs from here prefix their terminal lines with their rank:
+// at a terminal unless --no-rank-prefix; DTRAIN_RANK_PREFIX given by the user is kept.
+void choose_rank_prefix(bool wanted) {
+  if (!wanted) {
+    ::setenv(kRankPrefixVariable, "0", 1);
+  } else if (::isatty(STDOUT_FILENO) == 1) {
+    ::setenv(kRankPrefixVariable, "1", 0);
+  }
+}
+
 // A job runs in an allocation of its site's scheduler, on the nodes the allocation holds.
 void check_fits(const PlannedJob& job, const plan::HeldAllocation& allocation,
                 const std::string& command) {
@@ -149,7 +163,7 @@ void check_fits(const PlannedJob& job, const plan::HeldAllocation& allocation,
 // mpiexec, mpirun over the node file) starts the ranks on the allocation's nodes; its directives
 // are comments to bash. The variables an allocation's shell carries that the launcher would take
 // over the script's own node and task counts (salloc -n sets srun's task count) are left out.
-int run_in_allocation(PlannedJob& job, const plan::HeldAllocation& allocation) {
+int run_in_allocation(PlannedJob& job, const plan::HeldAllocation& allocation, bool rank_prefix) {
   const plan::LaunchPlan& plan = job.plan;
   const plan::SchedulerAdapter& scheduler = job.scheduler();
   write_run_dir(plan, job.spec_text);
@@ -167,6 +181,7 @@ int run_in_allocation(PlannedJob& job, const plan::HeldAllocation& allocation) {
   }
   argv.push_back("bash");
   argv.push_back(plan.run_dir + "/" + plan.script_name);
+  choose_rank_prefix(rank_prefix);
   const JobEnd end = run_job(argv);
   const int status = local_job_status(end);
   print_end(plan.job_id, plan.run_dir, status, false, job.spec, end.stop_signal);
@@ -183,7 +198,7 @@ int launch_planned(PlannedJob& job, const LaunchOptions& opts) {
     std::fputs(plan.script.c_str(), stdout);
     return 0;
   }
-  if (opts.allocation) return run_in_allocation(job, *opts.allocation);
+  if (opts.allocation) return run_in_allocation(job, *opts.allocation, opts.rank_prefix);
   const plan::Submission submission = job.scheduler().submission();
   if (submission == plan::Submission::kManifest) {
     if (opts.wait) {
@@ -217,6 +232,7 @@ int launch_planned(PlannedJob& job, const LaunchOptions& opts) {
   std::printf("dtrain: job %s (%s, %d ranks), run directory %s\n", plan.job_id.c_str(),
               plan.site.c_str(), plan.world_size(), plan.run_dir.c_str());
   std::fflush(stdout);
+  choose_rank_prefix(opts.rank_prefix);
   const JobEnd end = run_job({"bash", plan.run_dir + "/" + plan.script_name});
   const int status = local_job_status(end);
   // launch.sh runs mpirun under `timeout`, which exits 124 when the walltime ran out.

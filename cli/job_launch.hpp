@@ -19,6 +19,9 @@ struct LaunchOptions {
   bool wait = false;
   // Set: the job runs in this allocation (the plan was made with its PlanPlace).
   std::optional<plan::HeldAllocation> allocation;
+  // A job that runs from here (local, in an allocation) with its output on a terminal: each rank's
+  // lines there begin with "[RANK] " (rank_prefix.hpp). False: --no-rank-prefix.
+  bool rank_prefix = true;
 };
 
 // The job's exit status (0 once submitted, without --wait); throws UsageError when the job cannot

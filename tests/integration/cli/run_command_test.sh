@@ -110,6 +110,25 @@ script=$(env SLURM_JOB_ID=7 "$DTRAIN" run --site local --dry-run ./pi)
 expect_contains "$script" "exec mpirun" "--site local inside an allocation: this machine"
 rm -rf runs
 
+echo "== the terminal: each rank's lines after [RANK]; as they are with --no-rank-prefix or no terminal"
+say='echo "hello from $DTRAIN_RANK"; echo "warning from $DTRAIN_RANK" >&2'
+# `script` gives dtrain run a terminal, as a person's shell does.
+tty_out=$(script -qec "$(printf '%q ' "$DTRAIN" run -n 2 --name say bash -c "$say")" /dev/null | tr -d '\r')
+for r in 0 1; do
+  expect_contains "$tty_out" $'\n'"[$r] hello from $r"$'\n' "rank $r's line on the terminal"
+  expect_contains "$tty_out" $'\n'"[$r] warning from $r"$'\n' "rank $r's stderr line on the terminal"
+done
+expect_contains "$tty_out" $'\n'"dtrain: job " "dtrain's own lines, without a prefix"
+log=$(rank_output "$(ls -d "$work"/runs/say-*)/rank-00001.log")
+expect_contains "$log" " hello from 1" "rank 1's log"
+[[ $log != *"[1]"* ]] || fail "rank 1's log has the terminal's prefix: $log"
+plain=$(script -qec "$(printf '%q ' "$DTRAIN" run -n 2 --no-rank-prefix bash -c "$say")" /dev/null | tr -d '\r')
+expect_contains "$plain" $'\n'"hello from 1"$'\n' "--no-rank-prefix"
+[[ $plain != *"[0] "* ]] || fail "--no-rank-prefix: a prefix in: $plain"
+piped=$("$DTRAIN" run -n 2 bash -c "$say" 2>&1)
+[[ $piped != *"[0] "* ]] || fail "output to a pipe: a prefix in: $piped"
+echo "ok: [0] and [1] on a terminal, none with --no-rank-prefix or into a pipe, none in the logs"
+
 if [[ ${PYTORCH:-0} == 1 ]]; then
   echo "== examples/pytorch-ddp trained by both: the same losses and accuracy"
   a=$("$DTRAIN" submit job.yaml --set "command=$(yaml_command "\"${train[0]}\"" "${train[@]:1}" --log-every 1)" 2>&1) || fail "submit: $a"
