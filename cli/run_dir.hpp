@@ -1,11 +1,15 @@
 // The run directory on disk (its files, their writers and readers: records/run_dir_layout.hpp):
 // job.yaml, launch.sh and plan.json, written here when a job is submitted, and the ranks'
 // rank-NNNNN.log / rank-NNNNN.jsonl, written by run-rank or the SPANK plugin and by libdtrain's
-// Meter and read here for `dtrain logs`, `stats` and `timeline`: which rank files exist, the bytes
-// of a rank log, where each rank ran (the start line), the metric records one at a time. The only
-// CLI code that reads or writes those records (the commands' own outputs, report.html and
-// trace.json, are output_file.hpp's); what their contents mean is decided in dtrain::records,
-// dtrain::report and run_summary.hpp.
+// Meter and read here for `dtrain logs`, `stats`, `report`, `timeline` and `submit`: which rank
+// files exist, the bytes of a rank log, where each rank ran (the start line), the metric records
+// one at a time; attempts.jsonl, checkpoints.jsonl, job-end.jsonl, exit-status and the ranks'
+// arrivals/ too. Not the only CLI code that touches the run directory: the loggers' watches keep
+// their own files (live/, hang.log, arrivals/, stragglers.log, stacks/: live_watch.*,
+// arrival_watch.*, stack_capture.*), `submit --wait` follows rank 0's metrics itself
+// (batch_job.cpp), job_launch.cpp quotes hang.log's last verdict, and the commands' own outputs,
+// report.html and trace.json, are output_file.hpp's. What the contents mean is decided in
+// dtrain::records, dtrain::report and run_summary.hpp.
 #pragma once
 
 #include <functional>
@@ -102,9 +106,6 @@ void for_each_line(const std::string& path, const std::function<void(std::string
 void for_each_metric_record(const std::string& run_dir,
                             const std::function<void(const records::MetricRecord&)>& each);
 
-// The run's per-rank throughput from its metric files, with each rank's host from its log, and of
-// a job that restarted, the time lost to failures (attempts.jsonl, checkpoints.jsonl). `also`,
-// when given, sees every record too, so another reader needs no second pass over the files.
 // Every rank's collective waits its logger published (RUN_DIR/arrivals/rank-NNNNN.txt,
 // arrival_watch.hpp), by rank; a file half written, of another version or unreadable is left out
 // (they are replaced while the job runs).
@@ -113,7 +114,14 @@ std::vector<report::RankArrivals> read_rank_arrivals(const std::string& run_dir)
 // two ranks published or too few collectives were in common.
 std::optional<std::pair<report::ArrivalVerdict, std::size_t>> read_arrival_verdict(
     const std::string& run_dir, double straggler_threshold);
+// The verdict of arrivals already read (read_run_stats reads them once for both uses).
+std::optional<std::pair<report::ArrivalVerdict, std::size_t>> judge_rank_arrivals(
+    const std::vector<report::RankArrivals>& arrivals, double straggler_threshold);
 
+// The run's per-rank throughput from its metric files, with each rank's host from its log, and of
+// a job that restarted, the time lost to failures (attempts.jsonl, checkpoints.jsonl), and the
+// arrivals' verdict (read_arrival_verdict). `also`, when given, sees every record too, so another
+// reader needs no second pass over the files.
 report::RunStats read_run_stats(const std::string& run_dir,
                                 double straggler_threshold = report::kDefaultStragglerThreshold,
                                 const std::function<void(const records::MetricRecord&)>& also = {});
