@@ -365,47 +365,6 @@ int read_last_attempt(const std::string& run_dir) {
   return report::last_attempt(read_attempt_records(run_dir));
 }
 
-std::vector<report::RankArrivals> read_rank_arrivals(const std::string& run_dir) {
-  // A window of 200 waits is about 1.5 KB of text; a file holds a few.
-  constexpr std::size_t kMaxArrivalsBytes = std::size_t{1} << 20;
-  std::map<int, report::RankArrivals> by_rank;
-  const fs::path dir = fs::path(run_dir) / records::kArrivalsDir;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto rank = records::parse_rank_file_name(it->path().filename().string(), "txt");
-    if (!rank) continue;
-    try {
-      const auto text = read_input_file_if_present(it->path().string(), "a rank's collective waits",
-                                                   kMaxArrivalsBytes);
-      if (!text) continue;
-      auto a = report::parse_arrivals(*text);
-      if (a && a->rank == *rank) by_rank[*rank] = std::move(*a);
-    } catch (const std::exception&) {
-      continue;  // evidence, not a record: one bad file leaves the others' verdict standing
-    }
-  }
-  std::vector<report::RankArrivals> out;
-  for (auto& [rank, a] : by_rank) out.push_back(std::move(a));
-  return out;
-}
-
-namespace {
-
-std::optional<std::pair<report::ArrivalVerdict, std::size_t>> arrival_verdict(
-    const std::vector<report::RankArrivals>& arrivals, double straggler_threshold) {
-  if (arrivals.size() < 2) return std::nullopt;
-  auto verdict = report::judge_arrivals(arrivals, straggler_threshold);
-  if (!verdict) return std::nullopt;
-  return std::pair{std::move(*verdict), arrivals.size()};
-}
-
-}  // namespace
-
-std::optional<std::pair<report::ArrivalVerdict, std::size_t>> read_arrival_verdict(
-    const std::string& run_dir, double straggler_threshold) {
-  return arrival_verdict(read_rank_arrivals(run_dir), straggler_threshold);
-}
-
 report::RunStats read_run_stats(const std::string& run_dir, double straggler_threshold,
                                 const std::function<void(const records::MetricRecord&)>& also) {
   report::StatsBuilder builder;
@@ -423,7 +382,7 @@ report::RunStats read_run_stats(const std::string& run_dir, double straggler_thr
   stats.lost = report::compute_lost_time(read_attempt_records(run_dir),
                                          read_checkpoint_records(run_dir), stats.first_step_start);
   stats.lost.redone_step_records = redone;
-  if (auto verdict = arrival_verdict(arrivals, straggler_threshold)) {
+  if (auto verdict = judge_rank_arrivals(arrivals, straggler_threshold)) {
     stats.arrivals = std::move(verdict->first);
     stats.arrival_ranks = verdict->second;
   }
