@@ -1,7 +1,7 @@
 // Writes N rank logs of L lines each, as dtrain run-rank writes them, for the log-merge benchmark:
 // DIR/rank-NNNNN.log, every line "<RFC 3339 timestamp> rank=R step=S loss=X msg=...", about 104
 // bytes a line. Line i of every file falls in [i * 25 ms, (i + 1) * 25 ms) after the start, so
-// timestamps rise within a file and interleave across files (as research/perf-baselines.md §6).
+// timestamps rise within a file and interleave across files (docs/benchmarks.md, "Log merge").
 //   gen_rank_logs DIR N L [SEED]
 #include <cstdio>
 #include <cstdlib>

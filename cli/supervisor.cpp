@@ -34,7 +34,8 @@ bool made_progress(const AttemptEnd& end) {
 std::string no_progress_reason(const AttemptEnd& end) {
   if (end.run_has_checkpoints) return "it saved no checkpoint";
   // The supervisor sees only the checkpoints recorded in checkpoints.jsonl: a program that saves
-  // its own must be told how to count, not that it saved none (issue 33, item 9).
+  // its own must be told how to count, not that it saved none
+  // (Supervisor.WithoutCheckpointsAtAllOnlyAQuickFailureEndsTheJob).
   return "it failed within " + std::to_string(static_cast<int>(kMinProgressSeconds)) +
          " s and no checkpoint was recorded by dtrain::Checkpointer (a program that saves its "
          "own records each save in $DTRAIN_RUN_DIR/" +

@@ -5,7 +5,7 @@
 
 #include "options.hpp"
 
-// Two C++ traps (research/slurm-on-localhost.md, section 2): spank.h declares the callbacks
+// Two C++ traps: spank.h declares the callbacks
 // outside its own extern "C" block, so the include itself must be wrapped; and SPANK_PLUGIN()
 // defines const globals, which have internal linkage in C++, so the symbols are spelled out here.
 extern "C" {

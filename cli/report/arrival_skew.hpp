@@ -1,11 +1,11 @@
-// Stragglers from the collectives alone (issue 46 item 3), for any program on libdtrain or the
-// torch backend, with the Meter or without: the rank that arrives last at a collective waits
-// least in it (the others wait for it), so each collective's waits on every rank, matched by its
-// sequence number, say which rank arrived last and how long after the others. Waits are durations
-// on each rank's own clock: nothing needs the nodes' clocks to agree (they differ by
-// milliseconds). The waits come in windows (records/live_status.hpp) that each rank's logger
-// publishes in RUN_DIR/arrivals/rank-NNNNN.txt (format_arrivals); rank 0's logger judges them
-// while the job runs, `dtrain stats` and the report afterwards (judge_arrivals). Pure.
+// Stragglers from the collectives alone (docs/logs.md, "Stragglers while the job runs"), for any
+// program on libdtrain or the torch backend, with the Meter or without: the rank that arrives last
+// at a collective waits least in it (the others wait for it), so each collective's waits on every
+// rank, matched by its sequence number, say which rank arrived last and how long after the others.
+// Waits are durations on each rank's own clock: nothing needs the nodes' clocks to agree (they
+// differ by milliseconds). The waits come in windows (records/live_status.hpp) that each rank's
+// logger publishes in RUN_DIR/arrivals/rank-NNNNN.txt (format_arrivals); rank 0's logger judges
+// them while the job runs, `dtrain stats` and the report afterwards (judge_arrivals). Pure.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
-// The live hang watch's judgement (issue 46 item 1), pure: each rank's logger (`dtrain run-rank`,
-// cli/live_watch.hpp) follows its rank's live status page (records/live_status.hpp) and process;
-// a rank that has waited inside collective #k for `hang_after` publishes its wait in the run
-// directory (one short file, once per wait); the logger of a rank that never entered #k reads
-// those waits and names its own rank, what it is doing and what the others wait in, at once:
+// The live hang watch's judgement (docs/fault-tolerance.md, "A rank that hangs is named while the
+// job runs"), pure: each rank's logger (`dtrain run-rank`, cli/live_watch.hpp) follows its rank's
+// live status page (records/live_status.hpp) and process; a rank that has waited inside collective
+// #k for `hang_after` publishes its wait in the run directory (one short file, once per wait); the
+// logger of a rank that never entered #k reads those waits and names its own rank, what it is doing
+// and what the others wait in, at once:
 //   dtrain: hang: rank 1 (on node2) is stopped (SIGSTOP), outside any collective (it left
 //   allreduce #40 35 s ago); ranks 0,2-3 wait in allreduce #41 of 4096 bytes for 31 s
 // The logger that can see the process (same node) is the one that speaks, so a stopped, spinning

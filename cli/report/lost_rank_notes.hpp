@@ -2,9 +2,9 @@
 // names, and the line each of them gets (records::format_lost_rank_note). Open MPI's abort has
 // Slurm (PMIx) end the whole step within milliseconds of a lost rank, and MPICH's Hydra kills every
 // survivor as fast, so a rank on another node can be ended, logger and all, before the peer alarm
-// reaches it (issue 33 item 5). The process that outlives the launch (`dtrain supervise`, `dtrain
-// submit`) completes their logs from the report of a rank that did say it. Pure: the caller reads
-// the logs into scans (run_dir.hpp) and appends the lines.
+// reaches it (docs/fault-tolerance.md, "How it works"). The process that outlives the launch
+// (`dtrain supervise`, `dtrain submit`) completes their logs from the report of a rank that did say
+// it. Pure: the caller reads the logs into scans (run_dir.hpp) and appends the lines.
 #pragma once
 
 #include <string_view>

@@ -71,7 +71,8 @@ LostTime compute_lost_time(const std::vector<records::AttemptRecord>& attempts,
 
 std::string format_lost_time(const LostTime& lost) {
   if (lost.attempts == 0) return "";
-  // A run that never failed lost no time to failures: say only that (issue 35, item 5).
+  // A run that never failed lost no time to failures: say only that
+  // (LostTime.ARunThatNeverFailedSaysSoAndNothingMore).
   if (lost.failed.empty() && lost.redone_step_records == 0) {
     return "attempts: " + std::to_string(lost.attempts) + ", none failed\n";
   }

@@ -4,7 +4,8 @@
 // ranks (libdtrain) and each rank's logger (records/output_tee.hpp, `dtrain run-rank` and the SPANK
 // plugin), which holds the rank's alarm socket too and reports an alarm that arrives after its
 // rank was ended before it could (Open MPI 4.1 ends a rank whose TCP connection to the lost peer
-// breaks at once, before the alarm reaches it; issue 33 item 5). Pure: no I/O.
+// breaks at once, before the alarm reaches it; docs/fault-tolerance.md, "How it works"). Pure: no
+// I/O.
 #pragma once
 
 #include <cstddef>

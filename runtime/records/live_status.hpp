@@ -19,11 +19,12 @@ namespace dtrain::records {
 
 inline constexpr const char* kLiveFdVariable = "DTRAIN_LIVE_FD";
 
-// How long each collective waited, for the straggler watch (issue 46 item 3): the rank that
-// arrives last at a collective waits least in it, so the waits of one collective on every rank,
-// matched by its sequence number, say who arrived last and how long the others waited for it,
-// without clocks that agree across nodes (each wait is a duration on its own rank's clock).
-// Written in windows of kArrivalWindowCalls collectives (window k: collectives #k*W to
+// How long each collective waited, for the straggler watch (docs/logs.md, "Stragglers while the job
+// runs"): the rank that arrives last at a collective waits least in it, so the waits of one
+// collective on every rank, matched by its sequence number, say who arrived last and how long the
+// others waited for it, without clocks that agree across nodes (each wait is a duration on its own
+// rank's clock). Written in windows of kArrivalWindowCalls collectives (window k: collectives #k*W
+// to
 // #(k+1)*W-1); the loggers copy windows out of the page and compare them (cli/live_watch.hpp).
 // Why windows at levels: the loggers of different ranks read at different moments, and a program
 // of microsecond collectives has moved on by thousands of windows between two reads; level m keeps

@@ -1,11 +1,13 @@
 // The peer alarm's socket, held by a rank's logger (`dtrain run-rank`, the SPANK plugin) and handed
 // to the rank. A rank whose TCP connection to a lost peer breaks can be ended by its MPI library
 // at once (Open MPI 4.1's TCP transport aborts the process, in about a millisecond), before the
-// alarm of the rank that saw the peer end reaches it: its log then named nobody (issue 33 item 5,
-// 5 of 6 runs of a 2 x 2 job with 1 MiB allreduces). The logger outlives its rank by the time the
-// launcher takes to kill the step, and the alarm is sent to the rank's socket several times: with
-// the socket still open in the logger, the later datagrams wait there, and the logger writes the
-// rank's report for it. One socket per rank, as the rank would have bound anyway.
+// alarm of the rank that saw the peer end reaches it: its log then named nobody (5 of 6 runs of a
+// 2x2 job with 1 MiB allreduces; the logger's answer is pinned by RankAlarmTee.
+// ARankThatFailedBeforeReportingALossHasItReportedByItsLogger). The logger outlives
+// its rank by the time the launcher takes to kill the step, and the alarm is sent to the rank's
+// socket several times: with the socket still open in the logger, the later datagrams wait there,
+// and the logger writes the rank's report for it. One socket per rank, as the rank would have bound
+// anyway.
 #pragma once
 
 #include <optional>

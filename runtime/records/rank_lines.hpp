@@ -46,9 +46,9 @@ std::optional<RankExit> parse_rank_exit(std::string_view text);
 // A third line, appended after the launch ended by the process that outlived it (`dtrain
 // supervise` between attempts, `dtrain submit` when it saw the job end), to the log of a rank that
 // was ended before it heard what another rank reported: Open MPI's abort has Slurm end the whole
-// step within milliseconds of a lost rank, before the peer alarm reaches every rank (issue 33
-// item 5). It quotes the report, says whose it was and who wrote the line, after the rank's exit
-// line when it has one:
+// step within milliseconds of a lost rank, before the peer alarm reaches every rank
+// (docs/fault-tolerance.md, "How it works"). It quotes the report, says whose it was and who wrote
+// the line, after the rank's exit line when it has one:
 //   <time> dtrain: rank 1 ended before it heard what rank 2 reported: peer process lost: rank 3
 //   (on node2) was killed or exited without finalizing (seen by rank 2 on that node); written
 //   after the launch ended, by dtrain supervise

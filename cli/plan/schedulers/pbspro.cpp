@@ -22,9 +22,10 @@ std::string select_chunk(const SiteProfile& site, const JobShape& s) {
 // the node's numbering, which on an SMT node lists every core's first thread before any second
 // one (Polaris: GPU3's CPUs are 0-7 and 32-39), so 16 of them would be the first threads of 16
 // cores; with `--cpu-bind core` depth counts cores, each with all its threads
-// (research/site-conventions.md 1.4). cpus_per_rank counts hardware threads (docs/spec.md): a
-// whole number of cores binds that many cores (4 ranks of 16 on Polaris: --depth 8, one NUMA
-// domain each, as ALCF's GPU example), any other count that many hardware threads.
+// (PbsPro.DepthGivesEachRankItsCpusPerRank, the polaris goldens). cpus_per_rank counts hardware
+// threads (docs/spec.md): a whole number of cores binds that many cores (4 ranks of 16 on Polaris:
+// --depth 8, one NUMA domain each, as ALCF's GPU example), any other count that many hardware
+// threads.
 std::string pals_mpiexec(const SiteProfile& site, const JobShape& s) {
   const int threads = std::max(1, site.threads_per_core);
   const int cpus = std::max(1, s.cpus_per_rank);
