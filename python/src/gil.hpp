@@ -2,8 +2,9 @@
 // (its last reference dropped: destroy_process_group, `del`, the garbage collector), and a wait
 // there for a thread that itself needs the GIL never ends: the process group's completion thread
 // takes it to drop the last reference to a tensor Python made and to run a future's Python
-// callbacks (issue 45: destroy_process_group hung about 1 run in 4). Shared by dtrain._dtrain and
-// dtrain._torch, so that every wait of theirs on a backend thread releases the GIL the same way.
+// callbacks (destroy_process_group hung about 1 run in 4; the torch_tcp_destroy_loop_* tests).
+// Shared by dtrain._dtrain and dtrain._torch, so that every wait of theirs on a backend thread
+// releases the GIL the same way.
 #pragma once
 
 #include <functional>

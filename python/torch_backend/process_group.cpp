@@ -120,10 +120,10 @@ ProcessGroupDtrain::~ProcessGroupDtrain() {
   // reference), and the completion thread may need the GIL before it can end: to drop the last
   // reference to a tensor Python made (torch then decrefs the tensor's PyObject, under the GIL)
   // and to run a future's Python callbacks (then()). Joining it with the GIL held deadlocked
-  // (issue 45: in a create/all_reduce/destroy loop, after 1 to 80 loops; at the first with a
-  // callback outstanding). The Context's end waits too, for the other ranks' destructors and
-  // libdtrain's progress thread: also without the GIL, so that the process's other Python threads
-  // run.
+  // (tests/integration/python/torch_destroy_loop.py: in a create/all_reduce/destroy loop, after 1
+  // to 80 loops; at the first with a callback outstanding). The Context's end waits too, for the
+  // other ranks' destructors and libdtrain's progress thread: also without the GIL, so that the
+  // process's other Python threads run.
   python::without_gil([this] {
     {
       std::lock_guard lock(queue_mutex_);
