@@ -24,8 +24,12 @@ IFS=':' read -r -a plain <<<"${DTRAIN_FUZZ_PLAIN_SOURCES:-}"
 for i in "${!fuzzed[@]}"; do
   compile "f$i" "${fuzzed[i]}" -fsanitize=fuzzer-no-link,address,undefined "${flags[@]}"
 done
+# The runtime libraries' own dependencies' headers outside /usr/include (libxml2's, for
+# affinity/xml_fault.cpp), found as CMake finds them.
+read -r -a deps_cflags <<<"$(pkg-config --cflags libxml-2.0)"
 for i in "${!plain[@]}"; do
-  compile "p$i" "${plain[i]}" -std=c++20 -O0 -g0 -I "$src/runtime" -I "$src/runtime/include"
+  compile "p$i" "${plain[i]}" -std=c++20 -O0 -g0 -I "$src/runtime" -I "$src/runtime/include" \
+    "${deps_cflags[@]}"
 done
 while (($(jobs -rp | wc -l) > 0)); do wait -n; done
 ar rcs "$build/fuzz/libspec.a" "$build/fuzz/objects/"*.o

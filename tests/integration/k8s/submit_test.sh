@@ -78,7 +78,7 @@ out=$(PATH="$work/bin:$PATH" "$DTRAIN" submit --wait job.yaml 2>&1)
 status=$?
 set -e
 expect_eq 2 "$status" "exit status ($out)"
-expect_contains "$out" "dtrain: --wait: not supported for site k8s" "message"
+expect_contains "$out" "dtrain: submit: --wait: not supported for site k8s (Kubernetes); follow the job with" "message"
 
 echo "== a name Kubernetes cannot use"
 set +e
