@@ -23,6 +23,17 @@ class ExpansionCounter final : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    // yaml-cpp registers an anchor before the node it marks is read, so `&a [x, *a]` refers to
+    // itself: the tree it builds is a cycle, and every walk of it recursed until the stack ran out.
+    const bool inside_own_anchor = std::any_of(open_.begin(), open_.end(), [&](const Open& o) {
+      return o.anchor != YAML::NullAnchor && o.anchor == anchor;
+    });
+    if (inside_own_anchor && !problem_) {
+      problem_ = YamlShapeProblem{mark.line + 1,
+                                  "expected each alias (*name) after the node its anchor (&name) "
+                                  "marks, got one inside that node: the value would contain "
+                                  "itself without end"};
+    }
     add(anchor < sizes_.size() ? sizes_[anchor] : 1, mark);
   }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -45,6 +46,23 @@ TEST(YamlExpansion, ASecondDocumentIsRefusedNamingItsLine) {
   EXPECT_EQ(problem->what,
             "expected one YAML document, got a second one (a \"---\" line starts it): put "
             "everything in one document");
+}
+
+// yaml-cpp resolves `*a` inside `&a [...]` to the node being built: a cycle every walk of the tree
+// followed until the stack overflowed (found by spec_parser_fuzz).
+TEST(YamlExpansion, AnAliasInsideItsOwnAnchorIsRefusedNamingItsLine) {
+  const std::pair<const char*, int> cases[] = {{"a: &a [lol, *a]\n", 1},
+                                               {"x: 1\nm: &m {k: [1, {j: *m}]}\n", 2}};
+  for (const auto& [text, line] : cases) {
+    const auto problem = check_yaml_shape(text);
+    ASSERT_TRUE(problem) << text;
+    EXPECT_EQ(problem->line, line) << text;
+    EXPECT_EQ(problem->what,
+              "expected each alias (*name) after the node its anchor (&name) marks, got one "
+              "inside that node: the value would contain itself without end");
+  }
+  // The same anchor used after its node ends, even inside a later one, is fine.
+  EXPECT_FALSE(check_yaml_shape("a: &a [1]\nb: &b [*a, {c: *a}]\n"));
 }
 
 TEST(YamlExpansion, SpecsWithAFewAliasesAndBadYamlPassToTheLoader) {
