@@ -17,10 +17,12 @@
 #include "arrival_watch.hpp"
 #include "common/errors.hpp"
 #include "common/number_text.hpp"
+#include "link_watch.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/run_dir_layout.hpp"
 #include "report/hang_watch.hpp"
+#include "report/node_reach.hpp"
 #include "report/rank_ranges.hpp"
 #include "run_dir.hpp"
 #include "stack_capture.hpp"
@@ -38,6 +40,10 @@ constexpr int kReadWaitsEvery = 2;
 // ample even on a loaded file system.
 constexpr auto kSilentGrace = std::chrono::seconds(20);
 constexpr std::string_view kWaitPrefix = "wait-";
+// How long, once every rank waits, the lowest waits for each node's link probe (link_watch.hpp)
+// before it gives up naming a node: the probes take kProbeLimit, the records are read every other
+// period.
+constexpr auto kReachGrace = kProbeLimit + 3 * kPeriod;
 // How long the stacks of this node's ranks may take before the verdict's rank is ended: a process
 // ptrace cannot stop (blocked in the kernel) delays the abort by this much at most.
 constexpr auto kStacksLimit = std::chrono::seconds(8);
@@ -111,6 +117,8 @@ struct LiveWatch::State {
   bool spoke = false;                    // a verdict was given (once per rank and job)
   std::optional<ArrivalWatch> arrivals;  // the straggler watch, on this thread too
   bool arrivals_failed = false;
+  std::optional<LinkWatch> links;                 // which node is cut off, when every rank waits
+  std::optional<std::int64_t> all_waiting_at_us;  // when this logger saw every rank waiting
 };
 
 LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, int size,
@@ -128,6 +136,7 @@ LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, 
                        (std::string(kWaitPrefix) + records::rank_file_name(rank_, "txt")))
                           .string();
   state_->arrivals.emplace(run_dir_, rank_, size_, host_, page_);
+  state_->links.emplace(state_->live_dir, host_);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -199,6 +208,8 @@ void LiveWatch::tick() {
     if (in.left > *st.published || in.entered > *st.published + 1) {
       ::unlink(st.wait_path.c_str());
       st.published.reset();
+      st.links->forget();
+      st.all_waiting_at_us.reset();
     }
   }
   // A process stopped, traced or blocked in the kernel is not waiting, even inside a collective.
@@ -250,6 +261,10 @@ void LiveWatch::tick() {
     }
   }
   if (st.waits.empty()) return;
+  const std::optional<std::string> all_waiting =
+      st.published ? report::all_waiting_verdict(size_, st.waits, now) : std::nullopt;
+  // Every rank waits: whether a node's link is cut, asked as soon as it shows (a few seconds).
+  if (all_waiting) st.links->probe_once(st.waits);
   // The waiters publish within a period of reaching hang_after: give them two more, so that the
   // verdict names all of them, not the first one.
   std::int64_t earliest = st.waits.front().since_us;
@@ -270,11 +285,24 @@ void LiveWatch::tick() {
                                      able ? settings_.hang_after : std::nullopt);
     }
   }
-  // Every rank waits in one collective: the lowest says so, once the last has waited as long.
-  if (!verdict && st.published && !st.waits.empty()) {
+  // Every rank waits in one collective: the lowest says so, once the last has waited as long,
+  // naming the node cut off when the nodes' probes agree on one (3 nodes or more).
+  if (!verdict && all_waiting) {
     int lowest = st.waits.front().rank;
     for (const auto& w : st.waits) lowest = std::min(lowest, w.rank);
-    if (lowest == rank_) verdict = report::all_waiting_verdict(size_, st.waits, now);
+    if (lowest == rank_) {
+      if (!st.all_waiting_at_us) st.all_waiting_at_us = now;
+      const std::size_t hosts = report::hosts_of(st.waits).size();
+      const std::vector<report::NodeReach> reach =
+          hosts >= 3 ? st.links->read() : std::vector<report::NodeReach>{};
+      verdict = report::cut_node_verdict(st.waits, reach, now);
+      if (!verdict &&
+          (hosts < 3 || reach.size() >= hosts ||
+           now - *st.all_waiting_at_us >=
+               std::chrono::duration_cast<std::chrono::microseconds>(kReachGrace).count())) {
+        verdict = all_waiting;
+      }
+    }
   }
   // Nobody named a cause: the lowest waiting rank names the ranks that published nothing.
   if (!verdict && st.published &&

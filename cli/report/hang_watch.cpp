@@ -193,29 +193,32 @@ std::optional<std::string> hang_verdict(int rank, const std::string& host,
          " bytes for " + seconds_text(seconds_between(first->since_us, now_us));
 }
 
+std::string waiting_where(const std::vector<RankWait>& waits, std::int64_t now_us) {
+  const RankWait* first = &waits.front();
+  std::uint64_t last_seq = first->seq;
+  for (const RankWait& w : waits) {
+    if (w.seq < first->seq || (w.seq == first->seq && w.since_us < first->since_us)) first = &w;
+    last_seq = std::max(last_seq, w.seq);
+  }
+  return "in " + collective_text(first->op, first->seq) +
+         (last_seq == first->seq ? " of " + std::to_string(first->bytes) + " bytes"
+                                 : " (some already in #" + std::to_string(last_seq) + ")") +
+         " for " + seconds_text(seconds_between(first->since_us, now_us));
+}
+
 std::optional<std::string> all_waiting_verdict(int size, const std::vector<RankWait>& waits,
                                                std::int64_t now_us) {
   if (waits.empty() || static_cast<int>(waits.size()) < size) return std::nullopt;
   std::vector<bool> seen(static_cast<std::size_t>(size), false);
-  const RankWait* first = &waits.front();
-  std::uint64_t last_seq = first->seq;
   std::vector<std::string> hosts;
   for (const RankWait& w : waits) {
     if (w.rank < 0 || w.rank >= size) return std::nullopt;
     seen[static_cast<std::size_t>(w.rank)] = true;
-    if (w.seq < first->seq || (w.seq == first->seq && w.since_us < first->since_us)) first = &w;
-    last_seq = std::max(last_seq, w.seq);
     if (std::find(hosts.begin(), hosts.end(), w.host) == hosts.end()) hosts.push_back(w.host);
   }
   if (std::find(seen.begin(), seen.end(), false) != seen.end()) return std::nullopt;
-  const std::string where = last_seq == first->seq
-                                ? "in " + collective_text(first->op, first->seq) + " of " +
-                                      std::to_string(first->bytes) + " bytes"
-                                : "in " + collective_text(first->op, first->seq) +
-                                      " (some already in #" + std::to_string(last_seq) + ")";
-  return "dtrain: hang: all " + std::to_string(size) + " ranks wait " + where + " for " +
-         seconds_text(seconds_between(first->since_us, now_us)) +
-         ": none is missing, so bytes are not moving" +
+  return "dtrain: hang: all " + std::to_string(size) + " ranks wait " +
+         waiting_where(waits, now_us) + ": none is missing, so bytes are not moving" +
          (hosts.size() > 1 ? " (between " + std::to_string(hosts.size()) +
                                  " hosts: a cut or failing link, or a stuck transport)"
                            : " (a stuck transport)");

@@ -77,6 +77,10 @@ std::optional<std::string> hang_verdict(int rank, const std::string& host,
                                         const std::vector<RankWait>& waits, std::int64_t now_us,
                                         std::optional<std::chrono::seconds> hang_after);
 
+// Where `waits` (not empty) wait and for how long: "in allreduce #12 of 1024 bytes for 40 s", or
+// "in allreduce #12 (some already in #13) for 39 s" when some finished their part of it.
+std::string waiting_where(const std::vector<RankWait>& waits, std::int64_t now_us);
+
 // When every one of `size` ranks waits inside a collective (the same one, or the next for ranks
 // that finished their part of it): none is missing, so bytes are not moving (a cut link, a stuck
 // transport); nullopt otherwise.

@@ -2,9 +2,10 @@
 # The live hang watch across nodes (issue 46 item 1; cli/live_watch.hpp), each rank under
 # `dtrain run-rank` as the generated Slurm scripts start it, the run directory on the shared file
 # system: on 2 nodes x 2 ranks, rank 3 (node2) stopped with SIGSTOP is named by its own logger
-# with its node and state, and the job ends; node2's link cut mid-run: every rank waits, and the
-# lowest says that bytes stopped moving between the hosts, and the job ends. DTRAIN_HANG_AFTER=8
-# for the test's time (the default is 30 s).
+# with its node and state, and the job ends; on 3 nodes x 2 ranks, node2's link cut mid-run: every
+# rank waits, each node's first logger probes the others (cli/link_watch.hpp), and the lowest names
+# node2 as the node cut off (not node1 or node3, whose ranks miss node2's too), and the job ends
+# within 60 s of the cut. DTRAIN_HANG_AFTER=8 for the test's time (the default is 30 s).
 #   hang_watch_test.sh CLUSTER_DIR DTRAIN PROBE
 set -euo pipefail
 source "$1/env.sh"
@@ -27,9 +28,10 @@ grep -qE "${want#^}" "$work/stop/hang.log" || fail "hang.log: $(cat "$work/stop/
 ((took < 40)) || fail "the job took $took s to end: $(cat "$work/stop.out")"
 echo "ok: named from node2 and ended after $took s"
 
-echo "== node2's link cut while the ranks run"
-# RUNTIME_PROBE_DIE_RANK=99: no rank of 4 dies; they call allreduce until it fails.
-(RUNTIME_PROBE_DIE_RANK=99 DTRAIN_HANG_AFTER=8 timeout -k 5 90 "${ranks[@]}" "$work/cut" -- "$PROBE" >"$work/cut.out" 2>&1;
+echo "== node2's link cut while the ranks of 3 nodes run"
+# RUNTIME_PROBE_DIE_RANK=99: no rank of 6 dies; they call allreduce until it fails.
+ranks3=(srun --mpi=pmix -w node1,node2,node3 -N3 --ntasks-per-node=2 "$DTRAIN" run-rank --run-dir)
+(RUNTIME_PROBE_DIE_RANK=99 DTRAIN_HANG_AFTER=8 timeout -k 5 90 "${ranks3[@]}" "$work/cut" -- "$PROBE" >"$work/cut.out" 2>&1;
   echo "exit $?" >>"$work/cut.out") &
 job=$!
 sleep 4
@@ -39,11 +41,16 @@ for _ in $(seq 60); do
   [[ -s $work/cut/hang.log ]] && break
   sleep 1
 done
-took=$((SECONDS - start))
+named=$((SECONDS - start))
+# The link back, so that node2's slurmd can report its ranks' end to srun.
 ip link set "${VETH_PREFIX:-dtrv}2" up
 wait "$job" || true
-want="dtrain: hang: all 4 ranks wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s: none is missing, so bytes are not moving \\(between 2 hosts: a cut or failing link, or a stuck transport\\); DTRAIN_ON_HANG=abort: ending rank 0$"
-grep -qE "$want" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want/ after $took s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
+ended=$((SECONDS - start))
+want="dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(it reaches none of them: its link is cut\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending rank 0$"
+grep -qE "$want" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want/ after $named s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
+grep -q "node node[13]" "$work/cut/hang.log" && fail "a node not cut named: $(cat "$work/cut/hang.log")"
+grep -qE "$want" "$work/cut.out" || fail "the job's output lacks /$want/: $(cat "$work/cut.out")"
 grep -q "^exit 0$" "$work/cut.out" && fail "the job succeeded: $(cat "$work/cut.out")"
-echo "ok: named after $took s of the cut"
+((ended <= 60)) || fail "the job ended $ended s after the cut (named after $named s): $(cat "$work/cut.out")"
+echo "ok: node2 named after $named s of the cut, the job ended after $ended s"
 echo PASS

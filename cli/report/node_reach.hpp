@@ -1,0 +1,51 @@
+// Which node's link is cut, pure (docs/fault-tolerance.md, "A rank that hangs is named while the
+// job runs"): when every rank waits inside a collective, none is missing and the ranks cannot say
+// who holds them (each misses its peers across the cut). One logger per node (cli/link_watch.hpp)
+// then asks, once, which of the job's other nodes answer it (one probe per node, a few seconds at
+// most) and writes the answers to the run directory, which the shared file system still carries;
+// the node that none of the others reaches while they reach each other is the one cut off:
+//   dtrain: hang: node node2 (ranks 2-3) stopped answering: nodes node1, node3 cannot reach it
+//   and reach each other (it reaches none of them: its link is cut); ranks 0-5 wait in allreduce
+//   #12 of 4096 bytes for 11 s
+// With 2 nodes each misses the other and nothing tells the sides apart: no node is named.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/hang_watch.hpp"
+
+namespace dtrain::report {
+
+// What one node's probe found: the job's other nodes that answered, and those that did not within
+// the probe's time.
+struct NodeReach {
+  std::string host;
+  std::vector<std::string> answered;
+  std::vector<std::string> silent;
+};
+// One line, and back (nullopt: not a reach line, e.g. a file half written). Host names hold no
+// space or comma.
+std::string format_reach(const NodeReach& reach);
+std::optional<NodeReach> parse_reach(std::string_view line);
+
+// The hosts of `waits`, each once, in the order first seen.
+std::vector<std::string> hosts_of(const std::vector<RankWait>& waits);
+
+// Of `hosts` (3 or more), the one that every other host's record says did not answer, while each
+// of those others answered all the rest; nullopt when there are fewer than 3 hosts (each side of
+// a cut misses the other alike), when a host other than it wrote no record, or when the records
+// point at no single node (a switch down, a firewall, every probe timing out).
+std::optional<std::string> cut_node(const std::vector<std::string>& hosts,
+                                    const std::vector<NodeReach>& reach);
+
+// The verdict when every rank waits (`waits`: all of them, as all_waiting_verdict takes) and
+// `reach` names one node cut off (cut_node over the waits' hosts); nullopt otherwise.
+std::optional<std::string> cut_node_verdict(const std::vector<RankWait>& waits,
+                                            const std::vector<NodeReach>& reach,
+                                            std::int64_t now_us);
+
+}  // namespace dtrain::report
