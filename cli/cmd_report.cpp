@@ -19,6 +19,9 @@
 #include "output_file.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
+#include "report/attempts.hpp"
+#include "report/hang.hpp"
+#include "report/job_facts.hpp"
 #include "report/report_html.hpp"
 #include "report/report_page.hpp"
 #include "report/run_page.hpp"
@@ -42,7 +45,7 @@ struct ReadRun {
   std::optional<report::ScalingRun> scaling;
 };
 
-ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
+ReadRun read_run(const std::string& run_dir, double straggler_threshold, std::int64_t now_us) {
   require_run_dir(run_dir);
   ReadRun out;
   report::RunPageInput& in = out.page;
@@ -99,6 +102,14 @@ ReadRun read_run(const std::string& run_dir, double straggler_threshold) {
     in.checkpoints.push_back(std::move(info));
   }
   in.job_end = read_job_end_record(run_dir);
+  // A job that still runs: the collective its ranks are in now, from its heartbeats (of the
+  // attempt running, which numbers its collectives from 0 again).
+  in.now = now_us;
+  if (report::job_state(in) == "running") {
+    if (auto tracker = read_heartbeats(run_dir, report::last_attempt(in.attempts))) {
+      in.hang = report::detect_hang(*tracker);
+    }
+  }
   return out;
 }
 
@@ -128,8 +139,13 @@ int run_report(const ReportOptions& opts) {
   }
   // Where the page goes is decided before any run is read: a refused path costs nothing.
   const OutputTarget target = resolve_output(page_request(opts), opts.run_dirs);
+  const auto now = std::chrono::system_clock::now();
+  const std::int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   std::vector<ReadRun> runs;
-  for (const auto& dir : opts.run_dirs) runs.push_back(read_run(dir, opts.straggler_threshold));
+  for (const auto& dir : opts.run_dirs) {
+    runs.push_back(read_run(dir, opts.straggler_threshold, now_us));
+  }
   // Scaling rows link to sections by label: two runs of the same name (from different parents)
   // get a number.
   std::map<std::string, int> seen;
@@ -153,7 +169,7 @@ int run_report(const ReportOptions& opts) {
   }
   const auto groups =
       runs.size() > 1 ? report::scaling_groups(scaling) : std::vector<report::ScalingGroup>{};
-  const std::string generated = records::format_log_time(std::chrono::system_clock::now());
+  const std::string generated = records::format_log_time(now);
   std::string title = "dtrain report: " + runs.front().page.summary.label;
   if (runs.size() > 1) {
     std::set<std::string> jobs;

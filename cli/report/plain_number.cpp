@@ -46,6 +46,16 @@ std::string duration_text(double seconds) {
   return plain_number(seconds * 1e6) + " us";
 }
 
+std::string bytes_text(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return plain_number(bytes) + " " + kUnits[unit];
+}
+
 std::string percent_text(double share) { return plain_number(share * 100) + " %"; }
 
 }  // namespace dtrain::report

@@ -20,4 +20,8 @@ std::string percent_text(double share);
 // "2 min 5 s", from an hour "1 h 5 min". The stats table's stragglers and the report page use it.
 std::string duration_text(double seconds);
 
+// A size in bytes in binary units, in plain numbers: "512 B", "4 KiB", "1.5 GiB" (the report
+// page's collectives, checkpoints and memory, and the collective its ranks are stuck in).
+std::string bytes_text(double bytes);
+
 }  // namespace dtrain::report

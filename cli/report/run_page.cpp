@@ -11,7 +11,9 @@
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
 #include "report/alike_ends.hpp"
+#include "report/job_facts.hpp"
 #include "report/plain_number.hpp"
+#include "report/stuck_collective.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -41,16 +43,6 @@ json band_json(const Band& b) {
 
 std::string text_or_dash(const std::optional<double>& v, const std::string& unit = "") {
   return v ? plain_number(*v) + unit : "-";
-}
-
-std::string bytes_text(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return plain_number(bytes) + " " + kUnits[unit];
 }
 
 std::string bytes_or_dash(const std::optional<double>& v) { return v ? bytes_text(*v) : "-"; }
@@ -86,61 +78,6 @@ std::string last_own_line(const std::vector<std::string>& lines) {
     return *it;
   }
   return "";
-}
-
-// The job: name, site, size, attempts, how and when it ended.
-json job_json(const RunPageInput& in) {
-  std::set<std::string> hosts;
-  std::optional<std::int64_t> first, last;
-  for (const auto& [rank, p] : in.places) {
-    if (p.start) hosts.insert(p.start->host);
-    if (p.first_line && (!first || *p.first_line < *first)) first = p.first_line;
-    if (p.last_line && (!last || *p.last_line > *last)) last = p.last_line;
-  }
-  const FirstErrorReport& fe = in.first_error;
-  std::string state = "finished";
-  if (in.places.empty() && !in.stats && !in.job_end) {
-    state = "queued";  // a batch job whose ranks have not started
-  } else if (!fe.running.empty() && !in.job_end) {
-    state = "running";
-  } else if (fe.culprit) {
-    state = "failed";
-  } else if (!fe.stopped.empty()) {
-    state = "stopped";
-  }
-  std::string exit = "-";
-  if (in.job_end) {
-    exit = "status " + std::to_string(in.job_end->status) +
-           (in.job_end->walltime_reached ? " (walltime reached)" : "");
-  } else if (!in.attempts.empty() && in.attempts.back().outcome != "restarted") {
-    exit = "status " + std::to_string(in.attempts.back().status);
-  } else if (state == "failed") {
-    exit = "rank " + std::to_string(fe.culprit->rank) + " " + fe.culprit->how;
-  } else if (state == "finished" && !fe.finished.empty()) {
-    exit = "every rank exited with status 0";
-  }
-  int attempts = static_cast<int>(in.attempts.size());
-  if (!in.attempts.empty() && in.attempts.back().outcome == "restarted") ++attempts;
-  json j = {
-      {"name", in.summary.job.empty() ? in.summary.label : in.summary.job},
-      {"id", in.summary.id},
-      {"site", in.summary.site.empty() ? "-" : in.summary.site},
-      {"nodes",
-       in.summary.nodes > 0 ? std::to_string(in.summary.nodes) : std::to_string(hosts.size())},
-      {"ranks_per_node",
-       in.summary.ranks_per_node > 0 ? std::to_string(in.summary.ranks_per_node) : "-"},
-      {"ranks", std::to_string(in.summary.world_size > 0 ? in.summary.world_size
-                                                         : static_cast<int>(in.places.size()))},
-      {"hosts", std::vector<std::string>(hosts.begin(), hosts.end())},
-      {"attempts", std::max(attempts, 1)},
-      {"state", state},
-      {"exit", exit},
-      {"start", first ? records::format_log_time(*first) : "-"},
-      {"end", last ? records::format_log_time(*last) : "-"},
-      {"wall", first && last ? duration_text(static_cast<double>(*last - *first) / 1e6) : "-"}};
-  j["lost"] =
-      in.stats && in.stats->lost.attempts > 0 ? duration_text(in.stats->lost.lost_seconds) : "0 s";
-  return j;
 }
 
 // A binding record's cells: the cores, CUDA_VISIBLE_DEVICES ("none" when set empty) and the NIC
@@ -384,6 +321,26 @@ json checkpoints_json(const RunPageInput& in) {
   return out;
 }
 
+// The attempt still running, for the timeline: from the end of the last recorded attempt (or the
+// first log line) to the page's writing (or the last log line).
+json current_attempt_json(const RunPageInput& in) {
+  std::optional<std::int64_t> first, last;
+  for (const auto& [rank, p] : in.places) {
+    if (p.first_line) first = std::min(first.value_or(*p.first_line), *p.first_line);
+    if (p.last_line) last = std::max(last.value_or(*p.last_line), *p.last_line);
+  }
+  json j = {{"attempt", in.attempts.empty() ? 0 : in.attempts.back().attempt + 1}};
+  if (!in.attempts.empty()) {
+    if (const auto e = records::parse_log_timestamp(in.attempts.back().end + " ")) first = e;
+  }
+  if (in.now) last = std::max(last.value_or(*in.now), *in.now);
+  if (first && last) {
+    j["t0"] = static_cast<double>(*first) / 1e6;
+    j["t1"] = static_cast<double>(std::max(*first, *last)) / 1e6;
+  }
+  return j;
+}
+
 json failures_json(const RunPageInput& in) {
   const FirstErrorReport& fe = in.first_error;
   json attempts = json::array();
@@ -439,18 +396,20 @@ json failures_json(const RunPageInput& in) {
   for (std::size_t i = 0; i < std::min(kListed, fe.same_error.size()); ++i) {
     same.push_back(rank_end_json(fe.same_error[i]));
   }
-  return {{"summary", summarize_first_error(fe)},
-          {"culprit", culprit},
-          {"same_error", same},
-          {"same_error_count", fe.same_error.size()},
-          {"victims", victims},
-          {"victim_count", fe.victims.size()},
-          {"victims_listed", victims_listed},
-          {"stopped", stopped},
-          {"stopped_count", fe.stopped.size()},
-          {"walltime_reached", fe.walltime_reached},
-          {"attempts", attempts},
-          {"lost", lost}};
+  json out = {{"summary", summarize_first_error(fe)},
+              {"culprit", culprit},
+              {"same_error", same},
+              {"same_error_count", fe.same_error.size()},
+              {"victims", victims},
+              {"victim_count", fe.victims.size()},
+              {"victims_listed", victims_listed},
+              {"stopped", stopped},
+              {"stopped_count", fe.stopped.size()},
+              {"walltime_reached", fe.walltime_reached},
+              {"attempts", attempts},
+              {"lost", lost}};
+  if (job_state(in) == "running") out["current"] = current_attempt_json(in);
+  return out;
 }
 
 }  // namespace
@@ -491,6 +450,11 @@ json run_page_json(const RunPageInput& in) {
     out["notes"] = s.notes;
   } else {
     out["throughput"] = nullptr;
+  }
+  // The collective a running job's ranks are in now leads the collectives (stuck_collective.hpp).
+  if (in.hang && job_state(in) == "running") {
+    auto progress = in_progress_json(*in.hang, in.now);
+    if (!progress.is_null()) out["in_progress"] = std::move(progress);
   }
   if (!in.arrivals.empty()) out["arrivals"] = in.arrivals;  // older pages' goldens unchanged
   return out;

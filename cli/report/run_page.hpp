@@ -18,6 +18,7 @@
 #include "records/metric_record.hpp"
 #include "records/rank_lines.hpp"
 #include "report/first_error.hpp"
+#include "report/hang.hpp"
 #include "report/run_series.hpp"
 #include "report/run_summary.hpp"
 #include "report/scaling.hpp"
@@ -63,6 +64,12 @@ struct RunPageInput {
   std::string arrivals;
   RunSeries series;
   FirstErrorReport first_error;
+  // When the page is written (microseconds since the epoch): how long a running job has run and
+  // its ranks have waited. nullopt: up to its last log line (and no wait is timed).
+  std::optional<std::int64_t> now;
+  // The heartbeats' verdict (detect_hang) of a job that still runs: the collective its ranks are in
+  // now leads the page's collectives (stuck_collective.hpp). nullopt when not read.
+  std::optional<HangReport> hang;
 };
 
 // The model of one run's section (docs/report.md lists its fields).

@@ -3,11 +3,13 @@
 // the page itself: self-contained and under 2 MiB for 1,024 ranks.
 #include "report/run_page.hpp"
 #include "report/report_page.hpp"
+#include "report/stuck_collective.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "heartbeats.hpp"
 #include "rank_logs.hpp"
 #include "report/report_html.hpp"
 
@@ -223,6 +225,110 @@ TEST(RunPage, ARunWithoutMetricsStillHasItsJobAndRanks) {
   EXPECT_EQ(j["ranks"]["rows"].size(), 4u);
   EXPECT_EQ(j["ranks"]["rows"][1][3], "-");
   EXPECT_EQ(j["failures"]["culprit"]["rank"], 2);
+}
+
+// A 4-rank job still running, hung: ranks 0, 1 and 3 (node0, node0, node1) have waited in
+// allreduce #5 since 0.5 s; rank 2 (node1) left #4 at 0.41 s and never entered #5. No rank has an
+// exit line, no attempt or job-end record says it ended; the page is written at 95 s.
+RunPageInput hung_run() {
+  RunPageInput in;
+  in.summary.label = "hung-9";
+  in.summary.job = "hung";
+  in.summary.world_size = 4;
+  HeartbeatTracker tracker;
+  std::vector<RankLogScan> scans;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string host = rank < 2 ? "node0" : "node1";
+    tracker.add_rank(rank, host);
+    for (int seq = 0; seq < (rank == 2 ? 5 : 6); ++seq) {
+      tracker.add(testing::coll(rank, seq, true, 0.1 * seq));
+      if (seq < 5) tracker.add(testing::coll(rank, seq, false, 0.1 * seq + 0.01));
+    }
+    scans.push_back(scan(rank, {at(0, start(rank, 4, host)), at(0.2, "step 2")}));
+    RankPlace p;
+    p.start = scans.back().start();
+    p.first_line = testing::kT0;
+    p.last_line = testing::kT0 + 200'000;
+    in.places[rank] = p;
+  }
+  in.hang = detect_hang(tracker);
+  in.first_error = find_first_error(scans, {}, missed_collective(*in.hang));
+  in.now = testing::kT0 + 95'000'000;
+  return in;
+}
+
+TEST(RunPage, AHungJobThatStillRunsListsTheCollectiveItIsStuckInFirst) {
+  const auto j = run_page_json(hung_run());
+  ASSERT_EQ(j["job"]["state"], "running");
+  const auto& now = j["in_progress"];
+  ASSERT_TRUE(now.is_object()) << j.dump();
+  EXPECT_EQ(now["collective"], "#5 allreduce of 4 KiB");
+  EXPECT_EQ(now["at"], "2026-11-22T10:00:00.500000Z");
+  EXPECT_EQ(now["waited"], "1 min 34 s");  // 0.5 s to 95 s
+  EXPECT_EQ(now["in"], "ranks 0-1,3");
+  EXPECT_EQ(now["missing"], "rank 2");
+  EXPECT_EQ(now["text"],
+            "#5 allreduce of 4 KiB: in progress since 2026-11-22T10:00:00.500000Z (1 min 34 s "
+            "before this page was written): ranks 0-1,3 are in it; rank 2 (on node1) has not "
+            "entered it (it left #4 at 2026-11-22T10:00:00.410000Z).");
+  EXPECT_EQ(now["row"], nlohmann::json({"#5 allreduce of 4 KiB (in progress)",
+                                        "2026-11-22T10:00:00.500000Z", "in progress for 1 min 34 s",
+                                        "1 min 34 s so far", "not yet: rank 2", "3 of 4 in"}));
+}
+
+TEST(RunPage, EveryRankInACollectiveNoneHasLeftIsInProgressWithNobodyMissing) {
+  HeartbeatTracker tracker;
+  for (int rank = 0; rank < 2; ++rank) {
+    tracker.add_rank(rank, "node0");
+    tracker.add(testing::coll(rank, 0, true, 1.0 + rank));
+  }
+  const auto now = in_progress_json(detect_hang(tracker), testing::kT0 + 11'000'000);
+  EXPECT_EQ(now["in"], "ranks 0-1");
+  EXPECT_EQ(now["missing"], "none");
+  EXPECT_EQ(now["waited"], "10 s");
+  EXPECT_EQ(now["text"],
+            "#0 allreduce of 4 KiB: in progress since 2026-11-22T10:00:01.000000Z (10 s before "
+            "this page was written): ranks 0-1 are in it; every rank entered it and none has "
+            "left it.");
+  // Between collectives (every rank left the last it entered) nothing is in progress.
+  for (int rank = 0; rank < 2; ++rank) tracker.add(testing::coll(rank, 0, false, 3.0));
+  EXPECT_TRUE(in_progress_json(detect_hang(tracker), std::nullopt).is_null());
+}
+
+TEST(RunPage, ARunningJobReadsAsRunningForSoLongNeverAsEnded) {
+  const auto j = run_page_json(hung_run());
+  EXPECT_EQ(j["job"]["state"], "running");
+  EXPECT_EQ(j["job"]["wall"], "1 min 35 s so far");  // first line to the page's writing
+  EXPECT_EQ(j["job"]["end"], "-");
+  EXPECT_EQ(j["job"]["last_line"], "2026-11-22T10:00:00.200000Z");
+  EXPECT_EQ(j["job"]["exit"], "none yet (running)");
+  // The timeline's bar of the attempt still running: to the page's writing.
+  const auto& current = j["failures"]["current"];
+  EXPECT_EQ(current["attempt"], 0);
+  EXPECT_EQ(current["t0"], 1795341600.0);
+  EXPECT_EQ(current["t1"], 1795341695.0);
+  // A restarted job's running attempt begins where the last recorded one ended.
+  RunPageInput again = hung_run();
+  again.attempts.push_back({0,
+                            "2026-11-22T09:00:00.000000Z",
+                            "2026-11-22T09:59:00.000000Z",
+                            1,
+                            "restarted",
+                            "rank 1 failed",
+                            4,
+                            {},
+                            0});
+  EXPECT_EQ(run_page_json(again)["failures"]["current"]["attempt"], 1);
+  EXPECT_EQ(run_page_json(again)["failures"]["current"]["t0"], 1795341540.0);
+  // Once it ended (a job-end record), the same ranks read as ended, with no bar running.
+  RunPageInput ended = hung_run();
+  ended.job_end = records::JobEndRecord{};
+  const auto e = run_page_json(ended);
+  EXPECT_NE(e["job"]["state"], "running");
+  EXPECT_EQ(e["job"]["end"], "2026-11-22T10:00:00.200000Z");
+  EXPECT_EQ(e["job"]["wall"], "200 ms");
+  EXPECT_FALSE(e.contains("in_progress"));
+  EXPECT_FALSE(e["failures"].contains("current"));
 }
 
 ScalingRun run(const std::string& label, const std::string& job, int ranks, double sps) {
