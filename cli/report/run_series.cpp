@@ -53,7 +53,8 @@ double median_step_period(const Steps& by_rank) {
   for (const auto& [rank, steps] : by_rank) {
     if (++looked > kRanksLooked) break;
     for (std::size_t i = 1; i < steps.size(); ++i) {
-      const double gap = steps[i].time - steps[i - 1].time;
+      // An interval record's gap holds its steps.
+      const double gap = (steps[i].time - steps[i - 1].time) / static_cast<double>(steps[i].steps);
       if (gap > 0) gaps.push_back(gap);
     }
   }
@@ -71,6 +72,14 @@ void SeriesBuilder::add(const records::MetricRecord& r) {
       steps_[r.rank].push_back({r.time, r.seconds, std::min(r.comm_seconds.value_or(0), r.seconds),
                                 std::min(r.data_seconds.value_or(0), r.seconds), r.samples});
       return;
+    case records::RecordType::kInterval: {
+      const records::StepInterval& i = r.step_interval;
+      steps_[r.rank].push_back({r.time, i.seconds.sum(), i.comm_seconds.sum(),
+                                std::min(i.data_seconds.sum(), i.seconds.sum()),
+                                static_cast<long long>(i.samples.sum()),
+                                std::max(r.time - i.began, i.seconds.sum()), i.count()});
+      return;
+    }
     case records::RecordType::kResource: {
       Sample s{r.time, r.interval, r.cpu_percent, r.rss_bytes, {}, {}, {}, {}};
       if (r.gpu) {
@@ -113,7 +122,7 @@ RunSeries SeriesBuilder::finish() const {
   double t1 = -t0;
   for (const auto& [rank, steps] : steps_) {
     for (const Step& s : steps) {
-      t0 = std::min(t0, s.time - s.seconds);
+      t0 = std::min(t0, s.time - std::max(s.span, s.seconds));
       t1 = std::max(t1, s.time);
     }
   }
@@ -174,20 +183,21 @@ RunSeries SeriesBuilder::finish() const {
     auto& row = cells[rank];
     row.assign(bins, Cell{});
     for (const Step& s : steps) {
-      const double begin = s.time - s.seconds;
+      const double length = std::max(s.span, s.seconds);
+      const double begin = s.time - length;
       const int first = bin_of(begin), last = bin_of(s.time);
       for (int i = first; i <= last; ++i) {
         const double lo = std::max(begin, t0 + i * width);
         const double hi = std::min(s.time, t0 + (i + 1) * width);
         // A step of no duration counts whole in its bin.
-        const double share = s.seconds > 0 ? std::max(0.0, hi - lo) / s.seconds : 1.0;
+        const double share = length > 0 ? std::max(0.0, hi - lo) / length : 1.0;
         if (share <= 0) continue;
         Cell& c = row[i];
         c.samples += static_cast<double>(s.samples) * share;
         c.seconds += s.seconds * share;
         c.comm += s.comm * share;
         c.data += s.data * share;
-        c.steps += share;
+        c.steps += share * static_cast<double>(s.steps);
       }
     }
   }

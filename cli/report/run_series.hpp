@@ -82,6 +82,10 @@ class SeriesBuilder {
     double comm = 0;
     double data = 0;
     long long samples = 0;
+    // An interval record's steps together: they ran over `span` seconds before `time` (their
+    // seconds and the pauses between), spread evenly over it.
+    double span = 0;  // 0: a step record, `seconds` long
+    long long steps = 1;
   };
   // A resource record's readings; the GPU ones absent without NVML (records::GpuSample).
   struct Sample {

@@ -101,21 +101,39 @@ void StatsBuilder::add(const records::MetricRecord& r) {
     }
     return;
   }
-  if (r.type != records::RecordType::kStep) return;
+  if (r.type != records::RecordType::kStep && r.type != records::RecordType::kInterval) return;
   Acc& acc = ranks_[r.rank];
+  const bool interval = r.type == records::RecordType::kInterval;
+  const long long first_step = interval ? r.step_interval.first_step : r.step;
   acc.rank = r.rank;
   if (r.attempt > acc.attempt) {
-    if (!acc.steps.empty() && r.step <= acc.steps.front().step) renumbered_[r.attempt] = r.step;
+    if (!acc.steps.empty() && first_step <= acc.steps.front().step) {
+      renumbered_[r.attempt] = first_step;
+    }
     // Resumed from a checkpoint: what the earlier attempt did from this step on was lost.
-    while (!acc.steps.empty() && acc.steps.back().step >= r.step) {
+    while (!acc.steps.empty() && acc.steps.back().step >= first_step) {
+      redone_ += acc.steps.back().count;
       acc.steps.pop_back();
-      ++redone_;
     }
     acc.attempt = r.attempt;
   }
-  acc.steps.push_back({r.step, r.samples, r.seconds, r.comm_seconds, r.data_seconds});
+  if (interval) {
+    const records::StepInterval& i = r.step_interval;
+    Kept k{first_step,
+           static_cast<long long>(i.samples.sum()),
+           i.seconds.sum(),
+           i.comm_seconds.sum(),
+           std::nullopt,
+           i.count(),
+           std::make_shared<const records::LogHistogram>(i.seconds)};
+    if (i.data_seconds.count() > 0) k.data_seconds = i.data_seconds.sum();
+    acc.steps.push_back(std::move(k));
+  } else {
+    acc.steps.push_back({r.step, r.samples, r.seconds, r.comm_seconds, r.data_seconds, 1, nullptr});
+  }
   if (r.time > 0) {
-    const std::int64_t began = records::unix_seconds_to_micros(r.time - r.seconds);
+    const std::int64_t began =
+        records::unix_seconds_to_micros(interval ? r.step_interval.began : r.time - r.seconds);
     auto [it, inserted] = first_step_start_.emplace(r.attempt, began);
     if (!inserted) it->second = std::min(it->second, began);
   }
@@ -124,15 +142,18 @@ void StatsBuilder::add(const records::MetricRecord& r) {
 void StatsBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::move(host); }
 
 // A step's busy time is what it did not wait in collectives (the wait capped at the step, as for
-// comm %): in a synchronous job the straggler is the busiest rank of the step.
+// comm %): in a synchronous job the straggler is the busiest rank of the step. An interval's steps
+// count each with the interval's mean, so the ranks' last steps still match from the end.
 std::vector<double> StatsBuilder::last_busy_seconds(const std::vector<Kept>& steps) {
-  const std::size_t n = std::min(steps.size(), kStragglerVerdictSteps);
   std::vector<double> out;
-  out.reserve(n);
-  for (std::size_t i = steps.size() - n; i < steps.size(); ++i) {
-    const Kept& k = steps[i];
-    out.push_back(k.seconds - std::min(k.comm_seconds.value_or(0.0), k.seconds));
+  for (auto it = steps.rbegin(); it != steps.rend() && out.size() < kStragglerVerdictSteps; ++it) {
+    const Kept& k = *it;
+    const double busy = k.seconds - std::min(k.comm_seconds.value_or(0.0), k.seconds);
+    const auto n =
+        std::min<long long>(k.count, static_cast<long long>(kStragglerVerdictSteps - out.size()));
+    out.insert(out.end(), static_cast<std::size_t>(n), busy / static_cast<double>(k.count));
   }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
@@ -145,8 +166,14 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
     RankStats s;
     s.rank = rank;
     std::vector<double> step_seconds;
+    // With interval records the percentiles come from one histogram of every step.
+    std::optional<records::LogHistogram> histogram;
     for (const Kept& k : acc.steps) {
-      s.steps += 1;
+      if (k.histogram && !histogram) {
+        histogram.emplace();
+        for (double v : step_seconds) histogram->add(v);
+      }
+      s.steps += k.count;
       add_saturating(s.samples, k.samples);
       s.seconds += k.seconds;
       if (k.comm_seconds) {
@@ -158,7 +185,13 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
         s.has_data = true;
         s.data_seconds += *k.data_seconds;
       }
-      step_seconds.push_back(k.seconds);
+      if (k.histogram) {
+        histogram->merge(*k.histogram);
+      } else if (histogram) {
+        histogram->add(k.seconds);
+      } else {
+        step_seconds.push_back(k.seconds);
+      }
     }
     if (auto it = hosts_.find(rank); it != hosts_.end()) s.host = it->second;
     if (s.seconds > 0) {
@@ -166,8 +199,8 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
       s.comm_share = s.comm_seconds / s.seconds;
       s.data_share = s.data_seconds / s.seconds;
     }
-    s.p50_step_seconds = percentile(step_seconds, 50);
-    s.p95_step_seconds = percentile(step_seconds, 95);
+    s.p50_step_seconds = histogram ? histogram->percentile(50) : percentile(step_seconds, 50);
+    s.p95_step_seconds = histogram ? histogram->percentile(95) : percentile(step_seconds, 95);
     add_saturating(out.total_samples, s.samples);
     out.slowest_rank_seconds = std::max(out.slowest_rank_seconds, s.seconds);
     out.ranks.push_back(std::move(s));

@@ -78,6 +78,24 @@ void TraceWriter::add(const records::MetricRecord& r) {
              json_text(args));
     return;
   }
+  if (r.type == records::RecordType::kInterval) {
+    // An interval record's steps as one slice from the first's start to the record.
+    const records::StepInterval& i = r.step_interval;
+    const std::int64_t began = records::unix_seconds_to_micros(i.began);
+    nlohmann::json args = {{"first_step", i.first_step},
+                           {"last_step", i.last_step},
+                           {"steps", i.count()},
+                           {"samples", i.samples.sum()},
+                           {"seconds", i.seconds.sum()},
+                           {"p50_seconds", i.seconds.percentile(50)},
+                           {"max_seconds", i.seconds.max()},
+                           {"comm_seconds", i.comm_seconds.sum()}};
+    if (i.data_seconds.count() > 0) args["data_seconds"] = i.data_seconds.sum();
+    complete(r.rank, kStepThread,
+             "steps " + std::to_string(i.first_step) + "-" + std::to_string(i.last_step), began,
+             t - began, json_text(args));
+    return;
+  }
   auto& open = open_[r.rank];
   if (r.enter) {
     open[r.seq] = Open{t, r.op, r.bytes};

@@ -83,7 +83,60 @@ void parse_binding(const RecordFields& f, MetricRecord& out) {
   }
 }
 
+constexpr char kIntervalType[] = "interval";
+// An interval record's histograms, by field, in the order written.
+constexpr const char* kIntervalMeasures[] = {"samples", "seconds", "comm_seconds", "data_seconds"};
+
+template <typename Interval>
+auto& measure(Interval& i, int k) {
+  return k == 0 ? i.samples : k == 1 ? i.seconds : k == 2 ? i.comm_seconds : i.data_seconds;
+}
+
+void parse_interval(const RecordFields& f, const std::string& where, MetricRecord& out) {
+  out.type = RecordType::kInterval;
+  StepInterval& i = out.step_interval;
+  constexpr long long kMinInt64 = std::numeric_limits<long long>::min();
+  i.first_step = f.integer("first_step", kMinInt64, kMaxInt64);
+  i.last_step = f.integer("last_step", i.first_step, kMaxInt64);
+  const long long count = f.integer("count", 1, kMaxInt64);
+  i.began = f.unix_time("began");
+  for (int k = 0; k < 4; ++k) {
+    const char* name = kIntervalMeasures[k];
+    if (k == 3 && !f.has(name)) break;  // no step reported data-loading time
+    const nlohmann::json& object = f.field(name);
+    if (!object.is_object()) {
+      f.fail(std::string("field \"") + name + "\": expected a histogram object, got " +
+             shown_value(object));
+    }
+    const RecordFields h(object, where + ": field \"" + name + "\"",
+                         [](const std::string& message) { throw MetricFormatError(message); });
+    measure(i, k) = LogHistogram::from_json(h);
+    const long long n = measure(i, k).count();
+    if (k == 3 ? n > count : n != count) {
+      f.fail(std::string("field \"") + name + "\": expected " + (k == 3 ? "at most " : "") +
+             std::to_string(count) + " values (\"count\"), got " + std::to_string(n));
+    }
+  }
+}
+
 }  // namespace
+
+std::string format_interval_record(const MetricRecord& r) {
+  const StepInterval& i = r.step_interval;
+  nlohmann::ordered_json line = {{"v", kMetricSchemaVersion},
+                                 {"type", kIntervalType},
+                                 {"time", r.time},
+                                 {"rank", r.rank},
+                                 {"first_step", i.first_step},
+                                 {"last_step", i.last_step},
+                                 {"count", i.count()},
+                                 {"began", i.began}};
+  for (int k = 0; k < 4; ++k) {
+    if (measure(i, k).count() > 0) line[kIntervalMeasures[k]] = measure(i, k).to_json();
+  }
+  if (r.attempt > 0) line["attempt"] = r.attempt;
+  return line.dump();
+}
 
 std::string format_step_record(const MetricRecord& r) {
   // ordered_json keeps the documented field order; dump() writes the shortest text that reads
@@ -180,9 +233,13 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
     parse_resource(f, out);
   } else if (type == kBindingType) {
     parse_binding(f, out);
+  } else if (type == kIntervalType) {
+    parse_interval(f, where, out);
   } else {
-    f.fail("field \"type\": expected \"step\", \"coll\", \"resource\" or \"binding\", got \"" +
-           type + "\"");
+    f.fail(
+        "field \"type\": expected \"step\", \"interval\", \"coll\", \"resource\" or "
+        "\"binding\", got \"" +
+        type + "\"");
   }
   return out;
 }

@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "records/step_interval.hpp"
 
 namespace dtrain::records {
 
-enum class RecordType { kStep, kCollective, kResource, kBinding };
+enum class RecordType { kStep, kCollective, kResource, kBinding, kInterval };
 
 // A resource record's GPU part: the rank's GPU as NVML reads it. Each reading is absent when NVML
 // could not take it on this GPU (power is not supported on every board, utilization not on a MIG
@@ -74,6 +75,9 @@ struct MetricRecord {
   std::optional<GpuSample> gpu;  // absent without NVML or without a GPU for the rank
   // Binding records (v2, since 2026-11-28): one when the Meter opens the file.
   RankBinding binding;
+  // Interval records (v2, since 2026-12-06): the steps of one interval together; `time` is when
+  // the interval closed.
+  StepInterval step_interval;
 };
 
 // A malformed metric record: bad input (the CLI: exit 2).
@@ -111,6 +115,11 @@ std::string format_resource_record(const MetricRecord& record);
 // object, {} when none is set), then attempt when above 0. Once per Meter.
 std::string format_binding_record(const MetricRecord& record);
 
+// An interval record: v, type "interval", time, rank, first_step, last_step, count, began, then
+// samples, seconds, comm_seconds and (when a step reported it) data_seconds, each a histogram
+// object (LogHistogram::to_json), then attempt when above 0.
+std::string format_interval_record(const MetricRecord& record);
+
 // Reader side. Parses one JSON Lines record; `where` ("runs/a/rank-00001.jsonl:12") follows
 // "dtrain: " in any error, which names the field and its range (records/record_fields.hpp):
 // "v" 1 to kMetricSchemaVersion, "rank" 0 to INT_MAX, "attempt" 0 to kMaxAttempt, "time" Unix
@@ -118,7 +127,9 @@ std::string format_binding_record(const MetricRecord& record);
 // refused, not read as -1), "step" any int64, the durations 0 to kLatestRecordSeconds; of a
 // resource record "interval" 0 to kLatestRecordSeconds, "cpu_percent" 0 to kMaxCpuPercent,
 // "rss_bytes" and "gpu_memory_bytes" 0 to INT64_MAX, "gpu" 0 to INT_MAX, "gpu_util_percent" 0 to
-// 100, "gpu_power_watts" 0 to kMaxGpuWatts.
+// 100, "gpu_power_watts" 0 to kMaxGpuWatts; of an interval record "first_step" and "last_step" any
+// int64 in that order, "began" a time, "count" 1 to INT64_MAX and the same as each histogram's
+// but data_seconds' (at most it).
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);
 
 }  // namespace dtrain::records

@@ -63,8 +63,8 @@ TEST(MetricRecord, BadLinesNameTheFileLineAndField) {
   EXPECT_EQ(message(R"({"v":2,"type":"step","time":1,"rank":0,"step":1,"samples":1,"seconds":1})"),
             "dtrain: rank-00001.jsonl:4: missing field \"comm_seconds\"");
   EXPECT_EQ(message(R"({"v":2,"type":"gpu","time":1,"rank":0})"),
-            "dtrain: rank-00001.jsonl:4: field \"type\": expected \"step\", \"coll\", "
-            "\"resource\" or \"binding\", got \"gpu\"");
+            "dtrain: rank-00001.jsonl:4: field \"type\": expected \"step\", \"interval\", "
+            "\"coll\", \"resource\" or \"binding\", got \"gpu\"");
   EXPECT_EQ(
       message(
           R"({"v":2,"type":"coll","time":1,"rank":0,"seq":0,"op":"allreduce","bytes":8,"phase":"in"})"),
@@ -348,6 +348,50 @@ TEST(MetricRecord, BadBindingRecordsNameTheField) {
                     R"("nics":{"NCCL_IB_HCA":1}})"),
             "dtrain: rank-00001.jsonl:4: field \"nics\": expected \"NCCL_IB_HCA\" to be a "
             "string, got 1");
+}
+
+}  // namespace
+}  // namespace dtrain::records
+
+namespace dtrain::records {
+namespace {
+
+TEST(MetricRecord, IntervalRecordsReadBackAndAreCheckedAgainstTheirCount) {
+  MetricRecord r;
+  r.type = RecordType::kInterval;
+  r.time = 1795367890.5;
+  r.rank = 3;
+  r.attempt = 1;
+  IntervalAccumulator acc(IntervalPolicy{100, 5, 60, 0, 4, 2});
+  acc.add(StepMeasure{20, 32, 0.125, 0.03125, 0.0625, 1795367880.125});
+  acc.add(StepMeasure{21, 32, 0.25, 0, std::nullopt, 1795367880.375});
+  r.step_interval = *acc.take();
+  const std::string line = format_interval_record(r);
+  EXPECT_EQ(
+      line,
+      R"({"v":2,"type":"interval","time":1795367890.5,"rank":3,"first_step":20,"last_step":21,)"
+      R"("count":2,"began":1795367880.0,)"
+      R"("samples":{"sum":64.0,"min":32.0,"max":32.0,"lo":347,"counts":[2]},)"
+      R"("seconds":{"sum":0.375,"min":0.125,"max":0.25,"lo":-207,"counts":[1,-68,1]},)"
+      R"("comm_seconds":{"sum":0.03125,"min":0.0,"max":0.03125,"zeros":1,"lo":-346,"counts":[1]},)"
+      R"("data_seconds":{"sum":0.0625,"min":0.0625,"max":0.0625,"lo":-277,"counts":[1]},"attempt":1})");
+  const MetricRecord back = parse_metric_record(line, "f:1");
+  EXPECT_EQ(back.type, RecordType::kInterval);
+  EXPECT_EQ(back.attempt, 1);
+  EXPECT_EQ(back.step_interval, r.step_interval);
+
+  EXPECT_EQ(message(R"({"v":2,"type":"interval","time":1,"rank":0,"first_step":5,"last_step":4,)"
+                    R"("count":1,"began":1,"samples":{"sum":1,"min":1,"max":1,"zeros":1}})"),
+            "dtrain: rank-00001.jsonl:4: field \"last_step\": expected an integer from 5 to "
+            "9223372036854775807, got 4");
+  EXPECT_EQ(
+      message(R"({"v":2,"type":"interval","time":1,"rank":0,"first_step":5,"last_step":6,)"
+              R"("count":2,"began":1,"samples":{"sum":1,"min":1,"max":1,"lo":0,"counts":[1]}})"),
+      "dtrain: rank-00001.jsonl:4: field \"samples\": expected 2 values (\"count\"), got 1");
+  EXPECT_EQ(message(R"({"v":2,"type":"interval","time":1,"rank":0,"first_step":5,"last_step":6,)"
+                    R"("count":1,"began":1,"samples":{"sum":1,"min":1,"max":1,"lo":"x"}})"),
+            "dtrain: rank-00001.jsonl:4: field \"samples\": field \"lo\": expected an integer from "
+            "-2072 to 4375, got \"x\"");
 }
 
 }  // namespace
