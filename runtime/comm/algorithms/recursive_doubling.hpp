@@ -22,6 +22,13 @@ namespace dtrain::runtime {
 // handed to the progress thread ran at 0.67 x).
 bool doubling_pays(int size, bool across_nodes, std::size_t bytes);
 
+// Whether a broadcast of `bytes` goes by RecursiveDoubling::broadcast (one pass whose messages
+// compare every rank's call as they carry the data) rather than a comparison round of its own
+// and then a tree. Up to 64 KiB, where the round's latency is what a broadcast costs (4 ranks, 8 B
+// and 4 KiB from a rotating root: 2.2-2.3 x the tree alone, docs/benchmarks.md); above it the
+// round is lost in the transfer (16 MiB: within noise), and the tree, as measured, stays.
+bool doubling_broadcast_pays(std::size_t bytes);
+
 class RecursiveDoubling {
  public:
   // Sends `send_bytes` from `send` to rank `to` and receives `recv_bytes` into `recv` from rank
@@ -40,10 +47,17 @@ class RecursiveDoubling {
   // recursive doubling. Each rank sends 2 (p - 1) / p of the message (the doubling: log2(p) whole
   // messages) in 2 log2(p) steps; for mid-sized messages. The same contract as allreduce().
   void allreduce_halving(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
+  // `bytes` of `data` from rank `root` to every rank, over allreduce()'s partners in its order: a
+  // message, maybe empty, on each of allreduce()'s edges, so that a transport that checks each
+  // message against the receiver's own call (the TCP backend's header) compares every rank's
+  // call as allreduce() would, and the data crosses each edge once at most (each rank receives it
+  // once, as in a tree). Every rank calls it with the same bytes and root.
+  void broadcast(void* data, std::size_t bytes, int root);
 
  private:
   int group_size() const;             // the largest power of two <= size
   int rank_of(int group_rank) const;  // the rank that takes part as `group_rank`
+  int group_rank_of(int rank) const;  // its inverse; a folded even rank: its odd partner's
   // The fold of the ranks beyond the power of two (recursive_doubling.cpp); this rank's group
   // rank, or -1 where it sits out until fold_out().
   int fold_in(void* data, std::size_t n, DType type, ReduceOp op);

@@ -1,7 +1,8 @@
 // Host collectives over TCP sockets, for jobs bootstrapped through a store (torchrun-style
 // launches, PMIx without MPI). Connections made on first use to the peers each algorithm needs
 // (tcp_peers.hpp: O(log N) per rank, never a full mesh): gloo-style rings (ring.hpp) for large
-// messages, recursive doubling for small ones and the barrier, a binomial tree for broadcast.
+// messages, recursive doubling for small ones, the barrier and small broadcasts, a binomial tree
+// for larger broadcasts.
 // Every socket call has the collective's deadline; a peer that exits shows up at once as a closed
 // connection, named. Point-to-point messages have sockets of their own (mailbox.hpp).
 //
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "comm/algorithms/hierarchy.hpp"
+#include "comm/algorithms/recursive_doubling.hpp"
 #include "comm/algorithms/ring.hpp"
 #include "comm/router.hpp"
 #include "comm/transport/shm/node_memory.hpp"
@@ -101,7 +103,7 @@ class TcpCommunicator final : public Communicator, private FlatCollectives, priv
     router_.allgather(in, out, count, type);
   }
 
-  // A binomial tree (broadcast_tree).
+  // Small ones by the doubling's broadcast, larger ones by a binomial tree (broadcast_tree).
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
     const std::size_t bytes = count * dtype_size(type);
     start_call("broadcast",
@@ -109,8 +111,15 @@ class TcpCommunicator final : public Communicator, private FlatCollectives, priv
                count);
     // Ranks that pass different roots may each send to ranks that never read it, and keep their
     // own data without a word (or all wait for each other until the deadline): the tree cannot
-    // compare what it never receives. One doubling whose messages carry this call's header
-    // compares every rank's count, type and root first (log2(p) exchanges of 4 bytes).
+    // compare what it never receives. The doubling's messages carry this call's header on every
+    // one of its edges, which compares every rank's count, type and root: a small broadcast
+    // travels in them (one pass, log2(p) exchanges), a larger one has the doubling of 4-byte
+    // messages first, then its tree. Both take the same edges in the same order, so ranks that
+    // pass counts on either side of the threshold meet, and are named, as any others.
+    if (doubling_broadcast_pays(bytes)) {
+      router_.doubling().broadcast(buf, bytes, root);
+      return;
+    }
     std::int32_t agreed = 0;
     router_.doubling().allreduce(&agreed, &agreed, 1, DType::kInt32, ReduceOp::kMin);
     const std::vector<int> tree = broadcast_tree(rank_, root, size_);

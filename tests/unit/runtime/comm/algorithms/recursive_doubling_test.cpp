@@ -33,12 +33,24 @@ class Mailboxes {
     };
   }
 
+  struct Sent {
+    int to;
+    std::size_t bytes;
+    bool operator==(const Sent&) const = default;
+  };
+  // Each rank's messages, in the order it sent them.
+  std::map<int, std::vector<Sent>> sent() {
+    std::lock_guard lock(mutex_);
+    return sent_;
+  }
+
  private:
   void post(int from, int to, const void* data, std::size_t bytes) {
     const char* p = static_cast<const char*>(data);
     {
       std::lock_guard lock(mutex_);
       boxes_[{from, to}].emplace_back(p, p + bytes);
+      sent_[from].push_back({to, bytes});
     }
     changed_.notify_all();
   }
@@ -54,6 +66,7 @@ class Mailboxes {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::pair<int, int>, std::deque<std::vector<char>>> boxes_;
+  std::map<int, std::vector<Sent>> sent_;
 };
 
 // Both algorithms of the class: recursive doubling and recursive halving then doubling.
@@ -130,6 +143,78 @@ TEST(RecursiveDoubling, OutOfPlaceLeavesTheInputAndEveryRankGetsTheSameBits) {
       }
     }
   }
+}
+
+// A broadcast from each root on every size: every rank ends with the root's bytes, which cross
+// size - 1 messages (each rank receives them once, as in a tree), and every other message is
+// empty.
+TEST(RecursiveDoubling, BroadcastFromEveryRootOnEverySize) {
+  constexpr std::size_t bytes = 37;
+  for (int size = 1; size <= 9; ++size) {
+    for (int root = 0; root < size; ++root) {
+      SCOPED_TRACE("size " + std::to_string(size) + ", root " + std::to_string(root));
+      Mailboxes boxes;
+      std::vector<std::vector<char>> results(static_cast<std::size_t>(size));
+      dtrain::test::threads_as_ranks(size, [&](int rank) {
+        std::vector<char> data(bytes);
+        for (std::size_t i = 0; i < bytes; ++i)
+          data[i] = static_cast<char>(rank * 40 + static_cast<int>(i));
+        RecursiveDoubling rd(rank, size, boxes.transport(rank));
+        rd.broadcast(data.data(), bytes, root);
+        results[static_cast<std::size_t>(rank)] = std::move(data);
+      });
+      for (int r = 0; r < size; ++r) {
+        ASSERT_EQ(results[static_cast<std::size_t>(r)], results[static_cast<std::size_t>(root)])
+            << "rank " << r;
+      }
+      ASSERT_EQ(results[static_cast<std::size_t>(root)][1], static_cast<char>(root * 40 + 1));
+      int full = 0;
+      for (const auto& [from, messages] : boxes.sent()) {
+        for (const auto& m : messages) {
+          EXPECT_TRUE(m.bytes == 0 || m.bytes == bytes) << from << " -> " << m.to;
+          full += m.bytes == bytes ? 1 : 0;
+        }
+      }
+      EXPECT_EQ(full, size - 1);
+    }
+  }
+}
+
+// The TCP backend compares every rank's call on the messages of allreduce()'s edges (the
+// broadcast's agreement); a broadcast that travels in them instead must send on each of those
+// edges, in the same order, or ranks passing different roots, or counts on either side of
+// doubling_broadcast_pays, could miss each other.
+TEST(RecursiveDoubling, BroadcastSendsOnEveryEdgeOfTheAllreduceInItsOrder) {
+  for (int size = 1; size <= 9; ++size) {
+    Mailboxes reduced;
+    dtrain::test::threads_as_ranks(size, [&](int rank) {
+      std::int32_t x = rank;
+      RecursiveDoubling(rank, size, reduced.transport(rank))
+          .allreduce(&x, &x, 1, DType::kInt32, ReduceOp::kMin);
+    });
+    const auto destinations = [](Mailboxes& boxes) {
+      std::map<int, std::vector<int>> to;
+      for (const auto& [from, messages] : boxes.sent()) {
+        for (const auto& m : messages) to[from].push_back(m.to);
+      }
+      return to;
+    };
+    for (int root = 0; root < size; ++root) {
+      SCOPED_TRACE("size " + std::to_string(size) + ", root " + std::to_string(root));
+      Mailboxes broadcast;
+      dtrain::test::threads_as_ranks(size, [&](int rank) {
+        char data[8] = {};
+        RecursiveDoubling(rank, size, broadcast.transport(rank)).broadcast(data, sizeof data, root);
+      });
+      EXPECT_EQ(destinations(broadcast), destinations(reduced));
+    }
+  }
+}
+
+TEST(RecursiveDoubling, BroadcastTravelsInTheDoublingUpTo64KiB) {
+  EXPECT_TRUE(dtrain::runtime::doubling_broadcast_pays(0));
+  EXPECT_TRUE(dtrain::runtime::doubling_broadcast_pays(std::size_t{64} << 10));
+  EXPECT_FALSE(dtrain::runtime::doubling_broadcast_pays((std::size_t{64} << 10) + 1));
 }
 
 }  // namespace

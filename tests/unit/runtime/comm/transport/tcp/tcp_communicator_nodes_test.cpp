@@ -443,6 +443,27 @@ TEST(TcpCommunicator, DifferentRootsAndDifferentCollectivesAreNamedAtOnce) {
        },
        {"passed 100 float32 elements to broadcast from root 0",
         "rank 2 passed 100 float32 elements to broadcast from root 1"}},
+      // Above doubling_broadcast_pays: the doubling of 4-byte messages before the tree.
+      {"each rank its own root, 1 MiB",
+       4,
+       false,
+       [](Communicator& c, int rank) {
+         std::vector<float> x(std::size_t{1} << 18);
+         c.broadcast(x.data(), x.size(), DType::kFloat32, rank);
+       },
+       {"passed 262144 float32 elements to broadcast from root ",
+        "; every rank must pass the same number of elements, element type and root"}},
+      // Rank 2 on the tree's side of doubling_broadcast_pays, ranks 0 and 1 (folded) on the
+      // doubling's: the same edges, so they meet.
+      {"one rank of 3 a count above the doubling's",
+       3,
+       false,
+       [](Communicator& c, int rank) {
+         std::vector<float> x(rank == 2 ? std::size_t{1} << 18 : 100);
+         c.broadcast(x.data(), x.size(), DType::kFloat32, 0);
+       },
+       {"passed 100 float32 elements to broadcast from root 0",
+        "rank 2 passed 262144 float32 elements to broadcast from root 0"}},
       {"allreduce in shared memory against a broadcast",
        2,
        true,

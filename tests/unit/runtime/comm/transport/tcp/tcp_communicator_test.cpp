@@ -377,10 +377,11 @@ TEST(TcpCommunicator, ARankThatStopsTellsAPeerWhoseConnectionItHadNotAcceptedYet
   EXPECT_EQ(error0, "dtrain: allreduce: tcp: missing ranks: 1; rank 1 (on " + host +
                         ") closed its connection (it exited or was killed)");
   EXPECT_EQ(code2, dtrain::Error::Code::kComm) << error2;
-  // Since the broadcast compares every rank's call first (issue 45 item 4), rank 2 meets rank 1
-  // itself there (its first partner of the doubling), before any connection to rank 0: the lost
-  // rank named alone. Rank 2 ahead of rank 0 can reach it unaccepted only in the tree, after
-  // rank 0 has joined the broadcast.
+  // Since the broadcast compares every rank's call on the doubling's edges (issue 45 item 4),
+  // rank 2 meets rank 1 itself there (its first partner of the doubling), before any connection
+  // to rank 0: the lost rank named alone. A broadcast of 4 bytes travels in the doubling alone,
+  // which never pairs ranks 2 and 0; a larger one can reach rank 0 unaccepted only in the tree,
+  // after rank 0 has joined the broadcast.
   EXPECT_EQ(error2, "dtrain: broadcast: tcp: missing ranks: 1; rank 1 (on " + host +
                         ") closed its connection (it exited or was killed)");
 }
