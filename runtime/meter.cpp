@@ -39,6 +39,10 @@ constexpr auto kFlushPeriod = std::chrono::milliseconds(500);
 // collective when a rank has one core; writing at every enter would be a system call per
 // collective at thousands per second.
 constexpr auto kEagerGap = std::chrono::milliseconds(10);
+// kIntervals: the latest heartbeats are written once the collectives stopped this long. A hang
+// lasts minutes before anyone reads the file; a job whose collectives come less than this apart
+// writes none between its interval records.
+constexpr auto kQuietHeartbeats = std::chrono::seconds(2);
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -52,8 +56,8 @@ void count_fork() { forks.fetch_add(1, std::memory_order_relaxed); }
 }  // namespace
 
 MeterFile::MeterFile(std::string path, int rank, int attempt, double resource_interval,
-                     GpuChoice gpu)
-    : path_(std::move(path)), rank_(rank), attempt_(attempt) {
+                     GpuChoice gpu, records::RecordDetail detail)
+    : path_(std::move(path)), rank_(rank), attempt_(attempt), detail_(detail) {
   static std::once_flag at_fork;
   std::call_once(at_fork, [] { ::pthread_atfork(nullptr, nullptr, count_fork); });
   forks_at_open_ = forks.load(std::memory_order_relaxed);
@@ -88,6 +92,14 @@ void MeterFile::run_flusher() {
     wake_.wait_until(lock, std::min(Clock::now() + kFlushPeriod, next_sample));
     if (stop_) break;
     try {
+      if (detail_ == records::RecordDetail::kIntervals) {
+        // The open interval is due even while no step ends (a hang: its steps reach the file).
+        if (auto due = intervals_.take_due(unix_now())) append_interval_locked(*due);
+        if ((last_enter_.pending || last_exit_.pending) &&
+            Clock::now() - last_collective_ >= kQuietHeartbeats) {
+          append_heartbeats_locked();
+        }
+      }
       if (Clock::now() >= next_sample) {
         lock.unlock();
         const std::string line = resource_line();
@@ -135,7 +147,38 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
   r.seconds = seconds;
   r.comm_seconds = collectives_.take(began, ended);
   if (data_seconds >= 0) r.data_seconds = data_seconds;
-  append_locked(records::format_step_record(r));
+  if (detail_ == records::RecordDetail::kSteps) {
+    append_locked(records::format_step_record(r));
+    return;
+  }
+  records::StepMeasure m{step, samples, seconds, *r.comm_seconds, r.data_seconds, r.time};
+  auto added = intervals_.add(m);
+  if (added.closed) append_interval_locked(*added.closed);
+  if (added.full) append_locked(records::format_step_record(r));
+  if (auto due = intervals_.take_due(r.time)) append_interval_locked(*due);
+}
+
+void MeterFile::append_interval_locked(const records::StepInterval& interval) {
+  records::MetricRecord r;
+  r.type = records::RecordType::kInterval;
+  r.time = unix_now();
+  r.rank = rank_;
+  r.attempt = attempt_;
+  r.step_interval = interval;
+  append_locked(records::format_interval_record(r));
+}
+
+void MeterFile::append_heartbeats_locked() {
+  // In the order they were made: an exit after its enter; the enter of a later collective after
+  // the exit of the one before.
+  Heartbeat* first = &last_enter_;
+  Heartbeat* second = &last_exit_;
+  if (last_exit_.seq < last_enter_.seq) std::swap(first, second);
+  for (Heartbeat* h : {first, second}) {
+    if (!h->pending) continue;
+    append_locked(h->line);
+    h->pending = false;
+  }
 }
 
 void MeterFile::binding(const records::RankBinding& binding) {
@@ -169,6 +212,23 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
   } catch (...) {
     // No memory to keep the interval: it is left out of comm_seconds, the heartbeat is not.
   }
+  if (detail_ == records::RecordDetail::kIntervals) {
+    Heartbeat& h = enter ? last_enter_ : last_exit_;
+    std::memcpy(h.line, line, sizeof line);
+    h.seq = seq;
+    h.pending = true;
+    last_collective_ = now;
+    if (!failed) return;
+    try {
+      // A failure is written at once, with the enter before it: the evidence `dtrain logs` reads
+      // if the launcher then kills the job.
+      append_heartbeats_locked();
+      flush_locked();
+    } catch (...) {
+      // A failed write stays in the buffer; flush() reports it.
+    }
+    return;
+  }
   try {
     append_locked(line);
     // A failure is written at once too: it is the evidence `dtrain logs` reads if the launcher
@@ -182,6 +242,7 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
 void MeterFile::flush() {
   if (forked()) return;
   std::lock_guard lock(mutex_);
+  if (auto open = intervals_.take()) append_interval_locked(*open);
   flush_locked();
 }
 
@@ -222,6 +283,8 @@ void MeterFile::close() noexcept {
   const std::string closing = sampler_ ? resource_line() : "";
   std::lock_guard lock(mutex_);
   try {
+    if (auto open = intervals_.take()) append_interval_locked(*open);
+    append_heartbeats_locked();
     if (!closing.empty()) append_locked(closing);
     flush_locked();
   } catch (...) {
@@ -275,7 +338,8 @@ Meter::Meter(Context& ctx, std::string run_dir) : resumed_(ctx.comm().engine().r
       rank_file(run_dir, ctx.world().rank), ctx.world().rank, ctx.world().attempt,
       ctx.comm().engine().settings().resource_interval,
       runtime::choose_rank_gpu(visible ? std::optional<std::string_view>(visible) : std::nullopt,
-                               ctx.world().local_rank));
+                               ctx.world().local_rank),
+      ctx.comm().engine().settings().record_detail);
   // Where the rank runs, once, as the process has it now (after init() applied its binding): the
   // report's table of ranks shows it (docs/report.md).
   file_->binding(runtime::current_binding());

@@ -16,6 +16,8 @@
 #include "collective_time.hpp"
 #include "comm/engine.hpp"
 #include "records/metric_record.hpp"
+#include "records/record_detail.hpp"
+#include "records/step_interval.hpp"
 #include "resources/resource_sampler.hpp"
 
 namespace dtrain::runtime {
@@ -24,8 +26,11 @@ class MeterFile final : public CollectiveObserver {
  public:
   // Throws Error (kSystem) naming the file when it cannot be opened. `resource_interval` > 0:
   // a resource record every that many seconds, and one when the file closes, for `gpu`.
+  // `detail` kSteps: a record per step and a heartbeat at every collective's enter and exit;
+  // kIntervals: interval records (records/step_interval.hpp) and only the heartbeats a reader
+  // needs (below).
   MeterFile(std::string path, int rank, int attempt, double resource_interval = 0,
-            GpuChoice gpu = {});
+            GpuChoice gpu = {}, records::RecordDetail detail = records::RecordDetail::kSteps);
   ~MeterFile() override;
 
   const std::string& path() const { return path_; }
@@ -37,7 +42,8 @@ class MeterFile final : public CollectiveObserver {
                      bool failed) noexcept override;
   // A binding record (schema v2) of `binding`, written with the next flush.
   void binding(const records::RankBinding& binding);
-  // Writes the buffer; throws Error (kSystem) naming the file on failure.
+  // Writes the open interval's record (kIntervals) and the buffer; throws Error (kSystem) naming
+  // the file on failure.
   void flush();
   // Takes the closing resource sample, flushes, stops the flusher, closes the file; later records
   // are dropped. Never throws. In a child forked while the file was open, only closes its copy of
@@ -47,6 +53,9 @@ class MeterFile final : public CollectiveObserver {
  private:
   void flush_locked();
   void append_locked(const std::string& line);
+  // kIntervals: the interval record of `interval`, and the latest heartbeats not yet written.
+  void append_interval_locked(const records::StepInterval& interval);
+  void append_heartbeats_locked();
   void run_flusher();
   // A resource record of the use since the previous sample; "" when it cannot be made. Called by
   // the flusher, or by close() once the flusher has stopped: never with mutex_ held, so that the
@@ -73,6 +82,19 @@ class MeterFile final : public CollectiveObserver {
   std::optional<ResourceSampler> sampler_;  // the flusher's alone (close() after joining it)
   std::chrono::steady_clock::duration resource_interval_{};
   unsigned forks_at_open_ = 0;
+  records::RecordDetail detail_;
+  records::IntervalAccumulator intervals_;  // kIntervals
+  // kIntervals: the last enter and exit heartbeats, written only when they failed, when the
+  // collectives stopped for kQuietHeartbeats (a hang, or a pause the readers should see: the
+  // flusher writes them), and at close. So the file holds the last ones and every failure, and
+  // grows by at most two lines per quiet spell, not two per collective.
+  struct Heartbeat {
+    char line[256] = {};
+    std::uint64_t seq = 0;
+    bool pending = false;  // made since last written
+  };
+  Heartbeat last_enter_, last_exit_;
+  std::chrono::steady_clock::time_point last_collective_;
   // On the heap so that a forked child can let go of it without join() or ~thread().
   std::unique_ptr<std::thread> flusher_;
 };

@@ -187,6 +187,15 @@ Settings parse_settings(const EnvLookup& env) {
   s.run_dir = non_empty(env, "DTRAIN_RUN_DIR").value_or("");
   s.attempt = parse_attempt(non_empty(env, "DTRAIN_ATTEMPT"));
   s.resource_interval = parse_resource_interval(non_empty(env, "DTRAIN_RESOURCE_INTERVAL"));
+  if (const auto v = non_empty(env, "DTRAIN_RECORDS")) {
+    const auto detail = records::parse_record_detail(*v);
+    if (!detail) {
+      throw Error(Error::Code::kInvalid, "dtrain: DTRAIN_RECORDS: expected " +
+                                             std::string(records::kRecordDetailExpected) +
+                                             ", got \"" + *v + "\"");
+    }
+    s.record_detail = *detail;
+  }
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "affinity/self_apply.hpp"
+#include "records/record_detail.hpp"
 #include "timeout.hpp"
 
 namespace dtrain::runtime {
@@ -79,6 +80,9 @@ struct Settings {
   // DTRAIN_RESOURCE_INTERVAL (seconds, default 5; 0 turns it off): how often a Meter records the
   // rank's CPU, memory and GPU use (docs/metrics.md, "type":"resource").
   double resource_interval = kDefaultResourceInterval;
+  // DTRAIN_RECORDS ("intervals", the default, or "steps"; a job spec sets it under `env:`): how
+  // much of each step a Meter writes (docs/metrics.md, "Detail").
+  records::RecordDetail record_detail = records::kDefaultRecordDetail;
 };
 
 // The host collectives' transport for a job of several ranks: `bootstrap` is WorldInfo's ("pmix",
@@ -96,7 +100,7 @@ using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 // Parses every variable through `env`, in the order init() used them before this value existed:
 // BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, TRANSPORT, FUSION_BYTES, PREEMPT_SIGNALS,
-// then RUN_DIR, ATTEMPT, RESOURCE_INTERVAL.
+// then RUN_DIR, ATTEMPT, RESOURCE_INTERVAL, RECORDS.
 // An unset or empty variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error
 // (kInvalid) naming the first bad variable and its value.
 Settings parse_settings(const EnvLookup& env);

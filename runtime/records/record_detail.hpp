@@ -1,6 +1,6 @@
 // How much of each step a rank's metric file keeps (docs/metrics.md, "Detail"): one definition of
-// the setting for the job spec's `records:` field and the DTRAIN_RECORDS variable that carries it
-// to the ranks. Pure.
+// the setting, DTRAIN_RECORDS (a job spec sets it under `env:`), for init() and any other reader of
+// it. Pure.
 #pragma once
 
 #include <optional>

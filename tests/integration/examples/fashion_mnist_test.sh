@@ -12,6 +12,8 @@ source "$SRC/tests/integration/cli/lib.sh"
   fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
 enter_workdir fmnist-test
 cp "$SRC/examples/fashion-mnist/job.yaml" job.yaml
+# A record per step (docs/metrics.md, "Detail"): the checks below count them.
+printf 'env:\n  DTRAIN_RECORDS: steps\n' >> job.yaml
 
 echo "== the cluster specs render"
 out=$("$DTRAIN" plan "$SRC/examples/fashion-mnist/slurm.yaml" 2>&1) || fail "plan slurm.yaml exited $?: $out"

@@ -12,9 +12,11 @@ source "$SRC/tests/integration/cli/lib.sh"
 /usr/bin/python3 -c "import torch" 2>/dev/null ||
   fail "Debian's python3-torch is not installed (scripts/install-deps installs it)"
 enter_workdir ddp-test
-# The shipped spec, with this build's module and the example by absolute path.
+# The shipped spec, with this build's module, the example by absolute path and a record per step
+# (docs/metrics.md, "Detail"): the checks below count them.
 sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
     -e "s|examples/pytorch-ddp/train.py|$SRC/examples/pytorch-ddp/train.py|" \
+    -e "s|^env:|env:\n  DTRAIN_RECORDS: steps|" \
     "$SRC/examples/pytorch-ddp/job.yaml" > job.yaml
 grep -q "PYTHONPATH: $BUILD/python" job.yaml || fail "job.yaml: no PYTHONPATH line to point at the build"
 

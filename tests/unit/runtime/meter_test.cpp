@@ -71,6 +71,9 @@ class MeterTest : public ::testing::Test {
   // No resource samples (docs/metrics.md): these tests compare whole files. Set before ctx_'s
   // init() reads it (ctest's bare_env does not reach tests found by gtest_discover_tests).
   bool no_resource_samples_ = setenv("DTRAIN_RESOURCE_INTERVAL", "0", 1) == 0;
+  // A record per step and a heartbeat per collective: the full detail these tests check (the
+  // default, interval records, is meter_intervals_test.cpp's).
+  bool full_detail_ = setenv("DTRAIN_RECORDS", "steps", 1) == 0;
   dtrain::Context ctx_ = dtrain::init();
 };
 

@@ -32,6 +32,7 @@ class ResourceRecordsTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     setenv("DTRAIN_RESOURCE_INTERVAL", "0.02", 1);
+    setenv("DTRAIN_RECORDS", "steps", 1);  // these tests count step records among the samples
     ctx_.emplace(dtrain::init());
   }
   void TearDown() override {

@@ -64,6 +64,12 @@ TEST(RuntimeSettings, TheAttemptComesFromDtrainAttempt) {
 
 // How often a Meter records the rank's resource use (docs/metrics.md): seconds, 0 for never.
 TEST(RuntimeSettings, TheResourceIntervalComesFromDtrainResourceInterval) {
+  EXPECT_EQ(parse({}).record_detail, dtrain::records::RecordDetail::kIntervals);
+  EXPECT_EQ(parse({{"DTRAIN_RECORDS", "steps"}}).record_detail,
+            dtrain::records::RecordDetail::kSteps);
+  EXPECT_EQ(refusal({{"DTRAIN_RECORDS", "Steps"}}),
+            "dtrain: DTRAIN_RECORDS: expected \"intervals\" (a record per interval of steps, the "
+            "default) or \"steps\" (a record per step), got \"Steps\"");
   EXPECT_EQ(parse({}).resource_interval, 5.0);
   EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", ""}}).resource_interval, 5.0);
   EXPECT_EQ(parse({{"DTRAIN_RESOURCE_INTERVAL", "0"}}).resource_interval, 0.0);
