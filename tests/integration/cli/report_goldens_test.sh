@@ -17,6 +17,7 @@ goldens=$SRC/tests/fixtures/golden/reports
 # The inputs, under relative names: the commands run in $work.
 ln -s "$SRC/tests/fixtures/topologies" topologies
 python3 "$here/synthetic_runs.py" "$work"
+python3 "$here/synthetic_intervals.py" "$work"
 
 # CASE  ARGUMENTS (split at blanks: no argument has one)
 cases=$(cat <<'CASES'
@@ -39,6 +40,8 @@ stats-sums-json                   stats --json sums
 stats-scaling                     stats scale4 scale1 scale2
 stats-straggler2                  stats straggler2
 stats-straggler2-json             stats --json straggler2
+stats-straggler2-intervals        stats straggler2-intervals
+stats-straggler2-intervals-json   stats --json straggler2-intervals
 stats-arrivals                    stats arrivals
 stats-arrivals-json               stats --json arrivals
 logs-first-error-hang             logs --first-error hang
