@@ -5,7 +5,8 @@
 (function () {
   const SVGNS = "http://www.w3.org/2000/svg";
   const COLORS = { compute: "#4c78a8", comm: "#f58518", data: "#54a24b", total: "#1d2430",
-                   band: "#4c78a8", fail: "#d9534f", ok: "#54a24b", ckpt: "#7a5195" };
+                   band: "#4c78a8", fail: "#d9534f", ok: "#54a24b", ckpt: "#7a5195",
+                   running: "#1f4f99", stopped: "#c98a00" };
   const LINE_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2",
                        "#ff9da6", "#9d755d", "#bab0ac", "#eeca3b", "#1d2430", "#7a5195",
                        "#003f5c", "#ef5675", "#ffa600", "#2f4b7c"];
@@ -260,10 +261,13 @@
 
   function jobSection(run) {
     const j = run.job;
+    // A job that still runs has not ended: how long it has run so far, and its latest log line.
+    const when = j.state === "running"
+      ? [["running for", j.wall], ["started", j.start], ["last log line", j.last_line]]
+      : [["wall time", j.wall], ["started", j.start], ["ended", j.end]];
     const facts = [["job", j.name + (j.id ? ` (${j.id})` : "")], ["site", j.site],
                    ["nodes", j.nodes], ["ranks", j.ranks], ["ranks per node", j.ranks_per_node],
-                   ["attempts", j.attempts], ["exit", j.exit], ["wall time", j.wall],
-                   ["started", j.start], ["ended", j.end], ["time lost to failures", j.lost],
+                   ["attempts", j.attempts], ["exit", j.exit], ...when, ["time lost to failures", j.lost],
                    ["hosts", j.hosts.length > 8 ? `${j.hosts.slice(0, 8).join(", ")} and ${j.hosts.length - 8} more` : j.hosts.join(", ") || "-"]];
     const dl = el("dl", { class: "facts" });
     for (const [k, v] of facts) { dl.append(el("dt", {}, k)); dl.append(el("dd", {}, String(v))); }
@@ -328,9 +332,14 @@
 
   function collectiveSection(run) {
     const out = [];
-    if (run.collectives.length) {
+    // A running job's ranks may be inside a collective now (a hang): it comes first, marked.
+    const now = run.in_progress;
+    if (now) out.push(el("p", { class: "in-progress", id: `${run.id}-in-progress` }, ["In progress: ", now.text]));
+    if (run.collectives.length || now) {
+      const rows = run.collectives.map((c) => [c.collective, c.at, c.seconds, c.waited, c.last_rank, c.ranks]);
+      if (now) rows.unshift(now.row);
       out.push(table(["collective", "started", "first enter to last exit", "waited for the last rank", "last rank in", "ranks"],
-                     run.collectives.map((c) => [c.collective, c.at, c.seconds, c.waited, c.last_rank, c.ranks])));
+                     rows, (r, i) => (now && i === 0 ? { class: "in-progress" } : {})));
     } else {
       out.push(none("No collective heartbeats (metric schema v2 \"coll\" records) in this run."));
     }
@@ -357,6 +366,8 @@
     const f = run.failures, s = run.series;
     const points = [];
     for (const a of f.attempts) if (a.t0 !== undefined) points.push(a.t0, a.t1);
+    const current = f.current && f.current.t0 !== undefined ? f.current : null;
+    if (current) points.push(current.t0, current.t1);
     for (const c of run.checkpoints) if (c.t !== undefined) points.push(c.t);
     if (f.culprit) points.push(f.culprit.t);
     if (s) points.push(s.start, s.start + s.bins * s.bin_seconds);
@@ -367,20 +378,25 @@
     const root = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "font-size": 11,
                               "font-family": "sans-serif" });
     root.append(svg("text", { x: L - 6, y: 28, "text-anchor": "end" }, "attempts"));
-    if (f.attempts.length) {
-      for (const a of f.attempts) {
-        if (a.t0 === undefined) continue;
-        const ok = a.outcome === "completed";
-        const r = svg("rect", { x: X(a.t0), y: 16, width: Math.max(2, X(a.t1) - X(a.t0)), height: 18,
-                                fill: ok ? COLORS.ok : COLORS.fail, "fill-opacity": 0.75 });
-        r.append(svg("title", {}, `attempt ${a.attempt}: ${a.outcome} (status ${a.status}) ${a.cause}`));
-        root.append(r);
-        root.append(svg("text", { x: X(a.t0) + 3, y: 29, fill: "#fff" }, `#${a.attempt} ${a.outcome}`));
-      }
-    } else if (s) {
-      root.append(svg("rect", { x: X(s.start), y: 16, width: Math.max(2, X(s.start + s.bins * s.bin_seconds) - X(s.start)),
-                                height: 18, fill: f.culprit ? COLORS.fail : COLORS.ok, "fill-opacity": 0.75 }));
-      root.append(svg("text", { x: X(s.start) + 3, y: 29, fill: "#fff" }, "steps"));
+    // A bar's colour is its attempt's state, as the badge says it: red only for one that ended failed.
+    const bar = (t0, t1, state, label, title) => {
+      const r = svg("rect", { x: X(t0), y: 16, width: Math.max(2, X(t1) - X(t0)), height: 18,
+                              class: `attempt-bar attempt-${state}`, fill: COLORS[state] || COLORS.ok, "fill-opacity": 0.75 });
+      r.append(svg("title", {}, title));
+      root.append(r);
+      root.append(svg("text", { x: X(t0) + 3, y: 29, fill: "#fff" }, label));
+    };
+    for (const a of f.attempts) {
+      if (a.t0 === undefined) continue;
+      const ok = a.outcome === "completed";
+      bar(a.t0, a.t1, ok ? "ok" : "fail", `#${a.attempt} ${a.outcome}`, `attempt ${a.attempt}: ${a.outcome} (status ${a.status}) ${a.cause}`);
+    }
+    if (current) {
+      bar(current.t0, current.t1, "running", f.attempts.length ? `#${current.attempt} running` : "running",
+          `attempt ${current.attempt}: running (no end record yet)`);
+    } else if (!f.attempts.length && s) {
+      const state = { failed: "fail", stopped: "stopped" }[run.job.state] || "ok";
+      bar(s.start, s.start + s.bins * s.bin_seconds, state, "steps", `the steps of the job: ${run.job.state}`);
     }
     root.append(svg("text", { x: L - 6, y: 54, "text-anchor": "end" }, "checkpoints"));
     for (const c of run.checkpoints) {
@@ -474,8 +490,25 @@
 
   function ranksSection(run) {
     const t = run.ranks, endCol = t.columns.length - 1;
-    const tab = table(t.columns, t.rows, (r) => ({ "data-rank": r[0],
-                                                   class: String(r[endCol]).startsWith("culprit") ? "culprit" : "" }));
+    // Where a rank ran (its cores, CUDA_VISIBLE_DEVICES and NIC variables) goes on a line of its
+    // own under the rank's row: as columns, the NIC variables pushed steps and samples/s out of a
+    // page 1280 pixels wide.
+    const placed = ["cores", "CUDA_VISIBLE_DEVICES", "NIC"].map((c) => t.columns.indexOf(c)).filter((i) => i >= 0);
+    const shown = t.columns.map((_, i) => i).filter((i) => !placed.includes(i));
+    const body = [];
+    for (const r of t.rows) {
+      body.push(el("tr", { "data-rank": r[0], class: (String(r[endCol]).startsWith("culprit") ? "culprit" : "") + (placed.length ? " placed" : "") },
+                   shown.map((i) => el("td", {}, r[i] === null ? "-" : r[i]))));
+      if (!placed.length) continue;
+      const where = [];
+      for (const i of placed) {
+        if (where.length) where.push("; ");
+        where.push(el("span", { class: `binding-${t.columns[i] === "CUDA_VISIBLE_DEVICES" ? "gpus" : t.columns[i].toLowerCase()}` },
+                      `${t.columns[i]}: ${r[i]}`));
+      }
+      body.push(el("tr", { class: "binding", "data-binding-rank": r[0] }, [el("td", {}, ""), el("td", { colspan: shown.length - 1 }, where)]));
+    }
+    const tab = el("table", {}, [el("thead", {}, el("tr", {}, shown.map((i) => el("th", {}, t.columns[i])))), el("tbody", {}, body)]);
     const details = el("details", t.rows.length <= 64 ? { open: "" } : {},
                        [el("summary", {}, `${t.rows.length} ranks`), el("div", { class: "scroll" }, [tab])]);
     const where = t.bindings

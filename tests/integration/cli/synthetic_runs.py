@@ -21,6 +21,9 @@ goldens, tests/fixtures/golden/reports/, rely on it):
   arrivals           3 ranks without the Meter (no metric files) whose loggers left their
                      collective waits (arrivals/rank-NNNNN.txt): 120 allreduces of 50 ms steps,
                      rank 1 arrives 10 ms after the others at each
+  live               "hang" while it still runs (no exit line, no attempt or job-end record),
+                     each rank's binding record naming four NIC variables and resource samples
+                     with GPU fields: the report's live page (report_browser_test.sh)
 
 Usage: synthetic_runs.py WORK
 """
@@ -167,3 +170,24 @@ def write_arrivals(name):
 
 
 write_arrivals("arrivals")
+
+
+def write_live(name):
+    write_run(name, 4, lambda r, s: (32, 0.1), hang_rank=2)
+    d = os.path.join(WORK, name)
+    for r in range(4):
+        nics = {"DTRAIN_NICS": "mlx5_%d" % r, "NCCL_IB_HCA": "=mlx5_%d:1" % r,
+                "NCCL_SOCKET_IFNAME": "=hsn%d" % r, "UCX_NET_DEVICES": "mlx5_%d:1" % r}
+        with open(os.path.join(d, "rank-%05d.jsonl" % r), "a") as m:
+            m.write(json.dumps({"v": 2, "type": "binding", "time": T0, "rank": r,
+                                "host": "node%d" % (r // 2), "cpus": "%d-%d" % (16 * r, 16 * r + 15),
+                                "gpus": str(r % 2), "nics": nics}) + "\n")
+            for k in range(5):
+                m.write(json.dumps({"v": 2, "type": "resource", "time": T0 + 0.1 * k, "rank": r,
+                                    "interval": 0.1, "cpu_percent": 97.5, "rss_bytes": 3 << 30,
+                                    "gpu": r % 2, "gpu_util_percent": 80,
+                                    "gpu_memory_bytes": 30 << 30, "gpu_power_watts": 301.5})
+                        + "\n")
+
+
+write_live("live")

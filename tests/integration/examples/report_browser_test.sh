@@ -156,6 +156,9 @@ for r in range(n):
     open(os.path.join(d, "rank-%05d.jsonl" % r), "w").write("".join(recs))
 PY
 
+echo "== a hung job that still runs (synthetic_runs.py's live): rank 2 never entered allreduce #5"
+/usr/bin/python3 "$SRC/tests/integration/cli/synthetic_runs.py" "$work/synthetic"
+
 echo "== the pages"
 report() {  # NAME RUN_DIR...: the page of the runs into NAME.html
   local name=$1 out
@@ -170,6 +173,7 @@ report killed runs/killed
 report big runs/big
 report scaling runs/r1 runs/r2
 report restarted runs/restarted
+report live synthetic/live
 # Without -o the page goes beside the records.
 out=$("$DTRAIN" report runs/r2 2>&1) || fail "dtrain report runs/r2 exited $?: $out"
 expect_contains "$out" "runs/r2/report.html" "the default page"
@@ -210,8 +214,27 @@ render() {  # page height
   [[ "$body" != *data-js-error* ]] || fail "$page.html: a script error: $body"
   [[ "$body" == *'data-rendered="yes"'* ]] || fail "$page.html: the script did not finish: $body"
 }
-for page in r1 r2 killed scaling restarted; do render $page 5200; done
+for page in r1 r2 killed scaling restarted live; do render $page 5200; done
 render big 6400
+
+# Layout and colours, which the DOM does not hold: PAGE.html with report_probe.js after its own
+# script, rendered 1280 pixels wide; the probe's findings land in PAGE.probe.dom (data-probe).
+probe() {  # page
+  local page=$1
+  /usr/bin/python3 - "$work/$page.html" "$SRC/tests/integration/examples/report_probe.js" \
+    "$work/$page-probe.html" <<'PY'
+import sys
+page, probe, out = sys.argv[1:4]
+text = open(page).read()
+i = text.rfind("</body>")
+open(out, "w").write(text[:i] + "<script>\n" + open(probe).read() + "</script>\n" + text[i:])
+PY
+  timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$work/chromium-profile" --hide-scrollbars --window-size=1280,900 \
+    --dump-dom "file://$work/$page-probe.html" >"$page.probe.dom" 2>/dev/null ||
+    fail "chromium --dump-dom $page-probe.html exited $?"
+}
+for page in r2 killed live; do probe $page; done
 
 # What a person sees, from the DOM after the scripts ran.
 /usr/bin/python3 - "$work" "$DTRAIN" <<'PY'
@@ -254,14 +277,18 @@ def row_cells(page, rank):
     m = re.search(r'<tr data-rank="%d"[^>]*>(.*?)</tr>' % rank, dom(page), re.S)
     check(m, "%s: no row for rank %d" % (page, rank))
     return [text(c) for c in re.findall(r"<td>(.*?)</td>", m.group(1), re.S)]
-head = [text(h) for h in re.findall(r"<th>(.*?)</th>", re.search(r'<details[^>]*><summary>2 ranks</summary>(.*?)</thead>', dom("r2"), re.S).group(1))]
-check(head[3:6] == ["cores", "CUDA_VISIBLE_DEVICES", "NIC"], "r2: the table of ranks has columns %r" % head)
+# Where a rank ran is a line under its row (as columns, the NIC variables pushed steps and
+# samples/s out of the page): "cores: 3; CUDA_VISIBLE_DEVICES: -; NIC: NCCL_SOCKET_IFNAME==lo".
+def binding(page, rank, what):
+    m = re.search(r'<tr class="binding" data-binding-rank="%d">.*?<span class="binding-%s">(.*?)</span>' % (rank, what), dom(page), re.S)
+    check(m, "%s: no %s under rank %d's row" % (page, what, rank))
+    return text(m.group(1))
 for r in (0, 1):
     pinned = dict(l.rstrip("\n").split("=", 1) for l in open("%s/runs/r2/pinned-%d.txt" % (work, r)))
-    cells = row_cells("r2", r)
-    check(cells[3] == pinned["cpus"], "r2: rank %d's cores read %r; it had %r" % (r, cells[3], pinned["cpus"]))
-    check("NCCL_SOCKET_IFNAME==lo" in cells[5], "r2: rank %d's NIC reads %r" % (r, cells[5]))
-    print("r2 rank %d: cores %s, CUDA_VISIBLE_DEVICES %s, NIC %s" % (r, cells[3], cells[4], cells[5]))
+    cores, gpus, nic = (binding("r2", r, w) for w in ("cores", "gpus", "nic"))
+    check(cores == "cores: " + pinned["cpus"], "r2: rank %d's cores read %r; it had %r" % (r, cores, pinned["cpus"]))
+    check(nic.startswith("NIC: ") and "NCCL_SOCKET_IFNAME==lo" in nic, "r2: rank %d's NIC reads %r" % (r, nic))
+    print("r2 rank %d: %s; %s; %s" % (r, cores, gpus, nic))
 m = re.search(r'<p class="note" id="run-0-binding-note">([^<]*)</p>', dom("big"))
 check(m and "not recorded" in m.group(1), "big: expected the binding 'not recorded'")
 # The checkpoints of the restarted run: how long each save took and its size.
@@ -291,6 +318,52 @@ got = float(m.group(1))
 check(abs(got - want) <= max(0.05, want * 0.005), "scaling: efficiency %s %%, dtrain stats says %.3f %%" % (got, want))
 check('<a href="#run-1">r2</a>' in dom("scaling"), "scaling: r2 does not link to its section")
 print("scaling: r2's efficiency %s %% (dtrain stats: %.2f %%)" % (got, want))
+
+# A hung job that still runs (no exit line, no end record): it reads as running, never as ended,
+# and the collective its ranks are stuck in leads the collectives, marked as in progress.
+live = dom("live")
+facts = dict((text(k), text(v)) for k, v in re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", live, re.S))
+check("ended" not in facts and re.fullmatch(r"[0-9].* so far", facts.get("running for", "")),
+      "live: the job's facts read %r; expected 'running for ... so far' and no 'ended'" % facts)
+check(facts.get("exit") == "none yet (running)", "live: exit reads %r" % facts.get("exit"))
+m = re.search(r'<p class="in-progress" id="run-0-in-progress">(.*?)</p>', live, re.S)
+check(m, "live: no collective in progress")
+now = text(m.group(1))
+check(now.startswith("In progress: #5 allreduce of 4 KiB: in progress since 2026-11-22T10:00:00.500000Z (")
+      and now.endswith("before this page was written): ranks 0-1,3 are in it; rank 2 (on node1) has not "
+                       "entered it (it left #4 at 2026-11-22T10:00:00.410000Z)."),
+      "live: the collective in progress reads %r" % now)
+rows = re.findall(r"<tr( class=\"in-progress\")?><td>(#\d+ [^<]*)</td>", live)
+check(rows and rows[0] == (' class="in-progress"', "#5 allreduce of 4 KiB (in progress)"),
+      "live: the collectives' first row is %r" % (rows[:1],))
+print("live: running for %s; %s" % (facts["running for"], now))
+
+# What the browser drew, 1280 pixels wide (report_probe.js): the attempt bars agree with the badge
+# (a running job's in the badge's colour, red only for an attempt that ended failed), and the
+# table of ranks needs no horizontal scrolling, its steps and samples/s in view.
+def probe(page):
+    m = re.search(r'data-probe="([^"]*)"', open("%s/%s.probe.dom" % (work, page)).read())
+    check(m, "%s: the probe did not run" % page)
+    return json.loads(html.unescape(m.group(1)))
+RED, RUNNING = "rgb(217, 83, 79)", "rgb(31, 79, 153)"
+for page, badge in (("live", "running"), ("killed", "failed"), ("r2", "finished")):
+    p = probe(page)
+    check(p["badge"] == badge, "%s: the badge reads %r; expected %r" % (page, p["badge"], badge))
+    fills = [b["fill"] for b in p["bars"]]
+    check(fills, "%s: no attempt bar" % page)
+    if badge == "running":
+        check(fills[-1] == RUNNING and RED not in fills, "%s: the bars of a running job are %r" % (page, p["bars"]))
+    elif badge == "failed":
+        check(fills[-1] == RED, "%s: the last bar of a failed job is %r" % (page, p["bars"]))
+    else:
+        check(RED not in fills and RUNNING not in fills, "%s: the bars of a finished job are %r" % (page, p["bars"]))
+    r = p["ranks"]
+    check(p["page_width"] <= p["width"] and r["scroll_width"] <= r["client_width"],
+          "%s: at %d pixels the page is %d wide and the table of ranks %d in a box of %d" %
+          (page, p["width"], p["page_width"], r["scroll_width"], r["client_width"]))
+    check(all(r["cells"].get(c, {}).get("visible") for c in ("steps", "samples/s")),
+          "%s: the steps and samples/s cells of the first rank are not in view: %r" % (page, r["cells"]))
+    print("%s at %d px: table %d of %d px, bars %s" % (page, p["width"], r["scroll_width"], r["client_width"], fills))
 PY
 echo "screenshots in $ARTIFACTS"
 echo PASS
