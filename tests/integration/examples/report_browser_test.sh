@@ -19,6 +19,9 @@ CHROMIUM=$(command -v chromium || true)
 enter_workdir report-test
 mkdir -p "$ARTIFACTS"
 cp "$SRC/examples/fashion-mnist/job.yaml" job.yaml
+# A record per step (the Meter writes intervals of steps by default): the killed run's watcher
+# counts its rank's step records, and r2's resource samples are laid over its steps' times.
+export DTRAIN_RECORDS=steps
 short=(--epochs 1 --steps-per-epoch 40 --warmup-steps 5 --log-every 20 --no-checkpoint)
 
 echo "== Fashion-MNIST, 1 and 2 ranks; the 2 ranks each pinned to one core"
