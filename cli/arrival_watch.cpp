@@ -71,6 +71,7 @@ void ArrivalWatch::publish() {
   report::RankArrivals out;
   out.rank = rank_;
   out.host = host_;
+  out.doing = doing_.most();
   int aligned = 0;
   for (auto& w : page_.read_arrivals(0)) {
     // The window being filled and the newest whole one come first; then two of that level.

@@ -3,7 +3,9 @@
 // ranks every 5 s) it copies its rank's latest windows of collective waits out of the live status
 // page into RUN_DIR/arrivals/rank-NNNNN.txt (one small file per rank, replaced, never grown); rank
 // 0's logger reads them all and, when the verdict changes (a straggler named, or no longer), writes
-// one line to its stderr (the job's output) and RUN_DIR/stragglers.log. `dtrain stats` and the
+// one line to its stderr (the job's output) and RUN_DIR/stragglers.log, with what the straggler
+// does outside its collectives (each logger publishes its own rank's, from the hang watch's
+// samples of the process: report/rank_activity.hpp). `dtrain stats` and the
 // report read the same files afterwards: each logger publishes once more when its rank ends.
 #pragma once
 
@@ -13,6 +15,7 @@
 
 #include "records/live_status.hpp"
 #include "report/arrival_skew.hpp"
+#include "report/rank_activity.hpp"
 
 namespace dtrain::cli {
 
@@ -25,6 +28,9 @@ class ArrivalWatch {
   void tick();
   // Publishes what the page holds now (when the rank has ended: the last windows).
   void publish();
+  // What the hang watch's sample of the process says the rank did outside its collectives
+  // (report/rank_activity.hpp), published with the windows.
+  void note(report::Activity activity) { doing_.add(activity); }
 
  private:
   void judge();
@@ -41,6 +47,7 @@ class ArrivalWatch {
   std::int64_t published_at_us_ = 0;
   double calls_per_second_ = 0;
   std::optional<report::NamedStraggler> named_;  // rank 0's logger: whom its last line named
+  report::ActivityTally doing_;
 };
 
 }  // namespace dtrain::cli

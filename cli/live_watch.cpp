@@ -23,6 +23,7 @@
 #include "records/run_dir_layout.hpp"
 #include "report/hang_watch.hpp"
 #include "report/node_reach.hpp"
+#include "report/rank_activity.hpp"
 #include "report/rank_ranges.hpp"
 #include "run_dir.hpp"
 #include "stack_capture.hpp"
@@ -73,6 +74,13 @@ std::optional<report::ProcessSample> sample_process(pid_t pid) {
   return s;
 }
 
+// The process's main thread alone (its state and its own CPU time; no wait channel).
+std::optional<report::ProcessSample> sample_main_thread(pid_t pid) {
+  const std::string id = std::to_string(pid);
+  return report::parse_proc_stat(read_small_file("/proc/" + id + "/task/" + id + "/stat"),
+                                 ::sysconf(_SC_CLK_TCK));
+}
+
 }  // namespace
 
 LiveWatchSettings live_watch_settings(const launch::Environment& env) {
@@ -110,6 +118,7 @@ struct LiveWatch::State {
   int published_slot = 0;                  // and its Context's slot
   std::int64_t published_at_us = 0;
   std::optional<report::ProcessSample> before;
+  std::optional<report::ProcessSample> main_before;  // its main thread's (straggler activity)
   std::chrono::steady_clock::time_point before_at;
   std::vector<report::RankWait> waits;
   struct timespec waits_mtime {};
@@ -192,13 +201,23 @@ void LiveWatch::tick() {
   const std::int64_t now = now_us();
   const auto steady_now = std::chrono::steady_clock::now();
   const std::optional<report::ProcessSample> process = sample_process(child_);
+  const std::optional<report::ProcessSample> main_thread = sample_main_thread(child_);
   std::string doing = "in an unknown state";
   if (process && st.before) {
-    doing = report::describe_process(
-        *st.before, *process, std::chrono::duration<double>(steady_now - st.before_at).count());
+    const double seconds = std::chrono::duration<double>(steady_now - st.before_at).count();
+    doing = report::describe_process(*st.before, *process, seconds);
+    // What the rank does outside its collectives, for the straggler line (slot 0: the Context the
+    // straggler watch judges).
+    const bool inside = !slots.empty() && slots[0].inside();
+    if (main_thread && st.main_before) {
+      if (const auto a = report::sample_activity(*st.main_before, *main_thread, seconds, inside)) {
+        st.arrivals->note(*a);
+      }
+    }
   }
   if (process) {
     st.before = process;
+    st.main_before = main_thread;
     st.before_at = steady_now;
   }
 

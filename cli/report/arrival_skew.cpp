@@ -37,7 +37,9 @@ double median(std::vector<double> v) {
 std::string format_arrivals(const RankArrivals& a) {
   // Space-separated fields, the host last on its line (it holds no space); one line per window,
   // its waits comma-separated.
-  std::string out = "arrivals rank=" + std::to_string(a.rank) + " host=" + a.host + "\n";
+  std::string out = "arrivals rank=" + std::to_string(a.rank);
+  if (a.doing != Activity::kUnknown) out += " doing=" + std::string(activity_word(a.doing));
+  out += " host=" + a.host + "\n";
   for (const auto& w : a.windows) {
     out += "window index=" + std::to_string(w.index) +
            " first_enter_us=" + std::to_string(w.first_enter_us) +
@@ -72,6 +74,8 @@ std::optional<RankArrivals> parse_arrivals(std::string_view text) {
       bool ok = true;
       if (kind == "arrivals" && key == "rank") {
         ok = parse_number(value, a.rank) && a.rank >= 0;
+      } else if (kind == "arrivals" && key == "doing") {
+        a.doing = activity_from_word(value);
       } else if (kind == "arrivals" && key == "host") {
         a.host = value;
       } else if (kind == "window" && key == "index") {
@@ -143,6 +147,7 @@ std::optional<ArrivalVerdict> judge_arrivals(const std::vector<RankArrivals>& ra
   ArrivalVerdict v;
   v.rank = ranks[s].rank;
   v.host = ranks[s].host;
+  v.doing = ranks[s].doing;
   v.last = last[s];
   v.calls = calls.size();
   std::vector<double> lags;
@@ -179,22 +184,30 @@ std::optional<ArrivalVerdict> judge_arrivals(const std::vector<RankArrivals>& ra
   return v;
 }
 
-std::string arrival_verdict_text(const ArrivalVerdict& v) {
+namespace {
+
+// `doing`: the live line's clause on what the straggler does now ("" afterwards: `stats` and the
+// report read the last samples of a rank that has ended, not what it does).
+std::string verdict_text(const ArrivalVerdict& v, const std::string& doing) {
   return "rank " + std::to_string(v.rank) + " on " + v.host + " arrived last in " +
          percent_text(static_cast<double>(v.last) / static_cast<double>(v.calls)) +
          " of the last " + std::to_string(v.calls) + " collectives, " +
-         duration_text(v.lag_seconds) +
-         " after the median: a straggler; the others waited for it " + percent_text(v.lag_share) +
-         " of the time (it waited " + duration_text(v.waited_seconds) +
+         duration_text(v.lag_seconds) + " after the median: a straggler" +
+         (doing.empty() ? std::string() : "; " + doing) + "; the others waited for it " +
+         percent_text(v.lag_share) + " of the time (it waited " + duration_text(v.waited_seconds) +
          " in them, the median of the others " + duration_text(v.others_waited_seconds) + ")";
 }
+
+}  // namespace
+
+std::string arrival_verdict_text(const ArrivalVerdict& v) { return verdict_text(v, ""); }
 
 std::string straggler_change_line(const std::optional<ArrivalVerdict>& verdict,
                                   std::optional<NamedStraggler>& named) {
   if (!verdict) return "";
   if (verdict->straggler && (!named || named->rank != verdict->rank)) {
     named = NamedStraggler{verdict->rank, verdict->host};
-    return "dtrain: straggler: " + arrival_verdict_text(*verdict);
+    return "dtrain: straggler: " + verdict_text(*verdict, activity_text(verdict->doing));
   }
   if (!verdict->straggler && named) {
     const std::string line = "dtrain: straggler: rank " + std::to_string(named->rank) + " on " +

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/rank_activity.hpp"
 #include "report/stragglers.hpp"
 
 namespace dtrain::report {
@@ -39,6 +40,8 @@ struct RankArrivals {
   int rank = -1;
   std::string host;
   std::vector<ArrivalWindowData> windows;
+  // What the rank did outside its collectives lately (its logger's samples; rank_activity.hpp).
+  Activity doing = Activity::kUnknown;
 };
 
 // One file's text, and back (nullopt: not such a file, e.g. half written by an older version).
@@ -59,8 +62,9 @@ struct ArrivalVerdict {
   // The others' time lost waiting for it, as a share of its time over those collectives (0.2: the
   // others waited for it a fifth of the time).
   double lag_share = 0;
-  double waited_seconds = 0;         // its own time inside those collectives
-  double others_waited_seconds = 0;  // the median of the others' time inside them
+  double waited_seconds = 0;            // its own time inside those collectives
+  double others_waited_seconds = 0;     // the median of the others' time inside them
+  Activity doing = Activity::kUnknown;  // what it did outside them, as its logger last published
 };
 
 // The straggler among `ranks` (two or more, one entry each), judged on the last (at most
@@ -85,7 +89,8 @@ struct NamedStraggler {
 };
 
 // The live line when the verdict changes, "" when it does not: a straggler named (another than
-// `named`, or after none), or `named` no longer one. Updates `named`. A verdict of too few
+// `named`, or after none), with what it is doing ("...: a straggler; it is computing, not
+// waiting; the others waited ..."), or `named` no longer one. Updates `named`. A verdict of too few
 // collectives (nullopt) changes nothing: it says neither.
 std::string straggler_change_line(const std::optional<ArrivalVerdict>& verdict,
                                   std::optional<NamedStraggler>& named);

@@ -2,7 +2,8 @@
 # Stragglers without code change for torch (issue 46 item 3): an unmodified DDP program on
 # backend="dtrain" (torch_ddp_straggler.py: no dtrain.init(), no Meter), 2 ranks through
 # `dtrain submit` on the local site, rank 1 sleeping 1.25x as long each step: rank 0's logger names
-# rank 1 in the job's output and RUN_DIR/stragglers.log, and `dtrain stats` names it from the
+# rank 1 in the job's output and RUN_DIR/stragglers.log (sleeping outside its collectives, not
+# computing), and `dtrain stats` names it from the
 # gradient allreduces' waits alone.
 #   torch_ddp_straggler_test.sh DTRAIN SRC BUILD
 set -euo pipefail
@@ -26,6 +27,9 @@ grep -qE "^dtrain: straggler: rank 1 on $host arrived last in [0-9.]+ % of the l
   fail "no live line naming rank 1 in: $(cat job.out)"
 run_dir=$(ls -d runs/ddp-straggler-*)
 grep -q ' dtrain: straggler: rank 1 ' "$run_dir/stragglers.log" || fail "no line in stragglers.log"
+# Its step's extra time is a sleep: its logger's samples of the process say so.
+grep -qE "^dtrain: straggler: rank 1 .*: a straggler; it is sleeping outside collectives \\(not computing\\); the others waited" job.out ||
+  fail "the live line does not say rank 1 sleeps outside collectives: $(grep '^dtrain: straggler:' job.out)"
 stats=$("$DTRAIN" stats "$run_dir")
 grep -qE "^  rank 1 on $host arrived last in [0-9.]+ % of the last [0-9]+ collectives" <<<"$stats" ||
   fail "stats names no rank 1: $stats"

@@ -175,6 +175,36 @@ TEST(ArrivalSkew, TheFileReadsBackAsWritten) {
   EXPECT_FALSE(parse_arrivals("wait rank=1\n").has_value());
   EXPECT_FALSE(parse_arrivals("arrivals rank=1 host=a\nwindow index=1 waits_us=1,x\n"));
   EXPECT_FALSE(parse_arrivals("").has_value());
+  EXPECT_EQ(back->doing, Activity::kUnknown) << "a file without doing=";
+  a.doing = Activity::kSleeping;
+  const std::string sleeping = format_arrivals(a);
+  EXPECT_EQ(sleeping.substr(0, sleeping.find('\n')), "arrivals rank=7 doing=sleeping host=node3");
+  ASSERT_TRUE(parse_arrivals(sleeping));
+  EXPECT_EQ(parse_arrivals(sleeping)->doing, Activity::kSleeping);
+}
+
+TEST(ArrivalSkew, TheLiveLineSaysWhatTheStragglerDoes) {
+  // 3 ranks whose rank 1 takes 50 ms a step to the others' 40 ms; its logger saw it asleep.
+  auto ranks = simulate(
+      [] {
+        auto compute = ranks_of(3, 0.040);
+        compute[1] = 0.050;
+        return compute;
+      }(),
+      200, 0.02);
+  ranks[1].doing = Activity::kSleeping;
+  const auto v = judge_arrivals(ranks);
+  ASSERT_TRUE(v && v->straggler);
+  std::optional<NamedStraggler> named;
+  const std::string line = straggler_change_line(v, named);
+  const std::string head = "dtrain: straggler: " + arrival_verdict_text(*v);
+  const std::string cut = ": a straggler; ";
+  ASSERT_NE(head.find(cut), std::string::npos);
+  EXPECT_EQ(line, head.substr(0, head.find(cut)) +
+                      ": a straggler; it is sleeping outside collectives (not computing); " +
+                      head.substr(head.find(cut) + cut.size()));
+  // Afterwards (stats, the report) the verdict says nothing of what a rank that ended does.
+  EXPECT_EQ(arrival_verdict_text(*v).find("sleeping"), std::string::npos);
 }
 
 }  // namespace
