@@ -243,6 +243,7 @@ void MeterFile::flush() {
   if (forked()) return;
   std::lock_guard lock(mutex_);
   if (auto open = intervals_.take()) append_interval_locked(*open);
+  append_heartbeats_locked();
   flush_locked();
 }
 

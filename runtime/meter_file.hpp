@@ -42,8 +42,8 @@ class MeterFile final : public CollectiveObserver {
                      bool failed) noexcept override;
   // A binding record (schema v2) of `binding`, written with the next flush.
   void binding(const records::RankBinding& binding);
-  // Writes the open interval's record (kIntervals) and the buffer; throws Error (kSystem) naming
-  // the file on failure.
+  // Writes the open interval's record and the last heartbeats not yet written (kIntervals), and the
+  // buffer; throws Error (kSystem) naming the file on failure.
   void flush();
   // Takes the closing resource sample, flushes, stops the flusher, closes the file; later records
   // are dropped. Never throws. In a child forked while the file was open, only closes its copy of
@@ -86,8 +86,8 @@ class MeterFile final : public CollectiveObserver {
   records::IntervalAccumulator intervals_;  // kIntervals
   // kIntervals: the last enter and exit heartbeats, written only when they failed, when the
   // collectives stopped for kQuietHeartbeats (a hang, or a pause the readers should see: the
-  // flusher writes them), and at close. So the file holds the last ones and every failure, and
-  // grows by at most two lines per quiet spell, not two per collective.
+  // flusher writes them), on flush() and at close. So the file holds the last ones and every
+  // failure, and grows by at most two lines per quiet spell, not two per collective.
   struct Heartbeat {
     char line[256] = {};
     std::uint64_t seq = 0;

@@ -10,6 +10,10 @@ import pytest
 import dtrain
 from conftest import run_fresh
 
+# A record per step and a heartbeat per collective (docs/metrics.md, "Detail"): what these tests
+# compare. Set before the session's init() reads it (this file runs in a process of its own).
+os.environ["DTRAIN_RECORDS"] = "steps"
+
 
 def records(path, kind):
     with open(path) as f:

@@ -58,14 +58,17 @@ TEST_F(MeterIntervalsTest, TheFirstStepsWholeThenIntervalsAndTheLastHeartbeatsOn
   const auto steps = records_of(file(), "step");
   const auto intervals = records_of(file(), "interval");
   const auto heartbeats = records_of(file(), "coll");
-  ASSERT_EQ(steps.size(), 20u);  // the first 20 (no step here is 4x slower than the mean)
-  EXPECT_EQ(steps.back()["step"], 19);
-  // 230 steps in well under 5 s: one interval, written when the Meter closed.
+  // The first 20, and any later step 4x the mean (a busy machine may stall one; at most 2).
+  ASSERT_GE(steps.size(), 20u);
+  ASSERT_LE(steps.size(), 22u);
+  EXPECT_EQ(steps[19]["step"], 19);
+  const long long stalls = static_cast<long long>(steps.size()) - 20;
+  // The other 230 steps in well under 5 s: one interval, written when the Meter closed.
   ASSERT_EQ(intervals.size(), 1u);
-  EXPECT_EQ(intervals[0]["first_step"], 20);
-  EXPECT_EQ(intervals[0]["last_step"], 249);
-  EXPECT_EQ(intervals[0]["count"], 230);
-  EXPECT_EQ(intervals[0]["samples"]["sum"], 1840.0);
+  EXPECT_GE(intervals[0]["first_step"], 20);
+  EXPECT_LE(intervals[0]["last_step"], 249);
+  EXPECT_EQ(intervals[0]["count"], 230 - stalls);
+  EXPECT_EQ(intervals[0]["samples"]["sum"], 8.0 * static_cast<double>(230 - stalls));
   EXPECT_EQ(intervals[0]["seconds"]["counts"].size() > 0, true);
   // 250 collectives: the last enter and exit only, not 500 lines.
   ASSERT_EQ(heartbeats.size(), 2u);
@@ -92,15 +95,21 @@ TEST_F(MeterIntervalsTest, TheLastHeartbeatReachesTheFileOnceTheCollectivesStop)
   EXPECT_EQ(got[1]["phase"], "exit");
 }
 
-TEST_F(MeterIntervalsTest, FlushWritesTheOpenInterval) {
+TEST_F(MeterIntervalsTest, FlushWritesTheOpenIntervalAndTheLastHeartbeats) {
   dtrain::Meter meter(ctx_, dir_.string());
-  for (int s = 0; s < 25; ++s) meter.record(s, 4, 0.01);
+  std::vector<float> x(4, 1.0f);
+  for (int s = 0; s < 25; ++s) {
+    ctx_.comm().allreduce(std::span<float>(x), dtrain::ReduceOp::kSum);
+    meter.record(s, 4, 0.01);
+  }
   meter.flush();
   const auto intervals = records_of(file(), "interval");
   ASSERT_EQ(intervals.size(), 1u);
   EXPECT_EQ(intervals[0]["count"], 5);
-  meter.flush();  // nothing open: nothing written
+  EXPECT_EQ(records_of(file(), "coll").size(), 2u);
+  meter.flush();  // nothing open, no heartbeat since: nothing written
   EXPECT_EQ(records_of(file(), "interval").size(), 1u);
+  EXPECT_EQ(records_of(file(), "coll").size(), 2u);
 }
 
 TEST_F(MeterIntervalsTest, ABadSettingIsRefusedByInitNamingTheVariable) {
