@@ -95,7 +95,7 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 # Debian policy: ldconfig runs through dpkg's trigger. CPack 3.25 also writes postinst/postrm scripts that run
 # it; packaging/deb/build-deb.sh removes those from the package.
 configure_file(packaging/deb/triggers ${PROJECT_BINARY_DIR}/packaging/deb/triggers COPYONLY)
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/deb/triggers)
+set(CPACK_DEBIAN_DTRAIN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/deb/triggers)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE https://github.com/dtrain/dtrain)
 # Library dependencies (libpmix2, libopenmpi3, libhwloc15, libyaml-cpp0.7, libstdc++6 ...) are
@@ -111,4 +111,44 @@ if(DTRAIN_DEB_PYTHON_DEPENDS)  # the Python module (python/) is in the package
 endif()
 # NCCL (NVIDIA's repository; libdtrain loads it with dlopen, so dpkg-shlibdeps does not see it).
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "environment-modules | lmod, libnccl2")
+
+# Two packages: dtrain (the CLI, libdtrain, its headers, the plugin, the Python module) and, where
+# the torch backend is built, python3-dtrain-torch (dtrain.torch alone), so that installing dtrain
+# on a login node or a site without PyTorch does not pull in libtorch (about 1 GB with its
+# dependencies); the backend's package depends on this very dtrain, and dpkg-shlibdeps gives its
+# libtorch dependencies.
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_GROUPING ONE_PER_GROUP)
+set(CPACK_COMPONENTS_ALL runtime devel python)
+set(CPACK_DEBIAN_DTRAIN_PACKAGE_NAME dtrain)
+if(DTRAIN_HAVE_TORCH)
+  list(APPEND CPACK_COMPONENTS_ALL torch)
+  set(CPACK_DEBIAN_TORCH_PACKAGE_NAME python3-dtrain-torch)
+  set(CPACK_DEBIAN_TORCH_PACKAGE_SECTION python)
+  set(CPACK_DEBIAN_TORCH_PACKAGE_DEPENDS
+      "dtrain (= ${PROJECT_VERSION}), ${DTRAIN_DEB_PYTHON_DEPENDS}, ${DTRAIN_DEB_TORCH_DEPENDS}")
+  # dpkg-shlibdeps reads the module's libtorch dependencies; libdtrain.so.0, which it also needs,
+  # is in the dtrain package, not installed while this one is made: found in the build tree (-l;
+  # CPack passes --ignore-missing-info) and depended on above by exact version.
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/lib)  # runtime/CMakeLists.txt
+  set(CPACK_DEBIAN_TORCH_PACKAGE_RECOMMENDS "")
+  set(CPACK_DEBIAN_TORCH_PACKAGE_SUGGESTS "")
+  set(CPACK_DEBIAN_TORCH_DESCRIPTION
+      "torch.distributed backend \"dtrain\" over libdtrain
+dtrain.torch registers the backend \"dtrain\" with PyTorch's torch.distributed:
+init_process_group(backend=\"dtrain\") runs DDP, pipeline and expert-parallel
+programs on libdtrain's collectives and point-to-point messages, with the
+same records, hang watch and straggler reports as dtrain's own programs.")
+  # Debian policy: every package has its copyright file and changelog under its own doc directory.
+  install(FILES packaging/deb/copyright ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/python3-dtrain-torch COMPONENT torch)
+endif()
 include(CPack)
+cpack_add_component_group(dtrain)
+foreach(component runtime devel python)
+  cpack_add_component(${component} GROUP dtrain)
+endforeach()
+if(DTRAIN_HAVE_TORCH)
+  cpack_add_component_group(torch)
+  cpack_add_component(torch GROUP torch)
+endif()

@@ -14,6 +14,8 @@ source "$SRC/tests/integration/cli/lib.sh"
   fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
 enter_workdir fmnist-pipeline-test
 cp "$SRC/examples/fashion-mnist-pipeline/job.yaml" job.yaml
+# A record per step (docs/metrics.md, "Detail"): the checks below count them.
+printf 'env:\n  DTRAIN_RECORDS: steps\n' >> job.yaml
 
 short=(--epochs 1 --steps-per-epoch 40 --warmup-steps 20 --log-every 1)
 # What both programs print of a run: every step's loss and the accuracies (the pipeline's and the

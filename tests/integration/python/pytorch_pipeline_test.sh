@@ -11,10 +11,12 @@ source "$SRC/tests/integration/cli/lib.sh"
 [[ -d /usr/share/datasets/fashion-mnist ]] ||
   fail "Debian's dataset-fashion-mnist is not installed (scripts/install-deps installs it)"
 enter_workdir pipeline-test
-# The shipped specs, with this build's module and the examples by absolute path.
+# The shipped specs, with this build's module, the examples by absolute path and a record per step
+# (docs/metrics.md, "Detail"): the checks below count them.
 for example in pytorch-pipeline pytorch-ddp; do
   sed -e "s|PYTHONPATH: build/python|PYTHONPATH: $BUILD/python|" \
       -e "s|examples/$example/train.py|$SRC/examples/$example/train.py|" \
+      -e "s|^env:|env:\n  DTRAIN_RECORDS: steps|" \
       "$SRC/examples/$example/job.yaml" > "$example.yaml"
   grep -q "PYTHONPATH: $BUILD/python" "$example.yaml" || fail "$example/job.yaml: no PYTHONPATH line to point at the build"
 done
