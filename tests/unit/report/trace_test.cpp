@@ -75,3 +75,33 @@ TEST(Trace, ResourceSamplesBecomeCounters) {
 
 }  // namespace
 }  // namespace dtrain::report
+
+namespace dtrain::report {
+namespace {
+
+TEST(Trace, AnIntervalRecordIsOneSliceFromItsFirstStepsStart) {
+  std::string out;
+  TraceWriter w([&](std::string_view s) { out.append(s); });
+  w.add_rank(0, "node0");
+  records::IntervalAccumulator acc(records::IntervalPolicy{100, 0, 60, 0, 4, 2});
+  acc.add({20, 32, 0.25, 0.05, std::nullopt, 1795341601.0});
+  acc.add({21, 32, 0.25, 0.05, std::nullopt, 1795341601.5});
+  records::MetricRecord r;
+  r.version = 2;
+  r.type = records::RecordType::kInterval;
+  r.time = 1795341601.5;
+  r.step_interval = *acc.take();
+  w.add(r);
+  w.finish();
+  const auto ev = nlohmann::json::parse(out)["traceEvents"];
+  ASSERT_EQ(ev.size(), 5u);  // 4 metadata, the interval
+  EXPECT_EQ(ev[4]["name"], "steps 20-21");
+  EXPECT_EQ(ev[4]["ts"], 1795341600750000LL);
+  EXPECT_EQ(ev[4]["dur"], 750000);
+  EXPECT_EQ(ev[4]["args"]["steps"], 2);
+  EXPECT_EQ(ev[4]["args"]["samples"], 64.0);
+  EXPECT_EQ(ev[4]["args"]["comm_seconds"], 0.1);
+}
+
+}  // namespace
+}  // namespace dtrain::report
