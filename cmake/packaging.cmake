@@ -122,7 +122,7 @@ set(CPACK_COMPONENTS_GROUPING ONE_PER_GROUP)
 set(CPACK_COMPONENTS_ALL runtime devel python)
 set(CPACK_DEBIAN_DTRAIN_PACKAGE_NAME dtrain)
 if(DTRAIN_HAVE_TORCH)
-  list(APPEND CPACK_COMPONENTS_ALL torch)
+  list(APPEND CPACK_COMPONENTS_ALL torch torch_deb_docs)
   set(CPACK_DEBIAN_TORCH_PACKAGE_NAME python3-dtrain-torch)
   set(CPACK_DEBIAN_TORCH_PACKAGE_SECTION python)
   set(CPACK_DEBIAN_TORCH_PACKAGE_DEPENDS
@@ -140,8 +140,10 @@ init_process_group(backend=\"dtrain\") runs DDP, pipeline and expert-parallel
 programs on libdtrain's collectives and point-to-point messages, with the
 same records, hang watch and straggler reports as dtrain's own programs.")
   # Debian policy: every package has its copyright file and changelog under its own doc directory.
+  # A component of their own (in the package's group): pip installs component torch into a wheel,
+  # which has no use for them (and builds no changelog).
   install(FILES packaging/deb/copyright ${PROJECT_BINARY_DIR}/packaging/changelog.gz
-          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/python3-dtrain-torch COMPONENT torch)
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/python3-dtrain-torch COMPONENT torch_deb_docs)
 endif()
 include(CPack)
 cpack_add_component_group(dtrain)
@@ -151,4 +153,5 @@ endforeach()
 if(DTRAIN_HAVE_TORCH)
   cpack_add_component_group(torch)
   cpack_add_component(torch GROUP torch)
+  cpack_add_component(torch_deb_docs GROUP torch)
 endif()
