@@ -53,7 +53,10 @@ void LogHistogram::add(double value, long long n) {
     zeros_ += n;
     return;
   }
-  const int i = bucket_of(value);
+  bucket(bucket_of(value)) += n;
+}
+
+long long& LogHistogram::bucket(int i) {
   if (counts_.empty()) {
     lo_ = i;
     counts_.assign(1, 0);
@@ -63,7 +66,7 @@ void LogHistogram::add(double value, long long n) {
   } else if (i >= lo_ + static_cast<int>(counts_.size())) {
     counts_.resize(static_cast<std::size_t>(i - lo_ + 1), 0);
   }
-  counts_[static_cast<std::size_t>(i - lo_)] += n;
+  return counts_[static_cast<std::size_t>(i - lo_)];
 }
 
 void LogHistogram::merge(const LogHistogram& other) {
@@ -79,17 +82,7 @@ void LogHistogram::merge(const LogHistogram& other) {
   zeros_ += other.zeros_;
   for (std::size_t k = 0; k < other.counts_.size(); ++k) {
     if (other.counts_[k] == 0) continue;
-    const int i = other.lo_ + static_cast<int>(k);
-    if (counts_.empty()) {
-      lo_ = i;
-      counts_.assign(1, 0);
-    } else if (i < lo_) {
-      counts_.insert(counts_.begin(), static_cast<std::size_t>(lo_ - i), 0);
-      lo_ = i;
-    } else if (i >= lo_ + static_cast<int>(counts_.size())) {
-      counts_.resize(static_cast<std::size_t>(i - lo_ + 1), 0);
-    }
-    counts_[static_cast<std::size_t>(i - lo_)] += other.counts_[k];
+    bucket(other.lo_ + static_cast<int>(k)) += other.counts_[k];
   }
 }
 

@@ -53,6 +53,10 @@ class LogHistogram {
   bool operator==(const LogHistogram& other) const = default;
 
  private:
+  // Bucket `i`'s count, counts_ grown (at either end) to hold it: the one place add and merge
+  // place a count.
+  long long& bucket(int i);
+
   long long count_ = 0;
   double sum_ = 0;
   double min_ = 0;
