@@ -72,6 +72,7 @@ void ArrivalWatch::publish() {
   out.rank = rank_;
   out.host = host_;
   out.doing = doing_.most();
+  out.cpu_share = doing_.cpu_share();
   int aligned = 0;
   for (auto& w : page_.read_arrivals(0)) {
     // The window being filled and the newest whole one come first; then two of that level.

@@ -30,7 +30,7 @@ class ArrivalWatch {
   void publish();
   // What the hang watch's sample of the process says the rank did outside its collectives
   // (report/rank_activity.hpp), published with the windows.
-  void note(report::Activity activity) { doing_.add(activity); }
+  void note(report::Activity activity, double cpu_share) { doing_.add(activity, cpu_share); }
 
  private:
   void judge();

@@ -211,7 +211,7 @@ void LiveWatch::tick() {
     const bool inside = !slots.empty() && slots[0].inside();
     if (main_thread && st.main_before) {
       if (const auto a = report::sample_activity(*st.main_before, *main_thread, seconds, inside)) {
-        st.arrivals->note(*a);
+        st.arrivals->note(*a, report::sample_cpu_share(*st.main_before, *main_thread, seconds));
       }
     }
   }

@@ -39,6 +39,7 @@ std::string format_arrivals(const RankArrivals& a) {
   // its waits comma-separated.
   std::string out = "arrivals rank=" + std::to_string(a.rank);
   if (a.doing != Activity::kUnknown) out += " doing=" + std::string(activity_word(a.doing));
+  if (a.cpu_share >= 0) out += " cpu=" + plain_number(a.cpu_share);
   out += " host=" + a.host + "\n";
   for (const auto& w : a.windows) {
     out += "window index=" + std::to_string(w.index) +
@@ -76,6 +77,8 @@ std::optional<RankArrivals> parse_arrivals(std::string_view text) {
         ok = parse_number(value, a.rank) && a.rank >= 0;
       } else if (kind == "arrivals" && key == "doing") {
         a.doing = activity_from_word(value);
+      } else if (kind == "arrivals" && key == "cpu") {
+        ok = parse_number(value, a.cpu_share) && a.cpu_share >= 0 && a.cpu_share <= 1;
       } else if (kind == "arrivals" && key == "host") {
         a.host = value;
       } else if (kind == "window" && key == "index") {
@@ -148,6 +151,12 @@ std::optional<ArrivalVerdict> judge_arrivals(const std::vector<RankArrivals>& ra
   v.rank = ranks[s].rank;
   v.host = ranks[s].host;
   v.doing = ranks[s].doing;
+  v.cpu_share = ranks[s].cpu_share;
+  std::vector<double> others_cpu;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (r != s && ranks[r].cpu_share >= 0) others_cpu.push_back(ranks[r].cpu_share);
+  }
+  if (!others_cpu.empty()) v.others_cpu_share = median(std::move(others_cpu));
   v.last = last[s];
   v.calls = calls.size();
   std::vector<double> lags;
@@ -207,7 +216,9 @@ std::string straggler_change_line(const std::optional<ArrivalVerdict>& verdict,
   if (!verdict) return "";
   if (verdict->straggler && (!named || named->rank != verdict->rank)) {
     named = NamedStraggler{verdict->rank, verdict->host};
-    return "dtrain: straggler: " + verdict_text(*verdict, activity_text(verdict->doing));
+    return "dtrain: straggler: " +
+           verdict_text(*verdict, activity_text(verdict->doing, verdict->cpu_share,
+                                                verdict->others_cpu_share));
   }
   if (!verdict->straggler && named) {
     const std::string line = "dtrain: straggler: rank " + std::to_string(named->rank) + " on " +

@@ -42,6 +42,7 @@ struct RankArrivals {
   std::vector<ArrivalWindowData> windows;
   // What the rank did outside its collectives lately (its logger's samples; rank_activity.hpp).
   Activity doing = Activity::kUnknown;
+  double cpu_share = -1;  // its main thread's mean share on a CPU then; negative: not known
 };
 
 // One file's text, and back (nullopt: not such a file, e.g. half written by an older version).
@@ -65,6 +66,8 @@ struct ArrivalVerdict {
   double waited_seconds = 0;            // its own time inside those collectives
   double others_waited_seconds = 0;     // the median of the others' time inside them
   Activity doing = Activity::kUnknown;  // what it did outside them, as its logger last published
+  double cpu_share = -1;                // its share on a CPU then (negative: not known)
+  double others_cpu_share = -1;         // the median of the other ranks' (negative: none known)
 };
 
 // The straggler among `ranks` (two or more, one entry each), judged on the last (at most

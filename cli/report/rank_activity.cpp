@@ -1,5 +1,9 @@
 #include "report/rank_activity.hpp"
 
+#include <algorithm>
+
+#include "report/plain_number.hpp"
+
 namespace dtrain::report {
 
 std::string_view activity_word(Activity activity) {
@@ -45,7 +49,27 @@ std::optional<Activity> sample_activity(const ProcessSample& before, const Proce
   return share >= 0.5 || now.state == 'R' ? Activity::kComputing : Activity::kSleeping;
 }
 
-void ActivityTally::add(Activity activity) { ring_[count_++ % kActivitySamples] = activity; }
+double sample_cpu_share(const ProcessSample& before, const ProcessSample& now, double seconds) {
+  if (!(seconds > 0)) return -1;
+  return std::clamp((now.cpu_seconds - before.cpu_seconds) / seconds, 0.0, 1.0);
+}
+
+void ActivityTally::add(Activity activity, double cpu_share) {
+  shares_[count_ % kActivitySamples] = cpu_share;
+  ring_[count_++ % kActivitySamples] = activity;
+}
+
+double ActivityTally::cpu_share() const {
+  const std::size_t n = count_ < kActivitySamples ? count_ : kActivitySamples;
+  double sum = 0;
+  std::size_t known = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (shares_[i] < 0) continue;
+    sum += shares_[i];
+    ++known;
+  }
+  return known > 0 ? sum / static_cast<double>(known) : -1;
+}
 
 Activity ActivityTally::most() const {
   std::array<std::size_t, 5> counts{};
@@ -60,7 +84,18 @@ Activity ActivityTally::most() const {
   return best;
 }
 
-std::string activity_text(Activity activity) {
+std::string activity_text(Activity activity, double cpu_share, double others_cpu_share) {
+  const bool running = activity == Activity::kComputing || activity == Activity::kSleeping;
+  if (running && cpu_share >= 0) {
+    if (cpu_share >= kComputingCpuShare) {
+      return "it is computing, not waiting (on a CPU " + percent_text(cpu_share) +
+             " of its time outside collectives" +
+             (others_cpu_share >= 0 ? ", the others " + percent_text(others_cpu_share) : "") + ")";
+    }
+    return "it is off the CPU " + percent_text(1 - cpu_share) + " of its time outside collectives" +
+           (others_cpu_share >= 0 ? ", the others " + percent_text(1 - others_cpu_share) : "") +
+           " (sleeping, loading data, or waiting for a lock or a CPU: not computing then)";
+  }
   switch (activity) {
     case Activity::kComputing:
       return "it is computing, not waiting";

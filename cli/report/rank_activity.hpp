@@ -38,22 +38,39 @@ Activity activity_from_word(std::string_view word);
 std::optional<Activity> sample_activity(const ProcessSample& before, const ProcessSample& now,
                                         double seconds, bool inside);
 
+// The share of those `seconds` its main thread was on a CPU (0 to 1). Beside the activity because
+// a one-second sample of a rank that computes 0.8 s and sleeps 0.2 s reads as computing, every
+// time: what makes such a straggler late shows only in the share of time it is off the CPU.
+double sample_cpu_share(const ProcessSample& before, const ProcessSample& now, double seconds);
+
 // The last kActivitySamples samples outside collectives; the most frequent is the rank's activity
 // (ties: the later-listed kind, so that a rank half computing, half asleep reads as asleep).
 inline constexpr std::size_t kActivitySamples = 20;
 class ActivityTally {
  public:
-  void add(Activity activity);
+  // `cpu_share`: sample_cpu_share's, or negative when not known.
+  void add(Activity activity, double cpu_share = -1);
   Activity most() const;
+  // The mean on-CPU share of the last samples that had one; negative when none had.
+  double cpu_share() const;
 
  private:
   std::array<Activity, kActivitySamples> ring_{};
+  std::array<double, kActivitySamples> shares_{};
   std::size_t count_ = 0;  // samples added, all time
 };
 
+// On a CPU at least this share of its time outside collectives, a rank is computing.
+inline constexpr double kComputingCpuShare = 0.85;
+
 // The live straggler line's clause: "it is computing, not waiting", "it is sleeping outside
 // collectives (not computing)", "it is blocked in the kernel (D state) outside collectives (not
-// computing: reading files?)", "it is stopped (SIGSTOP or a debugger)"; "" for kUnknown.
-std::string activity_text(Activity activity);
+// computing: reading files?)", "it is stopped (SIGSTOP or a debugger)"; "" for kUnknown. With its
+// on-CPU share outside collectives (`cpu_share` >= 0; `others_cpu_share`, the median of the other
+// ranks', when >= 0) a computing or sleeping rank is said by it: "it is computing, not waiting (on
+// a CPU 97 % of its time outside collectives, the others 98 %)" at kComputingCpuShare or more, else
+// "it is off the CPU 28 % of its time outside collectives, the others 3 % (sleeping, loading data,
+// or waiting for a lock or a CPU: not computing then)".
+std::string activity_text(Activity activity, double cpu_share = -1, double others_cpu_share = -1);
 
 }  // namespace dtrain::report

@@ -3,7 +3,8 @@
 # an unmodified libdtrain program without the Meter (runtime_probe's training loop, 3 ranks on the
 # local site, steps of a 40 ms sleep and a 4 KiB allreduce) whose rank 1 sleeps 1.25x as long is
 # named by rank 0's logger while the job runs (submit's output and RUN_DIR/stragglers.log, before
-# the 100th step), as sleeping outside its collectives (its step is a sleep; rank_activity.hpp),
+# the 100th step), as off the CPU most of its time outside its collectives (its step is a sleep;
+# rank_activity.hpp),
 # and by `dtrain stats` and `dtrain report` afterwards; the same job without a
 # slow rank names nobody.
 #   stragglers_live_test.sh DTRAIN PROBE [RUNS]   (RUNS: each case this many times, the bench's 10)
@@ -27,7 +28,7 @@ job() { # NAME [ENV_LINES...]: 3 ranks of the probe's loop of 150 steps
   } >"$name.yaml"
 }
 
-line_re="^dtrain: straggler: rank 1 on $host arrived last in [0-9.]+ % of the last [0-9]+ collectives, [0-9.]+ ms after the median: a straggler; it is sleeping outside collectives \\(not computing\\); the others waited for it [0-9.]+ % of the time \\(it waited [0-9.]+ [mu]?s in them, the median of the others [0-9.]+ [mu]?s\\)$"
+line_re="^dtrain: straggler: rank 1 on $host arrived last in [0-9.]+ % of the last [0-9]+ collectives, [0-9.]+ ms after the median: a straggler; it is off the CPU [0-9.]+ % of its time outside collectives, the others [0-9.]+ % \\(sleeping, loading data, or waiting for a lock or a CPU: not computing then\\); the others waited for it [0-9.]+ % of the time \\(it waited [0-9.]+ [mu]?s in them, the median of the others [0-9.]+ [mu]?s\\)$"
 
 for ((run = 1; run <= RUNS; ++run)); do
   echo "== run $run: rank 1 sleeps 1.25x as long each step"

@@ -181,6 +181,14 @@ TEST(ArrivalSkew, TheFileReadsBackAsWritten) {
   EXPECT_EQ(sleeping.substr(0, sleeping.find('\n')), "arrivals rank=7 doing=sleeping host=node3");
   ASSERT_TRUE(parse_arrivals(sleeping));
   EXPECT_EQ(parse_arrivals(sleeping)->doing, Activity::kSleeping);
+  EXPECT_LT(parse_arrivals(sleeping)->cpu_share, 0) << "a file without cpu=";
+  a.cpu_share = 0.723;
+  const std::string share = format_arrivals(a);
+  EXPECT_EQ(share.substr(0, share.find('\n')),
+            "arrivals rank=7 doing=sleeping cpu=0.723 host=node3");
+  ASSERT_TRUE(parse_arrivals(share));
+  EXPECT_DOUBLE_EQ(parse_arrivals(share)->cpu_share, 0.723);
+  EXPECT_FALSE(parse_arrivals("arrivals rank=1 cpu=1.5 host=a\n")) << "a share above 1";
 }
 
 TEST(ArrivalSkew, TheLiveLineSaysWhatTheStragglerDoes) {
@@ -205,6 +213,23 @@ TEST(ArrivalSkew, TheLiveLineSaysWhatTheStragglerDoes) {
                       head.substr(head.find(cut) + cut.size()));
   // Afterwards (stats, the report) the verdict says nothing of what a rank that ended does.
   EXPECT_EQ(arrival_verdict_text(*v).find("sleeping"), std::string::npos);
+
+  // With the ranks' shares on a CPU: the straggler's against the median of the others'.
+  ranks[1].doing = Activity::kComputing;
+  ranks[1].cpu_share = 0.75;
+  ranks[0].cpu_share = 0.99;
+  ranks[2].cpu_share = 0.97;
+  const auto w = judge_arrivals(ranks);
+  ASSERT_TRUE(w && w->straggler);
+  EXPECT_DOUBLE_EQ(w->cpu_share, 0.75);
+  EXPECT_DOUBLE_EQ(w->others_cpu_share, 0.98);
+  std::optional<NamedStraggler> none;
+  EXPECT_NE(straggler_change_line(w, none).find(
+                ": a straggler; it is off the CPU 25 % of its time outside collectives, the "
+                "others 2 % (sleeping, loading data, or waiting for a lock or a CPU: not "
+                "computing then); the others waited for it "),
+            std::string::npos)
+      << straggler_change_line(w, none);
 }
 
 }  // namespace

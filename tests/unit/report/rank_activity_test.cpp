@@ -59,4 +59,35 @@ TEST(RankActivity, TheClauseAndTheWordForEachActivity) {
   EXPECT_EQ(dtrain::report::activity_from_word("dreaming"), Activity::kUnknown);
 }
 
+// A rank that computes 0.8 s and sleeps 0.2 s of each second reads as computing in every one-second
+// sample; the share of its time off the CPU says what makes it late (torch_ddp_straggler named
+// its sleeping rank "computing, not waiting" under load).
+TEST(RankActivity, TheShareOnACpuSaysWhetherARunningRankComputes) {
+  const auto at = [](double cpu) {
+    dtrain::report::ProcessSample s;
+    s.state = 'R';
+    s.cpu_seconds = cpu;
+    return s;
+  };
+  EXPECT_NEAR(dtrain::report::sample_cpu_share(at(10), at(10.8), 1.0), 0.8, 1e-9);
+  EXPECT_DOUBLE_EQ(dtrain::report::sample_cpu_share(at(10), at(12), 1.0), 1.0);  // threads: clamped
+  EXPECT_LT(dtrain::report::sample_cpu_share(at(10), at(10), 0.0), 0);
+  ActivityTally tally;
+  EXPECT_LT(tally.cpu_share(), 0);
+  for (int i = 0; i < 25; ++i) tally.add(Activity::kComputing, i < 5 ? 0.0 : 0.8);
+  EXPECT_EQ(tally.most(), Activity::kComputing);
+  EXPECT_NEAR(tally.cpu_share(), 0.8, 1e-12);  // the last 20 only
+  EXPECT_EQ(dtrain::report::activity_text(Activity::kComputing, tally.cpu_share(), 0.98),
+            "it is off the CPU 20 % of its time outside collectives, the others 2 % (sleeping, "
+            "loading data, or waiting for a lock or a CPU: not computing then)");
+  EXPECT_EQ(dtrain::report::activity_text(Activity::kSleeping, 0.97, 0.98),
+            "it is computing, not waiting (on a CPU 97 % of its time outside collectives, the "
+            "others 98 %)");
+  EXPECT_EQ(dtrain::report::activity_text(Activity::kComputing, 0.9),
+            "it is computing, not waiting (on a CPU 90 % of its time outside collectives)");
+  // Stopped and blocked say so whatever the share.
+  EXPECT_EQ(dtrain::report::activity_text(Activity::kStopped, 0.0, 0.98),
+            "it is stopped (SIGSTOP or a debugger)");
+}
+
 }  // namespace
