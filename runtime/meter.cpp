@@ -43,6 +43,15 @@ constexpr auto kEagerGap = std::chrono::milliseconds(10);
 // lasts minutes before anyone reads the file; a job whose collectives come less than this apart
 // writes none between its interval records.
 constexpr auto kQuietHeartbeats = std::chrono::seconds(2);
+// kIntervals: a SIGSTOPped rank writes nothing more (its flusher stops with it), so what `dtrain
+// logs --hang` reads of it is what it wrote before. The heartbeats of its first collectives are
+// written as at kSteps (a stop or hang in a job's first minutes, when most go wrong, leaves the
+// exact collective; 200 x 2 lines of ~110 bytes, once), and later the latest ones at least every
+// kHeartbeatRefresh (a rank stopped later leaves the collective it was in at most 10 s before:
+// 2 lines per 10 s, about 80 KB an hour). multinode_failures_hang named no collective of the
+// stopped rank without them.
+constexpr std::uint64_t kFirstHeartbeats = 200;
+constexpr auto kHeartbeatRefresh = std::chrono::seconds(10);
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -96,7 +105,8 @@ void MeterFile::run_flusher() {
         // The open interval is due even while no step ends (a hang: its steps reach the file).
         if (auto due = intervals_.take_due(unix_now())) append_interval_locked(*due);
         if ((last_enter_.pending || last_exit_.pending) &&
-            Clock::now() - last_collective_ >= kQuietHeartbeats) {
+            (Clock::now() - last_collective_ >= kQuietHeartbeats ||
+             Clock::now() - heartbeats_written_ >= kHeartbeatRefresh)) {
           append_heartbeats_locked();
         }
       }
@@ -179,6 +189,7 @@ void MeterFile::append_heartbeats_locked() {
     append_locked(h->line);
     h->pending = false;
   }
+  heartbeats_written_ = std::chrono::steady_clock::now();
 }
 
 void MeterFile::binding(const records::RankBinding& binding) {
@@ -212,7 +223,7 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
   } catch (...) {
     // No memory to keep the interval: it is left out of comm_seconds, the heartbeat is not.
   }
-  if (detail_ == records::RecordDetail::kIntervals) {
+  if (detail_ == records::RecordDetail::kIntervals && seq >= kFirstHeartbeats) {
     Heartbeat& h = enter ? last_enter_ : last_exit_;
     std::memcpy(h.line, line, sizeof line);
     h.seq = seq;
@@ -229,6 +240,7 @@ void MeterFile::on_collective(std::uint64_t seq, const char* op, std::size_t byt
     }
     return;
   }
+  if (detail_ == records::RecordDetail::kIntervals) heartbeats_written_ = now;
   try {
     append_locked(line);
     // A failure is written at once too: it is the evidence `dtrain logs` reads if the launcher

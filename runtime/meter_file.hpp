@@ -84,10 +84,11 @@ class MeterFile final : public CollectiveObserver {
   unsigned forks_at_open_ = 0;
   records::RecordDetail detail_;
   records::IntervalAccumulator intervals_;  // kIntervals
-  // kIntervals: the last enter and exit heartbeats, written only when they failed, when the
-  // collectives stopped for kQuietHeartbeats (a hang, or a pause the readers should see: the
-  // flusher writes them), on flush() and at close. So the file holds the last ones and every
-  // failure, and grows by at most two lines per quiet spell, not two per collective.
+  // kIntervals: after the first kFirstHeartbeats collectives (written as at kSteps), the last
+  // enter and exit heartbeats, written only when they failed, when the collectives stopped for
+  // kQuietHeartbeats (a hang, or a pause the readers should see: the flusher writes them), at least
+  // every kHeartbeatRefresh, on flush() and at close. So the file holds the last ones and every
+  // failure, and grows by at most two lines per quiet spell or refresh, not two per collective.
   struct Heartbeat {
     char line[256] = {};
     std::uint64_t seq = 0;
@@ -95,6 +96,7 @@ class MeterFile final : public CollectiveObserver {
   };
   Heartbeat last_enter_, last_exit_;
   std::chrono::steady_clock::time_point last_collective_;
+  std::chrono::steady_clock::time_point heartbeats_written_;  // append_heartbeats_locked last ran
   // On the heap so that a forked child can let go of it without join() or ~thread().
   std::unique_ptr<std::thread> flusher_;
 };
