@@ -124,13 +124,20 @@ void MeterFile::run_flusher() {
   }
 }
 
+records::MetricRecord MeterFile::own_record(records::RecordType type) const {
+  records::MetricRecord r;
+  r.type = type;
+  r.time = unix_now();
+  r.rank = rank_;
+  r.attempt = attempt_;
+  return r;
+}
+
 std::string MeterFile::resource_line() noexcept {
   try {
-    records::MetricRecord r;
-    r.rank = rank_;
-    r.attempt = attempt_;
+    records::MetricRecord r = own_record(records::RecordType::kResource);
     sampler_->sample(r, std::chrono::steady_clock::now());
-    r.time = unix_now();
+    r.time = unix_now();  // after the sample, which reads /proc
     return records::format_resource_record(r);
   } catch (...) {
     return "";  // no memory for the line: this sample is lost, the next one covers its time
@@ -148,10 +155,7 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
                      CollectiveTime::TimePoint began, CollectiveTime::TimePoint ended) {
   if (forked()) return;
   std::lock_guard lock(mutex_);
-  records::MetricRecord r;
-  r.time = unix_now();
-  r.rank = rank_;
-  r.attempt = attempt_;
+  records::MetricRecord r = own_record(records::RecordType::kStep);
   r.step = step;
   r.samples = samples;
   r.seconds = seconds;
@@ -169,11 +173,7 @@ void MeterFile::step(std::int64_t step, std::int64_t samples, double seconds, do
 }
 
 void MeterFile::append_interval_locked(const records::StepInterval& interval) {
-  records::MetricRecord r;
-  r.type = records::RecordType::kInterval;
-  r.time = unix_now();
-  r.rank = rank_;
-  r.attempt = attempt_;
+  records::MetricRecord r = own_record(records::RecordType::kInterval);
   r.step_interval = interval;
   append_locked(records::format_interval_record(r));
 }
@@ -195,11 +195,7 @@ void MeterFile::append_heartbeats_locked() {
 void MeterFile::binding(const records::RankBinding& binding) {
   if (forked()) return;
   std::lock_guard lock(mutex_);
-  records::MetricRecord r;
-  r.type = records::RecordType::kBinding;
-  r.time = unix_now();
-  r.rank = rank_;
-  r.attempt = attempt_;
+  records::MetricRecord r = own_record(records::RecordType::kBinding);
   r.binding = binding;
   append_locked(records::format_binding_record(r));
 }

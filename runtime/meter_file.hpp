@@ -61,6 +61,9 @@ class MeterFile final : public CollectiveObserver {
   // the flusher, or by close() once the flusher has stopped: never with mutex_ held, so that the
   // training thread never waits for /proc or NVML.
   std::string resource_line() noexcept;
+  // A record of `type` with this rank's time, rank and attempt: what every line of the file opens
+  // with.
+  records::MetricRecord own_record(records::RecordType type) const;
   // True in a process forked from the one that opened the file. Its threads did not follow, its
   // mutex may have been held across the fork, and its buffer holds lines the opener writes: the
   // child writes nothing, joins nothing and locks nothing (a forked data-loader worker that
