@@ -12,8 +12,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <utility>
+
+#include "common/input_file.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -28,12 +29,8 @@ constexpr std::string_view kReachPrefix = "reach-";
 // Connected, or refused: the host answered.
 bool answered(int error) { return error == 0 || error == ECONNREFUSED; }
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// A reach record is one line naming the node's peers: far below this even at thousands of nodes.
+constexpr std::size_t kMaxReachBytes = 1 << 20;
 
 }  // namespace
 
@@ -150,9 +147,15 @@ std::vector<report::NodeReach> LinkWatch::read() const {
   while (const dirent* e = ::readdir(d)) {
     const std::string_view name = e->d_name;
     if (!name.starts_with(kReachPrefix) || !name.ends_with(".txt")) continue;
-    if (auto r = report::parse_reach(
-            read_small_file((fs::path(live_dir_) / std::string(name)).string()))) {
-      records.push_back(std::move(*r));
+    // Through the run directory's one reader (common/input_file.hpp): a FIFO or /dev/zero under
+    // that name must not stop the hang watch. A record that cannot be read is left out.
+    try {
+      const auto text =
+          read_input_file_if_present((fs::path(live_dir_) / std::string(name)).string(),
+                                     "a node's reach record", kMaxReachBytes);
+      if (!text) continue;
+      if (auto r = report::parse_reach(*text)) records.push_back(std::move(*r));
+    } catch (const InputFileError&) {
     }
   }
   ::closedir(d);
