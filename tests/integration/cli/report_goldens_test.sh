@@ -3,8 +3,10 @@
 # `dtrain topo`, `bind --dry-run`, `stats` and `logs --first-error`/`--hang` print for fixed inputs
 # (the topology XMLs of tests/fixtures/topologies, the synthetic run directories of
 # synthetic_runs.py) must be tests/fixtures/golden/reports/CASE.txt byte for byte, stdout and
-# stderr together, with exit status 0. DTRAIN_UPDATE_GOLDEN=1 rewrites the files instead; review
-# their diff like any other change (docs/contributing.md).
+# stderr together, with exit status 0; the page model of `dtrain report` (the JSON its page draws
+# from, out of the page's dtrain-report-data element, one key a line) on synthetic_pages.py's
+# directories must be tests/fixtures/golden/reports/page-*.json. DTRAIN_UPDATE_GOLDEN=1 rewrites
+# the files instead; review their diff like any other change (docs/contributing.md).
 #   report_goldens_test.sh DTRAIN SRC
 set -euo pipefail
 DTRAIN=$1
@@ -18,6 +20,7 @@ goldens=$SRC/tests/fixtures/golden/reports
 ln -s "$SRC/tests/fixtures/topologies" topologies
 python3 "$here/synthetic_runs.py" "$work"
 python3 "$here/synthetic_intervals.py" "$work"
+python3 "$here/synthetic_pages.py" "$work"
 
 # CASE  ARGUMENTS (split at blanks: no argument has one)
 cases=$(cat <<'CASES'
@@ -93,8 +96,44 @@ while read -r name args; do
   fi
 done <<<"$cases"
 
+# The page models: written to standard output (-o -), the model taken out of the page and laid
+# out one key a line for a readable diff; "generated" (when the page was written) is the one
+# value that changes between runs (the jobs have ended: nothing else depends on the time).
+model_of_page() {  # page.html model.json
+  python3 - "$1" "$2" <<'PY'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="dtrain-report-data">(.*?)</script>', page, re.S)
+if not m:
+    sys.exit("no dtrain-report-data element in the page")
+model = json.loads(m.group(1))
+model["generated"] = "<generated>"
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    f.write(json.dumps(model, indent=1, ensure_ascii=False) + "\n")
+PY
+}
+for run in page-clean page-failed page-intervals page-64 page-stacks; do
+  names+=("$run.json")
+  actual=$work/$run.actual.json
+  env -i PATH="$PATH" "$DTRAIN" report "$run" -o - >"$work/$run.html" 2>"$work/$run.err" && status=0 || status=$?
+  if ((status != 0)) || ! model_of_page "$work/$run.html" "$actual"; then
+    failed+=("$run")
+    echo "FAIL: $run: dtrain report $run -o -: exit status $status; expected 0 and a page"
+    cat "$work/$run.err"
+  elif [[ $update == 1 ]]; then
+    cmp -s "$actual" "$goldens/$run.json" || { cp "$actual" "$goldens/$run.json" && echo "updated $run.json"; }
+  elif ! cmp -s "$goldens/$run.json" "$actual"; then
+    failed+=("$run")
+    echo "FAIL: $run: the page model of dtrain report $run differs from $goldens/$run.json:"
+    diff -u "$goldens/$run.json" "$actual" || true
+  else
+    echo "ok: $run"
+  fi
+done
+
 # A golden without a case is stale: nothing checks it any more.
-for file in "$goldens"/*.txt; do
+shopt -s nullglob
+for file in "$goldens"/*.txt "$goldens"/*.json; do
   [[ " ${names[*]} " == *" $(basename "$file") "* ]] || {
     failed+=("$(basename "$file")")
     echo "FAIL: $file: no case of $0 writes it; remove it or add its case"

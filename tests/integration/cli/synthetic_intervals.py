@@ -66,4 +66,5 @@ def main():
                                     "data_seconds": histogram(seconds / 10, n)}) + "\n")
 
 
-main()
+if __name__ == "__main__":
+    main()
