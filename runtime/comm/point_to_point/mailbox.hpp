@@ -42,6 +42,8 @@
 // are with the kernel: its buffer may be reused, the receiver may not have them yet.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -146,6 +148,16 @@ class Mailbox : private Progress {
   void accept_new();
   void read(Incoming& in);
   bool read_stream(Incoming& in);  // a socket's or ring's bytes as they come; whether any did
+  // read_stream's pieces (mailbox_io.cpp): where the next bytes go, reading them, and the state
+  // after a hello, ring name, header or address.
+  struct Span {
+    char* into = nullptr;
+    std::size_t bytes = 0;
+    bool discards = false;  // bytes nobody takes
+  };
+  Span next_span(Incoming& in, std::size_t room);
+  ssize_t read_some(Incoming& in, const Span& to);
+  std::optional<bool> framing_done(Incoming& in);
   bool read_header(Incoming& in);
   void header_arrived(Incoming& in);
   void payload_done(Incoming& in);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "comm/point_to_point/mailbox.hpp"
@@ -148,69 +149,102 @@ void Mailbox::read(Incoming& in) {
   read_stream(in);
 }
 
-bool Mailbox::read_stream(Incoming& in) {
-  std::size_t turn = 0;
+// Where `in`'s next bytes go in its state, at most `room` of a payload; null while it is parked.
+Mailbox::Span Mailbox::next_span(Incoming& in, std::size_t room) {
   // The loop's thread, and callers spinning on a ring (Progress): one each.
   static thread_local std::array<char, kDiscardBytes> discard;
+  switch (in.state) {
+    case Incoming::State::kParked:
+      return {};
+    case Incoming::State::kRingName:
+      return {in.ring_name.data() + in.header_got, wire::kRingNameBytes - in.header_got};
+    case Incoming::State::kHello:
+      return {in.header.data() + in.header_got, wire::kHelloBytes - in.header_got};
+    case Incoming::State::kHeader:
+      return {in.header.data() + in.header_got, wire::kHeaderBytes - in.header_got};
+    case Incoming::State::kWhere:
+      return {in.where.data() + in.header_got, wire::kHeaderBytes - in.header_got};
+    case Incoming::State::kPayload:
+      break;
+  }
+  const std::uint64_t left = in.bytes - in.got;
+  if (in.target) return {in.target->buf + in.got, std::min<std::uint64_t>(left, room)};
+  if (in.keep) return {in.keep->data.data() + in.got, std::min<std::uint64_t>(left, room)};
+  // Nobody takes them: read and dropped.
+  return {discard.data(), std::min<std::uint64_t>({left, discard.size(), room}), true};
+}
+
+// Up to `to.bytes` of `in`'s bytes into `to`: from the sender's memory, the ring or the socket.
+// What read() returns; 0 from a ring or -1 with EAGAIN: nothing there yet.
+ssize_t Mailbox::read_some(Incoming& in, const Span& to) {
+  if (in.state == Incoming::State::kPayload && in.remote != 0) {
+    // From the sender's memory; bytes nobody takes are not read at all.
+    return to.discards ? static_cast<ssize_t>(to.bytes)
+                       : in.ring->read_writer(in.remote + in.got, to.into, to.bytes);
+  }
+  if (in.ring) return static_cast<ssize_t>(in.ring->read(to.into, to.bytes));
+  return ::recv(in.socket.fd(), to.into, to.bytes, MSG_DONTWAIT);
+}
+
+// Bytes of `in`'s hello, ring name, header or address came (header_got): once whole, the next
+// state. nullopt: read on; else what read_stream returns now (the connection was refused, or its
+// ring is read from now on by read_ring).
+std::optional<bool> Mailbox::framing_done(Incoming& in) {
+  const std::size_t want = in.state == Incoming::State::kHello      ? wire::kHelloBytes
+                           : in.state == Incoming::State::kRingName ? wire::kRingNameBytes
+                                                                    : wire::kHeaderBytes;
+  if (in.header_got < want) return std::nullopt;
+  in.header_got = 0;
+  switch (in.state) {
+    case Incoming::State::kHello: {
+      const int source = wire::read_hello(in.header.data(), size_);
+      if (source < 0 || source == rank_) {
+        in.socket = net::Socket();  // not a rank of this communicator: refused, said nothing
+        return false;
+      }
+      in.source = source;
+      heard_from_[static_cast<std::size_t>(source)] = true;
+      in.state = wire::hello_has_ring(in.header.data()) ? Incoming::State::kRingName
+                                                        : Incoming::State::kHeader;
+      return std::nullopt;
+    }
+    case Incoming::State::kRingName:
+      in.state = Incoming::State::kHeader;
+      if (open_ring(in)) read_ring(in);  // from now on the socket brings wake-ups only
+      return true;
+    case Incoming::State::kHeader:
+      if (in.ring && (wire::read_header(in.header.data()).bytes & wire::kInSenderMemory) != 0) {
+        in.state = Incoming::State::kWhere;  // its address comes next
+      } else {
+        header_arrived(in);
+      }
+      return std::nullopt;
+    case Incoming::State::kWhere:
+      std::memcpy(&in.remote, in.where.data(), sizeof in.remote);
+      header_arrived(in);
+      return std::nullopt;
+    case Incoming::State::kPayload:
+    case Incoming::State::kParked:
+      break;
+  }
+  return std::nullopt;
+}
+
+bool Mailbox::read_stream(Incoming& in) {
+  std::size_t turn = 0;
   while (turn < kReadTurn && in.socket.valid()) {
-    char* into = nullptr;
-    std::size_t want = 0;
-    switch (in.state) {
-      case Incoming::State::kParked:
-        return turn > 0;
-      case Incoming::State::kRingName:
-        into = in.ring_name.data() + in.header_got;
-        want = wire::kRingNameBytes - in.header_got;
-        break;
-      case Incoming::State::kHello:
-        into = in.header.data() + in.header_got;
-        want = wire::kHelloBytes - in.header_got;
-        break;
-      case Incoming::State::kHeader:
-        into = in.header.data() + in.header_got;
-        want = wire::kHeaderBytes - in.header_got;
-        break;
-      case Incoming::State::kWhere:
-        into = in.where.data() + in.header_got;
-        want = wire::kHeaderBytes - in.header_got;
-        break;
-      case Incoming::State::kPayload: {
-        const std::uint64_t left = in.bytes - in.got;
-        if (in.target) {
-          into = in.target->buf + in.got;
-          want = left;
-        } else if (in.keep) {
-          into = in.keep->data.data() + in.got;
-          want = left;
-        } else {
-          into = discard.data();
-          want = std::min<std::uint64_t>(left, discard.size());
-        }
-        want = std::min(want, kReadTurn - turn);
-        break;
-      }
-    }
-    ssize_t n = 0;
-    if (in.state == Incoming::State::kPayload && in.remote != 0) {
-      // From the sender's memory; bytes nobody takes are not read at all.
-      n = into == discard.data() ? static_cast<ssize_t>(want)
-                                 : in.ring->read_writer(in.remote + in.got, into, want);
-      if (n <= 0) {
-        drop_incoming(in, "could not be read from its memory (process_vm_readv: " +
-                              (n == 0 ? std::string("nothing read") : net::last_error_text()) +
-                              "; its process ended?)");
-        return true;
-      }
-    } else if (in.ring) {
-      n = static_cast<ssize_t>(in.ring->read(into, want));
-      if (n == 0) return turn > 0;  // nothing more written yet
-    } else {
-      n = ::recv(in.socket.fd(), into, want, MSG_DONTWAIT);
-    }
-    if (n == 0) {
-      drop_incoming(in,
-                    "closed its connection (its communicator was destroyed or its process "
-                    "ended)");
+    const Span to = next_span(in, kReadTurn - turn);
+    if (to.into == nullptr) return turn > 0;  // parked
+    const bool remote = in.state == Incoming::State::kPayload && in.remote != 0;
+    const ssize_t n = read_some(in, to);
+    if (n == 0 && !remote && in.ring) return turn > 0;  // nothing more written yet
+    if (n == 0 || (n < 0 && remote)) {
+      drop_incoming(in, remote
+                            ? "could not be read from its memory (process_vm_readv: " +
+                                  (n == 0 ? std::string("nothing read") : net::last_error_text()) +
+                                  "; its process ended?)"
+                            : std::string("closed its connection (its communicator was destroyed "
+                                          "or its process ended)"));
       return true;
     }
     if (n < 0) {
@@ -225,35 +259,7 @@ bool Mailbox::read_stream(Incoming& in) {
       continue;
     }
     in.header_got += static_cast<std::size_t>(n);
-    if (in.state == Incoming::State::kHello && in.header_got == wire::kHelloBytes) {
-      const int source = wire::read_hello(in.header.data(), size_);
-      if (source < 0 || source == rank_) {
-        in.socket = net::Socket();  // not a rank of this communicator: refused, said nothing
-        return false;
-      }
-      in.source = source;
-      heard_from_[static_cast<std::size_t>(source)] = true;
-      in.header_got = 0;
-      in.state = wire::hello_has_ring(in.header.data()) ? Incoming::State::kRingName
-                                                        : Incoming::State::kHeader;
-    } else if (in.state == Incoming::State::kRingName && in.header_got == wire::kRingNameBytes) {
-      in.header_got = 0;
-      in.state = Incoming::State::kHeader;
-      if (!open_ring(in)) return true;
-      read_ring(in);  // from now on the socket brings wake-ups only
-      return true;
-    } else if (in.state == Incoming::State::kHeader && in.header_got == wire::kHeaderBytes) {
-      in.header_got = 0;
-      if (in.ring && (wire::read_header(in.header.data()).bytes & wire::kInSenderMemory) != 0) {
-        in.state = Incoming::State::kWhere;  // its address comes next
-      } else {
-        header_arrived(in);
-      }
-    } else if (in.state == Incoming::State::kWhere && in.header_got == wire::kHeaderBytes) {
-      in.header_got = 0;
-      std::memcpy(&in.remote, in.where.data(), sizeof in.remote);
-      header_arrived(in);
-    }
+    if (const std::optional<bool> moved = framing_done(in)) return *moved;
   }
   return turn > 0;
 }
