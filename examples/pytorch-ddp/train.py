@@ -29,24 +29,40 @@ import dtrain
 MEAN, STD = 0.2860, 0.3530  # of the training images' pixels
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_training_arguments(p, backend="gloo", steps_help="0: the whole shard"):
+    """The arguments every PyTorch example takes (this one, pytorch-pipeline and pytorch-moe,
+    which import this file): the data, the length of the training, its batch, learning rate and
+    seed, how often rank 0 logs, and torch.distributed's backend (`backend`: the default)."""
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--global-batch", type=int, default=128)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=2026)
-    p.add_argument("--steps-per-epoch", type=int, default=0, help="0: the whole shard")
+    p.add_argument("--steps-per-epoch", type=int, default=0, help=steps_help)
     p.add_argument("--log-every", type=int, default=50)
+    p.add_argument("--backend", default=backend, choices=["gloo", "dtrain"],
+                   help="torch.distributed's backend: gloo, or dtrain's (docs/torch.md)")
+    return p
+
+
+def require_at_least_one(p, args, names):
+    """Refuses (argparse's error, exit 2) any of `names` below 1, naming its option."""
+    for name in names:
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')}: expected 1 or more, got {getattr(args, name)}")
+
+
+def parse_args():
+    p = add_training_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]))
     p.add_argument("--checkpoint-dir", default="",
                    help="default: DTRAIN_RUN_DIR/checkpoints when set, else none")
     p.add_argument("--no-checkpoint", action="store_true")
-    p.add_argument("--backend", default="gloo", choices=["gloo", "dtrain"],
-                   help="torch.distributed's backend for DDP: gloo, or dtrain's (docs/torch.md)")
     p.add_argument("--final-state", default="", metavar="DIR",
                    help="write this rank's loss at every step and its final parameters to "
                         "DIR/rank-R.pt (torch.save), to compare runs such as gloo's and dtrain's")
-    return p.parse_args()
+    args = p.parse_args()
+    require_at_least_one(p, args, ("epochs", "global_batch"))
+    return args
 
 
 def read_idx(path):

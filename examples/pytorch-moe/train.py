@@ -37,27 +37,17 @@ def ddp_example():
     return module
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--global-batch", type=int, default=128)
+def parse_args(ddp):
+    p = ddp.add_training_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                                   backend="dtrain")
     p.add_argument("--experts", type=int, default=4,
                    help="experts in all, a multiple of the ranks (1: a dense feed-forward block)")
     p.add_argument("--width", type=int, default=64, help="the tokens' width (the features')")
     p.add_argument("--hidden", type=int, default=128, help="each expert's hidden width")
     p.add_argument("--balance", type=float, default=0.01,
                    help="weight of the load-balancing loss (Switch Transformer's alpha)")
-    p.add_argument("--lr", type=float, default=0.05)
-    p.add_argument("--seed", type=int, default=2026)
-    p.add_argument("--steps-per-epoch", type=int, default=0, help="0: the whole shard")
-    p.add_argument("--log-every", type=int, default=50)
-    p.add_argument("--backend", default="dtrain", choices=["dtrain", "gloo"],
-                   help="torch.distributed's backend: dtrain's (docs/torch.md) or gloo")
     args = p.parse_args()
-    for name in ("epochs", "global_batch", "experts", "width", "hidden"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')}: expected 1 or more, got {getattr(args, name)}")
+    ddp.require_at_least_one(p, args, ("epochs", "global_batch", "experts", "width", "hidden"))
     return args
 
 
@@ -76,8 +66,8 @@ def make_model(torch, moe, args, rank, world):
 
 
 def main():
-    args = parse_args()
     ddp = ddp_example()
+    args = parse_args(ddp)
     ctx = dtrain.init()  # first: before anything could initialise CUDA (docs/runtime-api.md)
     root, world = ctx.rank == 0, ctx.size
     if args.experts % world != 0:

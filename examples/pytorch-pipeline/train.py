@@ -36,26 +36,15 @@ def ddp_example():
     return module
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--global-batch", type=int, default=128)
+def parse_args(ddp):
+    p = ddp.add_training_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                                   backend="dtrain", steps_help="0: the whole training set")
     p.add_argument("--micro-batches", type=int, default=4)
     p.add_argument("--schedule", default="1f1b", choices=["1f1b", "gpipe"],
                    help="1f1b: after a warm-up each forward pass is followed by the oldest "
                         "pending backward; gpipe: every forward, then every backward")
-    p.add_argument("--lr", type=float, default=0.05)
-    p.add_argument("--seed", type=int, default=2026)
-    p.add_argument("--steps-per-epoch", type=int, default=0, help="0: the whole training set")
-    p.add_argument("--log-every", type=int, default=50)
-    p.add_argument("--backend", default="dtrain", choices=["dtrain", "gloo"],
-                   help="torch.distributed's backend for the messages: dtrain's (docs/torch.md) "
-                        "or gloo")
     args = p.parse_args()
-    for name in ("epochs", "global_batch", "micro_batches"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')}: expected 1 or more, got {getattr(args, name)}")
+    ddp.require_at_least_one(p, args, ("epochs", "global_batch", "micro_batches"))
     if args.global_batch % args.micro_batches != 0:
         p.error(f"--micro-batches: expected a divisor of --global-batch {args.global_batch}, "
                 f"got {args.micro_batches}")
@@ -222,8 +211,8 @@ class Stage:
 
 
 def main():
-    args = parse_args()
     ddp = ddp_example()
+    args = parse_args(ddp)
     ctx = dtrain.init()  # first: before anything could initialise CUDA (docs/runtime-api.md)
     import torch
     dist = torch.distributed
