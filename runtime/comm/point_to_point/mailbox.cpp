@@ -156,12 +156,13 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   op->group_of = std::move(group_of);
   std::shared_ptr<Pending> pending = op->pending;
   std::lock_guard lock(mutex_);
+  if (node_peers_) pending->progress = this;  // a waiter reads the rings (also a claimed message's)
   if (const auto i = first_message_for(unclaimed_, op->envelope())) {
     claim(op, *i);
     return pending;
   }
   posted_.push_back(op);
-  if (node_peers_) pending->progress = this;
+  keep_parked();  // a message parked from its sender holds back the one this receive waits for
   op->timeout = timeout.value_or(timeout_);
   pending->deadline = Clock::now() + op->timeout.after;
   pending->expire = [this, weak = std::weak_ptr<Op>(op)] {

@@ -79,6 +79,14 @@ class Mailbox : private Progress {
   // How long a receive waits for a rank never heard from before it connects to it (above): most
   // messages come well within it, and those that do need no connection of their own.
   static constexpr std::chrono::milliseconds kWatchAfter{500};
+  // Within a node, a message larger than a ring that comes before its receive stays in its
+  // sender's memory (parked, unread) this long: a receive posted meanwhile reads it once,
+  // straight into its buffer. After it (or at once when a receive from that rank that it does
+  // not match is posted: it holds back that rank's later messages) it is read into a kept buffer,
+  // as on a socket, so that a sender whose receiver sends first is not held (both ranks sending
+  // before they receive). Why: keeping it cost a buffer allocated, zeroed and faulted in, and a
+  // second copy: a 64 MiB ping-pong took 60x a memcpy (docs/benchmarks.md).
+  static constexpr std::chrono::milliseconds kParkFor{10};
 
   // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
   // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
@@ -169,6 +177,10 @@ class Mailbox : private Progress {
   void open_watches();
   // How long the loop may sleep, at most `ms`, before a watch is due.
   int watch_sleep_ms(int ms) const;
+  // Parked messages in their senders' memory (kParkFor): kept once due, or once a receive from
+  // their sender waits behind them; how long the loop may sleep, at most `ms`, before one is due.
+  void keep_parked();
+  int park_sleep_ms(int ms) const;
   // Within a node (mailbox_rings.cpp): the rings' side of reading and writing.
   bool read_ring(Incoming& in);  // whether bytes moved
   bool write_ring(Outgoing& out);

@@ -89,7 +89,8 @@ void Mailbox::loop() {
       }
       writers.push_back(out.get());
     }
-    const int sleep_ms = watch_sleep_ms(ring_sleep_ms());
+    keep_parked();
+    const int sleep_ms = park_sleep_ms(watch_sleep_ms(ring_sleep_ms()));
     const bool busy = sleep_ms == 0;
     lock.unlock();
     (void)::poll(fds.data(), fds.size(), sleep_ms);
@@ -288,7 +289,12 @@ void Mailbox::header_arrived(Incoming& in) {
     auto u = std::make_shared<Unclaimed>();
     u->from = from;
     u->bytes = h.bytes;
-    if (h.bytes <= kUnexpectedBudget - std::min(unclaimed_bytes_, kUnexpectedBudget)) {
+    if (in.remote != 0 && h.bytes > 0) {  // left in its sender's memory for a while (kParkFor)
+      u->keep_after = Clock::now() + kParkFor;
+      u->parked = &in;
+      in.state = Incoming::State::kParked;
+      wake();  // the loop keeps it when due, and may be asleep for longer
+    } else if (h.bytes <= kUnexpectedBudget - std::min(unclaimed_bytes_, kUnexpectedBudget)) {
       u->data.resize(h.bytes);
       unclaimed_bytes_ += h.bytes;
       u->reading = &in;
@@ -400,6 +406,37 @@ void Mailbox::open_watches() {
     outgoing_[p]->peer = op->peer;
     outgoing_[p]->watches = true;
   }
+}
+
+void Mailbox::keep_parked() {
+  const auto now = Clock::now();
+  for (const auto& u : unclaimed_) {
+    if (!u->keep_after) continue;
+    const bool blocks = std::any_of(posted_.begin(), posted_.end(), [&](const auto& op) {
+      return op->peer == u->from.source || op->peer == kAnySource;
+    });
+    if (now < *u->keep_after && !blocks) continue;
+    u->keep_after.reset();
+    // Over the budget it stays parked, as a socket's message would (backpressure).
+    if (u->bytes > kUnexpectedBudget - std::min(unclaimed_bytes_, kUnexpectedBudget)) continue;
+    Incoming& in = *u->parked;
+    u->parked = nullptr;
+    u->data.resize(u->bytes);
+    unclaimed_bytes_ += u->bytes;
+    u->reading = &in;
+    in.keep = u;
+    in.state = Incoming::State::kPayload;
+    wake();
+  }
+}
+
+int Mailbox::park_sleep_ms(int ms) const {
+  for (const auto& u : unclaimed_) {
+    if (!u->keep_after) continue;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*u->keep_after - Clock::now());
+    ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, ms));
+  }
+  return ms;
 }
 
 int Mailbox::watch_sleep_ms(int ms) const {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "comm/point_to_point/mailbox.hpp"
@@ -39,6 +41,8 @@ struct Mailbox::Unclaimed {
   bool complete = false;        // every byte is in `data`
   Incoming* reading = nullptr;  // the connection still reading into `data`
   Incoming* parked = nullptr;   // the connection holding it, read no further until it is claimed
+  // A message in its sender's memory, parked (Mailbox::kParkFor): read into `data` from then.
+  std::optional<std::chrono::steady_clock::time_point> keep_after;
   Envelope envelope() const { return from; }
 };
 
