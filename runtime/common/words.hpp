@@ -22,4 +22,15 @@ std::string join_alternatives(const std::vector<Word>& words, std::string_view l
   return out;
 }
 
+// "0, 2": rank numbers as libdtrain's messages list them (the missing ranks of a failed collective,
+// the ranks not yet in a call). One joiner for the TCP backend, the hierarchy and the shared-memory
+// allreduce. The reports compact long lists into ranges instead ("0-3,5": cli/report/
+// rank_ranges.hpp, for the thousands of ranks a job's logs may name); a rank's message names the
+// few it waits for, each by its number, and docs/errors.md and the tests pin that form.
+inline std::string join_ranks(const std::vector<int>& ranks) {
+  std::string text;
+  for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
+  return text;
+}
+
 }  // namespace dtrain

@@ -1,4 +1,5 @@
 #include "comm/algorithms/hierarchy.hpp"
+#include "common/words.hpp"
 
 #include <sched.h>
 
@@ -14,12 +15,6 @@ namespace {
 constexpr unsigned kTestsBeforeYield = 64;
 // How often a network wait refreshes the peers it names for missing_ranks().
 constexpr unsigned kTestsPerSnapshot = 256;
-
-std::string join_ranks(const std::vector<int>& ranks) {
-  std::string text;
-  for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
-  return text;
-}
 
 }  // namespace
 

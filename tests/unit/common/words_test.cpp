@@ -24,5 +24,12 @@ TEST(JoinAlternatives, TheLastSeparatorIsTheCallers) {
   EXPECT_EQ(join_alternatives(std::vector<std::string>{"a", "b", "c"}, " and "), "a, b and c");
 }
 
+// libdtrain's messages name each missing rank: "missing ranks: 0, 2" (docs/errors.md).
+TEST(JoinRanks, NamesEachRankInTheGivenOrder) {
+  EXPECT_EQ(join_ranks({}), "");
+  EXPECT_EQ(join_ranks({3}), "3");
+  EXPECT_EQ(join_ranks({0, 2, 5, 6, 7}), "0, 2, 5, 6, 7");
+}
+
 }  // namespace
 }  // namespace dtrain

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "comm/transport/shm/vector_reduce.hpp"
+#include "common/words.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -338,7 +339,7 @@ void ShmAllreduce::direct_piece(std::uint64_t s, std::size_t n, std::size_t shar
   // still in L1, to the output and (for the others to copy) to its buffer's own share, which no
   // rank reads as an operand. Not reduced into the buffer itself: the others hold its lines (they
   // read them from there last time), and storing into them 16 bytes at a time took ~1.3x as long
-  // as memcpy's wide stores (issue 49).
+  // as memcpy's wide stores (docs/benchmarks.md, shared-memory allreduce by layout).
   const std::size_t first_own = std::min(n, own * share);
   const std::size_t end_own = std::min(n, first_own + share);
   const std::size_t block = kBlockBytes / elem;
@@ -415,8 +416,7 @@ std::vector<int> ShmAllreduce::missing() const {
 
 std::string ShmAllreduce::missing_ranks() const {
   const bool reduced = waiting_reduced_.load(std::memory_order_relaxed);
-  std::string text;
-  for (int r : missing()) text += (text.empty() ? "" : ", ") + std::to_string(r);
+  const std::string text = join_ranks(missing());
   if (text.empty()) return "";
   return text + (reduced ? " (in this allreduce, but not done reducing their share)"
                          : " (not yet in this allreduce)");

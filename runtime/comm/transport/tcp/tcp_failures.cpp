@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "common/words.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -144,7 +145,7 @@ void TcpFailures::fail(const Loss& seen, const char* what) {
   if (seen.how == IoResult::kTimeout) send_frames(seen);
   const Loss loss = cause_of(seen);
   const std::vector<int> missing = runtime::missing_ranks(loss, closed_peers());
-  missing_ = "ranks " + rank_list(missing);
+  missing_ = "ranks " + join_ranks(missing);
   stop(loss);
   const std::string text = loss_message(what, loss, missing, hosts_, deadline_);
   failure_.emplace(loss.how == IoResult::kTimeout    ? Error::Code::kTimeout

@@ -85,12 +85,6 @@ std::vector<int> missing_ranks(const Loss& loss, const std::vector<int>& closed)
   return missing;
 }
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string list;
-  for (int q : ranks) list += (list.empty() ? "" : ", ") + std::to_string(q);
-  return list;
-}
-
 namespace {
 
 std::string who(int r, const std::vector<std::string>& hosts) {
@@ -113,7 +107,7 @@ std::string loss_message(const char* what, const Loss& loss, const std::vector<i
                               ? " did not answer within " + timeout_text(timeout)
                               : ": socket error: " + std::string(std::strerror(loss.error));
   std::string text = std::string("dtrain: ") + what +
-                     ": tcp: missing ranks: " + rank_list(missing) + "; " + who(loss.rank, hosts) +
+                     ": tcp: missing ranks: " + join_ranks(missing) + "; " + who(loss.rank, hosts) +
                      why;
   if (loss.messenger >= 0) text += "; " + who(loss.messenger, hosts) + " stopped because of it";
   return text;

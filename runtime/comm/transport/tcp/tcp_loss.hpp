@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/call_check.hpp"
+#include "common/words.hpp"
 #include "net/socket.hpp"
 #include "timeout.hpp"
 
@@ -63,9 +64,6 @@ Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_fram
 // peers whose connections are closed now: a failure spreads) unless the lost rank was silent and
 // seen by this rank itself, when only it is known missing. None for a mismatch.
 std::vector<int> missing_ranks(const Loss& loss, const std::vector<int>& closed);
-
-// "0, 2": the list form of the messages and of Communicator::missing_ranks().
-std::string rank_list(const std::vector<int>& ranks);
 
 // "dtrain: <what>: tcp: missing ranks: 1, 2; rank 1 (on hostB) closed its connection (it exited
 // or was killed); rank 2 (on hostC) stopped because of it", or "... rank 1 (on hostB) did not

@@ -51,7 +51,7 @@ std::string seconds(std::chrono::milliseconds t) {
 }
 
 // "ranks 1, 5 never published their addresses" / "rank 1 never published its address", from
-// rank_list()'s "1, 5": rank 0's message and, from the verdict it publishes, everyone else's.
+// join_ranks()'s "1, 5": rank 0's message and, from the verdict it publishes, everyone else's.
 std::string never_published(const std::string& list) {
   const bool one = list.find(',') == std::string::npos;
   return (one ? "rank " : "ranks ") + list +
@@ -72,11 +72,11 @@ std::string gather_table(Store& store, const std::vector<std::string>& keys,
   } catch (const StoreTimeout& e) {
     std::vector<int> missing;
     for (const std::string& k : e.missing()) missing.push_back(std::stoi(k.substr(5)));
-    store.set("addr-table", kMissing + rank_list(missing));
+    store.set("addr-table", kMissing + join_ranks(missing));
     std::string why = e.what();
     if (why.rfind("dtrain: ", 0) == 0) why.erase(0, 8);
     throw Error(Error::Code::kTimeout,
-                "dtrain: tcp: rank 0: " + never_published(rank_list(missing)) + ": " + why);
+                "dtrain: tcp: rank 0: " + never_published(join_ranks(missing)) + ": " + why);
   }
 }
 
