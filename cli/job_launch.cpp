@@ -100,8 +100,8 @@ std::string outcome(int status, bool walltime_reached, const plan::JobSpec& spec
     return "stopped by " + records::signal_name(stop_signal) +
            ", passed on to the job (exit status " + std::to_string(status) + ")";
   }
-  // A deliberate stop (issue 35, item 5): the ranks checkpointed and asked to be requeued. A batch
-  // job script requeues itself; here nothing does, so say how to go on.
+  // A deliberate stop (docs/fault-tolerance.md): the ranks checkpointed and asked to be requeued. A
+  // batch job script requeues itself; here nothing does, so say how to go on.
   if (status == kExitRequeue && !walltime_reached) {
     return "stopped for a requeue (exit status " + std::to_string(status) +
            "): the ranks saved a checkpoint and asked to be run again, which a local job does "

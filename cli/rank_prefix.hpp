@@ -1,4 +1,4 @@
-// The rank prefix of the local terminal (issue 48 item 3): each line a rank prints reaches the
+// The rank prefix of the local terminal (docs/submit.md): each line a rank prints reaches the
 // terminal as "[3] line", as torchrun's -l / --tee and srun's --label mark theirs, so that the
 // lines of several ranks can be told apart. `dtrain run-rank` puts it there when the job's
 // environment asks (kRankPrefixVariable=1: `dtrain submit` and `dtrain run` set it for a local job

@@ -70,19 +70,19 @@ class ShmAllreduce {
   // the node computes it from the same count.
   enum class Layout { kAuto, kDirect, kBoxes };
   // Up to this many ranks per node read each other's buffers directly. Measured on the 2-vCPU VM
-  // (issue 49, docs/benchmarks.md): at 2 ranks the inbox/outbox layout took 1.2-1.3x the time of
-  // the direct one it replaced; the direct layout maps more of the others' segments (8 ranks on
-  // one host: 2.6-2.9 MiB of shared pages per rank against 1.5 with the boxes; 256 ranks: 46 MiB,
-  // which is why the boxes exist).
+  // (docs/benchmarks.md, shared-memory allreduce by layout): at 2 ranks the inbox/outbox layout
+  // took 1.2-1.3x the time of the direct one it replaced; the direct layout maps more of the
+  // others' segments (8 ranks on one host: 2.6-2.9 MiB of shared pages per rank against 1.5 with
+  // the boxes; 256 ranks: 46 MiB, which is why the boxes exist).
   static constexpr int kDirectMaxRanks = 8;
   // Up to this many ranks, in the direct layout, every piece of a message of kWholeOneShotBytes
   // or more goes one-shot: each rank reads the other's whole piece, as many bytes from the other
   // core as the two-shot path reads (half the input, then half the results), with one
   // synchronization instead of two and no result written to shared memory for the other to copy.
-  // Measured with two threads on the 2-vCPU VM (issue 49): 16 MiB 2.3 against 2.8 ms two-shot,
-  // 64 MiB 12.0 against 15.6, 256 MiB 42-45 against 54-55; alike at 4-8 MiB; below that, where
-  // the buffers stay in the caches, two-shot's half of the arithmetic wins (128 KiB: 1.3x). At 3
-  // ranks one-shot would read 2 pieces from others where two-shot reads 4/3.
+  // Measured with two threads on the 2-vCPU VM (bench/shm_bench.cpp): 16 MiB 2.3 against 2.8 ms
+  // two-shot, 64 MiB 12.0 against 15.6, 256 MiB 42-45 against 54-55; alike at 4-8 MiB; below that,
+  // where the buffers stay in the caches, two-shot's half of the arithmetic wins (128 KiB: 1.3x).
+  // At 3 ranks one-shot would read 2 pieces from others where two-shot reads 4/3.
   static constexpr int kWholeOneShotRanks = 2;
   static constexpr std::size_t kWholeOneShotBytes = std::size_t{8} << 20;
   static constexpr Layout layout_for(int ranks, Layout layout = Layout::kAuto) {

@@ -4,9 +4,9 @@
 // signed zeros alike), the operands in the same order. Why not reduce_to itself: the build targets
 // the baseline x86-64 ISA, where GCC 12 at -O2 leaves reduce_to's loops scalar (its cheap cost
 // model versions no loop for aliasing nor for an unknown count), one element per cycle: 21-28 %
-// of a 64 MiB allreduce's samples at 2 ranks (perf, issue 49). A sum or product that is NaN may
-// carry another NaN's payload than reduce_to's (which operand's the hardware passes on, and the
-// compiler may swap a scalar +'s operands); float16 and bfloat16 go through reduce_to.
+// of a 64 MiB allreduce's samples at 2 ranks (perf; docs/benchmarks.md). A sum or product that is
+// NaN may carry another NaN's payload than reduce_to's (which operand's the hardware passes on, and
+// the compiler may swap a scalar +'s operands); float16 and bfloat16 go through reduce_to.
 #pragma once
 
 #include <bit>
