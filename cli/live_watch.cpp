@@ -45,6 +45,10 @@ constexpr std::string_view kWaitPrefix = "wait-";
 // before it gives up naming a node: the probes take kProbeLimit, the records are read every other
 // period.
 constexpr auto kReachGrace = kProbeLimit + 3 * kPeriod;
+// How long the lowest waiting rank holds back its cut-node verdict (and the end of its rank), so
+// that the cut node's loggers, which read the same records every other period, end their ranks
+// first: two of their readings.
+constexpr auto kCutNodeFirst = 2 * kReadWaitsEvery * kPeriod;
 // How long the stacks of this node's ranks may take before the verdict's rank is ended: a process
 // ptrace cannot stop (blocked in the kernel) delays the abort by this much at most.
 constexpr auto kStacksLimit = std::chrono::seconds(8);
@@ -128,6 +132,12 @@ struct LiveWatch::State {
   bool arrivals_failed = false;
   std::optional<LinkWatch> links;                 // which node is cut off, when every rank waits
   std::optional<std::int64_t> all_waiting_at_us;  // when this logger saw every rank waiting
+  std::vector<report::NodeReach> reach;           // the nodes' link records, as last read
+  bool reach_stale = true;                        // RUN_DIR/live changed since
+  // The lowest waiting rank's cut-node verdict, held back kCutNodeFirst for the cut node's own.
+  std::optional<std::string> cut_verdict;
+  std::string cut_action;
+  std::int64_t cut_verdict_at_us = 0;
 };
 
 LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, int size,
@@ -266,6 +276,7 @@ void LiveWatch::tick() {
   if (dir.st_mtim.tv_sec != st.waits_mtime.tv_sec ||
       dir.st_mtim.tv_nsec != st.waits_mtime.tv_nsec) {
     st.waits_mtime = dir.st_mtim;
+    st.reach_stale = true;
     st.waits.clear();
     if (DIR* d = ::opendir(st.live_dir.c_str())) {
       while (const dirent* e = ::readdir(d)) {
@@ -304,27 +315,62 @@ void LiveWatch::tick() {
                                      able ? settings_.hang_after : std::nullopt);
     }
   }
+  // What the abort ends: this logger's rank, unless a cut node's verdict says more.
+  std::string action = "ending rank " + std::to_string(rank_);
+  bool say = true;  // false: this logger ends its rank and leaves the words to another
   // Every rank waits in one collective: the lowest says so, once the last has waited as long,
-  // naming the node cut off when the nodes' probes agree on one (3 nodes or more).
-  if (!verdict && all_waiting) {
-    int lowest = st.waits.front().rank;
-    for (const auto& w : st.waits) lowest = std::min(lowest, w.rank);
-    if (lowest == rank_) {
-      if (!st.all_waiting_at_us) st.all_waiting_at_us = now;
-      const std::size_t hosts = report::hosts_of(st.waits).size();
-      const std::vector<report::NodeReach> reach =
-          hosts >= 3 ? st.links->read() : std::vector<report::NodeReach>{};
+  // naming the node cut off when the nodes' probes agree on one (3 nodes or more). The node cut
+  // off ends its own ranks (each logger there its own, the lowest saying so) a few seconds before
+  // the lowest of the other side ends its rank, not at fault, so that its side stops waiting:
+  // once that side's ranks end, the waits change and the cut node's loggers would judge no more.
+  if (!verdict && st.cut_verdict &&
+      now - st.cut_verdict_at_us >=
+          std::chrono::duration_cast<std::chrono::microseconds>(kCutNodeFirst).count()) {
+    verdict = st.cut_verdict;
+    action = st.cut_action;
+  }
+  if (!verdict && !st.cut_verdict && all_waiting) {
+    const std::vector<std::string> hosts = report::hosts_of(st.waits);
+    // Every logger may be on the node cut off, so each reads the records (O(nodes), fewer than
+    // the waits it reads), and only when the folder changed.
+    if (hosts.size() >= 3 && st.reach_stale) {
+      st.reach = st.links->read();
+      st.reach_stale = false;
+    }
+    const std::vector<report::NodeReach>& reach = st.reach;
+    const std::optional<std::string> cut = report::cut_node(hosts, reach);
+    // The lowest waiting rank speaks; once a node is cut off, the lowest of the other side, and
+    // on that node its own lowest.
+    int lowest = size_;
+    int lowest_here = size_;
+    for (const auto& w : st.waits) {
+      if (!cut || w.host != *cut) lowest = std::min(lowest, w.rank);
+      if (w.host == host_) lowest_here = std::min(lowest_here, w.rank);
+    }
+    if (cut && *cut == host_ && settings_.abort) {
       verdict = report::cut_node_verdict(st.waits, reach, now);
-      if (!verdict &&
-          (hosts < 3 || reach.size() >= hosts ||
-           now - *st.all_waiting_at_us >=
-               std::chrono::duration_cast<std::chrono::microseconds>(kReachGrace).count())) {
+      action = report::cut_node_abort(st.waits, *cut, rank_, host_);
+      say = lowest_here == rank_;
+    } else if (lowest == rank_) {
+      if (!st.all_waiting_at_us) st.all_waiting_at_us = now;
+      if (cut) {
+        const std::optional<std::string> v = report::cut_node_verdict(st.waits, reach, now);
+        if (settings_.abort) {
+          st.cut_verdict = v;
+          st.cut_verdict_at_us = now;
+          st.cut_action = report::cut_node_abort(st.waits, *cut, rank_, host_);
+        } else {
+          verdict = v;
+        }
+      } else if (hosts.size() < 3 || reach.size() >= hosts.size() ||
+                 now - *st.all_waiting_at_us >=
+                     std::chrono::duration_cast<std::chrono::microseconds>(kReachGrace).count()) {
         verdict = all_waiting;
       }
     }
   }
   // Nobody named a cause: the lowest waiting rank names the ranks that published nothing.
-  if (!verdict && st.published &&
+  if (!verdict && !st.cut_verdict && st.published &&
       now - st.published_at_us >=
           std::chrono::duration_cast<std::chrono::microseconds>(kSilentGrace).count()) {
     std::set<int> waiting;
@@ -345,18 +391,20 @@ void LiveWatch::tick() {
   }
   if (!verdict) return;
   st.spoke = true;
-  const std::string line =
-      *verdict + (settings_.abort ? "; DTRAIN_ON_HANG=abort: ending rank " + std::to_string(rank_)
-                                  : std::string("; DTRAIN_ON_HANG=wait: the job goes on"));
-  std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
-  try {
-    append_whole_line((fs::path(run_dir_) / records::kHangLogFile).string(),
-                      records::format_log_time(std::chrono::system_clock::now()) + " " + line);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dtrain: run-rank: rank %d: %s\n", rank_, e.what());
+  if (say) {
+    const std::string line =
+        *verdict + (settings_.abort ? "; DTRAIN_ON_HANG=abort: " + action
+                                    : std::string("; DTRAIN_ON_HANG=wait: the job goes on"));
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+    try {
+      append_whole_line((fs::path(run_dir_) / records::kHangLogFile).string(),
+                        records::format_log_time(std::chrono::system_clock::now()) + " " + line);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dtrain: run-rank: rank %d: %s\n", rank_, e.what());
+    }
+    take_stacks();
   }
-  take_stacks();
   // SIGKILL ends a stopped process too; the launcher then ends the job, and the other ranks name
   // this one as lost.
   if (settings_.abort) ::kill(child_, SIGKILL);

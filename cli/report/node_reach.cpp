@@ -143,4 +143,17 @@ std::optional<std::string> cut_node_verdict(const std::vector<RankWait>& waits,
          ranks_text(std::move(all)) + " wait " + waiting_where(waits, now_us);
 }
 
+std::string cut_node_abort(const std::vector<RankWait>& waits, const std::string& cut_host,
+                           int own_rank, const std::string& own_host) {
+  std::vector<int> its_ranks;
+  for (const RankWait& w : waits) {
+    if (w.host == cut_host) its_ranks.push_back(w.rank);
+  }
+  const std::string cut = ranks_text(std::move(its_ranks)) + " on " + cut_host;
+  if (own_host == cut_host) return "ending " + cut + ", the node cut off";
+  return "ending " + cut + " (their loggers there) and rank " + std::to_string(own_rank) + " on " +
+         own_host + ", not at fault: the ranks on this side of the cut would not learn of " +
+         cut_host + "'s end";
+}
+
 }  // namespace dtrain::report

@@ -6,7 +6,9 @@
 // the node that none of the others reaches while they reach each other is the one cut off:
 //   dtrain: hang: node node2 (ranks 2-3) stopped answering: nodes node1, node3 cannot reach it
 //   and reach each other (it reaches none of them: its link is cut); ranks 0-5 wait in allreduce
-//   #12 of 4096 bytes for 11 s
+//   #12 of 4096 bytes for 11 s; DTRAIN_ON_HANG=abort: ending ranks 2-3 on node2, the node cut off
+// (said on node2), or ...: ending ranks 2-3 on node2 (their loggers there) and rank 0 on node1,
+// not at fault: ... (said by the lowest waiting rank of the other side: cut_node_abort).
 // With 2 nodes each misses the other and nothing tells the sides apart: no node is named.
 #pragma once
 
@@ -47,5 +49,14 @@ std::optional<std::string> cut_node(const std::vector<std::string>& hosts,
 std::optional<std::string> cut_node_verdict(const std::vector<RankWait>& waits,
                                             const std::vector<NodeReach>& reach,
                                             std::int64_t now_us);
+
+// What DTRAIN_ON_HANG=abort ends after a cut-node verdict naming `cut_host`, as the logger of
+// `own_rank` on `own_host` says it (the words after "DTRAIN_ON_HANG=abort: "). On the node cut
+// off each logger ends its own rank: the ranks at fault end there. Nothing of their end crosses
+// the cut (their connections carry nothing, and the launcher's link to them is the one cut), so
+// the lowest waiting rank of the other side ends as well, though not at fault, and its peers then
+// fail at once: the job ends in seconds, not at DTRAIN_TIMEOUT; the words say it is not at fault.
+std::string cut_node_abort(const std::vector<RankWait>& waits, const std::string& cut_host,
+                           int own_rank, const std::string& own_host);
 
 }  // namespace dtrain::report

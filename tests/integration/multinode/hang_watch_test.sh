@@ -3,9 +3,10 @@
 # `dtrain run-rank` as the generated Slurm scripts start it, the run directory on the shared file
 # system: on 2 nodes x 2 ranks, rank 3 (node2) stopped with SIGSTOP is named by its own logger
 # with its node and state, and the job ends; on 3 nodes x 2 ranks, node2's link cut mid-run: every
-# rank waits, each node's first logger probes the others (cli/link_watch.hpp), and the lowest names
-# node2 as the node cut off (not node1 or node3, whose ranks miss node2's too), and the job ends
-# within 60 s of the cut. DTRAIN_HANG_AFTER=8 for the test's time (the default is 30 s).
+# rank waits, each node's first logger probes the others (cli/link_watch.hpp); node2's loggers
+# name node2 as the node cut off and end its ranks, then the lowest rank of the other side names it
+# too (not node1 or node3, whose ranks miss node2's too) and ends its own rank, said not to be at
+# fault, so that its side stops waiting; the job ends within 60 s of the cut. DTRAIN_HANG_AFTER=8 for the test's time (the default is 30 s).
 #   hang_watch_test.sh CLUSTER_DIR DTRAIN PROBE
 set -euo pipefail
 source "$1/env.sh"
@@ -37,8 +38,10 @@ job=$!
 sleep 4
 ip link set "${VETH_PREFIX:-dtrv}2" down
 start=$SECONDS
+# Until the other side's lowest rank has spoken (after node2's own loggers).
+other_side="(their loggers there\\) and rank 0 on node1, not at fault: the ranks on this side of the cut would not learn of node2's end$"
 for _ in $(seq 60); do
-  [[ -s $work/cut/hang.log ]] && break
+  grep -qE "$other_side" "$work/cut/hang.log" 2>/dev/null && break
   sleep 1
 done
 named=$((SECONDS - start))
@@ -46,10 +49,13 @@ named=$((SECONDS - start))
 ip link set "${VETH_PREFIX:-dtrv}2" up
 wait "$job" || true
 ended=$((SECONDS - start))
-want="dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(it reaches none of them: its link is cut\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending rank 0$"
-grep -qE "$want" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want/ after $named s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
+want="dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(it reaches none of them: its link is cut\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending ranks 2-3 on node2"
+# The ranks of the node cut off are ended there, and the other side's rank 0 is not blamed.
+grep -qE "$want, the node cut off$" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want, the node cut off/ after $named s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
+grep -qE "$want $other_side" "$work/cut/hang.log" || fail "no line of the other side's in hang.log: $(cat "$work/cut/hang.log")"
+expect_eq 2 "$(grep -c "dtrain: hang: " "$work/cut/hang.log")" "verdicts in hang.log ($(cat "$work/cut/hang.log"))"
 grep -q "node node[13]" "$work/cut/hang.log" && fail "a node not cut named: $(cat "$work/cut/hang.log")"
-grep -qE "$want" "$work/cut.out" || fail "the job's output lacks /$want/: $(cat "$work/cut.out")"
+grep -qE "$want $other_side" "$work/cut.out" || fail "the job's output lacks the other side's verdict: $(cat "$work/cut.out")"
 grep -q "^exit 0$" "$work/cut.out" && fail "the job succeeded: $(cat "$work/cut.out")"
 ((ended <= 60)) || fail "the job ended $ended s after the cut (named after $named s): $(cat "$work/cut.out")"
 echo "ok: node2 named after $named s of the cut, the job ended after $ended s"

@@ -109,6 +109,16 @@ TEST(NodeReach, TheVerdictNamesTheNodeItsRanksAndWhatTheOthersWaitIn) {
       two, {{"node1", {}, {"node2"}}, {"node2", {}, {"node1"}}}, kT0 + 11 * kSecond));
 }
 
+TEST(NodeReach, TheAbortEndsTheCutNodesRanksAndSaysTheOtherSidesRankIsNotAtFault) {
+  // On node2, the node cut off: its own ranks end.
+  EXPECT_EQ(dtrain::report::cut_node_abort(six_waiting(), "node2", 2, "node2"),
+            "ending ranks 2-3 on node2, the node cut off");
+  // On node1: the lowest rank ends too, so that its side stops waiting, and is said not at fault.
+  EXPECT_EQ(dtrain::report::cut_node_abort(six_waiting(), "node2", 0, "node1"),
+            "ending ranks 2-3 on node2 (their loggers there) and rank 0 on node1, not at fault: "
+            "the ranks on this side of the cut would not learn of node2's end");
+}
+
 TEST(NodeReach, ManyNodesAreCountedNotListed) {
   std::vector<RankWait> waits;
   std::vector<NodeReach> reach;
