@@ -18,10 +18,12 @@
 #include <thread>
 
 #include "common/errors.hpp"
+#include "python_stacks.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_files.hpp"
 #include "records/run_dir_layout.hpp"
 #include "report/json_text.hpp"
+#include "report/python_frames.hpp"
 #include "run_dir.hpp"
 
 extern char** environ;
@@ -311,6 +313,18 @@ std::vector<report::RankStacks> capture_stacks(const std::vector<StackTarget>& t
               " (the kernel refuses to let the debugger attach: another user's process, or "
               "/proc/sys/kernel/yama/ptrace_scope above 0 for a process that is not the "
               "debugger's parent's child)";
+        }
+      }
+    }
+    // A rank running Python: its Python frames too, as threads of their own under "(Python)"
+    // (read from its memory in microseconds, stopped or not: python_stacks.hpp).
+    if (s.problem.empty()) {
+      if (const auto py = python_stacks(t.pid)) {
+        if (py->problem.empty()) {
+          s.threads.insert(s.threads.end(), py->threads.begin(), py->threads.end());
+        } else {
+          s.threads.push_back(
+              {std::string(report::kPythonThreadRoot), "(frames not read: " + py->problem + ")"});
         }
       }
     }

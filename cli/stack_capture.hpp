@@ -35,11 +35,12 @@ RankProcesses find_rank_processes(const std::string& run_dir);
 
 // The stacks of `targets` (processes of this machine), from elfutils' eu-stack (one run per
 // process, as many at once as this machine has cores) or, where it is not installed, gdb (`thread
-// apply all bt`, one gdb per core reading its share of the processes in turn), all within `limit`:
-// a debugger still running then (a process blocked in the kernel holds ptrace) is killed, the
-// process it held is continued unless it was stopped before, and its rank, with those not begun,
-// says "not taken within N s". A process the debugger cannot attach to is that rank's problem,
-// not an error.
+// apply all bt`, one gdb per core reading its share of the processes in turn), and for a process
+// running CPython its Python frames (python_stacks.hpp: threads "(Python)", frame, ...), all within
+// `limit`: a debugger still running then (a process blocked in the kernel holds ptrace) is killed,
+// the process it held is continued unless it was stopped before, and its rank, with those not
+// begun, says "not taken within N s". A process the debugger cannot attach to is that rank's
+// problem, not an error.
 std::vector<report::RankStacks> capture_stacks(const std::vector<StackTarget>& targets,
                                                std::chrono::milliseconds limit);
 

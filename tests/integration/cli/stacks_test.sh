@@ -7,6 +7,9 @@
 #    never finishes is ended at --timeout.
 #  - 4 ranks, rank 1 spinning, DTRAIN_HANG_AFTER=3: the hang watch takes the stacks of the node's
 #    ranks into RUN_DIR/stacks/ before it ends rank 1, and `dtrain logs --hang` shows them merged.
+#  - 2 Python ranks, one spinning and one stopped, each in a known function: their Python frames
+#    (read from the interpreter's memory) are a branch "(Python)" of the tree, with each
+#    function's name.
 #  - bad input is refused by name.
 #   stacks_test.sh DTRAIN PROBE
 set -euo pipefail
@@ -95,6 +98,67 @@ kill -CONT "$pid11" 2>/dev/null || true
 wait "$submit_pid" || true
 submit_pid=
 echo "ok: merged in $took s"
+
+echo "== Python ranks: their Python frames in the tree, stopped or running"
+# Rank 0 spins in one known function, rank 1 stops itself (SIGSTOP) in another: both are read from
+# the interpreter's memory (cli/python_stacks.hpp), without a debugger's Python support.
+cat >stuck.py <<'EOF_PY'
+import os, signal
+
+def spinning_in_known_function():
+    while True:
+        pass
+
+def stopped_in_known_function():
+    print("stopping", flush=True)
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+def main():
+    if os.environ["DTRAIN_RANK"] == "0":
+        spinning_in_known_function()
+    stopped_in_known_function()
+
+main()
+EOF_PY
+{
+  echo "name: py"
+  echo "ranks_per_node: 2"
+  echo "command: [/usr/bin/python3, $PWD/stuck.py]"
+  echo "env:"
+  echo "  DTRAIN_HANG_AFTER: \"off\""
+} >py.yaml
+"$DTRAIN" submit py.yaml >py.out 2>&1 &
+submit_pid=$!
+pid1=
+for _ in $(seq 1 300); do
+  log=$(ls runs/py-*/rank-00001.log 2>/dev/null || true)
+  [[ -n "$log" ]] && pid1=$(sed -nE '1s/.*, pid ([0-9]+)\).*/\1/p' "$log")
+  [[ -n "$pid1" && -e /proc/$pid1 && "$(state_of "$pid1")" == T ]] && break
+  sleep 0.1
+done
+[[ -n "$pid1" && "$(state_of "$pid1")" == T ]] || fail "python rank 1 did not stop: $(cat py.out)"
+run_dir=$(ls -d runs/py-*)
+start=$(date +%s.%N)
+"$DTRAIN" stacks "$run_dir" >py-stacks.txt 2>&1 || fail "dtrain stacks failed: $(cat py-stacks.txt)"
+took=$(echo "$(date +%s.%N) - $start" | bc)
+cat py-stacks.txt
+(($(echo "$took <= 10" | bc))) || fail "dtrain stacks of 2 Python ranks took $took s"
+out=$(cat py-stacks.txt)
+python_branch=$(sed -n '/^  (Python)$/,$p' py-stacks.txt)
+expect_contains "$python_branch" "<module> (stuck.py)
+    main (stuck.py)" "the Python frames both ranks share"
+expect_contains "$python_branch" "
+      rank 0:
+        spinning_in_known_function (stuck.py)" "the spinning rank's Python frame"
+expect_contains "$python_branch" "
+      rank 1:
+        stopped_in_known_function (stuck.py)" "the stopped rank's Python frame"
+expect_eq T "$(state_of "$pid1")" "python rank 1's state after dtrain stacks"
+kill -TERM "$submit_pid"
+kill -CONT "$pid1" 2>/dev/null || true
+wait "$submit_pid" || true
+submit_pid=
+echo "ok: Python frames of both ranks in $took s"
 
 echo "== the hang watch takes the stacks before it ends a spinning rank"
 job spin 4 1 SPIN 'DTRAIN_HANG_AFTER: "3"'
