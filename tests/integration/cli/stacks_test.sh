@@ -144,15 +144,17 @@ took=$(echo "$(date +%s.%N) - $start" | bc)
 cat py-stacks.txt
 (($(echo "$took <= 10" | bc))) || fail "dtrain stacks of 2 Python ranks took $took s"
 out=$(cat py-stacks.txt)
-python_branch=$(sed -n '/^  (Python)$/,$p' py-stacks.txt)
-expect_contains "$python_branch" "<module> (stuck.py)
-    main (stuck.py)" "the Python frames both ranks share"
+python_branch=$(sed -n '/^    (Python)$/,$p' py-stacks.txt)
 expect_contains "$python_branch" "
-      rank 0:
-        spinning_in_known_function (stuck.py)" "the spinning rank's Python frame"
+    <module> (stuck.py)
+    main (stuck.py)
+" "the Python frames both ranks share"
 expect_contains "$python_branch" "
-      rank 1:
-        stopped_in_known_function (stuck.py)" "the stopped rank's Python frame"
+    rank 0:
+      spinning_in_known_function (stuck.py)" "the spinning rank's Python frame"
+expect_contains "$python_branch" "
+    rank 1:
+      stopped_in_known_function (stuck.py)" "the stopped rank's Python frame"
 expect_eq T "$(state_of "$pid1")" "python rank 1's state after dtrain stacks"
 kill -TERM "$submit_pid"
 kill -CONT "$pid1" 2>/dev/null || true
