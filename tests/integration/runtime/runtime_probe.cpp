@@ -356,9 +356,28 @@ int main() try {
     double ms = ms_text != nullptr ? std::atof(ms_text) : 20.0;
     if (slow_text != nullptr && std::atoi(slow_text) == w.rank) ms *= 1.25;
     std::vector<float> x(1024, 1.0f);
+    // RUNTIME_PROBE_DIE_STEP=n with RUNTIME_PROBE_DIE_RANK=k: rank k stops (SIGNAL=STOP) or spins
+    // (SIGNAL=SPIN) before step n's allreduce, mid-training, saying so first (its log's timestamp
+    // is when the hang began: the hang watch's benchmark measures from it).
+    const char* die_step_text = std::getenv("RUNTIME_PROBE_DIE_STEP");
+    const char* die_rank_text = std::getenv("RUNTIME_PROBE_DIE_RANK");
+    const int die_step =
+        die_step_text != nullptr && die_rank_text != nullptr && std::atoi(die_rank_text) == w.rank
+            ? std::atoi(die_step_text)
+            : 0;
+    const char* die_signal = std::getenv("RUNTIME_PROBE_SIGNAL");
+    const bool spin = die_signal != nullptr && std::string(die_signal) == "SPIN";
     const auto began = std::chrono::steady_clock::now();
     for (int step = 1; step <= steps; ++step) {
       std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+      if (step == die_step) {
+        std::printf("runtime_probe: rank %d %s at step %d\n", w.rank, spin ? "spins" : "stops",
+                    step);
+        std::fflush(stdout);
+        volatile std::uint64_t spins = 0;
+        while (spin) spins = spins + 1;
+        std::raise(SIGSTOP);
+      }
       comm.allreduce(std::span<float>(x), dtrain::ReduceOp::kMax);
       if (w.rank == 0 && step % 10 == 0) {
         std::printf("runtime_probe: step %d\n", step);
