@@ -137,7 +137,12 @@ struct LiveWatch::State {
   // The lowest waiting rank's cut-node verdict, held back kCutNodeFirst for the cut node's own.
   std::optional<std::string> cut_verdict;
   std::string cut_action;
+  std::string cut_host;
   std::int64_t cut_verdict_at_us = 0;
+  // This logger ended its rank on the node cut off: its wait stays in RUN_DIR/live, so that the
+  // other side, which reads the folder later, still sees every rank waiting and names the node
+  // (that side's speaker removes it once it has spoken).
+  bool keep_wait = false;
 };
 
 LiveWatch::LiveWatch(LiveWatchSettings settings, std::string run_dir, int rank, int size,
@@ -166,7 +171,7 @@ LiveWatch::~LiveWatch() {
   }
   wake_.notify_all();
   thread_.join();
-  if (state_->published) ::unlink(state_->wait_path.c_str());
+  if (state_->published && !state_->keep_wait) ::unlink(state_->wait_path.c_str());
   // The rank's last collectives, for `dtrain stats` and the report.
   if (!state_->arrivals_failed) {
     try {
@@ -351,6 +356,7 @@ void LiveWatch::tick() {
       verdict = report::cut_node_verdict(st.waits, reach, now);
       action = report::cut_node_abort(st.waits, *cut, rank_, host_);
       say = lowest_here == rank_;
+      st.keep_wait = true;
     } else if (lowest == rank_) {
       if (!st.all_waiting_at_us) st.all_waiting_at_us = now;
       if (cut) {
@@ -359,6 +365,7 @@ void LiveWatch::tick() {
           st.cut_verdict = v;
           st.cut_verdict_at_us = now;
           st.cut_action = report::cut_node_abort(st.waits, *cut, rank_, host_);
+          st.cut_host = *cut;
         } else {
           verdict = v;
         }
@@ -391,6 +398,14 @@ void LiveWatch::tick() {
   }
   if (!verdict) return;
   st.spoke = true;
+  // The waits the cut node's loggers left (keep_wait) go once this side has named it.
+  if (!st.cut_host.empty()) {
+    for (const auto& w : st.waits) {
+      if (w.host != st.cut_host) continue;
+      const std::string name = std::string(kWaitPrefix) + records::rank_file_name(w.rank, "txt");
+      ::unlink((fs::path(st.live_dir) / name).string().c_str());
+    }
+  }
   if (say) {
     const std::string line =
         *verdict + (settings_.abort ? "; DTRAIN_ON_HANG=abort: " + action

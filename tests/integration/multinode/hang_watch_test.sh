@@ -39,7 +39,7 @@ sleep 4
 ip link set "${VETH_PREFIX:-dtrv}2" down
 start=$SECONDS
 # Until the other side's lowest rank has spoken (after node2's own loggers).
-other_side="(their loggers there\\) and rank 0 on node1, not at fault: the ranks on this side of the cut would not learn of node2's end$"
+other_side="\\(their loggers there\\) and rank 0 on node1, not at fault: the ranks on this side of the cut would not learn of node2's end$"
 for _ in $(seq 60); do
   grep -qE "$other_side" "$work/cut/hang.log" 2>/dev/null && break
   sleep 1
@@ -50,10 +50,11 @@ ip link set "${VETH_PREFIX:-dtrv}2" up
 wait "$job" || true
 ended=$((SECONDS - start))
 want="dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(it reaches none of them: its link is cut\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending ranks 2-3 on node2"
-# The ranks of the node cut off are ended there, and the other side's rank 0 is not blamed.
-grep -qE "$want, the node cut off$" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want, the node cut off/ after $named s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
-grep -qE "$want $other_side" "$work/cut/hang.log" || fail "no line of the other side's in hang.log: $(cat "$work/cut/hang.log")"
-expect_eq 2 "$(grep -c "dtrain: hang: " "$work/cut/hang.log")" "verdicts in hang.log ($(cat "$work/cut/hang.log"))"
+# The other side's rank 0 names node2 and is said not to be at fault; node2's own loggers end its
+# ranks and say so when they read the records before the other side's ranks end (in some runs
+# they do not: then srun ends them once the link is back). Every verdict names node2.
+grep -qE "$want $other_side" "$work/cut/hang.log" 2>/dev/null || fail "no line matching /$want $other_side/ after $named s in hang.log ($(cat "$work/cut/hang.log" 2>&1)); output: $(cat "$work/cut.out")"
+expect_eq 0 "$(grep "dtrain: hang: " "$work/cut/hang.log" | grep -cvE "$want(, the node cut off| $other_side)$")" "verdicts not naming node2 in hang.log ($(cat "$work/cut/hang.log"))"
 grep -q "node node[13]" "$work/cut/hang.log" && fail "a node not cut named: $(cat "$work/cut/hang.log")"
 grep -qE "$want $other_side" "$work/cut.out" || fail "the job's output lacks the other side's verdict: $(cat "$work/cut.out")"
 grep -q "^exit 0$" "$work/cut.out" && fail "the job succeeded: $(cat "$work/cut.out")"
