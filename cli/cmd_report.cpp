@@ -1,8 +1,8 @@
 // `dtrain report RUN_DIR... [-o FILE.html]`: one self-contained HTML page of a run (the job,
 // throughput, step time split, stragglers, collectives, checkpoints, failures, resource use), and
-// across runs the scaling study of each job. Reads the run directory through the same readers as
-// `stats` and `logs --first-error`; the page model is dtrain::report's (run_page.hpp).
-// docs/report.md.
+// across runs the scaling study of each job. Reads each run directory with read_run_page_input
+// (run_dir_page.hpp, through the same readers as `stats` and `logs --first-error`); the page model
+// is dtrain::report's (report/page/). docs/report.md.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -19,14 +19,10 @@
 #include "output_file.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
-#include "report/attempts.hpp"
-#include "report/hang.hpp"
-#include "report/job_facts.hpp"
-#include "report/report_html.hpp"
-#include "report/report_page.hpp"
-#include "report/run_page.hpp"
-#include "report/run_series.hpp"
-#include "run_dir.hpp"
+#include "report/page/report_html.hpp"
+#include "report/page/report_page.hpp"
+#include "report/page/run_page.hpp"
+#include "run_dir_page.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -39,79 +35,6 @@ struct ReportOptions {
   std::optional<std::string> output;  // output_text when -o was given (-o "" is refused)
   double straggler_threshold = report::kDefaultStragglerThreshold;
 };
-
-struct ReadRun {
-  report::RunPageInput page;
-  std::optional<report::ScalingRun> scaling;
-};
-
-ReadRun read_run(const std::string& run_dir, double straggler_threshold, std::int64_t now_us) {
-  require_run_dir(run_dir);
-  ReadRun out;
-  report::RunPageInput& in = out.page;
-  in.run_dir = run_dir;
-  const RunSummary summary = read_run_summary(run_dir);
-  in.summary = summary;
-
-  const auto logs = list_rank_files(run_dir, records::kLogExtension);
-  const bool metrics = !list_rank_files(run_dir, records::kMetricsExtension).empty();
-  if (logs.empty() && !metrics && summary.job.empty()) {
-    throw UsageError("dtrain: report: " + run_dir + ": no " + std::string(records::kPlanFile) +
-                     ", " + records::rank_file_pattern(records::kLogExtension) + " or " +
-                     records::rank_file_pattern(records::kMetricsExtension) +
-                     "; expected the run directory of a dtrain job");
-  }
-  std::vector<report::RankLogScan> scans;
-  in.first_error = read_first_error(run_dir, logs, std::nullopt, &scans);
-  for (const auto& f : logs) {
-    report::RankPlace& p = in.places[f.rank];
-    p.first_line = read_first_line_time(f.path);
-    p.last_line = records::parse_log_timestamp(read_last_line(f.path));
-  }
-  // Where each rank ran in the attempt that ended the job; a rank without a start line of it
-  // keeps its first start line.
-  for (const auto& scan : scans) in.places[scan.rank()].start = scan.start();
-  for (const auto& f : logs) {
-    auto& start = in.places[f.rank].start;
-    if (!start) start = read_rank_start(f.path);
-  }
-
-  if (metrics) {
-    report::SeriesBuilder series;
-    for (const auto& [rank, place] : in.places) {
-      if (place.start) series.set_host(rank, place.start->host);
-    }
-    in.stats = read_run_stats(run_dir, straggler_threshold, [&](const records::MetricRecord& r) {
-      series.add(r);
-      report::keep_binding(in.bindings, r);
-    });
-    in.series = series.finish();
-    out.scaling = scaling_run(summary, *in.stats);
-  }
-  if (const auto arrivals = read_arrival_verdict(run_dir, straggler_threshold)) {
-    in.arrivals = report::arrival_section_text(arrivals->first, arrivals->second);
-  }
-  in.attempts = read_attempt_records(run_dir);
-  for (const auto& c : read_checkpoint_records(run_dir)) {
-    report::CheckpointInfo info{c, std::nullopt};
-    std::error_code ec;
-    if (!c.bytes && fs::is_regular_file(c.path, ec)) {
-      const auto size = fs::file_size(c.path, ec);
-      if (!ec) info.bytes_on_disk = static_cast<long long>(size);
-    }
-    in.checkpoints.push_back(std::move(info));
-  }
-  in.job_end = read_job_end_record(run_dir);
-  // A job that still runs: the collective its ranks are in now, from its heartbeats (of the
-  // attempt running, which numbers its collectives from 0 again).
-  in.now = now_us;
-  if (report::job_state(in) == "running") {
-    if (auto tracker = read_heartbeats(run_dir, report::last_attempt(in.attempts))) {
-      in.hang = report::detect_hang(*tracker);
-    }
-  }
-  return out;
-}
 
 // The page: -o, or of one run beside its records, of several beside the first run directory
 // (runs/report.html).
@@ -142,9 +65,9 @@ int run_report(const ReportOptions& opts) {
   const auto now = std::chrono::system_clock::now();
   const std::int64_t now_us =
       std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  std::vector<ReadRun> runs;
+  std::vector<RunPageRead> runs;
   for (const auto& dir : opts.run_dirs) {
-    runs.push_back(read_run(dir, opts.straggler_threshold, now_us));
+    runs.push_back(read_run_page_input(dir, opts.straggler_threshold, now_us));
   }
   // Scaling rows link to sections by label: two runs of the same name (from different parents)
   // get a number.

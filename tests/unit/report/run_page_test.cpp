@@ -1,9 +1,9 @@
 // The report page's model from synthetic run data: the job, every rank, the culprit of a failed
 // run, resources when sampled and "not recorded" when not, the scaling study grouped by job; and
 // the page itself: self-contained and under 2 MiB for 1,024 ranks.
-#include "report/run_page.hpp"
-#include "report/report_page.hpp"
-#include "report/stuck_collective.hpp"
+#include "report/page/run_page.hpp"
+#include "report/page/report_page.hpp"
+#include "report/page/stuck_collective.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include "heartbeats.hpp"
 #include "rank_logs.hpp"
-#include "report/report_html.hpp"
+#include "report/page/report_html.hpp"
 
 namespace dtrain::report {
 namespace {

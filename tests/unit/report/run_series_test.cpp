@@ -1,6 +1,6 @@
 // The report's charts over time: throughput per bin, the step time split, the heat map of step
 // time, the slowest collectives and the resource bands, from synthetic metric records.
-#include "report/run_series.hpp"
+#include "report/page/run_series.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "report/stuck_collective.hpp"
+#include "report/page/stuck_collective.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -14,6 +14,7 @@
 
 #include "records/metric_record.hpp"
 #include "report/natural_order.hpp"
+#include "report/page/series_input.hpp"
 
 namespace dtrain::report {
 
@@ -76,41 +77,12 @@ class SeriesBuilder {
   RunSeries finish() const;
 
  private:
-  struct Step {
-    double time = 0;  // the record's: the step's end
-    double seconds = 0;
-    double comm = 0;
-    double data = 0;
-    long long samples = 0;
-    // An interval record's steps together: they ran over `span` seconds before `time` (their
-    // seconds and the pauses between), spread evenly over it.
-    double span = 0;  // 0: a step record, `seconds` long
-    long long steps = 1;
-  };
-  // A resource record's readings; the GPU ones absent without NVML (records::GpuSample).
-  struct Sample {
-    double time = 0;
-    double interval = 0;
-    std::optional<double> cpu_percent;
-    std::optional<long long> rss_bytes;
-    std::optional<int> gpu;
-    std::optional<double> gpu_util_percent;
-    std::optional<long long> gpu_memory_bytes;
-    std::optional<double> gpu_power_watts;
-  };
-  struct Collective {
-    std::string op;
-    long long bytes = 0;
-    double first_enter = 0, last_enter = 0, last_exit = 0;
-    int last_rank = 0;
-    int ranks = 0;
-  };
   // Every step and sample of every rank (some 40 bytes each, as StatsBuilder keeps each step's
-  // numbers): the bins are known only once the run's whole time span is.
-  std::map<int, std::vector<Step>> steps_;
-  std::map<int, std::vector<Sample>> samples_;
-  // (attempt, seq) -> the collective across ranks: every attempt numbers them from 0 again.
-  std::map<std::pair<int, long long>, Collective> collectives_;
+  // numbers): the bins are known only once the run's whole time span is. The types and the stages
+  // of finish() are series_stages.hpp's.
+  series::Steps steps_;
+  series::Samples samples_;
+  series::Collectives collectives_;
   std::map<int, std::string> hosts_;
 };
 

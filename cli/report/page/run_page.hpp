@@ -19,9 +19,10 @@
 #include "records/rank_lines.hpp"
 #include "report/first_error.hpp"
 #include "report/hang.hpp"
-#include "report/run_series.hpp"
+#include "report/page/run_series.hpp"
 #include "report/run_summary.hpp"
 #include "report/scaling.hpp"
+#include "report/stack_tree.hpp"
 #include "report/stats.hpp"
 
 namespace dtrain::report {
@@ -70,6 +71,9 @@ struct RunPageInput {
   // The heartbeats' verdict (detect_hang) of a job that still runs: the collective its ranks are in
   // now leads the page's collectives (stuck_collective.hpp). nullopt when not read.
   std::optional<HangReport> hang;
+  // The stacks the hang watch took (RUN_DIR/stacks) of the attempt that ended the job: the page
+  // shows them merged (format_stack_tree, as `logs --hang`). Empty when it took none.
+  std::vector<RankStacks> stacks;
 };
 
 // The model of one run's section (docs/report.md lists its fields).

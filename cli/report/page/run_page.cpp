@@ -1,4 +1,4 @@
-#include "report/run_page.hpp"
+#include "report/page/run_page.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "records/log_line.hpp"
 #include "records/rank_lines.hpp"
 #include "report/alike_ends.hpp"
-#include "report/job_facts.hpp"
+#include "report/page/job_facts.hpp"
+#include "report/page/stuck_collective.hpp"
 #include "report/plain_number.hpp"
-#include "report/stuck_collective.hpp"
 
 namespace dtrain::report {
 namespace {
@@ -457,6 +457,14 @@ json run_page_json(const RunPageInput& in) {
     if (!progress.is_null()) out["in_progress"] = std::move(progress);
   }
   if (!in.arrivals.empty()) out["arrivals"] = in.arrivals;  // older pages' goldens unchanged
+  if (!in.stacks.empty()) {
+    // The merged tree as `logs --hang` prints it: ranks on each branch, the odd rank apart.
+    std::vector<int> ranks;
+    for (const auto& s : in.stacks) ranks.push_back(s.rank);
+    out["stacks"] = {{"taken", records::format_log_time(in.stacks.front().taken_at_us)},
+                     {"ranks", affinity::format_ranges(ranks)},
+                     {"tree", format_stack_tree(in.stacks)}};
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "report/job_facts.hpp"
+#include "report/page/job_facts.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -6,8 +6,9 @@
 #include <set>
 
 #include "records/log_line.hpp"
+#include "report/natural_order.hpp"
+#include "report/page/run_page.hpp"
 #include "report/plain_number.hpp"
-#include "report/run_page.hpp"
 
 namespace dtrain::report {
 
@@ -21,7 +22,7 @@ std::string job_state(const RunPageInput& in) {
 }
 
 nlohmann::json job_json(const RunPageInput& in) {
-  std::set<std::string> hosts;
+  std::set<std::string, NaturalLess> hosts;  // node2 before node10
   std::optional<std::int64_t> first, last;
   for (const auto& [rank, p] : in.places) {
     if (p.start) hosts.insert(p.start->host);

@@ -1,4 +1,4 @@
-#include "report/report_page.hpp"
+#include "report/page/report_page.hpp"
 
 #include <map>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
-#include "report/report_html.hpp"
+#include "report/page/report_html.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "report/json_text.hpp"
 #include "report/markup.hpp"
-#include "report/report_assets.hpp"
+#include "report/page/report_assets.hpp"
 
 namespace dtrain::report {
 

@@ -488,6 +488,14 @@
     return out;
   }
 
+  // The stacks the hang watch took, merged into one tree: each heading names the ranks with a
+  // thread in the frames below it, so the rank that is elsewhere is a branch of its own.
+  function stacksSection(run) {
+    const s = run.stacks;
+    return [el("p", {}, `The hang watch took the stacks of ranks ${s.ranks} at ${s.taken} (RUN_DIR/stacks; dtrain logs --hang prints the same):`),
+            el("pre", { class: "stacks", id: `${run.id}-stacks` }, s.tree)];
+  }
+
   function ranksSection(run) {
     const t = run.ranks, endCol = t.columns.length - 1;
     // Where a rank ran (its cores, CUDA_VISIBLE_DEVICES and NIC variables) goes on a line of its
@@ -526,8 +534,9 @@
                    ["Step time: compute, collectives, data loading", splitSection],
                    ["Stragglers", stragglerSection], ["Collectives", collectiveSection],
                    ["Checkpoints", checkpointSection], ["Failures and restarts", failureSection],
-                   ["Resource use", resourceSection], ["Ranks", ranksSection]];
+                   ["Stacks", stacksSection], ["Resource use", resourceSection], ["Ranks", ranksSection]];
     for (const [title, make] of parts) {
+      if (title === "Stacks" && !run.stacks) continue;  // the hang watch took none
       sec.append(el("h3", {}, title));
       for (const node of make(run)) sec.append(node);
     }
