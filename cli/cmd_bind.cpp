@@ -23,6 +23,7 @@
 #include "affinity/topology.hpp"
 #include "affinity_flags.hpp"
 #include "commands.hpp"
+#include "common/child_process.hpp"
 #include "common/errors.hpp"
 #include "common/words.hpp"
 #include "flag_values.hpp"
@@ -170,15 +171,8 @@ int run_bind(const BindOptions& opts) {
 
   if (binding.bind) affinity::bind_this_process(*binding.bind);
   for (const auto& [k, v] : binding.environment) ::setenv(k.c_str(), v.c_str(), 1);
-  std::vector<char*> argv;
-  for (const auto& w : opts.command) argv.push_back(const_cast<char*>(w.c_str()));
-  argv.push_back(nullptr);
   std::fflush(stdout);
-  ::execvp(argv[0], argv.data());
-  const int err = errno;
-  std::fprintf(stderr, "dtrain: bind: cannot run %s: %s\n", opts.command[0].c_str(),
-               std::strerror(err));
-  return err == ENOENT ? 127 : 126;  // the shell's codes for "not found" and "cannot execute"
+  return exec_in_place(opts.command, "dtrain: bind");
 }
 
 }  // namespace

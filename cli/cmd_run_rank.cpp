@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "common/child_process.hpp"
 #include "common/errors.hpp"
-#include "common/exit_status.hpp"
 #include "common/signal_forwarding.hpp"
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
@@ -62,11 +62,11 @@ class RankLog {
   int fd_;
 };
 
-[[noreturn]] void exec_command(const std::vector<std::string>& command) {
+[[noreturn]] void exec_command(const ExecArgs& command) {
   // The program gets the default action of every job signal, whatever the launch chain ignored
   // (the local site's `timeout` runs with the checkpoint signals ignored: templates/local.sh.tmpl).
   SignalForwarding::reset_in_child();
-  exec_or_exit_127(command, kWho);
+  exec_or_exit(command, kWho.data());
 }
 
 int run_rank(const RunRankOptions& opts) {
@@ -99,6 +99,7 @@ int run_rank(const RunRankOptions& opts) {
   // (no memfd) the rank runs unwatched, as before.
   const std::unique_ptr<records::LivePage> live =
       watch_settings.hang_after ? records::LivePage::create() : nullptr;
+  const ExecArgs command(opts.command);  // made before the fork: the child only execs
   const records::TeedChild child = records::fork_with_output_pipes(kWho);
   if (child.pid == 0) {
     // Where Yama restricts ptrace (ptrace_scope 1), only a declared tracer and its descendants may
@@ -107,7 +108,7 @@ int run_rank(const RunRankOptions& opts) {
     ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(::getppid()), 0, 0, 0);
     alarm.hand_to_child();
     if (live) live->hand_to_child();
-    exec_command(opts.command);
+    exec_command(command);
   }
   const char* attempt_text = std::getenv("DTRAIN_ATTEMPT");  // `dtrain supervise` sets it
   const records::RankStart start{info->rank,

@@ -5,9 +5,6 @@
 // that made progress, starts the next attempt; supervisor.cpp decides (pure), this file does the
 // processes, the clock and the files. It exits with the last attempt's status.
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -21,8 +18,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "common/child_process.hpp"
 #include "common/errors.hpp"
-#include "common/exit_status.hpp"
 #include "common/signal_forwarding.hpp"
 #include "common/words.hpp"
 #include "flag_values.hpp"
@@ -60,35 +57,23 @@ struct Elastic {
 // no attempt starts after one.
 int run_attempt(SignalForwarding& signals, const std::vector<std::string>& command, int attempt,
                 const std::vector<std::string>& unset) {
-  const pid_t parent = ::getpid();
-  const sigset_t mask = SignalForwarding::block();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    SignalForwarding::unblock(mask);
-    throw Failure(std::string("dtrain: supervise: fork: ") + std::strerror(errno));
+  SpawnOptions options;
+  // The launch dies with the supervisor: the walltime's KILL (`timeout --foreground` on the local
+  // site) or a kill -9 reaches only the supervisor, and must not leave its launch running.
+  options.dies_with_parent = true;
+  options.set = {{"DTRAIN_ATTEMPT", std::to_string(attempt)}};
+  options.unset = unset;
+  SpawnedEnd end;
+  try {
+    end = spawn_forwarding(signals, command, options, "dtrain: supervise");
+  } catch (const std::runtime_error& e) {
+    throw Failure(e.what());
   }
-  if (pid == 0) {
-    // Until exec, a signal meant for the launch must act on it, not be swallowed by our handler.
-    SignalForwarding::reset_in_child(&mask);
-    // The launch dies with the supervisor: the walltime's KILL (`timeout --foreground` on the
-    // local site) or a kill -9 reaches only the supervisor, and must not leave its launch running.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(128 + SIGKILL);  // it died before the line above
-    ::setenv("DTRAIN_ATTEMPT", std::to_string(attempt).c_str(), 1);
-    for (const auto& name : unset) ::unsetenv(name.c_str());
-    exec_or_exit_127(command, "dtrain: supervise");
+  if (end.exec_error != 0) {
+    std::fprintf(stderr, "dtrain: supervise: cannot run %s: %s\n", command[0].c_str(),
+                 std::strerror(end.exec_error));
   }
-  // A signal that arrived between the last attempt and this fork reaches the new attempt too.
-  signals.start_forwarding(pid, pid, mask);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      signals.forward_to(0);
-      throw Failure(std::string("dtrain: supervise: waitpid: ") + std::strerror(errno));
-    }
-  }
-  signals.forward_to(0);
-  return exit_code_of(status);
+  return exit_code_of(end.wait_status);
 }
 
 // The first failure of the attempt's logs (only the last attempt of each rank log counts), as
@@ -200,29 +185,31 @@ AttemptEnd attempt_end(const SuperviseOptions& opts, const records::AttemptRecor
   return end;
 }
 
-// An elastic job's failed attempt: a scheduler marks a dead node down only after a while (Slurm:
-// its SlurmdTimeout), so a restart first waits the backoff, then asks which nodes are lost and
-// decides again with them.
-SuperviseDecision decide_elastic(const SupervisePolicy& policy, Elastic& job, AttemptEnd& end,
-                                 const SignalForwarding& signals) {
+// After the attempt: next_step's steps (supervisor.hpp) carried out until it says what to record.
+SuperviseDecision decide(const SupervisePolicy& policy, Elastic& job, AttemptEnd& end,
+                         const SignalForwarding& signals) {
   end.excluded = job.nodes.excluded;
   end.nodes_left = job.nodes.left();
-  SuperviseDecision decision = decide_after_attempt(policy, end);
-  if (end.status == 0 || end.stop_signal != 0) return decision;
-  if (decision.restart) {
-    std::fprintf(stderr,
-                 "dtrain: attempt %d failed; asking the scheduler (%s) in %d s which of its nodes "
-                 "are lost\n",
-                 end.attempt + 1, std::string(job.scheduler->name()).c_str(),
-                 policy.backoff_seconds);
-    std::fflush(stderr);
-    backoff(policy.backoff_seconds, signals);
-    end.waited = true;
-    end.stop_signal = signals.last_signal();
-    if (end.stop_signal != 0) return decide_after_attempt(policy, end);
+  if (job.scheduler != nullptr) end.scheduler = std::string(job.scheduler->name());
+  SuperviseProgress progress;
+  for (;;) {
+    NextStep next = next_step(policy, end, progress);
+    switch (next.step) {
+      case SuperviseStep::kRecord:
+        return std::move(next.decision);
+      case SuperviseStep::kBackoff:
+        say(next.message);
+        backoff(policy.backoff_seconds, signals);
+        end.waited = true;
+        end.stop_signal = signals.last_signal();
+        progress.restart_announced = next.announces_restart;
+        break;
+      case SuperviseStep::kAskScheduler:
+        find_lost_nodes(job, end);
+        progress.asked_scheduler = true;
+        break;
+    }
   }
-  find_lost_nodes(job, end);
-  return decide_after_attempt(policy, end);
 }
 
 int supervise(const SuperviseOptions& opts) {
@@ -245,6 +232,13 @@ int supervise(const SuperviseOptions& opts) {
     record.status = run_attempt(
         signals, launch, attempt,
         excluded.empty() ? std::vector<std::string>() : elastic.scheduler->shrunk_launch_unset());
+    // Not every launcher passes the ranks' requeue status on (MPICH's mpiexec may exit 0 after
+    // every rank exited 85): their own exit lines decide (report/requeue_request.hpp).
+    if (const report::LaunchStatus decided = read_launch_status(opts.run_dir, record.status);
+        !decided.note.empty()) {
+      say(decided.note);
+      record.status = decided.status;
+    }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     record.end = records::format_log_time(std::chrono::system_clock::now());
     if (record.status != 0 && signals.last_signal() == 0) note_lost_rank(opts.run_dir, attempt);
@@ -254,21 +248,7 @@ int supervise(const SuperviseOptions& opts) {
     describe_ranks(opts.run_dir, record);
 
     AttemptEnd end = attempt_end(opts, record, took.count(), checkpoints_after, signals);
-    SuperviseDecision decision = opts.min_nodes > 0 ? decide_elastic(policy, elastic, end, signals)
-                                                    : decide_after_attempt(policy, end);
-    if (decision.restart && !end.waited) {
-      // The restart is announced now and recorded after the backoff: a job stopped during the
-      // backoff has a `stopped` record, not a `restarted` one that no attempt follows.
-      say(decision.message);
-      backoff(policy.backoff_seconds, signals);
-      end.waited = true;
-      end.stop_signal = signals.last_signal();
-      if (end.stop_signal != 0) {
-        decision = decide_after_attempt(policy, end);
-      } else {
-        decision.message.clear();  // said before the backoff
-      }
-    }
+    const SuperviseDecision decision = decide(policy, elastic, end, signals);
     record.outcome = decision.outcome;
     record.cause = decision.cause;
     try {

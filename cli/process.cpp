@@ -1,5 +1,5 @@
 #include "process.hpp"
-#include "common/exit_status.hpp"
+#include "common/child_process.hpp"
 #include "common/signal_forwarding.hpp"
 
 #include <fcntl.h>
@@ -10,58 +10,36 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
 extern char** environ;
 
 namespace dtrain::cli {
 
 JobEnd run_job(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
+  // Installed before the start, so that a signal that comes before the job exists is kept.
+  SignalForwarding signals;
   // A group of its own: a terminal's Ctrl-C reaches this process, which passes it on once (in the
   // terminal's group, mpirun would get it twice: below); a checkpoint signal sent to the group
-  // reaches the job's processes and not this one.
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (isatty(STDIN_FILENO)) {
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // reaches the job's processes and not this one. The stopping signals go to the job's first
+  // process, and each process passes them on to the next once (`timeout --foreground`, `dtrain
+  // supervise`, mpirun): Open MPI's mpirun takes a second SIGTERM or SIGINT, which a signal to the
+  // group would add, for "die now" and may leave its ranks running. The checkpoint signals go to
+  // the whole group: the walltime's `timeout` ignores them (templates/local.sh.tmpl), and the
+  // supervisor or mpirun under it gets them there.
+  SpawnOptions options;
+  options.own_group = true;
+  options.no_terminal_stdin = true;
+  const SpawnedEnd end = spawn_forwarding(signals, argv, options, "dtrain");
+  if (end.exec_error != 0) {
+    throw std::runtime_error("dtrain: cannot start " + argv[0] + ": " +
+                             std::strerror(end.exec_error));
   }
-  // Installed before the spawn, so that a signal that comes before the group exists is kept.
-  SignalForwarding signals;
-  const sigset_t mask = SignalForwarding::block();
-  posix_spawnattr_setsigmask(&attr, &mask);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    SignalForwarding::unblock(mask);
-    throw std::runtime_error("dtrain: cannot start " + argv[0] + ": " + std::strerror(rc));
-  }
-  // The stopping signals go to the job's first process, and each process passes them on to the
-  // next once (`timeout --foreground`, `dtrain supervise`, mpirun): Open MPI's mpirun takes a
-  // second SIGTERM or SIGINT, which a signal to the group would add, for "die now" and may leave
-  // its ranks running. The checkpoint signals go to the whole group: the walltime's `timeout`
-  // ignores them (templates/local.sh.tmpl), and the supervisor or mpirun under it gets them there.
-  signals.start_forwarding(pid, -pid, mask);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      status = -1;
-      break;
-    }
-  }
-  signals.forward_to(0);
-  if (status == -1) throw std::runtime_error("dtrain: waiting for " + argv[0] + " failed");
-  return {exit_code_of(status), signals.last_signal()};
+  return {exit_code_of(end.wait_status), signals.last_signal()};
 }
 
 Captured run_capturing(const std::vector<std::string>& argv) {
@@ -91,7 +69,7 @@ Captured run_capturing(const std::vector<std::string>& argv) {
   if (rc != 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
-    result.status = rc == ENOENT ? 127 : 126;
+    result.status = exec_failure_status(rc);
     result.err = argv[0] + ": " + std::strerror(rc);
     return result;
   }
@@ -124,10 +102,23 @@ Captured run_capturing(const std::vector<std::string>& argv) {
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw std::runtime_error("dtrain: waiting for " + argv[0] + " failed");
   }
-  result.status = WIFEXITED(status)     ? WEXITSTATUS(status)
-                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                        : 1;
+  result.status = exit_code_of(status);
   return result;
+}
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  while (true) {
+    const std::size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/" + program;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
 }
 
 std::string self_executable() {

@@ -1,5 +1,7 @@
 #include "supervisor.hpp"
 
+#include "common/words.hpp"
+
 #include <algorithm>
 
 #include "records/log_line.hpp"
@@ -63,6 +65,37 @@ std::string attempt_cause(const report::FirstErrorReport& report) {
   return out;
 }
 
+NextStep next_step(const SupervisePolicy& policy, const AttemptEnd& end,
+                   const SuperviseProgress& progress) {
+  NextStep next;
+  SuperviseDecision decision = decide_after_attempt(policy, end);
+  const bool failed = end.status != 0 && end.stop_signal == 0;
+  if (policy.min_nodes > 0 && failed && !progress.asked_scheduler) {
+    // A scheduler marks a dead node down only after a while (Slurm: its SlurmdTimeout), so a
+    // restart first waits the backoff, then asks which nodes are lost and decides again with them.
+    if (decision.restart && !end.waited) {
+      next.step = SuperviseStep::kBackoff;
+      next.message = "attempt " + std::to_string(end.attempt + 1) +
+                     " failed; asking the scheduler (" + end.scheduler + ") in " +
+                     std::to_string(policy.backoff_seconds) + " s which of its nodes are lost";
+      return next;
+    }
+    next.step = SuperviseStep::kAskScheduler;
+    return next;
+  }
+  if (decision.restart && !end.waited) {
+    // The restart is announced now and recorded after the backoff: a job stopped during the
+    // backoff has a `stopped` record, not a `restarted` one that no attempt follows.
+    next.step = SuperviseStep::kBackoff;
+    next.message = decision.message;
+    next.announces_restart = true;
+    return next;
+  }
+  if (progress.restart_announced && decision.restart) decision.message.clear();  // said before
+  next.decision = std::move(decision);
+  return next;
+}
+
 SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const AttemptEnd& end) {
   SuperviseDecision d;
   const std::string which = attempt_of(policy, end);
@@ -87,7 +120,8 @@ SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const Atte
   d.cause = failure_cause(end);
   if (end.status == kSuperviseRequeueStatus) {
     d.outcome = "ended";
-    d.cause = "the ranks asked for a requeue (exit status 85)";
+    d.cause = "the ranks asked for a requeue (exit status " +
+              std::to_string(kSuperviseRequeueStatus) + ")";
     d.message = which + " ended: " + d.cause;
     return d;
   }
@@ -121,9 +155,8 @@ SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const Atte
   if (policy.min_nodes > 0) {
     d.message += " on " + std::to_string(end.nodes_left) + " of " +
                  std::to_string(policy.max_nodes) + " nodes";
-    std::string without;
-    for (const auto& n : end.excluded) without += (without.empty() ? "" : ", ") + n;
-    if (!without.empty()) d.message += " (without " + without + ")";
+    if (!end.excluded.empty())
+      d.message += " (without " + join_alternatives(end.excluded, ", ") + ")";
   }
   return d;
 }

@@ -41,6 +41,7 @@ struct AttemptEnd {
   std::string lost_nodes;
   std::vector<std::string> excluded;  // every node lost so far, the next attempt runs without
   int nodes_left = 0;
+  std::string scheduler;  // the scheduler asked which nodes are lost ("slurm")
   // The caller already waited the backoff after this failed attempt; a stop_signal then came
   // during the wait, and the record says that the attempt failed before it.
   bool waited = false;
@@ -54,6 +55,32 @@ struct SuperviseDecision {
 };
 
 SuperviseDecision decide_after_attempt(const SupervisePolicy& policy, const AttemptEnd& end);
+
+// What the supervisor does after an attempt ended, one step at a time, until it records the
+// attempt: next_step says the step, cmd_supervise.cpp carries it out (the clock, the signals, the
+// scheduler's query), updates the AttemptEnd and SuperviseProgress with what happened, and asks
+// again. The order of the waits and the query is decided here, so each sequence is one test.
+enum class SuperviseStep {
+  kRecord,        // done: record `decision`, say its message, restart or not
+  kBackoff,       // say `message`, wait the backoff (a job signal ends the wait), set end.waited
+                  // and end.stop_signal
+  kAskScheduler,  // elastic: ask which nodes are lost (note_lost_nodes into end)
+};
+
+struct SuperviseProgress {
+  bool asked_scheduler = false;    // the lost nodes were asked for after this attempt
+  bool restart_announced = false;  // a kBackoff step said the restart's message already
+};
+
+struct NextStep {
+  SuperviseStep step = SuperviseStep::kRecord;
+  SuperviseDecision decision;      // kRecord's
+  std::string message;             // kBackoff's line for the user (without "dtrain: ")
+  bool announces_restart = false;  // kBackoff's message is the restart's (set restart_announced)
+};
+
+NextStep next_step(const SupervisePolicy& policy, const AttemptEnd& end,
+                   const SuperviseProgress& progress);
 
 // An elastic job's nodes across attempts (--min-nodes): the allocation's, and those lost so far.
 // The scheduler's adapter (plan/schedulers/scheduler.hpp) says which nodes the allocation has and

@@ -122,7 +122,7 @@ Context start(std::unique_ptr<runtime::ContextState> state, runtime::Bootstrappe
   }
   state->engine = std::make_unique<runtime::Engine>(std::move(backend), w.rank, w.size, settings);
   // Its logger's watch follows the world's collectives (the ones every rank joins) through it.
-  if (auto live = records::LivePage::from_environment())
+  if (auto live = records::LivePage::from_environment(settings.live_fd))
     state->engine->set_live_page(std::move(live));
   state->comm.emplace(*state->engine);
   state->store = found.store;

@@ -20,6 +20,7 @@
 #include "comm/engine.hpp"
 #include "context_state.hpp"
 #include "dtrain/dtrain.hpp"
+#include "launch/launcher_env.hpp"
 #include "meter_file.hpp"
 #include "rank_binding.hpp"
 #include "records/metric_record.hpp"
@@ -341,8 +342,10 @@ Meter::Meter(Context& ctx, std::string run_dir) : resumed_(ctx.comm().engine().r
   if (run_dir.empty()) run_dir = ctx.comm().engine().settings().run_dir;
   if (run_dir.empty()) return;  // not in a dtrain run: disabled
   // The rank's GPU for the resource records: the launcher's CUDA_VISIBLE_DEVICES (a launch
-  // variable, not a DTRAIN_* setting, so read here rather than by parse_settings()).
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  // variable, not a DTRAIN_* setting), as it is now that init() applied the binding.
+  const launch::Environment env = launch::current_environment();
+  const auto found = env.find("CUDA_VISIBLE_DEVICES");
+  const char* visible = found == env.end() ? nullptr : found->second.c_str();
   file_ = std::make_shared<runtime::MeterFile>(
       rank_file(run_dir, ctx.world().rank), ctx.world().rank, ctx.world().attempt,
       ctx.comm().engine().settings().resource_interval,

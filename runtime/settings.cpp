@@ -196,6 +196,8 @@ Settings parse_settings(const EnvLookup& env) {
     }
     s.record_detail = *detail;
   }
+  s.alarm_fd = non_empty(env, "DTRAIN_ALARM_FD");
+  s.live_fd = non_empty(env, "DTRAIN_LIVE_FD");
   return s;
 }
 

@@ -83,6 +83,12 @@ struct Settings {
   // DTRAIN_RECORDS ("intervals", the default, or "steps"; a job spec sets it under `env:`): how
   // much of each step a Meter writes (docs/metrics.md, "Detail").
   records::RecordDetail record_detail = records::kDefaultRecordDetail;
+  // DTRAIN_ALARM_FD and DTRAIN_LIVE_FD (set by the rank's logger, `dtrain run-rank` or the
+  // plugin): the descriptors of the peer alarm's socket (comm/lost_peers/peer_alarm.hpp) and of
+  // the live status page (records/live_status.hpp) it handed the rank. The logger's, never a
+  // user's: kept as text, and a value that names no such descriptor is ignored where it is used.
+  std::optional<std::string> alarm_fd;
+  std::optional<std::string> live_fd;
 };
 
 // The host collectives' transport for a job of several ranks: `bootstrap` is WorldInfo's ("pmix",
@@ -100,7 +106,7 @@ using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 // Parses every variable through `env`, in the order init() used them before this value existed:
 // BOOTSTRAP, TIMEOUT, AFFINITY, PIECE_BYTES, SHM, ALGO, TRANSPORT, FUSION_BYTES, PREEMPT_SIGNALS,
-// then RUN_DIR, ATTEMPT, RESOURCE_INTERVAL, RECORDS.
+// then RUN_DIR, ATTEMPT, RESOURCE_INTERVAL, RECORDS, ALARM_FD, LIVE_FD.
 // An unset or empty variable takes its default (DTRAIN_PREEMPT_SIGNALS: unset only). Throws Error
 // (kInvalid) naming the first bad variable and its value.
 Settings parse_settings(const EnvLookup& env);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/child_process.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_alarm.hpp"
 #include "records/rank_files.hpp"
@@ -34,12 +35,13 @@ constexpr std::string_view kWho = "dtrain: --dtrain-run-dir";
   } catch (...) {
     ::_exit(1);
   }
-  if (WIFSIGNALED(status)) {
+  if (const int sig = killing_signal(status)) {
     // Die the same way, so Slurm reports the signal as it would without the logger.
-    ::signal(WTERMSIG(status), SIG_DFL);
-    ::kill(::getpid(), WTERMSIG(status));
+    ::signal(sig, SIG_DFL);
+    ::kill(::getpid(), sig);
+    ::_exit(1);
   }
-  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+  ::_exit(exit_code_of(status));
 }
 
 }  // namespace

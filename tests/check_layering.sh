@@ -18,7 +18,14 @@
 #   python/ binds libdtrain's public API (dtrain/*.hpp) and nothing inside it;
 #   no SLURM_* variable is named in cli/ outside the Slurm adapter (cli/plan/schedulers/slurm.cpp:
 #   its directives, its restarts' node list and variables); the job-script templates are in
-#   templates/, outside cli/.
+#   templates/, outside cli/;
+#   cli/plan and the affinity solver (affinity, rank_env, binding, cpuset, policy) are pure: no
+#   environment, clock, files or programs (architecture rule 2);
+#   DTRAIN_HAVE_* build options are tested with #if, never #ifdef or defined() (rule 5);
+#   runtime/ calls getenv only in settings.cpp and runtime/launch (rule 6);
+#   WIFEXITED/WIFSIGNALED/WEXITSTATUS/WTERMSIG and the exec calls appear only in
+#   runtime/common/child_process.cpp.
+# tests/layering_rules_test.sh plants one violation of each rule in a copy and expects a failure.
 # Each third-party C header has one including file.
 set -euo pipefail
 cd "$1"
@@ -47,17 +54,19 @@ plan_records=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]recor
 check spank-plugin 'plan/|dtrain/dtrain|commands\.hpp' "spank-plugin may use only runtime/launch, runtime/affinity, runtime/records and runtime/common"
 check python 'runtime/|comm/|bootstrap/|checkpoint/|preemption/|data/|net/|records/|context_state|meter_file|plan/|report/|rundir/|mpi\.h|pmix|hwloc' "python/ may use only libdtrain's public headers"
 for header in hwloc.h mpi.h pmix.h nccl.h; do
-  n=$( (grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true) | wc -l)
-  ((n <= 1)) || violation "<$header> is included by $n files; expected one wrapper"
+  files=$(grep -rlE "^#include <$header>" cli runtime spank-plugin --include="*.cpp" --include="*.hpp" || true)
+  n=$(grep -c . <<<"$files" || true)
+  ((n <= 1)) || violation "<$header> is included by $n files; expected one wrapper:"$'\n'"$files"
 done
 # <slurm/spank.h> has one includer too (spank-plugin/spank_api.cpp). bench/ is a program of its
 # own (it measures raw MPI beside dtrain), so it may have its own wrapper, but only one.
 one_includer() {  # header dirs...
-  local header=$1 n
+  local header=$1 n files
   shift
-  n=$( (grep -rlE "^[[:space:]]*#[[:space:]]*include[[:space:]]*<$header>" "$@" --include="*.cpp" \
-    --include="*.hpp" --include="*.h" --include="*.c" || true) | wc -l)
-  ((n <= 1)) || violation "<$header> is included by $n files in $*; expected one wrapper"
+  files=$(grep -rlE "^[[:space:]]*#[[:space:]]*include[[:space:]]*<$header>" "$@" --include="*.cpp" \
+    --include="*.hpp" --include="*.h" --include="*.c" || true)
+  n=$(grep -c . <<<"$files" || true)
+  ((n <= 1)) || violation "<$header> is included by $n files in $*; expected one wrapper:"$'\n'"$files"
 }
 one_includer slurm/spank.h cli runtime spank-plugin
 for header in hwloc.h mpi.h pmix.h nccl.h slurm/spank.h; do
@@ -77,5 +86,29 @@ slurm_hits=$(grep -rn 'SLURM_' cli --include='*.cpp' --include='*.hpp' --include
   grep -v '^cli/plan/schedulers/slurm[^/]*:' || true)
 [[ -z "$slurm_hits" ]] ||
   violation "SLURM_* belongs to the Slurm adapter (cli/plan/schedulers/slurm.cpp):"$'\n'"$slurm_hits"
+# Rule 2: the planner and the affinity solver are pure: no environment, clock, files or programs.
+pure_hits=$(grep -rnE '\bgetenv\s*\(|\bsetenv\s*\(|\benviron\b|_clock::now|\b[io]?fstream\b|\bfopen\s*\(|std::filesystem::|\bpopen\s*\(|\bsystem\s*\(' \
+  cli/plan runtime/affinity/{affinity,rank_env,binding,cpuset,policy}.{cpp,hpp} \
+  --include='*.cpp' --include='*.hpp' 2>/dev/null || true)
+[[ -z "$pure_hits" ]] ||
+  violation "cli/plan and the affinity solver must stay pure (no environment, clock, files or programs):"$'\n'"$pure_hits"
+# Rule 5: build options are 0/1 macros of <dtrain/config.hpp>, tested with #if, never #ifdef.
+config_hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*(ifn?def[[:space:]]+DTRAIN_HAVE_|(el)?if.*defined[[:space:]]*\(?[[:space:]]*DTRAIN_HAVE_)' \
+  cli runtime spank-plugin python bench examples --include='*.cpp' --include='*.hpp' \
+  --include='*.h' --include='*.in' || true)
+[[ -z "$config_hits" ]] ||
+  violation "DTRAIN_HAVE_* are 0/1 macros: test them with #if, not #ifdef/defined():"$'\n'"$config_hits"
+# Rule 6: libdtrain reads the environment in runtime/settings.cpp (DTRAIN_*) and through
+# runtime/launch (the launchers' variables) only.
+getenv_hits=$(grep -rnE '\b(secure_)?getenv\s*\(' runtime --include='*.cpp' --include='*.hpp' |
+  grep -vE '^runtime/(settings\.cpp|launch/)' || true)
+[[ -z "$getenv_hits" ]] ||
+  violation "runtime/ reads the environment only in settings.cpp and runtime/launch:"$'\n'"$getenv_hits"
+# A child's end and exec are read and done in one place (runtime/common/child_process.cpp).
+child_hits=$(grep -rnE '\b(WIFEXITED|WIFSIGNALED|WEXITSTATUS|WTERMSIG|execvp|execvpe|execv|execve)\b' \
+  cli runtime spank-plugin python --include='*.cpp' --include='*.hpp' |
+  grep -v '^runtime/common/child_process\.' || true)
+[[ -z "$child_hits" ]] ||
+  violation "wait statuses and exec belong to runtime/common/child_process.cpp:"$'\n'"$child_hits"
 ((status == 0)) && echo "layering rules hold"
 exit $status

@@ -9,6 +9,7 @@
 
 #include "bootstrap/store.hpp"
 #include "dtrain/dtrain.hpp"
+#include "launch/launcher_env.hpp"
 #include "settings.hpp"
 
 namespace dtrain::runtime {
@@ -30,22 +31,24 @@ struct Bootstrapped {
   bool owns_mpi = false;  // the MPI bootstrap started MPI: the communicator finalizes it
 };
 
+// The launchers' variables come in `env` (launch::current_environment(): libdtrain reads the
+// environment only in settings.cpp and through runtime/launch).
 // True when a PMIx server started this process: Open MPI's mpirun and srun --mpi=pmix both
 // export PMIX_NAMESPACE and PMIX_RANK to their tasks.
-bool pmix_launched();
+bool pmix_launched(const launch::Environment& env);
 // True when an MPI launcher without PMIx started it (MPICH/Hydra PMI_*, Open MPI OMPI_COMM_WORLD_*,
 // MVAPICH MV2_*).
-bool mpi_launched();
+bool mpi_launched(const launch::Environment& env);
 // True when torchrun-style variables are all set: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE;
 // false when none of them (nor LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK) is. Throws Error
 // (kInvalid) naming the missing ones when only some are set.
-bool env_launched();
+bool env_launched(const launch::Environment& env);
 
 // Each throws Error naming its method and the failing call or variable.
 Bootstrapped bootstrap_pmix();
 Bootstrapped bootstrap_mpi();
 // `timeout`: how long the TCP store's clients try to reach rank 0.
-Bootstrapped bootstrap_env(std::chrono::milliseconds timeout);
+Bootstrapped bootstrap_env(const launch::Environment& env, std::chrono::milliseconds timeout);
 Bootstrapped bootstrap_single();
 // From the caller's rank, size and store (init(ExternalBootstrap)). Throws Error (kInvalid) naming
 // a bad rank or size, or a missing store for several ranks.

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -13,9 +12,9 @@
 namespace dtrain::runtime {
 namespace {
 
-bool any_set(std::initializer_list<const char*> names) {
+bool any_set(const launch::Environment& env, std::initializer_list<const char*> names) {
   for (const char* n : names)
-    if (std::getenv(n) != nullptr) return true;
+    if (env.contains(n)) return true;
   return false;
 }
 
@@ -49,15 +48,15 @@ std::string local_hostname() {
   return name;
 }
 
-bool pmix_launched() {
-  return std::getenv("PMIX_NAMESPACE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+bool pmix_launched(const launch::Environment& env) {
+  return any_set(env, {"PMIX_NAMESPACE", "PMIX_RANK"});
 }
 
-bool mpi_launched() {
-  return any_set({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "MV2_COMM_WORLD_SIZE"});
+bool mpi_launched(const launch::Environment& env) {
+  return any_set(env, {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "MV2_COMM_WORLD_SIZE"});
 }
 
-bool env_launched() {
+bool env_launched(const launch::Environment& env) {
   // torchrun sets all of these; some without the rest (a lost MASTER_PORT, a misspelt
   // WORLD_SIZE) is a launch gone wrong, which would otherwise quietly become one process.
   static const std::array<const char*, 4> kRequired = {"MASTER_ADDR", "MASTER_PORT", "RANK",
@@ -66,16 +65,16 @@ bool env_launched() {
                                                        "GROUP_RANK"};
   std::vector<std::string> set;
   std::vector<std::string> missing;
-  for (const char* n : kRequired) (std::getenv(n) != nullptr ? set : missing).emplace_back(n);
+  for (const char* n : kRequired) (env.contains(n) ? set : missing).emplace_back(n);
   if (missing.empty()) return true;
   for (const char* n : kOptional)
-    if (std::getenv(n) != nullptr) set.emplace_back(n);
+    if (env.contains(n)) set.emplace_back(n);
   if (set.empty()) return false;
   std::string hint;
   for (const auto& name : missing) {
     std::string squeezed = name;
     std::erase(squeezed, '_');
-    if (std::getenv(squeezed.c_str()) != nullptr) {
+    if (env.contains(squeezed)) {
       hint += "; " + squeezed + " is set: did you mean " + name + "?";
     }
   }
@@ -102,22 +101,25 @@ Bootstrapped bootstrap_mpi() {
 }
 
 Bootstrapped bootstrap_select(const Settings& settings) {
-  const auto env = [&settings] { return bootstrap_env(settings.timeout); };
+  // The launchers' variables as they are now, read once (launch/launcher_env.hpp).
+  const launch::Environment launched = launch::current_environment();
+  const auto env = [&settings, &launched] { return bootstrap_env(launched, settings.timeout); };
   const std::string& method = settings.bootstrap;
   if (method.empty()) {
     // A launcher's failure is an error, never a silent fallback to one process: N processes
     // that each believed they were rank 0 of 1 would train N unsynchronized models.
-    if (pmix_launched()) return attempt("pmix", "PMIX_NAMESPACE/PMIX_RANK set", bootstrap_pmix);
-    if (mpi_launched())
+    if (pmix_launched(launched))
+      return attempt("pmix", "PMIX_NAMESPACE/PMIX_RANK set", bootstrap_pmix);
+    if (mpi_launched(launched))
       return attempt("mpi", "an MPI launcher's PMI_*/OMPI_* variables set", bootstrap_mpi);
-    if (env_launched())
+    if (env_launched(launched))
       return attempt("tcp", "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE set", env);
     return bootstrap_single();
   }
   const std::string because = "DTRAIN_BOOTSTRAP=" + method;
   if (method == "single") return bootstrap_single();
   if (method == "pmix") {
-    if (!pmix_launched()) {
+    if (!pmix_launched(launched)) {
       throw Error(Error::Code::kInvalid,
                   "dtrain: bootstrap: DTRAIN_BOOTSTRAP=pmix: no PMIx launcher started this "
                   "process; expected PMIX_NAMESPACE and PMIX_RANK (set by mpirun or srun "

@@ -72,7 +72,8 @@ std::unique_ptr<LivePage> LivePage::create() noexcept {
   }
 }
 
-std::unique_ptr<LivePage> LivePage::from_environment() noexcept {
+std::unique_ptr<LivePage> LivePage::from_environment(
+    const std::optional<std::string>& fd_text) noexcept {
   // One mapping per process, its slots given out in the order the Contexts start.
   static std::mutex mutex;
   static std::weak_ptr<Mapping> mapped;
@@ -81,8 +82,8 @@ std::unique_ptr<LivePage> LivePage::from_environment() noexcept {
   std::shared_ptr<Mapping> mapping = mapped.lock();
   if (!mapping) {
     if (next_slot > 0) return nullptr;  // the process had the page and gave it up
-    const char* text = std::getenv(kLiveFdVariable);
-    if (text == nullptr || *text == '\0') return nullptr;
+    if (!fd_text || fd_text->empty()) return nullptr;
+    const char* text = fd_text->c_str();
     char* end = nullptr;
     const long fd = std::strtol(text, &end, 10);
     if (*end != '\0' || fd < 0 || fd > 1 << 20) return nullptr;

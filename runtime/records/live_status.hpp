@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,11 +96,13 @@ class LivePage {
   // The logger's side: a fresh page (memfd), close-on-exec until hand_to_child. Null when the
   // system has no memfd or memory: the rank then runs without a live status, as before.
   static std::unique_ptr<LivePage> create() noexcept;
-  // The rank's side, once per Context: the page its logger handed the process (kLiveFdVariable),
-  // mapped once (the descriptor then closed and the variable removed, so that the rank's own
-  // children inherit neither), and the next free slot of it; null when there is none, the
-  // descriptor is not one (a variable left over from another program) or every slot is taken.
-  static std::unique_ptr<LivePage> from_environment() noexcept;
+  // The rank's side, once per Context: the page its logger handed the process (kLiveFdVariable,
+  // whose value is `fd_text`: libdtrain's Settings::live_fd), mapped once (the descriptor then
+  // closed and the variable removed, so that the rank's own children inherit neither), and the next
+  // free slot of it; null when there is none, the descriptor is not one (a variable left over from
+  // another program) or every slot is taken.
+  static std::unique_ptr<LivePage> from_environment(
+      const std::optional<std::string>& fd_text) noexcept;
   ~LivePage();
   LivePage(const LivePage&) = delete;
   LivePage& operator=(const LivePage&) = delete;

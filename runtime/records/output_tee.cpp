@@ -1,4 +1,5 @@
 #include "records/output_tee.hpp"
+#include "common/child_process.hpp"
 #include "common/signal_forwarding.hpp"
 
 #include <fcntl.h>
@@ -161,11 +162,8 @@ std::string this_host() {
 RankExit rank_exit(int rank, int wait_status) {
   RankExit e;
   e.rank = rank;
-  if (WIFSIGNALED(wait_status)) {
-    e.signal = WTERMSIG(wait_status);
-  } else {
-    e.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
-  }
+  e.signal = killing_signal(wait_status);
+  if (e.signal == 0) e.status = exit_code_of(wait_status);
   return e;
 }
 
@@ -210,9 +208,8 @@ int tee_output(const TeedChild& child, const TeeTargets& targets, RankStart star
   // itself; one killed by another signal is the lost rank itself or one the launcher ended, and
   // its end is the news. Not while the job is being stopped (a signal passed on): then the rank
   // ended because of it, and the launcher's SIGKILL follows within about a second.
-  const bool failed = (!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !forwarding.stopping();
-  const bool victim = (WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
-                      (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE);
+  const bool failed = exit_code_of(status) != 0 && !forwarding.stopping();
+  const bool victim = is_victim_status(status);
   if (failed) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAlarmWaitMs);
     if (victim && !named_loss) {

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -25,13 +24,13 @@ namespace {
 // then.
 std::atomic<bool> g_inherited_taken{false};
 
-// The logger's socket named by kAlarmFdVariable, if it is one: an IPv4 datagram socket bound to
-// a port. Anything else (not set, not a number, not open, another kind of file) gives nothing
-// and a socket of this rank's own: the variable is the logger's, never a user's.
-std::optional<net::Socket> inherited_socket() {
-  const char* text = std::getenv(kAlarmFdVariable);
-  if (text == nullptr) return std::nullopt;
-  const auto fd = parse_whole_number(text, 3, 1 << 20);
+// The logger's socket named by kAlarmFdVariable (`fd_text`, Settings::alarm_fd), if it is one: an
+// IPv4 datagram socket bound to a port. Anything else (not set, not a number, not open, another
+// kind of file) gives nothing and a socket of this rank's own: the variable is the logger's, never
+// a user's.
+std::optional<net::Socket> inherited_socket(const std::optional<std::string>& fd_text) {
+  if (!fd_text) return std::nullopt;
+  const auto fd = parse_whole_number(*fd_text, 3, 1 << 20);
   if (!fd || g_inherited_taken.exchange(true)) return std::nullopt;
   const int n = static_cast<int>(*fd);
   int type = 0;
@@ -51,8 +50,8 @@ std::optional<net::Socket> inherited_socket() {
 
 }  // namespace
 
-net::Socket alarm_socket() {
-  if (auto inherited = inherited_socket()) return std::move(*inherited);
+net::Socket alarm_socket(const std::optional<std::string>& fd_text) {
+  if (auto inherited = inherited_socket(fd_text)) return std::move(*inherited);
   return net::bind_udp();
 }
 

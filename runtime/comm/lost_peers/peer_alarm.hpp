@@ -39,7 +39,7 @@ using dtrain::kAlarmEndpointBytes;
 // This rank's alarm socket: the one its logger handed it (kAlarmFdVariable: a bound IPv4 UDP
 // socket, taken once per process), so that an alarm reaching this rank after it ended still
 // reaches its logger; else a new one (net::bind_udp). Throws Error as bind_udp.
-net::Socket alarm_socket();
+net::Socket alarm_socket(const std::optional<std::string>& fd_text);
 
 // The job's token, drawn by rank 0: 64 random bits.
 std::uint64_t draw_alarm_token();

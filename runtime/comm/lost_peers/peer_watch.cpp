@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "comm/lost_peers/peer_alarm.hpp"
+#include "common/child_process.hpp"
 #include "common/number_text.hpp"
 
 namespace dtrain::runtime {
@@ -313,7 +314,7 @@ bool ended_as_victim(std::int64_t pid) {
     const auto status = parse_whole_number(field, 0, 0xffff);
     if (!status) return false;
     const int s = static_cast<int>(*status);
-    return (WIFEXITED(s) && WEXITSTATUS(s) != 0) || (WIFSIGNALED(s) && WTERMSIG(s) == SIGPIPE);
+    return dtrain::is_victim_status(s);
   }
   return false;
 }

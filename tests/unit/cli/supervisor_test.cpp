@@ -4,6 +4,10 @@
 #include "supervisor.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <string>
+#include <vector>
 
 namespace dtrain::cli {
 namespace {
@@ -271,6 +275,114 @@ TEST(Supervisor, AttemptRecordsAreDescribedForSubmitWait) {
   r.outcome = "completed";
   r.cause = "";
   EXPECT_EQ(describe_attempt_record(r), "attempt 2 completed");
+}
+
+// The steps after an attempt (next_step), as cmd_supervise.cpp carries them out: `wait` is what
+// the backoff brings (the signal that came during it, 0 for none), `lost` what the scheduler
+// answers. Returns the steps taken, in order, and the decision recorded.
+struct Sequence {
+  std::vector<std::string> said;  // the lines of the backoff steps, then the decision's
+  std::vector<SuperviseStep> steps;
+  SuperviseDecision decision;
+};
+
+Sequence run_steps(const SupervisePolicy& policy, AttemptEnd end, int wait_signal,
+                   int lost_nodes_left = -1) {
+  Sequence seq;
+  SuperviseProgress progress;
+  for (int guard = 0; guard < 10; ++guard) {
+    NextStep next = next_step(policy, end, progress);
+    seq.steps.push_back(next.step);
+    if (next.step == SuperviseStep::kRecord) {
+      seq.decision = next.decision;
+      if (!next.decision.message.empty()) seq.said.push_back(next.decision.message);
+      return seq;
+    }
+    if (next.step == SuperviseStep::kBackoff) {
+      seq.said.push_back(next.message);
+      end.waited = true;
+      end.stop_signal = wait_signal;
+      progress.restart_announced = next.announces_restart;
+    } else {
+      if (lost_nodes_left >= 0) {
+        end.lost_nodes = "node node3 lost (DOWN)";
+        end.excluded = {"node3"};
+        end.nodes_left = lost_nodes_left;
+      }
+      progress.asked_scheduler = true;
+    }
+  }
+  ADD_FAILURE() << "next_step never said to record";
+  return seq;
+}
+
+using Step = SuperviseStep;
+
+TEST(SuperviseSteps, ARestartIsAnnouncedThenWaitedThenRecordedSilently) {
+  const Sequence seq = run_steps(kTwoRestarts, failed(0), 0);
+  EXPECT_EQ(seq.steps, (std::vector<Step>{Step::kBackoff, Step::kRecord}));
+  EXPECT_EQ(seq.said, (std::vector<std::string>{
+                          "attempt 1 of 3 failed: rank 1 on node0 exited with status 3: boom; "
+                          "restarting in 10 s"}));
+  EXPECT_TRUE(seq.decision.restart);
+  EXPECT_EQ(seq.decision.outcome, "restarted");
+}
+
+TEST(SuperviseSteps, ASignalDuringTheBackoffRecordsAStopAndSaysIt) {
+  const Sequence seq = run_steps(kTwoRestarts, failed(0), SIGTERM);
+  EXPECT_EQ(seq.steps, (std::vector<Step>{Step::kBackoff, Step::kRecord}));
+  ASSERT_EQ(seq.said.size(), 2u);
+  EXPECT_EQ(seq.said[1],
+            "attempt 1 of 3 stopped by SIGTERM during the backoff after it failed: rank 1 on "
+            "node0 exited with status 3: boom; not restarting");
+  EXPECT_FALSE(seq.decision.restart);
+  EXPECT_EQ(seq.decision.outcome, "stopped");
+}
+
+TEST(SuperviseSteps, AnEndThatNeedsNoRestartIsRecordedAtOnce) {
+  AttemptEnd done = failed(0);
+  done.status = 0;
+  EXPECT_EQ(run_steps(kTwoRestarts, done, 0).steps, (std::vector<Step>{Step::kRecord}));
+  EXPECT_EQ(run_steps(kTwoRestarts, failed(2), 0).steps, (std::vector<Step>{Step::kRecord}));
+}
+
+TEST(SuperviseSteps, AnElasticJobWaitsThenAsksTheSchedulerThenRestartsWithoutTheLostNode) {
+  const SupervisePolicy policy = kElastic;
+  AttemptEnd end = failed(0);
+  end.nodes_left = 3;
+  end.scheduler = "slurm";
+  const Sequence seq = run_steps(policy, end, 0, 2);
+  EXPECT_EQ(seq.steps, (std::vector<Step>{Step::kBackoff, Step::kAskScheduler, Step::kRecord}));
+  ASSERT_EQ(seq.said.size(), 2u);
+  EXPECT_EQ(seq.said[0],
+            "attempt 1 failed; asking the scheduler (slurm) in 15 s which of its "
+            "nodes are lost");
+  EXPECT_EQ(seq.said[1],
+            "attempt 1 of 2 failed: node node3 lost (DOWN); rank 1 on node0 exited with status 3: "
+            "boom; restarting on 2 of 3 nodes (without node3)");
+  EXPECT_TRUE(seq.decision.restart);
+}
+
+TEST(SuperviseSteps, AnElasticJobStoppedDuringTheWaitAsksNothing) {
+  const SupervisePolicy policy = kElastic;
+  AttemptEnd end = failed(0);
+  end.nodes_left = 3;
+  end.scheduler = "slurm";
+  const Sequence seq = run_steps(policy, end, SIGTERM, 2);
+  EXPECT_EQ(seq.steps, (std::vector<Step>{Step::kBackoff, Step::kRecord}));
+  EXPECT_EQ(seq.decision.outcome, "stopped");
+}
+
+TEST(SuperviseSteps, AnElasticFailureWithNoRestartLeftStillAsksWhichNodesWereLost) {
+  const SupervisePolicy policy = kElastic;
+  AttemptEnd end = failed(1);
+  end.nodes_left = 3;
+  end.scheduler = "slurm";
+  const Sequence seq = run_steps(policy, end, 0, 2);
+  EXPECT_EQ(seq.steps, (std::vector<Step>{Step::kAskScheduler, Step::kRecord}));
+  EXPECT_FALSE(seq.decision.restart);
+  EXPECT_EQ(seq.decision.cause,
+            "node node3 lost (DOWN); rank 1 on node0 exited with status 3: boom");
 }
 
 }  // namespace

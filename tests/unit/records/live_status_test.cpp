@@ -9,9 +9,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace {
+
+// DTRAIN_LIVE_FD as libdtrain's Settings read it (Settings::live_fd).
+std::optional<std::string> live_fd_variable() {
+  const char* text = std::getenv(dtrain::records::kLiveFdVariable);
+  return text ? std::optional<std::string>(text) : std::nullopt;
+}
 
 using dtrain::records::LivePage;
 
@@ -25,10 +32,10 @@ TEST(LiveStatus, WhatTheRankWritesInAnotherProcessItsLoggerReads) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     page->hand_to_child();
-    const auto mine = LivePage::from_environment();
+    const auto mine = LivePage::from_environment(live_fd_variable());
     if (!mine || std::getenv(dtrain::records::kLiveFdVariable) != nullptr) ::_exit(2);
     // A second Context of the process (the torch backend's beside dtrain.init()'s): slot 1.
-    const auto second = LivePage::from_environment();
+    const auto second = LivePage::from_environment(live_fd_variable());
     if (!second) ::_exit(3);
     mine->enter(0, "barrier", 0);
     mine->leave(0);
@@ -59,16 +66,16 @@ TEST(LiveStatus, WhatTheRankWritesInAnotherProcessItsLoggerReads) {
 TEST(LiveStatus, AVariableThatNamesNoPageIsIgnored) {
   for (const char* text : {"", "x", "-1", "99999999", "12abc"}) {
     ::setenv(dtrain::records::kLiveFdVariable, text, 1);
-    EXPECT_FALSE(LivePage::from_environment()) << text;
+    EXPECT_FALSE(LivePage::from_environment(live_fd_variable())) << text;
   }
   // An open descriptor that is not a page: /dev/null, and a regular file of another size.
   const int null = ::open("/dev/null", O_RDWR);
   ASSERT_GE(null, 0);
   ::setenv(dtrain::records::kLiveFdVariable, std::to_string(null).c_str(), 1);
-  EXPECT_FALSE(LivePage::from_environment());
+  EXPECT_FALSE(LivePage::from_environment(live_fd_variable()));
   ::close(null);
   ::unsetenv(dtrain::records::kLiveFdVariable);
-  EXPECT_FALSE(LivePage::from_environment());
+  EXPECT_FALSE(LivePage::from_environment(live_fd_variable()));
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
             "MPI_Comm_split_type");
       try {
         node_processes_ = exchange_node_processes(node, rank_, world.hostname);
-        alarm_ = exchange_alarm_endpoints(comm_, rank_, size_, world.hostname, node_processes_);
+        alarm_ = exchange_alarm_endpoints(comm_, rank_, size_, world.hostname, node_processes_,
+                                          settings.alarm_fd);
         mailbox_ =
             exchange_mailbox_addresses(comm_, rank_, size_, world.hostname, settings.timeout);
         int node_size = 0;

@@ -25,13 +25,14 @@ std::vector<PeerProcess> exchange_node_processes(MPI_Comm node, int rank, const 
   return processes;
 }
 
-std::unique_ptr<PeerAlarm> exchange_alarm_endpoints(
-    MPI_Comm comm, int rank, int size, const std::string& host,
-    const std::vector<PeerProcess>& node_processes) {
+std::unique_ptr<PeerAlarm> exchange_alarm_endpoints(MPI_Comm comm, int rank, int size,
+                                                    const std::string& host,
+                                                    const std::vector<PeerProcess>& node_processes,
+                                                    const std::optional<std::string>& alarm_fd) {
   net::Socket socket;
   AlarmEndpoint mine{host, 0};
   try {
-    socket = alarm_socket();
+    socket = alarm_socket(alarm_fd);
     mine.port = net::local_port(socket);
   } catch (const Error&) {
     // Out of descriptors, or no IPv4: nobody can tell this rank, which gets only the launcher's

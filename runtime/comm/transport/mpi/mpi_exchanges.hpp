@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,12 @@ std::vector<PeerProcess> exchange_node_processes(MPI_Comm node, int rank, const 
 
 // Every rank's UDP port and host, and rank 0's token, for the peer alarm: a rank whose watch sees
 // a process of this node end tells the ranks that cannot see it. None where this rank would tell
-// nobody or has no socket. Collective over `comm`, after exchange_node_processes.
+// nobody or has no socket. `alarm_fd`: the logger's socket (Settings::alarm_fd). Collective over
+// `comm`, after exchange_node_processes.
 std::unique_ptr<PeerAlarm> exchange_alarm_endpoints(MPI_Comm comm, int rank, int size,
                                                     const std::string& host,
-                                                    const std::vector<PeerProcess>& node_processes);
+                                                    const std::vector<PeerProcess>& node_processes,
+                                                    const std::optional<std::string>& alarm_fd);
 
 // Point-to-point messages: the mailbox's sockets (MPI's calls stay on the progress thread), their
 // addresses gathered over MPI. Collective over `comm`.
