@@ -251,28 +251,6 @@ std::vector<RankFile> list_metric_files(const std::string& run_dir) {
   return files;
 }
 
-void for_each_metric_record(const std::string& run_dir,
-                            const std::function<void(const records::MetricRecord&)>& each) {
-  for (const auto& f : list_metric_files(run_dir)) {
-    const std::string name = fs::path(f.path).filename().string();
-    long long lineno = 0;
-    for_each_line(f.path, [&](std::string_view line) {
-      ++lineno;
-      if (line.empty()) return;
-      const std::string where = f.path + ":" + std::to_string(lineno);
-      const records::MetricRecord record = records::parse_metric_record(line, where);
-      // A record filed under another rank's name (a copied or renamed file) would be counted
-      // twice for one rank and not at all for the other.
-      if (record.rank != f.rank) {
-        throw records::MetricFormatError("dtrain: " + where + ": expected rank " +
-                                         std::to_string(f.rank) + " (as the file name " + name +
-                                         " says), got \"rank\": " + std::to_string(record.rank));
-      }
-      each(record);
-    });
-  }
-}
-
 namespace {
 
 // The heartbeats of `attempt` (or a later one; of `attempt` only when `only`) of the ranks in

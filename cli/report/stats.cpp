@@ -8,36 +8,11 @@
 
 #include "affinity/cpuset.hpp"
 #include "records/log_line.hpp"
-#include "report/natural_order.hpp"
 #include "report/plain_number.hpp"
+#include "report/stats_stages.hpp"
 
 namespace dtrain::report {
 namespace {
-
-// Sample counts a file claims can be anything up to INT64_MAX: totals stop there rather than wrap
-// into negative numbers.
-void add_saturating(long long& total, long long n) {
-  if (__builtin_add_overflow(total, n, &total)) {
-    total = n < 0 ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
-  }
-}
-
-// The straggler test's view of a rank or of a node's ranks together.
-StragglerCandidate candidate(const std::vector<const RankStats*>& ranks, const SlowestCount& n) {
-  StragglerCandidate c;
-  for (const RankStats* r : ranks) {
-    c.ranks.push_back(r->rank);
-    add_saturating(c.samples, r->samples);
-    c.steps = std::max(c.steps, r->steps);
-    c.seconds += r->seconds;
-    c.comm_seconds += r->comm_seconds;
-    c.data_seconds += r->data_seconds;
-  }
-  c.host = ranks.front()->host;
-  c.slowest_steps = n.slowest;
-  c.steps_compared = n.compared;
-  return c;
-}
 
 // Where a note says what comm % leaves out. The Meter times only the collectives of the Context's
 // communicator (the torch backend "dtrain" runs on it); DDP's allreduce on gloo or NCCL, Horovod's
@@ -141,155 +116,28 @@ void StatsBuilder::add(const records::MetricRecord& r) {
 
 void StatsBuilder::set_host(int rank, std::string host) { hosts_[rank] = std::move(host); }
 
-// A step's busy time is what it did not wait in collectives (the wait capped at the step, as for
-// comm %): in a synchronous job the straggler is the busiest rank of the step. An interval's steps
-// count each with the interval's mean, so the ranks' last steps still match from the end.
-std::vector<double> StatsBuilder::last_busy_seconds(const std::vector<Kept>& steps) {
-  std::vector<double> out;
-  for (auto it = steps.rbegin(); it != steps.rend() && out.size() < kStragglerVerdictSteps; ++it) {
-    const Kept& k = *it;
-    const double busy = k.seconds - std::min(k.comm_seconds.value_or(0.0), k.seconds);
-    const auto n =
-        std::min<long long>(k.count, static_cast<long long>(kStragglerVerdictSteps - out.size()));
-    out.insert(out.end(), static_cast<std::size_t>(n), busy / static_cast<double>(k.count));
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
 RunStats StatsBuilder::finish(double straggler_threshold) const {
   RunStats out;
   out.straggler_threshold = straggler_threshold;
   out.first_step_start = first_step_start_;
   out.lost.redone_step_records = redone_;
+  std::map<int, std::vector<double>> busy;
   for (const auto& [rank, acc] : ranks_) {
-    RankStats s;
-    s.rank = rank;
-    std::vector<double> step_seconds;
-    // With interval records the percentiles come from one histogram of every step.
-    std::optional<records::LogHistogram> histogram;
-    for (const Kept& k : acc.steps) {
-      if (k.histogram && !histogram) {
-        histogram.emplace();
-        for (double v : step_seconds) histogram->add(v);
-      }
-      s.steps += k.count;
-      add_saturating(s.samples, k.samples);
-      s.seconds += k.seconds;
-      if (k.comm_seconds) {
-        s.has_comm = true;
-        // A step cannot wait longer than it lasts: older writers counted collectives outside it.
-        s.comm_seconds += std::min(*k.comm_seconds, k.seconds);
-      }
-      if (k.data_seconds) {
-        s.has_data = true;
-        s.data_seconds += *k.data_seconds;
-      }
-      if (k.histogram) {
-        histogram->merge(*k.histogram);
-      } else if (histogram) {
-        histogram->add(k.seconds);
-      } else {
-        step_seconds.push_back(k.seconds);
-      }
-    }
+    RankStats s = rank_stats(rank, acc.steps);
     if (auto it = hosts_.find(rank); it != hosts_.end()) s.host = it->second;
-    if (s.seconds > 0) {
-      s.samples_per_second = static_cast<double>(s.samples) / s.seconds;
-      s.comm_share = s.comm_seconds / s.seconds;
-      s.data_share = s.data_seconds / s.seconds;
-    }
-    s.p50_step_seconds = histogram ? histogram->percentile(50) : percentile(step_seconds, 50);
-    s.p95_step_seconds = histogram ? histogram->percentile(95) : percentile(step_seconds, 95);
-    add_saturating(out.total_samples, s.samples);
-    out.slowest_rank_seconds = std::max(out.slowest_rank_seconds, s.seconds);
     out.ranks.push_back(std::move(s));
+    busy[rank] = last_busy_seconds(acc.steps);
   }
-  if (out.slowest_rank_seconds > 0) {
-    out.total_samples_per_second =
-        static_cast<double>(out.total_samples) / out.slowest_rank_seconds;
-  }
-  // The ranks with samples, and the busy seconds of their last steps for the verdicts' certainty.
-  std::vector<const RankStats*> counted;
-  std::vector<std::vector<double>> busy;
-  // Indexes into counted, by host in natural order: the per-node table reads node2 before node10.
-  std::map<std::string, std::vector<std::size_t>, NaturalLess> by_host;
-  for (const auto& r : out.ranks) {
-    if (r.samples == 0) continue;
-    by_host[r.host].push_back(counted.size());
-    counted.push_back(&r);
-    busy.push_back(last_busy_seconds(ranks_.at(r.rank).steps));
-  }
-  if (counted.size() >= 2) {
-    std::vector<std::size_t> itself(counted.size());
-    for (std::size_t i = 0; i < itself.size(); ++i) itself[i] = i;
-    const auto counts = count_slowest(busy, itself, counted.size());
-    std::vector<StragglerCandidate> candidates;
-    for (std::size_t i = 0; i < counted.size(); ++i) {
-      candidates.push_back(candidate({counted[i]}, counts[i]));
-    }
-    out.stragglers = find_stragglers(candidates, "rank", straggler_threshold);
-  }
-  if (by_host.size() >= 2 && by_host.count("?") == 0) {
-    std::vector<std::size_t> node_of(counted.size());
-    std::size_t node = 0;
-    for (const auto& [host, indexes] : by_host) {
-      for (std::size_t i : indexes) node_of[i] = node;
-      ++node;
-    }
-    const auto counts = count_slowest(busy, node_of, by_host.size());
-    std::vector<StragglerCandidate> candidates;
-    node = 0;
-    for (const auto& [host, indexes] : by_host) {
-      std::vector<const RankStats*> ranks;
-      for (std::size_t i : indexes) ranks.push_back(counted[i]);
-      candidates.push_back(candidate(ranks, counts[node++]));
-      NodeStats n;
-      n.host = host;
-      for (const RankStats* r : ranks) {
-        n.ranks.push_back(r->rank);
-        add_saturating(n.samples, r->samples);
-        n.slowest_rank_seconds = std::max(n.slowest_rank_seconds, r->seconds);
-      }
-      if (n.slowest_rank_seconds > 0) {
-        n.samples_per_second = static_cast<double>(n.samples) / n.slowest_rank_seconds;
-      }
-      out.nodes.push_back(std::move(n));
-    }
-    // Nodes of one rank each would repeat the ranks' verdicts line for line.
-    if (counted.size() > by_host.size()) {
-      for (auto& s : find_stragglers(candidates, "node", straggler_threshold)) {
-        out.stragglers.push_back(std::move(s));
-      }
-    }
-  }
-  for (const auto& [rank, a] : resources_) {
-    RankResources r;
-    r.rank = rank;
+  add_run_totals(out);
+  add_stragglers_and_nodes(out, busy, straggler_threshold);
+  for (const auto& [rank, sums] : resources_) {
+    RankResources r = average_resources(rank, sums);
     if (auto it = hosts_.find(rank); it != hosts_.end()) r.host = it->second;
-    r.records = a.records;
-    const double n = static_cast<double>(a.records);
-    r.cpu_percent = a.interval > 0 ? a.cpu_seconds / a.interval * 100 : a.cpu_percent / n;
-    r.rss_bytes = a.rss_bytes / n;
-    r.gpu = a.gpu;
-    const auto mean = [](double sum, long long k) {
-      return k > 0 ? std::optional<double>(sum / static_cast<double>(k)) : std::nullopt;
-    };
-    r.gpu_util_percent = mean(a.util, a.util_n);
-    r.gpu_memory_bytes = mean(a.memory, a.memory_n);
-    r.gpu_power_watts = mean(a.power, a.power_n);
     out.resources.push_back(std::move(r));
   }
   add_comm_notes(out);
   for (const auto& [attempt, first] : renumbered_) {
-    // Every record before is then "redone"; after a resume that is a numbering mistake, and the
-    // throughput silently loses the failed attempts' work.
-    out.notes.push_back("attempt " + std::to_string(attempt) + " began at step " +
-                        std::to_string(first) +
-                        ", no later than the attempt before it: all of that attempt's steps count "
-                        "as redone; if it resumed from a checkpoint, its steps were numbered from "
-                        "the start again (number them on from the checkpoint: Meter.step() without "
-                        "step= after load_latest(), docs/metrics.md)");
+    out.notes.push_back(renumbered_note(attempt, first));
   }
   return out;
 }

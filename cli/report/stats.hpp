@@ -93,6 +93,29 @@ struct RunStats {
   std::vector<RankResources> resources;
 };
 
+// What StatsBuilder keeps of a step record, or of an interval record's steps together.
+struct KeptSteps {
+  long long step = 0;  // an interval's first
+  long long samples = 0;
+  double seconds = 0;
+  std::optional<double> comm_seconds;
+  std::optional<double> data_seconds;
+  long long count = 1;                                     // steps: more than one for an interval
+  std::shared_ptr<const records::LogHistogram> histogram;  // an interval's step times
+};
+
+// The sums of a rank's resource samples, for the averages (RankResources).
+struct ResourceSums {
+  long long records = 0;
+  double cpu_seconds = 0;  // cpu_percent / 100 x interval
+  double interval = 0;
+  double cpu_percent = 0;  // for samples without an interval
+  double rss_bytes = 0;
+  std::optional<int> gpu;
+  long long util_n = 0, memory_n = 0, power_n = 0;
+  double util = 0, memory = 0, power = 0;
+};
+
 // Adds step, interval and resource records one at a time (collective heartbeats are ignored here),
 // so a run's records never have to be in memory together; only each step's numbers (each
 // interval's sums and step-time histogram) are kept, for the percentiles and for restarts: a
@@ -107,33 +130,15 @@ class StatsBuilder {
   RunStats finish(double straggler_threshold = kDefaultStragglerThreshold) const;
 
  private:
-  struct Kept {
-    long long step = 0;  // an interval's first
-    long long samples = 0;
-    double seconds = 0;
-    std::optional<double> comm_seconds;
-    std::optional<double> data_seconds;
-    long long count = 1;                                     // steps: more than one for an interval
-    std::shared_ptr<const records::LogHistogram> histogram;  // an interval's step times
-  };
+  using Kept = KeptSteps;
   struct Acc {
     int rank = 0;
     int attempt = 0;  // of the last record added
     std::vector<Kept> steps;
   };
-  static std::vector<double> last_busy_seconds(const std::vector<Kept>& steps);
   std::map<int, Acc> ranks_;
   // Sums of a rank's resource samples, for the averages.
-  struct ResourceAcc {
-    long long records = 0;
-    double cpu_seconds = 0;  // cpu_percent / 100 x interval
-    double interval = 0;
-    double cpu_percent = 0;  // for samples without an interval
-    double rss_bytes = 0;
-    std::optional<int> gpu;
-    long long util_n = 0, memory_n = 0, power_n = 0;
-    double util = 0, memory = 0, power = 0;
-  };
+  using ResourceAcc = ResourceSums;
   std::map<int, ResourceAcc> resources_;
   std::map<int, std::int64_t> first_step_start_;
   long long redone_ = 0;
