@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,19 @@ TEST(RuntimeSettings, TheAttemptComesFromDtrainAttempt) {
         std::string("dtrain: DTRAIN_ATTEMPT: expected the attempt number, 0 to 999999, got \"") +
             bad + "\"");
   }
+}
+
+// The descriptors a rank's logger hands it (run-rank, the plugin) are read here like every other
+// DTRAIN_* variable (architecture rule 6), as text: a value that names no socket or page is no
+// error, only ignored where it is used (peer_alarm.cpp, live_status.cpp).
+TEST(RuntimeSettings, TheLoggersDescriptorsComeAsTheyAre) {
+  const Settings none = parse({});
+  EXPECT_FALSE(none.alarm_fd);
+  EXPECT_FALSE(none.live_fd);
+  const Settings both = parse({{"DTRAIN_ALARM_FD", "7"}, {"DTRAIN_LIVE_FD", "not a number"}});
+  EXPECT_EQ(both.alarm_fd, std::optional<std::string>("7"));
+  EXPECT_EQ(both.live_fd, std::optional<std::string>("not a number"));
+  EXPECT_FALSE(parse({{"DTRAIN_ALARM_FD", ""}}).alarm_fd);
 }
 
 // How often a Meter records the rank's resource use (docs/metrics.md): seconds, 0 for never.
