@@ -16,11 +16,13 @@ SUFFIXES = {".cpp", ".hpp", ".h", ".c", ".cc", ".in"}
 MAX_FUNCTION = 100
 MAX_FILE = 500
 
-# Over the limit and known, each with whose work will bring it under: nothing else may join.
+# Over the limit and known, each to be brought under by the work that was changing it when this
+# check landed; nothing else may join, and each leaves this list when it is split.
 ALLOWED = {
-    # helper-23's hang watch (issue 46) was mid-edit when the check landed.
+    # The hang watch's tick (214 lines): its stages (sample, publish, read the waits, judge) are
+    # to become functions of their own.
     "cli/live_watch.cpp:LiveWatch::tick",
-    # helper-24's point-to-point messages (issue 43) were mid-edit when the check landed.
+    # The mailbox's I/O (517 lines), grown by the point-to-point work of issue 43.
     "runtime/comm/point_to_point/mailbox_io.cpp",
 }
 
