@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,9 +18,11 @@
 namespace dtrain::runtime {
 
 struct CallWhat {
-  // The Communicator's calls, the pieces the hierarchy hands to a node's shared memory, and the
+  // The Communicator's calls, the pieces the hierarchy hands to a node's shared memory, the
   // backend's own agreements (the set-up votes and the clean end wait for every rank, as
-  // MPI_Finalize does).
+  // MPI_Finalize does), and the collectives built on point-to-point messages (their header
+  // travels in each message's, point_to_point/wire_format.hpp; kAlltoallv's count is 0: its
+  // blocks' sizes are the messages' own, compared with their receives').
   enum class Kind : std::uint8_t {
     kAllreduce,
     kReducePiece,
@@ -30,11 +33,15 @@ struct CallWhat {
     kBarrier,
     kSetUp,
     kFinalize,
+    kGather,
+    kScatter,
+    kReduce,
+    kAlltoallv,
   };
   Kind kind = Kind::kAllreduce;
   DType type = DType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
-  std::uint32_t root = 0;  // kBroadcast's
+  std::uint32_t root = 0;  // kBroadcast's, kGather's, kScatter's, kReduce's
 
   // One word, equal for equal calls: kind, type, op in the low bytes, the root above.
   std::uint64_t pack() const;
@@ -55,8 +62,10 @@ std::string describe_call(std::uint64_t count, const CallWhat& what);
 // (sum), rank 1 passed 4096 float32 elements (sum); every rank must pass the same number of
 // elements, element type and operation". `who`: "ranks of this node" or "ranks"; `calls`: the
 // calls compared, rank 0's (or the first) first; a few differing ranks are named, the rest
-// counted.
-std::string mismatch_text(std::string_view who, const std::vector<CallSeen>& calls);
+// counted. `name`: how a rank is named ("rank 3" unless given; a group's "group rank 1 (world
+// rank 5, on n2)").
+std::string mismatch_text(std::string_view who, const std::vector<CallSeen>& calls,
+                          const std::function<std::string(int rank)>& name = {});
 
 // The 16 bytes in front of each TCP message of a call: its count and packed CallWhat. Host byte
 // order, as the abort frames: every rank of a job runs the same build.

@@ -7,6 +7,7 @@
 #include "comm/algorithms/message_schedules.hpp"
 #include "comm/algorithms/reduce.hpp"
 #include "comm/call_arguments.hpp"
+#include "comm/call_check.hpp"
 #include "comm/engine.hpp"
 #include "comm/point_to_point/mailbox.hpp"
 #include "comm/point_to_point/message_space.hpp"
@@ -50,6 +51,13 @@ void check_message(const void* buf, std::size_t count, int peer, int tag, int si
 runtime::MessageSchedules schedules(runtime::Engine& e, const char* op) {
   return runtime::MessageSchedules(mailbox_of(e, op), e.backend().message_space(), e.rank(),
                                    e.size(), e.settings().deadline());
+}
+
+// The header each message of a call carries, compared by its receives (call_check.hpp); the
+// root as the communicator numbers it.
+runtime::CallHeader call(std::size_t count, runtime::CallWhat::Kind kind, DType type,
+                         ReduceOp op = ReduceOp::kSum, int root = 0) {
+  return runtime::CallHeader::of(count, {kind, type, op, static_cast<std::uint32_t>(root)});
 }
 
 // An all-to-all's per-rank counts and offsets (elements), checked and in bytes.
@@ -128,6 +136,7 @@ Work Comm::gather_async(const void* in, void* out, std::size_t count, DType type
   runtime::Engine* e = engine_;
   const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "gather");
+  s.set_call(call(count, runtime::CallWhat::Kind::kGather, type, ReduceOp::kSum, root));
   return Work(e, e->submit_numbered("gather", bytes, [=, &space](std::uint64_t seq) mutable {
     s.gather(in, out, bytes, root, space.call_tag(seq));
   }));
@@ -150,6 +159,7 @@ Work Comm::scatter_async(const void* in, void* out, std::size_t count, DType typ
   runtime::Engine* e = engine_;
   const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "scatter");
+  s.set_call(call(count, runtime::CallWhat::Kind::kScatter, type, ReduceOp::kSum, root));
   return Work(e, e->submit_numbered("scatter", bytes, [=, &space](std::uint64_t seq) mutable {
     s.scatter(in, out, bytes, root, space.call_tag(seq));
   }));
@@ -168,6 +178,7 @@ Work Comm::reduce_async(const void* in, void* out, std::size_t count, DType type
   runtime::Engine* e = engine_;
   const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "reduce");
+  s.set_call(call(count, runtime::CallWhat::Kind::kReduce, type, op, root));
   const bool average = op == ReduceOp::kAvg;
   const int n = size();
   const bool root_here = rank() == root;
@@ -199,6 +210,7 @@ Work Comm::alltoallv_async(const void* in, std::span<const std::size_t> send_cou
   runtime::Engine* e = engine_;
   const runtime::MessageSpace& space = e->backend().message_space();
   runtime::MessageSchedules s = schedules(*e, "alltoallv");
+  s.set_call(call(0, runtime::CallWhat::Kind::kAlltoallv, type));
   return Work(e, e->submit_numbered("alltoallv", send.end,
                                     [=, send = std::move(send),
                                      recv = std::move(recv)](std::uint64_t seq) mutable {

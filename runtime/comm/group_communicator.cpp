@@ -6,6 +6,7 @@
 
 #include "comm/algorithms/recursive_doubling.hpp"
 #include "comm/algorithms/ring.hpp"
+#include "comm/call_check.hpp"
 #include "comm/point_to_point/mailbox.hpp"
 #include "comm/transport/tcp/call_framing.hpp"
 
@@ -38,21 +39,25 @@ class GroupCommunicator final : public Communicator {
   bool enforces_deadline() const override { return true; }
 
   void broadcast(void* buf, std::size_t count, DType type, int root) override {
+    start(count,
+          {CallWhat::Kind::kBroadcast, type, ReduceOp::kSum, static_cast<std::uint32_t>(root)});
     const std::size_t bytes = count * dtype_size(type);
     const std::vector<int> tree = broadcast_tree(rank_, root, size_);
     const bool has_parent = rank_ != root;  // tree.front()
     if (has_parent) exchange(nullptr, 0, -1, buf, bytes, tree.front());
     std::vector<std::shared_ptr<Pending>> sends;
     for (std::size_t c = has_parent ? 1 : 0; c < tree.size(); ++c) {
-      sends.push_back(
-          mailbox_.send(buf, bytes, space_.world(tree[c]), tag_, space_.group_of(), timeout_));
+      sends.push_back(mailbox_.send(buf, bytes, space_.world(tree[c]), tag_, space_.group_of(),
+                                    timeout_, call_));
     }
     for (const auto& s : sends) Mailbox::wait(*s);
   }
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
+    start(count, {CallWhat::Kind::kAllgather, type});
     ring_.allgather(in, out, count, type);
   }
   void barrier() override {
+    start(0, {CallWhat::Kind::kBarrier, DType::kInt32});
     std::int32_t token = 0;
     doubling_.allreduce(&token, &token, 1, DType::kInt32, ReduceOp::kSum);
   }
@@ -60,6 +65,7 @@ class GroupCommunicator final : public Communicator {
  protected:
   void do_allreduce(const void* in, void* out, std::size_t count, DType type,
                     ReduceOp op) override {
+    start(count, {CallWhat::Kind::kAllreduce, type, op});
     if (count * dtype_size(type) <= kDoublingUpTo) {
       doubling_.allreduce(in, out, count, type, op);
     } else {
@@ -68,10 +74,15 @@ class GroupCommunicator final : public Communicator {
   }
   void do_reduce_scatter(const void* in, void* out, std::size_t count, DType type,
                          ReduceOp op) override {
+    start(count, {CallWhat::Kind::kReduceScatter, type, op});
     ring_.reduce_scatter(in, out, count, type, op);
   }
 
  private:
+  // The running call's header, which each of its messages carries and its receives compare: ranks
+  // that pass different types, operations or roots are told, naming both (mailbox.hpp).
+  void start(std::size_t count, const CallWhat& what) { call_ = CallHeader::of(count, what); }
+
   // One step of a schedule: `send_bytes` to group rank `to` while `recv_bytes` come from `from`
   // (-1: none), both under the running call's tag.
   void exchange(const void* send, std::size_t send_bytes, int to, void* recv,
@@ -80,10 +91,12 @@ class GroupCommunicator final : public Communicator {
     std::shared_ptr<Pending> s;
     // The group's numbering: its errors name each rank as "group rank 1 (world rank 5)".
     if (from >= 0) {
-      r = mailbox_.receive(recv, recv_bytes, space_.world(from), tag_, space_.group_of(), timeout_);
+      r = mailbox_.receive(recv, recv_bytes, space_.world(from), tag_, space_.group_of(), timeout_,
+                           call_);
     }
     if (to >= 0) {
-      s = mailbox_.send(send, send_bytes, space_.world(to), tag_, space_.group_of(), timeout_);
+      s = mailbox_.send(send, send_bytes, space_.world(to), tag_, space_.group_of(), timeout_,
+                        call_);
     }
     try {
       if (s) Mailbox::wait(*s);
@@ -107,6 +120,7 @@ class GroupCommunicator final : public Communicator {
   std::string backend_;
   Timeout timeout_;
   std::int64_t tag_ = 0;  // the running call's (begin_call)
+  CallHeader call_;       // the running call's (start)
   RecursiveDoubling doubling_;
   Ring ring_;
 };

@@ -61,7 +61,7 @@ IoResult recv_all(int fd, void* data, std::size_t len, Clock::time_point deadlin
 // however much of the header is left, so the header costs no system call of its own. `header`
 // holds the bytes to send, or receives them.
 struct Framed {
-  static constexpr std::size_t kMaxHeader = 16;
+  static constexpr std::size_t kMaxHeader = 32;  // the mailbox's (wire_format.hpp)
   std::array<char, kMaxHeader> header{};
   std::size_t header_len = 0;
   char* data = nullptr;

@@ -35,12 +35,12 @@ void copy(void* to, const void* from, std::size_t bytes) {
 
 std::shared_ptr<Pending> MessageSchedules::send(const void* buf, std::size_t bytes, int to,
                                                 std::int64_t tag) {
-  return mailbox_.send(buf, bytes, space_.world(to), tag, space_.group_of(), timeout_);
+  return mailbox_.send(buf, bytes, space_.world(to), tag, space_.group_of(), timeout_, call_);
 }
 
 std::shared_ptr<Pending> MessageSchedules::receive(void* buf, std::size_t bytes, int from,
                                                    std::int64_t tag) {
-  return mailbox_.receive(buf, bytes, space_.world(from), tag, space_.group_of(), timeout_);
+  return mailbox_.receive(buf, bytes, space_.world(from), tag, space_.group_of(), timeout_, call_);
 }
 
 void MessageSchedules::gather(const void* in, void* out, std::size_t bytes, int root,

@@ -9,8 +9,10 @@
 //     the pairs that do exchange bytes are connected, as an all-to-all needs.
 // They run on the Engine's progress thread like every collective; each call's messages carry its
 // own tag (MessageSpace::call_tag: negative, below the users' tags, so neither a user message nor
-// another call matches them). Every rank passes the same sizes; a block whose size differs from
-// what its receiver expects fails that receive naming both sizes and both ranks.
+// another call matches them). Every rank passes the same call: each message carries the call's
+// header (set_call; count, type, operation, root), and a receive whose sender passed another
+// fails naming both ranks' calls; a block of the same call whose size differs from what its
+// receiver expects fails that receive naming both sizes and both ranks.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include <memory>
 #include <span>
 
+#include "comm/call_check.hpp"
 #include "dtrain/dtrain.hpp"
 #include "timeout.hpp"
 
@@ -35,6 +38,9 @@ class MessageSchedules {
   // communicator's).
   MessageSchedules(Mailbox& mailbox, const MessageSpace& space, int rank, int size, Timeout timeout)
       : mailbox_(mailbox), space_(space), rank_(rank), size_(size), timeout_(timeout) {}
+
+  // What every message of the next calls carries and their receives compare (call_check.hpp).
+  void set_call(const CallHeader& call) { call_ = call; }
 
   // `out` (the root's) receives rank r's `bytes` at r * bytes; `in` may be the root's own block
   // of `out` (in place).
@@ -63,6 +69,7 @@ class MessageSchedules {
   int rank_;
   int size_;
   Timeout timeout_;
+  CallHeader call_;
 };
 
 }  // namespace dtrain::runtime

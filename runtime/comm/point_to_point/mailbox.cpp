@@ -84,7 +84,7 @@ Mailbox::~Mailbox() {
 std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int dst,
                                        std::int64_t tag,
                                        std::shared_ptr<const std::vector<int>> group_of,
-                                       std::optional<Timeout> timeout) {
+                                       std::optional<Timeout> timeout, const CallHeader& call) {
   auto op = std::make_shared<Op>();
   op->pending = std::make_shared<Pending>();
   op->pending->op = "send";
@@ -95,6 +95,7 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   op->bytes = bytes;
   op->peer = dst;
   op->tag = tag;
+  op->call = call;
   op->group_of = std::move(group_of);
   std::shared_ptr<Pending> pending = op->pending;
   std::lock_guard lock(mutex_);
@@ -144,7 +145,7 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
 
 std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
                                           std::shared_ptr<const std::vector<int>> group_of,
-                                          std::optional<Timeout> timeout) {
+                                          std::optional<Timeout> timeout, const CallHeader& call) {
   auto op = std::make_shared<Op>();
   op->pending = std::make_shared<Pending>();
   op->pending->op = "recv";
@@ -153,6 +154,7 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   op->bytes = bytes;
   op->peer = src;
   op->tag = tag;
+  op->call = call;
   op->group_of = std::move(group_of);
   std::shared_ptr<Pending> pending = op->pending;
   std::lock_guard lock(mutex_);
@@ -260,6 +262,27 @@ std::string Mailbox::gone_text(const Op& op) const {
   return gone.whole ? gone.why : who(op.peer, op.group_of) + gone.why;
 }
 
+std::string Mailbox::mismatch(const Op& receive, std::uint64_t bytes, const CallHeader& call,
+                              int source) const {
+  if (call != receive.call) {
+    // Both ends' calls, the lower rank first (in the receive's numbering), as the world's TCP
+    // collectives name them.
+    const auto numbered = [&](int world) {
+      return receive.group_of ? (*receive.group_of)[static_cast<std::size_t>(world)] : world;
+    };
+    const CallSeen theirs{source, call.count, CallWhat::unpack(call.what)};
+    const CallSeen mine{rank_, receive.call.count, CallWhat::unpack(receive.call.what)};
+    const std::vector<CallSeen> calls = numbered(source) < numbered(rank_)
+                                            ? std::vector<CallSeen>{theirs, mine}
+                                            : std::vector<CallSeen>{mine, theirs};
+    return describe(receive) + ": " +
+           mismatch_text("ranks", calls, [&](int r) { return who(r, receive.group_of); });
+  }
+  if (bytes != receive.bytes)
+    return wire::size_mismatch(describe(receive), bytes, who(source, receive.group_of));
+  return "";
+}
+
 // Within the process: the message is copied into its receive, or kept until one is posted.
 void Mailbox::deliver_local(const std::shared_ptr<Op>& send) {
   const Envelope from{rank_, send->tag};
@@ -267,10 +290,9 @@ void Mailbox::deliver_local(const std::shared_ptr<Op>& send) {
     const std::shared_ptr<Op> receive = posted_[*i];
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
     receive->set_source(rank_);
-    if (receive->bytes != send->bytes) {
-      finish(*receive,
-             wire::size_mismatch(describe(*receive), send->bytes, who(rank_, receive->group_of)),
-             Error::Code::kInvalid);
+    if (const std::string wrong = mismatch(*receive, send->bytes, send->call, rank_);
+        !wrong.empty()) {
+      finish(*receive, wrong, Error::Code::kInvalid);
     } else {
       if (send->bytes > 0) std::memcpy(receive->buf, send->buf, send->bytes);
       finish(*receive, "");
@@ -282,6 +304,7 @@ void Mailbox::deliver_local(const std::shared_ptr<Op>& send) {
   auto u = std::make_shared<Unclaimed>();
   u->from = from;
   u->bytes = send->bytes;
+  u->call = send->call;
   u->data.assign(send->buf, send->buf + send->bytes);
   u->complete = true;
   unclaimed_bytes_ += send->bytes;
@@ -296,11 +319,9 @@ void Mailbox::claim(const std::shared_ptr<Op>& receive, std::size_t index) {
   receive->set_source(u->from.source);
   unclaimed_bytes_ -= u->data.size();
   Incoming* in = u->reading != nullptr ? u->reading : u->parked;
-  if (receive->bytes != u->bytes) {
-    finish(
-        *receive,
-        wire::size_mismatch(describe(*receive), u->bytes, who(u->from.source, receive->group_of)),
-        Error::Code::kInvalid);
+  if (const std::string wrong = mismatch(*receive, u->bytes, u->call, u->from.source);
+      !wrong.empty()) {
+    finish(*receive, wrong, Error::Code::kInvalid);
     if (in != nullptr) {  // the rest of its bytes are read and dropped
       in->keep.reset();
       in->target.reset();

@@ -56,6 +56,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/call_check.hpp"
 #include "comm/engine.hpp"
 #include "comm/point_to_point/message_matching.hpp"
 #include "net/socket.hpp"
@@ -109,12 +110,17 @@ class Mailbox : private Progress {
   // `timeout`: this message's deadline (its communicator's); nullopt: the mailbox's.
   // `group_of` (a sub-communicator's, message_space.hpp): its errors name the ranks in both
   // numberings (rank_name), and a receive's sender is told in the group's.
+  // `call`: the collective's call header (call_check.hpp), sent in the message's and compared
+  // with its receive's: a receive of another call (type, operation, root, count) fails naming
+  // both ranks' calls. A user's message leaves it zero.
   std::shared_ptr<Pending> send(const void* buf, std::size_t bytes, int dst, std::int64_t tag,
                                 std::shared_ptr<const std::vector<int>> group_of = nullptr,
-                                std::optional<Timeout> timeout = std::nullopt);
+                                std::optional<Timeout> timeout = std::nullopt,
+                                const CallHeader& call = {});
   std::shared_ptr<Pending> receive(void* buf, std::size_t bytes, int src, std::int64_t tag,
                                    std::shared_ptr<const std::vector<int>> group_of = nullptr,
-                                   std::optional<Timeout> timeout = std::nullopt);
+                                   std::optional<Timeout> timeout = std::nullopt,
+                                   const CallHeader& call = {});
   // Blocks until `message` (one of the above) completes, or its deadline passes (then it fails,
   // named); rethrows its error. For libdtrain's own schedules on the progress thread: a user's
   // wait goes through Engine::wait, which also runs the interrupt check.
@@ -202,6 +208,10 @@ class Mailbox : private Progress {
   // "rank 3 (on node7)", or in a group (`group_of`): "group rank 1 (world rank 3, on node7)".
   std::string who(int rank, const std::shared_ptr<const std::vector<int>>& group_of) const;
   std::string describe(const Op& op) const;
+  // Why a message of `bytes` under `call` from `source` (world rank) cannot fill `receive`: its
+  // call differs (both calls named), or its size; "" when it can.
+  std::string mismatch(const Op& receive, std::uint64_t bytes, const CallHeader& call,
+                       int source) const;
   // Why `op`'s peer is gone, naming it in `op`'s numbering (gone_).
   std::string gone_text(const Op& op) const;
 

@@ -164,7 +164,7 @@ Mailbox::Span Mailbox::next_span(Incoming& in, std::size_t room) {
     case Incoming::State::kHeader:
       return {in.header.data() + in.header_got, wire::kHeaderBytes - in.header_got};
     case Incoming::State::kWhere:
-      return {in.where.data() + in.header_got, wire::kHeaderBytes - in.header_got};
+      return {in.where.data() + in.header_got, wire::kWhereBytes - in.header_got};
     case Incoming::State::kPayload:
       break;
   }
@@ -193,6 +193,7 @@ ssize_t Mailbox::read_some(Incoming& in, const Span& to) {
 std::optional<bool> Mailbox::framing_done(Incoming& in) {
   const std::size_t want = in.state == Incoming::State::kHello      ? wire::kHelloBytes
                            : in.state == Incoming::State::kRingName ? wire::kRingNameBytes
+                           : in.state == Incoming::State::kWhere    ? wire::kWhereBytes
                                                                     : wire::kHeaderBytes;
   if (in.header_got < want) return std::nullopt;
   in.header_got = 0;
@@ -278,10 +279,8 @@ void Mailbox::header_arrived(Incoming& in) {
     const std::shared_ptr<Op> receive = posted_[*i];
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
     receive->set_source(in.source);
-    if (receive->bytes != h.bytes) {
-      finish(*receive,
-             wire::size_mismatch(describe(*receive), h.bytes, who(in.source, receive->group_of)),
-             Error::Code::kInvalid);
+    if (const std::string wrong = mismatch(*receive, h.bytes, h.call, in.source); !wrong.empty()) {
+      finish(*receive, wrong, Error::Code::kInvalid);
     } else {
       in.target = receive;
     }
@@ -289,6 +288,7 @@ void Mailbox::header_arrived(Incoming& in) {
     auto u = std::make_shared<Unclaimed>();
     u->from = from;
     u->bytes = h.bytes;
+    u->call = h.call;
     if (in.remote != 0 && h.bytes > 0) {  // left in its sender's memory for a while (kParkFor)
       u->keep_after = Clock::now() + kParkFor;
       u->parked = &in;
@@ -352,7 +352,7 @@ void Mailbox::write(Outgoing& out) {
         out.frame.header_len = wire::kHelloBytes;
       } else if (!out.queue.empty()) {
         const Op& op = *out.queue.front();
-        wire::write_header(out.frame.header.data(), {op.tag, op.bytes});
+        wire::write_header(out.frame.header.data(), {op.tag, op.bytes, op.call});
         out.frame.header_len = wire::kHeaderBytes;
         out.frame.data = op.buf;
         out.frame.data_len = op.bytes;

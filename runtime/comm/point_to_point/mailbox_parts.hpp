@@ -23,6 +23,7 @@ struct Mailbox::Op {
   std::size_t bytes = 0;
   int peer = kAnySource;  // the destination of a send, the source asked for by a receive
   std::int64_t tag = 0;
+  CallHeader call;  // the collective's that sends or receives it (zeros: a user's message)
   Envelope envelope() const { return {peer, tag}; }
   std::shared_ptr<const std::vector<int>> group_of;  // its group's numbering (null: the world's)
   Timeout timeout{};  // its deadline's length and source, for the expiry's message
@@ -37,6 +38,7 @@ struct Mailbox::Op {
 struct Mailbox::Unclaimed {
   Envelope from;
   std::uint64_t bytes = 0;
+  CallHeader call;
   std::vector<char> data;       // its bytes, once kept (empty while parked)
   bool complete = false;        // every byte is in `data`
   Incoming* reading = nullptr;  // the connection still reading into `data`
@@ -53,7 +55,7 @@ struct Mailbox::Incoming {
   // Within a node: the ring the messages come through (the socket then brings wake-ups only).
   std::unique_ptr<ShmRing> ring;
   std::array<char, wire::kRingNameBytes> ring_name{};
-  std::array<char, wire::kHeaderBytes> where{};  // a message in the sender's memory: its address
+  std::array<char, wire::kWhereBytes> where{};  // a message in the sender's memory: its address
   std::uint64_t remote = 0;  // that address, while its payload is read (0: from the stream)
   int source = -1;           // known after the hello
   State state = State::kHello;
@@ -83,7 +85,7 @@ struct Mailbox::Outgoing {
   std::unique_ptr<ShmRing> ring;
   net::Framed hello;         // the ring's hello and name, on the socket
   bool ring_opened = false;  // the peer said it mapped the ring (so its name is gone)
-  std::array<char, wire::kHeaderBytes> where{};  // the front message's address (kInSenderMemory)
+  std::array<char, wire::kWhereBytes> where{};  // the front message's address (kInSenderMemory)
   std::uint64_t remote_sent = 0;  // messages sent as their address; the front one when awaiting
   bool awaiting = false;          // the front message waits for the reader's acknowledgement
   std::array<char, wire::kRingNameBytes> ring_name{};

@@ -69,7 +69,7 @@ bool Mailbox::write_ring(Outgoing& out) {
       // Larger than the ring: one copy by the reader instead of two through the ring.
       const bool remote = op.bytes > ShmRing::kBytes && out.ring->remote_reads();
       wire::write_header(out.frame.header.data(),
-                         {op.tag, op.bytes | (remote ? wire::kInSenderMemory : 0)});
+                         {op.tag, op.bytes | (remote ? wire::kInSenderMemory : 0), op.call});
       out.frame.header_len = wire::kHeaderBytes;
       if (remote) {
         const std::uint64_t address = reinterpret_cast<std::uintptr_t>(op.buf);

@@ -49,12 +49,16 @@ std::string read_ring_name(const char* in) {
 void write_header(char* out, const Header& h) {
   std::memcpy(out, &h.tag, 8);
   std::memcpy(out + 8, &h.bytes, 8);
+  std::memcpy(out + 16, &h.call.count, 8);
+  std::memcpy(out + 24, &h.call.what, 8);
 }
 
 Header read_header(const char* in) {
   Header h;
   std::memcpy(&h.tag, in, 8);
   std::memcpy(&h.bytes, in + 8, 8);
+  std::memcpy(&h.call.count, in + 16, 8);
+  std::memcpy(&h.call.what, in + 24, 8);
   return h;
 }
 

@@ -4,7 +4,9 @@
 //     or, between ranks of one node, magic "DTS2" and the same, then kRingNameBytes naming the
 //     shared-memory ring (transport/shm/shm_ring.hpp) that carries the messages instead: the
 //     connection then carries only wake-up bytes both ways, and its end tells that a peer is gone
-//   each message: its tag (int64), then its size in bytes (uint64), then the bytes
+//   each message: its tag (int64), its size in bytes (uint64), the call header of the collective
+//     that sent it (call_check.hpp: count and packed CallWhat; zeros for a user's message), so
+//     that a receive of another call is told which, then the bytes
 // Native byte order: both ends run the same build on the same kind of node.
 #pragma once
 
@@ -12,18 +14,23 @@
 #include <cstdint>
 #include <string>
 
+#include "comm/call_check.hpp"
+
 namespace dtrain::runtime::wire {
 
 inline constexpr std::size_t kHelloBytes = 12;
-inline constexpr std::size_t kHeaderBytes = 16;
+inline constexpr std::size_t kHeaderBytes = 32;
+// Where a message is in its sender's memory (kInSenderMemory): its address, then 8 bytes unused.
+inline constexpr std::size_t kWhereBytes = 16;
 inline constexpr std::size_t kRingNameBytes = 64;  // NUL-padded
 
 struct Header {
   std::int64_t tag = 0;
   std::uint64_t bytes = 0;
+  CallHeader call;
 };
 // Through a ring only (transport/shm/shm_ring.hpp): a header whose size has this bit set is
-// followed, instead of the bytes, by where they are in the sender's memory (kHeaderBytes: its
+// followed, instead of the bytes, by where they are in the sender's memory (kWhereBytes: its
 // address, then 8 bytes unused), for the receiver to read them there and acknowledge.
 inline constexpr std::uint64_t kInSenderMemory = std::uint64_t{1} << 63;
 

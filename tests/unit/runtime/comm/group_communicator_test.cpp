@@ -203,37 +203,46 @@ TEST(GroupCommunicator, AMessagesSizeMismatchNamesBothRanksInBothNumberings) {
                    "same count and type");
 }
 
-// A group's collective whose ranks pass different counts: the group's schedules carry no call
-// header, and the message of the wrong size is named, with the collective.
-TEST(GroupCommunicator, ACollectivesCountMismatchNamesBothRanksInBothNumberings) {
+// A group's collective whose ranks pass different calls: each of its messages carries the call's
+// header (call_check.hpp), and a receive that meets another call names both, in both numberings,
+// whether the sizes differ (a count) or not (an element type).
+TEST(GroupCommunicator, ACollectivesCallMismatchNamesBothRanksInBothNumberings) {
   const std::string h = dtrain::test::host_name();
-  std::vector<std::string> e(4);
+  std::vector<std::string> e(4), types(4);
   tcp_comm_ranks(4, [&](Comm& c, int rank) {
     std::optional<Comm> g = reversed_halves(c);
     if (rank % 2 == 1) return;
+    const auto r = static_cast<std::size_t>(rank);
     std::vector<float> v(rank == 0 ? 4 : 3, 1.0F);
-    e[static_cast<std::size_t>(rank)] = error_of(
+    e[r] = error_of(
         [&] { g->allreduce(v.data(), v.data(), v.size(), DType::kFloat32, ReduceOp::kSum); });
+    g->barrier();
+    const DType type = rank == 0 ? DType::kFloat32 : DType::kInt32;
+    types[r] = error_of([&] { g->allreduce(v.data(), v.data(), 3, type, ReduceOp::kSum); });
   });
+  const std::string r0 = "group rank 0 (world rank 2, on " + h + ")";
+  const std::string r1 = "group rank 1 (world rank 0, on " + h + ")";
   // The groups' first collective (#0), in the space of the first group made (id 1).
-  EXPECT_EQ(e[0],
-            "dtrain: allreduce #0 (16 bytes, group rank 1 (world rank 0) of 2): recv from "
-            "group rank 0 (world rank 2, on " +
-                h +
-                ") (tag -4294967297, 16 bytes; group rank 1 (world rank 0) of 2): group rank "
-                "0 (world rank 2, on " +
-                h +
-                ") sent 12 bytes; expected a message of the receive's size: send and "
-                "receive the same count and type");
-  EXPECT_EQ(e[2],
-            "dtrain: allreduce #0 (12 bytes, group rank 0 (world rank 2) of 2): recv from "
-            "group rank 1 (world rank 0, on " +
-                h +
-                ") (tag -4294967297, 12 bytes; group rank 0 (world rank 2) of 2): group rank "
-                "1 (world rank 0, on " +
-                h +
-                ") sent 16 bytes; expected a message of the receive's size: send and "
-                "receive the same count and type");
+  EXPECT_EQ(e[0], "dtrain: allreduce #0 (16 bytes, group rank 1 (world rank 0) of 2): recv from " +
+                      r0 +
+                      " (tag -4294967297, 16 bytes; group rank 1 (world rank 0) of 2): ranks "
+                      "passed different calls to one collective: " +
+                      r0 + " passed 3 float32 elements (sum), " + r1 +
+                      " passed 4 float32 elements (sum); every rank must pass the same number of "
+                      "elements, element type and operation");
+  EXPECT_EQ(e[2], "dtrain: allreduce #0 (12 bytes, group rank 0 (world rank 2) of 2): recv from " +
+                      r1 +
+                      " (tag -4294967297, 12 bytes; group rank 0 (world rank 2) of 2): ranks "
+                      "passed different calls to one collective: " +
+                      r0 + " passed 3 float32 elements (sum), " + r1 +
+                      " passed 4 float32 elements (sum); every rank must pass the same number of "
+                      "elements, element type and operation");
+  for (std::size_t r : {0, 2}) {
+    EXPECT_NE(types[r].find(r0 + " passed 3 int32 elements (sum), " + r1 +
+                            " passed 3 float32 elements (sum)"),
+              std::string::npos)
+        << types[r];
+  }
 }
 
 TEST(GroupCommunicator, ATimeoutNamesTheRankAwaitedInBothNumberings) {

@@ -173,6 +173,48 @@ TEST(MessageSchedules, AlltoallvCountsThatDisagreeAreNamed) {
       std::chrono::seconds(5));
 }
 
+// Ranks that pass the same bytes as different calls (an element type, an operation): each
+// message carries its call's header (call_check.hpp), and the receive that meets another call
+// names both ranks' calls, where sizes alone matched.
+TEST(MessageSchedules, CallsOfTheSameSizeThatDifferAreNamedWithBothCalls) {
+  const std::string h = dtrain::test::host_name();
+  std::vector<std::string> gather(2), reduce(2), alltoall(2);
+  tcp_comm_ranks(
+      2,
+      [&](Comm& c, int rank) {
+        const auto r = static_cast<std::size_t>(rank);
+        const DType type = rank == 0 ? DType::kFloat32 : DType::kInt32;
+        std::vector<std::int32_t> in(4), out(8);
+        gather[r] = error_of([&] { c.gather(in.data(), out.data(), 2, type, 0); });
+        c.barrier();
+        const ReduceOp op = rank == 0 ? ReduceOp::kSum : ReduceOp::kMax;
+        reduce[r] = error_of([&] { c.reduce(in.data(), out.data(), 2, DType::kInt32, op, 0); });
+        c.barrier();
+        alltoall[r] = error_of([&] { c.alltoall(in.data(), out.data(), 2, type); });
+      },
+      std::chrono::seconds(5));
+  const std::string ranks =
+      "ranks passed different calls to one collective: rank 0 (on " + h + ") passed ";
+  EXPECT_EQ(gather[0], "dtrain: gather #0 (8 bytes, rank 0 of 2): recv from rank 1 (on " + h +
+                           ") (tag -1, 8 bytes; rank 0 of 2): " + ranks +
+                           "2 float32 elements to gather at root 0, rank 1 (on " + h +
+                           ") passed 2 int32 elements to gather at root 0; every rank must pass "
+                           "the same number of elements, element type and root");
+  EXPECT_EQ(gather[1], "(no error)");  // its one send went
+  EXPECT_EQ(reduce[0], "dtrain: reduce #2 (8 bytes, rank 0 of 2): recv from rank 1 (on " + h +
+                           ") (tag -3, 8 bytes; rank 0 of 2): " + ranks +
+                           "2 int32 elements to reduce (sum) at root 0, rank 1 (on " + h +
+                           ") passed 2 int32 elements to reduce (max) at root 0; every rank must "
+                           "pass the same number of elements, element type, operation and root");
+  for (int r : {0, 1}) {
+    EXPECT_NE(alltoall[static_cast<std::size_t>(r)].find(
+                  ranks + "float32 blocks to alltoallv, rank 1 (on " + h +
+                  ") passed int32 blocks to alltoallv; every rank must pass the same element type"),
+              std::string::npos)
+        << alltoall[static_cast<std::size_t>(r)];
+  }
+}
+
 TEST(MessageSchedules, BadArgumentsAreRefusedBeforeAnythingIsSent) {
   tcp_comm_ranks(2, [&](Comm& c, int rank) {
     std::vector<float> v(4);

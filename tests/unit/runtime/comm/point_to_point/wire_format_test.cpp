@@ -13,10 +13,12 @@ namespace wire = dtrain::runtime::wire;
 
 TEST(WireFormat, HeadersReadBackWhatWasWritten) {
   std::array<char, wire::kHeaderBytes> buf{};
-  wire::write_header(buf.data(), {-7, 1ull << 40});
+  wire::write_header(buf.data(), {-7, 1ull << 40, {5, 0x0201}});
   const wire::Header h = wire::read_header(buf.data());
   EXPECT_EQ(h.tag, -7);
   EXPECT_EQ(h.bytes, 1ull << 40);
+  EXPECT_EQ(h.call.count, 5u);  // the collective's call header travels whole
+  EXPECT_EQ(h.call.what, 0x0201u);
 }
 
 TEST(WireFormat, AHelloNamesItsRankOnlyToACommunicatorOfItsSize) {
