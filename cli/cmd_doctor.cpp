@@ -17,9 +17,12 @@
 #include <cstdlib>
 #include <dtrain/bandwidth.hpp>
 #include <dtrain/dtrain.hpp>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <vector>
 
 #include "affinity/cpuset.hpp"
@@ -32,6 +35,7 @@
 #include "launch/launcher_env.hpp"
 #include "process.hpp"
 #include "report/doctor.hpp"
+#include "report/install_check.hpp"
 
 namespace dtrain::cli {
 namespace {
@@ -213,6 +217,78 @@ std::string nccl_status() {
   }
 }
 
+// The file the process mapped whose name starts with `prefix` ("libdtrain.so"), or "".
+std::string mapped_library(std::string_view prefix) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const std::size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    const std::size_t base = path.rfind('/') + 1;
+    if (path.compare(base, prefix.size(), prefix) == 0) return path;
+  }
+  return "";
+}
+
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::canonical(path, ec);
+  return ec ? path : canonical.string();
+}
+
+// python3 -c: exit 4 without a module dtrain, 3 without torch (dtrain.torch is not for it), else
+// the imports' exception, or dtrain's path.
+constexpr const char* kPythonProbe = R"(
+try:
+    import dtrain
+except ModuleNotFoundError as e:
+    if e.name == "dtrain":
+        raise SystemExit(4)
+    raise
+try:
+    import torch
+except ImportError:
+    raise SystemExit(3)
+import dtrain.torch
+print(dtrain.__file__)
+)";
+
+// What a login node can say of the installation before a job (report/install_check.hpp).
+report::InstallFacts install_facts() {
+  report::InstallFacts f;
+  f.cli_path = resolved(self_executable());
+  if (const std::string on_path = find_on_path("dtrain"); !on_path.empty()) {
+    f.cli_on_path = resolved(on_path);
+  }
+  f.libdtrain_path = mapped_library("libdtrain.so");
+  f.built_mpi_family = DTRAIN_BUILT_MPI_FAMILY;
+  for (const char* launcher : {"mpiexec", "mpirun"}) {
+    f.launcher = find_on_path(launcher);
+    if (f.launcher.empty()) continue;
+    f.launcher_version = first_line_of({f.launcher, "--version"});
+    break;
+  }
+  if (const std::string python = find_on_path("python3"); !python.empty()) {
+    // `timeout`: an import that hangs (a file system that does not answer) must not hang doctor.
+    const Captured c = run_capturing({"timeout", "120", python, "-c", kPythonProbe});
+    using Outcome = report::InstallFacts::PythonProbe::Outcome;
+    report::InstallFacts::PythonProbe probe;
+    probe.python = python;
+    probe.outcome = c.status == 0   ? Outcome::kImports
+                    : c.status == 4 ? Outcome::kNoModule
+                    : c.status == 3 ? Outcome::kNoTorch
+                                    : Outcome::kFails;
+    std::string_view text = c.status == 0 ? c.out : c.err;
+    while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    const std::size_t newline = text.rfind('\n');
+    probe.line = std::string(newline == std::string_view::npos ? text : text.substr(newline + 1));
+    if (c.status == 124) probe.line = "the imports did not finish in 120 s";
+    f.python = probe;
+  }
+  return f;
+}
+
 int run_doctor(const DoctorOptions& opts) {
   if (opts.iterations < 1 || opts.bytes < sizeof(float) || opts.min_busbw < 0) {
     throw UsageError(
@@ -226,6 +302,9 @@ int run_doctor(const DoctorOptions& opts) {
   if (world.rank != 0) return 0;
 
   const auto warnings = report::doctor_warnings(reports);
+  const auto install = report::install_checks(install_facts());
+  const bool install_ok = std::all_of(install.begin(), install.end(),
+                                      [](const report::InstallCheck& c) { return c.ok; });
   const bool bandwidth_ok = !bw.measured || (bw.wrong == 0 && bw.busbw >= opts.min_busbw);
   const std::map<std::string, std::string> versions = {
       {"dtrain", DTRAIN_VERSION},
@@ -244,15 +323,19 @@ int run_doctor(const DoctorOptions& opts) {
     for (const auto& r : reports) out["ranks"].push_back(report::report_to_json(r));
     out["versions"] = versions;
     out["warnings"] = warnings;
+    out["install"] = nlohmann::json::array();
+    for (const auto& c : install) out["install"].push_back({{"ok", c.ok}, {"text", c.text}});
     out["allreduce"] = {{"measured", bw.measured},         {"bytes", opts.bytes},
                         {"seconds", bw.seconds},           {"algbw_gbps", bw.algbw},
                         {"busbw_gbps", bw.busbw},          {"wrong", bw.wrong},
                         {"min_busbw_gbps", opts.min_busbw}};
-    out["ok"] = warnings.empty() && bandwidth_ok;
+    out["ok"] = warnings.empty() && bandwidth_ok && install_ok;
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("# dtrain doctor: %d rank(s)\n%s", world.size,
                 report::format_doctor_table(reports).c_str());
+    std::printf("# installation\n");
+    for (const auto& c : install) std::printf("%s: %s\n", c.ok ? "ok" : "WARNING", c.text.c_str());
     std::printf("# versions\n");
     for (const auto& [k, v] : versions) std::printf("%-18s %s\n", k.c_str(), v.c_str());
     std::printf("# checks\n");
@@ -271,7 +354,7 @@ int run_doctor(const DoctorOptions& opts) {
       std::printf("ok: one rank, no allreduce bandwidth to measure (run under srun or mpiexec)\n");
     }
   }
-  return warnings.empty() && bandwidth_ok ? 0 : 1;
+  return warnings.empty() && bandwidth_ok && install_ok ? 0 : 1;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ void register_timeline(CLI::App& app, Action& action);
 void register_run_rank(CLI::App& app, Action& action);
 void register_supervise(CLI::App& app, Action& action);
 void register_note_lost_rank(CLI::App& app, Action& action);
+void register_launch_status(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);
 void register_bind(CLI::App& app, Action& action);
 void register_doctor(CLI::App& app, Action& action);

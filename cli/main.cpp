@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   register_run_rank(app, action);
   register_supervise(app, action);
   register_note_lost_rank(app, action);
+  register_launch_status(app, action);
   register_topo(app, action);
   register_bind(app, action);
   register_doctor(app, action);

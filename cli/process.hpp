@@ -33,4 +33,8 @@ Captured run_capturing(const std::vector<std::string>& argv);
 // Absolute path of the running executable, so job scripts call back into this very dtrain.
 std::string self_executable();
 
+// Where PATH finds `program` (the first executable of that name, as the shell's lookup), or ""
+// when it finds none; PATH unset searches /usr/bin:/bin.
+std::string find_on_path(const std::string& program);
+
 }  // namespace dtrain::cli

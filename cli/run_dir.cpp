@@ -307,6 +307,16 @@ int append_lost_rank_notes(const std::string& run_dir, std::optional<int> attemp
   return static_cast<int>(notes.size());
 }
 
+report::LaunchStatus read_launch_status(const std::string& run_dir, int launcher_status) {
+  try {
+    const auto logs = list_rank_files(run_dir, records::kLogExtension);
+    return report::launch_status_from_ranks(launcher_status,
+                                            read_attempt_scans(run_dir, logs).scans);
+  } catch (const std::exception&) {
+    return {launcher_status, {}};  // no logs to read: the launcher's word stands
+  }
+}
+
 report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs,
                                           std::optional<int> wanted,

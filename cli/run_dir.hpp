@@ -28,6 +28,7 @@
 #include "report/hang.hpp"
 #include "report/log_merge.hpp"
 #include "report/rank_log_scan.hpp"
+#include "report/requeue_request.hpp"
 #include "report/scaling.hpp"
 #include "report/stats.hpp"
 #include "run_summary.hpp"
@@ -153,6 +154,11 @@ AttemptScans read_attempt_scans(const std::string& run_dir, const std::vector<Ra
 // Throws naming a log it cannot append to.
 int append_lost_rank_notes(const std::string& run_dir, std::optional<int> attempt,
                            std::string_view writer);
+
+// The status a launch that ended with `launcher_status` is acted on with: kExitRequeue when the
+// ranks of its last attempt said so in their logs though the launcher did not pass it on
+// (report::launch_status_from_ranks), else `launcher_status`. Logs it cannot read say nothing.
+report::LaunchStatus read_launch_status(const std::string& run_dir, int launcher_status);
 
 // `dtrain logs --first-error` of `logs` (all or some of the run's rank logs), with the heartbeats
 // as evidence; `dtrain submit` prints the same when a job fails. Of a job that restarted, only the

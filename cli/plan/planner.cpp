@@ -203,7 +203,7 @@ std::vector<std::string> bind_policy_flags(const JobSpec& spec, const std::strin
 LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteProfile& site,
                 const PlanInputs& inputs, const TemplateLookup& templates) {
   const SchedulerAdapter& adapter = scheduler_of(site);
-  PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  PlanDraft d{spec, spec_source, site, inputs, templates, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   if (spec.min_nodes > 0 && !adapter.can_shrink()) {
     throw SpecError({{spec_source, 0, "nodes",
                       "expected a node count on site " + site.name + " (scheduler " +
@@ -241,6 +241,7 @@ LaunchPlan plan(const JobSpec& spec, const std::string& spec_source, const SiteP
   d.run_rank = {dtrain, "run-rank", "--"};
   for (const auto& w : d.plan.command) d.run_rank.push_back(w);
   d.note_lost_rank = shell_join({dtrain, "note-lost-rank", "--run-dir"});
+  d.launch_status = shell_join({dtrain, "launch-status", "--run-dir"});
   if (spec.restarts > 0) {
     std::vector<std::string> supervise = {
         dtrain,       "supervise",

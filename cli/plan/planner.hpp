@@ -100,6 +100,9 @@ struct PlanDraft {
   // "DTRAIN note-lost-rank --run-dir": after a failed launch the script has it give each rank
   // the launcher ended before it heard which rank was lost the line another rank wrote.
   std::string note_lost_rank;
+  // "DTRAIN launch-status --run-dir": prints the status a checkpointed job acts on after its
+  // launch, 85 when the ranks' logs say they stopped for a requeue though the launcher did not.
+  std::string launch_status;
 };
 
 // Throws SpecError when the spec misses a field the site requires or asks for what the site

@@ -80,6 +80,7 @@ std::string run_launch(const PlanDraft& d, const BatchScriptAdapter& adapter) {
                             {"requeue", requeue_line},
                             {"supervise", d.supervise},
                             {"note_lost_rank", d.note_lost_rank},
+                            {"launch_status", d.launch_status},
                             {"exit_status_file", exit_status_file}});
   } else {
     text = render_template(d.templates("run_launch.sh.tmpl"),
