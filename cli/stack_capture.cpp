@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/errors.hpp"
+#include "process.hpp"
 #include "python_stacks.hpp"
 #include "records/output_tee.hpp"
 #include "records/rank_files.hpp"
@@ -182,18 +183,6 @@ void run_all(std::vector<Run>& runs, std::size_t parallel,
   }
 }
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/bin:/bin";
-  while (true) {
-    const std::size_t colon = dirs.find(':');
-    const std::string dir(dirs.substr(0, colon));
-    if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-    if (colon == std::string_view::npos) return false;
-    dirs.remove_prefix(colon + 1);
-  }
-}
-
 std::string seconds_text(std::chrono::milliseconds limit) {
   const auto ms = limit.count();
   return ms % 1000 == 0 ? std::to_string(ms / 1000)
@@ -252,8 +241,8 @@ std::vector<report::RankStacks> capture_stacks(const std::vector<StackTarget>& t
   // eu-stack reads a process in a tenth of a second where gdb, loading every library's debug
   // information, takes one to three (16 ranks on 2 busy cores: 2 s against over 20): gdb only
   // where elfutils is not installed.
-  const bool eu_stack = on_path("eu-stack");
-  const bool gdb = !eu_stack && on_path("gdb");
+  const bool eu_stack = !find_on_path("eu-stack").empty();
+  const bool gdb = !eu_stack && !find_on_path("gdb").empty();
   std::vector<Run> runs;
   if (eu_stack) {
     for (std::size_t i = 0; i < targets.size(); ++i) {
