@@ -18,7 +18,7 @@ source "$(dirname "$0")/lib.sh"
 DTRAIN=$2 PROBE=$3 RUNS=${4:-${DTRAIN_HANG_RUNS:-20}}
 work=$(scratch_dir)
 link="${VETH_PREFIX:-dtrv}2"
-trap 'ip link set "$link" up 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'link_back 2 || true; rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -81,9 +81,10 @@ cut_run() {
     sleep 0.2
   done
   wait "$job" || true
-  ip link set "$link" up
   local ended
   ended=$(now)
+  # The next run (and the next test) need node2 idle in Slurm again.
+  link_back 2
   sed 's/^[^ ]* //' "$dir/hang.log" 2>/dev/null | grep "^dtrain: hang: " >"$dir.verdicts" || true
   local node2="^dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(it reaches none of them: its link is cut\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending ranks 2-3 on node2"
   local wrong

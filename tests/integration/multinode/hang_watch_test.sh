@@ -13,7 +13,7 @@ source "$1/env.sh"
 source "$(dirname "$0")/lib.sh"
 DTRAIN=$2 PROBE=$3
 work=$(scratch_dir)
-trap 'ip link set "${VETH_PREFIX:-dtrv}2" up 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'link_back 2 || true; rm -rf "$work"' EXIT
 
 # RUN_DIR: srun of 2 x 2 probe ranks on node1 and node2, each under run-rank.
 ranks=(srun --mpi=pmix -w node1,node2 -N2 --ntasks-per-node=2 "$DTRAIN" run-rank --run-dir)
@@ -60,4 +60,5 @@ grep -qE "$want $other_side" "$work/cut.out" || fail "the job's output lacks the
 grep -q "^exit 0$" "$work/cut.out" && fail "the job succeeded: $(cat "$work/cut.out")"
 ((ended <= 60)) || fail "the job ended $ended s after the cut (named after $named s): $(cat "$work/cut.out")"
 echo "ok: node2 named after $named s of the cut, the job ended after $ended s"
+link_back 2 || fail "node2 did not come back after the cut"
 echo PASS
