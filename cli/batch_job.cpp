@@ -7,12 +7,13 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "common/errors.hpp"
+#include "common/words.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
+#include "records/metric_record.hpp"
 #include "records/rank_files.hpp"
 #include "report/plain_number.hpp"
 #include "run_dir.hpp"
@@ -73,7 +74,10 @@ std::string format_elapsed(std::chrono::seconds s) {
   return buf;
 }
 
-// Steps per second over rank 0's most recent step records, read incrementally.
+// Steps per second over rank 0's most recent metric records, read incrementally through the
+// records' one reader (records/metric_record.hpp): a step record is one step at its time, an
+// interval record (the Meter's default detail after the first steps) its count of steps at its
+// close. Over step records alone: (records - 1) / (last time - first time), as before intervals.
 class StepRate {
  public:
   explicit StepRate(std::string path) : path_(std::move(path)) {}
@@ -86,20 +90,36 @@ class StepRate {
     while (std::getline(in, line)) {
       if (in.eof()) break;  // a partial last line: read it whole next time
       offset_ += line.size() + 1;
-      auto record = nlohmann::json::parse(line, nullptr, false);
-      if (!record.is_object() || !record.contains("time") || !record["time"].is_number()) continue;
-      if (record.contains("type") && record["type"] != "step") continue;
-      times_.push_back(record["time"].get<double>());
-      if (times_.size() > 50) times_.pop_front();
+      records::MetricRecord record;
+      try {
+        record = records::parse_metric_record(line, path_);
+      } catch (const std::exception&) {
+        continue;  // a damaged line: the rate is a hint, `dtrain stats` reports the error
+      }
+      if (record.type == records::RecordType::kStep) {
+        steps_ += 1;
+      } else if (record.type == records::RecordType::kInterval) {
+        steps_ += record.step_interval.count();
+      } else {
+        continue;
+      }
+      marks_.push_back({record.time, steps_});
+      if (marks_.size() > 50) marks_.pop_front();
     }
-    if (times_.size() < 2 || times_.back() <= times_.front()) return std::nullopt;
-    return static_cast<double>(times_.size() - 1) / (times_.back() - times_.front());
+    if (marks_.size() < 2 || marks_.back().time <= marks_.front().time) return std::nullopt;
+    return static_cast<double>(marks_.back().steps - marks_.front().steps) /
+           (marks_.back().time - marks_.front().time);
   }
 
  private:
+  struct Mark {
+    double time = 0;
+    long long steps = 0;  // steps read up to and including this record
+  };
   std::string path_;
   std::size_t offset_ = 0;
-  std::deque<double> times_;
+  long long steps_ = 0;
+  std::deque<Mark> marks_;
 };
 
 }  // namespace
@@ -177,9 +197,7 @@ void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status)
   const plan::Argv query = job.scheduler->failed_nodes_command(status.nodes);
   if (!query.empty()) {
     const Captured c = run_capturing(query);
-    for (const auto& n : job.scheduler->parse_failed_nodes(c.out)) {
-      names += (names.empty() ? "" : ", ") + n;
-    }
+    names = join_alternatives(job.scheduler->parse_failed_nodes(c.out), ", ");
   }
   std::fprintf(stderr, "dtrain: job %s ended because a node failed: %s; its ranks there are lost\n",
                job.job_id.c_str(),
