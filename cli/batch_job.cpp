@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -13,10 +12,10 @@
 #include "common/words.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
-#include "records/metric_record.hpp"
 #include "records/rank_files.hpp"
 #include "report/plain_number.hpp"
 #include "run_dir.hpp"
+#include "step_rate.hpp"
 #include "supervisor.hpp"
 
 namespace dtrain::cli {
@@ -73,54 +72,6 @@ std::string format_elapsed(std::chrono::seconds s) {
                 static_cast<long long>(total / 60 % 60), static_cast<long long>(total % 60));
   return buf;
 }
-
-// Steps per second over rank 0's most recent metric records, read incrementally through the
-// records' one reader (records/metric_record.hpp): a step record is one step at its time, an
-// interval record (the Meter's default detail after the first steps) its count of steps at its
-// close. Over step records alone: (records - 1) / (last time - first time), as before intervals.
-class StepRate {
- public:
-  explicit StepRate(std::string path) : path_(std::move(path)) {}
-
-  std::optional<double> update() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return std::nullopt;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (in.eof()) break;  // a partial last line: read it whole next time
-      offset_ += line.size() + 1;
-      records::MetricRecord record;
-      try {
-        record = records::parse_metric_record(line, path_);
-      } catch (const std::exception&) {
-        continue;  // a damaged line: the rate is a hint, `dtrain stats` reports the error
-      }
-      if (record.type == records::RecordType::kStep) {
-        steps_ += 1;
-      } else if (record.type == records::RecordType::kInterval) {
-        steps_ += record.step_interval.count();
-      } else {
-        continue;
-      }
-      marks_.push_back({record.time, steps_});
-      if (marks_.size() > 50) marks_.pop_front();
-    }
-    if (marks_.size() < 2 || marks_.back().time <= marks_.front().time) return std::nullopt;
-    return static_cast<double>(marks_.back().steps - marks_.front().steps) /
-           (marks_.back().time - marks_.front().time);
-  }
-
- private:
-  struct Mark {
-    double time = 0;
-    long long steps = 0;  // steps read up to and including this record
-  };
-  std::string path_;
-  std::size_t offset_ = 0;
-  long long steps_ = 0;
-  std::deque<Mark> marks_;
-};
 
 }  // namespace
 
