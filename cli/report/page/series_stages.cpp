@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "report/stats_stages.hpp"
+
 namespace dtrain::report::series {
 namespace {
 
@@ -61,7 +63,49 @@ double median_step_period(const Steps& by_rank) {
   return std::isfinite(m) ? m : 0;
 }
 
+// A step's (an entry's) start.
+double begin_of(const Step& s) { return s.time - std::max(s.span, s.seconds); }
+
+// One pass of bound_steps: pairs merged, those with a long pause between them only when `all`.
+void merge_pairs(std::vector<Step>& steps, bool all) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (i + 1 < steps.size()) {
+      const Step& a = steps[i];
+      const Step& b = steps[i + 1];
+      const double pause = begin_of(b) - a.time;
+      const double longer = std::max(a.time - begin_of(a), b.time - begin_of(b));
+      if (all || pause <= longer) {
+        steps[out++] = merged_steps(a, b);
+        ++i;
+        continue;
+      }
+    }
+    steps[out++] = steps[i];
+  }
+  steps.resize(out);
+}
+
 }  // namespace
+
+Step merged_steps(const Step& a, const Step& b) {
+  Step m;
+  m.time = std::max(a.time, b.time);
+  m.span = m.time - std::min(begin_of(a), begin_of(b));
+  m.seconds = a.seconds + b.seconds;
+  m.comm = a.comm + b.comm;
+  m.data = a.data + b.data;
+  m.samples = a.samples;
+  add_saturating(m.samples, b.samples);  // a file may claim up to INT64_MAX
+  m.steps = a.steps + b.steps;
+  return m;
+}
+
+void bound_steps(std::vector<Step>& steps) {
+  if (steps.size() <= kKeptSeriesSteps) return;
+  merge_pairs(steps, false);
+  if (steps.size() > kKeptSeriesSteps * 3 / 4) merge_pairs(steps, true);
+}
 
 std::vector<SlowCollective> slowest_collectives(const Collectives& collectives) {
   std::vector<SlowCollective> out;
