@@ -77,7 +77,7 @@ class SeriesBuilder {
   RunSeries finish() const;
 
  private:
-  // Every rank's steps, merged two by two past kKeptSeriesSteps (series::bound_steps: the bins
+  // Every rank's steps, merged past kKeptSeriesSteps (series::bound_steps: the bins
   // are known only once the run's whole time span is, and a bin then still holds several entries),
   // and every resource sample (one every few seconds). The types and the stages of finish() are
   // series_stages.hpp's.

@@ -25,7 +25,8 @@ inline constexpr std::size_t kKeptSeriesSteps = 1024;
 // last's end, as an interval record's.
 Step merged_steps(const Step& a, const Step& b);
 
-// Past kKeptSeriesSteps entries, neighbours merged two by two (oldest first): those with a pause
+// Past kKeptSeriesSteps entries, neighbours merged (oldest first) into entries of at most 4 /
+// kKeptSeriesSteps of the rank's steps each, leaving about half the bound: those with a pause
 // between them no longer than either (a restart's downtime, a pause for evaluation keep their
 // gap), and all of them when that leaves more than three quarters.
 void bound_steps(std::vector<Step>& steps);
