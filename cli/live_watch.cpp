@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "common/errors.hpp"
 #include "common/number_text.hpp"
 #include "link_watch.hpp"
+#include "process.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/run_dir_layout.hpp"
@@ -53,18 +53,7 @@ constexpr auto kCutNodeFirst = 2 * kReadWaitsEvery * kPeriod;
 // ptrace cannot stop (blocked in the kernel) delays the abort by this much at most.
 constexpr auto kStacksLimit = std::chrono::seconds(8);
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using records::now_us;
 
 std::optional<report::ProcessSample> sample_process(pid_t pid) {
   const std::string base = "/proc/" + std::to_string(pid);
