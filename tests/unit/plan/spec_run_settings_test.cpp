@@ -100,9 +100,15 @@ TEST(SpecRunSettings, EverySiteExportsThem) {
                        "                - name: DTRAIN_ON_HANG\n                  value: wait\n"),
                 std::string::npos)
           << s;
-      EXPECT_NE(s.find(" -x DTRAIN_RECORDS -x DTRAIN_HANG_AFTER -x DTRAIN_ON_HANG "),
-                std::string::npos)
-          << s;
+      // The launcher's command is a list of words here (no setup): mpirun's -x NAME each.
+      const auto mpirun = s.find("- mpirun\n");
+      ASSERT_NE(mpirun, std::string::npos) << s;
+      for (const char* v : {"DTRAIN_RECORDS", "DTRAIN_HANG_AFTER", "DTRAIN_ON_HANG"}) {
+        EXPECT_NE(s.find(std::string("- -x\n                - ") + v + "\n", mpirun),
+                  std::string::npos)
+            << v << "\n"
+            << s;
+      }
       continue;
     }
     const auto exports = s.find(
