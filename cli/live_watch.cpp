@@ -15,7 +15,7 @@
 
 #include "arrival_watch.hpp"
 #include "common/errors.hpp"
-#include "common/number_text.hpp"
+#include "common/run_settings.hpp"
 #include "link_watch.hpp"
 #include "process.hpp"
 #include "records/log_line.hpp"
@@ -78,28 +78,21 @@ std::optional<report::ProcessSample> sample_main_thread(pid_t pid) {
 
 LiveWatchSettings live_watch_settings(const launch::Environment& env) {
   LiveWatchSettings s;
-  if (const auto it = env.find("DTRAIN_HANG_AFTER"); it != env.end() && !it->second.empty()) {
-    if (it->second == "off") {
-      s.hang_after.reset();
-    } else if (const auto n = parse_whole_number(it->second, 1, 86400)) {
-      s.hang_after = std::chrono::seconds(*n);
-    } else {
-      throw UsageError(
-          "dtrain: DTRAIN_HANG_AFTER: expected whole seconds from 1 to 86400 (how "
-          "long ranks wait in a collective before the watch names who holds "
-          "them) or off, got \"" +
-          it->second + "\"");
-    }
+  auto refuse = [](std::string_view variable, const std::string& value, std::string_view expected) {
+    return UsageError("dtrain: " + std::string(variable) + ": expected " + std::string(expected) +
+                      ", got \"" + value + "\"");
+  };
+  if (const auto it = env.find(std::string(kHangAfterVariable));
+      it != env.end() && !it->second.empty()) {
+    const auto after = parse_hang_after(it->second);
+    if (!after) throw refuse(kHangAfterVariable, it->second, kHangAfterExpected);
+    s.hang_after = after->off ? std::nullopt : std::optional(after->after);
   }
-  if (const auto it = env.find("DTRAIN_ON_HANG"); it != env.end() && !it->second.empty()) {
-    if (it->second == "abort" || it->second == "wait") {
-      s.abort = it->second == "abort";
-    } else {
-      throw UsageError(
-          "dtrain: DTRAIN_ON_HANG: expected abort (end the rank the hang watch "
-          "names, so the job ends) or wait (only name it), got \"" +
-          it->second + "\"");
-    }
+  if (const auto it = env.find(std::string(kOnHangVariable));
+      it != env.end() && !it->second.empty()) {
+    const auto policy = parse_on_hang(it->second);
+    if (!policy) throw refuse(kOnHangVariable, it->second, kOnHangExpected);
+    s.abort = *policy == OnHang::kAbort;
   }
   return s;
 }
