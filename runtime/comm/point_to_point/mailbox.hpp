@@ -190,6 +190,12 @@ class Mailbox : private Progress {
   // Within a node (mailbox_rings.cpp): the rings' side of reading and writing.
   bool read_ring(Incoming& in);  // whether bytes moved
   bool write_ring(Outgoing& out);
+  // The front send, read by its receiver from this process's memory, completes once the
+  // receiver acknowledged it in the ring: also when its connection ends or its process is lost
+  // just after (it may take the message and end at once, and its acknowledgement and its end
+  // may come in one poll), as a ring's bytes written before their writer went are read all the
+  // same. Whether it completed.
+  bool complete_taken(Outgoing& out);
   bool open_ring(Incoming& in);
   bool move_rings();  // every ring, both ways; whether bytes moved
   // Before the loop sleeps: how long it may (0: a ring still has work).

@@ -386,14 +386,6 @@ void Mailbox::read_back(Outgoing& out) {
       continue;
     }
     if (n < 0 && would_block(errno)) return;
-    // A message the reader read from this process's memory and acknowledged before it closed
-    // was delivered: its send completes, as a ring's bytes written before their writer went are
-    // read all the same (read()). Its acknowledgement and the end may come in one poll.
-    if (out.ring && out.awaiting && out.ring->acknowledged() >= out.remote_sent) {
-      out.awaiting = false;
-      finish(*out.queue.front(), "");
-      out.queue.pop_front();
-    }
     drop_outgoing(out, connection_end(n == 0));
     return;
   }

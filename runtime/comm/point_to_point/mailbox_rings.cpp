@@ -55,11 +55,8 @@ bool Mailbox::write_ring(Outgoing& out) {
   bool moved = false;
   while (out.ring) {
     if (out.awaiting) {  // the reader reads the front message from this process's memory
-      if (out.ring->acknowledged() < out.remote_sent) break;
-      out.awaiting = false;
+      if (!complete_taken(out)) break;
       moved = true;
-      finish(*out.queue.front(), "");
-      out.queue.pop_front();
       continue;
     }
     if (!out.framing) {
@@ -109,6 +106,14 @@ bool Mailbox::write_ring(Outgoing& out) {
   // Before the hello the reader has not seen the ring, and reads it whole once it does.
   if (moved && out.hello_sent && out.ring->take_reader_waiting()) wake_peer(out.socket);
   return moved;
+}
+
+bool Mailbox::complete_taken(Outgoing& out) {
+  if (!out.ring || !out.awaiting || out.ring->acknowledged() < out.remote_sent) return false;
+  out.awaiting = false;
+  finish(*out.queue.front(), "");
+  out.queue.pop_front();
+  return true;
 }
 
 bool Mailbox::move_rings() {
