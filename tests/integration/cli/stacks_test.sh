@@ -81,7 +81,9 @@ EOF
 # Bounded: a debugger that never finishes (here a stand-in eu-stack that sleeps) is killed at
 # --timeout, each rank says so, and nothing is left stopped.
 mkdir stuck
-printf '#!/bin/sh\nexec sleep 300\n' >stuck/eu-stack
+# Its own duration, so that no other process's `sleep 300` on the machine is taken for it.
+stuck_sleep="sleep 300.$$"
+printf '#!/bin/sh\nexec %s\n' "$stuck_sleep" >stuck/eu-stack
 chmod +x stuck/eu-stack
 start=$(date +%s.%N)
 status=0
@@ -90,7 +92,7 @@ stuck_took=$(echo "$(date +%s.%N) - $start" | bc)
 expect_eq 1 "$status" "exit status with no stack read ($(cat stuck.txt))"
 (($(echo "$stuck_took <= 5" | bc))) || fail "dtrain stacks --timeout 1 took $stuck_took s"
 expect_contains "$(cat stuck.txt)" "no stacks of ranks 0-15: not taken within 1 s" "the stuck debugger"
-pgrep -f "^sleep 300$" >/dev/null && fail "the stuck debugger outlived dtrain stacks"
+pgrep -f "^$stuck_sleep$" >/dev/null && fail "the stuck debugger outlived dtrain stacks"
 expect_eq T "$(state_of "$pid11")" "rank 11's state after the stuck debugger"
 echo "ok: a stuck debugger ended after $stuck_took s"
 kill -TERM "$submit_pid"
