@@ -24,6 +24,14 @@ wait_job() {
   echo "$state"
 }
 
+# link_back K: node K's link (cut by a test with `ip link set ${VETH_PREFIX}K down`) up again, and
+# waits until Slurm has it idle: a cut of more than SlurmdTimeout (10 s) leaves it down for a while,
+# and the next test's srun on it would fail or wait.
+link_back() {
+  ip link set "${VETH_PREFIX:-dtrv}$1" up 2>/dev/null || true
+  bash "$(dirname "${BASH_SOURCE[0]}")/../cluster/cluster.sh" revive-node "$DTRAIN_CLUSTER_DIR" "$1" >/dev/null
+}
+
 # A scratch directory on the file system every node shares (as a cluster's home or scratch file
 # system), removed when the test exits.
 scratch_dir() {
