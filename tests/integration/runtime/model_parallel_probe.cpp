@@ -91,13 +91,17 @@ void check_messages(dtrain::Comm& c, const std::string& where) {
 }
 
 // The elements rank `from` sends to rank `to`: different for every pair, 0 to a rank's own block
-// and to rank 0 whenever (from + 2 * to) is a multiple of 3, up to 80,000 (312 KiB).
-std::size_t block_count(int from, int to) {
+// and to rank 0 whenever (from + 2 * to) is a multiple of 3, up to 80,000 (312 KiB); `at_least`
+// more to every rank.
+std::size_t block_count(int from, int to, std::size_t at_least) {
   const auto base = static_cast<std::size_t>((from + 2 * to) % 3) * 40000;
-  return from == to ? 0 : base + static_cast<std::size_t>(to);
+  return at_least + (from == to ? 0 : base + static_cast<std::size_t>(to));
 }
 
-void check_alltoallv(dtrain::Comm& c, const std::string& where) {
+// at_least = 1 when a rank has died: every survivor then waits for a block from it (with a zero
+// block from it, a survivor whose own small block to it left in its socket's buffer finishes the
+// call and fails in a later one, naming the survivor that ended first instead).
+void check_alltoallv(dtrain::Comm& c, const std::string& where, std::size_t at_least = 0) {
   const int r = c.rank();
   const int n = c.size();
   std::vector<std::size_t> send_counts;
@@ -108,9 +112,9 @@ void check_alltoallv(dtrain::Comm& c, const std::string& where) {
   std::size_t total = 0;
   for (int j = 0; j < n; ++j) {
     send_offsets.push_back(send.size());
-    send_counts.push_back(block_count(r, j));
+    send_counts.push_back(block_count(r, j, at_least));
     recv_offsets.push_back(total);
-    recv_counts.push_back(block_count(j, r));
+    recv_counts.push_back(block_count(j, r, at_least));
     total += recv_counts.back();
     for (std::size_t i = 0; i < send_counts.back(); ++i) send.push_back(stamp(r, j, i));
   }
@@ -207,7 +211,7 @@ int main() try {
     if (w.rank == die) std::raise(SIGKILL);
     try {
       if (what == "alltoallv") {
-        for (int i = 0; i < 1000000; ++i) check_alltoallv(comm, "world");
+        for (int i = 0; i < 1000000; ++i) check_alltoallv(comm, "world", 1);
       } else {
         std::vector<float> m(1024);
         comm.recv(m.data(), m.size(), dtrain::DType::kFloat32, die, 5);
