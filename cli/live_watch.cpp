@@ -261,6 +261,7 @@ void LiveWatch::update_own_wait(const Sample& now) {
       st.published.reset();
       st.links->forget();
       st.memory.all_waiting_at_us.reset();
+      st.memory.all_waits.clear();
     }
   }
   if (st.published || !now.able) return;
@@ -301,8 +302,8 @@ bool LiveWatch::read_waits(std::int64_t now_us) {
   }
   // The files' words only when a decision may need them (report::read_waits_now).
   if (st.waits_stale && st.names_seen_us &&
-      report::read_waits_now(st.wait_names, size_, *st.names_seen_us, now_us,
-                             *settings_.hang_after)) {
+      report::read_waits_now(st.wait_names, size_, *st.names_seen_us, now_us, *settings_.hang_after,
+                             !st.memory.all_waits.empty())) {
     st.waits_stale = false;
     st.waits.clear();
     for (const std::string& name : list_waits(st.live_dir)) {
@@ -330,12 +331,14 @@ report::Decision LiveWatch::judge(const Sample& now) {
   view.own_wait = st.published;
   view.waits = st.waits;
   view.now_us = now.now_us;
-  if (report::every_rank_waits(view)) {
-    // Whether a node's link is cut, asked as soon as every rank waits (a few seconds).
-    st.links->probe_once(st.waits);
+  // Whether a node's link is cut, asked as soon as every rank waits (a few seconds).
+  if (report::every_rank_waits(view)) st.links->probe_once(st.waits);
+  if (report::link_check_due(view, st.memory)) {
     // Every logger may be on the node cut off, so each reads the records (O(nodes), fewer than
     // the waits it reads), and only when the folder changed.
-    if (report::hosts_of(st.waits).size() >= 3 && st.reach_stale) {
+    // The hosts of every rank's wait, as last seen all together (the cut node's may be gone).
+    const auto& seen = st.memory.all_waits.empty() ? st.waits : st.memory.all_waits;
+    if (report::hosts_of(seen).size() >= 3 && st.reach_stale) {
       st.reach = st.links->read();
       st.reach_stale = false;
     }

@@ -36,20 +36,32 @@ std::optional<std::string> culprit_verdict(const WatchView& v) {
 void judge_all_waiting(const WatchView& v, bool collected, WatchMemory& memory, Decision& d) {
   const std::optional<std::string> all_waiting =
       v.own_wait ? all_waiting_verdict(v.size, v.waits, v.now_us) : std::nullopt;
-  if (!all_waiting) return;
-  const std::vector<std::string> hosts = hosts_of(v.waits);
+  if (all_waiting) memory.all_waits = v.waits;
+  if (!v.own_wait || memory.all_waits.empty()) return;
+  const std::vector<RankWait>& waits = memory.all_waits;
+  const std::vector<std::string> hosts = hosts_of(waits);
   const std::optional<std::string> cut = cut_node(hosts, v.reach);
+  if (!all_waiting) {
+    // Some left their wait since every rank waited: only the cut node's ranks may have.
+    if (!cut) return;
+    for (const RankWait& w : waits) {
+      const auto still = [&](const RankWait& x) {
+        return x.rank == w.rank && x.slot == w.slot && x.seq == w.seq;
+      };
+      if (w.host != *cut && std::none_of(v.waits.begin(), v.waits.end(), still)) return;
+    }
+  }
   // The lowest waiting rank speaks; once a node is cut off, the lowest of the other side, and on
   // that node its own lowest.
   int lowest = v.size;
   int lowest_here = v.size;
-  for (const RankWait& w : v.waits) {
+  for (const RankWait& w : waits) {
     if (!cut || w.host != *cut) lowest = std::min(lowest, w.rank);
     if (w.host == v.host) lowest_here = std::min(lowest_here, w.rank);
   }
   if (cut && *cut == v.host && v.abort) {
-    d.verdict = cut_node_verdict(v.waits, v.reach, v.now_us);
-    d.action = cut_node_abort(v.waits, *cut, v.rank, v.host);
+    d.verdict = cut_node_verdict(waits, v.reach, v.now_us);
+    d.action = cut_node_abort(waits, *cut, v.rank, v.host);
     d.say = lowest_here == v.rank;
     d.keep_wait = true;
     return;
@@ -57,12 +69,11 @@ void judge_all_waiting(const WatchView& v, bool collected, WatchMemory& memory, 
   if (lowest != v.rank) return;
   if (!memory.all_waiting_at_us) memory.all_waiting_at_us = v.now_us;
   if (cut) {
-    std::optional<std::string> verdict = cut_node_verdict(v.waits, v.reach, v.now_us);
+    std::optional<std::string> verdict = cut_node_verdict(waits, v.reach, v.now_us);
     if (!v.abort) {
       d.verdict = std::move(verdict);
     } else if (verdict) {
-      memory.held =
-          HeldCut{*verdict, cut_node_abort(v.waits, *cut, v.rank, v.host), *cut, v.now_us};
+      memory.held = HeldCut{*verdict, cut_node_abort(waits, *cut, v.rank, v.host), *cut, v.now_us};
     }
     return;
   }
@@ -99,12 +110,17 @@ std::chrono::seconds publish_after(std::chrono::seconds hang_after) {
 }
 
 bool read_waits_now(int names, int size, std::int64_t first_seen_us, std::int64_t now_us,
-                    std::chrono::seconds hang_after) {
-  return names >= size || now_us - first_seen_us >= micros(hang_after - publish_after(hang_after));
+                    std::chrono::seconds hang_after, bool saw_all_waiting) {
+  return names >= size || saw_all_waiting ||
+         now_us - first_seen_us >= micros(hang_after - publish_after(hang_after));
 }
 
 bool every_rank_waits(const WatchView& view) {
   return view.own_wait && all_waiting_verdict(view.size, view.waits, view.now_us);
+}
+
+bool link_check_due(const WatchView& view, const WatchMemory& memory) {
+  return view.own_wait && (!memory.all_waits.empty() || every_rank_waits(view));
 }
 
 Decision decide(const WatchView& view, WatchMemory& memory,

@@ -74,8 +74,12 @@ std::chrono::seconds publish_after(std::chrono::seconds hang_after);
 // Until then a wait of kLinkCheckAfter that some ranks do not share (the others waiting in a
 // barrier while rank 0 saves) costs each logger a directory listing, not a read of every file:
 // at 1,024 ranks, 1,024 listings rather than a million small reads on a shared file system.
+// `saw_all_waiting` (WatchMemory::all_waits holds some): this logger saw every rank waiting in
+// its wait, so it reads on after some waits went, for the cut-node check (the cut node's ranks
+// may leave theirs before it decides); no more reads than while every rank waited, one per change
+// of the folder.
 bool read_waits_now(int names, int size, std::int64_t first_seen_us, std::int64_t now_us,
-                    std::chrono::seconds hang_after);
+                    std::chrono::seconds hang_after, bool saw_all_waiting);
 
 // What one logger knows at one tick.
 struct WatchView {
@@ -105,6 +109,11 @@ struct HeldCut {
 struct WatchMemory {
   std::optional<std::int64_t> all_waiting_at_us;  // when this (lowest) rank saw every rank waiting
   std::optional<HeldCut> held;
+  // Every rank's wait, as last seen all together while this rank waits: the ranks of the node cut
+  // off may leave their waits before this logger decides (a logger there ends its rank, and the
+  // node's other ranks then fail at once on their local connections), so the cut-node check goes
+  // on with these as long as every rank of the other nodes still waits.
+  std::vector<RankWait> all_waits;
 };
 
 struct Decision {
@@ -118,6 +127,9 @@ struct Decision {
 // Whether every rank's wait reads as every rank waiting (all_waiting_verdict) from this logger,
 // whose own rank must wait too: the condition for probing the nodes' links.
 bool every_rank_waits(const WatchView& view);
+// Whether the nodes' link records are worth reading: every rank waits, or did while this rank
+// has waited (WatchMemory::all_waits).
+bool link_check_due(const WatchView& view, const WatchMemory& memory);
 
 // The decision at one tick (no verdict: nothing to say yet). `hang_log_named`: whether some
 // logger already wrote a verdict to RUN_DIR/hang.log (asked only when the silent ranks' verdict

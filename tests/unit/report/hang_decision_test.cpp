@@ -80,12 +80,14 @@ TEST(HangDecision, WaitFilesAreReadWhenEveryRankWaitsOrOnceHangAfterCanHavePasse
   using dtrain::report::read_waits_now;
   const auto s30 = std::chrono::seconds(30);
   // 5 of 6 published (rank 0 saves a checkpoint): listed, not read, until 25 s after the first.
-  EXPECT_FALSE(read_waits_now(5, 6, kT0, kT0 + 24 * kSecond, s30));
-  EXPECT_TRUE(read_waits_now(5, 6, kT0, kT0 + 25 * kSecond, s30));
+  EXPECT_FALSE(read_waits_now(5, 6, kT0, kT0 + 24 * kSecond, s30, false));
+  EXPECT_TRUE(read_waits_now(5, 6, kT0, kT0 + 25 * kSecond, s30, false));
   // Every rank waits: read at once (the cut-node check).
-  EXPECT_TRUE(read_waits_now(6, 6, kT0, kT0, s30));
+  EXPECT_TRUE(read_waits_now(6, 6, kT0, kT0, s30, false));
+  // Every rank was seen waiting, and a rank of the cut node left its wait since: read on.
+  EXPECT_TRUE(read_waits_now(5, 6, kT0, kT0 + 9 * kSecond, s30, true));
   // hang_after below the link check: published at hang_after, read at once, as before.
-  EXPECT_TRUE(read_waits_now(1, 6, kT0, kT0, std::chrono::seconds(3)));
+  EXPECT_TRUE(read_waits_now(1, 6, kT0, kT0, std::chrono::seconds(3), false));
 }
 
 TEST(HangDecision, ACutNodeIsNamedByItsOwnRanksAsSoonAsTheProbesAgree) {
@@ -123,6 +125,35 @@ TEST(HangDecision, TheOtherSidesLowestNamesTheCutNodeFourSecondsLaterNotAtFault)
           << rank << " at " << t;
     }
   }
+}
+
+TEST(HangDecision, TheCutNodesRanksMayLeaveTheirWaitsBeforeTheOtherSideDecides) {
+  // Every rank seen waiting, the probes not yet in; then a logger on node2 ends rank 3 and rank 2
+  // fails on its local connection to it, so rank 2's wait goes (rank 3's stays: keep_wait).
+  WatchMemory memory;
+  EXPECT_FALSE(decide(view_of(0, 6, {}), memory, kNoneNamed).verdict);
+  WatchView v = view_of(0, 9, node2_cut());
+  v.waits.erase(v.waits.begin() + 2);
+  EXPECT_TRUE(link_check_due(v, memory));
+  EXPECT_FALSE(decide(v, memory, kNoneNamed).verdict);
+  ASSERT_TRUE(memory.held);
+  v.now_us += 4 * kSecond;
+  const Decision d = decide(v, memory, kNoneNamed);
+  ASSERT_TRUE(d.verdict);
+  EXPECT_EQ(*d.verdict, kNode2 + "9 s");
+  EXPECT_EQ(d.cut_host, "node2");
+  // A rank of another node gone instead: no node named on those records.
+  WatchMemory other;
+  EXPECT_FALSE(decide(view_of(0, 6, {}), other, kNoneNamed).verdict);
+  WatchView w = view_of(0, 9, node2_cut());
+  w.waits.erase(w.waits.begin() + 4);
+  EXPECT_FALSE(decide(w, other, kNoneNamed).verdict);
+  EXPECT_FALSE(other.held);
+  // Never seen all waiting: nothing to go on.
+  WatchMemory none;
+  EXPECT_FALSE(link_check_due(v, none));
+  EXPECT_FALSE(decide(v, none, kNoneNamed).verdict);
+  EXPECT_FALSE(none.held);
 }
 
 TEST(HangDecision, WithDtrainOnHangWaitTheOtherSideNamesTheCutNodeAtOnce) {
