@@ -5,10 +5,14 @@
 // MPI_Alltoall, and the cost of one subgroup() of 2 ranks. Timings to read, never pass/fail (label
 // bench):
 //   mpirun -n 2 messages_bench    (or -n 4, 8; ranks 0 and 1 ping-pong)
+//   mpirun -n 2 messages_bench --latency-only N   (the 8 B figure only, N times in one run: the
+//                                                   ratio's spread on a machine whose load moves)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -20,6 +24,17 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The 1-minute load average (/proc/loadavg), printed with each figure: this machine's cores are
+// shared, and a figure means little without it. "?" where there is none.
+std::string load_now() {
+  char text[64] = "?";
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%63s", text) != 1) std::strcpy(text, "?");
+    std::fclose(f);
+  }
+  return text;
 }
 
 // One round trip of `bytes` between ranks 0 and 1, `send`/`recv` given; the others idle.
@@ -39,9 +54,34 @@ double round_trip(int rank, std::size_t bytes, int reps, Send send, Recv recv) {
   return seconds_since(t) / reps;
 }
 
+constexpr const char* kUsage =
+    "usage: messages_bench [--latency-only N]\n"
+    "  ping-pong (8 B and 64 MiB), alltoall and subgroup, each dtrain's against Open MPI's in the\n"
+    "  same run (median of 5, alternating); --latency-only N: the 8 B ping-pong only, N times\n";
+
+// --latency-only's N (0: every figure once), or exits naming what was wrong.
+int latency_rounds(int argc, char** argv) {
+  if (argc == 1) return 0;
+  const std::string flag = argv[1];
+  if (flag == "--help" || flag == "-h") {
+    std::fputs(kUsage, stdout);
+    std::exit(0);
+  }
+  char* end = nullptr;
+  const long n = argc == 3 && flag == "--latency-only" ? std::strtol(argv[2], &end, 10) : 0;
+  if (n < 1 || n > 1000 || end == nullptr || *end != '\0') {
+    std::fprintf(stderr, "messages_bench: expected --latency-only N (1 to 1000), got:");
+    for (int i = 1; i < argc; ++i) std::fprintf(stderr, " %s", argv[i]);
+    std::fprintf(stderr, "\n%s", kUsage);
+    std::exit(2);
+  }
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const int only_latency = latency_rounds(argc, argv);
   dtrain::Context ctx = dtrain::init();
   int started = 0;
   MPI_Initialized(&started);
@@ -65,8 +105,9 @@ int main() {
   const auto mpi_recv = [&](void* b, std::size_t n, int peer) {
     MPI_Recv(b, static_cast<int>(n), MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   };
-  for (const auto& [bytes, reps] :
-       {std::pair{std::size_t{8}, 2000}, std::pair{std::size_t{64} << 20, 10}}) {
+  std::vector<std::pair<std::size_t, int>> figures = {{8, 2000}, {std::size_t{64} << 20, 10}};
+  if (only_latency > 0) figures.assign(static_cast<std::size_t>(only_latency), {8, 2000});
+  for (const auto& [bytes, reps] : figures) {
     std::vector<double> d, m;
     for (int k = 0; k < 5; ++k) {
       c.barrier();
@@ -95,10 +136,15 @@ int main() {
       const double mt = m[2] / 2;
       std::printf(
           "ping-pong %9zu B: dtrain %10.2f us (%7.3f GB/s), MPI %10.2f us (%7.3f GB/s), "
-          "dtrain/MPI time %.2f\n",
+          "dtrain/MPI time %.2f (load %s)\n",
           bytes, dt * 1e6, static_cast<double>(bytes) / dt / 1e9, mt * 1e6,
-          static_cast<double>(bytes) / mt / 1e9, dt / mt);
+          static_cast<double>(bytes) / mt / 1e9, dt / mt, load_now().c_str());
     }
+  }
+  if (only_latency > 0) {
+    c.barrier();
+    MPI_Finalize();
+    return 0;
   }
   // alltoall, 64 MiB per rank (64 MiB / size to each).
   const std::size_t per_rank = (std::size_t{64} << 20) / static_cast<std::size_t>(size);

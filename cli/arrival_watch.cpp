@@ -26,11 +26,7 @@ int publish_every(int size) { return 1 + size / 256; }
 // two loggers that publish this far apart still publish the same window (live_status.hpp).
 constexpr double kAlignSeconds = 4;
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using records::now_us;
 
 }  // namespace
 

@@ -4,18 +4,18 @@
 
 #include <chrono>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "common/errors.hpp"
+#include "common/words.hpp"
 #include "plan/schedulers/scheduler.hpp"
 #include "process.hpp"
 #include "records/rank_files.hpp"
 #include "report/plain_number.hpp"
 #include "run_dir.hpp"
+#include "step_rate.hpp"
 #include "supervisor.hpp"
 
 namespace dtrain::cli {
@@ -72,35 +72,6 @@ std::string format_elapsed(std::chrono::seconds s) {
                 static_cast<long long>(total / 60 % 60), static_cast<long long>(total % 60));
   return buf;
 }
-
-// Steps per second over rank 0's most recent step records, read incrementally.
-class StepRate {
- public:
-  explicit StepRate(std::string path) : path_(std::move(path)) {}
-
-  std::optional<double> update() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return std::nullopt;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (in.eof()) break;  // a partial last line: read it whole next time
-      offset_ += line.size() + 1;
-      auto record = nlohmann::json::parse(line, nullptr, false);
-      if (!record.is_object() || !record.contains("time") || !record["time"].is_number()) continue;
-      if (record.contains("type") && record["type"] != "step") continue;
-      times_.push_back(record["time"].get<double>());
-      if (times_.size() > 50) times_.pop_front();
-    }
-    if (times_.size() < 2 || times_.back() <= times_.front()) return std::nullopt;
-    return static_cast<double>(times_.size() - 1) / (times_.back() - times_.front());
-  }
-
- private:
-  std::string path_;
-  std::size_t offset_ = 0;
-  std::deque<double> times_;
-};
 
 }  // namespace
 
@@ -177,9 +148,7 @@ void report_failed_nodes(const SubmittedJob& job, const plan::JobStatus& status)
   const plan::Argv query = job.scheduler->failed_nodes_command(status.nodes);
   if (!query.empty()) {
     const Captured c = run_capturing(query);
-    for (const auto& n : job.scheduler->parse_failed_nodes(c.out)) {
-      names += (names.empty() ? "" : ", ") + n;
-    }
+    names = join_alternatives(job.scheduler->parse_failed_nodes(c.out), ", ");
   }
   std::fprintf(stderr, "dtrain: job %s ended because a node failed: %s; its ranks there are lost\n",
                job.job_id.c_str(),

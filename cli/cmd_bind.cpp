@@ -53,11 +53,7 @@ struct Place {
   launch::LauncherInfo job;
 };
 
-std::string names(const std::vector<std::string>& list) {
-  std::string out;
-  for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string names(const std::vector<std::string>& list) { return join_alternatives(list, ", "); }
 
 Place place_on_node(const BindOptions& opts, const launch::Environment& env) {
   if (opts.local_rank >= 0 || opts.local_size > 0) {

@@ -100,7 +100,7 @@ std::vector<RankFile> selected_logs(const LogsOptions& opts) {
   return files;
 }
 
-report::MergeInput open_input(const RankFile& f, FilePool& pool) {
+report::MergeInput merge_input(const RankFile& f, FilePool& pool) {
   auto start = read_rank_start(f.path);
   return {f.rank, start ? start->host : "?", pool.source(f.path)};
 }
@@ -283,7 +283,7 @@ void follow(const LogsOptions& opts, FilePool& pool, report::LogMerger& merger,
     std::this_thread::sleep_for(kFollowPoll);
     if (all_ranks) {
       for (const auto& f : list_rank_files(opts.run_dir, records::kLogExtension)) {
-        if (open_paths.insert(f.path).second) merger.add_input(open_input(f, pool));
+        if (open_paths.insert(f.path).second) merger.add_input(merge_input(f, pool));
       }
       printer.refresh_prefixes();
     }
@@ -305,7 +305,7 @@ int run_merge(const LogsOptions& opts) {
   std::vector<report::MergeInput> inputs;
   std::set<std::string> open_paths;
   for (const auto& f : files) {
-    inputs.push_back(open_input(f, pool));
+    inputs.push_back(merge_input(f, pool));
     open_paths.insert(f.path);
   }
   report::LogMerger merger(std::move(inputs), filter, per_rank);

@@ -83,6 +83,15 @@ void register_run(CLI::App& app, Action& action) {
                   "scheduler inside one)");
   cmd->add_option("--name", opts->job.name,
                   "The job's name (default: the script's, train.py -> train)");
+  cmd->add_option("--records", opts->job.records,
+                  "How much each rank's metric file keeps (the spec's records:): intervals (the "
+                  "default) or steps");
+  cmd->add_option("--hang-after", opts->job.hang_after,
+                  "How long ranks wait in a collective before the hang watch names who holds "
+                  "them (the spec's hang_after:): 30s (the default), 2m, ... or off");
+  cmd->add_option("--on-hang", opts->job.on_hang,
+                  "What the hang watch does to the rank it names (the spec's on_hang:): abort "
+                  "(the default) or wait");
   cmd->add_option("--set", opts->overrides,
                   "Set any other spec field: KEY=VALUE (VALUE is YAML; KEY may be a.b)")
       ->allow_extra_args(false);

@@ -24,6 +24,7 @@
 #include "common/child_process.hpp"
 #include "common/errors.hpp"
 #include "common/signal_forwarding.hpp"
+#include "common/words.hpp"
 #include "launch/launcher_env.hpp"
 #include "launch/rank_place.hpp"
 #include "live_watch.hpp"
@@ -70,13 +71,15 @@ class RankLog {
 }
 
 int run_rank(const RunRankOptions& opts) {
-  auto info = launch::detect_launcher(launch::current_environment());
+  // The environment as the launcher started this logger, read once: who the rank is, and what the
+  // commands before it hand it (DTRAIN_ATTEMPT from `supervise`, DTRAIN_RANK_PREFIX from `dtrain
+  // run`, DTRAIN_HANG_AFTER and DTRAIN_ON_HANG from the spec's hang_after and on_hang).
+  const launch::Environment env = launch::current_environment();
+  auto info = launch::detect_launcher(env);
   if (!info) {
-    std::string names;
-    for (const auto& n : launch::launcher_variables()) names += (names.empty() ? "" : ", ") + n;
     throw UsageError(
         "dtrain: run-rank: expected to be started by a launcher (mpirun, srun, mpiexec); none of " +
-        names + " is set");
+        join_alternatives(launch::launcher_variables(), ", ") + " is set");
   }
   std::error_code ec;
   std::filesystem::create_directories(opts.run_dir, ec);
@@ -93,7 +96,7 @@ int run_rank(const RunRankOptions& opts) {
   }
   ::setenv("DTRAIN_RUN_DIR", std::filesystem::absolute(opts.run_dir).c_str(), 1);
 
-  const LiveWatchSettings watch_settings = live_watch_settings(launch::current_environment());
+  const LiveWatchSettings watch_settings = live_watch_settings(env);
   const records::RankAlarmSocket alarm = records::RankAlarmSocket::open();
   // The rank's live status page (records/live_status.hpp), for the hang watch below; without one
   // (no memfd) the rank runs unwatched, as before.
@@ -110,15 +113,16 @@ int run_rank(const RunRankOptions& opts) {
     if (live) live->hand_to_child();
     exec_command(command);
   }
-  const char* attempt_text = std::getenv("DTRAIN_ATTEMPT");  // `dtrain supervise` sets it
-  const records::RankStart start{info->rank,
-                                 info->size,
-                                 records::this_host(),
-                                 info->local_rank,
-                                 info->local_size,
-                                 0,
-                                 records::join_command(opts.command),
-                                 records::attempt_from_text(attempt_text ? attempt_text : "")};
+  const auto attempt = env.find("DTRAIN_ATTEMPT");
+  const records::RankStart start{
+      info->rank,
+      info->size,
+      records::this_host(),
+      info->local_rank,
+      info->local_size,
+      0,
+      records::join_command(opts.command),
+      records::attempt_from_text(attempt == env.end() ? "" : attempt->second)};
   std::optional<LiveWatch> watch;
   if (live) {
     watch.emplace(watch_settings, opts.run_dir, info->rank, info->size, start.host, child.pid,
@@ -126,7 +130,8 @@ int run_rank(const RunRankOptions& opts) {
   }
   // Made after the fork, so that the child, which only execs, never shares its thread.
   std::optional<RankPrefixer> prefixer;
-  if (const char* prefix = std::getenv(kRankPrefixVariable); prefix && std::string(prefix) == "1") {
+  if (const auto prefix = env.find(kRankPrefixVariable);
+      prefix != env.end() && prefix->second == "1") {
     prefixer.emplace(info->rank);
   }
   const int status =

@@ -10,14 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "arrival_watch.hpp"
 #include "common/errors.hpp"
-#include "common/number_text.hpp"
+#include "common/run_settings.hpp"
 #include "link_watch.hpp"
+#include "process.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/run_dir_layout.hpp"
@@ -42,18 +42,7 @@ constexpr std::string_view kWaitPrefix = "wait-";
 // ptrace cannot stop (blocked in the kernel) delays the abort by this much at most.
 constexpr auto kStacksLimit = std::chrono::seconds(8);
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using records::now_us;
 
 // The names of the wait files in `live_dir` (wait-NNNNNN.txt).
 std::vector<std::string> list_waits(const std::string& live_dir) {
@@ -91,28 +80,21 @@ std::optional<report::ProcessSample> sample_main_thread(pid_t pid) {
 
 LiveWatchSettings live_watch_settings(const launch::Environment& env) {
   LiveWatchSettings s;
-  if (const auto it = env.find("DTRAIN_HANG_AFTER"); it != env.end() && !it->second.empty()) {
-    if (it->second == "off") {
-      s.hang_after.reset();
-    } else if (const auto n = parse_whole_number(it->second, 1, 86400)) {
-      s.hang_after = std::chrono::seconds(*n);
-    } else {
-      throw UsageError(
-          "dtrain: DTRAIN_HANG_AFTER: expected whole seconds from 1 to 86400 (how "
-          "long ranks wait in a collective before the watch names who holds "
-          "them) or off, got \"" +
-          it->second + "\"");
-    }
+  auto refuse = [](std::string_view variable, const std::string& value, std::string_view expected) {
+    return UsageError("dtrain: " + std::string(variable) + ": expected " + std::string(expected) +
+                      ", got \"" + value + "\"");
+  };
+  if (const auto it = env.find(std::string(kHangAfterVariable));
+      it != env.end() && !it->second.empty()) {
+    const auto after = parse_hang_after(it->second);
+    if (!after) throw refuse(kHangAfterVariable, it->second, kHangAfterExpected);
+    s.hang_after = after->off ? std::nullopt : std::optional(after->after);
   }
-  if (const auto it = env.find("DTRAIN_ON_HANG"); it != env.end() && !it->second.empty()) {
-    if (it->second == "abort" || it->second == "wait") {
-      s.abort = it->second == "abort";
-    } else {
-      throw UsageError(
-          "dtrain: DTRAIN_ON_HANG: expected abort (end the rank the hang watch "
-          "names, so the job ends) or wait (only name it), got \"" +
-          it->second + "\"");
-    }
+  if (const auto it = env.find(std::string(kOnHangVariable));
+      it != env.end() && !it->second.empty()) {
+    const auto policy = parse_on_hang(it->second);
+    if (!policy) throw refuse(kOnHangVariable, it->second, kOnHangExpected);
+    s.abort = *policy == OnHang::kAbort;
   }
   return s;
 }

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "common/run_settings.hpp"
 #include "launch/launcher_env.hpp"
 #include "records/live_status.hpp"
 #include "report/hang_decision.hpp"
@@ -30,12 +31,14 @@ namespace dtrain::cli {
 
 struct LiveWatchSettings {
   // nullopt: the watch is off (DTRAIN_HANG_AFTER=off).
-  std::optional<std::chrono::seconds> hang_after = std::chrono::seconds(30);
-  bool abort = true;  // DTRAIN_ON_HANG: abort (end the rank it names) or wait (only say so)
+  std::optional<std::chrono::seconds> hang_after = kDefaultHangAfter.after;
+  // DTRAIN_ON_HANG: abort (end the rank it names) or wait (only say so)
+  bool abort = kDefaultOnHang == OnHang::kAbort;
 };
 
-// DTRAIN_HANG_AFTER (whole seconds, 1 to 86400, or off) and DTRAIN_ON_HANG (abort or wait);
-// throws UsageError naming the variable, the value and what was expected.
+// DTRAIN_HANG_AFTER (a duration from 1 s to 24 h, or off) and DTRAIN_ON_HANG (abort or wait), read
+// by common/run_settings.hpp's parsers, as the spec's hang_after: and on_hang: are; throws
+// UsageError naming the variable, the value and what was expected.
 LiveWatchSettings live_watch_settings(const launch::Environment& env);
 
 class LiveWatch {

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
@@ -126,6 +128,13 @@ std::string self_executable() {
   auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw std::runtime_error("dtrain: cannot find its own executable: " + ec.message());
   return path.string();
+}
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace dtrain::cli

@@ -37,4 +37,8 @@ std::string self_executable();
 // when it finds none; PATH unset searches /usr/bin:/bin.
 std::string find_on_path(const std::string& program);
 
+// The whole of a small file such as /proc/PID/stat (a process's state for `dtrain stacks` and the
+// hang watch); "" when it cannot be read (the process has ended).
+std::string read_small_file(const std::string& path);
+
 }  // namespace dtrain::cli

@@ -251,32 +251,6 @@ std::vector<RankFile> list_metric_files(const std::string& run_dir) {
   return files;
 }
 
-namespace {
-
-// The heartbeats of `attempt` (or a later one; of `attempt` only when `only`) of the ranks in
-// `hosts` and of those with records.
-std::optional<report::HeartbeatTracker> heartbeats_of(const std::string& run_dir, int attempt,
-                                                      const std::map<int, std::string>& hosts,
-                                                      bool only = false) {
-  if (list_rank_files(run_dir, records::kMetricsExtension).empty()) return std::nullopt;
-  report::HeartbeatTracker tracker(attempt);
-  for (const auto& [rank, host] : hosts) tracker.add_rank(rank, host);
-  for_each_metric_record(run_dir, [&](const records::MetricRecord& r) {
-    if (!only || r.attempt <= attempt) tracker.add(r);
-  });
-  return tracker;
-}
-
-}  // namespace
-
-std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir, int attempt) {
-  // The ranks of a later attempt are those with its start line: the world may have changed, and a
-  // rank of the attempt without a heartbeat is the one that never entered the first collective.
-  return heartbeats_of(
-      run_dir, attempt,
-      attempt > 0 ? read_attempt_hosts(run_dir, attempt) : read_rank_hosts(run_dir));
-}
-
 AttemptScans read_attempt_scans(const std::string& run_dir, const std::vector<RankFile>& logs,
                                 std::optional<int> wanted) {
   AttemptScans out;
@@ -315,38 +289,6 @@ report::LaunchStatus read_launch_status(const std::string& run_dir, int launcher
   } catch (const std::exception&) {
     return {launcher_status, {}};  // no logs to read: the launcher's word stands
   }
-}
-
-report::FirstErrorReport read_first_error(const std::string& run_dir,
-                                          const std::vector<RankFile>& logs,
-                                          std::optional<int> wanted,
-                                          std::vector<report::RankLogScan>* scans_out) {
-  AttemptScans read = read_attempt_scans(run_dir, logs, wanted);
-  std::vector<report::RankLogScan>& scans = read.scans;
-  const int last = read.last_recorded;
-  const int attempt = read.attempt;
-  std::vector<std::optional<std::int64_t>> last_metric(scans.size());
-  std::optional<report::MissedCollective> missed;
-  // Of a later attempt, its ranks are those whose logs' last start line is of it (read just now).
-  std::map<int, std::string> hosts;
-  if (attempt == 0) hosts = read_rank_hosts(run_dir);
-  for (const auto& scan : scans) {
-    if (attempt > 0 && scan.start()) hosts[scan.rank()] = scan.start()->host;
-  }
-  if (auto tracker = heartbeats_of(run_dir, attempt, hosts, wanted.has_value())) {
-    for (std::size_t i = 0; i < scans.size(); ++i) {
-      auto it = tracker->ranks().find(scans[i].rank());
-      if (it != tracker->ranks().end()) last_metric[i] = it->second.last_record;
-    }
-    missed = report::missed_collective(report::detect_hang(*tracker));
-  }
-  // The walltime ended the job's last attempt; an earlier one ended on its own.
-  const auto end = read_job_end_record(run_dir);
-  const bool walltime = end && end->walltime_reached && attempt >= last;
-  auto report = report::find_first_error(scans, last_metric, missed, walltime);
-  report::add_unreadable_logs(report, list_unreadable_rank_files(run_dir, records::kLogExtension));
-  if (scans_out) *scans_out = std::move(scans);
-  return report;
 }
 
 int read_last_attempt(const std::string& run_dir) {

@@ -132,6 +132,17 @@ report::RunStats read_run_stats(const std::string& run_dir,
 std::optional<report::HeartbeatTracker> read_heartbeats(const std::string& run_dir,
                                                         int attempt = 0);
 
+// A HeartbeatTracker set up and then fed the metric records one at a time, by a reader that
+// passes over the files once for several purposes (`report`: run_dir_page.cpp) where
+// read_heartbeats and read_first_error pass over them for theirs alone.
+struct HeartbeatFeed {
+  std::optional<report::HeartbeatTracker> tracker;  // none: the run has no metric file
+  bool only = false;  // of the tracker's attempt only: a later attempt's records are left out
+  void add(const records::MetricRecord& record);
+};
+// What read_heartbeats(run_dir, attempt) reads, to be fed.
+HeartbeatFeed heartbeat_feed(const std::string& run_dir, int attempt);
+
 // The attempt that ended the job (or runs now), from 0: the one after the last record of
 // attempts.jsonl when that says "restarted", else that record's; 0 without records.
 int read_last_attempt(const std::string& run_dir);
@@ -171,6 +182,16 @@ report::FirstErrorReport read_first_error(const std::string& run_dir,
                                           const std::vector<RankFile>& logs,
                                           std::optional<int> attempt = std::nullopt,
                                           std::vector<report::RankLogScan>* scans = nullptr);
+// read_first_error in halves around the pass over the metric files: the logs' scans and the
+// heartbeats to feed (every record of the run's metric files, in rank order), then the report.
+struct FirstErrorReading {
+  AttemptScans scans;
+  HeartbeatFeed heartbeats;
+};
+FirstErrorReading begin_first_error(const std::string& run_dir, const std::vector<RankFile>& logs,
+                                    std::optional<int> attempt = std::nullopt);
+report::FirstErrorReport finish_first_error(const std::string& run_dir, FirstErrorReading reading,
+                                            std::vector<report::RankLogScan>* scans = nullptr);
 
 // What plan.json and job.yaml say about the job (parse_run_summary); a file that is missing, or
 // is no regular file or too large to be what dtrain wrote, says nothing.

@@ -1,7 +1,6 @@
 #include "run_summary.hpp"
 
 #include <filesystem>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "plan/errors.hpp"
@@ -10,8 +9,6 @@
 
 namespace dtrain::cli {
 namespace {
-
-constexpr long long kMaxInt = std::numeric_limits<int>::max();
 
 void read_plan_json(const std::string& text, const std::string& path, RunSummary& out) {
   // The spec readers' UTF-8 check (plan/errors.hpp), in their words: JSON holds only UTF-8, and
@@ -43,12 +40,13 @@ void read_plan_json(const std::string& text, const std::string& path, RunSummary
     if (job.has("id")) out.id = job.text("id");
     if (job.has("site")) out.site = job.text("site");
   }
-  if (plan.has("nodes")) out.nodes = static_cast<int>(plan.integer("nodes", 1, kMaxInt));
+  if (plan.has("nodes"))
+    out.nodes = static_cast<int>(plan.integer("nodes", 1, records::kMaxIntField));
   if (plan.has("ranks_per_node")) {
-    out.ranks_per_node = static_cast<int>(plan.integer("ranks_per_node", 1, kMaxInt));
+    out.ranks_per_node = static_cast<int>(plan.integer("ranks_per_node", 1, records::kMaxIntField));
   }
   if (plan.has("world_size")) {
-    out.world_size = static_cast<int>(plan.integer("world_size", 0, kMaxInt));
+    out.world_size = static_cast<int>(plan.integer("world_size", 0, records::kMaxIntField));
   }
 }
 

@@ -34,13 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The state letter of /proc/PID/stat ('R', 'S', 'T', ...); '?' when it cannot be read.
 char process_state(long pid) {
   const std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");

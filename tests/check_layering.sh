@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The dependency rules of docs/architecture.md, checked on #include lines:
 #   runtime/ (libdtrain and affinity) never includes the CLI or the planner;
-#   runtime/common/ (the error root, the word joiner, the switch words and input-file reading
-#   every library shares) includes only the standard library (and POSIX);
+#   runtime/common/ (the error root, the word joiner, the switch words, input-file reading and the
+#   run settings' words (run_settings.hpp: records, hang_after, on_hang, which the planner and the
+#   ranks both read) every library shares) includes only the standard library (and POSIX);
 #   runtime/launch/ (the launcher contract) includes only runtime/common of dtrain, and no
 #   hwloc, MPI, PMIx, CUDA or NCCL header: it knows no topology;
 #   runtime/affinity/ includes no MPI, PMIx, CUDA or NCCL header;

@@ -83,6 +83,11 @@ SpecOverrides command_spec_overrides(const CommandJob& job) {
   if (!job.name.empty()) overrides.flags.push_back({"name", job.name, "--name"});
   if (!job.framework.empty())
     overrides.flags.push_back({"framework", job.framework, "--framework"});
+  if (!job.records.empty()) overrides.flags.push_back({"records", job.records, "--records"});
+  if (!job.hang_after.empty()) {
+    overrides.flags.push_back({"hang_after", job.hang_after, "--hang-after"});
+  }
+  if (!job.on_hang.empty()) overrides.flags.push_back({"on_hang", job.on_hang, "--on-hang"});
   overrides.site = job.site;
   return overrides;
 }

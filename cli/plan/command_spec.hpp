@@ -20,6 +20,11 @@ struct CommandJob {
   std::optional<int> ranks_per_node;
   std::string framework;  // "": none given
   std::optional<int> restarts;
+  // The run settings (common/run_settings.hpp) as written after --records, --hang-after,
+  // --on-hang; "": none given.
+  std::string records;
+  std::string hang_after;
+  std::string on_hang;
 };
 
 // The job's name from its command: the script or module an interpreter runs (python3 train.py ->
@@ -33,8 +38,9 @@ std::string command_job_name(const std::vector<std::string>& command);
 // command_job_name(command).
 std::string command_spec_text(const CommandJob& job);
 
-// The words the flags set (--name, --framework, --site) as overrides of that text: a bad value is
-// named with its flag (`--framework torchy: framework: ...`), and job.yaml records it.
+// The words the flags set (--name, --framework, --records, --hang-after, --on-hang, --site) as
+// overrides of that text: a bad value is named with its flag (`--framework torchy: framework:
+// ...`), and job.yaml records it.
 SpecOverrides command_spec_overrides(const CommandJob& job);
 
 }  // namespace dtrain::plan

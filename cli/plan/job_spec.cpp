@@ -19,6 +19,29 @@ using detail::describe;
 using detail::parse_int;
 using detail::Reader;
 
+// A run setting given by its field and under `env:` too would reach the ranks twice, the field's
+// value last: refused, naming the variable where `env:` sets it.
+void refuse_setting_twice(const JobSpec& spec, const YAML::Node& root, Collector& errors) {
+  const struct {
+    bool given;
+    std::string_view field;
+    std::string_view variable;
+  } settings[] = {{spec.records.has_value(), "records", kRecordsVariable},
+                  {spec.hang_after.has_value(), "hang_after", kHangAfterVariable},
+                  {spec.on_hang.has_value(), "on_hang", kOnHangVariable}};
+  const YAML::Node env = root["env"];
+  if (!env.IsDefined() || !env.IsMap()) return;  // a missing key's node throws on IsMap()
+  for (const auto& kv : env) {
+    for (const auto& s : settings) {
+      if (!s.given || !kv.first.IsScalar() || kv.first.Scalar() != s.variable) continue;
+      errors.add(kv.first, "env." + kv.first.Scalar(),
+                 "expected it unset when the spec has " + std::string(s.field) +
+                     ": (which exports " + std::string(s.variable) + " itself), got " +
+                     describe(kv.second));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& builtin_sites() {
@@ -160,6 +183,7 @@ JobSpec parse_job_spec(std::string_view text, const std::string& source_name,
   Reader read{errors};
   std::set<std::string> seen;
   read.table(root, "", detail::spec_fields(), spec, &seen);
+  refuse_setting_twice(spec, std::as_const(root), errors);
   if (!seen.count("name")) errors.add_at(0, "name", "required field is missing");
   if (!seen.count("command")) errors.add_at(0, "command", "required field is missing");
   if (spec.min_nodes > 0 && spec.restarts < 1) {

@@ -15,6 +15,7 @@
 #include <dtrain/preemption.hpp>
 
 #include "affinity/policy.hpp"
+#include "common/run_settings.hpp"
 #include "launch/framework_env.hpp"
 
 namespace dtrain::plan {
@@ -54,7 +55,12 @@ struct JobSpec {
   // Attempts after the first when the job fails (docs/fault-tolerance.md); > 0 makes the script
   // run its launch under `dtrain supervise`.
   int restarts = 0;
-  int restart_backoff_seconds = 10;     // the pause between a failed attempt and the next
+  int restart_backoff_seconds = 10;  // the pause between a failed attempt and the next
+  // records:, hang_after:, on_hang: (common/run_settings.hpp); unset: the variable is not
+  // exported, so the ranks' defaults (or the site's `env`) hold, as before these fields.
+  std::optional<RecordDetail> records;
+  std::optional<HangAfter> hang_after;
+  std::optional<OnHang> on_hang;
   std::vector<std::string> directives;  // extra scheduler directives, verbatim
   std::string image;                    // container image (site k8s); empty: none
   std::string k8s_namespace;  // Kubernetes namespace (site k8s); empty: kubectl's current one

@@ -127,14 +127,30 @@ void fill_rank_map(const SchedulerAdapter& adapter, PlanDraft& d) {
   }
 }
 
-// Site env, then the spec's, then dtrain's own: a spec cannot point the run directory elsewhere
-// behind the planner's back (the readers refuse DTRAIN_* names, so none is set twice).
+// The spec's records:, hang_after: and on_hang: as the variables every rank's libdtrain and logger
+// read (common/run_settings.hpp), each only when the spec gives it: without the field the ranks'
+// defaults hold, or a value the site's `env` sets (the spec's `env` may not set one beside its
+// field: job_spec.cpp).
+std::vector<std::pair<std::string, std::string>> run_setting_variables(const JobSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (spec.records) {
+    out.emplace_back(kRecordsVariable, record_detail_name(*spec.records));
+  }
+  if (spec.hang_after) out.emplace_back(kHangAfterVariable, hang_after_text(*spec.hang_after));
+  if (spec.on_hang) out.emplace_back(kOnHangVariable, on_hang_name(*spec.on_hang));
+  return out;
+}
+
+// Site env, then the spec's, then its run settings, then dtrain's own: a spec cannot point the run
+// directory elsewhere behind the planner's back (the readers refuse dtrain's own DTRAIN_* names,
+// so none of those is set twice).
 // PYTHONUNBUFFERED=1 unless the site or the spec set it: a Python rank's stdout is a pipe to
 // run-rank, which Python block-buffers, so its lines would carry the time of the flush and a hung
 // rank's last lines would never reach its log (docs/logs.md).
 void fill_env(const SchedulerAdapter& adapter, PlanDraft& d) {
   if (d.spec.site_env) d.plan.env = d.site.env;
   for (const auto& kv : d.spec.env) d.plan.env.push_back(kv);
+  for (auto& kv : run_setting_variables(d.spec)) d.plan.env.push_back(std::move(kv));
   const bool user_set = std::any_of(d.plan.env.begin(), d.plan.env.end(),
                                     [](const auto& kv) { return kv.first == kPythonUnbuffered; });
   if (!user_set) d.plan.env.emplace_back(kPythonUnbuffered, "1");

@@ -1,6 +1,7 @@
 #include "plan/spec_fields.hpp"
 
 #include "common/job_signals.hpp"
+#include "common/run_settings.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -293,6 +294,22 @@ void read_nodes(Reader& read, const YAML::Node& value, const std::string& key, J
   spec.min_nodes = static_cast<int>(min);
 }
 
+// records:, hang_after:, on_hang: (common/run_settings.hpp): the parser and the words of what it
+// expects are the ones each rank's environment is read with, so the spec and the variable it
+// becomes accept the same values.
+template <typename T>
+void read_run_setting(Reader& read, const YAML::Node& value, const std::string& key,
+                      std::optional<T> (*parse)(std::string_view), std::string_view expected,
+                      std::optional<T>& out) {
+  std::string text;
+  if (!read.string(value, key, text)) return;
+  if (const auto parsed = parse(text)) {
+    out = *parsed;
+    return;
+  }
+  read.errors.add(value, key, "expected " + std::string(expected) + ", got " + describe(value));
+}
+
 }  // namespace
 
 namespace detail {
@@ -334,6 +351,18 @@ const std::vector<Field<JobSpec>>& spec_fields() {
       {"restart_backoff",
        [](Reader& r, N& v, K& k, S& s) {
          r.integer(v, k, 0, kMaxRestartBackoff, s.restart_backoff_seconds);
+       }},
+      {"records",
+       [](Reader& r, N& v, K& k, S& s) {
+         read_run_setting(r, v, k, parse_record_detail, kRecordDetailExpected, s.records);
+       }},
+      {"hang_after",
+       [](Reader& r, N& v, K& k, S& s) {
+         read_run_setting(r, v, k, parse_hang_after, kHangAfterExpected, s.hang_after);
+       }},
+      {"on_hang",
+       [](Reader& r, N& v, K& k, S& s) {
+         read_run_setting(r, v, k, parse_on_hang, kOnHangExpected, s.on_hang);
        }},
       {"directives", read_directives},
       {"image", read_image},

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "common/run_settings.hpp"
 #include "plan/render.hpp"
 #include "plan/yaml_expansion.hpp"
 
@@ -125,6 +126,14 @@ void Reader::env(const YAML::Node& node, const std::string& field,
     }
     if (kv.second.Scalar().find('\0') != std::string::npos) {
       errors.add(kv.second, path, "expected a value without NUL bytes");
+      continue;
+    }
+    // DTRAIN_RECORDS, DTRAIN_HANG_AFTER, DTRAIN_ON_HANG: a value every rank would refuse at its
+    // start is refused here, before the job is queued (empty is their default, as in the ranks).
+    if (const auto expected = run_setting_problem(key, kv.second.Scalar());
+        !expected.empty() && !kv.second.Scalar().empty()) {
+      errors.add(kv.second, path,
+                 "expected " + std::string(expected) + ", got " + describe(kv.second));
       continue;
     }
     out.emplace_back(key, kv.second.Scalar());

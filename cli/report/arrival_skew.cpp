@@ -1,9 +1,9 @@
 #include "report/arrival_skew.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
+#include "report/field_number.hpp"
 #include "report/plain_number.hpp"
 
 namespace dtrain::report {
@@ -15,12 +15,6 @@ std::string_view next_token(std::string_view& rest, char separator) {
   const std::string_view token = rest.substr(0, end);
   rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
   return token;
-}
-
-template <typename T>
-bool parse_number(std::string_view text, T& out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size();
 }
 
 double median(std::vector<double> v) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/words.hpp"
 #include "records/log_line.hpp"
 #include "report/alike_ends.hpp"
 #include "report/first_error.hpp"
@@ -159,10 +160,10 @@ std::string summarize_first_error(const FirstErrorReport& r) {
   if (r.same_error.empty()) {
     out = "rank " + std::to_string(c.rank) + " on " + c.host + " " + c.how;
   } else {
-    out = "ranks " + std::to_string(c.rank);
-    for (const auto& e : r.same_error) out += ", " + std::to_string(e.rank);
-    out += " failed on their own with the same error; rank " + std::to_string(c.rank) + " on " +
-           c.host + " first " + c.how;
+    std::vector<int> ranks = {c.rank};
+    for (const auto& e : r.same_error) ranks.push_back(e.rank);
+    out = "ranks " + join_ranks(ranks) + " failed on their own with the same error; rank " +
+          std::to_string(c.rank) + " on " + c.host + " first " + c.how;
   }
   if (r.culprit_error_after_others) {
     out += ": " + r.culprit_reason;  // its own error names the ranks that waited for it

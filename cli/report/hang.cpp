@@ -17,7 +17,7 @@ std::string when(const std::optional<std::int64_t>& t) {
   return t ? records::format_log_time(*t) : std::string("(no time)");
 }
 
-std::string ranks_text(const std::vector<RankProgress>& ranks) {
+std::string progress_ranks_text(const std::vector<RankProgress>& ranks) {
   std::vector<int> numbers;
   for (const auto& r : ranks) numbers.push_back(r.rank);
   return report::ranks_text(std::move(numbers));
@@ -167,9 +167,9 @@ std::string format_hang(const HangReport& r) {
   }
   std::string out;
   if (r.missed_seq) {
-    out += "hang: " + ranks_text(r.never_entered) + " never entered collective #" +
+    out += "hang: " + progress_ranks_text(r.never_entered) + " never entered collective #" +
            std::to_string(*r.missed_seq) + " (" + r.missed_what + ") that " +
-           ranks_text(r.reached) + " reached\n";
+           progress_ranks_text(r.reached) + " reached\n";
     out += "  never entered #" + std::to_string(*r.missed_seq) + ":\n";
     for (const auto& p : r.never_entered) {
       out += "    rank " + std::to_string(p.rank) + " on " + p.host + ": ";
@@ -188,25 +188,26 @@ std::string format_hang(const HangReport& r) {
     }
   } else if (!r.stuck.empty()) {
     out += "hang: every rank entered collective #" + std::to_string(r.highest_seq) + "; " +
-           ranks_text(r.stuck) + " never left it\n";
+           progress_ranks_text(r.stuck) + " never left it\n";
     for (const auto& p : r.stuck) {
       out += "    rank " + std::to_string(p.rank) + " on " + p.host + ": entered #" +
              std::to_string(p.entered) + " (" + describe(p.op, p.bytes) + ") at " +
              when(p.entered_at) + "\n";
     }
   } else if (r.failed_seq && !r.late.empty()) {
-    out += "hang: " + ranks_text(r.late) + " entered collective #" + std::to_string(*r.failed_seq) +
-           " (" + r.failed_what + ") only after it had failed on " + ranks_text(r.failed) +
-           ", which waited for " + (r.late.size() == 1 ? "it" : "them") + "\n";
+    out += "hang: " + progress_ranks_text(r.late) + " entered collective #" +
+           std::to_string(*r.failed_seq) + " (" + r.failed_what + ") only after it had failed on " +
+           progress_ranks_text(r.failed) + ", which waited for " +
+           (r.late.size() == 1 ? "it" : "them") + "\n";
   } else {
     out += "no hang: all " + std::to_string(r.ranks) + " ranks entered and left collective #" +
            std::to_string(r.highest_seq) + "\n";
   }
   if (r.failed_seq) {
     out += "failed: collective #" + std::to_string(*r.failed_seq) + " (" + r.failed_what +
-           ") failed on " + ranks_text(r.failed);
+           ") failed on " + progress_ranks_text(r.failed);
     if (!r.late.empty()) {
-      out += "; " + ranks_text(r.late) +
+      out += "; " + progress_ranks_text(r.late) +
              " had not entered it when it failed there (stopped or slow: they kept the others "
              "waiting)";
     }

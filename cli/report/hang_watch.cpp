@@ -1,9 +1,9 @@
 #include "report/hang_watch.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
+#include "report/field_number.hpp"
 #include "report/rank_ranges.hpp"
 
 namespace dtrain::report {
@@ -29,12 +29,6 @@ std::string_view next_field(std::string_view& rest) {
   const std::string_view field = rest.substr(0, end);
   rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
   return field;
-}
-
-template <typename T>
-bool parse_number(std::string_view text, T& out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size();
 }
 
 std::string collective_text(const std::string& op, std::uint64_t seq) {

@@ -9,11 +9,11 @@
 namespace dtrain::report {
 namespace {
 
-double seconds_between(std::int64_t from, std::int64_t to) {
+double seconds_since(std::int64_t from, std::int64_t to) {
   return static_cast<double>(std::max<std::int64_t>(0, to - from)) / 1e6;
 }
 
-std::string seconds_text(double s) {
+std::string tenths_seconds_text(double s) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f s", s);
   return buf;
@@ -60,8 +60,8 @@ LostTime compute_lost_time(const std::vector<records::AttemptRecord>& attempts,
     } else if (i + 1 < attempts.size()) {
       f.resumed = std::max(f.crash, records::parse_rfc3339(attempts[i + 1].end).value_or(f.crash));
     }
-    f.redone_seconds = seconds_between(f.from, f.crash);
-    f.restart_seconds = seconds_between(f.crash, f.resumed);
+    f.redone_seconds = seconds_since(f.from, f.crash);
+    f.restart_seconds = seconds_since(f.crash, f.resumed);
     previous_end = f.resumed;
     out.lost_seconds += f.lost_seconds();
     out.failed.push_back(f);
@@ -83,15 +83,16 @@ std::string format_lost_time(const LostTime& lost) {
   }
   std::string out = "attempts: " + std::to_string(lost.attempts) + " (" +
                     std::to_string(lost.failed.size()) + " failed and restarted); time lost to " +
-                    "failures: " + seconds_text(lost.lost_seconds) + " (" + seconds_text(redone) +
-                    " of work after the last checkpoint, " + seconds_text(restart) +
-                    " from crash to resumed step)\n";
+                    "failures: " + tenths_seconds_text(lost.lost_seconds) + " (" +
+                    tenths_seconds_text(redone) + " of work after the last checkpoint, " +
+                    tenths_seconds_text(restart) + " from crash to resumed step)\n";
   for (const auto& f : lost.failed) {
     out += "  attempt " + std::to_string(f.attempt + 1) + " failed at " +
-           records::format_log_time(f.crash) + ": " + seconds_text(f.redone_seconds) + " since " +
+           records::format_log_time(f.crash) + ": " + tenths_seconds_text(f.redone_seconds) +
+           " since " +
            (f.checkpoint_step ? "the checkpoint of step " + std::to_string(*f.checkpoint_step)
                               : std::string("the start (no checkpoint)")) +
-           ", " + seconds_text(f.restart_seconds) + " until attempt " +
+           ", " + tenths_seconds_text(f.restart_seconds) + " until attempt " +
            std::to_string(f.attempt + 2) + " stepped again\n";
   }
   if (lost.redone_step_records > 0) {

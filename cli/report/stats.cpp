@@ -82,29 +82,25 @@ void StatsBuilder::add(const records::MetricRecord& r) {
   const long long first_step = interval ? r.step_interval.first_step : r.step;
   acc.rank = r.rank;
   if (r.attempt > acc.attempt) {
-    if (!acc.steps.empty() && first_step <= acc.steps.front().step) {
-      renumbered_[r.attempt] = first_step;
-    }
+    const auto& kept = acc.steps.entries();
+    if (!kept.empty() && first_step <= kept.front().step) renumbered_[r.attempt] = first_step;
     // Resumed from a checkpoint: what the earlier attempt did from this step on was lost.
-    while (!acc.steps.empty() && acc.steps.back().step >= first_step) {
-      redone_ += acc.steps.back().count;
-      acc.steps.pop_back();
-    }
+    redone_ += acc.steps.drop_from(first_step);
     acc.attempt = r.attempt;
   }
   if (interval) {
     const records::StepInterval& i = r.step_interval;
-    Kept k{first_step,
-           static_cast<long long>(i.samples.sum()),
-           i.seconds.sum(),
-           i.comm_seconds.sum(),
-           std::nullopt,
-           i.count(),
-           std::make_shared<const records::LogHistogram>(i.seconds)};
+    KeptSteps k{first_step,
+                static_cast<long long>(i.samples.sum()),
+                i.seconds.sum(),
+                i.comm_seconds.sum(),
+                std::nullopt,
+                i.count(),
+                std::make_shared<const records::LogHistogram>(i.seconds)};
     if (i.data_seconds.count() > 0) k.data_seconds = i.data_seconds.sum();
-    acc.steps.push_back(std::move(k));
+    acc.steps.push(std::move(k));
   } else {
-    acc.steps.push_back({r.step, r.samples, r.seconds, r.comm_seconds, r.data_seconds, 1, nullptr});
+    acc.steps.push({r.step, r.samples, r.seconds, r.comm_seconds, r.data_seconds, 1, nullptr});
   }
   if (r.time > 0) {
     const std::int64_t began =
@@ -123,10 +119,10 @@ RunStats StatsBuilder::finish(double straggler_threshold) const {
   out.lost.redone_step_records = redone_;
   std::map<int, std::vector<double>> busy;
   for (const auto& [rank, acc] : ranks_) {
-    RankStats s = rank_stats(rank, acc.steps);
+    RankStats s = rank_stats(rank, acc.steps.entries());
     if (auto it = hosts_.find(rank); it != hosts_.end()) s.host = it->second;
     out.ranks.push_back(std::move(s));
-    busy[rank] = last_busy_seconds(acc.steps);
+    busy[rank] = last_busy_seconds(acc.steps.entries());
   }
   add_run_totals(out);
   add_stragglers_and_nodes(out, busy, straggler_threshold);

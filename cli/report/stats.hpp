@@ -15,6 +15,7 @@
 
 #include "records/metric_record.hpp"
 #include "report/arrival_skew.hpp"
+#include "report/kept_steps.hpp"
 #include "report/lost_time.hpp"
 #include "report/stragglers.hpp"
 
@@ -93,17 +94,6 @@ struct RunStats {
   std::vector<RankResources> resources;
 };
 
-// What StatsBuilder keeps of a step record, or of an interval record's steps together.
-struct KeptSteps {
-  long long step = 0;  // an interval's first
-  long long samples = 0;
-  double seconds = 0;
-  std::optional<double> comm_seconds;
-  std::optional<double> data_seconds;
-  long long count = 1;                                     // steps: more than one for an interval
-  std::shared_ptr<const records::LogHistogram> histogram;  // an interval's step times
-};
-
 // The sums of a rank's resource samples, for the averages (RankResources).
 struct ResourceSums {
   long long records = 0;
@@ -117,12 +107,13 @@ struct ResourceSums {
 };
 
 // Adds step, interval and resource records one at a time (collective heartbeats are ignored here),
-// so a run's records never have to be in memory together; only each step's numbers (each
-// interval's sums and step-time histogram) are kept, for the percentiles and for restarts: a
+// so a run's records never have to be in memory together; of a rank's steps only what RankSteps
+// (kept_steps.hpp) keeps, bounded whatever the run's length: the last steps' numbers, the older
+// ones' sums and step-time histogram in a few blocks, for the percentiles and for restarts: a
 // rank's record of a later attempt for step s drops that rank's records of earlier attempts for
-// steps >= s (an interval: its first step >= s; one that began before s stays whole), the work the
-// crash lost, redone from the checkpoint, so each step is counted once, from the attempt that
-// completed it.
+// steps >= s (an interval or a block: its first step >= s; one that began before s stays whole),
+// the work the crash lost, redone from the checkpoint, so each step is counted once, from the
+// attempt that completed it.
 class StatsBuilder {
  public:
   void add(const records::MetricRecord& record);
@@ -130,11 +121,10 @@ class StatsBuilder {
   RunStats finish(double straggler_threshold = kDefaultStragglerThreshold) const;
 
  private:
-  using Kept = KeptSteps;
   struct Acc {
     int rank = 0;
     int attempt = 0;  // of the last record added
-    std::vector<Kept> steps;
+    RankSteps steps;
   };
   std::map<int, Acc> ranks_;
   // Sums of a rank's resource samples, for the averages.

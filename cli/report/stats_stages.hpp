@@ -18,7 +18,8 @@ void add_saturating(long long& total, long long n);
 
 // A rank's steps, samples, seconds, comm and data time (each step's comm capped at its seconds),
 // rates, shares and step-time percentiles: exact from step records alone, from one histogram of
-// every step once an interval record is among them (within 0.5 %). The host is left "?".
+// every step once an interval record or a folded block (kept_steps.hpp) is among them (within
+// 0.5 %). The host is left "?".
 RankStats rank_stats(int rank, const std::vector<KeptSteps>& steps);
 
 // The busy seconds (a step less its wait in collectives, capped at the step) of a rank's last

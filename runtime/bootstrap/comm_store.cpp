@@ -12,13 +12,13 @@
 namespace dtrain::runtime {
 namespace {
 
-void put_string(std::string& out, const std::string& s) {
+void put_entry_string(std::string& out, const std::string& s) {
   const auto len = static_cast<std::uint64_t>(s.size());
   out.append(reinterpret_cast<const char*>(&len), sizeof len);
   out += s;
 }
 
-std::string take_string(const char*& p) {
+std::string take_entry_string(const char*& p) {
   std::uint64_t len = 0;
   std::memcpy(&len, p, sizeof len);
   p += sizeof len;
@@ -55,8 +55,8 @@ class CommStore final : public Store {
   void exchange() {
     std::string mine;
     for (const auto& [k, v] : pending_) {
-      put_string(mine, k);
-      put_string(mine, v);
+      put_entry_string(mine, k);
+      put_entry_string(mine, v);
     }
     pending_.clear();
     const auto n = static_cast<std::uint64_t>(mine.size());
@@ -72,8 +72,8 @@ class CommStore final : public Store {
       const char* p = all.data() + r * most;
       const char* end = p + sizes[r];
       while (p < end) {
-        std::string k = take_string(p);
-        table_[std::move(k)] = take_string(p);
+        std::string k = take_entry_string(p);
+        table_[std::move(k)] = take_entry_string(p);
       }
     }
   }

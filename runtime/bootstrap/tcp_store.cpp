@@ -56,9 +56,9 @@ void put_string(std::string& out, const std::string& s) {
 
 // Reads numbers and strings from a buffer that may hold only part of a frame: every take returns
 // false when the bytes are not all there yet.
-class FrameReader {
+class StoreFrameReader {
  public:
-  explicit FrameReader(const std::string& in, std::size_t pos = 0) : in_(in), pos_(pos) {}
+  explicit StoreFrameReader(const std::string& in, std::size_t pos = 0) : in_(in), pos_(pos) {}
   template <typename T>
   bool take(T& v) {
     if (in_.size() < pos_ + sizeof v) return false;
@@ -177,7 +177,7 @@ class TcpStoreServer {
   bool handle_frame(int fd, const std::string& in, std::size_t& used) {
     if (in.size() <= used) return false;
     const auto cmd = static_cast<std::uint8_t>(in[used]);
-    FrameReader r(in, used + 1);
+    StoreFrameReader r(in, used + 1);
     if (cmd == kSet) {
       std::string key;
       std::string value;

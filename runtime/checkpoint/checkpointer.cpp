@@ -83,7 +83,7 @@ struct LoadHead {
 void put_int(std::string& out, std::int64_t v) {
   out.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
-void put_string(std::string& out, const std::string& s) {
+void put_head_string(std::string& out, const std::string& s) {
   put_int(out, static_cast<std::int64_t>(s.size()));
   out += s;
 }
@@ -93,10 +93,10 @@ std::string encode_head(const LoadHead& h) {
   for (std::int64_t v : {h.kind, h.code, h.step, h.data_size, h.saved_world, h.table_size}) {
     put_int(out, v);
   }
-  put_string(out, h.error);
-  put_string(out, h.path);
+  put_head_string(out, h.error);
+  put_head_string(out, h.path);
   put_int(out, static_cast<std::int64_t>(h.skipped.size()));
-  for (const auto& s : h.skipped) put_string(out, s);
+  for (const auto& s : h.skipped) put_head_string(out, s);
   return out;
 }
 

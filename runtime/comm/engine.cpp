@@ -9,6 +9,7 @@
 #include "comm/lost_peers/peer_alarm.hpp"
 #include "comm/point_to_point/mailbox.hpp"
 #include "comm/point_to_point/message_space.hpp"
+#include "comm/spin_wait.hpp"
 #include "dtrain/dtrain.hpp"
 
 namespace dtrain::runtime {
@@ -316,6 +317,8 @@ void Engine::loop(const std::shared_ptr<BodyGate>& gate) {
 }
 
 bool Engine::test(Pending& p) {
+  // A message within a node moves when its caller looks (as MPI_Test progresses MPI's).
+  if (!p.done.load(std::memory_order_acquire) && p.progress != nullptr) p.progress->step();
   if (!p.done.load(std::memory_order_acquire)) return false;
   if (p.error) std::rethrow_exception(p.error);
   return true;
@@ -323,16 +326,13 @@ bool Engine::test(Pending& p) {
 
 void Engine::wait(Pending& p) {
   // A waiter that moves the bytes itself spins even on one core (spin_ 0): it waits for no
-  // thread of this process, only for a peer on another.
-  Progress* progress = p.progress;
-  const auto spin = progress ? kSpin : spin_;
-  auto spin_until = Clock::now() + spin;
-  if (progress) progress->begin();
+  // thread of this process, only for a peer on another (spin_wait.hpp).
+  const bool moves = p.progress != nullptr && !p.done.load(std::memory_order_acquire);
+  if (moves) spin_on(p, *p.progress);
+  const auto spin_until = Clock::now() + (moves ? std::chrono::microseconds(0) : spin_);
   while (!p.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
-    if (progress && progress->step()) spin_until = Clock::now() + spin;  // bytes moving
     std::this_thread::yield();
   }
-  if (progress) progress->end(p.done.load(std::memory_order_acquire));
   while (!p.done.load(std::memory_order_acquire)) {
     {
       std::unique_lock lock(p.mutex);

@@ -201,8 +201,6 @@ int parts_left(Framed& m, iovec (&iov)[2]) {
   return n;
 }
 
-bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
-
 }  // namespace
 
 ssize_t send_some(int fd, Framed& m) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -16,6 +17,12 @@
 namespace dtrain::runtime::net {
 
 using Clock = std::chrono::steady_clock;
+
+// Whether a non-blocking socket call failed only for now (nothing to read, no room to write, a
+// signal): the caller waits for the descriptor and tries again.
+inline bool would_block(int error) {
+  return error == EAGAIN || error == EWOULDBLOCK || error == EINTR;
+}
 
 enum class IoResult { kOk, kTimeout, kClosed, kError, kMismatch };
 

@@ -10,11 +10,10 @@
 namespace dtrain::records {
 namespace {
 
-constexpr long long kMaxInt = std::numeric_limits<int>::max();
 // An exit status as `dtrain submit` and the supervisor record it (128 + N after signal N).
 constexpr long long kMaxStatus = 255;
 
-AttemptFormatError format_error(const std::string& where, const std::string& what) {
+AttemptFormatError attempt_format_error(const std::string& where, const std::string& what) {
   return AttemptFormatError("dtrain: " + where + ": " + what);
 }
 
@@ -22,8 +21,8 @@ AttemptFormatError format_error(const std::string& where, const std::string& wha
 RecordFields parse_object(const nlohmann::json& j, std::string_view line,
                           const std::string& where) {
   if (j.is_discarded() || !j.is_object()) {
-    throw format_error(where,
-                       "expected a JSON object, got \"" + std::string(line.substr(0, 80)) + "\"");
+    throw attempt_format_error(
+        where, "expected a JSON object, got \"" + std::string(line.substr(0, 80)) + "\"");
   }
   RecordFields f(j, where, [](const std::string& message) { throw AttemptFormatError(message); });
   const auto v = j.find("v");
@@ -89,7 +88,7 @@ AttemptRecord parse_attempt_record(std::string_view line, const std::string& whe
            "), got \"" + r.end + "\"");
   }
   r.cause = f.text("cause");
-  r.ranks = static_cast<int>(f.integer("ranks", 0, kMaxInt));
+  r.ranks = static_cast<int>(f.integer("ranks", 0, kMaxIntField));
   const nlohmann::json& nodes = f.field("nodes");
   if (!nodes.is_array()) {
     f.fail("field \"nodes\": expected a list of host names, got " + shown_value(nodes));
@@ -98,7 +97,7 @@ AttemptRecord parse_attempt_record(std::string_view line, const std::string& whe
     if (!n.is_string()) f.fail("field \"nodes\": expected host names, got " + shown_value(n));
     r.nodes.push_back(n.get<std::string>());
   }
-  r.checkpoints = static_cast<int>(f.integer("checkpoints", 0, kMaxInt));
+  r.checkpoints = static_cast<int>(f.integer("checkpoints", 0, kMaxIntField));
   return r;
 }
 
@@ -109,7 +108,7 @@ CheckpointRecord parse_checkpoint_record(std::string_view line, const std::strin
   r.time = f.time_text("time");
   r.step = f.integer("step", 0, std::numeric_limits<long long>::max());
   r.path = f.text("path");
-  r.world = static_cast<int>(f.integer("world", 1, kMaxInt));
+  r.world = static_cast<int>(f.integer("world", 1, kMaxIntField));
   if (f.has("seconds")) {
     r.seconds = f.number("seconds", 0, static_cast<double>(kLatestRecordSeconds));
   }

@@ -22,18 +22,18 @@ namespace {
 // Whole pages: the status with its arrival windows (about 50 KiB).
 constexpr std::size_t kPageBytes = (sizeof(LiveStatus) + 4095) / 4096 * 4096;
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 LiveStatus* map(int fd) noexcept {
   void* p = ::mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   return p == MAP_FAILED ? nullptr : static_cast<LiveStatus*>(p);
 }
 
 }  // namespace
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // The page's mapping (and, on the logger's side, its descriptor): shared by the LivePages of one
 // process, unmapped with the last.

@@ -72,6 +72,10 @@ struct LiveStatus {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
 // What a reader copies out of one slot.
+// Now, in microseconds since the epoch by the system clock: the clock of entered_at_us, which the
+// watchers (`dtrain submit`'s hang and arrival watches) compare their readings with.
+std::int64_t now_us();
+
 struct LiveSnapshot {
   std::uint64_t entered = 0;
   std::uint64_t left = 0;

@@ -11,7 +11,6 @@ namespace dtrain::records {
 namespace {
 
 constexpr long long kMaxInt64 = std::numeric_limits<long long>::max();
-constexpr long long kMaxInt = std::numeric_limits<int>::max();
 constexpr double kMaxSeconds = static_cast<double>(kLatestRecordSeconds);
 
 // A binding record's own fields, named once for the writer and the reader.
@@ -21,7 +20,7 @@ constexpr char kCpusField[] = "cpus";
 constexpr char kGpusField[] = "gpus";
 constexpr char kNicsField[] = "nics";
 
-MetricFormatError format_error(const std::string& where, const std::string& what) {
+MetricFormatError metric_format_error(const std::string& where, const std::string& what) {
   return MetricFormatError("dtrain: " + where + ": " + what);
 }
 
@@ -57,7 +56,7 @@ void parse_resource(const RecordFields& f, MetricRecord& out) {
   out.rss_bytes = f.integer("rss_bytes", 0, kMaxInt64);
   if (!f.has("gpu")) return;
   GpuSample gpu;
-  gpu.index = static_cast<int>(f.integer("gpu", 0, kMaxInt));
+  gpu.index = static_cast<int>(f.integer("gpu", 0, kMaxIntField));
   if (f.has("gpu_util_percent")) gpu.util_percent = f.number("gpu_util_percent", 0, 100);
   if (f.has("gpu_memory_bytes")) gpu.memory_bytes = f.integer("gpu_memory_bytes", 0, kMaxInt64);
   if (f.has("gpu_power_watts")) gpu.power_watts = f.number("gpu_power_watts", 0, kMaxGpuWatts);
@@ -204,7 +203,7 @@ int format_collective_record(char* buffer, std::size_t size, double time, int ra
 MetricRecord parse_metric_record(std::string_view line, const std::string& where) {
   nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object()) {
-    throw format_error(where, "expected one JSON object per line");
+    throw metric_format_error(where, "expected one JSON object per line");
   }
   const RecordFields f(record, where,
                        [](const std::string& message) { throw MetricFormatError(message); });
@@ -216,7 +215,7 @@ MetricRecord parse_metric_record(std::string_view line, const std::string& where
            std::to_string(kMetricSchemaVersion));
   }
   out.version = static_cast<int>(*version);
-  out.rank = static_cast<int>(f.integer("rank", 0, kMaxInt));
+  out.rank = static_cast<int>(f.integer("rank", 0, kMaxIntField));
   if (f.has("attempt")) out.attempt = static_cast<int>(f.integer("attempt", 0, kMaxAttempt));
   // v1 made "time" optional in practice (early files lack it); v2 requires it.
   if (out.version >= 2 || f.has("time")) out.time = f.unix_time("time");

@@ -1,26 +1,17 @@
-// How much of each step a rank's metric file keeps (docs/metrics.md, "Detail"): one definition of
-// the setting, DTRAIN_RECORDS (a job spec sets it under `env:`), for init() and any other reader of
-// it. Pure.
+// How much of each step a rank's metric file keeps (docs/metrics.md, "Detail"): the records
+// library's names for the setting DTRAIN_RECORDS (a job spec's `records:`), which is defined once
+// in common/run_settings.hpp, where the planner, which exports the spec's field, can use it too.
 #pragma once
 
-#include <optional>
-#include <string_view>
+#include "common/run_settings.hpp"
 
 namespace dtrain::records {
 
-enum class RecordDetail {
-  kIntervals,  // "intervals", the default: a record per interval of steps (step_interval.hpp)
-  kSteps,      // "steps": a record per step, and a heartbeat at every collective's enter and exit
-};
-
-inline constexpr std::string_view kRecordsVariable = "DTRAIN_RECORDS";
-inline constexpr RecordDetail kDefaultRecordDetail = RecordDetail::kIntervals;
-
-// "intervals" or "steps"; nothing for anything else.
-std::optional<RecordDetail> parse_record_detail(std::string_view text);
-std::string_view record_detail_name(RecordDetail detail);
-// What a bad value is told it should be, after "expected ".
-inline constexpr std::string_view kRecordDetailExpected =
-    "\"intervals\" (a record per interval of steps, the default) or \"steps\" (a record per step)";
+using dtrain::kDefaultRecordDetail;
+using dtrain::kRecordDetailExpected;
+using dtrain::kRecordsVariable;
+using dtrain::parse_record_detail;
+using dtrain::record_detail_name;
+using dtrain::RecordDetail;
 
 }  // namespace dtrain::records

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@ namespace dtrain::records {
 // is a damaged record, which would otherwise count as millennia of lost time, and any two times
 // in the range differ by what 64-bit microseconds hold.
 inline constexpr std::int64_t kLatestRecordSeconds = 4102444800;  // 2100-01-01T00:00:00Z
+
+// The largest value of a field its reader keeps in an int (a rank, a GPU index, a count of ranks).
+inline constexpr long long kMaxIntField = std::numeric_limits<int>::max();
 
 // `value` as an integer from `min` to `max`; nothing for a non-integer or one outside the range
 // (also past what long long holds).

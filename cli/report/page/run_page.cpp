@@ -89,7 +89,8 @@ std::vector<std::string> binding_cells(const records::RankBinding& b) {
           nics.empty() ? "-" : nics};
 }
 
-// Every rank: where it ran, its throughput and step time, its resource use and how it ended.
+// Every rank: where it ran, its throughput and step time, its resource use and how it ended; and
+// which are stragglers.
 json ranks_json(const RunPageInput& in) {
   std::set<int> ranks;
   for (const auto& [rank, p] : in.places) ranks.insert(rank);
@@ -172,7 +173,13 @@ json ranks_json(const RunPageInput& in) {
     row.push_back(end == ends.end() ? "-" : end->second);
     rows.push_back(std::move(row));
   }
-  return {{"columns", columns}, {"rows", rows}, {"bindings", bound}};
+  // The stragglers' ranks (a node's: all of them), shown above the pages of a long table with the
+  // culprits (report.js).
+  std::set<int> slow;
+  if (in.stats) {
+    for (const auto& s : in.stats->stragglers) slow.insert(s.ranks.begin(), s.ranks.end());
+  }
+  return {{"columns", columns}, {"rows", rows}, {"bindings", bound}, {"slow", slow}};
 }
 
 // Mean seconds per step of compute, collectives and data loading: a bar per rank, or per group of

@@ -13,6 +13,7 @@ void SeriesBuilder::add(const records::MetricRecord& r) {
       // collectives between steps to the next one).
       steps_[r.rank].push_back({r.time, r.seconds, std::min(r.comm_seconds.value_or(0), r.seconds),
                                 std::min(r.data_seconds.value_or(0), r.seconds), r.samples});
+      series::bound_steps(steps_[r.rank]);
       return;
     case records::RecordType::kInterval: {
       const records::StepInterval& i = r.step_interval;
@@ -20,6 +21,7 @@ void SeriesBuilder::add(const records::MetricRecord& r) {
                                 std::min(i.data_seconds.sum(), i.seconds.sum()),
                                 static_cast<long long>(i.samples.sum()),
                                 std::max(r.time - i.began, i.seconds.sum()), i.count()});
+      series::bound_steps(steps_[r.rank]);
       return;
     }
     case records::RecordType::kResource: {

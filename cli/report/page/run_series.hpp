@@ -77,9 +77,10 @@ class SeriesBuilder {
   RunSeries finish() const;
 
  private:
-  // Every step and sample of every rank (some 40 bytes each, as StatsBuilder keeps each step's
-  // numbers): the bins are known only once the run's whole time span is. The types and the stages
-  // of finish() are series_stages.hpp's.
+  // Every rank's steps, merged past kKeptSeriesSteps (series::bound_steps: the bins
+  // are known only once the run's whole time span is, and a bin then still holds several entries),
+  // and every resource sample (one every few seconds). The types and the stages of finish() are
+  // series_stages.hpp's.
   series::Steps steps_;
   series::Samples samples_;
   series::Collectives collectives_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "report/stats_stages.hpp"
+
 namespace dtrain::report::series {
 namespace {
 
@@ -61,7 +63,56 @@ double median_step_period(const Steps& by_rank) {
   return std::isfinite(m) ? m : 0;
 }
 
+// A step's (an entry's) start.
+double begin_of(const Step& s) { return s.time - std::max(s.span, s.seconds); }
+
+// One pass of bound_steps: each entry merged into the one before while together they hold at most
+// `most` steps, and (when `keep_pauses`) the pause between them is no longer than either.
+void merge_runs(std::vector<Step>& steps, long long most, bool keep_pauses) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (out > 0) {
+      Step& a = steps[out - 1];
+      const Step& b = steps[i];
+      const double pause = begin_of(b) - a.time;
+      const double longer = std::max(a.time - begin_of(a), b.time - begin_of(b));
+      if (a.steps + b.steps <= most && (!keep_pauses || pause <= longer)) {
+        a = merged_steps(a, b);
+        continue;
+      }
+    }
+    steps[out++] = steps[i];
+  }
+  steps.resize(out);
+}
+
 }  // namespace
+
+Step merged_steps(const Step& a, const Step& b) {
+  Step m;
+  m.time = std::max(a.time, b.time);
+  m.span = m.time - std::min(begin_of(a), begin_of(b));
+  m.seconds = a.seconds + b.seconds;
+  m.comm = a.comm + b.comm;
+  m.data = a.data + b.data;
+  m.samples = a.samples;
+  add_saturating(m.samples, b.samples);  // a file may claim up to INT64_MAX
+  m.steps = a.steps + b.steps;
+  return m;
+}
+
+void bound_steps(std::vector<Step>& steps) {
+  if (steps.size() <= kKeptSeriesSteps) return;
+  long long total = 0;
+  for (const Step& s : steps) total += s.steps;
+  // At most a quarter of the bound's worth of the steps in an entry: two neighbours then always
+  // hold more than that together, so at most half the bound remain, each of them the same small
+  // share of the rank's steps (a uniform resolution over the run, whatever its length).
+  const auto most =
+      std::max<long long>(2, total / static_cast<long long>(kKeptSeriesSteps / 4) + 1);
+  merge_runs(steps, most, true);
+  if (steps.size() > kKeptSeriesSteps * 3 / 4) merge_runs(steps, most, false);
+}
 
 std::vector<SlowCollective> slowest_collectives(const Collectives& collectives) {
   std::vector<SlowCollective> out;

@@ -16,6 +16,21 @@
 
 namespace dtrain::report::series {
 
+// The steps SeriesBuilder keeps of a rank, at most: the page draws kTimeBins bins, so past this
+// many a rank's entries are merged pairwise (bound_steps) and memory does not grow with the run
+// (docs/benchmarks.md, "Records at scale"), each entry then some tenths of a bin at most.
+inline constexpr std::size_t kKeptSeriesSteps = 1024;
+
+// A rank's consecutive entries `a` and `b` as one: its steps ran from the first's start to the
+// last's end, as an interval record's.
+Step merged_steps(const Step& a, const Step& b);
+
+// Past kKeptSeriesSteps entries, neighbours merged (oldest first) into entries of at most 4 /
+// kKeptSeriesSteps of the rank's steps each, leaving about half the bound: those with a pause
+// between them no longer than either (a restart's downtime, a pause for evaluation keep their
+// gap), and all of them when that leaves more than three quarters.
+void bound_steps(std::vector<Step>& steps);
+
 // The kSlowCollectives longest from first enter to last exit, slowest first; one never left (a
 // hang: `logs --hang`) is not among them.
 std::vector<SlowCollective> slowest_collectives(const Collectives& collectives);

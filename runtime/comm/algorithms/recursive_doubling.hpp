@@ -43,9 +43,10 @@ class RecursiveDoubling {
   // Every rank calls it with the same n, type and op; `in == out` is in place. kAvg sums. Every
   // rank ends with the same bits: each exchange combines (lower rank's data) op (higher rank's).
   void allreduce(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
-  // Rabenseifner's allreduce: a reduce-scatter by recursive halving, then an allgather by
-  // recursive doubling. Each rank sends 2 (p - 1) / p of the message (the doubling: log2(p) whole
-  // messages) in 2 log2(p) steps; for mid-sized messages. The same contract as allreduce().
+  // Rabenseifner's allreduce (recursive_halving.cpp): a reduce-scatter by recursive halving, then
+  // an allgather by recursive doubling. Each rank sends 2 (p - 1) / p of the message (the doubling:
+  // log2(p) whole messages) in 2 log2(p) steps; for mid-sized messages. The same contract as
+  // allreduce().
   void allreduce_halving(const void* in, void* out, std::size_t n, DType type, ReduceOp op);
   // `bytes` of `data` from rank `root` to every rank, over allreduce()'s partners in its order: a
   // message, maybe empty, on each of allreduce()'s edges, so that a transport that checks each

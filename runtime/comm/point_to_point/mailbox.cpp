@@ -11,6 +11,7 @@
 #include "comm/point_to_point/mailbox_parts.hpp"
 #include "comm/point_to_point/message_space.hpp"
 #include "comm/point_to_point/wire_format.hpp"
+#include "comm/spin_wait.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -114,6 +115,7 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
     if (node_peers_ && same_node(dst) && rings_ < kMaxRings) {
       try {
         outgoing_[d]->ring = std::make_unique<ShmRing>(ShmRing::create());
+        ring_writers_.push_back(outgoing_[d].get());
         ++rings_;
       } catch (const Error&) {
         // No shared memory (a full /dev/shm, a container without it): the socket carries them.
@@ -127,15 +129,14 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
                                    out.queue.empty() && bytes <= kDirectWriteBytes;
   out.queue.push_back(op);
   op->timeout = timeout.value_or(timeout_);
-  pending->deadline = Clock::now() + op->timeout.after;
-  pending->expire = [this, weak = std::weak_ptr<Op>(op)] {
-    if (auto o = weak.lock()) expire(o);
-  };
   // A small message on a connection with nothing queued is written by the caller: it leaves
   // without waking the loop (two context switches less per message). Large ones are the loop's,
   // which moves them without holding up the callers.
   if (out.ring) pending->progress = this;
   if (idle) write(out);
+  // Only a message still in flight has a deadline for its waiter to watch (mutex_ is held: it
+  // cannot complete meanwhile, and its waiter is this caller, once this returns).
+  if (!pending->done.load(std::memory_order_acquire)) set_deadline(op);
   // A ring's connection still has its hello to bring.
   if (out.queue.empty() && (!out.ring || out.hello_sent)) return pending;
   start_thread();
@@ -166,10 +167,7 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   posted_.push_back(op);
   keep_parked();  // a message parked from its sender holds back the one this receive waits for
   op->timeout = timeout.value_or(timeout_);
-  pending->deadline = Clock::now() + op->timeout.after;
-  pending->expire = [this, weak = std::weak_ptr<Op>(op)] {
-    if (auto o = weak.lock()) expire(o);
-  };
+  set_deadline(op);
   bool wake_loop = false;
   if (src != kAnySource && src != rank_) {
     const auto s = static_cast<std::size_t>(src);
@@ -189,14 +187,9 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
 }
 
 void Mailbox::wait(Pending& message) {
-  if (message.progress != nullptr) {  // as Engine::wait spins: while bytes move, and a little
-    auto spin_until = Clock::now() + std::chrono::microseconds(100);
-    message.progress->begin();
-    while (!message.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
-      if (message.progress->step()) spin_until = Clock::now() + std::chrono::microseconds(100);
-      std::this_thread::yield();
-    }
-    message.progress->end(message.done.load(std::memory_order_acquire));
+  // As Engine::wait spins: while bytes move, and a little (spin_wait.hpp).
+  if (message.progress != nullptr && !message.done.load(std::memory_order_acquire)) {
+    spin_on(message, *message.progress);
   }
   while (!message.done.load(std::memory_order_acquire)) {
     {
@@ -212,6 +205,14 @@ void Mailbox::wait(Pending& message) {
     }
   }
   if (message.error) std::rethrow_exception(message.error);
+}
+
+void Mailbox::set_deadline(const std::shared_ptr<Op>& op) {
+  Pending& p = *op->pending;
+  p.deadline = Clock::now() + op->timeout.after;
+  p.expire = [this, weak = std::weak_ptr<Op>(op)] {
+    if (auto o = weak.lock()) expire(o);
+  };
 }
 
 void Mailbox::space_id_used(std::int64_t id) {

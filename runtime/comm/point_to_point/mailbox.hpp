@@ -190,6 +190,12 @@ class Mailbox : private Progress {
   // Within a node (mailbox_rings.cpp): the rings' side of reading and writing.
   bool read_ring(Incoming& in);  // whether bytes moved
   bool write_ring(Outgoing& out);
+  // The front send, read by its receiver from this process's memory, completes once the
+  // receiver acknowledged it in the ring: also when its connection ends or its process is lost
+  // just after (it may take the message and end at once, and its acknowledgement and its end
+  // may come in one poll), as a ring's bytes written before their writer went are read all the
+  // same. Whether it completed.
+  bool complete_taken(Outgoing& out);
   bool open_ring(Incoming& in);
   bool move_rings();  // every ring, both ways; whether bytes moved
   // Before the loop sleeps: how long it may (0: a ring still has work).
@@ -205,6 +211,8 @@ class Mailbox : private Progress {
   // whose hello is not read yet (it may be its own; settled again once read, unsettled_).
   void settle(int peer);
   void expire(const std::shared_ptr<Op>& op);
+  // `op`'s deadline (its timeout from now), and the expiry its waiter calls past it.
+  void set_deadline(const std::shared_ptr<Op>& op);
   // "rank 3 (on node7)", or in a group (`group_of`): "group rank 1 (world rank 3, on node7)".
   std::string who(int rank, const std::shared_ptr<const std::vector<int>>& group_of) const;
   std::string describe(const Op& op) const;
@@ -229,6 +237,9 @@ class Mailbox : private Progress {
   std::size_t unclaimed_bytes_ = 0;
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by destination, null until the first send
+  // Those of outgoing_ made with a ring (at most kMaxRings): what a waiter polls, rather than
+  // outgoing_'s one entry per rank of the communicator.
+  std::vector<Outgoing*> ring_writers_;
   // Why a rank is gone: told after its name (who(): each message names it in its own
   // communicator's numbering), or `whole`, a sentence that names it itself (peer_lost's).
   struct Gone {

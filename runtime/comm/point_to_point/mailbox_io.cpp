@@ -26,7 +26,7 @@ constexpr std::size_t kReadTurn = std::size_t{4} << 20;
 // Where a message nobody will take (its receive failed or expired) is read to, and dropped.
 constexpr std::size_t kDiscardBytes = std::size_t{64} << 10;
 
-bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
+using net::would_block;
 
 // Why a connection this rank writes to ended: read 0 bytes (`eof`) or failed with errno. A reset
 // is a peer's end too: a killed rank's kernel resets what its process had not accepted or read.

@@ -42,6 +42,7 @@ void Mailbox::drop_incoming(Incoming& in, const std::string& why) {
 }
 
 void Mailbox::drop_outgoing(Outgoing& out, const std::string& why) {
+  complete_taken(out);  // taken before the end: that send succeeded
   out.socket = net::Socket();
   if (out.ring && !out.ring_opened) PosixShm::unlink(out.ring->name());
   out.ring.reset();  // a message half in it cannot be followed by another
@@ -71,6 +72,7 @@ void Mailbox::peer_lost(int peer, const std::string& text) {
   Gone& gone = gone_[static_cast<std::size_t>(peer)];
   if (gone.why.empty()) gone = {text, true};
   if (const auto& out = outgoing_[static_cast<std::size_t>(peer)]) {
+    complete_taken(*out);
     for (const auto& op : out->queue) finish(*op, describe(*op) + ": " + gone_text(*op));
     out->queue.clear();
   }

@@ -55,11 +55,8 @@ bool Mailbox::write_ring(Outgoing& out) {
   bool moved = false;
   while (out.ring) {
     if (out.awaiting) {  // the reader reads the front message from this process's memory
-      if (out.ring->acknowledged() < out.remote_sent) break;
-      out.awaiting = false;
+      if (!complete_taken(out)) break;
       moved = true;
-      finish(*out.queue.front(), "");
-      out.queue.pop_front();
       continue;
     }
     if (!out.framing) {
@@ -84,9 +81,13 @@ bool Mailbox::write_ring(Outgoing& out) {
       out.framing = true;
     }
     net::Framed& f = out.frame;
-    const std::size_t n =
-        f.header_done() ? out.ring->write(f.data + (f.moved - f.header_len), f.total() - f.moved)
-                        : out.ring->write(f.header.data() + f.moved, f.header_len - f.moved);
+    std::size_t n = 0;
+    if (f.moved == 0 && out.ring->write_both(f.header.data(), f.header_len, f.data, f.data_len)) {
+      n = f.total();  // a message that fits whole: its reader finds it whole at its first look
+    } else {
+      n = f.header_done() ? out.ring->write(f.data + (f.moved - f.header_len), f.total() - f.moved)
+                          : out.ring->write(f.header.data() + f.moved, f.header_len - f.moved);
+    }
     f.moved += n;
     moved = moved || n > 0;
     if (!f.done()) {
@@ -107,12 +108,20 @@ bool Mailbox::write_ring(Outgoing& out) {
   return moved;
 }
 
+bool Mailbox::complete_taken(Outgoing& out) {
+  if (!out.ring || !out.awaiting || out.ring->acknowledged() < out.remote_sent) return false;
+  out.awaiting = false;
+  finish(*out.queue.front(), "");
+  out.queue.pop_front();
+  return true;
+}
+
 bool Mailbox::move_rings() {
   bool moved = false;
   // Sends first: an acknowledgement completes a send at once, while reading a large message
   // takes a while (and the caller whose send completes may be about to post its receive).
-  for (const auto& out : outgoing_) {
-    if (out && out->ring && !out->queue.empty()) moved = write_ring(*out) || moved;
+  for (Outgoing* out : ring_writers_) {
+    if (out->ring && !out->queue.empty()) moved = write_ring(*out) || moved;
   }
   for (const auto& in : incoming_) {
     if (in->ring && in->state != Incoming::State::kParked) moved = read_ring(*in) || moved;
@@ -125,8 +134,8 @@ void Mailbox::raise_flags() {
   for (const auto& in : incoming_) {
     if (in->ring) in->ring->reader_waits(true);
   }
-  for (const auto& out : outgoing_) {
-    if (out && out->ring && !out->queue.empty()) out->ring->writer_waits(true);
+  for (Outgoing* out : ring_writers_) {
+    if (out->ring && !out->queue.empty()) out->ring->writer_waits(true);
   }
   move_rings();  // after the flags are up: what came before them is not left waiting
 }
@@ -136,17 +145,17 @@ void Mailbox::lower_flags() {
   for (const auto& in : incoming_) {
     if (in->ring) in->ring->reader_waits(false);
   }
-  for (const auto& out : outgoing_) {
-    if (out && out->ring) out->ring->writer_waits(false);
+  for (Outgoing* out : ring_writers_) {
+    if (out->ring) out->ring->writer_waits(false);
   }
 }
 
 int Mailbox::ring_sleep_ms() {
   constexpr int kIdle = 1000;  // the loop's poll, as without rings
-  const bool any =
-      std::any_of(incoming_.begin(), incoming_.end(),
-                  [](const auto& in) { return in->ring != nullptr; }) ||
-      std::any_of(outgoing_.begin(), outgoing_.end(), [](const auto& o) { return o && o->ring; });
+  const bool any = std::any_of(incoming_.begin(), incoming_.end(),
+                               [](const auto& in) { return in->ring != nullptr; }) ||
+                   std::any_of(ring_writers_.begin(), ring_writers_.end(),
+                               [](const Outgoing* o) { return o->ring != nullptr; });
   if (!any) return kIdle;
   if (watchers_ > 0) return 1;  // they read; this thread looks again when they stop
   const auto now = std::chrono::steady_clock::now();
@@ -162,8 +171,8 @@ int Mailbox::ring_sleep_ms() {
       return 0;
     }
   }
-  for (const auto& out : outgoing_) {
-    if (out && out->ring && !out->queue.empty() && !out->awaiting && !out->ring->full()) return 0;
+  for (const Outgoing* out : ring_writers_) {
+    if (out->ring && !out->queue.empty() && !out->awaiting && !out->ring->full()) return 0;
   }
   return kIdle;
 }

@@ -77,9 +77,9 @@ echo "ok"
 echo "== bad values are refused by name"
 job bad STOP 'DTRAIN_HANG_AFTER: "soon"'
 submit_expecting 2 bad.yaml "a job with DTRAIN_HANG_AFTER=soon"
-expect_contains "$(cat bad.out)" 'dtrain: DTRAIN_HANG_AFTER: expected whole seconds from 1 to 86400' "message"
+expect_contains "$(cat bad.out)" 'env.DTRAIN_HANG_AFTER: expected a duration like 30s or 2m' "message"
 expect_contains "$(cat bad.out)" 'got "soon"' "message"
 job bad2 STOP 'DTRAIN_ON_HANG: kill'
 submit_expecting 2 bad2.yaml "a job with DTRAIN_ON_HANG=kill"
-expect_contains "$(cat bad2.out)" 'dtrain: DTRAIN_ON_HANG: expected abort' "message"
+expect_contains "$(cat bad2.out)" 'env.DTRAIN_ON_HANG: expected abort' "message"
 echo PASS

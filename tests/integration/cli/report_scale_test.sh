@@ -5,7 +5,8 @@
 # others stopped after it), written with fixed times. The page must be at most 5 MB and, in
 # Debian's headless Chromium from file://, draw everything without a script error within 3 s of
 # navigation (the page's own performance.now() when its script has finished), with the heat map's
-# 128 rows of 8 ranks each and a row per rank in the table of ranks. Exits 77 (skipped) where
+# 128 rows of 8 ranks each; the table of ranks shows the culprit and the slowest ranks first, then
+# 64 ranks a page, every rank met by pressing "next" through the pages. Exits 77 (skipped) where
 # chromium is not installed, after the size check. Then the stacks section of synthetic_pages.py's
 # page-stacks in the browser: the merged tree, rank 2 a branch of its own.
 #   report_scale_test.sh DTRAIN SRC
@@ -80,6 +81,22 @@ import sys
 text = open(sys.argv[1]).read()
 i = text.rfind("</body>")
 probe = '<script>document.body.setAttribute("data-load-ms", String(Math.round(performance.now())));</script>\n'
+# Then what a reader of the table of ranks sees: the ranks shown first, and every rank met by
+# pressing "next" through its pages.
+probe += """<script>
+(function () {
+  const ranks = () => [...document.querySelectorAll("tr[data-rank]")].map((r) => r.getAttribute("data-rank"));
+  document.body.setAttribute("data-first-ranks", ranks().join(","));
+  const next = document.querySelector(".pager-next");
+  const seen = new Set(ranks());
+  for (let i = 0; next && !next.disabled && i < 1000; ++i) {
+    next.click();
+    for (const r of ranks()) seen.add(r);
+  }
+  document.body.setAttribute("data-ranks-seen", [...seen].join(","));
+})();
+</script>
+"""
 open(sys.argv[2], "w").write(text[:i] + probe + text[i:])
 PY
 timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --no-first-run \
@@ -99,13 +116,23 @@ dom = open(sys.argv[1]).read()
 def check(cond, what):
     if not cond:
         sys.exit("FAIL: " + what)
-rows = sorted(int(x) for x in re.findall(r'<tr data-rank="(\d+)"', dom))
-check(rows == list(range(1024)), "expected a row for each of ranks 0-1023 in the table, got %d" % len(rows))
+body = re.search(r"<body[^>]*>", dom).group(0)
+def ranks_of(attr):
+    m = re.search(r'%s="([^"]*)"' % attr, body)
+    check(m, "no %s on the body: the probe did not run" % attr)
+    return [int(x) for x in m.group(1).split(",") if x]
+first = ranks_of("data-first-ranks")
+# The culprit and the slowest ranks above the first page of 64.
+check(first[:2] == [513, 777] and first[-64:] == list(range(64)) and len(first) <= 64 + 5 + 1,
+      "expected ranks 513 and 777 above the first page (ranks 0-63) of the table, got %s" % first)
+seen = sorted(set(ranks_of("data-ranks-seen")))
+check(seen == list(range(1024)), "expected every rank 0-1023 in the pages of the table, got %d" % len(seen))
+check("page 16 of 16" in dom, "the table of ranks does not end on page 16 of 16")
 heat = re.findall(r"<title>ranks (\d+-\d+):", dom)
 check(len(set(heat)) == 128, "expected the heat map's 128 rows of 8 ranks, got %d" % len(set(heat)))
 check("rank 777 on node194" in dom, "the slow rank 777 is not named")
 check(re.search(r'<tr data-rank="513" class="culprit', dom), "rank 513 is not marked the culprit")
-print("1,024 rows in the table of ranks, 128 heat map rows, rank 777 named, rank 513 the culprit")
+print("the table of ranks: 513 and 777 first, 16 pages of 64 ranks; 128 heat map rows, rank 777 named, rank 513 the culprit")
 PY
 
 # The stacks the hang watch took, merged on the page (synthetic_pages.py's page-stacks): rank 2,

@@ -262,10 +262,14 @@ def culprit(page, rank):
 ranks_present("r1", 1)
 ranks_present("r2", 2)
 ranks_present("killed", 2)
-ranks_present("big", 1024)
+# Past 64 ranks the table has pages of 64 (cli_report_scale walks them all), the culprit and the
+# stragglers above them.
+got = [int(x) for x in re.findall(r'<tr data-rank="(\d+)"', dom("big"))]
+check(got == [513, 777] + list(range(64)), "big: expected ranks 513 and 777, then the first page of ranks 0-63, got %s" % got[:70])
+check("page 1 of 16" in dom("big"), "big: the table of ranks is not on page 1 of 16")
 print("killed:", culprit("killed", 1))
 print("big:", culprit("big", 513)[:120])
-check(re.search(r'<tr data-rank="513" class="culprit">', dom("big")), "big: rank 513's row is not marked the culprit")
+check(re.search(r'<tr data-rank="513" class="culprit pinned">', dom("big")), "big: rank 513's row is not marked the culprit")
 # Stragglers: rank 777 is slow on a heat map of 128 rows; it is named.
 check("rank 777 on node097" in text(dom("big")), "big: the straggler rank 777 is not named")
 check(dom("big").count('<rect') > 1000, "big: no heat map")

@@ -110,7 +110,8 @@ TEST(JobSpec, UnknownFieldSuggestsTheClosest) {
             "job.yaml:3: queue_depth: unknown field; expected one of: name, site, nodes, "
             "ranks_per_node, gpus_per_rank, cpus_per_rank, walltime, account, queue, partition, "
             "filesystems, modules, setup, env, site_env, framework, affinity, command, run_dir, "
-            "checkpoint, restarts, restart_backoff, directives, image, namespace");
+            "checkpoint, restarts, restart_backoff, records, hang_after, on_hang, directives, "
+            "image, namespace");
 }
 
 TEST(JobSpec, ReportsEveryErrorOfTheFileAtOnce) {

@@ -496,6 +496,10 @@
             el("pre", { class: "stacks", id: `${run.id}-stacks` }, s.tree)];
   }
 
+  // The table of ranks, 64 rows a page past 64 ranks (a 1,024-rank table was 2,048 rows to scroll
+  // through), with the ranks that matter above the pages, always shown: the culprits and the
+  // stragglers (a straggler node's ranks).
+  const RANKS_PAGE = 64;
   function ranksSection(run) {
     const t = run.ranks, endCol = t.columns.length - 1;
     // Where a rank ran (its cores, CUDA_VISIBLE_DEVICES and NIC variables) goes on a line of its
@@ -503,22 +507,58 @@
     // page 1280 pixels wide.
     const placed = ["cores", "CUDA_VISIBLE_DEVICES", "NIC"].map((c) => t.columns.indexOf(c)).filter((i) => i >= 0);
     const shown = t.columns.map((_, i) => i).filter((i) => !placed.includes(i));
-    const body = [];
-    for (const r of t.rows) {
-      body.push(el("tr", { "data-rank": r[0], class: (String(r[endCol]).startsWith("culprit") ? "culprit" : "") + (placed.length ? " placed" : "") },
-                   shown.map((i) => el("td", {}, r[i] === null ? "-" : r[i]))));
-      if (!placed.length) continue;
+    const culprit = (r) => String(r[endCol]).startsWith("culprit");
+    const rowEls = (r, extra) => {
+      const out = [el("tr", { "data-rank": r[0], class: (culprit(r) ? "culprit" : "") + (placed.length ? " placed" : "") + extra },
+                      shown.map((i) => el("td", {}, r[i] === null ? "-" : r[i])))];
+      if (!placed.length) return out;
       const where = [];
       for (const i of placed) {
         if (where.length) where.push("; ");
         where.push(el("span", { class: `binding-${t.columns[i] === "CUDA_VISIBLE_DEVICES" ? "gpus" : t.columns[i].toLowerCase()}` },
                       `${t.columns[i]}: ${r[i]}`));
       }
-      body.push(el("tr", { class: "binding", "data-binding-rank": r[0] }, [el("td", {}, ""), el("td", { colspan: shown.length - 1 }, where)]));
+      out.push(el("tr", { class: "binding", "data-binding-rank": r[0] }, [el("td", {}, ""), el("td", { colspan: shown.length - 1 }, where)]));
+      return out;
+    };
+    const head = el("thead", {}, el("tr", {}, shown.map((i) => el("th", {}, t.columns[i]))));
+    const paged = t.rows.length > RANKS_PAGE;
+    const body = el("tbody", {}, paged ? [] : t.rows.flatMap((r) => rowEls(r, "")));
+    const parts = [];
+    let summary = `${t.rows.length} ranks`;
+    if (paged) {
+      const slow = new Set(t.slow || []);
+      const pinned = t.rows.filter((r) => culprit(r) || slow.has(r[0]));
+      const pages = Math.ceil(t.rows.length / RANKS_PAGE);
+      const label = el("span", { class: "pager-label" }, "");
+      const prev = el("button", { type: "button", class: "pager-prev" }, "previous");
+      const next = el("button", { type: "button", class: "pager-next" }, "next");
+      const pick = el("select", { class: "pager-pick" }, [...Array(pages).keys()].map((p) =>
+        el("option", { value: p }, `ranks ${t.rows[p * RANKS_PAGE][0]}-${t.rows[Math.min(t.rows.length, (p + 1) * RANKS_PAGE) - 1][0]}`)));
+      let page = 0;
+      const show = (p) => {
+        page = Math.max(0, Math.min(pages - 1, p));
+        body.replaceChildren(...t.rows.slice(page * RANKS_PAGE, (page + 1) * RANKS_PAGE).flatMap((r) => rowEls(r, "")));
+        label.textContent = ` page ${page + 1} of ${pages} `;
+        prev.disabled = page === 0;
+        next.disabled = page === pages - 1;
+        pick.value = String(page);
+      };
+      prev.addEventListener("click", () => show(page - 1));
+      next.addEventListener("click", () => show(page + 1));
+      pick.addEventListener("change", () => show(Number(pick.value)));
+      show(0);
+      summary += `, ${RANKS_PAGE} a page`;
+      if (pinned.length) {
+        summary += "; the culprits and stragglers first";
+        const cells = [el("td", { colspan: shown.length }, "The culprits and the stragglers; every rank is in the pages below:")];
+        parts.push(el("table", { class: "pinned" }, [head.cloneNode(true), el("tbody", {}, [el("tr", { class: "pinned-note" }, cells), ...pinned.flatMap((r) => rowEls(r, " pinned"))])]));
+      }
+      parts.push(el("div", { class: "pager" }, [prev, label, next, " ", pick]));
     }
-    const tab = el("table", {}, [el("thead", {}, el("tr", {}, shown.map((i) => el("th", {}, t.columns[i])))), el("tbody", {}, body)]);
-    const details = el("details", t.rows.length <= 64 ? { open: "" } : {},
-                       [el("summary", {}, `${t.rows.length} ranks`), el("div", { class: "scroll" }, [tab])]);
+    parts.push(el("table", {}, [head, body]));
+    const details = el("details", { open: "" },
+                       [el("summary", {}, summary), el("div", { class: "scroll" }, parts)]);
     const where = t.bindings
       ? "The cores, CUDA_VISIBLE_DEVICES and NIC variables each rank had when its Meter opened, from its binding record."
       : "The cores and NIC a rank was bound to are not recorded in this run directory (no binding records: a dtrain before 2026-11-28, or no Meter; dtrain topo shows the plan).";

@@ -9,7 +9,7 @@ namespace dtrain::runtime {
 namespace {
 
 // Apart from recursive doubling's tag: both run on the same communicator.
-constexpr int kTag = 7702;
+constexpr int kPeerTag = 7702;
 // A share goes as messages of at most this, under Open MPI's TCP eager limit (btl_tcp_eager_limit,
 // 64 KiB with its header by default): a larger message waits for the receiver's answer to a
 // request to send (rendezvous), and each answer waits for the receiving process to test its
@@ -39,8 +39,8 @@ void MpiPeerTransport::send(int slot, const void* buf, std::size_t bytes, int pe
   for (std::size_t at = 0; at < bytes; at += kMessageBytes) {
     s.requests.push_back(MPI_REQUEST_NULL);
     s.peers.push_back(-1);
-    check(MPI_Isend(data + at, as_count(std::min(kMessageBytes, bytes - at)), MPI_BYTE, peer, kTag,
-                    comm_, &s.requests.back()),
+    check(MPI_Isend(data + at, as_count(std::min(kMessageBytes, bytes - at)), MPI_BYTE, peer,
+                    kPeerTag, comm_, &s.requests.back()),
           "allreduce", "MPI_Isend");
   }
 }
@@ -51,8 +51,8 @@ void MpiPeerTransport::recv(int slot, void* buf, std::size_t bytes, int peer) {
   for (std::size_t at = 0; at < bytes; at += kMessageBytes) {
     s.requests.push_back(MPI_REQUEST_NULL);
     s.peers.push_back(peer);
-    check(MPI_Irecv(data + at, as_count(std::min(kMessageBytes, bytes - at)), MPI_BYTE, peer, kTag,
-                    comm_, &s.requests.back()),
+    check(MPI_Irecv(data + at, as_count(std::min(kMessageBytes, bytes - at)), MPI_BYTE, peer,
+                    kPeerTag, comm_, &s.requests.back()),
           "allreduce", "MPI_Irecv");
   }
 }

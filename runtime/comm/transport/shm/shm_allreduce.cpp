@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/spin_wait.hpp"
 #include "comm/transport/shm/vector_reduce.hpp"
 #include "common/words.hpp"
 
@@ -21,14 +22,6 @@ constexpr unsigned kSpinsPerPoll = 256;
 // The direct layout reduces its share in blocks of this many bytes: a block's result stays in L1
 // while the next operand is combined into it and while it is copied to the output.
 constexpr std::size_t kBlockBytes = std::size_t{8} << 10;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Calls run(share, first, end) for each stretch [first, end) of the slice's elements that lies in
 // one share of `share` elements (share t: [t * share, (t + 1) * share)).

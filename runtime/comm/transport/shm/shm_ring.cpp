@@ -81,18 +81,40 @@ std::uint64_t ShmRing::acknowledged() const {
   return control_->acknowledged.load(std::memory_order_acquire);
 }
 
-std::size_t ShmRing::write(const char* from, std::size_t bytes) {
-  Control& c = *control_;
-  const std::uint64_t head = c.head.load(std::memory_order_relaxed);
-  const std::uint64_t tail = c.tail.load(std::memory_order_acquire);
-  const std::size_t n = std::min<std::uint64_t>(bytes, kBytes - (head - tail));
-  if (n == 0) return 0;
+void ShmRing::copy_in(std::uint64_t head, const char* from, std::size_t n) {
   const std::size_t at = head % kBytes;
   const std::size_t first = std::min(n, kBytes - at);
   std::memcpy(data_ + at, from, first);
   std::memcpy(data_, from + first, n - first);
+}
+
+std::uint64_t ShmRing::tail_for(std::uint64_t head, std::size_t bytes) {
+  if (kBytes - (head - tail_seen_) < bytes)
+    tail_seen_ = control_->tail.load(std::memory_order_acquire);
+  return tail_seen_;
+}
+
+std::size_t ShmRing::write(const char* from, std::size_t bytes) {
+  Control& c = *control_;
+  const std::uint64_t head = c.head.load(std::memory_order_relaxed);
+  const std::uint64_t tail = tail_for(head, bytes);
+  const std::size_t n = std::min<std::uint64_t>(bytes, kBytes - (head - tail));
+  if (n == 0) return 0;
+  copy_in(head, from, n);
   c.head.store(head + n, std::memory_order_release);
   return n;
+}
+
+bool ShmRing::write_both(const char* first, std::size_t first_bytes, const char* second,
+                         std::size_t second_bytes) {
+  Control& c = *control_;
+  const std::uint64_t head = c.head.load(std::memory_order_relaxed);
+  const std::uint64_t tail = tail_for(head, first_bytes + second_bytes);
+  if (first_bytes + second_bytes > kBytes - (head - tail)) return false;
+  copy_in(head, first, first_bytes);
+  if (second_bytes > 0) copy_in(head + first_bytes, second, second_bytes);
+  c.head.store(head + first_bytes + second_bytes, std::memory_order_release);
+  return true;
 }
 
 std::size_t ShmRing::read(char* to, std::size_t bytes) {

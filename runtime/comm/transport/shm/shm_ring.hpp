@@ -43,6 +43,10 @@ class ShmRing {
 
   // The writer: copies up to `bytes` of `from` in, as many as there is room for; returns them.
   std::size_t write(const char* from, std::size_t bytes);
+  // The writer: `first` then `second`, both or neither (whether there was room for both), made
+  // visible at once: a small message's header and bytes reach the reader in one look.
+  bool write_both(const char* first, std::size_t first_bytes, const char* second,
+                  std::size_t second_bytes);
   // The reader: copies up to `bytes` out into `to`, as many as there are; returns them.
   std::size_t read(char* to, std::size_t bytes);
   bool empty() const;
@@ -67,6 +71,14 @@ class ShmRing {
  private:
   struct Control;
   Control* control() const { return control_; }
+  // `n` bytes of `from` into the ring from byte `head` on (wrapping), not yet made visible.
+  void copy_in(std::uint64_t head, const char* from, std::size_t n);
+  // The writer's: the tail (bytes read) it last loaded, or less than the tail now (it only
+  // grows), so the room it gives is never too much. Loaded again only when that room is too
+  // small: the tail's line is the reader's, and loading it at each write cost a transfer between
+  // the cores on every message's path.
+  std::uint64_t tail_for(std::uint64_t head, std::size_t bytes);
+  std::uint64_t tail_seen_ = 0;
   PosixShm memory_;
   Control* control_ = nullptr;
   char* data_ = nullptr;

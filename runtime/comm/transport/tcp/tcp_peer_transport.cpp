@@ -13,7 +13,7 @@
 namespace dtrain::runtime {
 namespace {
 
-bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
+using net::would_block;
 
 // As net::send_all and recv_all classify them: a reset or a broken pipe is a peer that went away.
 net::IoResult failure_of(int error) {

@@ -1,5 +1,5 @@
 // The one ladder of the host collectives (comm/router.hpp), pinned for both backends that use it
-// (the pure choice, route, is route_test.cpp's): the set-up ladder (Router::set_up)
+// (the pure choice, route, is router_route_test.cpp's): the set-up ladder (Router::set_up)
 // step by step over a NodeSetup of threads as ranks, and threads as ranks running each path for
 // real through a Router per rank (shared memory over this process's memory, the hierarchy and
 // recursive doubling over in-memory mailboxes), with the backend's flat call counted. The MPI and

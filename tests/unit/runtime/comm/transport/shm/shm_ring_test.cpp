@@ -1,6 +1,6 @@
 // The shared-memory ring (shm_ring.hpp): bytes come out whole and in order across the wrap, one
 // writer and one reader at once; a full ring takes nothing more; the name is gone once the reader
-// has it; a side that said it sleeps is owed exactly one wake-up.
+// has it; a side that said it sleeps is owed exactly one wake-up; two pieces go in both or neither.
 #include "comm/transport/shm/shm_ring.hpp"
 
 #include <gtest/gtest.h>
@@ -53,6 +53,28 @@ TEST(ShmRing, AFullRingTakesNothingMoreUntilRead) {
   EXPECT_EQ(reader.read(out.data(), out.size()), 10u);
   EXPECT_TRUE(std::equal(out.begin(), out.end(), bytes.begin()));
   EXPECT_EQ(writer.write(bytes.data(), 100), 10u);
+}
+
+TEST(ShmRing, TwoPiecesGoInBothOrNeitherAcrossTheWrap) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  const std::vector<char> header = pattern(32);
+  const std::vector<char> body = pattern(1000);
+  // 100 bytes short of the end, so that the pair crosses the wrap.
+  const std::vector<char> filler = pattern(ShmRing::kBytes - 100);
+  ASSERT_EQ(writer.write(filler.data(), filler.size()), filler.size());
+  // 100 bytes free: neither piece goes in, though the header alone would fit.
+  EXPECT_FALSE(writer.write_both(header.data(), header.size(), body.data(), body.size()));
+  std::vector<char> out(filler.size());
+  ASSERT_EQ(reader.read(out.data(), out.size()), out.size());
+  EXPECT_TRUE(reader.empty());
+  EXPECT_TRUE(writer.write_both(header.data(), header.size(), body.data(), body.size()));
+  out.assign(header.size() + body.size() + 1, 0);
+  ASSERT_EQ(reader.read(out.data(), out.size()), header.size() + body.size());
+  EXPECT_TRUE(std::equal(header.begin(), header.end(), out.begin()));
+  EXPECT_TRUE(std::equal(body.begin(), body.end(), out.begin() + 32));
+  EXPECT_TRUE(writer.write_both(header.data(), header.size(), nullptr, 0));  // an empty message
+  EXPECT_EQ(reader.read(out.data(), out.size()), header.size());
 }
 
 TEST(ShmRing, TheNameIsGoneOnceTheReaderHasIt) {

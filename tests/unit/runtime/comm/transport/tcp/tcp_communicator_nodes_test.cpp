@@ -1,7 +1,7 @@
 // The TCP communicator on several nodes and with many ranks (threads as ranks named on nodes,
 // over the in-memory store): the hierarchy across nodes, a lost or silent rank in it, and, for
 // issue 29, the connections each rank holds and a lost rank named by every survivor. Different
-// calls on different ranks: tcp_call_mismatch_test.cpp.
+// calls on different ranks: tcp_communicator_mismatch_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>

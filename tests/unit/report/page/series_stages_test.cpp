@@ -129,5 +129,55 @@ TEST(SeriesStages, ResourceBandsAverageEachBinAndKeepTheMemoryPeak) {
   EXPECT_TRUE(std::isnan(res->cpu_percent.median[1]));
 }
 
+TEST(SeriesStages, ARanksStepsAreBoundedWithTheirSumsAndTimeSpan) {
+  // 50,000 steps of 72 ms back to back, then after 10 minutes down (a restart) 10,000 more.
+  Steps steps;
+  auto& of_rank = steps[0];
+  double t = 1000;
+  const auto run = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      t += 0.072;
+      of_rank.push_back(step(t, 0.072, 32, 0.02, 0.001));
+      bound_steps(of_rank);
+      ASSERT_LE(of_rank.size(), kKeptSeriesSteps);
+    }
+  };
+  run(50000);
+  const double down_from = t;
+  t += 600;
+  run(10000);
+  long long samples = 0, n = 0;
+  double seconds = 0;
+  bool gap_kept = false;
+  for (std::size_t i = 0; i < of_rank.size(); ++i) {
+    samples += of_rank[i].samples;
+    n += of_rank[i].steps;
+    seconds += of_rank[i].seconds;
+    const double begin = of_rank[i].time - std::max(of_rank[i].span, of_rank[i].seconds);
+    // No entry spreads its steps over the downtime.
+    EXPECT_FALSE(begin < down_from - 1e-6 && of_rank[i].time > down_from + 1);
+    gap_kept = gap_kept || (i > 0 && begin > of_rank[i - 1].time + 500);
+  }
+  EXPECT_TRUE(gap_kept);
+  EXPECT_EQ(samples, 60000 * 32LL);
+  EXPECT_EQ(n, 60000);
+  EXPECT_NEAR(seconds, 60000 * 0.072, 1e-6);
+  const auto axis = time_axis(steps, {});
+  ASSERT_TRUE(axis);
+  EXPECT_NEAR(axis->start, 1000, 1e-6);
+  EXPECT_NEAR(axis->start + axis->width * axis->bins, t, 1e-6);
+}
+
+TEST(SeriesStages, MergedStepsRunFromTheFirstsStartToTheLastsEnd) {
+  const Step m = merged_steps(step(10, 1, 5, 0.5), step(12, 1.5, 7, 0.25, 0.1));
+  EXPECT_DOUBLE_EQ(m.time, 12);
+  EXPECT_DOUBLE_EQ(m.span, 3);
+  EXPECT_DOUBLE_EQ(m.seconds, 2.5);
+  EXPECT_DOUBLE_EQ(m.comm, 0.75);
+  EXPECT_DOUBLE_EQ(m.data, 0.1);
+  EXPECT_EQ(m.samples, 12);
+  EXPECT_EQ(m.steps, 2);
+}
+
 }  // namespace
 }  // namespace dtrain::report::series

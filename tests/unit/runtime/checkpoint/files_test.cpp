@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../support/scratch_dir.hpp"
+#include "../../support/scratch_dir.hpp"
 #include "checkpoint/files.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // The report page's model from synthetic run data: the job, every rank, the culprit of a failed
 // run, resources when sampled and "not recorded" when not, the scaling study grouped by job; and
-// the page itself: self-contained and under 2 MiB for 1,024 ranks.
+// the page of 1,024 ranks under 2 MiB (what the page itself holds: report_html_test.cpp).
 #include "report/page/run_page.hpp"
 #include "report/page/report_page.hpp"
 #include "report/page/stuck_collective.hpp"
@@ -359,28 +359,6 @@ TEST(RunPage, TheScalingStudyGroupsRunsByJobAndComparesWithTheSmallest) {
   EXPECT_EQ(rows[1]["efficiency_text"], "90 %");
   EXPECT_EQ(rows[1]["speedup_text"], "1.8 x");
   EXPECT_EQ(page["runs"][1]["id"], "run-1");
-}
-
-TEST(ReportHtml, ThePageCarriesItsDataScriptAndStyleAndNothingFromTheNetwork) {
-  nlohmann::json model = {{"generated", "now"},
-                          {"runs", nlohmann::json::array({{{"label", "a</script><b>"}}})},
-                          {"scaling", nlohmann::json::array()}};
-  const std::string html = report_html(model, "dtrain report: <a>");
-  EXPECT_NE(html.find("<title>dtrain report: &lt;a&gt;</title>"), std::string::npos);
-  EXPECT_NE(html.find("<script type=\"application/json\" id=\"dtrain-report-data\">"),
-            std::string::npos);
-  EXPECT_NE(html.find(R"("a\u003c/script>\u003cb>")"), std::string::npos);
-  EXPECT_EQ(html.find("</script><b>"), std::string::npos);
-  EXPECT_NE(html.find("<style>"), std::string::npos);
-  for (const char* remote : {"http://", "https://", " src=", "<link", "@import"}) {
-    std::string::size_type at = 0;
-    while ((at = html.find(remote, at)) != std::string::npos) {
-      // The SVG namespace is a name, not a resource.
-      const bool svg_ns = html.compare(at, 26, "http://www.w3.org/2000/svg") == 0;
-      EXPECT_TRUE(svg_ns) << "the page refers to " << html.substr(at, 60);
-      ++at;
-    }
-  }
 }
 
 // 1,024 ranks on 128 nodes, 500 steps each with resource samples: the page stays under 2 MiB.

@@ -1,0 +1,63 @@
+#include "comm/spin_wait.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+
+#include "comm/engine.hpp"
+
+namespace dtrain::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a waiter polls before it sleeps, renewed while bytes move: most messages within a node
+// come well within it, and a sleep costs a wake-up through the mailbox's thread and a futex (two
+// thread switches, tens of µs on a loaded VM), far more than a small message.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// How long a waiter polls without a system call before it yields its core once (and again after
+// as long). Why 5 µs: a small message's round trip between two cores takes about 1 µs (Open MPI's
+// 8 B ping-pong: 0.4-0.5 µs one way on the 2-core VM of docs/benchmarks.md), so a reply that comes
+// at once is seen by a poll; a yield is a system call, 1.1-1.5 µs there, and yielding between all
+// polls makes each poll that long (8 B took 3.3-4 µs one way so). A peer that shares this core
+// waits at most this long for it, and not even that once the waiter has seen the core shared
+// (below).
+constexpr auto kPollBetweenYields = std::chrono::microseconds(5);
+
+// A yield that took longer than this ran another thread on this core meanwhile (measured on that
+// VM: a bare yield 1.1-1.5 µs, a yield to another thread and back 3.4-3.6 µs): the core is shared,
+// with the peer this waiter waits for most likely, so from then on the thread yields between all
+// polls until a yield comes back at once again.
+constexpr auto kYieldRanAnother = std::chrono::nanoseconds(2500);
+
+}  // namespace
+
+bool spin_on(Pending& p, Progress& progress) {
+  // Per thread: a thread runs on one core at a time, and a rank's caller keeps its core.
+  thread_local bool core_shared = false;
+  auto now = Clock::now();
+  auto spin_until = now + kSpin;
+  auto yield_at = core_shared ? now : now + kPollBetweenYields;
+  progress.begin();
+  while (!p.done.load(std::memory_order_acquire)) {
+    const bool moved = progress.step();
+    if (p.done.load(std::memory_order_acquire)) break;
+    now = Clock::now();
+    if (moved) spin_until = now + kSpin;
+    if (now >= spin_until) break;
+    if (now < yield_at) {
+      cpu_relax();
+      continue;
+    }
+    sched_yield();
+    const auto after = Clock::now();
+    core_shared = after - now > kYieldRanAnother;
+    yield_at = core_shared ? after : after + kPollBetweenYields;
+  }
+  const bool done = p.done.load(std::memory_order_acquire);
+  progress.end(done);
+  return done;
+}
+
+}  // namespace dtrain::runtime

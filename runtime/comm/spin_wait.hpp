@@ -1,0 +1,28 @@
+// How a thread waits for bytes another process writes into shared memory: it polls, with a pause
+// instruction between polls, and yields its core only now and then, so that a message that comes
+// at once is seen without a system call (as Open MPI's shared-memory transport sees it), while a
+// peer that shares the core still gets it. Used by the waiter of a message within a node
+// (point_to_point/mailbox.hpp's rings) and by the shared-memory allreduce.
+#pragma once
+
+namespace dtrain::runtime {
+
+struct Pending;
+class Progress;
+
+// One pause between two polls of memory another core writes: it lets that core's store arrive
+// without this one flooding the memory system, and a sibling hyper-thread run meanwhile.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// The waiter of `p` moves its bytes itself (`progress`, engine.hpp) until it completes or for a
+// bounded spin (spin_wait.cpp says how long, and when it yields); returns whether it completed.
+// The caller then sleeps on p's condition variable: nothing spins for ever.
+bool spin_on(Pending& p, Progress& progress);
+
+}  // namespace dtrain::runtime

@@ -1,0 +1,62 @@
+// The waiter of a message it moves itself (spin_wait.hpp): it steps its progress until the
+// message completes and says so, and when nothing comes it stops spinning (bounded) and says
+// that, so that its caller sleeps instead of burning the core for ever.
+#include "comm/spin_wait.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "comm/engine.hpp"
+
+namespace {
+
+using dtrain::runtime::Pending;
+using dtrain::runtime::Progress;
+using dtrain::runtime::spin_on;
+
+// Completes its message at its `complete_at`th step (0: never); records the calls.
+class FakeProgress final : public Progress {
+ public:
+  FakeProgress(Pending& p, int complete_at) : p_(p), complete_at_(complete_at) {}
+  void begin() override { calls.push_back("begin"); }
+  bool step() override {
+    ++steps;
+    if (steps == complete_at_) p_.done.store(true, std::memory_order_release);
+    return false;  // no bytes moved: the spin is not renewed
+  }
+  void end(bool done) override { calls.push_back(done ? "end done" : "end not done"); }
+  std::vector<std::string> calls;
+  int steps = 0;
+
+ private:
+  Pending& p_;
+  int complete_at_;
+};
+
+TEST(SpinWait, AMessageThatCompletesWhileItsWaiterStepsIsSeenDone) {
+  Pending p;
+  FakeProgress progress(p, 50);
+  EXPECT_TRUE(spin_on(p, progress));
+  EXPECT_EQ(progress.steps, 50);
+  EXPECT_EQ(progress.calls, (std::vector<std::string>{"begin", "end done"}));
+}
+
+TEST(SpinWait, AWaiterForAMessageThatNeverComesStopsSpinningAndSaysSo) {
+  Pending p;
+  FakeProgress progress(p, 0);
+  EXPECT_FALSE(spin_on(p, progress));  // returns at all: the spin is bounded
+  EXPECT_GT(progress.steps, 0);
+  EXPECT_EQ(progress.calls, (std::vector<std::string>{"begin", "end not done"}));
+}
+
+TEST(SpinWait, AMessageAlreadyCompleteIsNotStepped) {
+  Pending p;
+  p.done.store(true);
+  FakeProgress progress(p, 0);
+  EXPECT_TRUE(spin_on(p, progress));
+  EXPECT_EQ(progress.steps, 0);
+}
+
+}  // namespace
