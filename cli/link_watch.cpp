@@ -127,7 +127,7 @@ void LinkWatch::probe_once(const std::vector<report::RankWait>& waits) {
   for (const std::string& h : report::hosts_of(waits)) {
     if (h != host_) others.push_back(h);
   }
-  const std::vector<bool> up = hosts_answer(others, kProbeLimit);
+  const std::vector<bool> up = hosts_answer(others, report::kProbeLimit);
   for (std::size_t i = 0; i < others.size(); ++i) {
     (up[i] ? reach.answered : reach.silent).push_back(others[i]);
   }

@@ -16,10 +16,6 @@
 
 namespace dtrain::cli {
 
-// How long the probe waits for a node to answer: a node that answers at all does in well under a
-// second (a TCP handshake or refusal), and the verdict waits for the probes.
-inline constexpr auto kProbeLimit = std::chrono::seconds(3);
-
 // Which of `hosts` answer a TCP connection (accepted or refused: either proves the host and the
 // path to it are up) on the ports a cluster's nodes keep open to each other (slurmd's 6818, ssh's
 // 22) within `limit`: a cut link or a node down answers neither. A host whose name does not
@@ -36,8 +32,8 @@ class LinkWatch {
   LinkWatch& operator=(const LinkWatch&) = delete;
 
   // Every rank waits (`waits`: all of them): unless another logger of this node claimed the probe,
-  // probes the waits' other hosts (at most kProbeLimit) and writes this node's record. Once per
-  // wait of this rank (forget() ends it).
+  // probes the waits' other hosts (at most report::kProbeLimit) and writes this node's record. Once
+  // per wait of this rank (forget() ends it).
   void probe_once(const std::vector<report::RankWait>& waits);
   // This rank's wait ended: the record no longer describes a hang.
   void forget();

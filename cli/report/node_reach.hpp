@@ -12,6 +12,7 @@
 // With 2 nodes each misses the other and nothing tells the sides apart: no node is named.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,12 @@
 #include "report/hang_watch.hpp"
 
 namespace dtrain::report {
+
+// How long a node's probe waits for another node to answer: a node that answers at all does in
+// well under a second (a TCP handshake or refusal), and TCP sends its first handshake again after
+// 1 s, so within 3 s a live node on a working path was asked twice; a node silent that long while
+// every rank waits is cut off, not slow. The verdict waits for the probes.
+inline constexpr auto kProbeLimit = std::chrono::seconds(3);
 
 // What one node's probe found: the job's other nodes that answered, and those that did not within
 // the probe's time.

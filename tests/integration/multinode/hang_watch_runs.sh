@@ -5,17 +5,24 @@
 #  - stop: 2 nodes x 2 ranks of runtime_probe's training loop; rank 3 (node2) SIGSTOPs itself
 #    before step 100's allreduce (its log line's time is the stop). Rank 3 must be named from
 #    node2, "stopped (SIGSTOP)", within 45 s, the job ended within 60 s, nobody else named.
+#  - spin: the same, rank 3 spinning in a busy loop outside any collective instead: named from
+#    node2, "running, N % CPU".
 #  - cut: 3 nodes x 2 ranks; node2's link cut mid-run. node2 must be named as the node (ranks
 #    2-3) within 45 s by the other side's lowest rank, saying it is not at fault (node2's loggers,
-#    ending its ranks, say it too when they read the records in time); the job ended within 60 s of the cut (the link comes back once the
-#    other side has spoken, so that node2's slurmd can report its ranks' end to srun); no other
-#    node or rank named.
+#    ending its ranks, say it too when they read the records in time); the job ended within 60 s
+#    of the cut (the link comes back once the other side has spoken, so that node2's slurmd can
+#    report its ranks' end to srun); no other node or rank named.
 # Each case RUNS times; the tally of each is printed, and any miss fails the test after all runs.
-#   hang_watch_runs.sh CLUSTER_DIR DTRAIN PROBE [RUNS]   (RUNS: DTRAIN_HANG_RUNS, else 20)
+#   hang_watch_runs.sh CLUSTER_DIR DTRAIN PROBE [RUNS]   (RUNS: DTRAIN_HANG_RUNS, else 20;
+#   DTRAIN_HANG_CASES: the cases, else "stop spin cut")
 set -euo pipefail
 source "$1/env.sh"
 source "$(dirname "$0")/lib.sh"
 DTRAIN=$2 PROBE=$3 RUNS=${4:-${DTRAIN_HANG_RUNS:-20}}
+read -ra CASES <<<"${DTRAIN_HANG_CASES:-stop spin cut}"
+for case in "${CASES[@]}"; do
+  [[ $case =~ ^(stop|spin|cut)$ ]] || fail "DTRAIN_HANG_CASES: expected stop, spin or cut, got \"$case\""
+done
 work=$(scratch_dir)
 link="${VETH_PREFIX:-dtrv}2"
 trap 'link_back 2 || true; rm -rf "$work"' EXIT
@@ -25,18 +32,22 @@ seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 within() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 range() { printf '%s\n' "$@" | grep -v '^-$' | sort -g | sed -n '1p;$p' | paste -sd- -; }
 
-# stop_run DIR: "named ended wrong" for one run of rank 3 stopped.
-stop_run() {
-  local dir=$1 began="" named="" line job
+# rank_run DIR SIGNAL: "named ended wrong" for one run of rank 3 stopped (STOP) or spinning (SPIN).
+rank_run() {
+  local dir=$1 signal=$2 began="" named="" line job
   rm -rf "$dir"
   (RUNTIME_PROBE_STEPS=100000 RUNTIME_PROBE_STEP_MS=20 RUNTIME_PROBE_DIE_RANK=3 \
-    RUNTIME_PROBE_DIE_STEP=100 RUNTIME_PROBE_SIGNAL=STOP timeout -k 5 150 \
+    RUNTIME_PROBE_DIE_STEP=100 RUNTIME_PROBE_SIGNAL=$signal timeout -k 5 150 \
     srun --mpi=pmix -w node1,node2 -N2 --ntasks-per-node=2 "$DTRAIN" run-rank --run-dir "$dir" \
     -- "$PROBE" >"$dir.out" 2>&1 || true) &
   job=$!
+  local said="stops" right="^dtrain: hang: rank 3 \\(on node2\\) is stopped \\(SIGSTOP\\), "
+  if [[ $signal == SPIN ]]; then
+    said="spins" right="^dtrain: hang: rank 3 \\(on node2\\) is running, [0-9]+ % CPU, outside any collective "
+  fi
   while kill -0 "$job" 2>/dev/null; do
     if [[ -z $began ]]; then
-      line=$(grep -h " runtime_probe: rank 3 stops at step 100$" "$dir"/rank-00003.log 2>/dev/null || true)
+      line=$(grep -h " runtime_probe: rank 3 $said at step 100$" "$dir"/rank-00003.log 2>/dev/null || true)
       [[ -n $line ]] && began=$(date -d "${line%% *}" +%s.%N)
     fi
     [[ -n $began && -z $named ]] && grep -q "^dtrain: hang: " "$dir.out" && named=$(now)
@@ -47,7 +58,6 @@ stop_run() {
   ended=$(now)
   [[ -n $began ]] || { echo "- - 0"; return; }
   grep -E "^dtrain: hang: " "$dir.out" | grep -v "^dtrain: hang: the stacks of " >"$dir.verdicts" || true
-  local right="^dtrain: hang: rank 3 \\(on node2\\) is stopped \\(SIGSTOP\\), "
   local wrong
   wrong=$(grep -cvE "$right" "$dir.verdicts" || true)
   if grep -qE "$right" "$dir.verdicts"; then
@@ -86,7 +96,10 @@ cut_run() {
   # The next run (and the next test) need node2 idle in Slurm again.
   link_back 2
   sed 's/^[^ ]* //' "$dir/hang.log" 2>/dev/null | grep "^dtrain: hang: " >"$dir.verdicts" || true
-  local node2="^dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(it reaches none of them: its link is cut\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending ranks 2-3 on node2"
+  # What node2's own record says when the verdict's logger read it (the other side may decide
+  # before it is in, or after node2's loggers, ending their ranks, removed it).
+  local own="it reaches none of them: its link is cut|it wrote no answer of its own: its link is cut, or it is down"
+  local node2="^dtrain: hang: node node2 \\(ranks 2-3\\) stopped answering: nodes node1, node3 cannot reach it and reach each other \\(($own)\\); ranks 0-5 wait in allreduce #[0-9]+( \\(some already in #[0-9]+\\))?( of [0-9]+ bytes)? for [0-9]+ s; DTRAIN_ON_HANG=abort: ending ranks 2-3 on node2"
   local wrong
   wrong=$(grep -cvE "$node2" "$dir.verdicts" || true)
   # The other side's line (node2's own is there when its loggers read the records in time).
@@ -98,10 +111,14 @@ cut_run() {
 }
 
 failures=0
-for case in stop cut; do
+for case in "${CASES[@]}"; do
   named_ok=0 ended_ok=0 wrong=0 nameds=() endeds=()
   for ((run = 1; run <= RUNS; ++run)); do
-    read -r named ended bad < <("${case}_run" "$work/$case-$run")
+    case $case in
+      stop) read -r named ended bad < <(rank_run "$work/$case-$run" STOP) ;;
+      spin) read -r named ended bad < <(rank_run "$work/$case-$run" SPIN) ;;
+      cut) read -r named ended bad < <(cut_run "$work/$case-$run") ;;
+    esac
     echo "multinode $case run $run: named after $named s, ended after $ended s, wrong names $bad"
     [[ $named != - ]] && within "$named" 45 && named_ok=$((named_ok + 1))
     [[ $ended != - ]] && within "$ended" 60 && ended_ok=$((ended_ok + 1))
@@ -113,9 +130,13 @@ for case in stop cut; do
       echo "  its output: $(tail -c 3000 "$work/$case-$run.out")"
     fi
   done
-  what=$([[ $case == stop ]] && echo "rank 3 on node2 stopped (SIGSTOP)" || echo "node2's link cut")
+  case $case in
+    stop) what="rank 3 on node2 stopped (SIGSTOP)" ;;
+    spin) what="rank 3 on node2 spinning outside collectives" ;;
+    cut) what="node2's link cut" ;;
+  esac
   echo "tally: multinode, $what: named within 45 s in $named_ok of $RUNS (${nameds[*]:+$(range "${nameds[@]}") s}), the job ended within 60 s in $ended_ok of $RUNS ($(range "${endeds[@]}") s), wrong names $wrong; load $(cut -d' ' -f1-3 /proc/loadavg)"
   ((named_ok == RUNS && ended_ok == RUNS && wrong == 0)) || failures=$((failures + 1))
 done
-((failures == 0)) || fail "$failures of 2 cases missed (tallies above)"
+((failures == 0)) || fail "$failures of ${#CASES[@]} cases missed (tallies above)"
 echo PASS
