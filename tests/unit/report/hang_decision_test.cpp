@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "watch_waits.hpp"
+
 namespace {
 
 using dtrain::report::Decision;
@@ -16,23 +18,10 @@ using dtrain::report::RankWait;
 using dtrain::report::WatchMemory;
 using dtrain::report::WatchView;
 
-constexpr std::int64_t kT0 = 1'700'000'000'000'000;  // microseconds since the epoch
-constexpr std::int64_t kSecond = 1'000'000;
-
-// Ranks 0-5 on node1..node3 (2 each), all in allreduce #12 since kT0.
-std::vector<RankWait> six_waiting() {
-  std::vector<RankWait> waits;
-  for (int r = 0; r < 6; ++r) {
-    waits.push_back({r, "node" + std::to_string(r / 2 + 1), 12, "allreduce", 4096, kT0 + r});
-  }
-  return waits;
-}
-
-std::vector<NodeReach> node2_cut() {
-  return {{"node1", {"node3"}, {"node2"}},
-          {"node2", {}, {"node1", "node3"}},
-          {"node3", {"node1"}, {"node2"}}};
-}
+using dtrain::report::testing::kSecond;
+using dtrain::report::testing::kT0;
+using dtrain::report::testing::node2_cut;
+using dtrain::report::testing::six_waiting;
 
 std::vector<NodeReach> all_answer() {
   return {{"node1", {"node2", "node3"}, {}},

@@ -8,29 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "watch_waits.hpp"
+
 namespace {
 
 using dtrain::report::NodeReach;
 using dtrain::report::RankWait;
 
-constexpr std::int64_t kT0 = 1'700'000'000'000'000;  // microseconds since the epoch
-constexpr std::int64_t kSecond = 1'000'000;
-
-// Nodes node1..node3, 2 ranks each, all waiting in allreduce #12.
-std::vector<RankWait> six_waiting() {
-  std::vector<RankWait> waits;
-  for (int r = 0; r < 6; ++r) {
-    waits.push_back({r, "node" + std::to_string(r / 2 + 1), 12, "allreduce", 4096, kT0 + r});
-  }
-  return waits;
-}
-
-// node2 cut: node1 and node3 reach each other, not node2; node2 reaches nobody.
-std::vector<NodeReach> node2_cut() {
-  return {{"node1", {"node3"}, {"node2"}},
-          {"node2", {}, {"node1", "node3"}},
-          {"node3", {"node1"}, {"node2"}}};
-}
+using dtrain::report::testing::kSecond;
+using dtrain::report::testing::kT0;
+using dtrain::report::testing::node2_cut;
+using dtrain::report::testing::six_waiting;
 
 TEST(NodeReach, AReachLineReadsBackAndAHalfLineDoesNot) {
   const NodeReach r{"node1", {"node3", "node4"}, {"node2"}};
