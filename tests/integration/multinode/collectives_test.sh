@@ -36,22 +36,22 @@ check() {
 }
 
 echo "== srun --mpi=pmix -N2 --ntasks-per-node=2"
-timeout -k 5 120 srun --mpi=pmix -N2 -w node1,node2 --ntasks-per-node=2 "$probe" >"$work/srun" 2>&1 ||
+run_ranks "$work/srun" 120 srun --mpi=pmix -N2 -w node1,node2 --ntasks-per-node=2 "$probe" ||
   fail "srun exited $?: $(cat "$work/srun")"
 check "$work/srun" 2 2 pmix hierarchical # nodes of 2 ranks: shared memory, then across nodes
 
 echo "== srun --mpi=pmix -N4 --ntasks-per-node=1"
-timeout -k 5 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" >"$work/srun4" 2>&1 ||
+run_ranks "$work/srun4" 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" ||
   fail "srun exited $?: $(cat "$work/srun4")"
 check "$work/srun4" 4 1 pmix tcp
 
 echo "== srun --mpi=pmix -N4 --ntasks-per-node=1, DTRAIN_TRANSPORT=mpi"
-DTRAIN_TRANSPORT=mpi timeout -k 5 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" \
-  >"$work/srun4mpi" 2>&1 || fail "srun exited $?: $(cat "$work/srun4mpi")"
+DTRAIN_TRANSPORT=mpi run_ranks "$work/srun4mpi" 120 srun --mpi=pmix -N4 --ntasks-per-node=1 "$probe" ||
+  fail "srun exited $?: $(cat "$work/srun4mpi")"
 check "$work/srun4mpi" 4 1 pmix hierarchical # one rank per node: the ring among nodes (large allreduces)
 
 echo "== one node of the cluster: shared memory between its two ranks"
-timeout -k 5 120 srun --mpi=pmix -N1 --ntasks-per-node=2 -w node2 "$probe" >"$work/one" 2>&1 ||
+run_ranks "$work/one" 120 srun --mpi=pmix -N1 --ntasks-per-node=2 -w node2 "$probe" ||
   fail "srun exited $?: $(cat "$work/one")"
 sed -i 's/node_id=0 host=node2/node_id=0 host=node1/' "$work/one" # one node: its id is 0
 check "$work/one" 1 2 pmix "shared memory"

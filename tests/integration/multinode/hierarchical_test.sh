@@ -27,13 +27,7 @@ run() {
   out="$work/run-$bootstrap-$nodes-$per-${algo:-auto}"
   echo "== $bootstrap: srun -N$nodes --ntasks-per-node=$per, DTRAIN_ALGO=${algo:-unset}"
   launch "$bootstrap" -N"$nodes" --ntasks-per-node="$per"
-  if ! DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1; then
-    # Open MPI 4.1.4's TCP transport crashes MPI_Init now and then across these nodes
-    # (open-mpi/ompi#10734: EINPROGRESS mishandled; a bare MPI program too): once more, saying so.
-    grep -q "Open MPI failed to TCP connect to a peer" "$out" || fail "srun exited: $(cat "$out")"
-    echo "(Open MPI's MPI_Init crashed: ompi#10734; once more)"
-    DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$out" 2>&1 || fail "srun exited $?: $(cat "$out")"
-  fi
+  DTRAIN_ALGO=$algo run_ranks "$out" 240 "${cmd[@]}" || fail "srun exited $?: $(cat "$out")"
   n=$((nodes * per))
   expect_eq $n "$(grep -c "bootstrap=${bootstrap%-tcp}\$" "$out")" "ranks on $bootstrap in $(cat "$out")"
   expect_eq $n "$(grep -c "allreduce=$transport\$" "$out")" "ranks on $transport in $(cat "$out")"
@@ -78,7 +72,7 @@ if [[ $part == uneven ]]; then
     [[ $algo == auto ]] && algo=""
     echo "== $bootstrap: srun $nodes $ranks --distribution=block (uneven), DTRAIN_ALGO=${algo:-unset}"
     launch "$bootstrap" "$nodes" "$ranks" --distribution=block
-    DTRAIN_ALGO=$algo timeout -k 5 240 "${cmd[@]}" >"$work/uneven" 2>&1 ||
+    DTRAIN_ALGO=$algo run_ranks "$work/uneven" 240 "${cmd[@]}" ||
       fail "srun exited $?: $(cat "$work/uneven")"
     expect_eq "${ranks#-n}" "$(grep -c 'allreduce=hierarchical$' "$work/uneven")" \
       "ranks taking the hierarchy in $(cat "$work/uneven")"

@@ -32,6 +32,21 @@ link_back() {
   bash "$(dirname "${BASH_SOURCE[0]}")/../cluster/cluster.sh" revive-node "$DTRAIN_CLUSTER_DIR" "$1" >/dev/null
 }
 
+# run_ranks OUT LIMIT COMMAND...: runs a job step's ranks (at most LIMIT seconds) with their output
+# in OUT; true if they passed. Open MPI 4.1.4's TCP transport crashes MPI_Init now and then across
+# these nodes (open-mpi/ompi#10734: a connect's EINPROGRESS taken for a failure, then a null function
+# pointer; a bare MPI program too; ../shared/research/scale-on-localhost.md), in CI too: when the
+# output shows that, once more, saying so. Any other failure is the test's.
+run_ranks() {
+  local out=$1 limit=$2 status=0
+  shift 2
+  timeout -k 5 "$limit" "$@" >"$out" 2>&1 || status=$?
+  ((status != 0)) || return 0
+  grep -q "Open MPI failed to TCP connect to a peer" "$out" || return $status
+  echo "(Open MPI's MPI_Init crashed: ompi#10734; once more)"
+  timeout -k 5 "$limit" "$@" >"$out" 2>&1
+}
+
 # A scratch directory on the file system every node shares (as a cluster's home or scratch file
 # system), removed when the test exits.
 scratch_dir() {

@@ -21,7 +21,7 @@ if [[ $part == exact ]]; then
     n=$((nodes * per))
     echo "== $bootstrap: srun -N$nodes --ntasks-per-node=$per"
     launch "$bootstrap" -N"$nodes" --ntasks-per-node="$per"
-    timeout -k 5 120 "${cmd[@]}" >"$work/out" 2>&1 || fail "srun exited $?: $(cat "$work/out")"
+    run_ranks "$work/out" 120 "${cmd[@]}" || fail "srun exited $?: $(cat "$work/out")"
     expect_eq "$n" "$(grep -c '^model_parallel_probe: rank [0-9]*: ok: messages, alltoallv, rooted and groups exact$' "$work/out")" \
       "ranks reporting ok in $(cat "$work/out")"
     expect_eq "$nodes" "$(sed -n 's/^placement: .* host=\([a-z0-9]*\) .*/\1/p' "$work/out" | sort -u | wc -l)" \
