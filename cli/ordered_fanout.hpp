@@ -94,6 +94,9 @@ class OrderedFanout {
       };
       try {
         produce_(i, [&](Item&& item) {
+          // Room for the whole chunk at once: an Item (a metric record) is some hundreds of
+          // bytes, and growing by doubling would move each one twice more.
+          if (chunk.capacity() == 0) chunk.reserve(kChunkItems);
           chunk.push_back(std::move(item));
           if (chunk.size() == kChunkItems) push(false);
         });

@@ -22,12 +22,18 @@ void for_each_metric_record(const std::string& run_dir,
     for_each_line(f.path, [&](std::string_view line) {
       ++lineno;
       if (line.empty()) return;
-      const std::string where = f.path + ":" + std::to_string(lineno);
-      records::MetricRecord record = records::parse_metric_record(line, where);
+      // The line's place, made only for the general parser and for an error: most lines of a
+      // large run take the fast path (records::scan_metric_record), where it would cost an
+      // allocation a line.
+      const auto where = [&] { return f.path + ":" + std::to_string(lineno); };
+      records::MetricRecord record;
+      if (!records::scan_metric_record(line, record)) {
+        record = records::parse_metric_record(line, where());
+      }
       // A record filed under another rank's name (a copied or renamed file) would be counted
       // twice for one rank and not at all for the other.
       if (record.rank != f.rank) {
-        throw records::MetricFormatError("dtrain: " + where + ": expected rank " +
+        throw records::MetricFormatError("dtrain: " + where() + ": expected rank " +
                                          std::to_string(f.rank) + " (as the file name " + name +
                                          " says), got \"rank\": " + std::to_string(record.rank));
       }

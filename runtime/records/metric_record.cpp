@@ -201,6 +201,7 @@ int format_collective_record(char* buffer, std::size_t size, double time, int ra
 }
 
 MetricRecord parse_metric_record(std::string_view line, const std::string& where) {
+  if (MetricRecord scanned; scan_metric_record(line, scanned)) return scanned;
   nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object()) {
     throw metric_format_error(where, "expected one JSON object per line");

@@ -132,4 +132,11 @@ std::string format_interval_record(const MetricRecord& record);
 // but data_seconds' (at most it).
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);
 
+// The fast path of parse_metric_record (metric_record_scan.cpp): a step or collective record in
+// exactly the text format_step_record and format_collective_record write, read into `out` (a
+// default MetricRecord) without a JSON document; true when `line` is one and within every range
+// parse_metric_record checks, with the same values. False for any other line, leaving `out` partly
+// written: parse_metric_record then reads the line afresh, and names what is wrong with it.
+bool scan_metric_record(std::string_view line, MetricRecord& out);
+
 }  // namespace dtrain::records
