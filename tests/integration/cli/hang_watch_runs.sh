@@ -116,7 +116,12 @@ for case in "stop STOP stopped \\(SIGSTOP\\)" "spin SPIN running, [0-9]+ % CPU";
       echo "  its output: $(cat "$name.out")"
     fi
   done
-  range() { printf '%s\n' "$@" | grep -v '^-$' | sort -g | sed -n '1p;$p' | paste -sd- -; }
+  # range TIMES...: "min-max, median M" of the times given ("-": none).
+range() {
+  printf '%s\n' "$@" | grep -v '^-$' | sort -g |
+    awk '{ t[NR] = $1 } END { m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+      printf "%s-%s, median %.1f", t[1], t[NR], m }'
+}
   echo "tally: $PROGRAM, rank 1 $([[ $name == stop ]] && echo "stopped (SIGSTOP)" || echo "spinning"): named within 45 s in $named_ok of $RUNS (${nameds[*]:+$(range "${nameds[@]}") s}), the job ended within 60 s in $ended_ok of $RUNS ($(range "${endeds[@]}") s), wrong names $wrong; load $(cut -d' ' -f1-3 /proc/loadavg)"
   ((named_ok == RUNS && ended_ok == RUNS && wrong == 0)) || failures=$((failures + 1))
 done
