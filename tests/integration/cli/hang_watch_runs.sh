@@ -11,10 +11,16 @@
 # Each run must name rank 1 with its state ("stopped (SIGSTOP)", "running, N % CPU") within 45 s of
 # the hang's start, end the job within 60 s, and name no other rank or state (a wrong name); the
 # tally of each case is printed, and any miss fails the test after all runs.
-#   hang_watch_runs.sh DTRAIN PROBE SRC BUILD PROGRAM RUNS   (PROGRAM: probe or torch)
+#   hang_watch_runs.sh DTRAIN PROBE SRC BUILD PROGRAM RUNS   (PROGRAM: probe or torch;
+#   DTRAIN_HANG_CASES: the cases, else "stop spin"; DTRAIN_HANG_KEEP: a directory to copy the run
+#   directory of each missed run into)
 set -euo pipefail
 DTRAIN=$1 PROBE=$2 SRC=$3 BUILD=$4 PROGRAM=$5 RUNS=$6
 source "$SRC/tests/integration/cli/lib.sh"
+read -ra CASES <<<"${DTRAIN_HANG_CASES:-stop spin}"
+for case in "${CASES[@]}"; do
+  [[ $case =~ ^(stop|spin)$ ]] || fail "DTRAIN_HANG_CASES: expected stop or spin, got \"$case\""
+done
 enter_workdir "hang-watch-runs-$PROGRAM"
 host=$(hostname)
 
@@ -102,6 +108,7 @@ one_run() {
 failures=0
 for case in "stop STOP stopped \\(SIGSTOP\\)" "spin SPIN running, [0-9]+ % CPU"; do
   read -r name signal state_re <<<"$case"
+  [[ " ${CASES[*]} " == *" $name "* ]] || continue
   [[ $PROGRAM == torch && $signal == SPIN ]] && signal=USR2
   named_ok=0 ended_ok=0 wrong=0 nameds=() endeds=()
   for ((run = 1; run <= RUNS; ++run)); do
@@ -114,11 +121,21 @@ for case in "stop STOP stopped \\(SIGSTOP\\)" "spin SPIN running, [0-9]+ % CPU";
     endeds+=("$ended")
     if [[ $named == - ]] || ! within "$named" 45 || ! within "$ended" 60 || ((bad > 0)); then
       echo "  its output: $(cat "$name.out")"
+      # Its run directory (the rank logs, live/, the stacks) kept for a look, where asked.
+      if [[ -n ${DTRAIN_HANG_KEEP:-} ]]; then
+        mkdir -p "$DTRAIN_HANG_KEEP" && cp -a runs/"$name"-* "$DTRAIN_HANG_KEEP/" &&
+          echo "  its run directory: kept in $DTRAIN_HANG_KEEP"
+      fi
     fi
   done
-  range() { printf '%s\n' "$@" | grep -v '^-$' | sort -g | sed -n '1p;$p' | paste -sd- -; }
+  # range TIMES...: "min-max, median M" of the times given ("-": none).
+range() {
+  printf '%s\n' "$@" | grep -v '^-$' | sort -g |
+    awk '{ t[NR] = $1 } END { m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+      printf "%s-%s, median %.1f", t[1], t[NR], m }'
+}
   echo "tally: $PROGRAM, rank 1 $([[ $name == stop ]] && echo "stopped (SIGSTOP)" || echo "spinning"): named within 45 s in $named_ok of $RUNS (${nameds[*]:+$(range "${nameds[@]}") s}), the job ended within 60 s in $ended_ok of $RUNS ($(range "${endeds[@]}") s), wrong names $wrong; load $(cut -d' ' -f1-3 /proc/loadavg)"
   ((named_ok == RUNS && ended_ok == RUNS && wrong == 0)) || failures=$((failures + 1))
 done
-((failures == 0)) || fail "$failures of 2 cases missed (tallies above)"
+((failures == 0)) || fail "$failures of ${#CASES[@]} cases missed (tallies above)"
 echo PASS

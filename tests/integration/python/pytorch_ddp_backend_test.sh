@@ -4,10 +4,11 @@
 # with gloo and with dtrain prints the same loss at every step and the same test accuracy (2 ranks:
 # each sum has one addition, the same in both backends). With dtrain, DDP's allreduces run on the
 # process's one Context (dtrain.init()'s, which the example's Meter follows; issue 46 item 5):
-# `dtrain stats` shows comm % above 0 on every rank, and `dtrain timeline` the time in them
-# (before: comm % 0.0, "went through another library", and no such allreduce): at the default
-# detail (docs/metrics.md) as the comm seconds of the interval records' slices, and with
-# DTRAIN_RECORDS=steps (a heartbeat per collective) as the gradient buckets' allreduces.
+# `dtrain stats` and `dtrain report`'s table of ranks show comm % above 0 on every rank, and
+# `dtrain timeline` the time in them (before: comm % 0.0, "went through another library", and no
+# such allreduce): at the default detail (docs/metrics.md) as the comm seconds of the interval
+# records' slices, and with DTRAIN_RECORDS=steps (a heartbeat per collective) as the gradient
+# buckets' allreduces.
 #   pytorch_ddp_backend_test.sh DTRAIN SRC BUILD
 set -euo pipefail
 DTRAIN=$1 SRC=$2 BUILD=$3
@@ -46,6 +47,25 @@ comm=$(sed -n 's/.*"comm_seconds":\([0-9.e-]*\).*/\1/p' <<< "$interval")
 awk -v c="${comm:-0}" 'BEGIN { exit !(c > 0) }' ||
   fail "dtrain timeline: rank 0's interval slice has no comm seconds: [$interval]"
 echo "dtrain: rank 0's interval slice in the timeline: $interval"
+# The report's table of ranks (in the page's data: runs[0].ranks, its columns and rows) shows the
+# same comm %.
+"$DTRAIN" report "$run_dir" -o page.html >/dev/null
+report_comm=$(/usr/bin/python3 - page.html <<'PY'
+import json, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+start = page.index('id="dtrain-report-data">') + len('id="dtrain-report-data">')
+table = json.loads(page[start:page.index("</script>", start)])["runs"][0]["ranks"]
+column = table["columns"].index("comm %")
+for row in table["rows"]:
+    print(row[0], row[column].rstrip(" %"))
+PY
+)
+for r in 0 1; do
+  comm=$(awk -v r="$r" '$1 == r { print $2; exit }' <<< "$report_comm")
+  awk -v c="${comm:-0}" 'BEGIN { exit !(c > 0) }' ||
+    fail "rank $r's comm % in dtrain report's table of ranks: expected above 0, got [$comm]: $report_comm"
+  echo "dtrain report: rank $r comm % $comm"
+done
 # A heartbeat per collective (DTRAIN_RECORDS=steps): the gradient buckets, allreduces of 1,000
 # bytes or more (the example's own are 4 to 16 bytes).
 command=$(yaml_command "/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py" --epochs 1 \
