@@ -7,11 +7,13 @@
 //   mpirun -n 2 messages_bench    (or -n 4, 8; ranks 0 and 1 ping-pong)
 //   mpirun -n 2 messages_bench --latency-only N   (the 8 B figure only, N times in one run: the
 //                                                   ratio's spread on a machine whose load moves)
+//   mpirun -n 2 messages_bench --bandwidth-only N (the 64 MiB figure and memcpy's, N times)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,33 +57,64 @@ double round_trip(int rank, std::size_t bytes, int reps, Send send, Recv recv) {
 }
 
 constexpr const char* kUsage =
-    "usage: messages_bench [--latency-only N]\n"
+    "usage: messages_bench [--latency-only N | --bandwidth-only N]\n"
     "  ping-pong (8 B and 64 MiB), alltoall and subgroup, each dtrain's against Open MPI's in the\n"
-    "  same run (median of 5, alternating); --latency-only N: the 8 B ping-pong only, N times\n";
+    "  same run (median of 5, alternating); --latency-only N: the 8 B ping-pong only, N times;\n"
+    "  --bandwidth-only N: the 64 MiB ping-pong and its memcpy bounds only, N times\n";
 
-// --latency-only's N (0: every figure once), or exits naming what was wrong.
-int latency_rounds(int argc, char** argv) {
-  if (argc == 1) return 0;
+// What to time: every figure once (rounds 0), or the 8 B or the 64 MiB ping-pong `rounds` times.
+struct Only {
+  int rounds = 0;
+  bool bandwidth = false;
+};
+
+// The command line's Only, or exits naming what was wrong.
+Only parse_only(int argc, char** argv) {
+  if (argc == 1) return {};
   const std::string flag = argv[1];
   if (flag == "--help" || flag == "-h") {
     std::fputs(kUsage, stdout);
     std::exit(0);
   }
+  const bool known = flag == "--latency-only" || flag == "--bandwidth-only";
   char* end = nullptr;
-  const long n = argc == 3 && flag == "--latency-only" ? std::strtol(argv[2], &end, 10) : 0;
+  const long n = argc == 3 && known ? std::strtol(argv[2], &end, 10) : 0;
   if (n < 1 || n > 1000 || end == nullptr || *end != '\0') {
-    std::fprintf(stderr, "messages_bench: expected --latency-only N (1 to 1000), got:");
+    std::fprintf(stderr,
+                 "messages_bench: expected --latency-only N or --bandwidth-only N (N from 1 to "
+                 "1000), got:");
     for (int i = 1; i < argc; ++i) std::fprintf(stderr, " %s", argv[i]);
     std::fprintf(stderr, "\n%s", kUsage);
     std::exit(2);
   }
-  return static_cast<int>(n);
+  return {static_cast<int>(n), flag == "--bandwidth-only"};
+}
+
+// One memcpy of `bytes` in this process, the bound a copy within a node can reach: warm (both
+// buffers written before, as a ping-pong's are after its first round trip), and cold (into
+// memory never touched, so the copy also takes its page faults). Median of 5 each, in seconds.
+std::pair<double, double> memcpy_times(std::size_t bytes) {
+  std::vector<char> from(bytes, 3), to(bytes, 4);
+  std::vector<double> warm, cold;
+  for (int k = 0; k < 5; ++k) {
+    auto t = Clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    warm.push_back(seconds_since(t));
+    // new char[] leaves the pages untouched (std::vector would zero them first).
+    std::unique_ptr<char[]> fresh(new char[bytes]);
+    t = Clock::now();
+    std::memcpy(fresh.get(), from.data(), bytes);
+    cold.push_back(seconds_since(t));
+  }
+  std::nth_element(warm.begin(), warm.begin() + 2, warm.end());
+  std::nth_element(cold.begin(), cold.begin() + 2, cold.end());
+  return {warm[2], cold[2]};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int only_latency = latency_rounds(argc, argv);
+  const Only only = parse_only(argc, argv);
   dtrain::Context ctx = dtrain::init();
   int started = 0;
   MPI_Initialized(&started);
@@ -106,7 +139,10 @@ int main(int argc, char** argv) {
     MPI_Recv(b, static_cast<int>(n), MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   };
   std::vector<std::pair<std::size_t, int>> figures = {{8, 2000}, {std::size_t{64} << 20, 10}};
-  if (only_latency > 0) figures.assign(static_cast<std::size_t>(only_latency), {8, 2000});
+  if (only.rounds > 0) {
+    const auto figure = only.bandwidth ? figures[1] : figures[0];
+    figures.assign(static_cast<std::size_t>(only.rounds), figure);
+  }
   for (const auto& [bytes, reps] : figures) {
     std::vector<double> d, m;
     for (int k = 0; k < 5; ++k) {
@@ -118,18 +154,12 @@ int main(int argc, char** argv) {
     std::nth_element(d.begin(), d.begin() + 2, d.end());
     std::nth_element(m.begin(), m.begin() + 2, m.end());
     if (rank == 0 && bytes > 8) {
-      // Fresh buffers, written first so that the copy does not time page faults.
-      std::vector<char> from(bytes, 3), to(bytes, 4);
-      std::vector<double> copies;
-      for (int k = 0; k < 5; ++k) {
-        const auto t = Clock::now();
-        std::memcpy(to.data(), from.data(), bytes);
-        copies.push_back(seconds_since(t));
-      }
-      std::nth_element(copies.begin(), copies.begin() + 2, copies.end());
-      std::printf("memcpy    %9zu B: %10.2f us (%7.3f GB/s); dtrain's bandwidth / memcpy's %.2f\n",
-                  bytes, copies[2] * 1e6, static_cast<double>(bytes) / copies[2] / 1e9,
-                  copies[2] / (d[2] / 2));
+      const auto [warm, cold] = memcpy_times(bytes);
+      std::printf(
+          "memcpy    %9zu B: warm %10.2f us (%7.3f GB/s), cold %10.2f us (%7.3f GB/s); dtrain's "
+          "bandwidth / memcpy's: warm %.2f, cold %.2f\n",
+          bytes, warm * 1e6, static_cast<double>(bytes) / warm / 1e9, cold * 1e6,
+          static_cast<double>(bytes) / cold / 1e9, warm / (d[2] / 2), cold / (d[2] / 2));
     }
     if (rank == 0) {
       const double dt = d[2] / 2;
@@ -141,7 +171,7 @@ int main(int argc, char** argv) {
           static_cast<double>(bytes) / mt / 1e9, dt / mt, load_now().c_str());
     }
   }
-  if (only_latency > 0) {
+  if (only.rounds > 0) {
     c.barrier();
     MPI_Finalize();
     return 0;

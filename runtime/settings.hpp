@@ -56,11 +56,11 @@ struct Settings {
   // DTRAIN_SHM (default 1): allreduces may go through shared memory when every rank is on one
   // node; 0 keeps them on the backend's own messages.
   bool shm = true;
-  // DTRAIN_SHM_MESSAGES (default 0): point-to-point messages between ranks of one node through
-  // shared-memory rings (point_to_point/mailbox.hpp) instead of the sockets: 8 B in about 8x
-  // MPI's time instead of 170x, but 64 MiB in 9x instead of 0.9x (docs/benchmarks.md), so off
-  // until large messages are fixed.
-  bool shm_messages = false;
+  // DTRAIN_SHM_MESSAGES (default 1): point-to-point messages between ranks of one node through
+  // shared-memory rings (point_to_point/mailbox.hpp) instead of the sockets: 8 B in about 2x
+  // MPI's time instead of 170x, and large messages faster than on the sockets
+  // (docs/benchmarks.md); 0 keeps them on the sockets.
+  bool shm_messages = true;
   // DTRAIN_ALGO (default auto): "flat" or "hierarchical" forces the allreduce, reduce_scatter and
   // allgather across nodes, for tests and benchmarks.
   AllreduceAlgo algo = AllreduceAlgo::kAuto;

@@ -328,17 +328,18 @@ void Engine::wait(Pending& p) {
   // A waiter that moves the bytes itself spins even on one core (spin_ 0): it waits for no
   // thread of this process, only for a peer on another (spin_wait.hpp).
   const bool moves = p.progress != nullptr && !p.done.load(std::memory_order_acquire);
-  if (moves) spin_on(p, *p.progress);
+  if (moves && spin_on(p, *p.progress) && !p.error) return;  // done as it spun: no clock read
   const auto spin_until = Clock::now() + (moves ? std::chrono::microseconds(0) : spin_);
   while (!p.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
     std::this_thread::yield();
   }
   while (!p.done.load(std::memory_order_acquire)) {
-    {
-      std::unique_lock lock(p.mutex);
-      p.cv.wait_for(lock, kWaitSlice, [&] { return p.done.load(std::memory_order_acquire); });
-    }
-    if (p.done.load(std::memory_order_acquire)) break;
+    std::unique_lock sleeping(p.mutex);
+    p.sleepers.fetch_add(1);  // before `done` is read (Pending::sleepers)
+    const bool done = p.cv.wait_for(sleeping, kWaitSlice, [&] { return p.done.load(); });
+    p.sleepers.fetch_sub(1);
+    sleeping.unlock();
+    if (done) break;
     check_interrupt(p);
     if (p.deadline) {
       // A message, not a collective: its own deadline, and no collective's failure stops it.
@@ -439,9 +440,8 @@ void Engine::abort(const std::string& report, bool at_exit) noexcept {
     }
     backend_->abandon();
   }
-  // Outside the lock: it sends for about 10 ms (or stops the watch's thread), while that thread
-  // may need the lock to report a peer that ends meanwhile (it then finds broken_ set and reports
-  // nothing).
+  // Outside the lock: it sends for about 10 ms (or stops the watch's thread), and that thread
+  // may need the lock to report a peer that ends meanwhile (it then finds broken_ set: silent).
   if (!tell || !watch_) return;
   if (at_exit) {
     watch_->leave_at_exit();

@@ -86,6 +86,10 @@ struct Pending {
   std::mutex mutex;
   std::condition_variable cv;
   std::atomic<bool> done{false};
+  // Waiters inside cv's wait (counted under `mutex`, before they check `done` there): a finisher
+  // that stores `done` and then sees none need not take `mutex` nor notify (a message within a
+  // node completes while its waiter spins: Mailbox::finish skips both, docs/benchmarks.md).
+  std::atomic<int> sleepers{0};
   std::exception_ptr error;
   // A point-to-point message (point_to_point/mailbox.hpp) is no collective: it never enters the
   // queue, and has a deadline of its own. Past it, the waiter calls `expire`, which fails the

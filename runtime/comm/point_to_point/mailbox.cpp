@@ -87,7 +87,6 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
                                        std::shared_ptr<const std::vector<int>> group_of,
                                        std::optional<Timeout> timeout, const CallHeader& call) {
   auto op = std::make_shared<Op>();
-  op->pending = std::make_shared<Pending>();
   op->pending->op = "send";
   op->pending->bytes = bytes;
   op->sends = true;
@@ -98,7 +97,7 @@ std::shared_ptr<Pending> Mailbox::send(const void* buf, std::size_t bytes, int d
   op->tag = tag;
   op->call = call;
   op->group_of = std::move(group_of);
-  std::shared_ptr<Pending> pending = op->pending;
+  const std::shared_ptr<Pending> pending(op, op->pending);
   std::lock_guard lock(mutex_);
   if (dst == rank_) {
     deliver_local(op);
@@ -148,7 +147,6 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
                                           std::shared_ptr<const std::vector<int>> group_of,
                                           std::optional<Timeout> timeout, const CallHeader& call) {
   auto op = std::make_shared<Op>();
-  op->pending = std::make_shared<Pending>();
   op->pending->op = "recv";
   op->pending->bytes = bytes;
   op->buf = static_cast<char*>(buf);
@@ -157,7 +155,7 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   op->tag = tag;
   op->call = call;
   op->group_of = std::move(group_of);
-  std::shared_ptr<Pending> pending = op->pending;
+  const std::shared_ptr<Pending> pending(op, op->pending);
   std::lock_guard lock(mutex_);
   if (node_peers_) pending->progress = this;  // a waiter reads the rings (also a claimed message's)
   if (const auto i = first_message_for(unclaimed_, op->envelope())) {
@@ -195,10 +193,11 @@ void Mailbox::wait(Pending& message) {
     {
       std::unique_lock lock(message.mutex);
       // In slices, so that the deadline is checked without a time point at the clock's end.
-      if (message.cv.wait_for(lock, std::chrono::milliseconds(100),
-                              [&] { return message.done.load(std::memory_order_acquire); })) {
-        break;
-      }
+      message.sleepers.fetch_add(1);  // before `done` is read (Pending::sleepers)
+      const bool done = message.cv.wait_for(lock, std::chrono::milliseconds(100),
+                                            [&] { return message.done.load(); });
+      message.sleepers.fetch_sub(1);
+      if (done) break;
     }
     if (message.deadline && Clock::now() >= *message.deadline && message.expire) {
       message.expire();
@@ -210,9 +209,9 @@ void Mailbox::wait(Pending& message) {
 void Mailbox::set_deadline(const std::shared_ptr<Op>& op) {
   Pending& p = *op->pending;
   p.deadline = Clock::now() + op->timeout.after;
-  p.expire = [this, weak = std::weak_ptr<Op>(op)] {
-    if (auto o = weak.lock()) expire(o);
-  };
+  // Two pointers, held within the std::function (no allocation per message): the waiter holds
+  // the Pending, and so the Op it lives in, while it calls this.
+  p.expire = [this, o = op.get()] { expire(o->shared_from_this()); };
 }
 
 void Mailbox::space_id_used(std::int64_t id) {
@@ -234,10 +233,19 @@ void Mailbox::wake() {
 void Mailbox::finish(Op& op, const std::string& error, Error::Code code) {
   Pending& p = *op.pending;
   if (p.done.load(std::memory_order_acquire)) return;
+  if (error.empty()) {
+    // Both sequentially consistent, as the waiter's count and its look at `done`: either it sees
+    // `done`, or this sees it counted and wakes it (Pending::sleepers).
+    p.done.store(true);
+    if (p.sleepers.load() == 0) return;
+    { const std::lock_guard lock(p.mutex); }
+    p.cv.notify_all();
+    return;
+  }
   {
     std::lock_guard lock(p.mutex);
-    if (!error.empty()) p.error = std::make_exception_ptr(Error(code, error));
-    p.done.store(true, std::memory_order_release);
+    p.error = std::make_exception_ptr(Error(code, error));
+    p.done.store(true);
   }
   p.cv.notify_all();
 }

@@ -93,7 +93,8 @@ class Mailbox : private Progress {
   // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
   // one (a subgroup's, Comm::subgroup); `source`: where it came from, for the errors.
   // `rings`: messages to ranks of this node may go through shared-memory rings (above;
-  // DTRAIN_SHM_MESSAGES, off by default until large messages are as fast as on the sockets).
+  // DTRAIN_SHM_MESSAGES, on by default; a reader that goes with its ring full is named by the
+  // waiting sender from its connection's end, as on a socket).
   Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net::Socket listener,
           std::chrono::milliseconds timeout, TimeoutSource source = TimeoutSource::kEnvironment,
           bool rings = false);
@@ -251,14 +252,18 @@ class Mailbox : private Progress {
   std::deque<Watch> watch_due_;   // in the order due (each kWatchAfter after its receive)
   std::vector<int> unsettled_;    // gone ranks whose receives settle() could not fail yet
   const bool
-      node_peers_;    // rings allowed and some other rank is on this node (they may carry messages)
-  int rings_ = 0;     // rings made for sending (at most kMaxRings)
-  int watchers_ = 0;  // callers spinning on the rings (Progress)
-  bool flags_up_ = true;  // the rings' waiting flags are raised (raise_flags)
-  // When the last spinning caller's message completed: for a while after, the flags stay down,
-  // since its next call usually follows at once (a ping-pong, a pipeline's next micro-batch),
-  // and a peer's write then costs no system call to wake this side.
-  std::chrono::steady_clock::time_point watched_until_{};
+      node_peers_;  // rings allowed and some other rank is on this node (they may carry messages)
+  int rings_ = 0;   // rings made for sending (at most kMaxRings)
+  // These three are changed under mutex_, but read without it by a caller that begins or ends a
+  // spin while the flags are down (begin(), end(): no lock per message in a burst). A race there
+  // can only leave the flags up while a caller spins: peers then wake this side needlessly,
+  // never the reverse (flags are lowered only under mutex_).
+  std::atomic<int> watchers_{0};      // callers spinning on the rings (Progress)
+  std::atomic<bool> flags_up_{true};  // the rings' waiting flags are raised (raise_flags)
+  // When the last spinning caller's message completed (steady_clock ticks): for a while after,
+  // the flags stay down, since its next call usually follows at once (a ping-pong, a pipeline's
+  // next micro-batch), and a peer's write then costs no system call to wake this side.
+  std::atomic<std::chrono::steady_clock::rep> watched_until_{0};
   std::thread thread_;
   std::atomic<std::int64_t> next_space_id_{1};  // 0 is the world's
 };

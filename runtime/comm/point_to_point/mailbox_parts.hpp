@@ -16,8 +16,11 @@
 
 namespace dtrain::runtime {
 
-struct Mailbox::Op {
-  std::shared_ptr<Pending> pending;
+// Its Pending lives in it (`state`), shared with the waiter through the Op's own count: one
+// allocation per message, not two (a small message's cost is in such steps: docs/benchmarks.md).
+struct Mailbox::Op : std::enable_shared_from_this<Op> {
+  Pending state;
+  Pending* const pending = &state;
   bool sends = false;
   char* buf = nullptr;
   std::size_t bytes = 0;
@@ -80,8 +83,9 @@ struct Mailbox::Outgoing {
   // Opened for a receive (Mailbox::kWatchAfter), not a send: connected with nothing to send.
   bool watches = false;
   std::deque<std::shared_ptr<Op>> queue;  // front: being sent
-  // Within a node: the ring the messages go through, written from the first send on (before the
-  // connection exists); the connection brings its name to the peer, then wake-ups both ways.
+  // Within a node: the ring the messages go through, made by the first send and written once
+  // the connection has brought its name to the peer (write_ring says why not before); the
+  // connection then brings wake-ups both ways.
   std::unique_ptr<ShmRing> ring;
   net::Framed hello;         // the ring's hello and name, on the socket
   bool ring_opened = false;  // the peer said it mapped the ring (so its name is gone)

@@ -52,6 +52,12 @@ bool Mailbox::read_ring(Incoming& in) {
 }
 
 bool Mailbox::write_ring(Outgoing& out) {
+  // Nothing goes into a ring before its connection is made and its hello sent: a send completes
+  // once its bytes are in the ring, and so it must fail, as on a socket, when the reader is gone
+  // before the connection (its listener refuses it: drop_outgoing names it). Written before,
+  // a send to a rank killed earlier "completed" and a survivor's alltoallv named the wrong rank
+  // (docs/benchmarks.md). The first message to a peer waits for the connection, as on a socket.
+  if (!out.hello_sent) return false;
   bool moved = false;
   while (out.ring) {
     if (out.awaiting) {  // the reader reads the front message from this process's memory
@@ -159,7 +165,7 @@ int Mailbox::ring_sleep_ms() {
   if (!any) return kIdle;
   if (watchers_ > 0) return 1;  // they read; this thread looks again when they stop
   const auto now = std::chrono::steady_clock::now();
-  if (!flags_up_ && now < watched_until_) {
+  if (!flags_up_ && now.time_since_epoch().count() < watched_until_.load()) {
     move_rings();  // nobody wakes this thread meanwhile: it looks each millisecond
     return 1;
   }
@@ -172,7 +178,10 @@ int Mailbox::ring_sleep_ms() {
     }
   }
   for (const Outgoing* out : ring_writers_) {
-    if (out->ring && !out->queue.empty() && !out->awaiting && !out->ring->full()) return 0;
+    if (out->ring && out->hello_sent && !out->queue.empty() && !out->awaiting &&
+        !out->ring->full()) {
+      return 0;
+    }
   }
   return kIdle;
 }
@@ -182,8 +191,10 @@ int Mailbox::ring_sleep_ms() {
 // and a while after (watched_until_) when their messages completed; a caller that goes to sleep
 // raises them at once.
 void Mailbox::begin() {
+  // A burst's later calls find the flags down: no lock (the members' comment says why it is safe).
+  if (watchers_.fetch_add(1) > 0 || !flags_up_.load()) return;
   std::lock_guard lock(mutex_);
-  if (watchers_++ > 0 || !flags_up_) return;
+  if (!flags_up_) return;
   lower_flags();
   // The thread may be asleep for long, relying on the flags: it now looks each millisecond
   // instead, until the callers have stopped (once per burst of calls, not per message).
@@ -196,12 +207,14 @@ bool Mailbox::step() {
 }
 
 void Mailbox::end(bool done) {
-  std::lock_guard lock(mutex_);
-  if (--watchers_ > 0) return;
   if (done) {
-    watched_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    watched_until_.store(until.time_since_epoch().count());
+    watchers_.fetch_sub(1);
     return;
   }
+  std::lock_guard lock(mutex_);
+  if (watchers_.fetch_sub(1) > 1) return;
   raise_flags();
 }
 

@@ -155,8 +155,8 @@ TEST(RuntimeSettings, ShmTakesTheSwitchWords) {
   }
 }
 
-TEST(RuntimeSettings, MessagesThroughSharedMemoryOnlyWhenAsked) {
-  EXPECT_FALSE(parse({}).shm_messages);
+TEST(RuntimeSettings, MessagesThroughSharedMemoryUnlessTurnedOff) {
+  EXPECT_TRUE(parse({}).shm_messages);  // the rings by default
   EXPECT_TRUE(parse({{"DTRAIN_SHM_MESSAGES", "1"}}).shm_messages);
   EXPECT_FALSE(parse({{"DTRAIN_SHM_MESSAGES", "off"}}).shm_messages);
   EXPECT_EQ(refusal({{"DTRAIN_SHM_MESSAGES", "rings"}}),

@@ -78,8 +78,8 @@ class MpiCommunicator final : public Communicator, private FlatCollectives {
         node_processes_ = exchange_node_processes(node, rank_, world.hostname);
         alarm_ = exchange_alarm_endpoints(comm_, rank_, size_, world.hostname, node_processes_,
                                           settings.alarm_fd);
-        mailbox_ =
-            exchange_mailbox_addresses(comm_, rank_, size_, world.hostname, settings.timeout);
+        mailbox_ = exchange_mailbox_addresses(comm_, rank_, size_, world.hostname, settings.timeout,
+                                              settings.shm_messages);
         int node_size = 0;
         MPI_Comm_size(node, &node_size);
         // The paths and their set-up (router.hpp): recursive doubling over nonblocking

@@ -62,14 +62,15 @@ std::unique_ptr<PeerAlarm> exchange_alarm_endpoints(MPI_Comm comm, int rank, int
 
 std::unique_ptr<Mailbox> exchange_mailbox_addresses(MPI_Comm comm, int rank, int size,
                                                     const std::string& host,
-                                                    std::chrono::milliseconds timeout) {
+                                                    std::chrono::milliseconds timeout, bool rings) {
   MailboxListener mine = listen_for_messages(host);
   std::vector<char> all(kMailboxRecordBytes * static_cast<std::size_t>(size));
   constexpr int kRecord = static_cast<int>(kMailboxRecordBytes);
   check(MPI_Allgather(mine.record.data(), kRecord, MPI_BYTE, all.data(), kRecord, MPI_BYTE, comm),
         "init", "MPI_Allgather");
   return std::make_unique<Mailbox>(rank, size, read_mailbox_records(all.data(), size),
-                                   std::move(mine.socket), timeout);
+                                   std::move(mine.socket), timeout, TimeoutSource::kEnvironment,
+                                   rings);
 }
 
 }  // namespace dtrain::runtime

@@ -30,9 +30,10 @@ std::unique_ptr<PeerAlarm> exchange_alarm_endpoints(MPI_Comm comm, int rank, int
                                                     const std::optional<std::string>& alarm_fd);
 
 // Point-to-point messages: the mailbox's sockets (MPI's calls stay on the progress thread), their
-// addresses gathered over MPI. Collective over `comm`.
+// addresses gathered over MPI. Collective over `comm`. `rings`: within a node through
+// shared-memory rings (Settings::shm_messages).
 std::unique_ptr<Mailbox> exchange_mailbox_addresses(MPI_Comm comm, int rank, int size,
                                                     const std::string& host,
-                                                    std::chrono::milliseconds timeout);
+                                                    std::chrono::milliseconds timeout, bool rings);
 
 }  // namespace dtrain::runtime

@@ -194,6 +194,57 @@ TEST_P(Paths, BothRanksSendingALargeMessageBeforeTheyReceiveComplete) {
   });
 }
 
+// The dead reader: a receiver that goes (its process killed, here its engine destroyed: the
+// sender sees the same, its connection's end) while its ring is full and a send waits for room.
+// That send fails naming it, from the connection's end, not at its deadline (60 s here; the
+// reader's engine, which waits that long for its peers at its end, has 0.5 s); so do the sends
+// queued behind it, and the next send to it at once.
+TEST(PointToPointSharedMemory, AReceiverThatGoesWithItsRingFullIsNamedByTheWaitingSender) {
+  constexpr std::size_t kEach = std::size_t{16} << 10;
+  constexpr int kSends = static_cast<int>(ShmRing::kBytes / kEach) * 2;  // twice the ring
+  auto store = dtrain::runtime::make_memory_store();
+  std::latch full(1);
+  std::latch gone(1);
+  dtrain::test::threads_as_ranks(2, [&](int rank) {
+    using std::chrono::milliseconds;
+    auto engine =
+        engine_for(store, true, rank, 2, rank == 1 ? milliseconds(500) : milliseconds(60000));
+    Comm c(*engine);
+    if (rank == 1) {  // never receives: nothing reads its ring
+      full.wait();
+      engine.reset();
+      gone.count_down();
+      return;
+    }
+    const std::vector<std::uint8_t> data = bytes_of(kEach, 1);
+    std::vector<dtrain::Work> sends;
+    for (int i = 0; i < kSends; ++i)
+      sends.push_back(c.isend(data.data(), kEach, DType::kUInt8, 1, 0));
+    // The messages that fit are in the ring (the connection is made: it is written only then),
+    // and the rest wait for room.
+    for (int i = 0; i < kSends / 2 - 1; ++i) sends[static_cast<std::size_t>(i)].wait();
+    EXPECT_FALSE(sends.back().test()) << "the ring should be full";
+    full.count_down();
+    gone.wait();
+    std::string last;
+    int failed = 0;
+    for (dtrain::Work& w : sends) {
+      const std::string e = error_of([&] { w.wait(); });
+      if (e == "(no error)") continue;
+      ++failed;
+      last = e;
+    }
+    EXPECT_GE(failed, kSends / 2) << "the sends beyond the ring's room";
+    EXPECT_LT(failed, kSends) << "the sends that fit completed";
+    EXPECT_NE(last.find("send to rank 1 (on node"), std::string::npos) << last;
+    EXPECT_NE(last.find("its connection closed (its process ended?)"), std::string::npos) << last;
+    EXPECT_EQ(last.find("not taken within"), std::string::npos)
+        << "failed at its deadline: " << last;
+    const std::string next = error_of([&] { c.send(data.data(), kEach, DType::kUInt8, 1, 0); });
+    EXPECT_NE(next.find("send to rank 1 (on node"), std::string::npos) << next;
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(PointToPoint, Paths, testing::Bool(),
                          [](const testing::TestParamInfo<bool>& p) {
                            return p.param ? "SharedMemory" : "Sockets";
