@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `dtrain run` (torchrun's habit, issue 48 item 2) is the job a spec would have made: for
+# `dtrain run` (torchrun's habit, docs/submit.md) is the job a spec would have made: for
 # examples/pytorch-ddp the same launch script as `dtrain submit` of the spec a user would write;
 # run for real (a command that prints its rank environment), the same terminal lines, run
 # directory files, launch.sh, plan.json, job fields and rank environment; every bad flag named.

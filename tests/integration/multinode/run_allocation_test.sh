@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dtrain run inside an allocation (issue 48 item 2): `salloc -N 2` then `dtrain run -n 4 PROGRAM`
+# dtrain run inside an allocation (docs/submit.md): `salloc -N 2` then `dtrain run -n 4 PROGRAM`
 # launches with srun on the allocation's 2 nodes (4 ranks each), not with mpirun here, and writes
 # the run directory runs/<name>-<allocation>.0 with every rank's log; a second launch in the same
 # allocation, `dtrain submit --here` of a spec, gets runs/<name>-<allocation>.1.
