@@ -1,6 +1,8 @@
 #include "bench_common.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 
 namespace coll_bench {
 
@@ -72,6 +74,15 @@ std::vector<std::size_t> resnet50_shapes() {
   big.push_back(25557032 > have ? 25557032 - have : 1);
   s.insert(s.end(), big.begin(), big.end());
   return s;
+}
+
+std::string load_average() {
+  char text[64] = "?";
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%63s", text) != 1) std::strcpy(text, "?");
+    std::fclose(f);
+  }
+  return text;
 }
 
 }  // namespace coll_bench

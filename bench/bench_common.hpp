@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace coll_bench {
@@ -39,5 +40,9 @@ long long wrong_gathered(const std::vector<float>& v, std::size_t count);
 // elements, 109 under 64 KiB: 53 conv/fc weights spread geometrically from 9,408 to 2.36 M
 // elements, 108 batch-norm vectors of 64..2,048, and the fc bias.
 std::vector<std::size_t> resnet50_shapes();
+
+// The 1-minute load average (/proc/loadavg), printed with each figure: this machine's cores are
+// shared, and a figure means little without it. "?" where there is none.
+std::string load_average();
 
 }  // namespace coll_bench

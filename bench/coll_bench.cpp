@@ -29,6 +29,7 @@
 // Reports only; never fails on a timing. #wrong counts result elements that differ from the exact
 // expected value (integer-valued data), and a non-zero total makes the exit status 1.
 #include "bench_common.hpp"
+#include "link_rate.hpp"
 #include "nodes_sweep.hpp"
 
 #include <malloc.h>
@@ -328,11 +329,8 @@ int main(int argc, char** argv) {
   MPI_Get_library_version(lib, &len);
   std::string mpi_version(lib, static_cast<std::size_t>(len));
   mpi_version = mpi_version.substr(0, mpi_version.find(','));
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
   const char* mmap_env = std::getenv("MALLOC_MMAP_THRESHOLD_");
-  std::vector<char> hosts(static_cast<std::size_t>(size) * 256);
-  MPI_Allgather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
+  const std::vector<char> hosts = host_names();
   std::vector<int> pids(static_cast<std::size_t>(size));
   int pid = getpid();
   MPI_Gather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);

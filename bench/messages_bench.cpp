@@ -8,17 +8,22 @@
 //   mpirun -n 2 messages_bench --latency-only N   (the 8 B figure only, N times in one run: the
 //                                                   ratio's spread on a machine whose load moves)
 //   mpirun -n 2 messages_bench --bandwidth-only N (the 64 MiB figure and memcpy's, N times)
+//   srun --mpi=pmix -N4 messages_bench --nodes [--json FILE]   (ranks on several nodes, against
+//                                                   the link's limit: messages_nodes.hpp)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
 #include "dtrain/dtrain.hpp"
+#include "link_rate.hpp"
+#include "messages_nodes.hpp"
 
 namespace {
 
@@ -26,17 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// The 1-minute load average (/proc/loadavg), printed with each figure: this machine's cores are
-// shared, and a figure means little without it. "?" where there is none.
-std::string load_now() {
-  char text[64] = "?";
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%63s", text) != 1) std::strcpy(text, "?");
-    std::fclose(f);
-  }
-  return text;
 }
 
 // One round trip of `bytes` between ranks 0 and 1, `send`/`recv` given; the others idle.
@@ -57,10 +51,22 @@ double round_trip(int rank, std::size_t bytes, int reps, Send send, Recv recv) {
 }
 
 constexpr const char* kUsage =
-    "usage: messages_bench [--latency-only N | --bandwidth-only N]\n"
+    "usage: messages_bench [--latency-only N | --bandwidth-only N | --nodes [--json FILE]]\n"
     "  ping-pong (8 B and 64 MiB), alltoall and subgroup, each dtrain's against Open MPI's in the\n"
     "  same run (median of 5, alternating); --latency-only N: the 8 B ping-pong only, N times;\n"
-    "  --bandwidth-only N: the 64 MiB ping-pong and its memcpy bounds only, N times\n";
+    "  --bandwidth-only N: the 64 MiB ping-pong and its memcpy bounds only, N times;\n"
+    "  --nodes: send/recv, alltoall(v), gather and scatter across nodes against the link's limit\n";
+
+// --nodes [--json FILE]: true and FILE ("" without), or false when argv holds neither.
+std::pair<bool, std::string> nodes_mode(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "--nodes") return {false, ""};
+  if (argc == 2) return {true, ""};
+  if (argc == 4 && std::string(argv[2]) == "--json") return {true, argv[3]};
+  std::fprintf(stderr, "messages_bench: expected --nodes [--json FILE], got:");
+  for (int i = 1; i < argc; ++i) std::fprintf(stderr, " %s", argv[i]);
+  std::fprintf(stderr, "\n%s", kUsage);
+  std::exit(2);
+}
 
 // What to time: every figure once (rounds 0), or the 8 B or the 64 MiB ping-pong `rounds` times.
 struct Only {
@@ -111,10 +117,30 @@ std::pair<double, double> memcpy_times(std::size_t bytes) {
   return {warm[2], cold[2]};
 }
 
+// --nodes: messages_nodes() on this job's nodes; 1 if a result was wrong.
+int across_nodes(dtrain::Context& ctx, const std::string& json_path) {
+  dtrain::Comm& c = ctx.comm();
+  if (c.rank() == 0) {
+    std::printf(
+        "# messages_bench --nodes: %d ranks, libdtrain %s backend (allreduce: %s), "
+        "bootstrap %s, load %s\n",
+        c.size(), std::string(c.backend()).c_str(), std::string(c.allreduce_transport()).c_str(),
+        ctx.world().bootstrap.c_str(), coll_bench::load_average().c_str());
+  }
+  coll_bench::messages_nodes(c, coll_bench::host_names());
+  if (c.rank() == 0 && !json_path.empty()) {
+    std::ofstream(json_path) << coll_bench::report.dump(2) << "\n";
+  }
+  c.barrier();
+  MPI_Finalize();
+  return coll_bench::total_wrong > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Only only = parse_only(argc, argv);
+  const auto [nodes, json_path] = nodes_mode(argc, argv);
+  const Only only = nodes ? Only{} : parse_only(argc, argv);
   dtrain::Context ctx = dtrain::init();
   int started = 0;
   MPI_Initialized(&started);
@@ -122,6 +148,9 @@ int main(int argc, char** argv) {
   dtrain::Comm& c = ctx.comm();
   const int rank = c.rank();
   const int size = c.size();
+  coll_bench::rank = rank;
+  coll_bench::size = size;
+  if (nodes) return across_nodes(ctx, json_path);
   if (rank == 0) {
     std::printf("# messages_bench: %d ranks, dtrain backend %s; each figure the median of 5\n",
                 size, std::string(c.backend()).c_str());
@@ -168,7 +197,7 @@ int main(int argc, char** argv) {
           "ping-pong %9zu B: dtrain %10.2f us (%7.3f GB/s), MPI %10.2f us (%7.3f GB/s), "
           "dtrain/MPI time %.2f (load %s)\n",
           bytes, dt * 1e6, static_cast<double>(bytes) / dt / 1e9, mt * 1e6,
-          static_cast<double>(bytes) / mt / 1e9, dt / mt, load_now().c_str());
+          static_cast<double>(bytes) / mt / 1e9, dt / mt, coll_bench::load_average().c_str());
     }
   }
   if (only.rounds > 0) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Collectives across nodes (issue 21) on a namespace cluster of its own: coll_bench --nodes (the
-# allreduce, reduce_scatter and allgather tables, then the fused set) on each layout of
+# A benchmark's --nodes mode across nodes on a namespace cluster of its own: coll_bench --nodes
+# (issue 21: the allreduce, reduce_scatter and allgather tables, then the fused set) or
+# messages_bench --nodes (issue 43: send/recv, alltoall(v), gather, scatter) on each layout of
 # DTRAIN_BENCH_LAYOUTS (NODESxRANKS, default "2x2 4x1"; issue 34's: "4x2 8x1 8x2 16x1"),
 # libdtrain on each of DTRAIN_BENCH_BACKENDS (default "mpi tcp": under PMIx with
 # DTRAIN_TRANSPORT=mpi; "pmix": under PMIx as it chooses, sockets; "tcp": as under torchrun), the
@@ -8,11 +9,11 @@
 # (OMPI_MCA_btl_tcp_links=2: with one, both directions at once reach only 0.5-0.6 x one-way,
 # docs/benchmarks.md). Each run is preceded by the machine's load.
 # Reports only; fails only on #wrong or a failed run.
-#   nodes_bench.sh CLUSTER_SH COLL_BENCH DIR [RATE]
+#   nodes_bench.sh CLUSTER_SH PROGRAM DIR [RATE]     (PROGRAM: coll_bench or messages_bench)
 # The cluster is DTRAIN_CLUSTER_INDEX (default 22, beside the ctest fixture's and link_check's),
 # in DIR, and goes down at the end.
 set -euo pipefail
-cluster_sh=$1 coll_bench=$2 dir=$3 rate=${4:-1gbit}
+cluster_sh=$1 program=$2 dir=$3 rate=${4:-1gbit}
 export DTRAIN_CLUSTER_INDEX=${DTRAIN_CLUSTER_INDEX:-22}
 trap 'bash "$cluster_sh" down "$dir" >/dev/null 2>&1 || true' EXIT
 layouts=${DTRAIN_BENCH_LAYOUTS:-2x2 4x1}
@@ -38,8 +39,8 @@ exec "$@"'
 for layout in $layouts; do for bootstrap in $backends; do
   nodes=${layout%x*} per=${layout#*x}
   echo "# ==== $nodes nodes x $per ranks, libdtrain on $bootstrap, link $rate, $(env | grep '^OMPI_MCA_btl_tcp' | sort | tr '\n' ' ')uptime:$(uptime)"
-  launch=("$coll_bench")
-  [[ $bootstrap == tcp ]] && launch=(bash -c "$tcp_rank" tcp_rank "$coll_bench")
+  launch=("$program")
+  [[ $bootstrap == tcp ]] && launch=(bash -c "$tcp_rank" tcp_rank "$program")
   transport=auto
   [[ $bootstrap == mpi ]] && transport=mpi
   # Open MPI 4.1.4's MPI_Init (the baselines need it) crashes now and then on these links
@@ -48,7 +49,7 @@ for layout in $layouts; do for bootstrap in $backends; do
   for try in 1 2; do
     if MASTER_PORT=$(bash "$(dirname "$0")/../tests/integration/master_port.sh") \
       DTRAIN_TRANSPORT=$transport timeout 900 srun --mpi=pmix --kill-on-bad-exit=1 -N"$nodes" --ntasks-per-node="$per" \
-      "${launch[@]}" --nodes --json "$dir/coll_bench-$nodes-$per-$bootstrap.json"; then
+      "${launch[@]}" --nodes --json "$dir/$(basename "$program")-$nodes-$per-$bootstrap.json"; then
       break
     fi
     ((try == 2)) && exit 1
