@@ -54,9 +54,6 @@ Bootstrapped bootstrap_single();
 // a bad rank or size, or a missing store for several ranks.
 Bootstrapped bootstrap_external(const ExternalBootstrap& given);
 
-// gethostname(), "" if it fails.
-std::string local_hostname();
-
 // settings.bootstrap (DTRAIN_BOOTSTRAP) forces a method; empty: choose automatically, PMIx > MPI >
 // env/TCP > single. Throws Error (kInvalid) for a forced method that cannot work here.
 Bootstrapped bootstrap_select(const Settings& settings);

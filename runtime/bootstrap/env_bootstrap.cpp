@@ -5,6 +5,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "common/number_text.hpp"
+#include "net/socket.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -66,8 +67,8 @@ Bootstrapped bootstrap_env(const launch::Environment& env, std::chrono::millisec
   w.local_rank = lr ? static_cast<int>(parse_int("LOCAL_RANK", lr, 0, w.local_size - 1)) : 0;
   const char* node = lookup(env, "GROUP_RANK");
   w.node_id = node ? static_cast<int>(parse_int("GROUP_RANK", node, 0, size - 1)) : -1;
-  w.hostname = local_hostname();
-  out.store = make_tcp_store(addr, port, rank, size, timeout);
+  w.hostname = net::local_host_name();
+  out.store = make_tcp_store(net::connectable(addr), port, rank, size, timeout);
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/store_errors.hpp"
+#include "net/socket.hpp"
 
 namespace dtrain {
 
@@ -98,7 +99,7 @@ Bootstrapped bootstrap_external(const ExternalBootstrap& given) {
   // The local rank and size stay unknown (0 of 1): the caller's store says nothing about nodes.
   // The TCP communicator finds which ranks share a node from their host names itself.
   w.node_id = -1;
-  w.hostname = local_hostname();
+  w.hostname = net::local_host_name();
   out.store = given.store ? std::make_shared<ExternalStore>(given.store) : make_memory_store();
   return out;
 }

@@ -14,6 +14,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/store_errors.hpp"
+#include "net/socket.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -248,7 +249,7 @@ Bootstrapped bootstrap_pmix() {
   w.local_size = required(*session, PMIX_LOCAL_SIZE, true);
   // Not every PMIx server publishes these; they are informative, so their absence is no error.
   w.node_id = static_cast<int>(session->get_integer(PMIX_NODEID, false, true).value_or(-1));
-  w.hostname = session->get_string(PMIX_HOSTNAME, false).value_or(local_hostname());
+  w.hostname = session->get_string(PMIX_HOSTNAME, false).value_or(net::local_host_name());
 
   const bool consistent = w.size >= 1 && w.rank >= 0 && w.rank < w.size && w.local_size >= 1 &&
                           w.local_size <= w.size && w.local_rank >= 0 &&

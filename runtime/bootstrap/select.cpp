@@ -1,6 +1,5 @@
 // The bootstrap order, in one place: PMIx > MPI > environment/TCP > one process, or what
 // DTRAIN_BOOTSTRAP names.
-#include <unistd.h>
 
 #include <array>
 #include <string>
@@ -8,6 +7,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "mpi/mpi.hpp"
+#include "net/socket.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -41,12 +41,6 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 }  // namespace
-
-std::string local_hostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
-}
 
 bool pmix_launched(const launch::Environment& env) {
   return any_set(env, {"PMIX_NAMESPACE", "PMIX_RANK"});
@@ -88,7 +82,7 @@ bool env_launched(const launch::Environment& env) {
 
 Bootstrapped bootstrap_single() {
   Bootstrapped out;
-  out.world.hostname = local_hostname();
+  out.world.hostname = net::local_host_name();
   out.world.bootstrap = "single";
   out.store = make_memory_store();
   return out;

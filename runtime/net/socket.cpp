@@ -71,6 +71,20 @@ Socket::~Socket() {
 
 std::string last_error_text() { return std::strerror(errno); }
 
+std::string local_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+std::string connectable(const std::string& host) {
+  if (host.empty() || host != local_host_name()) return host;
+  addrinfo* ai = nullptr;
+  if (lookup(host, 0, SOCK_STREAM, false, &ai) != 0) return "127.0.0.1";
+  ::freeaddrinfo(ai);
+  return host;
+}
+
 Socket listen_on(const std::string& host, int port) {
   addrinfo* ai = resolve(host, port, true);
   Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0));

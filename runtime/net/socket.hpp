@@ -103,4 +103,11 @@ std::optional<sockaddr_in> resolve_udp(const std::string& host, int port);
 // strerror(errno) of the last failure, for messages.
 std::string last_error_text();
 
+// gethostname(), "" if it fails.
+std::string local_host_name();
+// `host` as this machine connects to it: the loopback for this machine's own name when that name
+// does not resolve here (a minimal image or chroot whose /etc/hosts lacks it: a local job ended
+// with "cannot resolve vm:46647" so), else `host`. May wait for the name service.
+std::string connectable(const std::string& host);
+
 }  // namespace dtrain::runtime::net

@@ -38,12 +38,6 @@ std::chrono::milliseconds table_grace(std::chrono::milliseconds timeout) {
   return std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(5));
 }
 
-std::string local_host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "127.0.0.1";
-  return name;
-}
-
 std::string seconds(std::chrono::milliseconds t) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", static_cast<double>(t.count()) / 1000.0);
@@ -94,7 +88,11 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
       nodes_(static_cast<std::size_t>(size)),
       data_(static_cast<std::size_t>(size)),
       control_(static_cast<std::size_t>(size)) {
-  const std::string host = local_host_name();
+  const std::string name = net::local_host_name();
+  const std::string host = name.empty() ? "127.0.0.1" : name;
+  // The ranks on this host reach each other through the loopback when its name does not resolve
+  // here (net::connectable); ranks elsewhere need the name as published.
+  const std::string same_host = net::connectable(host);
   // "host:port/mailbox-port node": where to connect for the collectives and for point-to-point
   // messages (mailbox.hpp), and the node, which only tests make differ.
   store.set(address_key(rank), host + ":" + std::to_string(net::local_port(listener_)) + "/" +
@@ -141,7 +139,8 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
                                           ": the address table has no valid line for rank " +
                                           std::to_string(r) + ": \"" + line + "\"");
     }
-    hosts_[static_cast<std::size_t>(r)] = line.substr(0, colon);
+    const std::string peer_host = line.substr(0, colon);
+    hosts_[static_cast<std::size_t>(r)] = peer_host == host ? same_host : peer_host;
     ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(colon + 1, slash - colon - 1));
     mail_ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(slash + 1, space - slash - 1));
     nodes_[static_cast<std::size_t>(r)] = line.substr(space + 1);
