@@ -11,7 +11,6 @@ namespace dtrain::records {
 namespace {
 
 constexpr long long kMaxInt64 = std::numeric_limits<long long>::max();
-constexpr double kMaxSeconds = static_cast<double>(kLatestRecordSeconds);
 
 // A binding record's own fields, named once for the writer and the reader.
 constexpr char kBindingType[] = "binding";
@@ -29,10 +28,10 @@ void parse_step(const RecordFields& f, MetricRecord& out) {
   // The Meter takes any step the program counts, negative too.
   out.step = f.integer("step", std::numeric_limits<long long>::min(), kMaxInt64);
   out.samples = f.integer("samples", 0, kMaxInt64);
-  out.seconds = f.number("seconds", 0, kMaxSeconds);
+  out.seconds = f.number("seconds", 0, kMaxRecordSeconds);
   if (out.version >= 2) {
-    out.comm_seconds = f.number("comm_seconds", 0, kMaxSeconds);
-    if (f.has("data_seconds")) out.data_seconds = f.number("data_seconds", 0, kMaxSeconds);
+    out.comm_seconds = f.number("comm_seconds", 0, kMaxRecordSeconds);
+    if (f.has("data_seconds")) out.data_seconds = f.number("data_seconds", 0, kMaxRecordSeconds);
   }
 }
 
@@ -51,7 +50,7 @@ void parse_collective(const RecordFields& f, MetricRecord& out) {
 
 void parse_resource(const RecordFields& f, MetricRecord& out) {
   out.type = RecordType::kResource;
-  out.interval = f.number("interval", 0, kMaxSeconds);
+  out.interval = f.number("interval", 0, kMaxRecordSeconds);
   out.cpu_percent = f.number("cpu_percent", 0, kMaxCpuPercent);
   out.rss_bytes = f.integer("rss_bytes", 0, kMaxInt64);
   if (!f.has("gpu")) return;

@@ -18,8 +18,6 @@
 namespace dtrain::records {
 namespace {
 
-constexpr double kMaxSeconds = static_cast<double>(kLatestRecordSeconds);
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 class Scanner {
@@ -112,14 +110,14 @@ bool scan_step(Scanner& s, MetricRecord& out) {
   double comm = 0;
   if (!s.literal(",\"step\":") || !s.integer(out.step, kMinInt64, kMaxInt64) ||
       !s.literal(",\"samples\":") || !s.integer(out.samples, 0, kMaxInt64) ||
-      !s.literal(",\"seconds\":") || !s.number(out.seconds, 0, kMaxSeconds) ||
-      !s.literal(",\"comm_seconds\":") || !s.number(comm, 0, kMaxSeconds)) {
+      !s.literal(",\"seconds\":") || !s.number(out.seconds, 0, kMaxRecordSeconds) ||
+      !s.literal(",\"comm_seconds\":") || !s.number(comm, 0, kMaxRecordSeconds)) {
     return false;
   }
   out.comm_seconds = comm;
   if (s.literal(",\"data_seconds\":")) {
     double data = 0;
-    if (!s.number(data, 0, kMaxSeconds)) return false;
+    if (!s.number(data, 0, kMaxRecordSeconds)) return false;
     out.data_seconds = data;
   }
   out.type = RecordType::kStep;
@@ -156,8 +154,8 @@ bool scan_metric_record(std::string_view line, MetricRecord& out) {
   if (!step && !s.literal("coll\"")) return false;
   long long rank = 0;
   out.version = 2;
-  if (!s.literal(",\"time\":") || !s.number(out.time, 0, kMaxSeconds) || !s.literal(",\"rank\":") ||
-      !s.integer(rank, 0, kMaxIntField)) {
+  if (!s.literal(",\"time\":") || !s.number(out.time, 0, kMaxRecordSeconds) ||
+      !s.literal(",\"rank\":") || !s.integer(rank, 0, kMaxIntField)) {
     return false;
   }
   out.rank = static_cast<int>(rank);

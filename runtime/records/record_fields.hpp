@@ -21,6 +21,8 @@ namespace dtrain::records {
 // is a damaged record, which would otherwise count as millennia of lost time, and any two times
 // in the range differ by what 64-bit microseconds hold.
 inline constexpr std::int64_t kLatestRecordSeconds = 4102444800;  // 2100-01-01T00:00:00Z
+// The same bound for the durations and times a record holds as numbers of seconds.
+inline constexpr double kMaxRecordSeconds = static_cast<double>(kLatestRecordSeconds);
 
 // The largest value of a field its reader keeps in an int (a rank, a GPU index, a count of ranks).
 inline constexpr long long kMaxIntField = std::numeric_limits<int>::max();
