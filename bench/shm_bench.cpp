@@ -229,7 +229,8 @@ std::string size_name(std::size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-std::string load_average() {
+// The 1-, 5- and 15-minute load averages (bench_common's load_average() gives the first only).
+std::string load_averages_1_5_15() {
   std::ifstream f("/proc/loadavg");
   std::string a, b, c;
   f >> a >> b >> c;
@@ -346,7 +347,7 @@ int main(int argc, char** argv) {
     if (started == 0) MPI_Finalize();
     return 0;
   }
-  const std::string load_start = load_average();
+  const std::string load_start = load_averages_1_5_15();
   const double state_start = mpi_1mib_us();
   if (reference.contains("ranks") && reference["ranks"].get<int>() != size) {
     if (rank == 0)
@@ -450,7 +451,7 @@ int main(int argc, char** argv) {
                    attempt);
     });
   }
-  const std::string load_end = load_average();
+  const std::string load_end = load_averages_1_5_15();
   const double state_end = mpi_1mib_us();
   doc["load_end"] = load_end;
   doc["state_probe_mpi_1mib_us_end"] = state_end;
