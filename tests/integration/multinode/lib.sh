@@ -36,7 +36,8 @@ link_back() {
 # in OUT; true if they passed. Open MPI 4.1.4's TCP transport crashes MPI_Init now and then across
 # these nodes (open-mpi/ompi#10734: a connect's EINPROGRESS taken for a failure, then a null function
 # pointer; a bare MPI program too; ../shared/research/scale-on-localhost.md), in CI too: when the
-# output shows that, once more, saying so. Any other failure is the test's.
+# output shows that, once more, saying so. Any other failure is the test's; a run expected to fail
+# (a rank killed on purpose) fails again the same way.
 run_ranks() {
   local out=$1 limit=$2 status=0
   shift 2

@@ -43,8 +43,8 @@ if [[ $part == faults ]]; then
     read -r bootstrap call <<<"$run"
     echo "== $bootstrap: rank 3 SIGKILLed while the others wait in $call"
     launch "$bootstrap" -N2 --ntasks-per-node=2
-    MODEL_PROBE_DIE_RANK=3 MODEL_PROBE_CALL=$call DTRAIN_TIMEOUT=20 timeout -k 5 90 "${cmd[@]}" \
-      >"$work/kill" 2>&1 && fail "srun succeeded with rank 3 killed: $(cat "$work/kill")"
+    MODEL_PROBE_DIE_RANK=3 MODEL_PROBE_CALL=$call DTRAIN_TIMEOUT=20 run_ranks "$work/kill" 90 "${cmd[@]}" &&
+      fail "srun succeeded with rank 3 killed: $(cat "$work/kill")"
     for r in 0 1 2; do
       grep -qE "^model_parallel_probe: rank $r: .*rank 3 \\(on [a-z0-9]+\\)[: ].*(killed|closed|ended)" \
         "$work/kill" || fail "rank $r did not name rank 3 in: $(cat "$work/kill")"
