@@ -236,8 +236,7 @@ std::map<int, std::string> read_attempt_hosts(const std::string& run_dir, int at
 void for_each_line(const std::string& path, const std::function<void(std::string_view)>& each) {
   FilePool pool(1);
   report::LineCursor cursor(pool.source(path), 1 << 20);
-  const report::LineFilter all;
-  while (cursor.next(all, /*at_end=*/true)) each(cursor.line());
+  while (cursor.next_raw(/*at_end=*/true)) each(cursor.line());
 }
 
 std::vector<RankFile> list_metric_files(const std::string& run_dir) {

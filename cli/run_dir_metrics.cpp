@@ -26,7 +26,9 @@ void for_each_metric_record(const std::string& run_dir,
       // large run take the fast path (records::scan_metric_record), where it would cost an
       // allocation a line.
       const auto where = [&] { return f.path + ":" + std::to_string(lineno); };
-      records::MetricRecord record;
+      // The pool's slot, holding an earlier record (ordered_fanout.hpp: why): the fast path
+      // overwrites every field a step or collective record has, the parser the whole record.
+      records::MetricRecord& record = sink.next();
       if (!records::scan_metric_record(line, record)) {
         record = records::parse_metric_record(line, where());
       }
@@ -37,7 +39,6 @@ void for_each_metric_record(const std::string& run_dir,
                                          std::to_string(f.rank) + " (as the file name " + name +
                                          " says), got \"rank\": " + std::to_string(record.rank));
       }
-      sink(std::move(record));
     });
   };
   ProgressLine progress("metric files", files.size());

@@ -29,6 +29,7 @@ struct GpuSample {
   std::optional<double> util_percent;
   std::optional<long long> memory_bytes;
   std::optional<double> power_watts;
+  bool operator==(const GpuSample& other) const = default;
 };
 
 // A binding record's facts: what the rank had when its Meter opened the file, read from the
@@ -43,6 +44,7 @@ struct RankBinding {
   // NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, UCX_NET_DEVICES): written in that order, read back in
   // the order of their names.
   std::vector<std::pair<std::string, std::string>> nics;
+  bool operator==(const RankBinding& other) const = default;
 };
 
 struct MetricRecord {
@@ -78,6 +80,8 @@ struct MetricRecord {
   // Interval records (v2, since 2026-12-06): the steps of one interval together; `time` is when
   // the interval closed.
   StepInterval step_interval;
+  // Every field: what a reader's reused record must equal after a fresh line (the scan's tests).
+  bool operator==(const MetricRecord& other) const = default;
 };
 
 // A malformed metric record: bad input (the CLI: exit 2).
@@ -133,10 +137,11 @@ std::string format_interval_record(const MetricRecord& record);
 MetricRecord parse_metric_record(std::string_view line, const std::string& where);
 
 // The fast path of parse_metric_record (metric_record_scan.cpp): a step or collective record in
-// exactly the text format_step_record and format_collective_record write, read into `out` (a
-// default MetricRecord) without a JSON document; true when `line` is one and within every range
-// parse_metric_record checks, with the same values. False for any other line, leaving `out` partly
-// written: parse_metric_record then reads the line afresh, and names what is wrong with it.
+// exactly the text format_step_record and format_collective_record write, read into `out` without a
+// JSON document; true when `line` is one and within every range parse_metric_record checks, and
+// `out` then equals what parse_metric_record returns, whatever it held before (a reader's reused
+// record: its buffers are kept). False for any other line, leaving `out` partly written:
+// parse_metric_record then reads the line afresh, and names what is wrong with it.
 bool scan_metric_record(std::string_view line, MetricRecord& out);
 
 }  // namespace dtrain::records

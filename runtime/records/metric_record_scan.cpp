@@ -145,6 +145,25 @@ bool scan_collective(Scanner& s, MetricRecord& out) {
   return s.end(out.attempt);
 }
 
+// `out` as a default MetricRecord would be for the fields a step or collective record has: a
+// record that held one of those types holds defaults in every other field (parse_metric_record
+// sets only its type's), so those are reset alone; one of another type is replaced whole (rare:
+// a file's binding, resource samples, intervals).
+void clear_for_scan(MetricRecord& out) {
+  if (out.type != RecordType::kStep && out.type != RecordType::kCollective) {
+    out = MetricRecord{};
+    return;
+  }
+  out.attempt = 0;
+  out.step = out.samples = 0;
+  out.seconds = 0;
+  out.comm_seconds.reset();
+  out.data_seconds.reset();
+  out.seq = out.bytes = 0;
+  out.op.clear();
+  out.enter = out.failed = false;
+}
+
 }  // namespace
 
 bool scan_metric_record(std::string_view line, MetricRecord& out) {
@@ -152,6 +171,7 @@ bool scan_metric_record(std::string_view line, MetricRecord& out) {
   if (!s.literal("{\"v\":2,\"type\":\"")) return false;
   const bool step = s.literal("step\"");
   if (!step && !s.literal("coll\"")) return false;
+  clear_for_scan(out);
   long long rank = 0;
   out.version = 2;
   if (!s.literal(",\"time\":") || !s.number(out.time, 0, kMaxRecordSeconds) ||

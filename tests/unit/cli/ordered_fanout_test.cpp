@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@ namespace dtrain::cli {
 namespace {
 
 using Fanout = OrderedFanout<long long>;
+std::mutex slots_mutex;
 
 // Source i holds i * 700 + 1 items (some sources span several chunks), numbered on.
 long long first_of(std::size_t i) {
@@ -104,6 +107,50 @@ TEST(OrderedFanout, HoldsAtMostThePoolsChunksAtOnce) {
   // the chunk the consumer holds.
   EXPECT_LE(most_ahead.load(),
             static_cast<long long>((4 * (Fanout::kMaxChunks + 1) + 1) * Fanout::kChunkItems));
+}
+
+TEST(OrderedFanout, ASlotBeingFilledWhenTheProducerThrowsIsNotGiven) {
+  for (std::size_t threads : {1u, 4u}) {
+    std::vector<long long> seen;
+    EXPECT_THROW(Fanout::run(
+                     8, threads,
+                     [](std::size_t i, const Fanout::Sink& sink) {
+                       for (long long k = 0; k < 2000; ++k) {
+                         long long& slot = sink.next();
+                         slot = -1;  // half-written when the line turns out bad
+                         if (i == 5 && k == 1500) throw std::runtime_error("bad line");
+                         slot = static_cast<long long>(i) * 2000 + k;
+                       }
+                     },
+                     [&](std::size_t, long long& item) { seen.push_back(item); }),
+                 std::runtime_error);
+    ASSERT_EQ(seen.size(), 5u * 2000 + 1500) << threads << " threads";
+    EXPECT_EQ(seen.back(), 5 * 2000 + 1499);
+  }
+}
+
+TEST(OrderedFanout, FillsTheSlotsOfConsumedChunksAgain) {
+  // 192,000 items through the slots of at most the chunks in flight at once: 4 sources x
+  // kMaxChunks queued, one being filled per thread, one being consumed (and none made anew per
+  // chunk, which cost the readers page faults and a record's construction per line).
+  std::set<const long long*> slots;
+  long long recycled = 0;
+  Fanout::run(
+      64, 2,
+      [&](std::size_t i, const Fanout::Sink& sink) {
+        for (int k = 0; k < 3000; ++k) {
+          long long& slot = sink.next();
+          {
+            std::lock_guard lock(slots_mutex);
+            slots.insert(&slot);
+            if (slot != 0) ++recycled;
+          }
+          slot = static_cast<long long>(i) * 3000 + k + 1;
+        }
+      },
+      [&](std::size_t, long long&) {});
+  EXPECT_LE(slots.size(), (4 * Fanout::kMaxChunks + 2 + 1) * Fanout::kChunkItems);
+  EXPECT_GT(recycled, 64 * 3000 / 2);
 }
 
 TEST(ProgressLine, SaysHowManyOfHowMany) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "records/metric_record.hpp"
 
@@ -89,6 +90,35 @@ TEST(ScanMetricRecord, TakesEveryCollectiveRecordTheWriterWrites) {
         EXPECT_EQ(r.failed, !enter && failed);
         EXPECT_EQ(r.attempt, attempt);
       }
+    }
+  }
+}
+
+// The readers reuse one record per slot of their pool (cli/ordered_fanout.hpp): a line read into a
+// record that held any other record equals the same line read into a fresh one, field for field.
+TEST(ScanMetricRecord, ReadsIntoAReusedRecordAsIntoAFreshOne) {
+  char coll[256];
+  const int n = format_collective_record(coll, sizeof coll, 1795341600.5, 3, 7, "allreduce", 4096,
+                                         /*enter=*/false, /*failed=*/true, /*attempt=*/2);
+  const std::vector<std::string> lines = {
+      R"({"v":2,"type":"binding","time":1795341600.0003,"rank":3,"host":"node0","cpus":"24-31","gpus":"3","nics":{"NCCL_IB_HCA":"mlx5_0"}})",
+      format_step_record(step(1795341600.25, 3, 41, 64, 0.5, 0.125, 0.0625, 2)),
+      std::string(coll, static_cast<std::size_t>(n)),
+      R"({"v":2,"type":"coll","time":1795341601,"rank":3,"seq":8,"op":"broadcast","bytes":8,"phase":"enter"})",
+      format_step_record(step(1795341601.5, 3, 42, 64, 0.5, 0.125, std::nullopt, 0)),
+      R"({"v":2,"type":"resource","time":1795341602.5,"rank":3,"interval":5.0,"cpu_percent":99.5,"rss_bytes":1048576})",
+      R"({"v":2,"type":"coll","time":1795341603,"rank":3,"seq":9,"op":"allgather","bytes":16,"phase":"exit"})",
+      R"({"v":2,"type":"interval","time":1795367890.5,"rank":3,"first_step":20,"last_step":21,"count":2,"began":1795367880.0,"samples":{"sum":64.0,"min":32.0,"max":32.0,"lo":347,"counts":[2]},"seconds":{"sum":0.1,"min":0.05,"max":0.05,"lo":-300,"counts":[2]},"comm_seconds":{"sum":0.0,"min":0.0,"max":0.0,"zeros":2}})",
+      format_step_record(step(1795341604.5, 3, 43, 32, 0.25, 0, std::nullopt, 0)),
+  };
+  // Every line after every other (a slot may have held anything).
+  for (const auto& before : lines) {
+    for (const auto& line : lines) {
+      MetricRecord reused;
+      if (!scan_metric_record(before, reused)) reused = parse_metric_record(before, "before");
+      if (!scan_metric_record(line, reused)) reused = parse_metric_record(line, "line");
+      const MetricRecord fresh = parse_metric_record(line, "line");
+      EXPECT_TRUE(reused == fresh) << before << "\nthen\n" << line;
     }
   }
 }
