@@ -259,8 +259,8 @@ report::LineFilter merge_filter(const LogsOptions& opts,
     matcher = std::make_unique<report::LineMatcher>(opts.grep);
     filter.grep = matcher.get();
   }
-  if (!opts.since.empty()) filter.since = report::parse_time_flag(opts.since, "--since");
-  if (!opts.until.empty()) filter.until = report::parse_time_flag(opts.until, "--until");
+  if (!opts.since.empty()) filter.since = report::parse_time_flag(opts.since, "logs", "--since");
+  if (!opts.until.empty()) filter.until = report::parse_time_flag(opts.until, "logs", "--until");
   return filter;
 }
 

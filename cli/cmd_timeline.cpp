@@ -3,24 +3,33 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
 #include "commands.hpp"
+#include "flag_values.hpp"
 #include "output_file.hpp"
 #include "records/log_line.hpp"
 #include "records/rank_files.hpp"
 #include "records/rank_lines.hpp"
+#include "report/log_merge.hpp"
 #include "report/trace.hpp"
 #include "run_dir.hpp"
 
 namespace dtrain::cli {
 namespace {
 
+// The default bound on a trace's events: about 130 MB of JSON, which ui.perfetto.dev and
+// chrome://tracing still open (a 1,024-rank x 50,000-step run at full detail holds 150 million).
+constexpr long long kDefaultMaxEvents = 1000000;
+
 struct TimelineOptions {
   std::string run_dir;
   std::string output_text;
   std::optional<std::string> output;  // output_text when -o was given (-o "" is refused)
+  std::string since, until;
+  long long max_events = kDefaultMaxEvents;
 };
 
 int run_timeline(const TimelineOptions& opts) {
@@ -37,8 +46,17 @@ int run_timeline(const TimelineOptions& opts) {
   const auto metric_files = list_metric_files(opts.run_dir);
   // Streamed as the records are read; a failure (a bad record halfway) leaves no truncated trace,
   // nor clobbers an earlier one (output_file.hpp).
+  report::TraceLimits limits;
+  if (!opts.since.empty())
+    limits.since = report::parse_time_flag(opts.since, "timeline", "--since");
+  if (!opts.until.empty())
+    limits.until = report::parse_time_flag(opts.until, "timeline", "--until");
+  if (opts.max_events > 0) {
+    const auto ranks = static_cast<long long>(metric_files.size());
+    limits.per_rank = static_cast<std::size_t>((opts.max_events + ranks - 1) / ranks);
+  }
   OutputFile out(target);
-  report::TraceWriter writer([&out](std::string_view text) { out.write(text); });
+  report::TraceWriter writer([&out](std::string_view text) { out.write(text); }, limits);
   const auto hosts = read_rank_hosts(opts.run_dir);
   for (const auto& f : metric_files) {
     auto it = hosts.find(f.rank);
@@ -57,10 +75,22 @@ int run_timeline(const TimelineOptions& opts) {
   writer.finish();
   out.commit();
   // The trace on standard output is not to be followed by this line.
-  std::fprintf(target.standard_output ? stderr : stdout,
+  std::FILE* said = target.standard_output ? stderr : stdout;
+  std::fprintf(said,
                "dtrain: wrote %lld trace events of %zu ranks to %s (open in ui.perfetto.dev or "
                "chrome://tracing)\n",
                writer.events(), metric_files.size(), target.shown.c_str());
+  if (writer.outside_window() > 0) {
+    std::fprintf(said, "dtrain: left out %lld events outside --since/--until\n",
+                 writer.outside_window());
+  }
+  if (writer.left_out() > 0) {
+    std::fprintf(said,
+                 "dtrain: left out each rank's earliest events, %lld in all: each rank keeps its "
+                 "last %zu (--max-events %lld over %zu ranks); --since/--until picks another "
+                 "window, --max-events 0 keeps every event\n",
+                 writer.left_out(), limits.per_rank, opts.max_events, metric_files.size());
+  }
   return 0;
 }
 
@@ -74,6 +104,13 @@ void register_timeline(CLI::App& app, Action& action) {
   auto* output = cmd->add_option("-o,--output", opts->output_text,
                                  "Trace file to write (JSON): a file, a directory (for trace.json "
                                  "in it) or - for standard output (default RUN_DIR/trace.json)");
+  cmd->add_option("--since", opts->since,
+                  "Only events that end at or after this time (RFC 3339, as `logs --since`)");
+  cmd->add_option("--until", opts->until, "Only events that begin at or before this time");
+  add_whole_number_flag(*cmd, "--max-events", opts->max_events, 0,
+                        std::numeric_limits<long long>::max(),
+                        "At most this many events (steps, collectives, counters), shared among "
+                        "the ranks, each keeping its last ones; 0 keeps all (default 1000000)");
   cmd->callback([opts, output, &action] {
     if (output->count() > 0) opts->output = opts->output_text;
     action = [opts] { return run_timeline(*opts); };

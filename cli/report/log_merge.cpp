@@ -8,9 +8,10 @@
 
 namespace dtrain::report {
 
-std::int64_t parse_time_flag(std::string_view text, std::string_view flag) {
+std::int64_t parse_time_flag(std::string_view text, std::string_view command,
+                             std::string_view flag) {
   if (const auto micros = records::parse_rfc3339(text)) return *micros;
-  throw UsageError("dtrain: logs: " + std::string(flag) +
+  throw UsageError("dtrain: " + std::string(command) + ": " + std::string(flag) +
                    ": expected an RFC 3339 time such as 2026-11-22T10:00:00Z or "
                    "2026-11-22T10:00:00.5+01:00, got \"" +
                    std::string(text) + "\"");

@@ -45,8 +45,9 @@ class LineMatcher {
 
 // A --since/--until value (records::parse_rfc3339: "2026-11-22T10:00:00Z", an optional fraction of
 // up to 6 digits, "Z" or a "+HH:MM"/"-HH:MM" offset, a space for the "T"). Throws UsageError
-// naming `flag`, what was expected and what was found.
-std::int64_t parse_time_flag(std::string_view text, std::string_view flag);
+// naming the command (`logs`, `timeline`), `flag`, what was expected and what was found.
+std::int64_t parse_time_flag(std::string_view text, std::string_view command,
+                             std::string_view flag);
 
 // Which lines to keep: since <= time <= until (microseconds since the epoch), text matching grep.
 struct LineFilter {

@@ -16,7 +16,7 @@ std::string quoted(const std::string& s) { return json_text(nlohmann::json(s)); 
 
 }  // namespace
 
-TraceWriter::TraceWriter(Sink sink) : sink_(std::move(sink)) {
+TraceWriter::TraceWriter(Sink sink, TraceLimits limits) : sink_(std::move(sink)), limits_(limits) {
   sink_("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
 }
 
@@ -45,8 +45,13 @@ void TraceWriter::complete(int rank, int thread, const std::string& name, std::i
 }
 
 void TraceWriter::counter(int rank, std::int64_t micros, const std::string& name, double value) {
-  event("{\"name\":" + quoted(name) + ",\"ph\":\"C\",\"pid\":" + std::to_string(rank) + ",\"ts\":" +
-        std::to_string(micros) + ",\"args\":" + json_text(nlohmann::json{{"value", value}}) + "}");
+  Pending p;
+  p.kind = Pending::Kind::kCounter;
+  p.rank = rank;
+  p.start = micros;
+  p.name = name;
+  p.seconds = value;
+  add_event(std::move(p));
 }
 
 void TraceWriter::add(const records::MetricRecord& r) {
@@ -70,12 +75,17 @@ void TraceWriter::add(const records::MetricRecord& r) {
   }
   if (r.type == records::RecordType::kStep) {
     // A step record is written when the step ends; it lasted `seconds`.
-    const std::int64_t duration = records::unix_seconds_to_micros(r.seconds);
-    nlohmann::json args = {{"step", r.step}, {"samples", r.samples}, {"seconds", r.seconds}};
-    if (r.comm_seconds) args["comm_seconds"] = *r.comm_seconds;
-    if (r.data_seconds) args["data_seconds"] = *r.data_seconds;
-    complete(r.rank, kStepThread, "step " + std::to_string(r.step), t - duration, duration,
-             json_text(args));
+    Pending p;
+    p.kind = Pending::Kind::kStep;
+    p.rank = r.rank;
+    p.duration = records::unix_seconds_to_micros(r.seconds);
+    p.start = t - p.duration;
+    p.step = r.step;
+    p.samples = r.samples;
+    p.seconds = r.seconds;
+    p.comm = r.comm_seconds;
+    p.data = r.data_seconds;
+    add_event(std::move(p));
     return;
   }
   if (r.type == records::RecordType::kInterval) {
@@ -91,9 +101,14 @@ void TraceWriter::add(const records::MetricRecord& r) {
                            {"max_seconds", i.seconds.max()},
                            {"comm_seconds", i.comm_seconds.sum()}};
     if (i.data_seconds.count() > 0) args["data_seconds"] = i.data_seconds.sum();
-    complete(r.rank, kStepThread,
-             "steps " + std::to_string(i.first_step) + "-" + std::to_string(i.last_step), began,
-             t - began, json_text(args));
+    Pending p;
+    p.kind = Pending::Kind::kSlice;
+    p.rank = r.rank;
+    p.start = began;
+    p.duration = t - began;
+    p.name = "steps " + std::to_string(i.first_step) + "-" + std::to_string(i.last_step);
+    p.args = json_text(args);
+    add_event(std::move(p));
     return;
   }
   auto& open = open_[r.rank];
@@ -103,19 +118,81 @@ void TraceWriter::add(const records::MetricRecord& r) {
   }
   auto it = open.find(r.seq);
   if (it == open.end()) return;  // an exit without its enter (the file starts mid-collective)
-  const nlohmann::json args = {{"seq", r.seq}, {"bytes", it->second.bytes}};
-  complete(r.rank, kCollectiveThread, it->second.op, it->second.at, t - it->second.at,
-           json_text(args));
+  Pending p;
+  p.kind = Pending::Kind::kCollective;
+  p.rank = r.rank;
+  p.start = it->second.at;
+  p.duration = t - it->second.at;
+  p.name = std::move(it->second.op);
+  p.step = r.seq;
+  p.samples = it->second.bytes;
+  add_event(std::move(p));
   open.erase(it);
 }
 
+void TraceWriter::add_event(Pending p) {
+  if ((limits_.since && p.start + std::max<std::int64_t>(p.duration, 0) < *limits_.since) ||
+      (limits_.until && p.start > *limits_.until)) {
+    ++outside_;
+    return;
+  }
+  if (limits_.per_rank == 0) {
+    write(p);
+    return;
+  }
+  if (p.rank != ring_rank_) {
+    flush_rank();
+    ring_rank_ = p.rank;
+  }
+  if (ring_.size() < limits_.per_rank) {
+    ring_.push_back(std::move(p));
+    return;
+  }
+  ring_[ring_next_] = std::move(p);  // the rank's oldest event gives way
+  ring_next_ = (ring_next_ + 1) % ring_.size();
+  ++left_out_;
+}
+
+void TraceWriter::flush_rank() {
+  for (std::size_t k = 0; k < ring_.size(); ++k) write(ring_[(ring_next_ + k) % ring_.size()]);
+  ring_.clear();
+  ring_next_ = 0;
+}
+
+void TraceWriter::write(const Pending& p) {
+  switch (p.kind) {
+    case Pending::Kind::kStep: {
+      nlohmann::json args = {{"step", p.step}, {"samples", p.samples}, {"seconds", p.seconds}};
+      if (p.comm) args["comm_seconds"] = *p.comm;
+      if (p.data) args["data_seconds"] = *p.data;
+      complete(p.rank, kStepThread, "step " + std::to_string(p.step), p.start, p.duration,
+               json_text(args));
+      return;
+    }
+    case Pending::Kind::kSlice:
+      complete(p.rank, kStepThread, p.name, p.start, p.duration, p.args);
+      return;
+    case Pending::Kind::kCollective:
+      complete(p.rank, kCollectiveThread, p.name, p.start, p.duration,
+               json_text(nlohmann::json{{"seq", p.step}, {"bytes", p.samples}}));
+      return;
+    case Pending::Kind::kCounter:
+      event("{\"name\":" + quoted(p.name) + ",\"ph\":\"C\",\"pid\":" + std::to_string(p.rank) +
+            ",\"ts\":" + std::to_string(p.start) +
+            ",\"args\":" + json_text(nlohmann::json{{"value", p.seconds}}) + "}");
+      return;
+  }
+}
+
 void TraceWriter::add_instant(int rank, std::int64_t micros, const std::string& name) {
+  flush_rank();
   latest_ = std::max(latest_, micros);
   event("{\"name\":" + quoted(name) + ",\"ph\":\"i\",\"s\":\"p\",\"pid\":" + std::to_string(rank) +
         ",\"tid\":" + std::to_string(kStepThread) + ",\"ts\":" + std::to_string(micros) + "}");
 }
 
 void TraceWriter::finish() {
+  flush_rank();
   for (const auto& [rank, open] : open_) {
     for (const auto& [seq, o] : open) {
       const nlohmann::json args = {{"seq", seq}, {"bytes", o.bytes}, {"never_left", true}};

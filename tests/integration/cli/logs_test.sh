@@ -218,6 +218,47 @@ assert len(steps) == 60 and len(colls) == 60, (len(steps), len(colls))
 names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
 assert names == {0: "rank 0 (node0)", 1: "rank 1 (node0)", 2: "rank 2 (node1)"}, names
 PY
+echo "== timeline: bounded by --max-events (each rank's last events) and --since/--until (issue 47)"
+out=$("$DTRAIN" timeline "$work/sums" -o bounded.json --max-events 12)
+expect_contains "$out" "wrote 24 trace events of 3 ranks" "bounded timeline output"
+expect_contains "$out" "left out each rank's earliest events, 108 in all: each rank keeps its last 4 (--max-events 12 over 3 ranks)" "bounded timeline output"
+python3 - bounded.json trace.json <<'PY'
+import json, sys
+bounded = json.load(open(sys.argv[1]))["traceEvents"]
+whole = json.load(open(sys.argv[2]))["traceEvents"]
+def last4(events, pid):
+    mine = sorted((e for e in events if e["ph"] == "X" and e["pid"] == pid), key=lambda e: (e["ts"], e["tid"]))
+    return [(e["name"], e["ts"]) for e in mine]
+for pid in (0, 1, 2):
+    assert last4(bounded, pid) == last4(whole, pid)[-4:], (pid, last4(bounded, pid))
+assert len([e for e in bounded if e["ph"] == "M"]) == 12
+PY
+# A window: the events of the whole trace that overlap it, and no other.
+window=$(python3 - trace.json <<'PY'
+import json, sys, datetime
+steps = sorted(e["ts"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X" and e["tid"] == 0)
+mid = steps[len(steps) // 2]
+fmt = lambda us: datetime.datetime.fromtimestamp(us / 1e6, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+print(fmt(mid), fmt(mid + 500000))
+PY
+)
+read -r since until <<< "$window"
+out=$("$DTRAIN" timeline "$work/sums" -o window.json --since "$since" --until "$until")
+expect_contains "$out" "events outside --since/--until" "windowed timeline output"
+python3 - window.json trace.json "$since" "$until" <<'PY'
+import json, sys, datetime
+win = json.load(open(sys.argv[1]))["traceEvents"]
+whole = json.load(open(sys.argv[2]))["traceEvents"]
+us = lambda t: round(datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp() * 1e6)
+since, until = us(sys.argv[3]), us(sys.argv[4])
+expect = [e for e in whole if e["ph"] == "X" and e["ts"] + e["dur"] >= since and e["ts"] <= until]
+got = [e for e in win if e["ph"] == "X"]
+assert got and sorted(map(json.dumps, got)) == sorted(map(json.dumps, expect)), (len(got), len(expect))
+PY
+expect_status_and_message 2 'dtrain: timeline: --since: expected an RFC 3339 time such as 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.5+01:00, got "noon"' \
+  "$DTRAIN" timeline "$work/sums" -o window.json --since noon
+expect_status_and_message 2 'dtrain: timeline: --max-events: expected an integer from 0 to 9223372036854775807, got "-1"' \
+  "$DTRAIN" timeline "$work/sums" -o window.json --max-events -1
 echo "== hostile run directories (issue 22, item 30)"
 # A host name that is not UTF-8: stats --json and timeline still write valid JSON.
 cp -r "$work/sums" "$work/badhost"

@@ -115,8 +115,8 @@ TEST(LogMerge, ALongLineGrowsItsBufferAndALastLineWithoutNewlineCounts) {
 TEST(LogMerge, FiltersByTimeRangeAndPattern) {
   LineMatcher grep("err(or)?|peer");
   LineFilter f;
-  f.since = parse_time_flag(ts(1, 0), "--since");
-  f.until = parse_time_flag(ts(3, 0), "--until");
+  f.since = parse_time_flag(ts(1, 0), "logs", "--since");
+  f.until = parse_time_flag(ts(3, 0), "logs", "--until");
   f.grep = &grep;
   const auto out = merge({ts(0, 0) + " error early\n" + ts(1, 0) + " error a\n" + ts(2, 0) +
                               " fine\n" + ts(3, 0) + " peer closed\n" + ts(4, 0) + " error late\n",
@@ -180,18 +180,18 @@ TEST(Grep, ABadPatternIsNamed) {
 }
 
 TEST(TimeFlag, AcceptsRfc3339AndNamesTheFlagOtherwise) {
-  EXPECT_EQ(parse_time_flag("2026-11-22T10:00:00Z", "--since"), 1795341600LL * 1000000);
-  EXPECT_EQ(parse_time_flag("2026-11-22 11:00:00.5+01:00", "--since"),
+  EXPECT_EQ(parse_time_flag("2026-11-22T10:00:00Z", "logs", "--since"), 1795341600LL * 1000000);
+  EXPECT_EQ(parse_time_flag("2026-11-22 11:00:00.5+01:00", "logs", "--since"),
             1795341600LL * 1000000 + 500000);
   try {
-    parse_time_flag("yesterday", "--until");
+    parse_time_flag("yesterday", "logs", "--until");
     FAIL();
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "dtrain: logs: --until: expected an RFC 3339 time such as 2026-11-22T10:00:00Z "
                  "or 2026-11-22T10:00:00.5+01:00, got \"yesterday\"");
   }
-  EXPECT_THROW(parse_time_flag("2026-11-22T10:00:00", "--since"), UsageError);
+  EXPECT_THROW(parse_time_flag("2026-11-22T10:00:00", "logs", "--since"), UsageError);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "heartbeats.hpp"
 #include "records/metric_record.hpp"
@@ -44,6 +45,68 @@ TEST(Trace, StepsAndCollectivesBecomeCompleteEventsOnOneAxis) {
   EXPECT_EQ(ev[5]["dur"], 50000);
   EXPECT_EQ(ev[6]["name"], "allreduce (never left)");
   EXPECT_EQ(ev[6]["args"]["never_left"], true);
+}
+
+records::MetricRecord step_at(int rank, long long n, double end) {
+  records::MetricRecord r;
+  r.version = 2;
+  r.rank = rank;
+  r.step = n;
+  r.samples = 32;
+  r.seconds = 0.5;
+  r.comm_seconds = 0.0;
+  r.time = end;
+  return r;
+}
+
+// What a bounded trace holds: each rank's names, its last events (the earliest give way), the
+// exit markers, and the count of what was left out.
+TEST(Trace, EachRankKeepsItsLastEventsWithinTheLimit) {
+  std::string out;
+  TraceLimits limits;
+  limits.per_rank = 3;
+  TraceWriter w([&](std::string_view s) { out.append(s); }, limits);
+  w.add_rank(0, "node0");
+  w.add_rank(1, "node0");
+  for (int rank : {0, 1}) {
+    for (int n = 0; n < 10; ++n) w.add(step_at(rank, n, 1795341601.0 + n));
+    w.add(coll(rank, 10, true, 11.2));
+    w.add(coll(rank, 10, false, 11.4));
+  }
+  w.add_instant(1, 1795341612000000LL, "rank exited 0");
+  w.finish();
+  const auto trace = nlohmann::json::parse(out);
+  std::vector<std::string> kept;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "M")
+      kept.push_back(std::to_string(e["pid"].get<int>()) + " " + e["name"].get<std::string>());
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"0 step 8", "0 step 9", "0 allreduce", "1 step 8",
+                                            "1 step 9", "1 allreduce", "1 rank exited 0"}));
+  EXPECT_EQ(w.left_out(), 16);
+  EXPECT_EQ(w.outside_window(), 0);
+}
+
+// A window keeps the events that overlap it, a step crossing its edge whole.
+TEST(Trace, AWindowKeepsWhatOverlapsIt) {
+  std::string out;
+  TraceLimits limits;
+  // Step n runs from 1795341600.5 + n to 1795341601 + n: the window begins inside step 3 and
+  // ends where step 5 ends.
+  limits.since = 1795341603800000LL;
+  limits.until = 1795341606000000LL;
+  TraceWriter w([&](std::string_view s) { out.append(s); }, limits);
+  w.add_rank(0, "node0");
+  for (int n = 0; n < 10; ++n) w.add(step_at(0, n, 1795341601.0 + n));
+  w.finish();
+  const auto trace = nlohmann::json::parse(out);
+  std::vector<std::string> kept;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") kept.push_back(e["name"]);
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"step 3", "step 4", "step 5"}));
+  EXPECT_EQ(w.outside_window(), 7);
+  EXPECT_EQ(w.left_out(), 0);
 }
 
 // Resource samples are counters of the rank's process: the CPU share from the start of its
