@@ -32,13 +32,19 @@ for backend in gloo dtrain; do
 done
 run_dir=$(grep -o 'run directory [^ ]*' <<< "$out" | head -1 | cut -d' ' -f3)
 [[ -d $run_dir ]] || fail "no run directory in the dtrain run's output: $out"
+# expect_comm_above_zero WHERE TABLE AWK_FIELD: ranks 0 and 1's comm % (the field AWK_FIELD of
+# the line whose first field is the rank, in TABLE) above 0.
+expect_comm_above_zero() {
+  local where=$1 table=$2 field=$3 r comm
+  for r in 0 1; do
+    comm=$(awk -v r="$r" "\$1 == r { print $field; exit }" <<< "$table")
+    awk -v c="${comm:-0}" 'BEGIN { exit !(c > 0) }' ||
+      fail "rank $r's comm % in $where: expected above 0, got [$comm]: $table"
+    echo "$where: rank $r comm % $comm"
+  done
+}
 stats=$("$DTRAIN" stats "$run_dir")
-for r in 0 1; do
-  comm=$(awk -v r="$r" '$1 == r && NF == 9 { print $NF; exit }' <<< "$stats")
-  awk -v c="${comm:-0}" 'BEGIN { exit !(c > 0) }' ||
-    fail "rank $r's comm % in dtrain stats: expected above 0, got [$comm]: $stats"
-  echo "dtrain: rank $r comm % $comm"
-done
+expect_comm_above_zero "dtrain stats" "$(awk 'NF == 9' <<< "$stats")" '$NF'
 [[ $stats != *"went through another library"* ]] || fail "dtrain stats: $stats"
 # The default detail: steps 20-39 are one interval record per rank, its comm seconds DDP's.
 trace=$("$DTRAIN" timeline -o - "$run_dir")
@@ -60,12 +66,7 @@ for row in table["rows"]:
     print(row[0], row[column].rstrip(" %"))
 PY
 )
-for r in 0 1; do
-  comm=$(awk -v r="$r" '$1 == r { print $2; exit }' <<< "$report_comm")
-  awk -v c="${comm:-0}" 'BEGIN { exit !(c > 0) }' ||
-    fail "rank $r's comm % in dtrain report's table of ranks: expected above 0, got [$comm]: $report_comm"
-  echo "dtrain report: rank $r comm % $comm"
-done
+expect_comm_above_zero "dtrain report's table of ranks" "$report_comm" '$2'
 # A heartbeat per collective (DTRAIN_RECORDS=steps): the gradient buckets, allreduces of 1,000
 # bytes or more (the example's own are 4 to 16 bytes).
 command=$(yaml_command "/usr/bin/python3, $SRC/examples/pytorch-ddp/train.py" --epochs 1 \
