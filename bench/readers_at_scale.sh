@@ -6,10 +6,10 @@
 # `stats`, `report`, `timeline`, `logs --first-error` and `logs --hang` reads each directory under
 # GNU time: the wall seconds and the maximum RSS, with the machine's load (uptime) beside them.
 # Fails when a reader takes over 60 s or 1 GiB (of the full-detail directory: at FULL_CHECK_RANKS,
-# default 1,024, or more; smaller ones are timed only), or when one exits with an error. With BASE, another dtrain (the previous version), each
-# reader runs with both binaries alternately, BASE first, and both figures are printed; with
-# FULL_BASE=0, BASE runs only on the default-detail directory (at full detail the previous version
-# took some 10 minutes a reader at 1,024 ranks). READERS (a comma-separated list) picks readers.
+# default 1,024, or more; smaller ones are timed only), or when one exits with an error. With
+# BASE, another dtrain (the previous version), each reader runs with both binaries alternately,
+# BASE first, and both figures are printed; with FULL_BASE=0, BASE runs only on the default-detail
+# directory (at full detail the previous version took some 10 minutes a reader at 1,024 ranks). READERS (a comma-separated list) picks readers.
 # Each report page is then opened in headless Chromium (when installed): its size and the time
 # from navigation to the page drawn and laid out (its script's data-rendered, then a forced
 # layout) are printed; over 5 MB or 3 s fails, at either detail.

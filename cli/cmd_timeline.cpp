@@ -20,7 +20,7 @@
 namespace dtrain::cli {
 namespace {
 
-// The default bound on a trace's events: about 130 MB of JSON, which ui.perfetto.dev and
+// The default bound on a trace's events: about 170 MB of JSON, which ui.perfetto.dev and
 // chrome://tracing still open (a 1,024-rank x 50,000-step run at full detail holds 150 million).
 constexpr long long kDefaultMaxEvents = 1000000;
 
@@ -110,7 +110,8 @@ void register_timeline(CLI::App& app, Action& action) {
   add_whole_number_flag(*cmd, "--max-events", opts->max_events, 0,
                         std::numeric_limits<long long>::max(),
                         "At most this many events (steps, collectives, counters), shared among "
-                        "the ranks, each keeping its last ones; 0 keeps all (default 1000000)");
+                        "the ranks, each keeping its last ones; 0 keeps all (default " +
+                            std::to_string(kDefaultMaxEvents) + ")");
   cmd->callback([opts, output, &action] {
     if (output->count() > 0) opts->output = opts->output_text;
     action = [opts] { return run_timeline(*opts); };

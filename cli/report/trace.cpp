@@ -50,7 +50,7 @@ void TraceWriter::counter(int rank, std::int64_t micros, const std::string& name
   p.rank = rank;
   p.start = micros;
   p.name = name;
-  p.seconds = value;
+  p.value = value;
   add_event(std::move(p));
 }
 
@@ -124,15 +124,18 @@ void TraceWriter::add(const records::MetricRecord& r) {
   p.start = it->second.at;
   p.duration = t - it->second.at;
   p.name = std::move(it->second.op);
-  p.step = r.seq;
-  p.samples = it->second.bytes;
+  p.seq = r.seq;
+  p.bytes = it->second.bytes;
   add_event(std::move(p));
   open.erase(it);
 }
 
+bool TraceWriter::outside(std::int64_t start, std::int64_t end) const {
+  return (limits_.since && end < *limits_.since) || (limits_.until && start > *limits_.until);
+}
+
 void TraceWriter::add_event(Pending p) {
-  if ((limits_.since && p.start + std::max<std::int64_t>(p.duration, 0) < *limits_.since) ||
-      (limits_.until && p.start > *limits_.until)) {
+  if (outside(p.start, p.start + std::max<std::int64_t>(p.duration, 0))) {
     ++outside_;
     return;
   }
@@ -174,12 +177,12 @@ void TraceWriter::write(const Pending& p) {
       return;
     case Pending::Kind::kCollective:
       complete(p.rank, kCollectiveThread, p.name, p.start, p.duration,
-               json_text(nlohmann::json{{"seq", p.step}, {"bytes", p.samples}}));
+               json_text(nlohmann::json{{"seq", p.seq}, {"bytes", p.bytes}}));
       return;
     case Pending::Kind::kCounter:
       event("{\"name\":" + quoted(p.name) + ",\"ph\":\"C\",\"pid\":" + std::to_string(p.rank) +
             ",\"ts\":" + std::to_string(p.start) +
-            ",\"args\":" + json_text(nlohmann::json{{"value", p.seconds}}) + "}");
+            ",\"args\":" + json_text(nlohmann::json{{"value", p.value}}) + "}");
       return;
   }
 }
@@ -195,6 +198,10 @@ void TraceWriter::finish() {
   flush_rank();
   for (const auto& [rank, open] : open_) {
     for (const auto& [seq, o] : open) {
+      if (outside(o.at, latest_)) {  // one begun after --until
+        ++outside_;
+        continue;
+      }
       const nlohmann::json args = {{"seq", seq}, {"bytes", o.bytes}, {"never_left", true}};
       complete(rank, kCollectiveThread, o.op + " (never left)", o.at, latest_ - o.at,
                json_text(args));

@@ -65,10 +65,13 @@ class TraceWriter {
     std::int64_t duration = 0;
     std::string name;                 // a slice's, a collective's operation, a counter's
     std::string args;                 // a slice's, formatted
-    long long step = 0, samples = 0;  // a step's; a collective's seq and bytes
-    double seconds = 0;               // a step's; a counter's value
+    long long step = 0, samples = 0;  // a step's
+    double seconds = 0;
     std::optional<double> comm, data;
+    long long seq = 0, bytes = 0;  // a collective's
+    double value = 0;              // a counter's
   };
+  bool outside(std::int64_t start, std::int64_t end) const;
   void event(const std::string& json);
   void add_event(Pending p);
   void write(const Pending& p);

@@ -18,7 +18,6 @@ namespace dtrain::cli {
 namespace {
 
 using Fanout = OrderedFanout<long long>;
-std::mutex slots_mutex;
 
 // Source i holds i * 700 + 1 items (some sources span several chunks), numbered on.
 long long first_of(std::size_t i) {
@@ -133,6 +132,7 @@ TEST(OrderedFanout, FillsTheSlotsOfConsumedChunksAgain) {
   // 192,000 items through the slots of at most the chunks in flight at once: 4 sources x
   // kMaxChunks queued, one being filled per thread, one being consumed (and none made anew per
   // chunk, which cost the readers page faults and a record's construction per line).
+  std::mutex slots_mutex;
   std::set<const long long*> slots;
   long long recycled = 0;
   Fanout::run(

@@ -98,14 +98,17 @@ TEST(Trace, AWindowKeepsWhatOverlapsIt) {
   TraceWriter w([&](std::string_view s) { out.append(s); }, limits);
   w.add_rank(0, "node0");
   for (int n = 0; n < 10; ++n) w.add(step_at(0, n, 1795341601.0 + n));
+  w.add(coll(0, 1, true, 5.9));  // never left, entered inside the window: kept
+  w.add(coll(0, 2, true, 8.5));  // never left, entered after it: left out
   w.finish();
   const auto trace = nlohmann::json::parse(out);
   std::vector<std::string> kept;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "X") kept.push_back(e["name"]);
   }
-  EXPECT_EQ(kept, (std::vector<std::string>{"step 3", "step 4", "step 5"}));
-  EXPECT_EQ(w.outside_window(), 7);
+  EXPECT_EQ(kept,
+            (std::vector<std::string>{"step 3", "step 4", "step 5", "allreduce (never left)"}));
+  EXPECT_EQ(w.outside_window(), 8);
   EXPECT_EQ(w.left_out(), 0);
 }
 
