@@ -7,7 +7,8 @@
 # DTRAIN_TRANSPORT=mpi; "pmix": under PMIx as it chooses, sockets; "tcp": as under torchrun), the
 # link shaped to RATE (default 1gbit; "off": unshaped), Open MPI with two TCP sockets per peer
 # (OMPI_MCA_btl_tcp_links=2: with one, both directions at once reach only 0.5-0.6 x one-way,
-# docs/benchmarks.md). Each run is preceded by the machine's load.
+# docs/benchmarks.md). Each run is preceded by the machine's load. DTRAIN_BENCH_ROWS (messages_bench:
+# e.g. "alltoall") runs only the rows whose names begin with one of its comma-separated words.
 # Reports only; fails only on #wrong or a failed run.
 #   nodes_bench.sh CLUSTER_SH PROGRAM DIR [RATE]     (PROGRAM: coll_bench or messages_bench)
 # The cluster is DTRAIN_CLUSTER_INDEX (default 22, beside the ctest fixture's and link_check's),

@@ -38,7 +38,8 @@
 //
 // Messages that arrive before their receive are kept (up to kUnexpectedBudget bytes in all, then
 // their connection is read no further until a receive takes its message: the sender's socket
-// fills and its send waits, as MPI's rendezvous protocol would). A send completes once its bytes
+// fills and its send waits, as MPI's rendezvous protocol would); a large one only after it waited
+// kParkFor for its receive, unread. A send completes once its bytes
 // are with the kernel: its buffer may be reused, the receiver may not have them yet.
 #pragma once
 
@@ -80,14 +81,22 @@ class Mailbox : private Progress {
   // How long a receive waits for a rank never heard from before it connects to it (above): most
   // messages come well within it, and those that do need no connection of their own.
   static constexpr std::chrono::milliseconds kWatchAfter{500};
-  // Within a node, a message larger than a ring that comes before its receive stays in its
-  // sender's memory (parked, unread) this long: a receive posted meanwhile reads it once,
+  // A large message that comes before its receive is parked this long, unread: within a node in
+  // its sender's memory (a message larger than a ring), across nodes on its connection (larger
+  // than kParkAbove: read no further, its bytes wait in the kernels' buffers and its sender's
+  // send waits, as MPI's rendezvous protocol has it). A receive posted meanwhile reads it once,
   // straight into its buffer. After it (or at once when a receive from that rank that it does
   // not match is posted: it holds back that rank's later messages) it is read into a kept buffer,
-  // as on a socket, so that a sender whose receiver sends first is not held (both ranks sending
-  // before they receive). Why: keeping it cost a buffer allocated, zeroed and faulted in, and a
-  // second copy: a 64 MiB ping-pong took 60x a memcpy (docs/benchmarks.md).
+  // so that a sender whose receiver sends first is not held (both ranks sending before they
+  // receive). Why: keeping it costs a buffer of its size allocated, zeroed and faulted in, and a
+  // second copy. Within a node a 64 MiB ping-pong took 60x a memcpy; across nodes a quarter of an
+  // alltoall's 8 MiB blocks came a few milliseconds before their receives (ranks leave the call
+  // before it at different times), and 8 nodes' alltoall ran at 0.49 of the link's limit, 0.92-0.94
+  // parked (docs/benchmarks.md).
   static constexpr std::chrono::milliseconds kParkFor{10};
+  // Across nodes, messages up to this size that come before their receive are kept at once: a
+  // copy that costs little, and their sends complete without waiting for the receiver.
+  static constexpr std::size_t kParkAbove = std::size_t{64} << 10;
 
   // `addresses`: every rank's listener, by rank (empty for a one-rank job); `listener`: this
   // rank's, listening at addresses[rank]. `timeout`: a message's deadline unless its call gives
@@ -184,8 +193,9 @@ class Mailbox : private Progress {
   void open_watches();
   // How long the loop may sleep, at most `ms`, before a watch is due.
   int watch_sleep_ms(int ms) const;
-  // Parked messages in their senders' memory (kParkFor): kept once due, or once a receive from
-  // their sender waits behind them; how long the loop may sleep, at most `ms`, before one is due.
+  // Parked messages (kParkFor), in their senders' memory or on their connections: kept once due, or
+  // once a receive from their sender waits behind them; how long the loop may sleep, at most `ms`,
+  // before one is due.
   void keep_parked();
   int park_sleep_ms(int ms) const;
   // Within a node (mailbox_rings.cpp): the rings' side of reading and writing.

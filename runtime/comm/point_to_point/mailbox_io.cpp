@@ -289,7 +289,10 @@ void Mailbox::header_arrived(Incoming& in) {
     u->from = from;
     u->bytes = h.bytes;
     u->call = h.call;
-    if (in.remote != 0 && h.bytes > 0) {  // left in its sender's memory for a while (kParkFor)
+    // Left where it is for a while (kParkFor): in its sender's memory, or a large one on its
+    // connection (kParkAbove; a ring's messages are smaller: larger ones come as an address).
+    const bool park = in.remote != 0 ? h.bytes > 0 : !in.ring && h.bytes > kParkAbove;
+    if (park) {
       u->keep_after = Clock::now() + kParkFor;
       u->parked = &in;
       in.state = Incoming::State::kParked;
