@@ -39,8 +39,8 @@
 // Messages that arrive before their receive are kept (up to kUnexpectedBudget bytes in all, then
 // their connection is read no further until a receive takes its message: the sender's socket
 // fills and its send waits, as MPI's rendezvous protocol would); a large one only after it waited
-// kParkFor for its receive, unread. A send completes once its bytes
-// are with the kernel: its buffer may be reused, the receiver may not have them yet.
+// kParkFor for its receive, unread. A send completes once its bytes are with the kernel: its
+// buffer may be reused, the receiver may not have them yet.
 #pragma once
 
 #include <sys/types.h>
@@ -91,8 +91,9 @@ class Mailbox : private Progress {
   // receive). Why: keeping it costs a buffer of its size allocated, zeroed and faulted in, and a
   // second copy. Within a node a 64 MiB ping-pong took 60x a memcpy; across nodes a quarter of an
   // alltoall's 8 MiB blocks came a few milliseconds before their receives (ranks leave the call
-  // before it at different times), and 8 nodes' alltoall ran at 0.49 of the link's limit, 0.92-0.94
-  // parked (docs/benchmarks.md).
+  // before it at different times), and 8 nodes' alltoall ran at 0.49 of the link's limit, 0.90
+  // parked (docs/benchmarks.md). A parked connection is not polled: its peer's end is seen when
+  // the park ends (this long later, or, over the kept budget, when its receive comes).
   static constexpr std::chrono::milliseconds kParkFor{10};
   // Across nodes, messages up to this size that come before their receive are kept at once: a
   // copy that costs little, and their sends complete without waiting for the receiver.
