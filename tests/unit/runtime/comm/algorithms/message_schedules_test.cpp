@@ -1,19 +1,25 @@
 // gather, scatter, reduce, alltoall and alltoallv through the public Comm on the TCP backend
 // (ranks as threads), on 1 to 5 ranks and every root: exact results for every dtype, in-place
-// forms, uneven and empty all-to-all blocks that change from call to call, and the refusals.
+// forms, uneven and empty all-to-all blocks that change from call to call, large equal blocks and
+// a rank lost among them, and the refusals.
 #include "comm/algorithms/message_schedules.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "bootstrap/store.hpp"
 #include "comm/algorithms/half.hpp"
+#include "comm/engine.hpp"
 #include "comm/single_communicator.hpp"
 #include "error_text.hpp"
 #include "tcp_test_ranks.hpp"
+#include "threads_as_ranks.hpp"
 
 namespace {
 
@@ -110,6 +116,44 @@ TEST(MessageSchedules, AlltoallSendsBlockRToRankR) {
         EXPECT_EQ(out[2 * s + 1], 0xAB);
       }
     });
+  }
+}
+
+// Blocks larger than the kernel's buffers, with every block one size: the sends go out two at a
+// time (kEqualBlocksInFlight), and a rank that leaves (its communicator destroyed, as a killed
+// process's sockets close) after a first call is named by every survivor's next one, whose window
+// waits on a send to it.
+TEST(MessageSchedules, AnAlltoallOfLargeBlocksIsExactAndALostRankIsNamedByEverySurvivor) {
+  constexpr int kSize = 4;
+  constexpr std::size_t kBlock = std::size_t{1} << 20;  // int32 elements: 4 MiB a block
+  std::vector<std::string> errors(kSize);
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::test::threads_as_ranks(kSize, [&](int rank) {
+    dtrain::runtime::Settings s = dtrain::test::settings(false);
+    s.timeout = std::chrono::seconds(20);
+    dtrain::runtime::PrefixStore tcp(store, "tcp");
+    auto engine = std::make_unique<dtrain::runtime::Engine>(
+        dtrain::runtime::make_tcp_communicator(tcp, rank, kSize, s), rank, kSize, s);
+    Comm c(*engine);
+    std::vector<std::int32_t> in(kBlock * kSize), out(kBlock * kSize, -1);
+    for (int d = 0; d < kSize; ++d) {
+      for (std::size_t i = 0; i < kBlock; i += 4096) in[d * kBlock + i] = rank * 100 + d;
+    }
+    c.alltoall(in.data(), out.data(), kBlock, DType::kInt32);
+    for (int from = 0; from < kSize; ++from) {
+      EXPECT_EQ(out[from * kBlock], from * 100 + rank) << "block from rank " << from;
+      EXPECT_EQ(out[from * kBlock + kBlock - 4096], from * 100 + rank) << "block from " << from;
+    }
+    c.barrier();
+    if (rank == kSize - 1) {
+      engine.reset();
+      return;
+    }
+    errors[rank] = error_of([&] { c.alltoall(in.data(), out.data(), kBlock, DType::kInt32); });
+  });
+  for (int r = 0; r < kSize - 1; ++r) {
+    EXPECT_NE(errors[r].find("rank 3 (on "), std::string::npos)
+        << "rank " << r << ": " << errors[r];
   }
 }
 
