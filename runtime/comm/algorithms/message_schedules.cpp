@@ -37,18 +37,22 @@ void wait_all(Messages& messages, std::exception_ptr first = nullptr) {
 // out (TCPTimeouts); 2 at a time, in the staggered order, 0.94-0.97 and 1.00-1.03 x Open MPI's
 // time in each of 4 runs, and the same as before on 2 x 2 and 4 x 1. Uneven blocks (alltoallv)
 // keep every send in flight: windowed, a rank with large blocks holds its window while the
-// others' links idle (0.81-0.84 of the limit against 0.98-1.00).
+// others' links idle (0.81-0.84 of the limit against 0.98-1.00). Only for blocks of at least
+// kWindowFrom: a small block's send leaves at once, and one to a rank not yet in the call waits
+// for its receive (Mailbox::kParkAbove, kParkFor), so a window would put those waits in a row;
+// Open MPI's alltoall, too, goes pairwise only for large blocks.
 constexpr std::size_t kEqualBlocksInFlight = 2;
+constexpr std::size_t kWindowFrom = std::size_t{1} << 20;
 
-// Whether every nonzero block of `bytes` but rank `self`'s is one size.
-bool equal_blocks(std::span<const std::size_t> bytes, int self) {
+// Whether every nonzero block of `bytes` but rank `self`'s is one size, at least kWindowFrom.
+bool large_equal_blocks(std::span<const std::size_t> bytes, int self) {
   std::size_t size = 0;
   for (std::size_t r = 0; r < bytes.size(); ++r) {
     if (static_cast<int>(r) == self || bytes[r] == 0) continue;
     if (size != 0 && bytes[r] != size) return false;
     size = bytes[r];
   }
-  return true;
+  return size >= kWindowFrom;
 }
 
 void copy(void* to, const void* from, std::size_t bytes) {
@@ -145,8 +149,9 @@ void MessageSchedules::alltoallv(const void* in, std::span<const std::size_t> se
       messages.push_back(receive(o + at(recv_offsets, from), at(recv_bytes, from), from, tag));
     }
   }
-  const std::size_t window =
-      equal_blocks(send_bytes, rank_) ? kEqualBlocksInFlight : static_cast<std::size_t>(size_);
+  const std::size_t window = large_equal_blocks(send_bytes, rank_)
+                                 ? kEqualBlocksInFlight
+                                 : static_cast<std::size_t>(size_);
   Messages sends;
   std::size_t sent = 0;  // sends waited for (the window's start)
   std::exception_ptr first;

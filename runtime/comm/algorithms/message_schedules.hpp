@@ -7,8 +7,8 @@
 //     ...) so that no rank is every sender's first; empty blocks are not sent, so a rank
 //     connects only to the peers it exchanges bytes with (an MoE layer's routing is sparse);
 //     the pairs that do exchange bytes are connected, as an all-to-all needs. When every block
-//     this rank sends is one size (an alltoall), at most kEqualBlocksInFlight sends are in flight
-//     at once, in that order (the cpp says why).
+//     this rank sends is one size of 1 MiB or more (an alltoall of large blocks), at most
+//     kEqualBlocksInFlight sends are in flight at once, in that order (the cpp says why).
 // They run on the Engine's progress thread like every collective; each call's messages carry its
 // own tag (MessageSpace::call_tag: negative, below the users' tags, so neither a user message nor
 // another call matches them). Every rank passes the same call: each message carries the call's
