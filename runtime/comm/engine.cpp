@@ -325,10 +325,10 @@ bool Engine::test(Pending& p) {
 }
 
 void Engine::wait(Pending& p) {
-  // A waiter that moves the bytes itself spins even on one core (spin_ 0): it waits for no
-  // thread of this process, only for a peer on another (spin_wait.hpp).
+  // Done at once or as it spun: no clock read. Spins even on one core (spin_wait.hpp says why).
+  if (p.done.load(std::memory_order_acquire) && !p.error) return;
   const bool moves = p.progress != nullptr && !p.done.load(std::memory_order_acquire);
-  if (moves && spin_on(p, *p.progress) && !p.error) return;  // done as it spun: no clock read
+  if (moves && spin_on(p, *p.progress) && !p.error) return;
   const auto spin_until = Clock::now() + (moves ? std::chrono::microseconds(0) : spin_);
   while (!p.done.load(std::memory_order_acquire) && Clock::now() < spin_until) {
     std::this_thread::yield();

@@ -22,7 +22,9 @@ inline void cpu_relax() {
 
 // The waiter of `p` moves its bytes itself (`progress`, engine.hpp) until it completes or for a
 // bounded spin (spin_wait.cpp says how long, and when it yields); returns whether it completed.
-// The caller then sleeps on p's condition variable: nothing spins for ever.
+// The caller then sleeps on p's condition variable: nothing spins for ever. Engine::wait spins so
+// even on one core (its spin_ 0): this waiter waits for no thread of its process, only for a
+// peer in another.
 bool spin_on(Pending& p, Progress& progress);
 
 }  // namespace dtrain::runtime

@@ -276,13 +276,14 @@ void Mailbox::header_arrived(Incoming& in) {
   in.state = Incoming::State::kPayload;
   const Envelope from{in.source, h.tag};
   if (const auto i = first_receive_for(posted_, from)) {
-    const std::shared_ptr<Op> receive = posted_[*i];
+    // Moved, not copied: a count's update less per message.
+    std::shared_ptr<Op> receive = std::move(posted_[*i]);
     posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
     receive->set_source(in.source);
     if (const std::string wrong = mismatch(*receive, h.bytes, h.call, in.source); !wrong.empty()) {
       finish(*receive, wrong, Error::Code::kInvalid);
     } else {
-      in.target = receive;
+      in.target = std::move(receive);
     }
   } else {
     auto u = std::make_shared<Unclaimed>();
@@ -294,6 +295,7 @@ void Mailbox::header_arrived(Incoming& in) {
     const bool park = in.remote != 0 ? h.bytes > 0 : !in.ring && h.bytes > kParkAbove;
     if (park) {
       u->keep_after = Clock::now() + kParkFor;
+      parked_.push_back(u);
       u->parked = &in;
       in.state = Incoming::State::kParked;
       wake();  // the loop keeps it when due, and may be asleep for longer
@@ -412,13 +414,15 @@ void Mailbox::open_watches() {
 }
 
 void Mailbox::keep_parked() {
-  const auto now = Clock::now();
-  for (const auto& u : unclaimed_) {
-    if (!u->keep_after) continue;
+  std::optional<Clock::time_point> now;  // read once, and only for a parked message (a receive's
+                                         // path: a clock read is a tenth of an 8 B message's time)
+  std::erase_if(parked_, [](const auto& u) { return !u->keep_after; });  // claimed or dropped
+  for (const auto& u : parked_) {
+    if (!now) now = Clock::now();
     const bool blocks = std::any_of(posted_.begin(), posted_.end(), [&](const auto& op) {
       return op->peer == u->from.source || op->peer == kAnySource;
     });
-    if (now < *u->keep_after && !blocks) continue;
+    if (*now < *u->keep_after && !blocks) continue;
     u->keep_after.reset();
     // Over the budget it stays parked, as a socket's message would (backpressure).
     if (u->bytes > kUnexpectedBudget - std::min(unclaimed_bytes_, kUnexpectedBudget)) continue;
@@ -434,7 +438,7 @@ void Mailbox::keep_parked() {
 }
 
 int Mailbox::park_sleep_ms(int ms) const {
-  for (const auto& u : unclaimed_) {
+  for (const auto& u : parked_) {
     if (!u->keep_after) continue;
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(*u->keep_after - Clock::now());
     ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, ms));

@@ -32,6 +32,7 @@ void Mailbox::drop_incoming(Incoming& in, const std::string& why) {
   std::erase_if(unclaimed_, [&](const std::shared_ptr<Unclaimed>& u) {
     if (u->reading != &in && u->parked != &in) return false;
     unclaimed_bytes_ -= u->data.size();
+    u->keep_after.reset();  // no longer parked_'s
     return true;
   });
   in.keep.reset();

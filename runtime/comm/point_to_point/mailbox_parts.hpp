@@ -30,10 +30,11 @@ struct Mailbox::Op : std::enable_shared_from_this<Op> {
   Envelope envelope() const { return {peer, tag}; }
   std::shared_ptr<const std::vector<int>> group_of;  // its group's numbering (null: the world's)
   Timeout timeout{};  // its deadline's length and source, for the expiry's message
-  // A receive's sender, in its group's numbering when it has one.
+  // A receive's sender, in its group's numbering when it has one. Relaxed: its waiter reads it
+  // after `done`, whose store (Mailbox::finish) comes after and publishes it.
   void set_source(int world_rank) const {
-    pending->source.store(group_of ? (*group_of)[static_cast<std::size_t>(world_rank)]
-                                   : world_rank);
+    pending->source.store(group_of ? (*group_of)[static_cast<std::size_t>(world_rank)] : world_rank,
+                          std::memory_order_relaxed);
   }
 };
 

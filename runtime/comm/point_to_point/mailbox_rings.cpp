@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "comm/point_to_point/mailbox.hpp"
@@ -46,9 +47,35 @@ bool Mailbox::open_ring(Incoming& in) {
 
 bool Mailbox::read_ring(Incoming& in) {
   if (!in.ring || !in.socket.valid()) return false;
-  const bool moved = read_stream(in);
+  bool moved = false;
+  while (take_whole(in)) moved = true;
+  // What take_whole leaves (a message nobody waits for yet, a larger one, one that fails) or
+  // a message begun: read_stream's.
+  if (in.state != Incoming::State::kHeader || in.header_got != 0 || !in.ring->empty())
+    moved = read_stream(in) || moved;
   if (moved && in.ring && in.ring->take_writer_waiting()) wake_peer(in.socket);
   return moved;
+}
+
+bool Mailbox::take_whole(Incoming& in) {
+  if (in.state != Incoming::State::kHeader || in.header_got != 0) return false;
+  std::size_t length = 0;
+  const char* record = in.ring->peek(length);
+  if (record == nullptr || length < wire::kHeaderBytes) return false;
+  const wire::Header h = wire::read_header(record);
+  // Its bytes all in this record (a size with kInSenderMemory never is: its address follows).
+  if (h.bytes != length - wire::kHeaderBytes) return false;
+  const auto i = first_receive_for(posted_, {in.source, h.tag});
+  if (!i) return false;
+  Op& receive = *posted_[*i];
+  if (h.call != receive.call || h.bytes != receive.bytes) return false;  // named by read_stream
+  if (h.bytes > 0) std::memcpy(receive.buf, record + wire::kHeaderBytes, h.bytes);
+  in.ring->skip(length);
+  receive.set_source(in.source);
+  const std::shared_ptr<Op> taken = std::move(posted_[*i]);
+  posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
+  finish(*taken, "");
+  return true;
 }
 
 bool Mailbox::write_ring(Outgoing& out) {
@@ -114,6 +141,19 @@ bool Mailbox::write_ring(Outgoing& out) {
   return moved;
 }
 
+bool Mailbox::send_now(Outgoing& out, const void* buf, std::size_t bytes, std::int64_t tag,
+                       const CallHeader& call) {
+  // Larger than the ring: read from this process's memory (write_ring), acknowledged later.
+  if (!out.ring || !out.hello_sent || out.framing || !out.queue.empty() || bytes > ShmRing::kBytes)
+    return false;
+  std::array<char, wire::kHeaderBytes> header;
+  wire::write_header(header.data(), {tag, bytes, call});
+  if (!out.ring->write_both(header.data(), header.size(), static_cast<const char*>(buf), bytes))
+    return false;
+  if (out.ring->take_reader_waiting()) wake_peer(out.socket);
+  return true;
+}
+
 bool Mailbox::complete_taken(Outgoing& out) {
   if (!out.ring || !out.awaiting || out.ring->acknowledged() < out.remote_sent) return false;
   out.awaiting = false;
@@ -164,8 +204,9 @@ int Mailbox::ring_sleep_ms() {
                                [](const Outgoing* o) { return o->ring != nullptr; });
   if (!any) return kIdle;
   if (watchers_ > 0) return 1;  // they read; this thread looks again when they stop
-  const auto now = std::chrono::steady_clock::now();
-  if (!flags_up_ && now.time_since_epoch().count() < watched_until_.load()) {
+  if (const std::uint64_t count = watched_count_.load(std::memory_order_relaxed);
+      !flags_up_ && count != watched_seen_) {
+    watched_seen_ = count;
     move_rings();  // nobody wakes this thread meanwhile: it looks each millisecond
     return 1;
   }
@@ -188,7 +229,7 @@ int Mailbox::ring_sleep_ms() {
 
 // A caller waiting for a message reads the rings itself while it spins (engine.hpp), and the
 // peers need not wake this mailbox's thread meanwhile: the flags stay down while callers spin,
-// and a while after (watched_until_) when their messages completed; a caller that goes to sleep
+// and a while after (watched_count_) when their messages completed; a caller that goes to sleep
 // raises them at once.
 void Mailbox::begin() {
   // A burst's later calls find the flags down: no lock (the members' comment says why it is safe).
@@ -208,8 +249,7 @@ bool Mailbox::step() {
 
 void Mailbox::end(bool done) {
   if (done) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
-    watched_until_.store(until.time_since_epoch().count());
+    watched_count_.fetch_add(1, std::memory_order_relaxed);
     watchers_.fetch_sub(1);
     return;
   }

@@ -11,11 +11,11 @@
 
 namespace dtrain::runtime {
 
-// Head and tail count bytes since the start (never wrap in practice: 2^64), each on its own cache
-// line so that the writer's stores do not evict the reader's line and back.
+// The tail counts bytes given back since the start (never wraps in practice: 2^64); each
+// counter and flag on its own cache line, so that one side's stores do not evict the other's line.
+// The writer's position is its own (head_): the reader finds records by their marks.
 struct ShmRing::Control {
-  alignas(64) std::atomic<std::uint64_t> head{0};  // bytes written; the writer's
-  alignas(64) std::atomic<std::uint64_t> tail{0};  // bytes read; the reader's
+  alignas(64) std::atomic<std::uint64_t> tail{0};  // bytes given back; the reader's
   alignas(64) std::atomic<std::uint32_t> reader_waiting{0};
   alignas(64) std::atomic<std::uint32_t> writer_waiting{0};
   alignas(64) std::atomic<std::uint64_t> acknowledged{0};  // the reader's
@@ -30,6 +30,17 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
 namespace {
 
 constexpr std::size_t kControlBytes = 4096;  // the data starts on its own page
+constexpr std::size_t kLine = 64;
+// A record's mark (its position + 1: never 0, the cleared word) and its length, then its bytes.
+constexpr std::size_t kRecordHead = 16;
+static_assert(ShmRing::kBytes % kLine == 0 && ShmRing::kMaxRecord % kLine == 0);
+
+constexpr std::uint64_t line_end(std::uint64_t at) { return (at + kLine - 1) / kLine * kLine; }
+
+// A line's first word, where a record's mark is: shared with the other process, atomic.
+std::atomic_ref<std::uint64_t> word(char* line) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(line));
+}
 
 }  // namespace
 
@@ -81,10 +92,10 @@ std::uint64_t ShmRing::acknowledged() const {
   return control_->acknowledged.load(std::memory_order_acquire);
 }
 
-void ShmRing::copy_in(std::uint64_t head, const char* from, std::size_t n) {
-  const std::size_t at = head % kBytes;
-  const std::size_t first = std::min(n, kBytes - at);
-  std::memcpy(data_ + at, from, first);
+void ShmRing::copy_in(std::uint64_t at, const char* from, std::size_t n) {
+  const std::size_t offset = at % kBytes;
+  const std::size_t first = std::min(n, kBytes - offset);
+  std::memcpy(data_ + offset, from, first);
   std::memcpy(data_, from + first, n - first);
 }
 
@@ -94,52 +105,98 @@ std::uint64_t ShmRing::tail_for(std::uint64_t head, std::size_t bytes) {
   return tail_seen_;
 }
 
+void ShmRing::put_record(const char* first, std::size_t first_bytes, const char* second,
+                         std::size_t second_bytes) {
+  // The line of the mark never wraps (records start on lines; the ring is whole lines).
+  char* line = data_ + head_ % kBytes;
+  const std::uint64_t length = first_bytes + second_bytes;
+  std::memcpy(line + sizeof(std::uint64_t), &length, sizeof length);
+  copy_in(head_ + kRecordHead, first, first_bytes);
+  if (second_bytes > 0) copy_in(head_ + kRecordHead + first_bytes, second, second_bytes);
+  word(line).store(head_ + 1, std::memory_order_release);
+  head_ = line_end(head_ + kRecordHead + length);
+}
+
 std::size_t ShmRing::write(const char* from, std::size_t bytes) {
-  Control& c = *control_;
-  const std::uint64_t head = c.head.load(std::memory_order_relaxed);
-  const std::uint64_t tail = tail_for(head, bytes);
-  const std::size_t n = std::min<std::uint64_t>(bytes, kBytes - (head - tail));
-  if (n == 0) return 0;
-  copy_in(head, from, n);
-  c.head.store(head + n, std::memory_order_release);
+  const std::uint64_t tail = tail_for(head_, line_end(kRecordHead + bytes));
+  const std::size_t room = kBytes - (head_ - tail);
+  if (room == 0 || bytes == 0) return 0;
+  const std::size_t n = std::min({bytes, room - kRecordHead, kMaxRecord - kRecordHead});
+  put_record(from, n, nullptr, 0);
   return n;
 }
 
 bool ShmRing::write_both(const char* first, std::size_t first_bytes, const char* second,
                          std::size_t second_bytes) {
-  Control& c = *control_;
-  const std::uint64_t head = c.head.load(std::memory_order_relaxed);
-  const std::uint64_t tail = tail_for(head, first_bytes + second_bytes);
-  if (first_bytes + second_bytes > kBytes - (head - tail)) return false;
-  copy_in(head, first, first_bytes);
-  if (second_bytes > 0) copy_in(head + first_bytes, second, second_bytes);
-  c.head.store(head + first_bytes + second_bytes, std::memory_order_release);
+  const std::uint64_t need = line_end(kRecordHead + first_bytes + second_bytes);
+  const std::uint64_t tail = tail_for(head_, need);
+  if (need > kBytes - (head_ - tail)) return false;
+  put_record(first, first_bytes, second, second_bytes);
   return true;
 }
 
+bool ShmRing::next_record() {
+  char* line = data_ + tail_ % kBytes;
+  if (word(line).load(std::memory_order_acquire) != tail_ + 1) return false;
+  std::memcpy(&left_, line + sizeof(std::uint64_t), sizeof left_);
+  at_ = tail_ + kRecordHead;
+  return true;
+}
+
+void ShmRing::give_back() {
+  const std::uint64_t end = line_end(at_);
+  // Not the record's first line: its mark is this lap's, never one a later lap looks for. Why
+  // not clear it all the same: a store to a line the writer wrote last makes this core's next
+  // fence or lock (the next call's) wait until the writer's core gives the line up, a tenth of
+  // an 8 B message's time; a small message's record is that one line.
+  for (std::uint64_t l = tail_ + kLine; l < end; l += kLine) {
+    word(data_ + l % kBytes).store(0, std::memory_order_relaxed);
+  }
+  tail_ = end;
+  control_->tail.store(end, std::memory_order_release);  // after the clearing: the writer's next
+}
+
 std::size_t ShmRing::read(char* to, std::size_t bytes) {
-  Control& c = *control_;
-  const std::uint64_t tail = c.tail.load(std::memory_order_relaxed);
-  const std::uint64_t head = c.head.load(std::memory_order_acquire);
-  const std::size_t n = std::min<std::uint64_t>(bytes, head - tail);
-  if (n == 0) return 0;
-  const std::size_t at = tail % kBytes;
-  const std::size_t first = std::min(n, kBytes - at);
-  std::memcpy(to, data_ + at, first);
-  std::memcpy(to + first, data_, n - first);
-  c.tail.store(tail + n, std::memory_order_release);
-  return n;
+  std::size_t got = 0;
+  while (got < bytes) {
+    if (left_ == 0 && !next_record()) break;
+    const std::size_t n = std::min<std::uint64_t>(bytes - got, left_);
+    const std::size_t offset = at_ % kBytes;
+    const std::size_t first = std::min(n, kBytes - offset);
+    std::memcpy(to + got, data_ + offset, first);
+    std::memcpy(to + got + first, data_, n - first);
+    at_ += n;
+    left_ -= n;
+    got += n;
+    if (left_ == 0) give_back();
+  }
+  return got;
+}
+
+const char* ShmRing::peek(std::size_t& bytes) const {
+  if (left_ != 0) return nullptr;
+  char* line = data_ + tail_ % kBytes;
+  if (word(line).load(std::memory_order_acquire) != tail_ + 1) return nullptr;
+  std::uint64_t length = 0;
+  std::memcpy(&length, line + sizeof(std::uint64_t), sizeof length);
+  const std::size_t at = (tail_ + kRecordHead) % kBytes;
+  if (at + length > kBytes) return nullptr;
+  bytes = length;
+  return data_ + at;
+}
+
+void ShmRing::skip(std::size_t bytes) {
+  at_ = tail_ + kRecordHead + bytes;
+  left_ = 0;
+  give_back();
 }
 
 bool ShmRing::empty() const {
-  return control_->head.load(std::memory_order_acquire) ==
-         control_->tail.load(std::memory_order_acquire);
+  return left_ == 0 && word(data_ + tail_ % kBytes).load(std::memory_order_acquire) != tail_ + 1;
 }
 
 bool ShmRing::full() const {
-  return control_->head.load(std::memory_order_acquire) -
-             control_->tail.load(std::memory_order_acquire) ==
-         kBytes;
+  return head_ - control_->tail.load(std::memory_order_acquire) == kBytes;
 }
 
 // The flag and the counters are ordered by full fences (seq_cst): a sleeper raises its flag, then

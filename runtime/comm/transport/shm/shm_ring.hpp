@@ -3,6 +3,16 @@
 // (point_to_point/mailbox.hpp) carries a pair's messages through one, in the same bytes as on a
 // socket, so that a message within a node costs two memcpy calls and no system call.
 //
+// The bytes go in records, each starting on a cache line with its own written mark (its position
+// in the stream, stored last) and its length, then its bytes. Why not a byte ring with a head
+// counter: the reader then loads the head's line and the bytes' line or two, each a transfer
+// between the cores, where a small message here is one record in one line: the reader's first
+// look at it brings its mark, its length and its bytes at once (8 B one way: a head counter's ring
+// alone took 0.39-0.51 us on the VM of docs/benchmarks.md, a mark in the line 0.30). A record is
+// given back to the writer once read whole; the reader clears the first word of each of its lines
+// but the first before (that one holds the record's own mark), so that no byte of an earlier lap
+// reads as a mark.
+//
 // Who sleeps, and how the other side wakes it: a side with nothing to do raises its `waiting`
 // flag, looks once more, and sleeps on whatever it polls (the mailbox: its socket to the peer).
 // The other side, after moving bytes, takes the flag down; when it was up, the caller owes the
@@ -31,6 +41,10 @@ class ShmRing {
   // within a node (at most ShmRing users' kMaxRings per rank), so 256 ranks on a host hold at most
   // 256 x kMaxRings of them; a message larger than the ring streams through it.
   static constexpr std::size_t kBytes = std::size_t{64} << 10;
+  // The most bytes one write() puts in one record: a stream larger than the ring goes in pieces
+  // the reader gives back one by one while the writer fills the next (write_both's pair is one
+  // record whatever its size, up to the ring's).
+  static constexpr std::size_t kMaxRecord = kBytes / 4;
 
   ShmRing() = default;
   // A new ring under a fresh name (name()), for the writer. Throws Error (kSystem) naming the call.
@@ -41,7 +55,8 @@ class ShmRing {
   const std::string& name() const { return name_; }
   bool valid() const { return control_ != nullptr; }
 
-  // The writer: copies up to `bytes` of `from` in, as many as there is room for; returns them.
+  // The writer: copies up to `bytes` of `from` in, as many as there is room for (one record of at
+  // most kMaxRecord); returns them.
   std::size_t write(const char* from, std::size_t bytes);
   // The writer: `first` then `second`, both or neither (whether there was room for both), made
   // visible at once: a small message's header and bytes reach the reader in one look.
@@ -49,6 +64,13 @@ class ShmRing {
                   std::size_t second_bytes);
   // The reader: copies up to `bytes` out into `to`, as many as there are; returns them.
   std::size_t read(char* to, std::size_t bytes);
+  // The reader: the next record, whole, where it lies (null when there is none yet, when read()
+  // has begun it, or when it wraps around the ring's end), and its length; skip() then gives it
+  // back (`bytes`: the length peek gave). For a reader that takes a small message in one step
+  // instead of read()'s pieces.
+  const char* peek(std::size_t& bytes) const;
+  void skip(std::size_t bytes);
+  // The reader's: nothing more to read now. The writer's: no room for a record of one byte.
   bool empty() const;
   bool full() const;
 
@@ -71,14 +93,26 @@ class ShmRing {
  private:
   struct Control;
   Control* control() const { return control_; }
-  // `n` bytes of `from` into the ring from byte `head` on (wrapping), not yet made visible.
-  void copy_in(std::uint64_t head, const char* from, std::size_t n);
+  // `n` bytes of `from` into the ring from byte `at` on (wrapping), not yet made visible.
+  void copy_in(std::uint64_t at, const char* from, std::size_t n);
+  // The writer: a record of `first` then `second` at head_, its mark stored last.
+  void put_record(const char* first, std::size_t first_bytes, const char* second,
+                  std::size_t second_bytes);
+  // The reader: the record at tail_ has its mark (read its length into left_).
+  bool next_record();
+  // The reader: the record read whole goes back to the writer.
+  void give_back();
   // The writer's: the tail (bytes read) it last loaded, or less than the tail now (it only
   // grows), so the room it gives is never too much. Loaded again only when that room is too
   // small: the tail's line is the reader's, and loading it at each write cost a transfer between
   // the cores on every message's path.
   std::uint64_t tail_for(std::uint64_t head, std::size_t bytes);
   std::uint64_t tail_seen_ = 0;
+  std::uint64_t head_ = 0;  // the writer's: where its next record starts (only it needs it)
+  // The reader's: where the record it reads starts, its next byte, and the bytes left in it.
+  std::uint64_t tail_ = 0;
+  std::uint64_t at_ = 0;
+  std::uint64_t left_ = 0;
   PosixShm memory_;
   Control* control_ = nullptr;
   char* data_ = nullptr;

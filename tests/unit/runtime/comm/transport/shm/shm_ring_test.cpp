@@ -1,12 +1,14 @@
 // The shared-memory ring (shm_ring.hpp): bytes come out whole and in order across the wrap, one
 // writer and one reader at once; a full ring takes nothing more; the name is gone once the reader
-// has it; a side that said it sleeps is owed exactly one wake-up; two pieces go in both or neither.
+// has it; a side that said it sleeps is owed exactly one wake-up; two pieces go in both or neither;
+// no byte of an earlier lap reads as a record; a record peeked whole is the bytes written.
 #include "comm/transport/shm/shm_ring.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -42,17 +44,27 @@ TEST(ShmRing, AStreamLargerThanTheRingArrivesWholeAndInOrder) {
   EXPECT_TRUE(reader.empty());
 }
 
-TEST(ShmRing, AFullRingTakesNothingMoreUntilRead) {
+TEST(ShmRing, AFullRingTakesNothingMoreUntilARecordIsReadWhole) {
   ShmRing writer = ShmRing::create();
   ShmRing reader = ShmRing::open(writer.name());
   const std::vector<char> bytes = pattern(ShmRing::kBytes + 100);
-  EXPECT_EQ(writer.write(bytes.data(), bytes.size()), ShmRing::kBytes);
+  // Records of kMaxRecord at most, each with its mark and length: less than the ring's bytes.
+  std::size_t in = 0;
+  while (const std::size_t n = writer.write(bytes.data() + in, bytes.size() - in)) in += n;
+  EXPECT_GT(in, ShmRing::kBytes * 9 / 10);
+  EXPECT_LT(in, ShmRing::kBytes);
   EXPECT_TRUE(writer.full());
   EXPECT_EQ(writer.write(bytes.data(), 1), 0u);
   std::vector<char> out(10);
   EXPECT_EQ(reader.read(out.data(), out.size()), 10u);
   EXPECT_TRUE(std::equal(out.begin(), out.end(), bytes.begin()));
-  EXPECT_EQ(writer.write(bytes.data(), 100), 10u);
+  EXPECT_EQ(writer.write(bytes.data(), 100), 0u);  // the first record is not read whole yet
+  out.assign(in, 0);
+  EXPECT_EQ(reader.read(out.data() + 10, in - 10), in - 10);
+  EXPECT_TRUE(std::equal(out.begin() + 10, out.end(), bytes.begin() + 10));
+  EXPECT_TRUE(reader.empty());
+  EXPECT_FALSE(writer.full());
+  EXPECT_EQ(writer.write(bytes.data(), 100), 100u);
 }
 
 TEST(ShmRing, TwoPiecesGoInBothOrNeitherAcrossTheWrap) {
@@ -60,21 +72,71 @@ TEST(ShmRing, TwoPiecesGoInBothOrNeitherAcrossTheWrap) {
   ShmRing reader = ShmRing::open(writer.name());
   const std::vector<char> header = pattern(32);
   const std::vector<char> body = pattern(1000);
-  // 100 bytes short of the end, so that the pair crosses the wrap.
-  const std::vector<char> filler = pattern(ShmRing::kBytes - 100);
-  ASSERT_EQ(writer.write(filler.data(), filler.size()), filler.size());
-  // 100 bytes free: neither piece goes in, though the header alone would fit.
+  // Lines short of the end (a record's mark and length take 16 bytes), so that the pair crosses
+  // the wrap.
+  const std::vector<char> filler = pattern(ShmRing::kBytes - 128 - 16);
+  ASSERT_TRUE(writer.write_both(filler.data(), filler.size(), nullptr, 0));
+  // 128 bytes free: neither piece goes in, though the header alone would fit.
   EXPECT_FALSE(writer.write_both(header.data(), header.size(), body.data(), body.size()));
   std::vector<char> out(filler.size());
   ASSERT_EQ(reader.read(out.data(), out.size()), out.size());
   EXPECT_TRUE(reader.empty());
+  std::size_t length = 0;
+  EXPECT_EQ(reader.peek(length), nullptr);
   EXPECT_TRUE(writer.write_both(header.data(), header.size(), body.data(), body.size()));
+  EXPECT_EQ(reader.peek(length), nullptr);  // it wraps: not in one piece
   out.assign(header.size() + body.size() + 1, 0);
   ASSERT_EQ(reader.read(out.data(), out.size()), header.size() + body.size());
   EXPECT_TRUE(std::equal(header.begin(), header.end(), out.begin()));
   EXPECT_TRUE(std::equal(body.begin(), body.end(), out.begin() + 32));
   EXPECT_TRUE(writer.write_both(header.data(), header.size(), nullptr, 0));  // an empty message
   EXPECT_EQ(reader.read(out.data(), out.size()), header.size());
+}
+
+TEST(ShmRing, NoByteOfAnEarlierLapReadsAsARecord) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  using Word = std::uint64_t;
+  constexpr std::size_t kLine = 64;
+  // One line's record at 0, then one record to the ring's end whose bytes put, at the start of
+  // each of its lines, the mark the next lap looks for there (its position + 1) and a length.
+  const char one = 'a';
+  ASSERT_EQ(writer.write(&one, 1), 1u);
+  std::vector<char> body(ShmRing::kBytes - kLine - 16);
+  for (std::size_t line = 2 * kLine; line < ShmRing::kBytes; line += kLine) {
+    const Word mark_and_length[2] = {ShmRing::kBytes + line + 1, 1};
+    std::memcpy(body.data() + (line - kLine - 16), mark_and_length, sizeof mark_and_length);
+  }
+  ASSERT_TRUE(writer.write_both(body.data(), body.size(), nullptr, 0));
+  std::vector<char> out(1 + body.size());
+  ASSERT_EQ(reader.read(out.data(), out.size()), out.size());
+  EXPECT_TRUE(std::equal(body.begin(), body.end(), out.begin() + 1));
+  // The next lap: a line, then the reader looks where the big record's second line was.
+  ASSERT_EQ(writer.write(&one, 1), 1u);
+  ASSERT_EQ(writer.write(&one, 1), 1u);
+  char got[4] = {};
+  EXPECT_EQ(reader.read(got, sizeof got), 2u);  // the two records, and nothing after them
+  EXPECT_TRUE(reader.empty());
+  std::size_t length = 0;
+  EXPECT_EQ(reader.peek(length), nullptr);
+}
+
+TEST(ShmRing, ARecordPeekedWholeIsTheBytesWrittenAndSkippingGivesItBack) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  const std::vector<char> header = pattern(32);
+  const std::vector<char> body = pattern(8);
+  for (int i = 0; i < 3000; ++i) {  // laps around the ring, one line each
+    ASSERT_TRUE(writer.write_both(header.data(), header.size(), body.data(), body.size())) << i;
+    std::size_t length = 0;
+    const char* record = reader.peek(length);
+    ASSERT_NE(record, nullptr) << i;
+    ASSERT_EQ(length, 40u);
+    EXPECT_TRUE(std::equal(header.begin(), header.end(), record));
+    EXPECT_TRUE(std::equal(body.begin(), body.end(), record + 32));
+    reader.skip(length);
+    EXPECT_TRUE(reader.empty());
+  }
 }
 
 TEST(ShmRing, TheNameIsGoneOnceTheReaderHasIt) {
