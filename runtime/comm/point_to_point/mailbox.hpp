@@ -287,13 +287,14 @@ class Mailbox : private Progress {
   // never the reverse (flags are lowered only under mutex_).
   std::atomic<int> watchers_{0};      // callers spinning on the rings (Progress)
   std::atomic<bool> flags_up_{true};  // the rings' waiting flags are raised (raise_flags)
-  // Messages completed while their callers spun: while the count still moves between two of the
-  // loop's looks (each millisecond), the flags stay down, since a caller's next call usually
-  // follows at once (a ping-pong, a pipeline's next micro-batch), and a peer's write then costs
-  // no system call to wake this side. A count, not a time: a clock read per message cost a
-  // tenth of an 8 B message's time on a VM (docs/benchmarks.md).
+  // Messages completed while their callers spun: for a millisecond after the loop sees the count
+  // move, the flags stay down, since a caller's next call usually follows at once (a ping-pong,
+  // a pipeline's next micro-batch), and a peer's write then costs no system call to wake this
+  // side. A count, not a time: a clock read per message cost a tenth of an 8 B message's time on
+  // a VM (docs/benchmarks.md); the loop reads the clock instead.
   std::atomic<std::uint64_t> watched_count_{0};
-  std::uint64_t watched_seen_ = 0;  // the loop's last look at it
+  std::uint64_t watched_seen_ = 0;                    // the loop's last look at it
+  std::chrono::steady_clock::time_point watched_at_;  // and when it last saw it move
   std::thread thread_;
   std::atomic<std::int64_t> next_space_id_{1};  // 0 is the world's
 };

@@ -204,9 +204,16 @@ int Mailbox::ring_sleep_ms() {
                                [](const Outgoing* o) { return o->ring != nullptr; });
   if (!any) return kIdle;
   if (watchers_ > 0) return 1;  // they read; this thread looks again when they stop
+  // The count's last move seen, and when: the flags stay down for a millisecond after it. (Not
+  // "until the count stops between two looks": the loop looks again at once when woken, and
+  // raised the flags between two messages; a 256 KiB ping-pong took 10 % longer.)
+  const auto now = std::chrono::steady_clock::now();
   if (const std::uint64_t count = watched_count_.load(std::memory_order_relaxed);
-      !flags_up_ && count != watched_seen_) {
+      count != watched_seen_) {
     watched_seen_ = count;
+    watched_at_ = now;
+  }
+  if (!flags_up_ && now - watched_at_ < std::chrono::milliseconds(1)) {
     move_rings();  // nobody wakes this thread meanwhile: it looks each millisecond
     return 1;
   }
