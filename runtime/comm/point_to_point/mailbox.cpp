@@ -71,6 +71,11 @@ Mailbox::Mailbox(int rank, int size, std::vector<MailboxAddress> addresses, net:
           if (r != rank && same_node(r)) return true;
         }
         return false;
+      }()),
+      cores_for_all_([&] {
+        long here = 0;
+        for (int r = 0; r < size; ++r) here += r == rank || same_node(r) ? 1 : 0;
+        return here <= ::sysconf(_SC_NPROCESSORS_ONLN);
       }()) {
   if (!wake_.valid()) {
     throw Error(Error::Code::kSystem,

@@ -280,6 +280,12 @@ class Mailbox : private Progress {
   std::vector<int> unsettled_;    // gone ranks whose receives settle() could not fail yet
   const bool
       node_peers_;  // rings allowed and some other rank is on this node (they may carry messages)
+  // This node has a core for each of the communicator's ranks on it: a message larger than a ring
+  // streams through it, both ranks copying at once (64 MiB one way at 0.9-1.1 of a memcpy on the
+  // VM of docs/benchmarks.md, 128 KiB-64 MiB in 0.4-0.5 of the time of the reader's
+  // process_vm_readv). Without (more ranks than cores), the reader copies it alone from the
+  // sender's memory: streaming needs both ranks running at once, and under load it was slower.
+  const bool cores_for_all_;
   int rings_ = 0;   // rings made for sending (at most kMaxRings)
   // These three are changed under mutex_, but read without it by a caller that begins or ends a
   // spin while the flags are down (begin(), end(): no lock per message in a burst). A race there

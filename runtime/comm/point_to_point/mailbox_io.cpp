@@ -290,9 +290,9 @@ void Mailbox::header_arrived(Incoming& in) {
     u->from = from;
     u->bytes = h.bytes;
     u->call = h.call;
-    // Left where it is for a while (kParkFor): in its sender's memory, or a large one on its
-    // connection (kParkAbove; a ring's messages are smaller: larger ones come as an address).
-    const bool park = in.remote != 0 ? h.bytes > 0 : !in.ring && h.bytes > kParkAbove;
+    // Left where it is for a while (kParkFor): in its sender's memory, or a large one (kParkAbove)
+    // on its connection or in its ring, read no further.
+    const bool park = in.remote != 0 ? h.bytes > 0 : h.bytes > kParkAbove;
     if (park) {
       u->keep_after = Clock::now() + kParkFor;
       parked_.push_back(u);

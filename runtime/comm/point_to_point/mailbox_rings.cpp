@@ -96,8 +96,10 @@ bool Mailbox::write_ring(Outgoing& out) {
       if (out.queue.empty()) break;
       const Op& op = *out.queue.front();
       out.frame = net::Framed{};
-      // Larger than the ring: one copy by the reader instead of two through the ring.
-      const bool remote = op.bytes > ShmRing::kBytes && out.ring->remote_reads();
+      // Larger than the ring, and fewer cores than ranks: one copy by the reader instead of two
+      // through the ring (cores_for_all_ says why not always).
+      const bool remote =
+          !cores_for_all_ && op.bytes > ShmRing::kBytes && out.ring->remote_reads();
       wire::write_header(out.frame.header.data(),
                          {op.tag, op.bytes | (remote ? wire::kInSenderMemory : 0), op.call});
       out.frame.header_len = wire::kHeaderBytes;
@@ -143,7 +145,7 @@ bool Mailbox::write_ring(Outgoing& out) {
 
 bool Mailbox::send_now(Outgoing& out, const void* buf, std::size_t bytes, std::int64_t tag,
                        const CallHeader& call) {
-  // Larger than the ring: read from this process's memory (write_ring), acknowledged later.
+  // Larger than the ring: streamed through it, or read from this process's memory (write_ring).
   if (!out.ring || !out.hello_sent || out.framing || !out.queue.empty() || bytes > ShmRing::kBytes)
     return false;
   std::array<char, wire::kHeaderBytes> header;
