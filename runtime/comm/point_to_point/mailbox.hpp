@@ -286,7 +286,7 @@ class Mailbox : private Progress {
   // process_vm_readv). Without (more ranks than cores), the reader copies it alone from the
   // sender's memory: streaming needs both ranks running at once, and under load it was slower.
   const bool cores_for_all_;
-  int rings_ = 0;   // rings made for sending (at most kMaxRings)
+  int rings_ = 0;  // rings made for sending (at most kMaxRings)
   // These three are changed under mutex_, but read without it by a caller that begins or ends a
   // spin while the flags are down (begin(), end(): no lock per message in a burst). A race there
   // can only leave the flags up while a caller spins: peers then wake this side needlessly,

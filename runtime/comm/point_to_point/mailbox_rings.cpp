@@ -98,8 +98,7 @@ bool Mailbox::write_ring(Outgoing& out) {
       out.frame = net::Framed{};
       // Larger than the ring, and fewer cores than ranks: one copy by the reader instead of two
       // through the ring (cores_for_all_ says why not always).
-      const bool remote =
-          !cores_for_all_ && op.bytes > ShmRing::kBytes && out.ring->remote_reads();
+      const bool remote = !cores_for_all_ && op.bytes > ShmRing::kBytes && out.ring->remote_reads();
       wire::write_header(out.frame.header.data(),
                          {op.tag, op.bytes | (remote ? wire::kInSenderMemory : 0), op.call});
       out.frame.header_len = wire::kHeaderBytes;
