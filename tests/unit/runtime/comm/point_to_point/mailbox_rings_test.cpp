@@ -5,6 +5,7 @@
 // that goes in the middle of a message, named.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <latch>
@@ -26,6 +27,7 @@ namespace {
 using dtrain::Comm;
 using dtrain::DType;
 using dtrain::runtime::Engine;
+using dtrain::runtime::Mailbox;
 using dtrain::runtime::ShmRing;
 using dtrain::test::error_of;
 
@@ -102,6 +104,36 @@ TEST_P(Paths, OnePairsMessagesKeepTheirOrderPerTag) {
         c.recv(got.data(), got.size(), DType::kUInt8, 0, tag);
         EXPECT_TRUE(got == bytes_of(size_of(i), i * 2 + tag)) << "tag " << tag << " #" << i;
       }
+    }
+  });
+}
+
+// More ranks on one node than it has cores: a message larger than a ring is read from its sender's
+// memory (Mailbox::cores_for_all_; with a core each it streams through the ring, which the tests
+// above take), whole, with its receive on time or late (then it waits in the sender's memory,
+// and is kept after Mailbox::kParkFor).
+TEST(PointToPointSharedMemory, MoreRanksThanCoresReadLargeMessagesFromTheSendersMemory) {
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores > 7) {
+    GTEST_SKIP() << "needs more ranks on one node than its cores; this machine has " << cores
+                 << ", and this test runs at most 8 ranks";
+  }
+  const int size = static_cast<int>(cores) + 1;
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  auto store = dtrain::runtime::make_memory_store();
+  dtrain::test::threads_as_ranks(size, [&](int rank) {
+    auto engine = engine_for(store, true, rank, size, std::chrono::seconds(30));
+    Comm c(*engine);
+    const int next = (rank + 1) % size;
+    const int prev = (rank + size - 1) % size;
+    for (int late = 0; late < 2; ++late) {
+      const std::vector<std::uint8_t> mine = bytes_of(n, rank * 2 + late);
+      dtrain::Work sent = c.isend(mine.data(), n, DType::kUInt8, next, late);
+      if (late == 1) std::this_thread::sleep_for(Mailbox::kParkFor * 3);
+      std::vector<std::uint8_t> got(n, 0);
+      EXPECT_EQ(c.recv(got.data(), n, DType::kUInt8, prev, late), prev);
+      sent.wait();
+      EXPECT_TRUE(got == bytes_of(n, prev * 2 + late)) << "rank " << rank << ", late " << late;
     }
   });
 }
