@@ -414,15 +414,16 @@ void Mailbox::open_watches() {
 }
 
 void Mailbox::keep_parked() {
-  std::optional<Clock::time_point> now;  // read once, and only for a parked message (a receive's
-                                         // path: a clock read is a tenth of an 8 B message's time)
   std::erase_if(parked_, [](const auto& u) { return !u->keep_after; });  // claimed or dropped
+  // No clock read without a parked message: this runs on every receive, and a read is a tenth
+  // of an 8 B message's time.
+  if (parked_.empty()) return;
+  const auto now = Clock::now();
   for (const auto& u : parked_) {
-    if (!now) now = Clock::now();
     const bool blocks = std::any_of(posted_.begin(), posted_.end(), [&](const auto& op) {
       return op->peer == u->from.source || op->peer == kAnySource;
     });
-    if (*now < *u->keep_after && !blocks) continue;
+    if (now < *u->keep_after && !blocks) continue;
     u->keep_after.reset();
     // Over the budget it stays parked, as a socket's message would (backpressure).
     if (u->bytes > kUnexpectedBudget - std::min(unclaimed_bytes_, kUnexpectedBudget)) continue;
