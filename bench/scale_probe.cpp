@@ -3,7 +3,7 @@
 // descriptors and its peak RSS. The same steps through libdtrain or, with --mpi, through bare MPI
 // (MPI_Init, MPI_Barrier, MPI_Allreduce), so that both are measured by one program in one run.
 //
-//   scale_probe [--mpi] [--kill-rank R] [--loops N] [--groups G [--tp T] [--pp P]]
+//   scale_probe [--mpi] [--kill-rank R] [--loops N] [--groups G [--tp T] [--pp P] [--by B]]
 //
 // Prints one line per rank: "scale_probe rank=R size=N init_s=... barrier_s=... ar4k_s=...
 // ar1m_s=... fds=... rss_kib=... exact=1 transport=...". With --kill-rank, rank R SIGKILLs
@@ -12,10 +12,12 @@
 //
 // With --groups (issue 43: sub-communicators at scale), libdtrain only: after the barrier, the
 // groups of a 3D-parallel job (T tensor ranks, default 4, consecutive; P pipeline stages, default
-// 4; the rest data-parallel) made by splits by color, as Megatron-style programs make them:
-// rounds of a tensor, a pipeline and a data split until the job holds at least G groups (one
-// split makes a group per color). Then a barrier in each of the rank's groups, and one more line:
-// "scale_probe rank=R groups=G' splits=S member_of=M split_s=... per_group_ms=...
+// 4; the rest data-parallel), --by color (the default): by splits by color, as Megatron-style
+// programs on MPI make them: rounds of a data, a tensor and a pipeline split until the job holds
+// at least G groups (one split makes a group per color); --by ranks: by Comm::subgroup, as
+// torch's new_group makes them (every rank calls it for every group of the job, in the same
+// order). Then a barrier in each of the rank's groups, and one more line: "scale_probe rank=R
+// groups=G' by=B calls=C member_of=M split_s=... per_group_ms=...
 // group_barriers_s=... fds_before=... fds_made=... fds_used=... threads_before=...
 // threads_made=...": G' the groups made in the job, per_group_ms the splits' time divided by G',
 // fds_made / fds_used this rank's descriptors once the groups exist / after their barriers.
@@ -135,8 +137,45 @@ long threads_now() {
 }
 
 // The groups of a T x P x D job (tensor ranks consecutive, then pipeline stages, then data
-// replicas): rounds of three splits until `want` groups exist in the job.
-int make_groups(dtrain::Comm& comm, int want, int tp, int pp) {
+// replicas), by kind: each a list of member lists, in rank order.
+struct JobGroups {
+  std::vector<std::vector<int>> data, tensor, pipeline;
+};
+JobGroups job_groups(int size, int tp, int pp) {
+  const int dp = size / (tp * pp);
+  JobGroups g;
+  // A data group: the ranks of one stage with the same tensor index, one per replica (Megatron
+  // makes these first).
+  for (int stage = 0; stage < pp; ++stage) {
+    for (int t = 0; t < tp; ++t) {
+      g.data.emplace_back();
+      for (int replica = 0; replica < dp; ++replica) {
+        g.data.back().push_back(replica * tp * pp + stage * tp + t);
+      }
+    }
+  }
+  // A tensor group: a block of T consecutive ranks.
+  for (int first = 0; first < size; first += tp) {
+    g.tensor.emplace_back();
+    for (int t = 0; t < tp; ++t) g.tensor.back().push_back(first + t);
+  }
+  // A pipeline group: the ranks of one replica with the same tensor index, one per stage.
+  for (int replica = 0; replica < dp; ++replica) {
+    for (int t = 0; t < tp; ++t) {
+      g.pipeline.emplace_back();
+      for (int stage = 0; stage < pp; ++stage) {
+        g.pipeline.back().push_back(replica * tp * pp + stage * tp + t);
+      }
+    }
+  }
+  return g;
+}
+
+// Makes the job's groups `by` "color" (Comm::split, as Megatron-style programs on MPI make them:
+// one split makes every group of a kind) or "ranks" (Comm::subgroup, as torch's new_group makes
+// them: every rank calls it for every group, in the same order, and gets a Comm where a member),
+// in rounds of the three kinds until the job holds at least `want` groups.
+int make_groups(dtrain::Comm& comm, int want, int tp, int pp, const std::string& by) {
   const int rank = comm.rank();
   const int size = comm.size();
   if (tp < 1 || pp < 1 || size % (tp * pp) != 0) {
@@ -144,31 +183,40 @@ int make_groups(dtrain::Comm& comm, int want, int tp, int pp) {
                  pp, size);
     return 2;
   }
+  const JobGroups job = job_groups(size, tp, pp);
   const int dp = size / (tp * pp);
-  // Colors: a tensor group is a block of T consecutive ranks; a pipeline group, the ranks of one
-  // replica with the same tensor index (one per stage); a data group, the ranks of one stage with
-  // the same tensor index (one per replica).
+  // This rank's group of each kind, as a color (its index among the groups of that kind).
   const int t = rank % tp;
   const int stage = rank / tp % pp;
   const int replica = rank / (tp * pp);
+  const int data_color = stage * tp + t;
   const int tensor_color = rank / tp;
   const int pipeline_color = replica * tp + t;
-  const int data_color = stage * tp + t;
   const int per_round = size / tp + size / pp + size / dp;
   std::vector<dtrain::Comm> mine;
   const long fds_before = open_descriptors();
   const long threads_before = threads_now();
   int made = 0;
-  int splits = 0;
+  int calls = 0;
   // From a common start: the ranks leave the allreduces before at times seconds apart when
   // hundreds share 2 cores, and the first split would wait out that skew.
   comm.barrier();
   auto start = Clock::now();
   while (made < want) {
-    for (const int color : {tensor_color, pipeline_color, data_color}) {
-      std::optional<dtrain::Comm> g = comm.split(color, rank);
-      if (g) mine.push_back(std::move(*g));
-      ++splits;
+    if (by == "color") {
+      for (const int color : {data_color, tensor_color, pipeline_color}) {
+        std::optional<dtrain::Comm> g = comm.split(color, rank);
+        if (g) mine.push_back(std::move(*g));
+        ++calls;
+      }
+    } else {
+      for (const auto* kind : {&job.data, &job.tensor, &job.pipeline}) {
+        for (const std::vector<int>& members : *kind) {
+          std::optional<dtrain::Comm> g = comm.subgroup(members);
+          if (g) mine.push_back(std::move(*g));
+          ++calls;
+        }
+      }
     }
     made += per_round;
   }
@@ -180,11 +228,11 @@ int make_groups(dtrain::Comm& comm, int want, int tp, int pp) {
   const double barriers_s = since(start);
   comm.barrier();
   std::printf(
-      "scale_probe rank=%d groups=%d splits=%d member_of=%zu split_s=%.4f per_group_ms=%.4f "
+      "scale_probe rank=%d groups=%d by=%s calls=%d member_of=%zu split_s=%.4f per_group_ms=%.4f "
       "group_barriers_s=%.4f fds_before=%ld fds_made=%ld fds_used=%ld threads_before=%ld "
       "threads_made=%ld layout=%dx%dx%d\n",
-      rank, made, splits, mine.size(), split_s, 1000.0 * split_s / made, barriers_s, fds_before,
-      fds_made, open_descriptors(), threads_before, threads_made, tp, pp, dp);
+      rank, made, by.c_str(), calls, mine.size(), split_s, 1000.0 * split_s / made, barriers_s,
+      fds_before, fds_made, open_descriptors(), threads_before, threads_made, tp, pp, dp);
   std::fflush(stdout);
   return 0;
 }
@@ -207,7 +255,7 @@ int run_mpi(int kill_rank, int loops) {
   return rc;
 }
 
-int run_dtrain(int kill_rank, int loops, int groups, int tp, int pp) {
+int run_dtrain(int kill_rank, int loops, int groups, int tp, int pp, const std::string& by) {
   auto start = Clock::now();
   dtrain::Context ctx = dtrain::init();
   const double init_s = since(start);
@@ -220,7 +268,7 @@ int run_dtrain(int kill_rank, int loops, int groups, int tp, int pp) {
                      std::string(comm.backend()) + "/" + std::string(comm.allreduce_transport()),
                      kill_rank, loops);
   if (rc != 0 || groups <= 0) return rc;
-  return make_groups(comm, groups, tp, pp);
+  return make_groups(comm, groups, tp, pp, by);
 }
 
 }  // namespace
@@ -232,6 +280,7 @@ int main(int argc, char** argv) {
   int groups = 0;
   int tp = 4;
   int pp = 4;
+  std::string by = "color";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--mpi") {
@@ -246,15 +295,18 @@ int main(int argc, char** argv) {
       tp = std::atoi(argv[++i]);
     } else if (a == "--pp" && i + 1 < argc) {
       pp = std::atoi(argv[++i]);
+    } else if (a == "--by" && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "color") == 0 || std::strcmp(argv[i + 1], "ranks") == 0)) {
+      by = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: scale_probe [--mpi] [--kill-rank R] [--loops N] [--groups G [--tp T] "
-                   "[--pp P]]\n");
+                   "[--pp P] [--by color|ranks]]\n");
       return 2;
     }
   }
   try {
-    return mpi ? run_mpi(kill_rank, loops) : run_dtrain(kill_rank, loops, groups, tp, pp);
+    return mpi ? run_mpi(kill_rank, loops) : run_dtrain(kill_rank, loops, groups, tp, pp, by);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scale_probe: %s\n", e.what());
     return 1;

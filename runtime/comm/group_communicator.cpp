@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/algorithms/log_step_allgather.hpp"
 #include "comm/algorithms/recursive_doubling.hpp"
 #include "comm/algorithms/ring.hpp"
 #include "comm/call_check.hpp"
@@ -29,8 +30,9 @@ class GroupCommunicator final : public Communicator {
         size_(space_.size()),
         backend_(std::move(backend)),
         timeout_(timeout),
-        doubling_(rank, size_, transfer()),
-        ring_(rank, size_, transfer()) {}
+        transfer_(transfer()),
+        doubling_(rank, size_, transfer_),
+        ring_(rank, size_, transfer_) {}
 
   void begin_call(std::uint64_t seq) override { tag_ = space_.call_tag(seq); }
   Mailbox* mailbox() override { return &mailbox_; }
@@ -54,7 +56,12 @@ class GroupCommunicator final : public Communicator {
   }
   void allgather(const void* in, void* out, std::size_t count, DType type) override {
     start(count, {CallWhat::Kind::kAllgather, type});
-    ring_.allgather(in, out, count, type);
+    const std::size_t bytes = count * dtype_size(type);
+    if (bytes * static_cast<std::size_t>(size_) <= kLogStepAllgatherUpTo) {
+      log_step_allgather(rank_, size_, transfer_, in, out, bytes);
+    } else {
+      ring_.allgather(in, out, count, type);
+    }
   }
   void barrier() override {
     start(0, {CallWhat::Kind::kBarrier, DType::kInt32});
@@ -119,8 +126,9 @@ class GroupCommunicator final : public Communicator {
   int size_;
   std::string backend_;
   Timeout timeout_;
-  std::int64_t tag_ = 0;  // the running call's (begin_call)
-  CallHeader call_;       // the running call's (start)
+  std::int64_t tag_ = 0;                  // the running call's (begin_call)
+  CallHeader call_;                       // the running call's (start)
+  RecursiveDoubling::Transfer transfer_;  // the schedules' steps (exchange)
   RecursiveDoubling doubling_;
   Ring ring_;
 };

@@ -3,6 +3,8 @@
 #include <numeric>
 #include <utility>
 
+#include "comm/algorithms/log_step_allgather.hpp"
+
 namespace dtrain::runtime {
 
 std::string_view path_name(Path path) {
@@ -15,6 +17,8 @@ std::string_view path_name(Path path) {
       return "recursive doubling";
     case Path::kHalving:
       return "recursive halving";
+    case Path::kLogSteps:
+      return "log-step allgather";
     case Path::kRing:
       return "ring";
     case Path::kFlat:
@@ -27,6 +31,10 @@ std::size_t halving_up_to(LinkBackend backend) {
   return backend == LinkBackend::kTcp ? std::size_t{256} << 10 : 0;
 }
 
+std::size_t log_step_allgather_up_to(LinkBackend backend) {
+  return backend == LinkBackend::kTcp ? kLogStepAllgatherUpTo : 0;
+}
+
 Path route(const RouteFacts& facts, Collective op, std::size_t bytes) {
   const bool allreduce = op == Collective::kAllreduce;
   if (allreduce && facts.shared_memory) return Path::kSharedMemory;
@@ -35,6 +43,9 @@ Path route(const RouteFacts& facts, Collective op, std::size_t bytes) {
     return Path::kDoubling;
   }
   if (allreduce && facts.across_nodes && bytes <= facts.halving_up_to) return Path::kHalving;
+  if (op == Collective::kAllgather && bytes <= facts.log_step_allgather_up_to) {
+    return Path::kLogSteps;
+  }
   if (!allreduce && facts.across_nodes && bytes > kRingAbove) return Path::kRing;
   return Path::kFlat;
 }
@@ -47,10 +58,12 @@ Router::Router(int rank, int size, bool across_nodes, LinkBackend backend, FlatC
       flat_(flat),
       wait_(std::move(wait)),
       doubling_polls_(doubling_polls),
-      doubling_(rank, size, transfer),
-      ring_(rank, size, std::move(transfer)) {
+      transfer_(std::move(transfer)),
+      doubling_(rank, size, transfer_),
+      ring_(rank, size, transfer_) {
   facts_.size = size;
   facts_.across_nodes = across_nodes;
+  facts_.log_step_allgather_up_to = log_step_allgather_up_to(backend);
   if (across_nodes) facts_.halving_up_to = halving_up_to(backend);
 }
 
@@ -126,7 +139,8 @@ void Router::allreduce(const void* in, void* out, std::size_t count, DType type,
     case Path::kHalving:
       doubling_.allreduce_halving(in, out, count, type, op);
       return;
-    case Path::kRing:  // route() gives the ring to reduce_scatter and allgather only
+    case Path::kLogSteps:  // route() gives the log-step path to allgathers only
+    case Path::kRing:      // and the ring to reduce_scatter and allgather only
     case Path::kFlat:
       break;
   }
@@ -160,6 +174,9 @@ void Router::allgather(const void* in, void* out, std::size_t count, DType type)
     case Path::kHierarchy:
       hier_->allgather(in, out, bytes);
       return;
+    case Path::kLogSteps:
+      log_step_allgather(rank_, facts_.size, transfer_, in, out, bytes);
+      return;
     case Path::kRing:
       ring_.allgather(in, out, count, type);
       return;
@@ -182,6 +199,7 @@ bool Router::polls(std::size_t bytes) const {
       return true;
     case Path::kDoubling:
     case Path::kHalving:
+    case Path::kLogSteps:
     case Path::kRing:
       return doubling_polls_;
     case Path::kFlat:

@@ -6,11 +6,13 @@
 //   3. an allreduce small enough that recursive doubling pays (doubling_pays), or, across nodes on
 //      a backend whose own allreduce is a ring (TCP), up to halving_up_to: recursive halving then
 //      doubling;
-//   4. a reduce_scatter or allgather across nodes above kRingAbove: dtrain's ring over the
+//   4. an allgather of at most log_step_allgather_up_to in all (TCP, whose own allgather is a
+//      ring; MPI's own call makes that choice itself): log2(p) steps (log_step_allgather.hpp);
+//   5. a reduce_scatter or allgather across nodes above kRingAbove: dtrain's ring over the
 //      backend's point-to-point messages (where the hierarchy does not apply: nodes of different
 //      sizes, DTRAIN_ALGO=flat), not MPI_Reduce_scatter_block, which ran at 0.20-0.3 of the link's
 //      limit from 4 MiB (docs/benchmarks.md);
-//   5. the backend's flat collective (MPI's own, the TCP ring).
+//   6. the backend's flat collective (MPI's own, the TCP ring).
 // The router owns what the ladder chooses between: the node's ShmAllreduce, the hierarchy with
 // its node reduction and link, the recursive doubling and the ring; and it decides, at set-up,
 // which of them exist (Router::set_up: the one set-up ladder, the ranks' votes included). A
@@ -40,7 +42,7 @@
 
 namespace dtrain::runtime {
 
-enum class Path { kSharedMemory, kHierarchy, kDoubling, kHalving, kRing, kFlat };
+enum class Path { kSharedMemory, kHierarchy, kDoubling, kHalving, kLogSteps, kRing, kFlat };
 // Above how many bytes (as sent) a reduce_scatter or allgather across nodes takes the ring.
 inline constexpr std::size_t kRingAbove = std::size_t{1} << 20;
 std::string_view path_name(Path path);
@@ -51,6 +53,9 @@ std::string_view path_name(Path path);
 // receiving process, where halving takes 2 log2(p) steps and sends as few bytes. 0 on MPI, whose
 // own call does the same.
 std::size_t halving_up_to(LinkBackend backend);
+// Up to how many bytes in all an allgather goes in log2(p) steps (log_step_allgather.hpp) on
+// `backend`: the TCP backend's own allgather is a ring; MPI's call makes that choice itself, so 0.
+std::size_t log_step_allgather_up_to(LinkBackend backend);
 
 // What the ladder looks at, as every rank agreed it at set-up.
 struct RouteFacts {
@@ -58,6 +63,7 @@ struct RouteFacts {
   bool shared_memory = false;     // every rank on this node, the node's shared memory mapped
   bool across_nodes = false;      // some rank is on another node
   std::size_t halving_up_to = 0;  // halving_up_to(backend) across nodes
+  std::size_t log_step_allgather_up_to = 0;  // log_step_allgather_up_to(backend)
   // Above how many bytes each Collective takes the hierarchy (hierarchy_above); kNever when the
   // hierarchy was not set up.
   std::array<std::size_t, 3> hierarchy_above = {kNever, kNever, kNever};
@@ -168,8 +174,9 @@ class Router {
   FlatCollectives& flat_;
   std::function<void()> wait_;
   bool doubling_polls_;
+  RecursiveDoubling::Transfer transfer_;  // the doubling's, the ring's, the log-step allgather's
   RecursiveDoubling doubling_;
-  Ring ring_;                          // over the same transfer
+  Ring ring_;
   std::unique_ptr<ShmAllreduce> shm_;  // every rank on this node
   // Ranks on several nodes: the link, the node's reduction over its segments, the hierarchy.
   std::unique_ptr<PeerTransport> link_;

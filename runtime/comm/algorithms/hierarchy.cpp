@@ -1,4 +1,5 @@
 #include "comm/algorithms/hierarchy.hpp"
+#include "comm/algorithms/log_step_allgather.hpp"
 #include "common/words.hpp"
 
 #include <sched.h>
@@ -128,7 +129,14 @@ std::size_t hierarchy_above(AllreduceAlgo algo, LinkBackend backend, const NodeL
     return kSmall;
   }
   if (!layout.uniform) return kNever;
-  if (layout.local_size > 1) return mpi ? (ring ? kMpiRingSmall : kSmall) : 0;
+  if (layout.local_size > 1) {
+    if (mpi) return ring ? kMpiRingSmall : kSmall;
+    // On TCP, among more nodes than kDirectNodes (the ring), small allgathers take log2(p) steps
+    // (router.hpp) while the steps they save are worth more than their bytes.
+    return ring && op == Collective::kAllgather
+               ? log_step_allgather_up_to(layout.nodes, layout.local_size)
+               : 0;
+  }
   if (!mpi) return kNever;
   return ring ? kMpiOnePerNodeRingSmall : kMpiDirectSmall;
 }

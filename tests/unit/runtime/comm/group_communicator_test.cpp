@@ -49,9 +49,18 @@ void every_collective(Comm& g, int world_rank) {
   std::vector<std::int64_t> b = {r == n - 1 ? 42 : 0, world_rank};
   g.broadcast(b.data(), 1, DType::kInt64, n - 1);
   EXPECT_EQ(b[0], 42);
+  // Allgather: in log2(n) steps (small), then by the ring (above kLogStepAllgatherUpTo in all).
   std::vector<std::int32_t> all(static_cast<std::size_t>(n));
   const std::int32_t mine = world_rank;
   g.allgather(&mine, all.data(), 1, DType::kInt32);
+  const std::size_t large = 70000;  // 280 KB a rank
+  std::vector<std::int32_t> blocks(large * static_cast<std::size_t>(n));
+  g.allgather(std::vector<std::int32_t>(large, r * 1000 + 7).data(), blocks.data(), large,
+              DType::kInt32);
+  for (int q = 0; q < n; ++q) {
+    EXPECT_EQ(blocks[static_cast<std::size_t>(q) * large], q * 1000 + 7) << "group rank " << q;
+    EXPECT_EQ(blocks[(static_cast<std::size_t>(q) + 1) * large - 1], q * 1000 + 7);
+  }
   std::vector<double> rs(static_cast<std::size_t>(n), 1.0);
   double got = 0;
   g.reduce_scatter(rs.data(), &got, 1, DType::kFloat64, ReduceOp::kSum);
@@ -70,6 +79,11 @@ void every_collective(Comm& g, int world_rank) {
   if (r == 0) {
     EXPECT_EQ(gathered, all);
   }
+  // Every member's world rank, by group rank: the same on every member.
+  std::vector<std::int32_t> worlds = all;
+  g.broadcast(worlds.data(), worlds.size(), DType::kInt32, 0);
+  EXPECT_EQ(all, worlds);
+  EXPECT_EQ(all[static_cast<std::size_t>(r)], world_rank);
 }
 
 TEST(GroupCommunicator, SplitOrdersByKeyThenRankAndRunsEveryCollective) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/algorithms/log_step_allgather.hpp"
 #include "comm/router.hpp"
 #include "hierarchy_ranks.hpp"
 
@@ -39,6 +40,7 @@ RouteFacts facts_for(const std::vector<std::string>& hosts, LinkBackend backend,
   f.across_nodes = !one_node;
   f.shared_memory = one_node && shm;
   if (f.across_nodes) f.halving_up_to = dtrain::runtime::halving_up_to(backend);
+  f.log_step_allgather_up_to = dtrain::runtime::log_step_allgather_up_to(backend);
   if (f.shared_memory) return f;
   const auto layout = plan_layout(hosts, 0);
   const int vote = hierarchy_vote(AllreduceAlgo::kAuto, shm, backend, layout);
@@ -118,6 +120,44 @@ TEST(Route, ReduceScatterAndAllgatherAcrossNodesTakeTheRingWhereTheHierarchyDoes
               Path::kFlat);
   }
   EXPECT_EQ(path_name(Path::kRing), "ring");
+}
+
+TEST(Route, SmallAllgathersOnTcpTakeLogStepsWhereTheAlternativeIsARing) {
+  constexpr std::size_t kUpTo = dtrain::runtime::kLogStepAllgatherUpTo;
+  const std::vector<std::string> uneven = {"n1", "n1", "n1", "n2", "n2"};
+  const std::vector<std::string> one = {"n1", "n1", "n1"};
+  // No hierarchy (one rank per node, uneven nodes, one node): the alternative is the TCP ring,
+  // which carries the same bytes.
+  for (const auto& hosts : {k4x1, uneven, one}) {
+    SCOPED_TRACE(std::to_string(hosts.size()) + " ranks");
+    const RouteFacts tcp = facts_for(hosts, LinkBackend::kTcp, true);
+    EXPECT_EQ(route(tcp, Collective::kAllgather, 24), Path::kLogSteps);
+    EXPECT_EQ(route(tcp, Collective::kAllgather, kUpTo), Path::kLogSteps);
+    EXPECT_NE(route(tcp, Collective::kAllgather, kUpTo + 1), Path::kLogSteps);
+    // An allgather's only; MPI's own allgather makes that choice itself.
+    EXPECT_NE(route(tcp, Collective::kReduceScatter, 24), Path::kLogSteps);
+    EXPECT_NE(route(facts_for(hosts, LinkBackend::kMpi, true), Collective::kAllgather, 24),
+              Path::kLogSteps);
+  }
+  // Among more nodes than the hierarchy reaches directly, while the steps saved are worth more
+  // than the extra bytes on each node's link (log_step_allgather_up_to), then the hierarchy.
+  for (const int nodes : {8, 64, 256}) {
+    SCOPED_TRACE(std::to_string(nodes) + " nodes of 4");
+    std::vector<std::string> hosts;
+    for (int r = 0; r < nodes * 4; ++r) hosts.push_back("n" + std::to_string(r / 4));
+    const RouteFacts tcp = facts_for(hosts, LinkBackend::kTcp, true);
+    const std::size_t up_to = dtrain::runtime::log_step_allgather_up_to(nodes, 4);
+    EXPECT_EQ(route(tcp, Collective::kAllgather, up_to), Path::kLogSteps);
+    EXPECT_EQ(route(tcp, Collective::kAllgather, up_to + 1), Path::kHierarchy);
+    EXPECT_NE(route(facts_for(hosts, LinkBackend::kMpi, true), Collective::kAllgather, 24),
+              Path::kLogSteps);
+  }
+  // A split's agreement at 1,024 ranks (24 bytes a rank) on 256 nodes of 4 goes in 10 steps.
+  EXPECT_GE(dtrain::runtime::log_step_allgather_up_to(256, 4), std::size_t{24} * 1024);
+  // On 2 x 2 the hierarchy's direct exchange (one step) at every size.
+  EXPECT_EQ(route(facts_for(k2x2, LinkBackend::kTcp, true), Collective::kAllgather, 24),
+            Path::kHierarchy);
+  EXPECT_EQ(path_name(Path::kLogSteps), "log-step allgather");
 }
 
 TEST(Route, TwoRanksAlwaysDouble) {

@@ -81,6 +81,18 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
        },
        "passed 100 float32 elements to broadcast from root 0",
        "passed 101 float32 elements to broadcast from root 0", 1},
+      {"log-step allgather (Bruck's), 5 x 1", 5, 1, true, AllreduceAlgo::kAuto,
+       [](Communicator& c, bool is_odd) {
+         std::vector<float> in(8), out(5 * 8);
+         c.allgather(in.data(), out.data(), is_odd ? 8 : 7, DType::kFloat32);
+       },
+       "passed 7 float32 elements to allgather", "passed 8 float32 elements to allgather", 3},
+      {"log-step allgather (doubling), 8 nodes x 2", 8, 2, true, AllreduceAlgo::kAuto,
+       [](Communicator& c, bool is_odd) {
+         std::vector<float> in(8), out(16 * 8);
+         c.allgather(in.data(), out.data(), is_odd ? 8 : 7, DType::kFloat32);
+       },
+       "passed 7 float32 elements to allgather", "passed 8 float32 elements to allgather", 11},
       {"allgather's ring, 4 x 1", 4, 1, true, AllreduceAlgo::kAuto,
        [](Communicator& c, bool is_odd) {
          std::vector<float> in(300001), out(4 * 300001);
