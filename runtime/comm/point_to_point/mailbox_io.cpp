@@ -36,6 +36,16 @@ std::string connection_end(bool eof) {
   return "its connection failed: " + net::last_error_text();
 }
 
+// Why a connection this rank reads from ended: read 0 bytes (`eof`) or failed with errno. A reset
+// is the peer's close as well: a peer that leaves with bytes of this rank's unread (a wake-up, a
+// message) has its kernel reset the connection instead of closing it, which the peer did no less.
+std::string incoming_end(bool eof) {
+  if (eof || errno == ECONNRESET) {
+    return "closed its connection (its communicator was destroyed or its process ended)";
+  }
+  return "its connection failed: " + net::last_error_text();
+}
+
 }  // namespace
 
 void Mailbox::loop() {
@@ -136,9 +146,7 @@ void Mailbox::read(Incoming& in) {
       const ssize_t n = ::recv(in.socket.fd(), wakeups.data(), wakeups.size(), MSG_DONTWAIT);
       if (n > 0) continue;
       if (n < 0 && would_block(errno)) break;
-      const std::string why = n == 0 ? "closed its connection (its communicator was destroyed or "
-                                       "its process ended)"
-                                     : "its connection failed: " + net::last_error_text();
+      const std::string why = incoming_end(n == 0);
       while (read_ring(in)) {
       }  // what it wrote before it went is delivered all the same
       drop_incoming(in, why);
@@ -245,13 +253,11 @@ bool Mailbox::read_stream(Incoming& in) {
                             ? "could not be read from its memory (process_vm_readv: " +
                                   (n == 0 ? std::string("nothing read") : net::last_error_text()) +
                                   "; its process ended?)"
-                            : std::string("closed its connection (its communicator was destroyed "
-                                          "or its process ended)"));
+                            : incoming_end(true));
       return true;
     }
     if (n < 0) {
-      if (!would_block(errno))
-        drop_incoming(in, "its connection failed: " + net::last_error_text());
+      if (!would_block(errno)) drop_incoming(in, incoming_end(false));
       return turn > 0;
     }
     turn += static_cast<std::size_t>(n);
