@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "comm/engine.hpp"
+#include "common/thread_name.hpp"
 #include "context_state.hpp"
 #include "dtrain/dtrain.hpp"
 #include "launch/launcher_env.hpp"
@@ -85,7 +86,8 @@ MeterFile::MeterFile(std::string path, int rank, int attempt, double resource_in
         std::chrono::duration<double>(resource_interval));
     sampler_.emplace(std::move(gpu));
   }
-  flusher_ = std::make_unique<std::thread>([this] { run_flusher(); });
+  flusher_ =
+      std::make_unique<std::thread>(named_thread("dtrain-records", [this] { run_flusher(); }));
 }
 
 MeterFile::~MeterFile() { close(); }

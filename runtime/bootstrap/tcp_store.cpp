@@ -31,6 +31,7 @@
 #include "bootstrap/store.hpp"
 #include "bootstrap/store_errors.hpp"
 #include "common/open_files.hpp"
+#include "common/thread_name.hpp"
 #include "dtrain/dtrain.hpp"
 #include "net/socket.hpp"
 
@@ -89,7 +90,7 @@ class TcpStoreServer {
         epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
     watch(wake_);
     watch(listener_.fd());
-    thread_ = std::thread([this] { run(); });
+    thread_ = named_thread("dtrain-store", [this] { run(); });
   }
   ~TcpStoreServer() {
     const std::uint64_t one = 1;

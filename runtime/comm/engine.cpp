@@ -82,7 +82,7 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settin
         },
         std::move(alarm));
   }
-  if (threaded_) thread_ = std::thread([this, gate = gate_] { loop(gate); });
+  if (threaded_) thread_ = named_thread("dtrain-engine", [this, gate = gate_] { loop(gate); });
 }
 
 Engine::~Engine() {

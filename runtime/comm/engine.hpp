@@ -38,6 +38,7 @@
 #include "comm/body_gate.hpp"
 #include "comm/communicator.hpp"
 #include "comm/lost_peers/peer_watch.hpp"
+#include "common/thread_name.hpp"
 #include "records/live_status.hpp"
 #include "settings.hpp"
 

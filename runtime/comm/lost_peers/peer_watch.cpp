@@ -21,6 +21,7 @@
 #include "comm/lost_peers/peer_alarm.hpp"
 #include "common/child_process.hpp"
 #include "common/number_text.hpp"
+#include "common/thread_name.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -101,7 +102,7 @@ PeerWatch::PeerWatch(const std::vector<PeerProcess>& peers, const PeerProcess& s
     return;
   }
   try {
-    thread_ = std::thread([this] { loop(); });
+    thread_ = named_thread("dtrain-watch", [this] { loop(); });
   } catch (...) {
     close_all();
     throw;

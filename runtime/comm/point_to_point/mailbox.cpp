@@ -13,6 +13,7 @@
 #include "comm/point_to_point/message_space.hpp"
 #include "comm/point_to_point/wire_format.hpp"
 #include "comm/spin_wait.hpp"
+#include "common/thread_name.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -262,7 +263,7 @@ void Mailbox::space_id_used(std::int64_t id) {
 }
 
 void Mailbox::start_thread() {
-  if (!thread_.joinable() && !stop_) thread_ = std::thread([this] { loop(); });
+  if (!thread_.joinable() && !stop_) thread_ = named_thread("dtrain-messages", [this] { loop(); });
 }
 
 void Mailbox::wake() {

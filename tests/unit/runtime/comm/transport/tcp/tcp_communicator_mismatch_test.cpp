@@ -81,14 +81,11 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
        },
        "passed 100 float32 elements to broadcast from root 0",
        "passed 101 float32 elements to broadcast from root 0", 1},
-      {"log-step allgather (Bruck's), 5 x 1", 5, 1, true, AllreduceAlgo::kAuto,
-       [](Communicator& c, bool is_odd) {
-         std::vector<float> in(8), out(5 * 8);
-         c.allgather(in.data(), out.data(), is_odd ? 8 : 7, DType::kFloat32);
-       },
-       "passed 7 float32 elements to allgather", "passed 8 float32 elements to allgather", 3},
       {"log-step allgather (doubling), 8 nodes x 2", 8, 2, true, AllreduceAlgo::kAuto,
        [](Communicator& c, bool is_odd) {
+         // Every rank past the hierarchy's set-up first: a rank still in it when the first to
+         // see the odd call leaves is told that rank's connection closed, not the calls.
+         c.barrier();
          std::vector<float> in(8), out(16 * 8);
          c.allgather(in.data(), out.data(), is_odd ? 8 : 7, DType::kFloat32);
        },
