@@ -1,6 +1,7 @@
 #include "comm/algorithms/log_step_allgather.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace dtrain::runtime {
@@ -11,12 +12,6 @@ namespace {
 // namespace cluster's and the slowest link our users run on. Faster links make a step worth more
 // bytes, so this errs towards the hierarchy, the path before this one.
 constexpr std::size_t kBytesPerStep = std::size_t{4} << 10;
-
-int ceil_log2(int n) {
-  int steps = 0;
-  while ((1 << steps) < n) ++steps;
-  return steps;
-}
 
 // p a power of two: after step k a rank holds the 2^(k+1) blocks of its aligned run, in place.
 void doubling_allgather(std::size_t rank, std::size_t p,
@@ -48,7 +43,10 @@ void bruck_allgather(std::size_t rank, std::size_t p, const RecursiveDoubling::T
 }  // namespace
 
 std::size_t log_step_allgather_up_to(int nodes, int local_size) {
-  const int saved = nodes - 1 - ceil_log2(nodes * local_size);
+  // ceil(log2(p)) steps flat: the bits of p - 1.
+  const int flat_steps =
+      static_cast<int>(std::bit_width(static_cast<unsigned>(nodes * local_size - 1)));
+  const int saved = nodes - 1 - flat_steps;
   if (saved <= 0 || local_size < 1) return 0;
   const std::size_t worth = kBytesPerStep * static_cast<std::size_t>(saved);
   return std::min(kLogStepAllgatherUpTo,
@@ -61,7 +59,7 @@ void log_step_allgather(int rank, int size, const RecursiveDoubling::Transfer& t
   const auto r = static_cast<std::size_t>(rank);
   const auto p = static_cast<std::size_t>(size);
   std::memmove(o + r * block_bytes, in, block_bytes);
-  if ((p & (p - 1)) == 0) {
+  if (std::has_single_bit(p)) {
     doubling_allgather(r, p, transfer, o, block_bytes);
   } else {
     bruck_allgather(r, p, transfer, o, block_bytes);
