@@ -15,12 +15,14 @@
 // 4; the rest data-parallel), --by color (the default): by splits by color, as Megatron-style
 // programs on MPI make them: rounds of a data, a tensor and a pipeline split until the job holds
 // at least G groups (one split makes a group per color); --by ranks: by Comm::subgroup, as
-// torch's new_group makes them (every rank calls it for every group of the job, in the same
-// order). Then a barrier in each of the rank's groups, and one more line: "scale_probe rank=R
-// groups=G' by=B calls=C member_of=M split_s=... per_group_ms=...
-// group_barriers_s=... fds_before=... fds_made=... fds_used=... threads_before=...
-// threads_made=...": G' the groups made in the job, per_group_ms the splits' time divided by G',
-// fds_made / fds_used this rank's descriptors once the groups exist / after their barriers.
+// torch's new_group makes them through dtrain's backend (every rank calls it for every group of
+// the job, in the same order, each group given its number in that order: no message); --by
+// agreed: the same without numbers (the members agree on each group's id). Then a barrier in each
+// of the rank's groups, and one more line: "scale_probe rank=R groups=G' by=B calls=C member_of=M
+// split_s=... per_group_ms=... group_barriers_s=... fds_before=... fds_made=... fds_used=...
+// threads_before=... threads_made=...": G' the groups made in the job, per_group_ms the splits'
+// time divided by G', fds_made / fds_used this rank's descriptors once the groups exist / after
+// their barriers.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -212,7 +214,8 @@ int make_groups(dtrain::Comm& comm, int want, int tp, int pp, const std::string&
     } else {
       for (const auto* kind : {&job.data, &job.tensor, &job.pipeline}) {
         for (const std::vector<int>& members : *kind) {
-          std::optional<dtrain::Comm> g = comm.subgroup(members);
+          std::optional<dtrain::Comm> g =
+              by == "ranks" ? comm.subgroup(members, std::nullopt, calls) : comm.subgroup(members);
           if (g) mine.push_back(std::move(*g));
           ++calls;
         }
@@ -296,12 +299,13 @@ int main(int argc, char** argv) {
     } else if (a == "--pp" && i + 1 < argc) {
       pp = std::atoi(argv[++i]);
     } else if (a == "--by" && i + 1 < argc &&
-               (std::strcmp(argv[i + 1], "color") == 0 || std::strcmp(argv[i + 1], "ranks") == 0)) {
+               (std::strcmp(argv[i + 1], "color") == 0 || std::strcmp(argv[i + 1], "ranks") == 0 ||
+                std::strcmp(argv[i + 1], "agreed") == 0)) {
       by = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: scale_probe [--mpi] [--kill-rank R] [--loops N] [--groups G [--tp T] "
-                   "[--pp P] [--by color|ranks]]\n");
+                   "[--pp P] [--by color|ranks|agreed]]\n");
       return 2;
     }
   }

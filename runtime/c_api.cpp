@@ -2,7 +2,9 @@
 // and runs its body through one guard that maps exceptions to status codes and keeps the message
 // for dtrain_last_error(), so no exception ever unwinds into C.
 #include <algorithm>
+#include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,13 +16,25 @@ using namespace dtrain::c_api;
 
 namespace {
 
+// A fact of this rank's node or attempt, the same on a group's handle as on the world's.
 template <typename Pick>
 dtrain_status_t world_field(const dtrain_context_t* ctx, int* out, const char* function,
                             Pick pick) noexcept {
   return guarded([&] {
     require(ctx, function, "ctx");
     require(out, function, "out");
-    *out = pick(ctx->ctx.world());
+    *out = pick(ctx->context->world());
+  });
+}
+
+// This rank's place in the handle's communicator: the group's on a group's handle.
+template <typename Pick>
+dtrain_status_t comm_field(const dtrain_context_t* ctx, int* out, const char* function,
+                           Pick pick) noexcept {
+  return guarded([&] {
+    require(ctx, function, "ctx");
+    require(out, function, "out");
+    *out = pick(ctx->comm());
   });
 }
 
@@ -29,7 +43,7 @@ dtrain_status_t allreduce(dtrain_context_t* ctx, const T* in, T* out, size_t cou
                           dtrain_reduce_op_t op, const char* function) noexcept {
   return guarded([&] {
     require(ctx, function, "ctx");
-    ctx->ctx.comm().allreduce(in, out, count, dtrain::dtype_of<T>(), to_op(op, function));
+    ctx->comm().allreduce(in, out, count, dtrain::dtype_of<T>(), to_op(op, function));
   });
 }
 
@@ -41,26 +55,72 @@ dtrain_status_t dtrain_init(dtrain_context_t** out) noexcept {
   return guarded([&] {
     require(out, "dtrain_init", "out");
     *out = nullptr;
-    *out = new dtrain_context{dtrain::init()};
+    auto handle = std::make_unique<dtrain_context>();
+    handle->owned = std::make_unique<dtrain::Context>(dtrain::init());
+    handle->context = handle->owned.get();
+    *out = handle.release();
   });
 }
 
 dtrain_status_t dtrain_finalize(dtrain_context_t* ctx) noexcept {
-  return guarded([&] { delete ctx; });
+  return guarded([&] {
+    if (ctx == nullptr) return;
+    (void)world_context(ctx, "dtrain_finalize");  // a group's: dtrain_group_free
+    delete ctx;
+  });
 }
 
 dtrain_status_t dtrain_abort(dtrain_context_t* ctx, const char* reason) noexcept {
   return guarded([&] {
-    if (ctx != nullptr) ctx->ctx.abort(reason != nullptr ? reason : "dtrain_abort() was called");
+    if (ctx != nullptr) {
+      ctx->context->abort(reason != nullptr ? reason : "dtrain_abort() was called");
+    }
   });
 }
 
 dtrain_status_t dtrain_rank(const dtrain_context_t* ctx, int* out) noexcept {
-  return world_field(ctx, out, "dtrain_rank", [](const dtrain::WorldInfo& w) { return w.rank; });
+  return comm_field(ctx, out, "dtrain_rank", [](const dtrain::Comm& c) { return c.rank(); });
 }
 
 dtrain_status_t dtrain_size(const dtrain_context_t* ctx, int* out) noexcept {
-  return world_field(ctx, out, "dtrain_size", [](const dtrain::WorldInfo& w) { return w.size; });
+  return comm_field(ctx, out, "dtrain_size", [](const dtrain::Comm& c) { return c.size(); });
+}
+
+dtrain_status_t dtrain_split(dtrain_context_t* ctx, int color, int key,
+                             dtrain_context_t** out) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_split", "ctx");
+    require(out, "dtrain_split", "out");
+    *out = nullptr;
+    static_assert(DTRAIN_NO_GROUP == dtrain::Comm::kNoGroup);
+    std::optional<dtrain::Comm> g = ctx->comm().split(color, key);
+    if (g) *out = new dtrain_context{nullptr, ctx->context, std::move(g)};
+  });
+}
+
+dtrain_status_t dtrain_subgroup(dtrain_context_t* ctx, const int* ranks, size_t n,
+                                dtrain_context_t** out) noexcept {
+  return guarded([&] {
+    require(ctx, "dtrain_subgroup", "ctx");
+    require(out, "dtrain_subgroup", "out");
+    *out = nullptr;
+    if (n > 0) require(ranks, "dtrain_subgroup", "ranks");
+    std::optional<dtrain::Comm> g = ctx->comm().subgroup({ranks, n});
+    if (g) *out = new dtrain_context{nullptr, ctx->context, std::move(g)};
+  });
+}
+
+dtrain_status_t dtrain_group_free(dtrain_context_t* group) noexcept {
+  return guarded([&] {
+    if (group == nullptr) return;
+    if (!group->group) {
+      throw dtrain::Error(dtrain::Error::Code::kInvalid,
+                          "dtrain: dtrain_group_free: group is dtrain_init's handle; expected a "
+                          "group's (dtrain_split, dtrain_subgroup): end the job's with "
+                          "dtrain_finalize");
+    }
+    delete group;
+  });
 }
 
 dtrain_status_t dtrain_local_rank(const dtrain_context_t* ctx, int* out) noexcept {
@@ -91,7 +151,7 @@ dtrain_status_t dtrain_allreduce_double(dtrain_context_t* ctx, const double* in,
 dtrain_status_t dtrain_barrier(dtrain_context_t* ctx) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_barrier", "ctx");
-    ctx->ctx.comm().barrier();
+    ctx->comm().barrier();
   });
 }
 
@@ -99,8 +159,8 @@ dtrain_status_t dtrain_allreduce(dtrain_context_t* ctx, const void* in, void* ou
                                  dtrain_dtype_t dtype, dtrain_reduce_op_t op) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_allreduce", "ctx");
-    ctx->ctx.comm().allreduce(in, out, count, to_dtype(dtype, "dtrain_allreduce"),
-                              to_op(op, "dtrain_allreduce"));
+    ctx->comm().allreduce(in, out, count, to_dtype(dtype, "dtrain_allreduce"),
+                          to_op(op, "dtrain_allreduce"));
   });
 }
 
@@ -108,7 +168,7 @@ dtrain_status_t dtrain_broadcast(dtrain_context_t* ctx, void* buf, size_t count,
                                  dtrain_dtype_t dtype, int root) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_broadcast", "ctx");
-    ctx->ctx.comm().broadcast(buf, count, to_dtype(dtype, "dtrain_broadcast"), root);
+    ctx->comm().broadcast(buf, count, to_dtype(dtype, "dtrain_broadcast"), root);
   });
 }
 
@@ -116,7 +176,7 @@ dtrain_status_t dtrain_allgather(dtrain_context_t* ctx, const void* in, void* ou
                                  dtrain_dtype_t dtype) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_allgather", "ctx");
-    ctx->ctx.comm().allgather(in, out, count, to_dtype(dtype, "dtrain_allgather"));
+    ctx->comm().allgather(in, out, count, to_dtype(dtype, "dtrain_allgather"));
   });
 }
 
@@ -125,8 +185,8 @@ dtrain_status_t dtrain_reduce_scatter(dtrain_context_t* ctx, const void* in, voi
                                       dtrain_reduce_op_t op) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_reduce_scatter", "ctx");
-    ctx->ctx.comm().reduce_scatter(in, out, count, to_dtype(dtype, "dtrain_reduce_scatter"),
-                                   to_op(op, "dtrain_reduce_scatter"));
+    ctx->comm().reduce_scatter(in, out, count, to_dtype(dtype, "dtrain_reduce_scatter"),
+                               to_op(op, "dtrain_reduce_scatter"));
   });
 }
 
@@ -137,9 +197,9 @@ dtrain_status_t dtrain_allreduce_async(dtrain_context_t* ctx, const void* in, vo
     require(ctx, "dtrain_allreduce_async", "ctx");
     require(work, "dtrain_allreduce_async", "work");
     *work = nullptr;
-    *work = new dtrain_work{
-        ctx->ctx.comm().allreduce_async(in, out, count, to_dtype(dtype, "dtrain_allreduce_async"),
-                                        to_op(op, "dtrain_allreduce_async"))};
+    *work = new dtrain_work{ctx->comm().allreduce_async(in, out, count,
+                                                        to_dtype(dtype, "dtrain_allreduce_async"),
+                                                        to_op(op, "dtrain_allreduce_async"))};
   });
 }
 
@@ -175,7 +235,7 @@ dtrain_status_t dtrain_fused_create(dtrain_context_t* ctx, void* const* data, co
     }
     std::vector<dtrain::FusedAllreduce::Tensor> tensors(n);
     for (size_t i = 0; i < n; ++i) tensors[i] = {data[i], counts[i]};
-    *out = new dtrain_fused{dtrain::FusedAllreduce(ctx->ctx.comm(), std::move(tensors),
+    *out = new dtrain_fused{dtrain::FusedAllreduce(ctx->comm(), std::move(tensors),
                                                    to_dtype(dtype, "dtrain_fused_create"),
                                                    to_op(op, "dtrain_fused_create"), bucket_bytes)};
   });
@@ -287,7 +347,8 @@ dtrain_status_t dtrain_checkpointer_create_with_flags(dtrain_context_t* ctx, con
     dtrain::CheckpointOptions options;
     options.keep = keep;
     options.discard_newer = (flags & DTRAIN_CHECKPOINT_DISCARD_NEWER) != 0;
-    *out = new dtrain_checkpointer{dtrain::Checkpointer(ctx->ctx, dir, options)};
+    *out = new dtrain_checkpointer{
+        dtrain::Checkpointer(world_context(ctx, "dtrain_checkpointer_create"), dir, options)};
   });
 }
 
@@ -357,7 +418,8 @@ dtrain_status_t dtrain_preemption_create(dtrain_context_t* ctx,
     require(ctx, "dtrain_preemption_create", "ctx");
     require(out, "dtrain_preemption_create", "out");
     *out = nullptr;
-    *out = new dtrain_preemption{dtrain::Preemption(ctx->ctx)};
+    *out =
+        new dtrain_preemption{dtrain::Preemption(world_context(ctx, "dtrain_preemption_create"))};
   });
 }
 

@@ -3,14 +3,22 @@
 // dtrain_last_error(), and the checks of C arguments. Internal to libdtrain.
 #pragma once
 
+#include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "dtrain/dtrain.h"
 #include "dtrain/dtrain.hpp"
 
+// One handle type for the job's communicator and for its groups, as MPI_Comm is: every function
+// taking a ctx runs on either, so a group needs no second set of functions.
 struct dtrain_context {
-  dtrain::Context ctx;
+  std::unique_ptr<dtrain::Context> owned;  // dtrain_init's handle: the Context it made
+  dtrain::Context* context = nullptr;      // the Context (a group's: its world handle's)
+  std::optional<dtrain::Comm> group;       // dtrain_split's, dtrain_subgroup's handle: the group
+  dtrain::Comm& comm() { return group ? *group : context->comm(); }
+  const dtrain::Comm& comm() const { return group ? *group : context->comm(); }
 };
 struct dtrain_work {
   dtrain::Work work;
@@ -67,6 +75,19 @@ inline void require(const void* p, const char* function, const char* argument) {
                                                            argument +
                                                            " is NULL; expected a valid pointer");
   }
+}
+
+// The Context of dtrain_init's handle, for what belongs to the whole job (checkpoints,
+// preemption, finalize): a group's handle is refused, naming `function`.
+inline dtrain::Context& world_context(dtrain_context_t* ctx, const char* function) {
+  require(ctx, function, "ctx");
+  if (ctx->group) {
+    throw dtrain::Error(dtrain::Error::Code::kInvalid,
+                        std::string("dtrain: ") + function +
+                            ": ctx is a group's (dtrain_split, dtrain_subgroup); expected the "
+                            "handle dtrain_init returned");
+  }
+  return *ctx->context;
 }
 
 inline dtrain::ReduceOp to_op(dtrain_reduce_op_t op, const char* function) {

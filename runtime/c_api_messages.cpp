@@ -12,7 +12,7 @@ dtrain_status_t dtrain_send(dtrain_context_t* ctx, const void* buf, size_t count
                             dtrain_dtype_t dtype, int dst, int tag) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_send", "ctx");
-    ctx->ctx.comm().send(buf, count, to_dtype(dtype, "dtrain_send"), dst, tag);
+    ctx->comm().send(buf, count, to_dtype(dtype, "dtrain_send"), dst, tag);
   });
 }
 
@@ -20,7 +20,7 @@ dtrain_status_t dtrain_recv(dtrain_context_t* ctx, void* buf, size_t count, dtra
                             int src, int tag, int* source) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_recv", "ctx");
-    const int from = ctx->ctx.comm().recv(buf, count, to_dtype(dtype, "dtrain_recv"), src, tag);
+    const int from = ctx->comm().recv(buf, count, to_dtype(dtype, "dtrain_recv"), src, tag);
     if (source != nullptr) *source = from;
   });
 }
@@ -32,8 +32,8 @@ dtrain_status_t dtrain_isend(dtrain_context_t* ctx, const void* buf, size_t coun
     require(ctx, "dtrain_isend", "ctx");
     require(work, "dtrain_isend", "work");
     *work = nullptr;
-    *work = new dtrain_work{
-        ctx->ctx.comm().isend(buf, count, to_dtype(dtype, "dtrain_isend"), dst, tag)};
+    *work =
+        new dtrain_work{ctx->comm().isend(buf, count, to_dtype(dtype, "dtrain_isend"), dst, tag)};
   });
 }
 
@@ -43,8 +43,8 @@ dtrain_status_t dtrain_irecv(dtrain_context_t* ctx, void* buf, size_t count, dtr
     require(ctx, "dtrain_irecv", "ctx");
     require(work, "dtrain_irecv", "work");
     *work = nullptr;
-    *work = new dtrain_work{
-        ctx->ctx.comm().irecv(buf, count, to_dtype(dtype, "dtrain_irecv"), src, tag)};
+    *work =
+        new dtrain_work{ctx->comm().irecv(buf, count, to_dtype(dtype, "dtrain_irecv"), src, tag)};
   });
 }
 
@@ -60,7 +60,7 @@ dtrain_status_t dtrain_gather(dtrain_context_t* ctx, const void* in, void* out, 
                               dtrain_dtype_t dtype, int root) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_gather", "ctx");
-    ctx->ctx.comm().gather(in, out, count, to_dtype(dtype, "dtrain_gather"), root);
+    ctx->comm().gather(in, out, count, to_dtype(dtype, "dtrain_gather"), root);
   });
 }
 
@@ -68,7 +68,7 @@ dtrain_status_t dtrain_scatter(dtrain_context_t* ctx, const void* in, void* out,
                                dtrain_dtype_t dtype, int root) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_scatter", "ctx");
-    ctx->ctx.comm().scatter(in, out, count, to_dtype(dtype, "dtrain_scatter"), root);
+    ctx->comm().scatter(in, out, count, to_dtype(dtype, "dtrain_scatter"), root);
   });
 }
 
@@ -76,8 +76,8 @@ dtrain_status_t dtrain_reduce(dtrain_context_t* ctx, const void* in, void* out, 
                               dtrain_dtype_t dtype, dtrain_reduce_op_t op, int root) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_reduce", "ctx");
-    ctx->ctx.comm().reduce(in, out, count, to_dtype(dtype, "dtrain_reduce"),
-                           to_op(op, "dtrain_reduce"), root);
+    ctx->comm().reduce(in, out, count, to_dtype(dtype, "dtrain_reduce"), to_op(op, "dtrain_reduce"),
+                       root);
   });
 }
 
@@ -85,7 +85,7 @@ dtrain_status_t dtrain_alltoall(dtrain_context_t* ctx, const void* in, void* out
                                 dtrain_dtype_t dtype) noexcept {
   return guarded([&] {
     require(ctx, "dtrain_alltoall", "ctx");
-    ctx->ctx.comm().alltoall(in, out, count, to_dtype(dtype, "dtrain_alltoall"));
+    ctx->comm().alltoall(in, out, count, to_dtype(dtype, "dtrain_alltoall"));
   });
 }
 
@@ -99,7 +99,7 @@ dtrain_status_t dtrain_alltoallv(dtrain_context_t* ctx, const void* in, const si
           std::pair{recv_counts, "recv_counts"}, std::pair{recv_offsets, "recv_offsets"}}) {
       require(p, "dtrain_alltoallv", name);
     }
-    dtrain::Comm& comm = ctx->ctx.comm();
+    dtrain::Comm& comm = ctx->comm();
     const auto n = static_cast<std::size_t>(comm.size());
     comm.alltoallv(in, {send_counts, n}, {send_offsets, n}, out, {recv_counts, n},
                    {recv_offsets, n}, to_dtype(dtype, "dtrain_alltoallv"));

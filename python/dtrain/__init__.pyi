@@ -2,6 +2,7 @@
 # checkers and editors. tests/unit/python/stubs_test.py checks it against the module: the same
 # public names, members and parameters, both ways. docs/python.md describes the behaviour.
 import builtins
+import datetime
 import os
 from contextlib import AbstractContextManager
 from typing import Any, Callable, Iterator, Optional, Sequence, TypeAlias, Union
@@ -123,6 +124,9 @@ class _Collectives:
     def allgather_async(self, in_: _Buffer, out: _Buffer, *, dtype: _DTypeArg = None) -> Work: ...
     def reduce_scatter_async(self, in_: _Buffer, out: _Buffer, op: _Op = "sum", *,
                              dtype: _DTypeArg = None) -> Work: ...
+    def split(self, color: int, key: int = 0) -> Optional[Comm]: ...
+    def subgroup(self, ranks: Sequence[int], *, timeout: Optional[datetime.timedelta] = None,
+                 number: Optional[int] = None) -> Optional[Comm]: ...
     @property
     def backend(self) -> str: ...
     @property

@@ -27,6 +27,32 @@ BACKEND = "dtrain"
 _TORCHRUN_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
 
 
+# How many default groups of dtrain's this process has made: every rank makes the same ones.
+_default_groups = [0]
+# A new_group's number below: torch's count in the current default group's life, 2^20 of them
+# per default group (libdtrain takes numbers below 2^30: 1,024 default groups).
+_NUMBERS_PER_DEFAULT_GROUP = 1 << 20
+
+
+def _group_number():
+    """The number that the group torch is making now gets in libdtrain, or None.
+
+    torch counts the groups it makes on every rank, members or not (all ranks call new_group, in
+    the same order), and names each group's store prefix by that count: the same count on every
+    member and on no other group, as Comm::subgroup's number must be. The count starts again
+    after destroy_process_group, so the default groups made before set it apart.
+    """
+    c10d = _dist.distributed_c10d
+    world = getattr(c10d, "_world", None)
+    count = getattr(world, "group_count", None) if world is not None else None
+    if count is None:
+        count = getattr(c10d, "_group_count", None)  # torch 1.13
+    if not isinstance(count, int) or count < 1 or count > _NUMBERS_PER_DEFAULT_GROUP:
+        return None
+    number = _default_groups[0] * _NUMBERS_PER_DEFAULT_GROUP + count - 1  # counted before us
+    return number if number < (1 << 30) - 1 else None
+
+
 def _create(store, rank, size, timeout):
     # torch 1.13's creator signature (Backend.register_backend without extended_api). torch passes
     # its default (30 min) when init_process_group or new_group was given no timeout: then
@@ -37,10 +63,19 @@ def _create(store, rank, size, timeout):
     if isinstance(default, _torch.ProcessGroupDtrain):
         # new_group while the default group is dtrain's: a subgroup of it, sharing its
         # connections, instead of a rendezvous and connections of its own. torch does not pass
-        # the members' global ranks: each member leaves its own in the group's store.
-        store.set(f"dtrain/global-rank/{rank}", str(_dist.get_rank()))
-        ranks = [int(store.get(f"dtrain/global-rank/{r}")) for r in range(size)]
-        return _torch._subgroup(default, ranks, rank, given)
+        # the members' global ranks: each member leaves its own in the group's store, with the
+        # number it would give the group (below).
+        mine = str(_group_number())  # "None" where torch's count is not known
+        store.set(f"dtrain/global-rank/{rank}", f"{_dist.get_rank()} {mine}")
+        seen = [store.get(f"dtrain/global-rank/{r}").decode().split() for r in range(size)]
+        ranks = [int(global_rank) for global_rank, _ in seen]
+        # Numbered where every member gave the same number, so that libdtrain makes the group
+        # without a message; else (a torch that counts differently) its members agree on an id.
+        numbers = {number for _, number in seen}
+        number = int(mine) if numbers == {mine} and mine != "None" else None
+        return _torch._subgroup(default, ranks, rank, given, number)
+    if default is None:  # the default group (init_process_group), which every rank makes
+        _default_groups[0] += 1
     # One Context per process (docs/torch.md): dtrain.init()'s when the program made it first (or
     # an earlier default group's, still alive), else the group's own, which dtrain.init() then
     # returns.

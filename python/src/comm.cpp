@@ -7,6 +7,7 @@
 #include "collectives.hpp"
 #include "fused.hpp"
 #include "gil.hpp"
+#include "groups.hpp"
 #include "interrupt.hpp"
 #include "messages.hpp"
 #include "rooted.hpp"
@@ -117,6 +118,7 @@ void bind_context(py::module_& m) {
   def_collectives(ctx, &context_comm);
   def_messages(ctx, &context_comm);
   def_rooted(ctx, &context_comm);
+  def_groups(ctx, &context_comm);
 
   m.def(
       "_init",
@@ -184,6 +186,7 @@ void bind_comm(py::module_& m) {
   def_collectives(comm, &comm_itself);
   def_messages(comm, &comm_itself);
   def_rooted(comm, &comm_itself);
+  def_groups(comm, &comm_itself);
   bind_context(m);
   bind_fusion(m);
   // For tests: a buffer's checks without a collective, so that the refusals of device buffers can

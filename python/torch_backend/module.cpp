@@ -55,21 +55,29 @@ PYBIND11_MODULE(_torch, m) {
           "How allreduces travel: \"shared memory\", \"hierarchical\", \"tcp\", \"single\"")
       .def_property_readonly(
           "hostname", [](const ProcessGroupDtrain& pg) { return pg.world().hostname; },
-          "This rank's host, as the others name it in errors");
+          "This rank's host, as the others name it in errors")
+      .def_property_readonly(
+          "number", [](const ProcessGroupDtrain& pg) { return pg.number(); },
+          "A new_group's number in libdtrain (torch's count of groups), with which its members "
+          "made it without a message; None where they agreed on it, and for a default group");
   // For dtrain/torch.py's creator, not a public name: new_group while the default group is
   // dtrain's.
   m.def(
       "_subgroup",
       [](const c10::intrusive_ptr<ProcessGroupDtrain>& parent, const std::vector<int>& ranks,
-         int rank, std::optional<std::chrono::milliseconds> timeout) {
+         int rank, std::optional<std::chrono::milliseconds> timeout,
+         std::optional<std::int64_t> number) {
         auto check = dtrain::python::python_signal_check();  // made with the GIL
-        py::gil_scoped_release nogil;  // the members agree on the group: a wait
-        return c10::make_intrusive<ProcessGroupDtrain>(parent, ranks, rank, timeout,
+        py::gil_scoped_release nogil;  // without a number the members agree on the group: a wait
+        return c10::make_intrusive<ProcessGroupDtrain>(parent, ranks, rank, timeout, number,
                                                        std::move(check));
       },
       py::arg("parent"), py::arg("ranks"), py::arg("rank"), py::arg("timeout") = py::none(),
+      py::arg("number") = py::none(),
       "The group of `parent`'s ranks `ranks` (in group order), this process being `rank` of it: "
       "libdtrain's Comm::subgroup, sharing the parent's connections (no rendezvous). Collective "
       "over the members only (torch's new_group). `timeout` (a timedelta): the deadline of its "
-      "collectives and messages; None: the parent's.");
+      "collectives and messages; None: the parent's. `number`: the group's number, the same on "
+      "every member and given to no other group (torch's count of groups): made without a "
+      "message; None: the members agree on the group.");
 }

@@ -92,11 +92,13 @@ ProcessGroupDtrain::ProcessGroupDtrain(const c10::intrusive_ptr<c10d::Store>& st
 ProcessGroupDtrain::ProcessGroupDtrain(c10::intrusive_ptr<ProcessGroupDtrain> parent,
                                        const std::vector<int>& ranks, int rank,
                                        std::optional<std::chrono::milliseconds> timeout,
+                                       std::optional<std::int64_t> number,
                                        std::function<void()> signal_check)
     : ProcessGroup(rank, static_cast<int>(ranks.size())),
       interruption_(std::make_shared<Interruption>()),
       parent_(std::move(parent)),
-      group_(parent_->comm().subgroup(ranks, timeout)) {
+      group_(parent_->comm().subgroup(ranks, timeout, number)),
+      number_(number) {
   if (!group_ || group_->rank() != rank) {
     throw Error(Error::Code::kInvalid,
                 "dtrain: torch: new_group: rank " + std::to_string(rank) +

@@ -98,10 +98,11 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   // A group of `parent`'s ranks (torch's new_group while the default group is dtrain's):
   // `ranks` (world ranks of `parent`, in group order) as libdtrain's Comm::subgroup, sharing the
   // parent's bootstrap and connections (no rendezvous); collective over the members only.
-  // `timeout`: the deadline of its collectives and messages; nullopt: the parent's.
+  // `timeout`: the deadline of its collectives and messages; nullopt: the parent's. `number`:
+  // Comm::subgroup's (the group made without a message); nullopt: the members agree on it.
   ProcessGroupDtrain(c10::intrusive_ptr<ProcessGroupDtrain> parent, const std::vector<int>& ranks,
                      int rank, std::optional<std::chrono::milliseconds> timeout,
-                     std::function<void()> signal_check);
+                     std::optional<std::int64_t> number, std::function<void()> signal_check);
   ~ProcessGroupDtrain() override;
 
   const std::string getBackendName() const override { return "dtrain"; }
@@ -109,6 +110,7 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   // The Context the group runs on (a new_group's: its default group's).
   const std::shared_ptr<Context>& context() const { return parent_ ? parent_->context() : ctx_; }
   Comm& comm() { return group_ ? *group_ : ctx_->comm(); }
+  std::optional<std::int64_t> number() const { return number_; }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -185,6 +187,7 @@ class ProcessGroupDtrain final : public c10d::ProcessGroup {
   std::shared_ptr<Context> ctx_;                   // the default group's: the process's Context
   c10::intrusive_ptr<ProcessGroupDtrain> parent_;  // a new_group's: the group it is made of
   std::optional<Comm> group_;                      // ... and its Comm::subgroup of it
+  std::optional<std::int64_t> number_;             // ... made with this number
   bool device_check_set_ = false;  // interrupt_check() is on the NCCL communicator (under submit_)
   std::mutex submit_;  // one thread at a time submits to the Comm (DDP's hooks, the main thread)
   std::mutex queue_mutex_;

@@ -1,6 +1,6 @@
 // dtrain::Comm's sub-communicators (split, subgroup): the members and the group's message-space id
-// agreed over this communicator's messages, then a group communicator and an engine of its own
-// (group_communicator.hpp).
+// (group_ids.hpp: agreed over this communicator's messages, or the caller's number), then a group
+// communicator and an engine of its own (group_communicator.hpp).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -19,9 +19,10 @@
 namespace dtrain {
 namespace {
 
-// The message space in which the members of a group being made agree on its id: its own, so that
-// no communicator's messages match them. Each pair of members makes its groups in the same order
-// (as MPI and torch require), and its agreements match in that order.
+// The message space in which the members of a group being made agree on its id: its own, above
+// every group's (group_ids.hpp), so that no communicator's messages match them. Each pair of
+// members makes its groups in the same order (as MPI and torch require), and its agreements match
+// in that order.
 constexpr std::int64_t kAgreementSpace = (std::int64_t{1} << 31) - 1;
 
 runtime::Mailbox& mailbox_for_groups(runtime::Engine& e, const char* op) {
@@ -45,7 +46,6 @@ Comm Comm::make_group(const std::vector<int>& members, std::int64_t id,
       static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
   const int world_size =
       e.backend().message_space().size() == 0 ? size() : static_cast<int>(here.group_of()->size());
-  mailbox.space_id_used(id);
   runtime::MessageSpace space(id, std::move(world_of), world_size);
   const auto n = static_cast<int>(members.size());
   runtime::Settings settings = e.settings();
@@ -69,7 +69,7 @@ std::optional<Comm> Comm::split(int color, int key) {
   runtime::Mailbox& mailbox = mailbox_for_groups(*engine_, "split");
   const auto n = static_cast<std::size_t>(size());
   // Every rank's color, key and the lowest id its process has not used.
-  const std::array<std::int64_t, 3> mine = {color, key, mailbox.next_space_id()};
+  const std::array<std::int64_t, 3> mine = {color, key, mailbox.group_ids().next()};
   std::vector<std::int64_t> all(3 * n);
   allgather(mine.data(), all.data(), 3, DType::kInt64);
   if (color == kNoGroup) return std::nullopt;
@@ -82,11 +82,13 @@ std::optional<Comm> Comm::split(int color, int key) {
   std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
     return all[3 * static_cast<std::size_t>(a) + 1] < all[3 * static_cast<std::size_t>(b) + 1];
   });
+  mailbox.group_ids().agreed(id, "split");
   return make_group(members, id);
 }
 
 std::optional<Comm> Comm::subgroup(std::span<const int> ranks,
-                                   std::optional<std::chrono::milliseconds> timeout) {
+                                   std::optional<std::chrono::milliseconds> timeout,
+                                   std::optional<std::int64_t> number) {
   if (timeout && timeout->count() <= 0) {
     throw Error(Error::Code::kInvalid,
                 "dtrain: subgroup: timeout; expected a positive duration, got " +
@@ -102,10 +104,17 @@ std::optional<Comm> Comm::subgroup(std::span<const int> ranks,
                            : " appears twice; expected each rank once"));
     }
   }
-  if (!seen.contains(rank())) return std::nullopt;
   runtime::Engine& e = *engine_;
   runtime::Mailbox& mailbox = mailbox_for_groups(e, "subgroup");
   const std::vector<int> members(ranks.begin(), ranks.end());
+  if (number) {
+    // Checked on every rank, member or not, so that a number out of range is named everywhere;
+    // taken by the members only, as only they hold the group.
+    runtime::GroupIds::check_number(*number, "subgroup");
+    if (!seen.contains(rank())) return std::nullopt;
+    return make_group(members, mailbox.group_ids().numbered(*number, "subgroup"), timeout);
+  }
+  if (!seen.contains(rank())) return std::nullopt;
   const runtime::MessageSpace& here = e.backend().message_space();
   std::vector<int> world_of;
   for (int r : members) world_of.push_back(here.world(r));
@@ -130,8 +139,9 @@ std::optional<Comm> Comm::subgroup(std::span<const int> ranks,
         }
         if (r) runtime::Mailbox::wait(*r);
       });
-  std::int64_t id = mailbox.next_space_id();
+  std::int64_t id = mailbox.group_ids().next();
   doubling.allreduce(&id, &id, 1, DType::kInt64, ReduceOp::kMax);
+  mailbox.group_ids().agreed(id, "subgroup");
   return make_group(members, id, timeout);
 }
 

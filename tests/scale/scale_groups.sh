@@ -2,13 +2,14 @@
 # Sub-communicators at emulated scale (issue 43): N ranks in nodes of K (emulate_nodes.sh) make the
 # groups of a 3D-parallel job (scale_probe --groups G: rounds of the data, tensor and pipeline groups
 # until the job holds G groups) by splits by color or, with --by ranks, by subgroups of listed
-# ranks as torch's new_group makes them, then a barrier in each of their groups.
+# ranks as torch's new_group makes them through dtrain's backend (numbered: no message), or --by
+# agreed (subgroups whose members agree on their ids), then a barrier in each of their groups.
 # Prints the slowest rank's time to make them (all of them, and per group of the job) and the most
 # descriptors a rank gained by making them and by using them; fails when the making took more than
 # MAX_S seconds on some rank or a rank gained more than MAX_FDS descriptors by it (the issue's
 # target at 1,024 ranks: 256 groups in 2 s, 4 descriptors).
 #
-#   scale_groups.sh PROBE N K [--groups G] [--by color|ranks] [--max-s S] [--max-fds F] [--timeout S]
+#   scale_groups.sh PROBE N K [--groups G] [--by color|ranks|agreed] [--max-s S] [--max-fds F] [--timeout S]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 probe=$1 ranks=$2 per_node=$3

@@ -256,12 +256,6 @@ void Mailbox::set_deadline(const std::shared_ptr<Op>& op) {
   p.expire = [this, o = op.get()] { expire(o->shared_from_this()); };
 }
 
-void Mailbox::space_id_used(std::int64_t id) {
-  std::int64_t next = next_space_id_.load();
-  while (next <= id && !next_space_id_.compare_exchange_weak(next, id + 1)) {
-  }
-}
-
 void Mailbox::start_thread() {
   if (!thread_.joinable() && !stop_) thread_ = named_thread("dtrain-messages", [this] { loop(); });
 }

@@ -59,6 +59,7 @@
 
 #include "comm/call_check.hpp"
 #include "comm/engine.hpp"
+#include "comm/point_to_point/group_ids.hpp"
 #include "comm/point_to_point/message_matching.hpp"
 #include "net/socket.hpp"
 #include "timeout.hpp"
@@ -137,15 +138,12 @@ class Mailbox : private Progress {
   // wait goes through Engine::wait, which also runs the interrupt check.
   static void wait(Pending& message);
 
-  // Sub-communicator ids (message_space.hpp), shared by every communicator on this mailbox: the
-  // lowest this process has not used (a new group's members agree on the largest they propose),
-  // and the one agreed.
-  std::int64_t next_space_id() const { return next_space_id_.load(); }
+  // Sub-communicator ids (group_ids.hpp), shared by every communicator on this mailbox.
+  GroupIds& group_ids() { return group_ids_; }
 
   // Rank `peer` is gone (the engine's peer watch or alarm said so; `text` names it): what waits
   // for it fails at once with `text`, and so does whatever is later sent to or received from it.
   void peer_lost(int peer, const std::string& text);
-  void space_id_used(std::int64_t id);
 
  private:
   struct Op;
@@ -302,7 +300,7 @@ class Mailbox : private Progress {
   std::uint64_t watched_seen_ = 0;                    // the loop's last look at it
   std::chrono::steady_clock::time_point watched_at_;  // and when it last saw it move
   std::thread thread_;
-  std::atomic<std::int64_t> next_space_id_{1};  // 0 is the world's
+  GroupIds group_ids_;
 };
 
 }  // namespace dtrain::runtime

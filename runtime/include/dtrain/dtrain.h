@@ -64,8 +64,9 @@ typedef enum {
 
 /* Bootstraps this process (see dtrain::init()); *out is NULL after a failure. */
 DTRAIN_API dtrain_status_t dtrain_init(dtrain_context_t** out) DTRAIN_NOEXCEPT;
-/* Releases everything dtrain_init() acquired. NULL is accepted and does nothing. Collective
- * (MPI_Finalize waits for every rank) unless dtrain_abort() was called. */
+/* Releases everything dtrain_init() acquired. NULL is accepted and does nothing; a group's handle
+ * is refused (dtrain_group_free). Collective (MPI_Finalize waits for every rank) unless
+ * dtrain_abort() was called. */
 DTRAIN_API dtrain_status_t dtrain_finalize(dtrain_context_t* ctx) DTRAIN_NOEXCEPT;
 /* This rank is leaving the job because of an error (dtrain::Context::abort): writes a line with
  * `reason` to stderr, tells the other ranks, whose collectives then fail naming this rank, and
@@ -159,6 +160,25 @@ DTRAIN_API dtrain_status_t dtrain_alltoallv(dtrain_context_t* ctx, const void* i
                                             void* out, const size_t* recv_counts,
                                             const size_t* recv_offsets,
                                             dtrain_dtype_t dtype) DTRAIN_NOEXCEPT;
+
+/* Sub-communicators (dtrain::Comm::split, ::subgroup, dtrain.hpp), sharing the job's connections
+ * (no rendezvous). *out is a handle that every function taking a ctx accepts: its collectives and
+ * messages then run among the group's ranks, in the group's numbering (dtrain_rank, dtrain_size:
+ * the group's; dtrain_local_rank, _local_size, _attempt: the node's, as on the job's handle); NULL
+ * for a rank the group leaves out. A group of a group works too. Free each with
+ * dtrain_group_free before dtrain_finalize of its job; checkpoints, preemption and finalize take
+ * only dtrain_init's handle.
+ * dtrain_split is MPI_Comm_split, collective over ctx: the ranks passing one color (>= 0) form a
+ * group, ordered by key, then by their rank in ctx; DTRAIN_NO_GROUP: this rank joins none.
+ * dtrain_subgroup is collective over its members only: ranks[0 .. n - 1] (ctx's numbering, each
+ * once) become group ranks 0 .. n - 1. */
+#define DTRAIN_NO_GROUP (-1)
+DTRAIN_API dtrain_status_t dtrain_split(dtrain_context_t* ctx, int color, int key,
+                                        dtrain_context_t** out) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_subgroup(dtrain_context_t* ctx, const int* ranks, size_t n,
+                                           dtrain_context_t** out) DTRAIN_NOEXCEPT;
+/* NULL is accepted and does nothing; dtrain_init's handle is refused (dtrain_finalize). */
+DTRAIN_API dtrain_status_t dtrain_group_free(dtrain_context_t* group) DTRAIN_NOEXCEPT;
 
 /* Registers n tensors (data[i], counts[i] elements) to be allreduced in place together, in
  * buckets of bucket_bytes (0: DTRAIN_FUSION_BYTES, default 64 MiB). Every rank registers the same

@@ -216,13 +216,18 @@ class DTRAIN_API Comm {
   // members only: `ranks` (in this communicator's numbering, no repeats) become group ranks 0,
   // 1, ... in that order; nullopt for a rank not in it. `timeout` (positive): the deadline of the
   // group's collectives and messages, which its errors name as the group's; nullopt: this
-  // communicator's (DTRAIN_TIMEOUT unless the Context was given one). The returned Comm owns its
-  // group (its engine and thread), which lives as long as a copy of it does; the Context must
-  // outlive it.
+  // communicator's (DTRAIN_TIMEOUT unless the Context was given one). Without `number` the
+  // members agree on the group's id in log2(size) messages (opening the connections between
+  // them); `number` (0 to 2^30 - 2): the caller's name for the group, the same on every member and
+  // given to no other group of the Context (torch's new_group count, which every rank keeps):
+  // then the call sends no message and waits for no rank, and a number given twice in one
+  // process is refused. The returned Comm owns its group (its engine and thread), which lives as
+  // long as a copy of it does; the Context must outlive it.
   static constexpr int kNoGroup = -1;
   std::optional<Comm> split(int color, int key);
   std::optional<Comm> subgroup(std::span<const int> ranks,
-                               std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+                               std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                               std::optional<std::int64_t> number = std::nullopt);
 
   // "mpi", "tcp", "single" (ctx.comm()) or "nccl" (ctx.device_comm()).
   std::string_view backend() const;

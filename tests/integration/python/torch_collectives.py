@@ -179,6 +179,25 @@ if rank == size - 1:
     t = torch.full((4,), 3.0)
     dist.all_reduce(t, group=alone)
     assert torch.equal(t, torch.full((4,), 3.0))
+# Each made with torch's count of groups as its number (libdtrain's Comm::subgroup(ranks,
+# timeout, number)): its members exchanged no message to make it
+count = dist.distributed_c10d._group_count  # torch's, after both: sub took count - 2
+if rank < 2:
+    assert sub.number is not None and sub.number % (1 << 20) == count - 2, (sub.number, count)
+if rank == size - 1:
+    assert alone.number % (1 << 20) == count - 1, (alone.number, count)
+if rank == 1 and size == 2:
+    assert alone.number == sub.number + 1, (sub.number, alone.number)
+# Many groups, every rank calling new_group for each (torch's rule): each pair's all_reduce exact
+pairs = [(i % size, (i + 1 + i // size) % size) for i in range(24)]
+for a, b in pairs:
+    if a == b:
+        continue
+    g = dist.new_group([a, b])
+    if rank in (a, b):
+        t = torch.full((3,), float(rank + 1))
+        dist.all_reduce(t, group=g)
+        assert torch.equal(t, torch.full((3,), float(a + b + 2))), (a, b, t)
 
 # all_gather_coalesced: one allgather for every input (torch wants one dtype per call), any
 # dtype (complex too), any shapes, empty tensors among them

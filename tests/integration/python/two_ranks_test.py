@@ -3,6 +3,7 @@
 # the checkpoint's per-rank blobs, the agreed preemption stop, the shards' cover, the GIL
 # released while a collective waits, and torch tensors directly. (Ctrl-C, which leaves the
 # communicator unusable, has its own job: interrupt_test.py.)
+import datetime
 import os
 import signal
 import tempfile
@@ -197,6 +198,37 @@ def test_rooted_and_all_to_all_collectives(ctx):
     np.testing.assert_array_equal(recv, [[100 * 0 + 0], [1, 2, 3, 100, 101]][me])
     with pytest.raises(ValueError, match="send_counts: 1 entries; expected one per rank"):
         ctx.alltoallv(send, [1], recv, recv_counts)
+    ctx.barrier()
+
+
+def test_groups_split_subgroup_and_numbered(ctx):
+    me = ctx.rank
+    # split: each rank alone (color = rank), then both by key -rank (reversed order)
+    alone = ctx.split(me)
+    assert (alone.rank, alone.size) == (0, 1)
+    np.testing.assert_array_equal(alone.allreduce(np.full(2, me + 1.0)), me + 1.0)
+    both = ctx.comm.split(0, key=-me)
+    assert (both.rank, both.size) == (1 - me, 2)
+    ranks = np.zeros(2, dtype=np.int32)
+    both.allgather(np.array([me], dtype=np.int32), ranks)
+    assert list(ranks) == [1, 0]  # in the group's order
+    # subgroup: members only; numbered (no message) or agreed; a group of a group
+    assert ctx.subgroup([1 - me], number=11 + me) is None
+    for number in (None, 40):
+        g = ctx.subgroup([1, 0], number=number, timeout=datetime.timedelta(seconds=20))
+        assert g.rank == 1 - me and g.size == 2
+        got = np.zeros(3, dtype=np.int64)
+        if g.rank == 0:
+            g.send(np.arange(3, dtype=np.int64), 1, tag=3)
+        else:
+            assert g.recv(got, None, tag=3) == 0
+            np.testing.assert_array_equal(got, [0, 1, 2])
+    inner = both.split(0 if both.rank == 0 else -1)
+    assert (inner is None) == (both.rank != 0)
+    with pytest.raises(dtrain.InvalidError, match="number 40 was given to an earlier group"):
+        ctx.subgroup([0, 1], number=40)
+    with pytest.raises(dtrain.InvalidError, match="ranks: 2 is out of range; expected 0 to 1"):
+        ctx.subgroup([0, 2])
     ctx.barrier()
 
 

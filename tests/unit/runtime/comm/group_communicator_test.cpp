@@ -158,6 +158,53 @@ TEST(GroupCommunicator, SixtyFourGroupsOpenNoConnectionAPairDidNotNeed) {
   EXPECT_LE(after[0] - before, 0);
 }
 
+// A subgroup given a number (torch's new_group count) agrees on nothing: rank 0 makes it and
+// runs on while rank 1, its other member, still waits for rank 0's message before making it (an
+// agreement would wait for rank 1 there until the world's timeout). Its collectives then run
+// beside a split's group and the world's, each in its own messages.
+TEST(GroupCommunicator, ANumberedSubgroupWaitsForNoRankAndRunsEveryCollective) {
+  tcp_comm_ranks(4, [&](Comm& c, int rank) {
+    std::optional<Comm> halves = c.split(rank % 2, rank);
+    const std::vector<int> pair = {1, 0};
+    std::int32_t x = 5;
+    if (rank == 1) c.recv(&x, 1, DType::kInt32, 0, 9);
+    std::optional<Comm> g = c.subgroup(pair, std::nullopt, 0);
+    if (rank == 0) c.send(&x, 1, DType::kInt32, 1, 9);
+    EXPECT_EQ(g.has_value(), rank < 2);
+    if (g) {
+      EXPECT_EQ(g->rank(), 1 - rank);
+      every_collective(*g, rank);
+    }
+    every_collective(*halves, rank);
+    // Numbers are the caller's and may be any in range, in any order.
+    const std::vector<int> all = {3, 2, 1, 0};
+    std::optional<Comm> reversed = c.subgroup(all, std::nullopt, (std::int64_t{1} << 30) - 2);
+    EXPECT_EQ(reversed->rank(), 3 - rank);
+    every_collective(*reversed, rank);
+  });
+}
+
+TEST(GroupCommunicator, ANumberGivenTwiceOrOutOfRangeIsRefusedByName) {
+  tcp_comm_ranks(3, [&](Comm& c, int rank) {
+    const std::vector<int> first = {0, 1};
+    const std::vector<int> second = {1, 2};
+    std::optional<Comm> g = c.subgroup(first, std::nullopt, 7);
+    // Rank 1 holds both: the two groups would take each other's messages there.
+    const std::string twice = error_of([&] { (void)c.subgroup(second, std::nullopt, 7); });
+    EXPECT_EQ(twice, rank == 1 ? "dtrain: subgroup: number 7 was given to an earlier group of "
+                                 "this Context; expected a number given to no other group (the "
+                                 "same on every member, as torch's new_group count is)"
+                               : "(no error)")
+        << rank;
+    for (const std::int64_t bad : {std::int64_t{-1}, std::int64_t{1} << 30}) {
+      EXPECT_EQ(error_of([&] { (void)c.subgroup(second, std::nullopt, bad); }),
+                "dtrain: subgroup: number; expected 0 to 1073741822, got " + std::to_string(bad))
+          << "every rank, member or not";
+    }
+    c.barrier();
+  });
+}
+
 // A subgroup given its own timeout (torch's new_group(timeout=...)): its collectives and its
 // messages fail at that deadline, not at the world's 30 s, and say whose timeout it was.
 TEST(GroupCommunicator, ASubgroupsOwnTimeoutEndsItsWaitsAndIsNamed) {
