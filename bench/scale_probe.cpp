@@ -19,12 +19,13 @@
 // the job, in the same order, each group given its number in that order: no message); --by
 // agreed: the same without numbers (the members agree on each group's id). Then a barrier in each
 // of the rank's groups, and one more line: "scale_probe rank=R groups=G' by=B calls=C member_of=M
-// split_s=... per_group_ms=... group_barriers_s=... fds_before=... fds_made=... fds_used=...
-// threads_before=... threads_made=...": G' the groups made in the job, per_group_ms the splits'
-// time divided by G', fds_made / fds_used this rank's descriptors once the groups exist / after
-// their barriers.
+// split_s=... split_cpu_s=... per_group_ms=... group_barriers_s=... fds_before=... fds_made=...
+// fds_used=... threads_before=... threads_made=...": G' the groups made in the job, split_cpu_s
+// the process's CPU time meanwhile (all its threads), per_group_ms the splits' time divided by G',
+// fds_made / fds_used this rank's descriptors once the groups exist / after their barriers.
 #include <signal.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -48,6 +49,14 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// This process's CPU time (all its threads), in seconds: what the making cost the rank, apart
+// from the time it waited for a core.
+double process_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 long open_descriptors() {
@@ -204,6 +213,7 @@ int make_groups(dtrain::Comm& comm, int want, int tp, int pp, const std::string&
   // hundreds share 2 cores, and the first split would wait out that skew.
   comm.barrier();
   auto start = Clock::now();
+  const double cpu_before = process_cpu_s();
   while (made < want) {
     if (by == "color") {
       for (const int color : {data_color, tensor_color, pipeline_color}) {
@@ -224,6 +234,7 @@ int make_groups(dtrain::Comm& comm, int want, int tp, int pp, const std::string&
     made += per_round;
   }
   const double split_s = since(start);
+  const double split_cpu_s = process_cpu_s() - cpu_before;
   const long fds_made = open_descriptors();
   const long threads_made = threads_now();
   start = Clock::now();
@@ -231,11 +242,13 @@ int make_groups(dtrain::Comm& comm, int want, int tp, int pp, const std::string&
   const double barriers_s = since(start);
   comm.barrier();
   std::printf(
-      "scale_probe rank=%d groups=%d by=%s calls=%d member_of=%zu split_s=%.4f per_group_ms=%.4f "
+      "scale_probe rank=%d groups=%d by=%s calls=%d member_of=%zu split_s=%.4f split_cpu_s=%.4f "
+      "per_group_ms=%.4f "
       "group_barriers_s=%.4f fds_before=%ld fds_made=%ld fds_used=%ld threads_before=%ld "
       "threads_made=%ld layout=%dx%dx%d\n",
-      rank, made, by.c_str(), calls, mine.size(), split_s, 1000.0 * split_s / made, barriers_s,
-      fds_before, fds_made, open_descriptors(), threads_before, threads_made, tp, pp, dp);
+      rank, made, by.c_str(), calls, mine.size(), split_s, split_cpu_s, 1000.0 * split_s / made,
+      barriers_s, fds_before, fds_made, open_descriptors(), threads_before, threads_made, tp, pp,
+      dp);
   std::fflush(stdout);
   return 0;
 }

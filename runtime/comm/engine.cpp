@@ -23,25 +23,9 @@ struct Abandoned {
   std::exception_ptr error;
 };
 
-// The caller polls this long before sleeping on the condition variable, and the progress thread
-// polls as long for the next collective before sleeping: most small collectives finish within
-// it, and a futex wake-up on each side costs more than they do. Not when the process may run on
-// one CPU only (a launcher bound each rank to a core): there the poller only takes time from the
-// thread it waits for, the collective or the training step.
-constexpr auto kSpin = std::chrono::microseconds(100);
-
 // How often a waiting caller sleeps between checks of the deadline and the interrupt check: often
 // enough that Ctrl-C feels immediate, rarely enough to cost nothing.
 constexpr auto kWaitSlice = std::chrono::milliseconds(100);
-
-std::chrono::microseconds spin_for_this_process() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) {
-    return std::chrono::microseconds(0);
-  }
-  return kSpin;
-}
 
 // One write(2), not stdio: the launcher may kill this process any moment now, and a line left
 // in a stdio buffer would die with it.
@@ -66,7 +50,7 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settin
       size_(size),
       settings_(std::move(settings)),
       threaded_(backend_->remote()),
-      spin_(spin_for_this_process()) {
+      spin_(engine_spin()) {
   // The watch before the progress thread: if either throws, nothing joinable is left behind.
   const std::vector<PeerProcess> node = backend_->node_processes();
   std::unique_ptr<PeerAlarm> alarm = backend_->take_peer_alarm();
@@ -82,7 +66,6 @@ Engine::Engine(std::unique_ptr<Communicator> backend, int rank, int size, Settin
         },
         std::move(alarm));
   }
-  if (threaded_) thread_ = named_thread("dtrain-engine", [this, gate = gate_] { loop(gate); });
 }
 
 Engine::~Engine() {
@@ -129,15 +112,24 @@ std::shared_ptr<Pending> Engine::submit(const char* op, std::size_t bytes,
     execute(*p, p->body);
     return p;
   }
+  enqueue(p, nullptr);
+  return p;
+}
+
+// The first collective queued starts the progress thread, not the making (engine.hpp: why).
+void Engine::enqueue(const std::shared_ptr<Pending>& p,
+                     std::function<void(std::uint64_t)> numbered) {
   {
     std::lock_guard lock(mutex_);
     if (!broken_.empty()) throw_broken();
     p->seq = next_seq_++;
+    if (numbered) p->body = [b = std::move(numbered), seq = p->seq] { b(seq); };
     queue_.push_back(p);
     queued_.fetch_add(1, std::memory_order_release);
+    if (!thread_.joinable())
+      thread_ = named_thread("dtrain-engine", [this, g = gate_] { loop(g); });
   }
   work_.notify_one();
-  return p;
 }
 
 std::shared_ptr<Pending> Engine::submit_numbered(const char* op, std::size_t bytes,
@@ -151,15 +143,7 @@ std::shared_ptr<Pending> Engine::submit_numbered(const char* op, std::size_t byt
     execute(*p, p->body);
     return p;
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (!broken_.empty()) throw_broken();
-    p->seq = next_seq_++;
-    p->body = [b = std::move(body), seq = p->seq] { b(seq); };
-    queue_.push_back(p);
-    queued_.fetch_add(1, std::memory_order_release);
-  }
-  work_.notify_one();
+  enqueue(p, std::move(body));
   return p;
 }
 

@@ -167,6 +167,10 @@ class Engine {
   void abort(const std::string& report, bool at_exit = false) noexcept;
 
  private:
+  // Queues `p` (its body made from `numbered` with its number, when given) for the progress
+  // thread, which the first one starts: a group never used costs no thread, and a rank making its
+  // groups no thread start (0.7 ms of CPU each, measured: 256 groups at 1,024 emulated ranks).
+  void enqueue(const std::shared_ptr<Pending>& p, std::function<void(std::uint64_t)> numbered);
   void loop(const std::shared_ptr<BodyGate>& gate);
   // How long `p` may run before the waiter throws the timeout: the timeout, plus a grace when
   // the backend gives up by itself at the deadline (its message names the peer) and `p` does not

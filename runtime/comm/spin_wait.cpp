@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -32,7 +33,29 @@ constexpr auto kPollBetweenYields = std::chrono::microseconds(5);
 // polls until a yield comes back at once again.
 constexpr auto kYieldRanAnother = std::chrono::nanoseconds(2500);
 
+// The CPUs this process may run on; 0 when the system does not say.
+int usable_cpus() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+}
+
+// Set once by init() (set_node_ranks), read by every wait: no system call per message.
+std::atomic<bool> oversubscribed{false};
+
 }  // namespace
+
+void set_node_ranks(int ranks) {
+  const int usable = usable_cpus();
+  oversubscribed.store(usable > 0 && ranks > usable);
+}
+
+bool node_oversubscribed() { return oversubscribed.load(std::memory_order_relaxed); }
+
+std::chrono::microseconds engine_spin() {
+  const int usable = usable_cpus();
+  return (usable > 0 && usable < 2) || node_oversubscribed() ? std::chrono::microseconds(0) : kSpin;
+}
 
 bool spin_on(Pending& p, Progress& progress) {
   // Per thread: a thread runs on one core at a time, and a rank's caller keeps its core.
