@@ -29,6 +29,8 @@ _TORCHRUN_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
 
 # How many default groups of dtrain's this process has made: every rank makes the same ones.
 _default_groups = [0]
+# The numbers this process's groups took (_group_number), 8 bytes each.
+_numbers_given = set()
 # A new_group's number below: torch's count in the current default group's life, 2^20 of them
 # per default group (libdtrain takes numbers below 2^30: 1,024 default groups).
 _NUMBERS_PER_DEFAULT_GROUP = 1 << 20
@@ -50,7 +52,12 @@ def _group_number():
     if not isinstance(count, int) or count < 1 or count > _NUMBERS_PER_DEFAULT_GROUP:
         return None
     number = _default_groups[0] * _NUMBERS_PER_DEFAULT_GROUP + count - 1  # counted before us
-    return number if number < (1 << 30) - 1 else None
+    # A count that did not move since this process's last group (a torch that counts only some
+    # groups): no number, so that the members agree instead of libdtrain refusing a repeat.
+    if number >= (1 << 30) - 1 or number in _numbers_given:
+        return None
+    _numbers_given.add(number)
+    return number
 
 
 def _create(store, rank, size, timeout):

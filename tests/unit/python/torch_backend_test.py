@@ -220,3 +220,24 @@ def test_the_groups_timeout_must_be_positive():
     assert refusal(lambda: dtrain.torch.ProcessGroupDtrain(dist.HashStore(), 0, 1,
                                                            timedelta(0))) == (
         "dtrain: bootstrap: external: timeout; expected a positive duration, got 0 ms")
+
+
+def test_a_new_groups_number_is_torchs_count_in_this_default_groups_life(monkeypatch):
+    # torch counts every group it makes on every rank (1.13: _group_count, incremented before the
+    # creator runs); dtrain numbers the group by that count, apart per default group, and never
+    # twice in a process (a count that did not move gives None: the members then agree).
+    c10d = dist.distributed_c10d
+    base = dtrain.torch._default_groups[0] * (1 << 20)
+    monkeypatch.setattr(c10d, "_group_count", 41, raising=False)
+    assert dtrain.torch._group_number() == base + 40
+    assert dtrain.torch._group_number() is None  # the same count again
+    monkeypatch.setattr(c10d, "_group_count", 0, raising=False)
+    assert dtrain.torch._group_number() is None  # no group counted yet
+    monkeypatch.setattr(c10d, "_group_count", (1 << 20) + 1, raising=False)
+    assert dtrain.torch._group_number() is None  # beyond a default group's numbers
+    monkeypatch.setattr(c10d, "_group_count", 77, raising=False)
+    sub = dist.new_group([0])  # torch counts it: 77 -> 78, so its number is 77
+    assert sub.number == base + 77, sub.number
+    t = torch.ones(2)
+    dist.all_reduce(t, group=sub)
+    assert torch.equal(t, torch.ones(2))
