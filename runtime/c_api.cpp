@@ -16,25 +16,15 @@ using namespace dtrain::c_api;
 
 namespace {
 
-// A fact of this rank's node or attempt, the same on a group's handle as on the world's.
+// One int of a handle, read by `pick`: the group's rank and size on a group's handle, the node's
+// facts (local rank, local size, attempt) the same on either.
 template <typename Pick>
-dtrain_status_t world_field(const dtrain_context_t* ctx, int* out, const char* function,
-                            Pick pick) noexcept {
+dtrain_status_t field(const dtrain_context_t* ctx, int* out, const char* function,
+                      Pick pick) noexcept {
   return guarded([&] {
     require(ctx, function, "ctx");
     require(out, function, "out");
-    *out = pick(ctx->context->world());
-  });
-}
-
-// This rank's place in the handle's communicator: the group's on a group's handle.
-template <typename Pick>
-dtrain_status_t comm_field(const dtrain_context_t* ctx, int* out, const char* function,
-                           Pick pick) noexcept {
-  return guarded([&] {
-    require(ctx, function, "ctx");
-    require(out, function, "out");
-    *out = pick(ctx->comm());
+    *out = pick(*ctx);
   });
 }
 
@@ -79,11 +69,11 @@ dtrain_status_t dtrain_abort(dtrain_context_t* ctx, const char* reason) noexcept
 }
 
 dtrain_status_t dtrain_rank(const dtrain_context_t* ctx, int* out) noexcept {
-  return comm_field(ctx, out, "dtrain_rank", [](const dtrain::Comm& c) { return c.rank(); });
+  return field(ctx, out, "dtrain_rank", [](const dtrain_context& h) { return h.comm().rank(); });
 }
 
 dtrain_status_t dtrain_size(const dtrain_context_t* ctx, int* out) noexcept {
-  return comm_field(ctx, out, "dtrain_size", [](const dtrain::Comm& c) { return c.size(); });
+  return field(ctx, out, "dtrain_size", [](const dtrain_context& h) { return h.comm().size(); });
 }
 
 dtrain_status_t dtrain_split(dtrain_context_t* ctx, int color, int key,
@@ -124,18 +114,18 @@ dtrain_status_t dtrain_group_free(dtrain_context_t* group) noexcept {
 }
 
 dtrain_status_t dtrain_local_rank(const dtrain_context_t* ctx, int* out) noexcept {
-  return world_field(ctx, out, "dtrain_local_rank",
-                     [](const dtrain::WorldInfo& w) { return w.local_rank; });
+  return field(ctx, out, "dtrain_local_rank",
+               [](const dtrain_context& h) { return h.context->world().local_rank; });
 }
 
 dtrain_status_t dtrain_local_size(const dtrain_context_t* ctx, int* out) noexcept {
-  return world_field(ctx, out, "dtrain_local_size",
-                     [](const dtrain::WorldInfo& w) { return w.local_size; });
+  return field(ctx, out, "dtrain_local_size",
+               [](const dtrain_context& h) { return h.context->world().local_size; });
 }
 
 dtrain_status_t dtrain_attempt(const dtrain_context_t* ctx, int* out) noexcept {
-  return world_field(ctx, out, "dtrain_attempt",
-                     [](const dtrain::WorldInfo& w) { return w.attempt; });
+  return field(ctx, out, "dtrain_attempt",
+               [](const dtrain_context& h) { return h.context->world().attempt; });
 }
 
 dtrain_status_t dtrain_allreduce_float(dtrain_context_t* ctx, const float* in, float* out,

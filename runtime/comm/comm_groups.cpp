@@ -107,14 +107,13 @@ std::optional<Comm> Comm::subgroup(std::span<const int> ranks,
   runtime::Engine& e = *engine_;
   runtime::Mailbox& mailbox = mailbox_for_groups(e, "subgroup");
   const std::vector<int> members(ranks.begin(), ranks.end());
-  if (number) {
-    // Checked on every rank, member or not, so that a number out of range is named everywhere;
-    // taken by the members only, as only they hold the group.
-    runtime::GroupIds::check_number(*number, "subgroup");
-    if (!seen.contains(rank())) return std::nullopt;
-    return make_group(members, mailbox.group_ids().numbered(*number, "subgroup"), timeout);
+  if (!seen.contains(rank())) {
+    // A number out of range is named on every rank, member or not; only members take it.
+    if (number) runtime::GroupIds::check_number(*number, "subgroup");
+    return std::nullopt;
   }
-  if (!seen.contains(rank())) return std::nullopt;
+  if (number)
+    return make_group(members, mailbox.group_ids().numbered(*number, "subgroup"), timeout);
   const runtime::MessageSpace& here = e.backend().message_space();
   std::vector<int> world_of;
   for (int r : members) world_of.push_back(here.world(r));
