@@ -4,7 +4,6 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "comm/single_communicator.hpp"
-#include "comm/spin_wait.hpp"
 #include "comm/transport/mpi/mpi_communicator.hpp"
 #include "comm/transport/nccl/nccl_communicator.hpp"
 #include "comm/transport/tcp/tcp_communicator.hpp"
@@ -121,7 +120,6 @@ Context start(std::unique_ptr<runtime::ContextState> state, runtime::Bootstrappe
   } else {
     backend = runtime::make_mpi_communicator(w, found.owns_mpi, settings);
   }
-  runtime::set_node_ranks(w.local_size);  // before the engine: how its waiters poll
   state->engine = std::make_unique<runtime::Engine>(std::move(backend), w.rank, w.size, settings);
   // Its logger's watch follows the world's collectives (the ones every rank joins) through it.
   if (auto live = records::LivePage::from_environment(settings.live_fd))

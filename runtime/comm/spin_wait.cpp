@@ -2,7 +2,6 @@
 
 #include <sched.h>
 
-#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -40,21 +39,11 @@ int usable_cpus() {
   return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
 }
 
-// Set once by init() (set_node_ranks), read by every wait: no system call per message.
-std::atomic<bool> oversubscribed{false};
-
 }  // namespace
-
-void set_node_ranks(int ranks) {
-  const int usable = usable_cpus();
-  oversubscribed.store(usable > 0 && ranks > usable);
-}
-
-bool node_oversubscribed() { return oversubscribed.load(std::memory_order_relaxed); }
 
 std::chrono::microseconds engine_spin() {
   const int usable = usable_cpus();
-  return (usable > 0 && usable < 2) || node_oversubscribed() ? std::chrono::microseconds(0) : kSpin;
+  return usable > 0 && usable < 2 ? std::chrono::microseconds(0) : kSpin;
 }
 
 bool spin_on(Pending& p, Progress& progress) {

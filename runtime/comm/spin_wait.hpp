@@ -29,19 +29,12 @@ inline void cpu_relax() {
 // peer in another.
 bool spin_on(Pending& p, Progress& progress);
 
-// The number of ranks on this process's node (the Context's local_size), set by init() before
-// its engine is made, weighed against the CPUs this process may run on (its affinity then).
-void set_node_ranks(int ranks);
-// Whether the node's ranks outnumber the CPUs this process may run on. (The waiter of a message
-// within a node, spin_on, spins even so: it sees a shared core and yields between its polls.)
-bool node_oversubscribed();
 // How long an engine's waiting caller polls before it sleeps, and its progress thread for the
 // next collective (engine.cpp): most small collectives finish within 100 us, and a futex wake-up
 // on each side costs more than they do. None where the process may run on one CPU only (a
-// launcher bound each rank to a core) or the node's ranks outnumber the CPUs it may run on (an
-// oversubscribed node; emulated nodes on one machine): there a poller only takes the core from the
-// rank it waits for (1,024 emulated ranks on 2 cores: groups made and their barriers 15-20 %
-// faster without it, docs/benchmarks.md).
+// launcher bound each rank to a core): there the poller only takes time from the thread it waits
+// for. (Not polling where a node's ranks outnumber its CPUs was tried and not kept: 16 KiB
+// allreduces on 4 ranks of 2 cores took 1.5 x as long, docs/benchmarks.md.)
 std::chrono::microseconds engine_spin();
 
 }  // namespace dtrain::runtime
