@@ -14,7 +14,6 @@ import atexit as _atexit
 import sys as _sys
 import threading as _threading
 import operator as _operator
-import weakref as _weakref
 from contextlib import contextmanager as _contextmanager
 
 from ._dtrain import (  # noqa: F401
@@ -48,49 +47,31 @@ __all__ = [
     "InternalError", "TimeoutError",
 ]
 
-# Where the process's one live Context is found (MPI cannot start twice in a process, and the torch
-# backend's default group runs on the same Context: docs/torch.md): weak references, each
-# returning it or None, newest first: to a Context init() returned, and to a torch process group
-# that made it (its `context`).
-_context_sources = []
 _exit_status = None  # the main thread's last sys.exit() argument
 _exit_hooks = False  # _leave_if_failed registered, sys.exit wrapped
 
 
 def _live_context():
-    """The process's live Context, or None."""
-    for source in _context_sources:
-        ctx = source()
-        if ctx is not None:
-            return ctx
-    return None
+    """The process's live Context, or None (held by Python, a process group or its subgroups)."""
+    return _dtrain._live_context()
 
 
 def init():
     """Bootstraps this process (dtrain::init()) and returns its Context.
 
-    Calling it again while that Context is alive returns the same one, since MPI cannot be
-    initialized twice in a process; so does a call after init_process_group(backend="dtrain"),
-    whose process group made the Context.
+    While the process's Context lives (one init() returned, or that init_process_group(backend=
+    "dtrain") made, held by anything: Python, a process group or its subgroups), init() returns
+    it: MPI cannot be initialized twice in a process, and two Contexts would be two sequences of
+    collectives (docs/torch.md, "One Context per process").
     """
-    ctx = _live_context()
-    if ctx is None:
-        ctx = _dtrain._init()
-    # Kept while this Python object lives, also once the process group that made it is gone.
-    _context_sources[:] = [_weakref.ref(ctx)] + [s for s in _context_sources if s() is not None]
+    ctx = _dtrain._init()
     _install_exit_hooks()
     return ctx
 
 
 def _made_by(group):
     """For dtrain.torch: `group` (a process group that made the process's Context) holds it."""
-    owner = _weakref.ref(group)
-
-    def context():
-        g = owner()
-        return None if g is None else g.context
-
-    _context_sources[:] = [context] + [s for s in _context_sources if s() is not None]
+    _dtrain._note_context(group.context)
     # A rank whose script raised leaves the job at exit (_leave_if_failed) rather than waiting in
     # the group's Context's finalize for ranks still in their training loop.
     _install_exit_hooks()

@@ -119,19 +119,32 @@ void bind_context(py::module_& m) {
   def_messages(ctx, &context_comm);
   def_rooted(ctx, &context_comm);
   def_groups(ctx, &context_comm);
+}
 
+// The process's one Context (shared_context.hpp): made, found and noted.
+void bind_live_context(py::module_& m) {
   m.def(
       "_init",
       [] {
         SharedContext c;
+        bool made = false;
         {
           py::gil_scoped_release release;
-          c = share(dtrain::init());
+          c = live_or_make([&made] {
+            made = true;
+            return share(dtrain::init());
+          });
         }
-        install_interrupt_check(c->comm());
+        if (made) install_interrupt_check(c->comm());
         return c;
       },
-      "Bootstraps this process (dtrain::init()).");
+      "The process's live Context (shared_context.hpp), else one made by bootstrapping this "
+      "process (dtrain::init()).");
+  m.def(
+      "_live_context", [] { return live_context(); },
+      "The process's live Context, or None: whatever holds it (Python, a process group).");
+  m.def("_note_context", &note_live, "context"_a,
+        "Notes `context`, which a torch process group made, as the process's live Context.");
 }
 
 void bind_work(py::module_& m) {
@@ -188,6 +201,7 @@ void bind_comm(py::module_& m) {
   def_rooted(comm, &comm_itself);
   def_groups(comm, &comm_itself);
   bind_context(m);
+  bind_live_context(m);
   bind_fusion(m);
   // For tests: a buffer's checks without a collective, so that the refusals of device buffers can
   // be seen on machines without a GPU (a fake __cuda_array_interface__ reaches every check but the

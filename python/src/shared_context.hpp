@@ -5,6 +5,7 @@
 // after a failure the healthy one's teardown waited a second DTRAIN_TIMEOUT for the lost peer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -23,5 +24,17 @@ inline SharedContext share(Context ctx) {
   return SharedContext(new Context(std::move(ctx)),
                        [](Context* c) { without_gil([c] { delete c; }); });
 }
+
+// The process's live Context, null when none is: tracked here, beside the holder, rather than by
+// Python weak references to the object dtrain.init() returned, because the Context outlives that
+// object wherever a process group (or its subgroups) holds it, and a second Context made then was
+// a second sequence of collectives whose ends met in a different order on each rank (the finalize
+// deadlock of a re-initialized default group, docs/torch.md). shared_context.cpp; in
+// dtrain._dtrain only (dtrain._torch's groups are noted through Python: dtrain._made_by).
+SharedContext live_context();
+// The live Context, else `make()`'s (called with no GIL held: it bootstraps), noted as live.
+SharedContext live_or_make(const std::function<SharedContext()>& make);
+// `c` (a Context a torch process group made) is the process's live one.
+void note_live(const SharedContext& c);
 
 }  // namespace dtrain::python

@@ -7,6 +7,7 @@
 // PMIx_Finalize. Verified under `mpirun -n 2/4` and `srun --mpi=pmix -n 2/4`
 // (tests/integration/runtime).
 #include <pmix.h>
+#include <unistd.h>
 
 #include <map>
 #include <optional>
@@ -56,12 +57,36 @@ std::optional<long long> as_integer(const pmix_value_t& v) {
   }
 }
 
+// PMIx cannot start again in a process where it was finalized: a second PMIx_Init succeeds but
+// finds no job data (PMIx_Get(pmix.lrank) NOT-FOUND, under mpirun), while a process may make a
+// second Context after its first one ended (dtrain.torch.init_process_group() again after
+// destroy_process_group freed the first). So the first session takes one more reference, which
+// the process's exit gives back (static destruction, after main and after Python's finalization
+// freed the Contexts): the library then lives from the first Context to the exit, and every
+// session after the first shares it. Only the process that took it gives it back: a forked child
+// that calls exit() must not finalize its parent's connection to the server.
+void keep_pmix_for_the_process() {
+  static const struct Kept {
+    Kept() : pid(getpid()) {
+      PMIX_PROC_CONSTRUCT(&proc);
+      held = PMIx_Init(&proc, nullptr, 0) == PMIX_SUCCESS;
+    }
+    ~Kept() {
+      if (held && getpid() == pid) PMIx_Finalize(nullptr, 0);
+    }
+    pmix_proc_t proc;
+    pid_t pid;
+    bool held = false;
+  } kept;
+}
+
 class PmixSession final : public BootstrapSession {
  public:
   PmixSession() {
     PMIX_PROC_CONSTRUCT(&proc_);
     const pmix_status_t rc = PMIx_Init(&proc_, nullptr, 0);
     if (rc != PMIX_SUCCESS) throw pmix_error("PMIx_Init", rc);
+    keep_pmix_for_the_process();
   }
   ~PmixSession() override { PMIx_Finalize(nullptr, 0); }
 

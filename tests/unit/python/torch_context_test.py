@@ -59,6 +59,22 @@ def test_dtrain_init_returns_the_context_the_group_made():
     assert t.tolist() == [1, 1]
 
 
+def test_the_context_a_group_holds_is_the_live_one_after_its_first_object_is_gone():
+    # dtrain.init()'s object dropped while the group (or a subgroup) still holds the Context: a
+    # second init_process_group and dtrain.init() find it, rather than making a second Context.
+    dtrain.init()
+    gc.collect()
+    one_rank_group()  # held by torch only
+    sub = dist.new_group([0])
+    dist.destroy_process_group()
+    gc.collect()
+    assert dtrain._live_context() is sub.context
+    again = one_rank_group()
+    assert again.context is sub.context
+    assert dtrain.init() is sub.context
+    del sub, again
+
+
 def test_the_meter_sees_the_groups_collectives(tmp_path):
     ctx = dtrain.init()
     meter = dtrain.Meter(ctx, str(tmp_path))
