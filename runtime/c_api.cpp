@@ -2,6 +2,8 @@
 // and runs its body through one guard that maps exceptions to status codes and keeps the message
 // for dtrain_last_error(), so no exception ever unwinds into C.
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <optional>
@@ -34,6 +36,29 @@ dtrain_status_t allreduce(dtrain_context_t* ctx, const T* in, T* out, size_t cou
   return guarded([&] {
     require(ctx, function, "ctx");
     ctx->comm().allreduce(in, out, count, dtrain::dtype_of<T>(), to_op(op, function));
+  });
+}
+
+// dtrain_subgroup and dtrain_subgroup_numbered: Comm::subgroup, its number and timeout checked
+// there (GroupIds: the number's range and repeats).
+dtrain_status_t subgroup(dtrain_context_t* ctx, const int* ranks, size_t n,
+                         std::optional<std::int64_t> number, std::int64_t timeout_ms,
+                         dtrain_context_t** out, const char* function) noexcept {
+  return guarded([&] {
+    require(ctx, function, "ctx");
+    require(out, function, "out");
+    *out = nullptr;
+    if (n > 0) require(ranks, function, "ranks");
+    if (timeout_ms < 0) {
+      throw dtrain::Error(dtrain::Error::Code::kInvalid,
+                          std::string("dtrain: ") + function +
+                              ": timeout_ms; expected 0 (the job's deadline) or more, got " +
+                              std::to_string(timeout_ms));
+    }
+    std::optional<std::chrono::milliseconds> timeout;
+    if (timeout_ms > 0) timeout = std::chrono::milliseconds(timeout_ms);
+    std::optional<dtrain::Comm> g = ctx->comm().subgroup({ranks, n}, timeout, number);
+    if (g) *out = new dtrain_context{nullptr, ctx->context, std::move(g)};
   });
 }
 
@@ -90,14 +115,13 @@ dtrain_status_t dtrain_split(dtrain_context_t* ctx, int color, int key,
 
 dtrain_status_t dtrain_subgroup(dtrain_context_t* ctx, const int* ranks, size_t n,
                                 dtrain_context_t** out) noexcept {
-  return guarded([&] {
-    require(ctx, "dtrain_subgroup", "ctx");
-    require(out, "dtrain_subgroup", "out");
-    *out = nullptr;
-    if (n > 0) require(ranks, "dtrain_subgroup", "ranks");
-    std::optional<dtrain::Comm> g = ctx->comm().subgroup({ranks, n});
-    if (g) *out = new dtrain_context{nullptr, ctx->context, std::move(g)};
-  });
+  return subgroup(ctx, ranks, n, std::nullopt, 0, out, "dtrain_subgroup");
+}
+
+dtrain_status_t dtrain_subgroup_numbered(dtrain_context_t* ctx, const int* ranks, size_t n,
+                                         int64_t number, int64_t timeout_ms,
+                                         dtrain_context_t** out) noexcept {
+  return subgroup(ctx, ranks, n, number, timeout_ms, out, "dtrain_subgroup_numbered");
 }
 
 dtrain_status_t dtrain_group_free(dtrain_context_t* group) noexcept {

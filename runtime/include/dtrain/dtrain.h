@@ -171,12 +171,20 @@ DTRAIN_API dtrain_status_t dtrain_alltoallv(dtrain_context_t* ctx, const void* i
  * dtrain_split is MPI_Comm_split, collective over ctx: the ranks passing one color (>= 0) form a
  * group, ordered by key, then by their rank in ctx; DTRAIN_NO_GROUP: this rank joins none.
  * dtrain_subgroup is collective over its members only: ranks[0 .. n - 1] (ctx's numbering, each
- * once) become group ranks 0 .. n - 1. */
+ * once) become group ranks 0 .. n - 1; they agree on the group's id in log2(n) messages.
+ * dtrain_subgroup_numbered is the same group made without a message: `number` (0 to 2^30 - 2) is
+ * the caller's name for it, the same on every member and given to no other group of the job's
+ * handle (a count of groups every rank keeps, as torch's new_group does); a number given twice
+ * in a process is refused. timeout_ms > 0: the deadline of the group's collectives and messages,
+ * which its errors name as the group's; 0: ctx's (DTRAIN_TIMEOUT). */
 #define DTRAIN_NO_GROUP (-1)
 DTRAIN_API dtrain_status_t dtrain_split(dtrain_context_t* ctx, int color, int key,
                                         dtrain_context_t** out) DTRAIN_NOEXCEPT;
 DTRAIN_API dtrain_status_t dtrain_subgroup(dtrain_context_t* ctx, const int* ranks, size_t n,
                                            dtrain_context_t** out) DTRAIN_NOEXCEPT;
+DTRAIN_API dtrain_status_t dtrain_subgroup_numbered(dtrain_context_t* ctx, const int* ranks,
+                                                    size_t n, int64_t number, int64_t timeout_ms,
+                                                    dtrain_context_t** out) DTRAIN_NOEXCEPT;
 /* NULL is accepted and does nothing; dtrain_init's handle is refused (dtrain_finalize). */
 DTRAIN_API dtrain_status_t dtrain_group_free(dtrain_context_t* group) DTRAIN_NOEXCEPT;
 

@@ -1,9 +1,11 @@
-/* Sub-communicators through the C ABI (dtrain_split, dtrain_subgroup, dtrain_group_free), from C11,
- * on 4 ranks: a 2 x 2 grid of "row" and "column" groups by split, a subgroup {3, 0} (reversed
- * order) and a split of a group, each handle taking the functions a ctx takes (rank, size,
- * collectives, messages, rooted, alltoallv) in its own numbering, every result exact; then the
- * refusals: finalize of a group, group_free of the job's handle, a checkpointer on a group, a bad
- * color. Prints "c_api_groups_probe: rank R: ok" or each failure and exits 1. */
+/* Sub-communicators through the C ABI (dtrain_split, dtrain_subgroup, dtrain_subgroup_numbered,
+ * dtrain_group_free), from C11, on 4 ranks: a 2 x 2 grid of "row" and "column" groups by split, a
+ * subgroup {3, 0} (reversed order), a numbered subgroup {2, 1} that rank 2 makes before
+ * rank 1 makes it (made without a message) and a split of a group, each handle taking the functions
+ * a ctx takes (rank, size, collectives, messages, rooted, alltoallv) in its own numbering, every
+ * result exact; then the refusals: finalize of a group, group_free of the job's handle, a
+ * checkpointer on a group, a bad color, a number given twice or out of range, a negative timeout.
+ * Prints "c_api_groups_probe: rank R: ok" or each failure and exits 1. */
 #include <dtrain/dtrain.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,7 +92,7 @@ static void every_call(dtrain_context_t* g, const int* world_of, int n) {
 
 int main(void) {
   dtrain_context_t* ctx = NULL;
-  dtrain_context_t *row = NULL, *column = NULL, *ends = NULL, *half = NULL;
+  dtrain_context_t *row = NULL, *column = NULL, *ends = NULL, *half = NULL, *numbered = NULL;
   int size = 0;
   if (dtrain_init(&ctx) != DTRAIN_OK) {
     fprintf(stderr, "c_api_groups_probe: dtrain_init: %s\n", dtrain_last_error());
@@ -113,6 +115,17 @@ int main(void) {
     CHECK(dtrain_subgroup(ctx, members, 2, &ends) == DTRAIN_OK);
     CHECK((ends != NULL) == (world_rank == 0 || world_rank == 3));
     if (ends != NULL) every_call(ends, members, 2);
+  }
+  {
+    /* Numbered: rank 2 makes the group and only then lets rank 1 make it (a message on the job's
+     * handle): a making that waited for the members would wait here until DTRAIN_TIMEOUT. */
+    const int pair[2] = {2, 1};
+    int32_t go = 1;
+    if (world_rank == 1) CHECK(dtrain_recv(ctx, &go, 1, DTRAIN_INT32, 2, 3, NULL) == DTRAIN_OK);
+    CHECK(dtrain_subgroup_numbered(ctx, pair, 2, 7, 60000, &numbered) == DTRAIN_OK);
+    if (world_rank == 2) CHECK(dtrain_send(ctx, &go, 1, DTRAIN_INT32, 1, 3) == DTRAIN_OK);
+    CHECK((numbered != NULL) == (world_rank == 1 || world_rank == 2));
+    if (numbered != NULL) every_call(numbered, pair, 2);
   }
   {
     /* A group of a group: the row's rank 0 alone, the other joining none. */
@@ -145,6 +158,23 @@ int main(void) {
     CHECK(dtrain_subgroup(ctx, twice, 2, &none) == DTRAIN_ERR_INVALID && none == NULL &&
           strcmp(dtrain_last_error(),
                  "dtrain: subgroup: ranks: 1 appears twice; expected each rank once") == 0);
+    if (world_rank == 1 || world_rank == 2) {
+      const int pair[2] = {2, 1};
+      CHECK(dtrain_subgroup_numbered(ctx, pair, 2, 7, 0, &none) == DTRAIN_ERR_INVALID &&
+            none == NULL &&
+            strstr(dtrain_last_error(),
+                   "dtrain: subgroup: number 7 was given to an earlier group of this Context") !=
+                NULL);
+    }
+    CHECK(dtrain_subgroup_numbered(ctx, twice, 1, -1, 0, &none) == DTRAIN_ERR_INVALID &&
+          none == NULL &&
+          strcmp(dtrain_last_error(),
+                 "dtrain: subgroup: number; expected 0 to 1073741822, got -1") == 0);
+    CHECK(dtrain_subgroup_numbered(ctx, twice, 1, 8, -5, &none) == DTRAIN_ERR_INVALID &&
+          none == NULL &&
+          strcmp(dtrain_last_error(),
+                 "dtrain: dtrain_subgroup_numbered: timeout_ms; expected 0 (the job's deadline) "
+                 "or more, got -5") == 0);
     CHECK(dtrain_split(ctx, -3, 0, &none) == DTRAIN_ERR_INVALID && none == NULL &&
           strcmp(dtrain_last_error(),
                  "dtrain: split: color; expected 0 or more, or kNoGroup (-1), got -3") == 0);
@@ -157,6 +187,7 @@ int main(void) {
     CHECK(dtrain_allreduce(ctx, &x, &x, 1, DTRAIN_INT32, DTRAIN_SUM) == DTRAIN_OK && x == 4);
   }
   CHECK(dtrain_group_free(half) == DTRAIN_OK);
+  CHECK(dtrain_group_free(numbered) == DTRAIN_OK);
   CHECK(dtrain_group_free(ends) == DTRAIN_OK);
   CHECK(dtrain_group_free(column) == DTRAIN_OK);
   CHECK(dtrain_group_free(row) == DTRAIN_OK);
