@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/engine.hpp"
@@ -61,13 +62,27 @@ TEST(SpinWait, AMessageAlreadyCompleteIsNotStepped) {
   EXPECT_EQ(progress.steps, 0);
 }
 
-// An engine polls before it sleeps unless the process may run on one CPU only.
+// An engine polls before it sleeps unless the process may run on one CPU only (a launcher bound
+// the rank to a core): checked on a thread bound to one CPU, as such a rank's threads are.
 TEST(EngineSpin, PollsUnlessTheProcessHasOneCpu) {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
   EXPECT_EQ(dtrain::runtime::engine_spin(),
             CPU_COUNT(&cpus) >= 2 ? std::chrono::microseconds(100) : std::chrono::microseconds(0));
+  std::chrono::microseconds bound{-1};
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &cpus)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    }
+    if (sched_setaffinity(0, sizeof one, &one) == 0) bound = dtrain::runtime::engine_spin();
+  }).join();
+  EXPECT_EQ(bound, std::chrono::microseconds(0));
 }
 
 }  // namespace
