@@ -347,7 +347,7 @@ void Mailbox::write(Outgoing& out) {
       }
       const ssize_t n = net::send_some(out.socket.fd(), out.hello);
       if (n < 0 && !would_block(errno)) {
-        drop_outgoing(out, "its connection failed: " + net::last_error_text());
+        drop_outgoing(out, connection_end(false));
         return;
       }
       out.hello_sent = out.hello.done();
