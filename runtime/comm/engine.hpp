@@ -65,11 +65,14 @@ struct ResumedStep {
 // shared-memory rings), so that a message within a node needs no switch to another thread.
 // begin and end bracket the waiter's spin; step returns whether bytes moved (the spin goes on
 // while they do); end is told whether the message completed (else the waiter goes to sleep).
+// mid_message: whether a message is part-way through, its peer copying the other end at the
+// same time (spin_wait.hpp: the waiter then bears a longer pause before it sleeps).
 class Progress {
  public:
   virtual void begin() = 0;
   virtual bool step() = 0;
   virtual void end(bool done) = 0;
+  virtual bool mid_message() const = 0;
 
  protected:
   ~Progress() = default;

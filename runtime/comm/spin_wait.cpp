@@ -17,6 +17,14 @@ using Clock = std::chrono::steady_clock;
 // thread switches, tens of µs on a loaded VM), far more than a small message.
 constexpr auto kSpin = std::chrono::microseconds(100);
 
+// How long a waiter polls without bytes moving while a message is part-way through a ring
+// (Progress::mid_message), before it sleeps. Its peer is copying the other end, so a pause is
+// its thread taken off its core for a while (by the VM's host, or the peer's mailbox thread), not
+// the peer's program. A sleeper's bytes then move through the mailboxes' threads, each lap of the
+// 64 KiB ring a wake-up on each side: 64 MiB one way took 22-71 ms with the 100 us spin on the
+// 2-core VM of docs/benchmarks.md, 13-18 ms with a 20 ms one (memcpy: 12-14 ms).
+constexpr auto kMidMessageSpin = std::chrono::milliseconds(20);
+
 // How long a waiter polls without a system call before it yields its core once (and again after
 // as long). Why 5 µs: a small message's round trip between two cores takes about 1 µs (Open MPI's
 // 8 B ping-pong: 0.4-0.5 µs one way on the 2-core VM of docs/benchmarks.md), so a reply that comes
@@ -66,7 +74,12 @@ bool spin_on(Pending& p, Progress& progress) {
     }
     const auto now = Clock::now();
     if (!spin_until) yield_at = core_shared ? now : now + kPollBetweenYields;
-    if (moved || !spin_until) spin_until = now + kSpin;
+    if (moved || !spin_until) {
+      spin_until =
+          now + (progress.mid_message()
+                     ? std::chrono::duration_cast<std::chrono::microseconds>(kMidMessageSpin)
+                     : kSpin);
+    }
     if (now >= *spin_until) break;
     if (now < yield_at) {
       cpu_relax();

@@ -160,6 +160,7 @@ class Mailbox : private Progress {
   void begin() override;
   bool step() override;
   void end(bool done) override;
+  bool mid_message() const override;
 
   void loop();
   void start_thread();  // with mutex_ held
@@ -289,7 +290,11 @@ class Mailbox : private Progress {
   // spin while the flags are down (begin(), end(): no lock per message in a burst). A race there
   // can only leave the flags up while a caller spins: peers then wake this side needlessly,
   // never the reverse (flags are lowered only under mutex_).
-  std::atomic<int> watchers_{0};      // callers spinning on the rings (Progress)
+  std::atomic<int> watchers_{0};  // callers spinning on the rings (Progress)
+  // A message streams through a ring now, written by one rank while the other reads it (set by
+  // move_rings; read by a spinning caller without the mutex, so a stale value only lengthens or
+  // shortens one spin).
+  std::atomic<bool> streaming_{false};
   std::atomic<bool> flags_up_{true};  // the rings' waiting flags are raised (raise_flags)
   // Messages completed while their callers spun: for a millisecond after the loop sees the count
   // move, the flags stay down, since a caller's next call usually follows at once (a ping-pong,

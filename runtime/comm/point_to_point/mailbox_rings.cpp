@@ -165,15 +165,31 @@ bool Mailbox::complete_taken(Outgoing& out) {
 
 bool Mailbox::move_rings() {
   bool moved = false;
+  bool streaming = false;
   // Sends first: an acknowledgement completes a send at once, while reading a large message
   // takes a while (and the caller whose send completes may be about to post its receive).
   for (Outgoing* out : ring_writers_) {
-    if (out->ring && !out->queue.empty()) moved = write_ring(*out) || moved;
+    if (!out->ring || out->queue.empty()) continue;
+    moved = write_ring(*out) || moved;
+    // Begun, and through the ring (not its address for the reader to copy alone).
+    streaming =
+        streaming || (out->framing && out->frame.moved > 0 && out->frame.data != out->where.data());
   }
   for (const auto& in : incoming_) {
-    if (in->ring && in->state != Incoming::State::kParked) moved = read_ring(*in) || moved;
+    if (!in->ring || in->state == Incoming::State::kParked) continue;
+    moved = read_ring(*in) || moved;
+    streaming = streaming || (in->ring && in->state == Incoming::State::kPayload &&
+                              in->remote == 0 && in->got > 0);
   }
+  // Stored only when it changes: a small message's steps then write no shared line.
+  if (streaming_.load(std::memory_order_relaxed) != streaming)
+    streaming_.store(streaming, std::memory_order_relaxed);
   return moved;
+}
+
+bool Mailbox::mid_message() const {
+  // Where ranks outnumber cores a longer spin would take the core from the peer it waits for.
+  return cores_for_all_ && streaming_.load(std::memory_order_relaxed);
 }
 
 void Mailbox::raise_flags() {
