@@ -22,6 +22,9 @@ constexpr auto kFrameWait = std::chrono::seconds(1);
 // waiting on another rank (a ring passes data on), and its deadline, begun with the same
 // collective, passes at about the same moment. Kept well under the Engine's 2 s grace.
 constexpr auto kSilentFrameWait = std::chrono::milliseconds(500);
+// How long a rank whose peer closed without a frame waits for any other peer's frame: the ranks
+// that met the same odd call stop at about the same moment, each within its own step.
+constexpr auto kOpenPeerFrameWait = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -111,8 +114,48 @@ std::vector<int> TcpFailures::closed_peers() const {
 Loss TcpFailures::cause_of(const Loss& seen) {
   const auto deadline =
       Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
-  return runtime::cause_of(
+  const Loss cause = runtime::cause_of(
       seen, rank_, size_, [&](int peer) { return frame_of(peer, deadline); }, closed_peers());
+  if (cause.rank != seen.rank || cause.how != IoResult::kClosed || cause.messenger >= 0)
+    return cause;
+  // A peer that closed without a frame: killed, or a rank that met another call than the others
+  // before this rank connected to it (so it held no connection to tell this rank on). Its
+  // partners then stop with the calls in their frames: the first frame of a connected peer that
+  // has not closed yet says which (docs/errors.md: a first collective's mismatch).
+  const auto [sender, told] = first_frame_of_open_peers(seen.rank);
+  if (told && told->magic == kAbortMagic &&
+      told->how == static_cast<std::int32_t>(IoResult::kMismatch)) {
+    return loss_of_frame(*told, sender);
+  }
+  return cause;
+}
+
+// The first abort frame any connected peer but `skip` sends within kOpenPeerFrameWait, and its
+// sender; nullopt if none. Read only after a peer closed with no frame: a healthy peer sends
+// none, so the wait is paid once, by a rank that is failing anyway.
+std::pair<int, std::optional<AbortFrame>> TcpFailures::first_frame_of_open_peers(int skip) {
+  std::vector<pollfd> fds;
+  std::vector<int> ranks;
+  for (int q : peers_.connected()) {
+    if (q == skip || control(q) < 0) continue;
+    if (frames_[static_cast<std::size_t>(q)]) return {q, frames_[static_cast<std::size_t>(q)]};
+    fds.push_back({control(q), POLLIN, 0});
+    ranks.push_back(q);
+  }
+  const auto until = Clock::now() + kOpenPeerFrameWait;
+  while (!fds.empty()) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0 || ::poll(fds.data(), fds.size(), static_cast<int>(left)) <= 0) break;
+    for (std::size_t i = fds.size(); i-- > 0;) {
+      if (fds[i].revents == 0) continue;
+      if (std::optional<AbortFrame> f = frame_of(ranks[i], until)) return {ranks[i], f};
+      // Closed with no frame: nothing more comes from it.
+      fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(i));
+      ranks.erase(ranks.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  return {-1, std::nullopt};
 }
 
 void TcpFailures::stop(const Loss& loss) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/call_check.hpp"
@@ -54,6 +55,7 @@ class TcpFailures {
   std::optional<AbortFrame> frame_of(int q, net::Clock::time_point deadline);
   std::vector<int> closed_peers() const;
   Loss cause_of(const Loss& seen);
+  std::pair<int, std::optional<AbortFrame>> first_frame_of_open_peers(int skip);
   void send_frames(const Loss& loss);
   // Adds the control connections made since the last look to the watch, in the order of
   // peers_.connected().
