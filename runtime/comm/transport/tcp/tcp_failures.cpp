@@ -116,12 +116,17 @@ Loss TcpFailures::cause_of(const Loss& seen) {
       Clock::now() + (seen.how == IoResult::kClosed ? kFrameWait : kSilentFrameWait);
   const Loss cause = runtime::cause_of(
       seen, rank_, size_, [&](int peer) { return frame_of(peer, deadline); }, closed_peers());
-  if (cause.rank != seen.rank || cause.how != IoResult::kClosed || cause.messenger >= 0)
+  // A peer this rank never held a control connection to, gone with no frame: killed, or a rank
+  // that met another call than the others before this rank connected to it (so it held no
+  // connection to tell this rank on). Its partners then stop with the calls in their frames: the
+  // first frame of a connected peer that has not closed yet says which (docs/errors.md: a first
+  // collective's mismatch). Not for a peer this rank was connected to: a killed rank's peers
+  // would each wait for the others' frames, which they send only after their own wait, while
+  // a launcher (srun --kill-on-bad-exit) ends them (multinode_hierarchical_faults, 1 run).
+  if (cause.rank != seen.rank || cause.how != IoResult::kClosed || cause.messenger >= 0 ||
+      control(seen.rank) >= 0) {
     return cause;
-  // A peer that closed without a frame: killed, or a rank that met another call than the others
-  // before this rank connected to it (so it held no connection to tell this rank on). Its
-  // partners then stop with the calls in their frames: the first frame of a connected peer that
-  // has not closed yet says which (docs/errors.md: a first collective's mismatch).
+  }
   const auto [sender, told] = first_frame_of_open_peers(seen.rank);
   if (told && told->magic == kAbortMagic &&
       told->how == static_cast<std::int32_t>(IoResult::kMismatch)) {
@@ -131,8 +136,8 @@ Loss TcpFailures::cause_of(const Loss& seen) {
 }
 
 // The first abort frame any connected peer but `skip` sends within kOpenPeerFrameWait, and its
-// sender; nullopt if none. Read only after a peer closed with no frame: a healthy peer sends
-// none, so the wait is paid once, by a rank that is failing anyway.
+// sender; nullopt if none. Read only after a peer never connected closed with no frame: a
+// healthy peer sends none, so the wait is paid once, by a rank that is failing anyway.
 std::pair<int, std::optional<AbortFrame>> TcpFailures::first_frame_of_open_peers(int skip) {
   std::vector<pollfd> fds;
   std::vector<int> ranks;
