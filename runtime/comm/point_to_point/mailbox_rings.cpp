@@ -178,8 +178,8 @@ bool Mailbox::move_rings() {
   for (const auto& in : incoming_) {
     if (!in->ring || in->state == Incoming::State::kParked) continue;
     moved = read_ring(*in) || moved;
-    streaming = streaming || (in->ring && in->state == Incoming::State::kPayload &&
-                              in->remote == 0 && in->got > 0);
+    streaming =
+        streaming || (in->state == Incoming::State::kPayload && in->remote == 0 && in->got > 0);
   }
   // Stored only when it changes: a small message's steps then write no shared line.
   if (streaming_.load(std::memory_order_relaxed) != streaming)

@@ -128,11 +128,7 @@ Loss TcpFailures::cause_of(const Loss& seen) {
     return cause;
   }
   const auto [sender, told] = first_frame_of_open_peers(seen.rank);
-  if (told && told->magic == kAbortMagic &&
-      told->how == static_cast<std::int32_t>(IoResult::kMismatch)) {
-    return loss_of_frame(*told, sender);
-  }
-  return cause;
+  return tells_mismatch(told, size_) ? loss_of_frame(*told, sender) : cause;
 }
 
 // The first abort frame any connected peer but `skip` sends within kOpenPeerFrameWait, and its

@@ -30,15 +30,11 @@ Loss loss_of_frame(const AbortFrame& f, int messenger) {
   return loss;
 }
 
-namespace {
-
 bool tells_mismatch(const std::optional<AbortFrame>& f, int size) {
   return f && f->magic == kAbortMagic &&
          f->how == static_cast<std::int32_t>(net::IoResult::kMismatch) && f->lost >= 0 &&
          f->lost < size;
 }
-
-}  // namespace
 
 Loss cause_of(const Loss& seen, int self, int size, const FrameReader& read_frame,
               const std::vector<int>& closed) {

@@ -46,6 +46,9 @@ struct Loss {
 AbortFrame frame_of_loss(const Loss& loss);
 Loss loss_of_frame(const AbortFrame& f, int messenger);
 
+// Whether `f` is an intact frame telling that ranks passed different calls (of a job of `size`).
+bool tells_mismatch(const std::optional<AbortFrame>& f, int size);
+
 // The abort frame rank `peer` sent, or nullopt when none came (in time, or intact).
 using FrameReader = std::function<std::optional<AbortFrame>(int peer)>;
 

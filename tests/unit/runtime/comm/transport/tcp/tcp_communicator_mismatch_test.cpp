@@ -92,7 +92,7 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
          // The communicator's first call: a rank that meets the odd call before a later partner
          // connected to it leaves that partner no frame; the partner reads the calls from the
          // frame of another peer (TcpFailures::first_frame_of_open_peers), not a closed
-         // connection (6 of 200 runs before, with a barrier first).
+         // connection (17 of 300 runs told a closed connection without it).
          std::vector<float> in(8), out(5 * 8);
          c.allgather(in.data(), out.data(), is_odd ? 8 : 7, DType::kFloat32);
        },
