@@ -1,7 +1,6 @@
 #include "comm/lost_peers/peer_alarm.hpp"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -53,18 +52,6 @@ std::optional<net::Socket> inherited_socket(const std::optional<std::string>& fd
 net::Socket alarm_socket(const std::optional<std::string>& fd_text) {
   if (auto inherited = inherited_socket(fd_text)) return std::move(*inherited);
   return net::bind_udp();
-}
-
-std::uint64_t draw_alarm_token() {
-  std::uint64_t token = 0;
-  if (getrandom(&token, sizeof token, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof token)) {
-    return token;
-  }
-  // No entropy yet (early boot) or no getrandom: the token only has to differ between jobs that
-  // could reach each other's ports, and the clock and pid do that.
-  const auto now = std::chrono::system_clock::now().time_since_epoch().count();
-  return (static_cast<std::uint64_t>(now) * 0x9e3779b97f4a7c15ULL) ^
-         static_cast<std::uint64_t>(getpid());
 }
 
 std::vector<int> alarm_targets(int world_size, const PeerProcess& self) {

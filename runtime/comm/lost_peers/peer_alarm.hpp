@@ -41,9 +41,6 @@ using dtrain::kAlarmEndpointBytes;
 // reaches its logger; else a new one (net::bind_udp). Throws Error as bind_udp.
 net::Socket alarm_socket(const std::optional<std::string>& fd_text);
 
-// The job's token, drawn by rank 0: 64 random bits.
-std::uint64_t draw_alarm_token();
-
 // The ranks an alarm from `self` must reach: every rank of a job of `world_size` but `self`. The
 // ranks that watch the same processes hear it too: by the time their own watch wakes, the rank
 // that sent the alarm may have ended as well (its collective failed), and the alarm says which

@@ -70,6 +70,9 @@ namespace dtrain::runtime {
 struct MailboxAddress {
   std::string host;
   int port = -1;
+  // What a connection to it brings in its hello (wire_format.hpp): a connection of another
+  // process, to a port this listener took over, is refused (net/random_token.hpp).
+  std::uint64_t key = 0;
   std::string node;  // for messages: "rank 3 (on node7)"
 };
 

@@ -10,26 +10,29 @@ constexpr char kRingMagic[4] = {'D', 'T', 'S', '2'};
 
 }  // namespace
 
-void write_hello(char* out, int rank, int size) {
+void write_hello(char* out, int rank, int size, std::uint64_t key) {
   const std::int32_t r = rank;
   const std::int32_t s = size;
   std::memcpy(out, kMagic, 4);
   std::memcpy(out + 4, &r, 4);
   std::memcpy(out + 8, &s, 4);
+  std::memcpy(out + 12, &key, 8);
 }
 
-void write_ring_hello(char* out, int rank, int size) {
-  write_hello(out, rank, size);
+void write_ring_hello(char* out, int rank, int size, std::uint64_t key) {
+  write_hello(out, rank, size, key);
   std::memcpy(out, kRingMagic, 4);
 }
 
-int read_hello(const char* in, int size) {
+int read_hello(const char* in, int size, std::uint64_t key) {
   std::int32_t r = -1;
   std::int32_t s = -1;
+  std::uint64_t k = 0;
   std::memcpy(&r, in + 4, 4);
   std::memcpy(&s, in + 8, 4);
+  std::memcpy(&k, in + 12, 8);
   const bool magic = std::memcmp(in, kMagic, 4) == 0 || hello_has_ring(in);
-  if (!magic || s != size || r < 0 || r >= size) return -1;
+  if (!magic || s != size || k != key || r < 0 || r >= size) return -1;
   return r;
 }
 

@@ -1,7 +1,9 @@
 // The bytes of point-to-point messages on a connection (mailbox.hpp), and the one message that
 // names a size mismatch. Pure, so that the format is tested without sockets.
-//   hello (once, from the sending rank): magic "DTP2", the sender's rank, the communicator's size;
-//     or, between ranks of one node, magic "DTS2" and the same, then kRingNameBytes naming the
+//   hello (once, from the sending rank): magic "DTP2", the sender's rank, the communicator's size,
+//     the key the receiving rank published with its address (MailboxAddress: a connection of
+//     another process, to a port the receiver took over after the rank it meant had exited, is
+//     refused); or, between ranks of one node, magic "DTS2" and the same, then kRingNameBytes naming the
 //     shared-memory ring (transport/shm/shm_ring.hpp) that carries the messages instead: the
 //     connection then carries only wake-up bytes both ways, and its end tells that a peer is gone
 //   each message: its tag (int64), its size in bytes (uint64), the call header of the collective
@@ -18,8 +20,9 @@
 
 namespace dtrain::runtime::wire {
 
-inline constexpr std::size_t kHelloBytes = 12;
+inline constexpr std::size_t kHelloBytes = 20;
 inline constexpr std::size_t kHeaderBytes = 32;
+static_assert(kHelloBytes <= kHeaderBytes, "a hello is read into a header's buffer");
 // Where a message is in its sender's memory (kInSenderMemory): its address, then 8 bytes unused.
 inline constexpr std::size_t kWhereBytes = 16;
 inline constexpr std::size_t kRingNameBytes = 64;  // NUL-padded
@@ -34,11 +37,13 @@ struct Header {
 // address, then 8 bytes unused), for the receiver to read them there and acknowledge.
 inline constexpr std::uint64_t kInSenderMemory = std::uint64_t{1} << 63;
 
-void write_hello(char* out, int rank, int size);
+// `key`: the receiving rank's (MailboxAddress::key).
+void write_hello(char* out, int rank, int size, std::uint64_t key);
 // A hello whose kRingNameBytes follow it: write_ring_name.
-void write_ring_hello(char* out, int rank, int size);
-// The sender's rank, or -1 when the bytes are no hello of a communicator of `size` ranks.
-int read_hello(const char* in, int size);
+void write_ring_hello(char* out, int rank, int size, std::uint64_t key);
+// The sender's rank, or -1 when the bytes are no hello of a communicator of `size` ranks to the
+// listener whose key is `key`.
+int read_hello(const char* in, int size, std::uint64_t key);
 // Whether a hello (read_hello's) announces a ring.
 bool hello_has_ring(const char* in);
 // `name` NUL-padded into `out` (kRingNameBytes); false when it does not fit.

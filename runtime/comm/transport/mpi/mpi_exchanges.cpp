@@ -5,6 +5,7 @@
 
 #include "comm/point_to_point/mailbox_records.hpp"
 #include "mpi/mpi.hpp"
+#include "net/random_token.hpp"
 #include "net/socket.hpp"
 
 namespace dtrain::runtime {
@@ -38,7 +39,7 @@ std::unique_ptr<PeerAlarm> exchange_alarm_endpoints(MPI_Comm comm, int rank, int
     // Out of descriptors, or no IPv4: nobody can tell this rank, which gets only the launcher's
     // banner; it must still take part in the exchange.
   }
-  std::uint64_t token = rank == 0 ? draw_alarm_token() : 0;
+  std::uint64_t token = rank == 0 ? net::draw_token() : 0;
   check(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm), "init", "MPI_Bcast");
   const std::string record = encode_alarm_endpoint(mine);
   std::vector<char> all(kAlarmEndpointBytes * static_cast<std::size_t>(size));

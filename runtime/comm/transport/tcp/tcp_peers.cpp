@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "bootstrap/store_errors.hpp"
+#include "comm/transport/tcp/peer_address.hpp"
 #include "comm/transport/tcp/tcp_loss.hpp"
 #include "dtrain/dtrain.hpp"
+#include "net/random_token.hpp"
 
 namespace dtrain::runtime {
 namespace {
@@ -21,11 +24,13 @@ using net::IoResult;
 
 enum Channel : std::int32_t { kData = 0, kControl = 1 };
 
-// The first bytes on every connection, from the rank that connects (the higher one): who it is
-// and which of the pair's connections this is.
+// The first bytes on every connection, from the rank that connects (the higher one): who it is,
+// which of the pair's connections this is, and the key the listening rank published with its
+// address (peer_address.hpp).
 struct Hello {
   std::int32_t rank = -1;
   std::int32_t channel = -1;
+  std::uint64_t key = 0;
 };
 
 // What rank 0 publishes instead of the table when some rank never published its address, so that
@@ -82,9 +87,11 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
       size_(size),
       listener_(net::listen_on("", 0)),
       mail_listener_(net::listen_on("", 0)),
+      key_(net::draw_token()),
       hosts_(static_cast<std::size_t>(size)),
       ports_(static_cast<std::size_t>(size)),
       mail_ports_(static_cast<std::size_t>(size)),
+      keys_(static_cast<std::size_t>(size)),
       nodes_(static_cast<std::size_t>(size)),
       data_(static_cast<std::size_t>(size)),
       control_(static_cast<std::size_t>(size)) {
@@ -93,11 +100,11 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
   // The ranks on this host reach each other through the loopback when its name does not resolve
   // here (net::connectable); ranks elsewhere need the name as published.
   const std::string same_host = net::connectable(host);
-  // "host:port/mailbox-port node": where to connect for the collectives and for point-to-point
-  // messages (mailbox.hpp), and the node, which only tests make differ.
-  store.set(address_key(rank), host + ":" + std::to_string(net::local_port(listener_)) + "/" +
-                                   std::to_string(net::local_port(mail_listener_)) + " " +
-                                   (node_name.empty() ? host : node_name));
+  // Where to connect for the collectives and for point-to-point messages (mailbox.hpp), with
+  // what key, and the node, which only tests make differ.
+  store.set(address_key(rank),
+            format_peer_address({host, net::local_port(listener_), net::local_port(mail_listener_),
+                                 key_, node_name.empty() ? host : node_name}));
   std::string table;
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(size));
@@ -130,20 +137,19 @@ TcpPeers::TcpPeers(Store& store, int rank, int size, std::chrono::milliseconds t
   std::string line;
   for (int r = 0; r < size; ++r) {
     std::getline(lines, line);
-    const auto space = line.find(' ');
-    const auto colon = line.rfind(':', space);
-    const auto slash = line.rfind('/', space);
-    if (space == std::string::npos || colon == std::string::npos || slash == std::string::npos ||
-        slash < colon) {
+    const std::optional<PeerAddress> a = parse_peer_address(line);
+    if (!a) {
       throw Error(Error::Code::kComm, "dtrain: tcp: rank " + std::to_string(rank) +
                                           ": the address table has no valid line for rank " +
-                                          std::to_string(r) + ": \"" + line + "\"");
+                                          std::to_string(r) + ": \"" + line +
+                                          "\" (expected \"host:port/mail-port/key node\")");
     }
-    const std::string peer_host = line.substr(0, colon);
-    hosts_[static_cast<std::size_t>(r)] = peer_host == host ? same_host : peer_host;
-    ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(colon + 1, slash - colon - 1));
-    mail_ports_[static_cast<std::size_t>(r)] = std::stoi(line.substr(slash + 1, space - slash - 1));
-    nodes_[static_cast<std::size_t>(r)] = line.substr(space + 1);
+    const auto p = static_cast<std::size_t>(r);
+    hosts_[p] = a->host == host ? same_host : a->host;
+    ports_[p] = a->port;
+    mail_ports_[p] = a->mail_port;
+    keys_[p] = a->key;
+    nodes_[p] = a->node;
   }
 }
 
@@ -169,7 +175,7 @@ TcpPeers::Outcome TcpPeers::connect_to(int peer, Clock::time_point deadline) {
     IoResult how = IoResult::kOk;
     // The peer listened before it published its address: a refusal means it is gone.
     net::Socket s = net::connect_once(hosts_[p], ports_[p], deadline, &how);
-    const Hello hello{rank_, channel};
+    const Hello hello{rank_, channel, keys_[p]};
     if (how == IoResult::kOk) how = net::send_all(s.fd(), &hello, sizeof hello, deadline);
     if (how != IoResult::kOk) return {how, peer, errno};
     (channel == kData ? data_ : control_)[p] = std::move(s);
@@ -235,15 +241,21 @@ std::vector<int> TcpPeers::held() const {
 }
 
 // A connection from a higher rank: into its slot by its hello. One that closes before its hello
-// (its rank died just after connecting) is dropped: the rank is missed where it is needed.
+// (its rank died just after connecting) is dropped: the rank is missed where it is needed. So is
+// one without this listener's key: another process's, which connected to a port this listener
+// took over after the rank it meant had exited (another job's on the node, or another
+// communicator's of this job: 4 copies of a unit test side by side, 9 runs in 1,600). Its
+// sender then sees the connection close, as its peer did. Before the key this rank took it for a
+// malformed hello and stopped, or for its own peer's connection.
 void TcpPeers::place(net::Socket s, Clock::time_point deadline) {
   Hello h;
-  if (net::recv_all(s.fd(), &h, sizeof h, deadline) != IoResult::kOk) return;
+  if (net::recv_all(s.fd(), &h, sizeof h, deadline) != IoResult::kOk || h.key != key_) return;
   if (h.rank <= rank_ || h.rank >= size_ || (h.channel != kData && h.channel != kControl)) {
     throw Error(Error::Code::kComm, "dtrain: tcp: rank " + std::to_string(rank_) +
-                                        ": a connection with a malformed hello (rank " +
-                                        std::to_string(h.rank) +
-                                        "): another job on this port range?");
+                                        ": a connection with this listener's key but a malformed "
+                                        "hello (rank " +
+                                        std::to_string(h.rank) + ", channel " +
+                                        std::to_string(h.channel) + ")");
   }
   const auto p = static_cast<std::size_t>(h.rank);
   net::Socket& slot = (h.channel == kData ? data_ : control_)[p];
@@ -254,7 +266,9 @@ void TcpPeers::place(net::Socket s, Clock::time_point deadline) {
 
 std::vector<MailboxAddress> TcpPeers::mailbox_addresses() const {
   std::vector<MailboxAddress> all(static_cast<std::size_t>(size_));
-  for (std::size_t r = 0; r < all.size(); ++r) all[r] = {hosts_[r], mail_ports_[r], nodes_[r]};
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    all[r] = {hosts_[r], mail_ports_[r], keys_[r], nodes_[r]};
+  }
   return all;
 }
 

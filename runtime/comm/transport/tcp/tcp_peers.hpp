@@ -15,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -90,10 +91,14 @@ class TcpPeers {
   int rank_;
   int size_;
   net::Socket listener_;
-  net::Socket mail_listener_;       // the mailbox's, until it takes it
+  net::Socket mail_listener_;  // the mailbox's, until it takes it
+  // What every connection to either listener brings in its hello (peer_address.hpp): a stranger's
+  // is dropped.
+  std::uint64_t key_;
   std::vector<std::string> hosts_;  // where each rank listens
   std::vector<int> ports_;
   std::vector<int> mail_ports_;
+  std::vector<std::uint64_t> keys_;  // each rank's key_
   std::vector<std::string> nodes_;
   // By rank (an invalid Socket where not connected): N small objects, the descriptors only for
   // the peers in connected_.

@@ -1,10 +1,11 @@
 // The point-to-point wire format: what one end writes the other reads back, and a hello of
-// another communicator (or of no rank) is refused.
+// another communicator, another listener (or of no rank) is refused.
 #include "comm/point_to_point/wire_format.hpp"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 namespace {
@@ -21,15 +22,23 @@ TEST(WireFormat, HeadersReadBackWhatWasWritten) {
   EXPECT_EQ(h.call.what, 0x0201u);
 }
 
-TEST(WireFormat, AHelloNamesItsRankOnlyToACommunicatorOfItsSize) {
+TEST(WireFormat, AHelloNamesItsRankOnlyToACommunicatorOfItsSizeAndTheListenerOfItsKey) {
+  constexpr std::uint64_t kKey = 0x0123456789abcdefULL;
   std::array<char, wire::kHelloBytes> hello{};
-  wire::write_hello(hello.data(), 3, 8);
-  EXPECT_EQ(wire::read_hello(hello.data(), 8), 3);
-  EXPECT_EQ(wire::read_hello(hello.data(), 4), -1);  // another communicator
+  wire::write_hello(hello.data(), 3, 8, kKey);
+  EXPECT_EQ(wire::read_hello(hello.data(), 8, kKey), 3);
+  EXPECT_FALSE(wire::hello_has_ring(hello.data()));
+  EXPECT_EQ(wire::read_hello(hello.data(), 4, kKey), -1);  // another communicator
+  // Another listener's: a process that took over the port of the rank the sender meant.
+  EXPECT_EQ(wire::read_hello(hello.data(), 8, kKey ^ 1), -1);
   hello[0] = 'X';
-  EXPECT_EQ(wire::read_hello(hello.data(), 8), -1);  // no hello at all
-  wire::write_hello(hello.data(), 9, 8);
-  EXPECT_EQ(wire::read_hello(hello.data(), 8), -1);  // no rank of it
+  EXPECT_EQ(wire::read_hello(hello.data(), 8, kKey), -1);  // no hello at all
+  wire::write_hello(hello.data(), 9, 8, kKey);
+  EXPECT_EQ(wire::read_hello(hello.data(), 8, kKey), -1);  // no rank of it
+  wire::write_ring_hello(hello.data(), 2, 8, kKey);
+  EXPECT_EQ(wire::read_hello(hello.data(), 8, kKey), 2);
+  EXPECT_TRUE(wire::hello_has_ring(hello.data()));
+  EXPECT_EQ(wire::read_hello(hello.data(), 8, ~kKey), -1);
 }
 
 TEST(WireFormat, ASizeMismatchSaysBothSizes) {
