@@ -207,7 +207,8 @@ std::optional<bool> Mailbox::framing_done(Incoming& in) {
   in.header_got = 0;
   switch (in.state) {
     case Incoming::State::kHello: {
-      const int source = wire::read_hello(in.header.data(), size_, addresses_[static_cast<std::size_t>(rank_)].key);
+      const int source = wire::read_hello(in.header.data(), size_,
+                                          addresses_[static_cast<std::size_t>(rank_)].key);
       if (source < 0 || source == rank_) {
         in.socket = net::Socket();  // not a rank of this communicator: refused, said nothing
         return false;
@@ -340,7 +341,7 @@ void Mailbox::write(Outgoing& out) {
     if (!out.hello_sent && out.socket.valid()) {
       if (out.hello.total() == 0) {
         wire::write_ring_hello(out.hello.header.data(), rank_, size_,
-                                 addresses_[static_cast<std::size_t>(out.peer)].key);
+                               addresses_[static_cast<std::size_t>(out.peer)].key);
         out.hello.header_len = wire::kHelloBytes;
         (void)wire::write_ring_name(out.ring_name.data(), out.ring->name());  // create()'s: fits
         out.hello.data = out.ring_name.data();

@@ -36,19 +36,19 @@ std::vector<MailboxAddress> read_mailbox_records(const char* all, int size) {
     const char* record = all + static_cast<std::size_t>(r) * kMailboxRecordBytes;
     const std::string text(record, strnlen(record, kMailboxRecordBytes));
     const auto key_space = text.rfind(' ');
-    const auto space =
-        key_space == std::string::npos || key_space == 0 ? std::string::npos
-                                                         : text.rfind(' ', key_space - 1);
+    const auto space = key_space == std::string::npos || key_space == 0
+                           ? std::string::npos
+                           : text.rfind(' ', key_space - 1);
     const std::string_view view(text);
-    const auto port = space == std::string::npos
-                          ? std::nullopt
-                          : parse_whole_number(view.substr(space + 1, key_space - space - 1), 1,
-                                               65535);
+    const auto port =
+        space == std::string::npos
+            ? std::nullopt
+            : parse_whole_number(view.substr(space + 1, key_space - space - 1), 1, 65535);
     const auto key = port ? net::parse_token_text(view.substr(key_space + 1)) : std::nullopt;
     if (!port || !key || space == 0) {
       throw Error(Error::Code::kComm, "dtrain: point-to-point: rank " + std::to_string(r) +
-                                          "'s address record is not \"host port key\": \"" +
-                                          text + "\"");
+                                          "'s address record is not \"host port key\": \"" + text +
+                                          "\"");
     }
     const std::string host = text.substr(0, space);
     addresses.push_back({host, static_cast<int>(*port), *key, host});

@@ -3,9 +3,10 @@
 //   hello (once, from the sending rank): magic "DTP2", the sender's rank, the communicator's size,
 //     the key the receiving rank published with its address (MailboxAddress: a connection of
 //     another process, to a port the receiver took over after the rank it meant had exited, is
-//     refused); or, between ranks of one node, magic "DTS2" and the same, then kRingNameBytes naming the
-//     shared-memory ring (transport/shm/shm_ring.hpp) that carries the messages instead: the
-//     connection then carries only wake-up bytes both ways, and its end tells that a peer is gone
+//     refused); or, between ranks of one node, magic "DTS2" and the same, then kRingNameBytes
+//     naming the shared-memory ring (transport/shm/shm_ring.hpp) that carries the messages instead:
+//     the connection then carries only wake-up bytes both ways, and its end tells that a peer is
+//     gone
 //   each message: its tag (int64), its size in bytes (uint64), the call header of the collective
 //     that sent it (call_check.hpp: count and packed CallWhat; zeros for a user's message), so
 //     that a receive of another call is told which, then the bytes

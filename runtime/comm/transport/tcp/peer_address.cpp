@@ -22,7 +22,8 @@ std::optional<PeerAddress> parse_peer_address(std::string_view line) {
   const auto key_slash = slash == std::string_view::npos ? slash : numbers.find('/', slash + 1);
   if (key_slash == std::string_view::npos) return std::nullopt;
   const auto port = parse_whole_number(numbers.substr(0, slash), 1, 65535);
-  const auto mail_port = parse_whole_number(numbers.substr(slash + 1, key_slash - slash - 1), 1, 65535);
+  const auto mail_port =
+      parse_whole_number(numbers.substr(slash + 1, key_slash - slash - 1), 1, 65535);
   const auto key = net::parse_token_text(numbers.substr(key_slash + 1));
   if (!port || !mail_port || !key) return std::nullopt;
   return PeerAddress{std::string(where.substr(0, colon)), static_cast<int>(*port),

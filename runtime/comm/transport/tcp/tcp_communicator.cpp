@@ -272,15 +272,26 @@ class TcpCommunicator final : public Communicator, private FlatCollectives, priv
   // connections) says which one it is in: both calls are named at once, not after the deadline
   // with the other rank blamed for it (an allreduce here, a broadcast or barrier there). Only
   // peeked: a message of this call is read by whoever it is for.
+  //
+  // The wait is read again after the message: the rank may have done its part of this call and
+  // sent its next call's message between the first look and the peek (this rank taken off its
+  // core there: the checkpoint test's preemption allreduce, then the checkpoint's allgather, once
+  // in a run of the integration tests). Its part was written before that message was sent, so
+  // what is read after the message shows it; only a rank still missing then is in another call.
   void other_calls_of_waited_for() {
     for (int q : waited_for(true)) {
       if (q == rank_ || fd(q) < 0) continue;
       CallHeader theirs;
       const ssize_t n = ::recv(fd(q), &theirs, sizeof theirs, MSG_PEEK | MSG_DONTWAIT);
-      if (n == static_cast<ssize_t>(sizeof theirs) && !(theirs == call_header_)) {
+      if (n == static_cast<ssize_t>(sizeof theirs) && !(theirs == call_header_) &&
+          still_waited_for(q)) {
         failures_.different_call(q, call_header_, theirs, call_);
       }
     }
+  }
+  bool still_waited_for(int q) const {
+    const std::vector<int> now = waited_for(true);
+    return std::find(now.begin(), now.end(), q) != now.end();
   }
 
   // Connects to `peers` (-1 and this rank skipped) where not connected yet; a peer that cannot be

@@ -19,16 +19,16 @@ TEST(RandomToken, TokensDifferFromDrawToDraw) {
 TEST(RandomToken, ItsTextIsSixteenHexDigitsAndReadsBack) {
   EXPECT_EQ(net::token_text(0), "0000000000000000");
   EXPECT_EQ(net::token_text(0xfedcba9876543210ULL), "fedcba9876543210");
-  for (const std::uint64_t t : {std::uint64_t{0}, std::uint64_t{1}, ~std::uint64_t{0},
-                                net::draw_token()}) {
+  for (const std::uint64_t t :
+       {std::uint64_t{0}, std::uint64_t{1}, ~std::uint64_t{0}, net::draw_token()}) {
     EXPECT_EQ(net::parse_token_text(net::token_text(t)), t);
   }
 }
 
 TEST(RandomToken, AnyOtherTextIsNoToken) {
-  for (const char* text : {"", "123", "fedcba987654321", "fedcba98765432100", "FEDCBA9876543210",
-                           "0x00000000000000", "+000000000000000", " 000000000000000",
-                           "000000000000000g"}) {
+  for (const char* text :
+       {"", "123", "fedcba987654321", "fedcba98765432100", "FEDCBA9876543210", "0x00000000000000",
+        "+000000000000000", " 000000000000000", "000000000000000g"}) {
     EXPECT_EQ(net::parse_token_text(text), std::nullopt) << '"' << text << '"';
   }
 }

@@ -33,14 +33,14 @@ TEST(PeerAddress, AnIpv6HostKeepsItsColons) {
 }
 
 TEST(PeerAddress, ALineThatIsNotOneIsRefused) {
-  for (const char* line : {
-           "", "h:1/2/0000000000000000", "h:1/2/0000000000000000 ",  // no node
-           ":1/2/0000000000000000 n",                                // no host
-           "h:1/2 n",                            // the line of a build before the key
-           "h:0/2/0000000000000000 n",           // port 0
-           "h:1/65536/0000000000000000 n",       // past 65535
-           "h:1/2/000000000000000 n",            // 15 digits
-           "h:1/2/000000000000000x n", "h:-1/2/0000000000000000 n", "h1/2/0000000000000000 n"}) {
+  for (const char* line :
+       {"", "h:1/2/0000000000000000", "h:1/2/0000000000000000 ",  // no node
+        ":1/2/0000000000000000 n",                                // no host
+        "h:1/2 n",                       // the line of a build before the key
+        "h:0/2/0000000000000000 n",      // port 0
+        "h:1/65536/0000000000000000 n",  // past 65535
+        "h:1/2/000000000000000 n",       // 15 digits
+        "h:1/2/000000000000000x n", "h:-1/2/0000000000000000 n", "h1/2/0000000000000000 n"}) {
     EXPECT_EQ(parse_peer_address(line), std::nullopt) << '"' << line << '"';
   }
 }

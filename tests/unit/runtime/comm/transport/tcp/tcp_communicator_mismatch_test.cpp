@@ -57,8 +57,8 @@ TEST(TcpCommunicator, RanksPassingDifferentCallsAreNamedOnEveryRank) {
        // The communicator's first call: a rank still in its set-up when the first to see the odd
        // call leaves reads the calls from another peer's frame too (69 of 900 runs of this test,
        // this case and the 8 x 2 one below, told a closed connection without it).
-       allreduce(16384, 16385),
-       "passed 16384 float32 elements (sum)", "passed 16385 float32 elements (sum)", 5},
+       allreduce(16384, 16385), "passed 16384 float32 elements (sum)",
+       "passed 16385 float32 elements (sum)", 5},
       {"ring, float64 on one rank", 4, 1, true, AllreduceAlgo::kAuto,
        allreduce(300000, 300000, DType::kFloat64), "passed 300000 float32 elements (sum)",
        "passed 300000 float64 elements (sum)", 1},

@@ -59,8 +59,8 @@ TEST(TcpPeers, AnotherProcesssConnectionsToARanksListenersAreDropped) {
   // The strangers connect as soon as rank 0 has published its address: rank 0 is still in its
   // set-up then, which connects it to rank 1 (the ring's neighbours), and rank 1 starts after.
   std::thread other_process([&] {
-    const auto a = dtrain::runtime::parse_peer_address(
-        store->get("tcp/addr/0", std::chrono::seconds(10)));
+    const auto a =
+        dtrain::runtime::parse_peer_address(store->get("tcp/addr/0", std::chrono::seconds(10)));
     ASSERT_TRUE(a);
     const std::uint64_t other_key = a->key ^ 1;
     for (const CollectiveHello h : {CollectiveHello{1, 0, other_key}, {0, 1, other_key}}) {
@@ -84,8 +84,8 @@ TEST(TcpPeers, AnotherProcesssConnectionsToARanksListenersAreDropped) {
       }
       dtrain::runtime::Settings s = dtrain::test::settings(false);
       dtrain::runtime::PrefixStore tcp(store, "tcp");
-      dtrain::runtime::Engine engine(dtrain::runtime::make_tcp_communicator(tcp, rank, 2, s),
-                                     rank, 2, s);
+      dtrain::runtime::Engine engine(dtrain::runtime::make_tcp_communicator(tcp, rank, 2, s), rank,
+                                     2, s);
       dtrain::Comm comm(engine);
       float x = 1;
       comm.allreduce(&x, &x, 1, DType::kFloat32, ReduceOp::kSum);
