@@ -12,7 +12,8 @@
 
 namespace dtrain::runtime {
 
-inline constexpr std::size_t kMailboxRecordBytes = 264;
+// Room for the longest host name DNS allows (253 characters), a port and a key.
+inline constexpr std::size_t kMailboxRecordBytes = 288;
 
 struct MailboxListener {
   net::Socket socket;

@@ -42,8 +42,8 @@ TEST(MailboxRecords, ARecordThatIsNotOneIsNamed) {
 }
 
 TEST(MailboxRecords, AHostNameTooLongForARecordIsRefused) {
-  EXPECT_NO_THROW(dtrain::runtime::listen_for_messages(std::string(239, 'h')));
-  EXPECT_THROW(dtrain::runtime::listen_for_messages(std::string(240, 'h')), dtrain::Error);
+  EXPECT_NO_THROW(dtrain::runtime::listen_for_messages(std::string(253, 'h')));
+  EXPECT_THROW(dtrain::runtime::listen_for_messages(std::string(264, 'h')), dtrain::Error);
 }
 
 }  // namespace
