@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <utility>
