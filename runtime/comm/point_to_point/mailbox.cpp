@@ -198,7 +198,9 @@ std::shared_ptr<Pending> Mailbox::receive(void* buf, std::size_t bytes, int src,
   op->call = call;
   op->group_of = std::move(group_of);
   const std::shared_ptr<Pending> pending(op, op->pending);
+  std::shared_ptr<Op> retired;  // freed when this returns, after the mutex
   std::lock_guard lock(mutex_);
+  retired.swap(retired_);
   if (node_peers_) pending->progress = this;  // a waiter reads the rings (also a claimed message's)
   if (const auto i = first_message_for(unclaimed_, op->envelope())) {
     claim(op, *i);

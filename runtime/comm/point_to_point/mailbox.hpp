@@ -258,6 +258,9 @@ class Mailbox : private Progress {
   std::mutex mutex_;  // guards everything below; held by the loop while it moves bytes
   bool stop_ = false;
   std::deque<std::shared_ptr<Op>> posted_;  // receives not yet matched, in the order posted
+  // The last receive a ring's record completed in one step (take_whole), kept until the next
+  // receive is posted: its waiter's release then frees nothing, on the way to its next send.
+  std::shared_ptr<Op> retired_;
   std::deque<std::shared_ptr<Unclaimed>> unclaimed_;  // messages that came before their receive
   // Those of unclaimed_ parked for kParkFor (keep_after set; claimed or dropped ones until the
   // next keep_parked): what keep_parked looks at on every receive, rather than every unclaimed
@@ -299,6 +302,8 @@ class Mailbox : private Progress {
   // shortens one spin).
   std::atomic<bool> streaming_{false};
   std::atomic<bool> flags_up_{true};  // the rings' waiting flags are raised (raise_flags)
+  // When a flag last went up: the loop looks at the rings again ShmRing::kRecheckAfter later.
+  std::chrono::steady_clock::time_point flags_raised_at_;
   // Messages completed while their callers spun: for a millisecond after the loop sees the count
   // move, the flags stay down, since a caller's next call usually follows at once (a ping-pong,
   // a pipeline's next micro-batch), and a peer's write then costs no system call to wake this

@@ -40,7 +40,7 @@ bool Mailbox::open_ring(Incoming& in) {
                   std::string("sent through shared memory this rank could not map: ") + e.what());
     return false;
   }
-  if (flags_up_) in.ring->reader_waits(true);
+  if (flags_up_ && in.ring->reader_waits(true)) flags_raised_at_ = std::chrono::steady_clock::now();
   wake_peer(in.socket);  // tells the writer the ring is mapped (and its name removed)
   return true;
 }
@@ -72,9 +72,15 @@ bool Mailbox::take_whole(Incoming& in) {
   if (h.bytes > 0) std::memcpy(receive.buf, record + wire::kHeaderBytes, h.bytes);
   in.ring->skip(length);
   receive.set_source(in.source);
-  const std::shared_ptr<Op> taken = std::move(posted_[*i]);
-  posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
-  finish(*taken, "");
+  // Kept, not released: the Op's last owner is usually its waiter, which would free it on the way
+  // to its next send; the next receive's posting frees it instead (retired_).
+  retired_ = std::move(posted_[*i]);
+  if (*i == 0) {
+    posted_.pop_front();
+  } else {
+    posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(*i));
+  }
+  finish(*retired_, "");
   return true;
 }
 
@@ -194,12 +200,16 @@ bool Mailbox::mid_message() const {
 
 void Mailbox::raise_flags() {
   flags_up_ = true;
+  bool raised = false;
   for (const auto& in : incoming_) {
-    if (in->ring) in->ring->reader_waits(true);
+    if (in->ring) raised = in->ring->reader_waits(true) || raised;
   }
   for (Outgoing* out : ring_writers_) {
-    if (out->ring && !out->queue.empty()) out->ring->writer_waits(true);
+    if (out->ring && !out->queue.empty()) raised = out->ring->writer_waits(true) || raised;
   }
+  // A peer that wrote as a flag went up may not have seen it (shm_ring.hpp): the loop looks again
+  // ShmRing::kRecheckAfter from now (ring_sleep_ms).
+  if (raised) flags_raised_at_ = std::chrono::steady_clock::now();
   move_rings();  // after the flags are up: what came before them is not left waiting
 }
 
@@ -248,6 +258,11 @@ int Mailbox::ring_sleep_ms() {
       return 0;
     }
   }
+  // The look a raised flag owes its ring (shm_ring.hpp), rounded up to the poll's millisecond.
+  const auto recheck = flags_raised_at_ + ShmRing::kRecheckAfter - now;
+  if (recheck > std::chrono::steady_clock::duration::zero()) {
+    return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(recheck).count());
+  }
   return kIdle;
 }
 
@@ -273,7 +288,11 @@ bool Mailbox::step() {
 
 void Mailbox::end(bool done) {
   if (done) {
-    watched_count_.fetch_add(1, std::memory_order_relaxed);
+    // A load and a store, not an add: a locked instruction here waits for this rank's stores to
+    // leave its core, on the way to its next send. Two callers that race may count one between
+    // them: the count still moves, which is all the loop looks for.
+    watched_count_.store(watched_count_.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
     watchers_.fetch_sub(1);
     return;
   }

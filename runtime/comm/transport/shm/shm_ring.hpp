@@ -19,6 +19,15 @@
 // sleeper a wake-up (the mailbox: one byte on that socket). The flags cost nothing while both
 // sides are busy, which is when latency matters.
 //
+// Only the sleeper fences (raising its flag); the side that moved bytes looks at the flag
+// without a fence. Why: a fence there waits until the core polling the line just written has
+// given it up, which is the message's own transfer, on the path of every message (an 8 B ping-
+// pong's mark, docs/benchmarks.md). Without it, a look at the flag may come before the bytes
+// are visible, and so miss a flag raised in that instant (tens of ns): a sleeper must therefore
+// look at the ring once more a while after it raised its flag (ShmRing::kRecheckAfter; the
+// mailbox does), when any bytes written before the raising are visible. A wake-up lost to that
+// race costs at most that while, and only when a message crosses the raising of a flag.
+//
 // Large messages may skip the ring: where the kernel lets a process read another's memory
 // (process_vm_readv, cross-memory attach: same user, no ptrace restriction, one PID namespace;
 // checked once, when the reader maps the ring), the writer sends only where its bytes are and
@@ -29,6 +38,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -87,9 +97,16 @@ class ShmRing {
   void acknowledge();
   std::uint64_t acknowledged() const;
 
+  // How long after raising its flag a sleeper looks at the ring again (above): any byte written
+  // before the raising is visible by then, many times over (a store leaves its core within
+  // microseconds, also when its thread is switched out).
+  static constexpr std::chrono::milliseconds kRecheckAfter{1};
+
   // The reader is about to sleep (true) or is watching again (false); the writer's mirror.
-  void reader_waits(bool waits);
-  void writer_waits(bool waits);
+  // Whether the flag went up now (it was down): the sleeper then owes the ring its look
+  // kRecheckAfter later.
+  bool reader_waits(bool waits);
+  bool writer_waits(bool waits);
   // After writing: whether the reader was asleep (and is owed a wake-up); the flag is taken down.
   bool take_reader_waiting();
   bool take_writer_waiting();

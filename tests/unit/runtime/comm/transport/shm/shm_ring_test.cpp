@@ -167,4 +167,20 @@ TEST(ShmRing, ASleepingSideIsOwedOneWakeUp) {
   EXPECT_FALSE(writer.take_reader_waiting());
 }
 
+// A sleeper owes the ring a second look after each raising of its flag (the header's protocol):
+// raise() says when it went up, not when it was up already.
+TEST(ShmRing, RaisingAFlagSaysWhetherItWasDown) {
+  ShmRing writer = ShmRing::create();
+  ShmRing reader = ShmRing::open(writer.name());
+  EXPECT_TRUE(reader.reader_waits(true));
+  EXPECT_FALSE(reader.reader_waits(true));  // up already
+  EXPECT_TRUE(writer.take_reader_waiting());
+  EXPECT_TRUE(reader.reader_waits(true));  // the writer took it down
+  EXPECT_FALSE(reader.reader_waits(false));
+  EXPECT_TRUE(writer.writer_waits(true));
+  EXPECT_FALSE(writer.writer_waits(true));
+  EXPECT_TRUE(reader.take_writer_waiting());
+  EXPECT_FALSE(writer.writer_waits(false));
+}
+
 }  // namespace
