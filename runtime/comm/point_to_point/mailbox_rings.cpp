@@ -258,12 +258,9 @@ int Mailbox::ring_sleep_ms() {
       return 0;
     }
   }
-  // The look a raised flag owes its ring (shm_ring.hpp), rounded up to the poll's millisecond.
-  const auto recheck = flags_raised_at_ + ShmRing::kRecheckAfter - now;
-  if (recheck > std::chrono::steady_clock::duration::zero()) {
-    return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(recheck).count());
-  }
-  return kIdle;
+  // The look a raised flag owes its rings (shm_ring.hpp).
+  const int recheck = ShmRing::recheck_sleep_ms(flags_raised_at_, now);
+  return recheck >= 0 ? recheck : kIdle;
 }
 
 // A caller waiting for a message reads the rings itself while it spins (engine.hpp), and the

@@ -219,6 +219,13 @@ bool take(std::atomic<std::uint32_t>& flag) {
 
 }  // namespace
 
+int ShmRing::recheck_sleep_ms(std::chrono::steady_clock::time_point raised_at,
+                              std::chrono::steady_clock::time_point now) {
+  const auto left = raised_at + kRecheckAfter - now;
+  if (left <= std::chrono::steady_clock::duration::zero()) return -1;
+  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+}
+
 bool ShmRing::reader_waits(bool waits) { return raise(control_->reader_waiting, waits); }
 bool ShmRing::writer_waits(bool waits) { return raise(control_->writer_waiting, waits); }
 bool ShmRing::take_reader_waiting() { return take(control_->reader_waiting); }

@@ -101,6 +101,11 @@ class ShmRing {
   // before the raising is visible by then, many times over (a store leaves its core within
   // microseconds, also when its thread is switched out).
   static constexpr std::chrono::milliseconds kRecheckAfter{1};
+  // For a sleeper whose flag last went up at `raised_at`: how long it may sleep at `now`, in whole
+  // milliseconds rounded up (never before the look is due), until the look it owes; -1 when that
+  // look is behind it.
+  static int recheck_sleep_ms(std::chrono::steady_clock::time_point raised_at,
+                              std::chrono::steady_clock::time_point now);
 
   // The reader is about to sleep (true) or is watching again (false); the writer's mirror.
   // Whether the flag went up now (it was down): the sleeper then owes the ring its look

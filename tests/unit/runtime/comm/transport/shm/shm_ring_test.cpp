@@ -1,12 +1,14 @@
 // The shared-memory ring (shm_ring.hpp): bytes come out whole and in order across the wrap, one
 // writer and one reader at once; a full ring takes nothing more; the name is gone once the reader
-// has it; a side that said it sleeps is owed exactly one wake-up; two pieces go in both or neither;
-// no byte of an earlier lap reads as a record; a record peeked whole is the bytes written.
+// has it; a side that said it sleeps is owed exactly one wake-up, and itself a second look a
+// millisecond after its flag went up; two pieces go in both or neither; no byte of an earlier lap
+// reads as a record; a record peeked whole is the bytes written.
 #include "comm/transport/shm/shm_ring.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -181,6 +183,23 @@ TEST(ShmRing, RaisingAFlagSaysWhetherItWasDown) {
   EXPECT_FALSE(writer.writer_waits(true));
   EXPECT_TRUE(reader.take_writer_waiting());
   EXPECT_FALSE(writer.writer_waits(false));
+}
+
+// The sleeper's second look comes kRecheckAfter after its flag went up, never before it: a poll of
+// whole milliseconds rounds up; once the look is behind it, none is owed.
+TEST(ShmRing, TheLookOwedAfterRaisingAFlagIsDueAMillisecondLaterNeverBefore) {
+  using std::chrono::microseconds;
+  const auto raised = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+  EXPECT_EQ(ShmRing::kRecheckAfter, std::chrono::milliseconds(1));
+  EXPECT_EQ(ShmRing::recheck_sleep_ms(raised, raised), 1);
+  EXPECT_EQ(ShmRing::recheck_sleep_ms(raised, raised + microseconds(300)), 1);  // 0.7 ms: 1
+  EXPECT_EQ(ShmRing::recheck_sleep_ms(raised, raised + microseconds(999)), 1);
+  EXPECT_EQ(ShmRing::recheck_sleep_ms(raised, raised + microseconds(1000)), -1);
+  EXPECT_EQ(ShmRing::recheck_sleep_ms(raised, raised + microseconds(5000)), -1);
+  // Never raised (the clock's epoch): nothing owed.
+  EXPECT_EQ(ShmRing::recheck_sleep_ms({}, std::chrono::steady_clock::now()), -1);
+  // Raised "after" now (a clock read before the raising): the whole wait and a bit, rounded up.
+  EXPECT_EQ(ShmRing::recheck_sleep_ms(raised + microseconds(200), raised), 2);
 }
 
 }  // namespace
