@@ -42,8 +42,23 @@ TEST(MailboxRecords, ARecordThatIsNotOneIsNamed) {
 }
 
 TEST(MailboxRecords, AHostNameTooLongForARecordIsRefused) {
-  EXPECT_NO_THROW(dtrain::runtime::listen_for_messages(std::string(253, 'h')));
-  EXPECT_THROW(dtrain::runtime::listen_for_messages(std::string(264, 'h')), dtrain::Error);
+  // The longest a record holds (263) reads back whole, port and key beside it: DNS's longest
+  // name (253) fits with room to spare.
+  const std::string longest(263, 'h');
+  auto l = dtrain::runtime::listen_for_messages(longest);
+  ASSERT_EQ(l.record.size(), kMailboxRecordBytes);
+  const auto all = dtrain::runtime::read_mailbox_records(l.record.data(), 1);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].host, longest);
+  EXPECT_EQ(all[0].port, dtrain::runtime::net::local_port(l.socket));
+  try {
+    dtrain::runtime::listen_for_messages(std::string(264, 'h'));
+    FAIL() << "listened";
+  } catch (const dtrain::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "dtrain: point-to-point: host name \"" +
+                                         std::string(264, 'h') +
+                                         "\"; expected 1 to 263 characters without spaces");
+  }
 }
 
 }  // namespace
